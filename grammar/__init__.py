@@ -1,0 +1,1 @@
+"""The .rbg grammar, shipped as package data."""

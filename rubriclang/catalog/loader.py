@@ -1,0 +1,137 @@
+"""Loading the catalog: the standard operators and procedures, the language's
+blocks, and third-party catalogs registered through entry points.
+
+A plugin registers under the entry-point group `rubriclang.catalogs`; the
+entry point names a package holding `operators.toml` and/or
+`procedures.toml` in the standard format, which may define `OUTPUT_RULES`
+(rule name -> function) for operators whose output rule is its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from importlib import resources
+
+import attrs
+
+from rubriclang.catalog.model import (
+    BlockSpec,
+    OperatorSpec,
+    ParamSpec,
+    ProcedureSpec,
+    param_from_dict,
+    port_from_dict,
+)
+from rubriclang.catalog.rules import RULES, Rule
+
+ENTRY_POINT_GROUP = "rubriclang.catalogs"
+
+
+class CatalogError(Exception):
+    """A catalog (usually a plugin's) is malformed or clashes with another."""
+
+
+@attrs.frozen
+class Catalog:
+    """Everything the checker and its followers know about names in a graph."""
+
+    operators: dict[str, OperatorSpec]
+    procedures: dict[str, ProcedureSpec]
+    blocks: dict[str, BlockSpec]
+    common_params: tuple[ParamSpec, ...]
+    rules: dict[str, Rule]
+
+    def procedure_params(self, proc: ProcedureSpec) -> tuple[ParamSpec, ...]:
+        return proc.params + self.common_params
+
+
+def _read_toml(root, name: str) -> dict:
+    f = root.joinpath(name)
+    if not f.is_file():
+        return {}
+    try:
+        return tomllib.loads(f.read_text("utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"{name} in {root}: {exc}") from None
+
+
+def _operators(data: dict, source: str) -> dict[str, OperatorSpec]:
+    out = {}
+    for name, d in data.get("operators", {}).items():
+        out[name] = OperatorSpec(
+            name=name,
+            kind=d["kind"],
+            summary=d["summary"],
+            doc=d.get("doc", "").strip(),
+            ports=tuple(port_from_dict(p) for p in d["ports"]),
+            params=tuple(param_from_dict(p) for p in d.get("params", ())),
+            output=d["output"],
+            example=d.get("example", ""),
+            source=source,
+        )
+    return out
+
+
+def _procedures(data: dict, source: str) -> dict[str, ProcedureSpec]:
+    out = {}
+    for name, d in data.get("procedures", {}).items():
+        out[name] = ProcedureSpec(
+            name=name,
+            summary=d["summary"],
+            doc=d.get("doc", "").strip(),
+            produces=tuple(d["produces"]),
+            params=tuple(param_from_dict(p) for p in d.get("params", ())),
+            example=d.get("example", ""),
+            source=source,
+        )
+    return out
+
+
+def _merge(into: dict, new: dict, what: str) -> None:
+    for name, spec in new.items():
+        if name in into:
+            raise CatalogError(
+                f"{what} `{name}` from `{spec.source}` clashes with the one from `{into[name].source}`"
+            )
+        into[name] = spec
+
+
+def _plugins():
+    from importlib.metadata import entry_points
+
+    return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+@functools.cache
+def load_catalog(plugins: bool = True) -> Catalog:
+    """The catalog, loaded once per process.
+
+    Raises CatalogError when a plugin's catalog is malformed or redefines a name.
+    """
+    std = resources.files("rubriclang.stdlib_ops")
+    operators = _operators(_read_toml(std, "operators.toml"), "stdlib")
+    proc_data = _read_toml(std, "procedures.toml")
+    procedures = _procedures(proc_data, "stdlib")
+    common = tuple(param_from_dict(p) for p in proc_data["common"]["params"])
+    rules = dict(RULES)
+    if plugins:
+        for ep in _plugins():
+            try:
+                module = ep.load()
+                root = resources.files(module)
+            except Exception as exc:  # a broken plugin must not look like a broken rubric
+                raise CatalogError(f"cannot load catalog plugin `{ep.name}` ({ep.value}): {exc}") from None
+            source = f"plugin {ep.name}"
+            _merge(operators, _operators(_read_toml(root, "operators.toml"), source), "operator")
+            _merge(procedures, _procedures(_read_toml(root, "procedures.toml"), source), "procedure")
+            rules.update(getattr(module, "OUTPUT_RULES", {}))
+    for op in operators.values():
+        if op.output not in rules:
+            raise CatalogError(f"operator `{op.name}` names an unknown output rule `{op.output}`")
+    block_data = _read_toml(resources.files("rubriclang.catalog"), "blocks.toml")
+    blocks = {
+        name: BlockSpec(name, d["summary"], tuple(param_from_dict(p) for p in d["params"]))
+        for name, d in block_data["blocks"].items()
+    }
+    return Catalog(operators, procedures, blocks, common, rules)

@@ -1,0 +1,116 @@
+"""Catalog entries: operators, procedures and the language's blocks, as data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class PortSpec:
+    """A named input of an operator: the kinds it accepts and its arity."""
+
+    name: str
+    accepts: tuple[str, ...]
+    variadic: bool = False
+    min: int = 1
+    max: int | None = 1
+    absent: bool = False  # accepts optional (`T?`) values
+
+    def arity_text(self) -> str:
+        if not self.variadic:
+            return "exactly one node"
+        if self.max is None:
+            return f"a list of at least {self.min}"
+        return f"a list of {self.min} to {self.max}"
+
+    def signature(self) -> str:
+        kinds = " | ".join(self.accepts) + ("?" if self.absent else "")
+        return f"{self.name}: [{kinds}...]" if self.variadic else f"{self.name}: {kinds}"
+
+
+@attrs.frozen
+class ParamSpec:
+    """A parameter: its type, default or requiredness, and constraints."""
+
+    name: str
+    type: str
+    required: bool = False
+    default: Any = None
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] = ()
+    length_of: str | None = None
+    doc: str = ""
+
+    def type_text(self) -> str:
+        if self.type == "choice":
+            return " | ".join(self.choices)
+        return self.type
+
+
+@attrs.frozen
+class OperatorSpec:
+    name: str
+    kind: str
+    summary: str
+    doc: str
+    ports: tuple[PortSpec, ...]
+    params: tuple[ParamSpec, ...]
+    output: str
+    example: str = ""
+    source: str = "stdlib"
+
+    def port(self, name: str) -> PortSpec | None:
+        return next((p for p in self.ports if p.name == name), None)
+
+    def signature(self) -> str:
+        ports = ", ".join(p.signature() for p in self.ports)
+        return f"{self.name}({ports})"
+
+
+@attrs.frozen
+class ProcedureSpec:
+    name: str
+    summary: str
+    doc: str
+    produces: tuple[str, ...]
+    params: tuple[ParamSpec, ...]
+    example: str = ""
+    source: str = "stdlib"
+
+
+@attrs.frozen
+class BlockSpec:
+    """The `rubric` header, the `contract`, or a readout mode."""
+
+    name: str
+    summary: str
+    params: tuple[ParamSpec, ...]
+
+
+def param_from_dict(d: dict) -> ParamSpec:
+    return ParamSpec(
+        name=d["name"],
+        type=d["type"],
+        required=d.get("required", False),
+        default=d.get("default"),
+        min=d.get("min"),
+        max=d.get("max"),
+        choices=tuple(d.get("choices", ())),
+        length_of=d.get("length_of"),
+        doc=d.get("doc", ""),
+    )
+
+
+def port_from_dict(d: dict) -> PortSpec:
+    variadic = d.get("variadic", False)
+    return PortSpec(
+        name=d["name"],
+        accepts=tuple(d["accepts"]),
+        variadic=variadic,
+        min=d.get("min", 1),
+        max=d.get("max") if variadic else 1,
+        absent=d.get("absent", False),
+    )

@@ -1,0 +1,216 @@
+"""Output-type rules: an operator's output type from its inputs and parameters.
+
+Each operator in the catalog names one of these rules. A rule returns the
+inferred type (with its interval) and the problems it found, as
+`(code, message, param)` where `param` names the parameter at fault, if any.
+Rules also serve third-party catalogs, which may add their own.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+
+from rubriclang.catalog.types import BOOL, JType, fmt_num, interval
+
+
+@attrs.frozen
+class RuleInput:
+    """What a rule sees: the input types by port (in slot order) and the params."""
+
+    ports: dict[str, tuple[JType, ...]]
+    params: dict[str, object]
+
+    def one(self, port: str) -> JType:
+        return self.ports[port][0]
+
+    def many(self, port: str) -> tuple[JType, ...]:
+        return self.ports[port]
+
+
+Problem = tuple[str, str, "str | None"]
+RuleResult = tuple[JType, list[Problem]]
+Rule = Callable[[RuleInput], RuleResult]
+
+
+def _mean(xs):
+    return sum(xs) / len(xs)
+
+
+def _median(xs):
+    xs = sorted(xs)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def _all_optional(types) -> bool:
+    return all(t.optional for t in types)
+
+
+def _integral(types) -> bool:
+    return all(t.kind == "ordinal" for t in types)
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) or (isinstance(x, float) and x.is_integer())
+
+
+def same(r: RuleInput) -> RuleResult:
+    return r.one("value"), []
+
+
+def boolean(r: RuleInput) -> RuleResult:
+    return BOOL.as_optional(r.one("value").optional), []
+
+
+def threshold(r: RuleInput) -> RuleResult:
+    v = r.one("value")
+    at = r.params["at"]
+    problems = []
+    if not (v.lo <= at <= v.hi):
+        problems.append(
+            ("RB203", f"`at = {fmt_num(at)}` lies outside the input's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}], so the result never changes", "at")
+        )
+    return BOOL.as_optional(v.optional), problems
+
+
+def bool_reduce(r: RuleInput) -> RuleResult:
+    return BOOL.as_optional(_all_optional(r.many("inputs"))), []
+
+
+def rescale(r: RuleInput) -> RuleResult:
+    v = r.one("value")
+    to: JType = r.params["to"]
+    return JType("score", to.lo, to.hi, optional=v.optional), []
+
+
+def map_values(r: RuleInput) -> RuleResult:
+    v = r.one("value")
+    table: dict = r.params["values"]
+    problems: list[Problem] = []
+    points = v.point_values()
+    keys = set(table)
+    missing = [p for p in points if p not in keys]
+    extra = [k for k in table if k not in set(points)]
+    if missing:
+        shown = ", ".join(_key_text(p) for p in missing)
+        problems.append(("RB203", f"`values` gives no number for {shown}, which `{v.as_optional(False)}` can take", "values"))
+    if extra:
+        shown = ", ".join(_key_text(k) for k in extra)
+        problems.append(("RB203", f"`values` maps {shown}, which `{v.as_optional(False)}` never takes", "values"))
+    nums = [x for x in table.values() if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    if not nums:
+        return JType("score", 0, 1, optional=v.optional), problems
+    return interval(min(nums), max(nums), all(_is_int(x) for x in nums), v.optional), problems
+
+
+def _key_text(k) -> str:
+    if isinstance(k, bool):
+        return "`true`" if k else "`false`"
+    return f"`{k}`"
+
+
+def clamp(r: RuleInput) -> RuleResult:
+    v = r.one("value")
+    lo, hi = r.params["lo"], r.params["hi"]
+    if lo >= hi:
+        return v, [("RB203", f"`lo = {fmt_num(lo)}` must be below `hi = {fmt_num(hi)}`", "hi")]
+    new_lo, new_hi = max(v.lo, lo), min(v.hi, hi)
+    if new_lo > new_hi:
+        return v, [("RB203", f"[{fmt_num(lo)}, {fmt_num(hi)}] does not overlap the input's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}]", "lo")]
+    return interval(new_lo, new_hi, v.kind == "ordinal" and _is_int(lo) and _is_int(hi), v.optional), []
+
+
+def _reduce(fn, integral_ok: bool) -> Rule:
+    def rule(r: RuleInput) -> RuleResult:
+        ins = r.many("inputs")
+        if any(t.optional for t in ins):
+            # Absent inputs are skipped, so the result is that of any subset
+            # of the inputs: bounded only by the extremes.
+            lo, hi = min(t.lo for t in ins), max(t.hi for t in ins)
+        else:
+            lo, hi = fn([t.lo for t in ins]), fn([t.hi for t in ins])
+        return interval(lo, hi, integral_ok and _integral(ins), _all_optional(ins)), []
+
+    return rule
+
+
+def weighted_mean(r: RuleInput) -> RuleResult:
+    ins = r.many("inputs")
+    weights = r.params["weights"]
+    if len(weights) != len(ins) or sum(weights) <= 0:
+        problems = []
+        if sum(weights) <= 0 and len(weights) == len(ins):
+            problems.append(("RB203", "`weights` must not all be zero", "weights"))
+        return JType("score", min(t.lo for t in ins), max(t.hi for t in ins), optional=_all_optional(ins)), problems
+    total = sum(weights)
+    lo = sum(w * t.lo for w, t in zip(weights, ins)) / total
+    hi = sum(w * t.hi for w, t in zip(weights, ins)) / total
+    # Absent inputs renormalise the weights, so any input's bounds can be reached.
+    if any(t.optional for t in ins):
+        lo = min(lo, min(t.lo for t, w in zip(ins, weights) if w > 0))
+        hi = max(hi, max(t.hi for t, w in zip(ins, weights) if w > 0))
+    return interval(lo, hi, False, _all_optional(ins)), []
+
+
+def total(r: RuleInput) -> RuleResult:
+    ins = r.many("inputs")
+    # An absent input contributes nothing, so with optional inputs 0 is reachable too.
+    lo = sum(min(t.lo, 0) if t.optional else t.lo for t in ins)
+    hi = sum(max(t.hi, 0) if t.optional else t.hi for t in ins)
+    return interval(lo, hi, _integral(ins), _all_optional(ins)), []
+
+
+def count(r: RuleInput) -> RuleResult:
+    ins = r.many("inputs")
+    return JType("ordinal", 0, len(ins), optional=_all_optional(ins)), []
+
+
+def cap(r: RuleInput) -> RuleResult:
+    v = r.one("value")
+    m = r.params["max"]
+    return interval(min(v.lo, m), v.hi, v.kind == "ordinal" and _is_int(m), v.optional), []
+
+
+def floor(r: RuleInput) -> RuleResult:
+    v = r.one("value")
+    m = r.params["min"]
+    return interval(v.lo, max(v.hi, m), v.kind == "ordinal" and _is_int(m), v.optional), []
+
+
+def veto(r: RuleInput) -> RuleResult:
+    v = r.one("value")
+    to = r.params["to"]
+    problems = []
+    if not (v.lo <= to <= v.hi):
+        problems.append(
+            ("RB203", f"`to = {fmt_num(to)}` lies outside the value's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}]", "to")
+        )
+    return interval(min(v.lo, to), max(v.hi, to), v.kind == "ordinal" and _is_int(to), v.optional), problems
+
+
+def mask(r: RuleInput) -> RuleResult:
+    return r.one("value").as_optional(True), []
+
+
+RULES: dict[str, Rule] = {
+    "same": same,
+    "bool": boolean,
+    "threshold": threshold,
+    "bool_reduce": bool_reduce,
+    "rescale": rescale,
+    "map": map_values,
+    "clamp": clamp,
+    "mean": _reduce(_mean, False),
+    "weighted_mean": weighted_mean,
+    "min": _reduce(min, True),
+    "max": _reduce(max, True),
+    "median": _reduce(_median, False),
+    "sum": total,
+    "count": count,
+    "cap": cap,
+    "floor": floor,
+    "veto": veto,
+    "mask": mask,
+}

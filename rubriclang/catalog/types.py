@@ -1,0 +1,81 @@
+"""Judgment types: `bool`, `ordinal[lo, hi]`, `score[lo, hi]`, `label{...}`, and `T?`."""
+
+from __future__ import annotations
+
+import attrs
+
+NUMERIC = ("ordinal", "score")
+
+
+def fmt_num(x: float | int) -> str:
+    """A number as the language writes it: integers without a decimal point."""
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return repr(x) if isinstance(x, float) else str(x)
+
+
+@attrs.frozen
+class JType:
+    """A judgment type. Intervals are closed; `optional` admits an absent value."""
+
+    kind: str
+    lo: float | int | None = None
+    hi: float | int | None = None
+    labels: tuple[str, ...] = ()
+    optional: bool = False
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind in NUMERIC
+
+    def as_optional(self, optional: bool = True) -> "JType":
+        return attrs.evolve(self, optional=optional)
+
+    def fits(self, other: "JType") -> bool:
+        """Whether every value of `self` is a value of `other` (subtyping)."""
+        if self.optional and not other.optional:
+            return False
+        if self.kind == "bool" or other.kind == "bool":
+            return self.kind == other.kind
+        if self.kind == "label" or other.kind == "label":
+            return self.kind == other.kind and set(self.labels) <= set(other.labels)
+        if self.kind == "score" and other.kind == "ordinal":
+            return False
+        return other.lo <= self.lo and self.hi <= other.hi
+
+    def accepts_kind(self, accepted: tuple[str, ...]) -> bool:
+        return "any" in accepted or self.kind in accepted or ("numeric" in accepted and self.numeric)
+
+    def point_values(self) -> tuple | None:
+        """Every value of a finite type (bool, ordinal, label), else None."""
+        if self.kind == "bool":
+            return (True, False)
+        if self.kind == "ordinal":
+            return tuple(range(int(self.lo), int(self.hi) + 1))
+        if self.kind == "label":
+            return self.labels
+        return None
+
+    def __str__(self) -> str:
+        q = "?" if self.optional else ""
+        if self.kind == "bool":
+            return "bool" + q
+        if self.kind == "label":
+            return "label{" + ", ".join(self.labels) + "}" + q
+        return f"{self.kind}[{fmt_num(self.lo)}, {fmt_num(self.hi)}]{q}"
+
+
+BOOL = JType("bool")
+
+
+def interval(lo, hi, integral: bool, optional: bool = False) -> JType:
+    """`ordinal[lo, hi]` when `integral` (and the bounds are whole), else `score`."""
+    whole = float(lo).is_integer() and float(hi).is_integer()
+    if integral and whole:
+        return JType("ordinal", int(lo), int(hi), optional=optional)
+    return JType("score", _tidy(lo), _tidy(hi), optional=optional)
+
+
+def _tidy(x):
+    x = round(x, 12)  # interval arithmetic noise, e.g. 0.1 * 3
+    return int(x) if float(x).is_integer() else x

@@ -1,0 +1,92 @@
+"""The checked graph: what the checker hands to the interpreter and tools.
+
+Frozen attrs classes, free of syntax types; spans are kept (for run-time
+diagnostics) but never compared.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import attrs
+
+from rubriclang.catalog.types import JType
+from rubriclang.diagnostics.span import Span
+
+_span = attrs.field(eq=False, repr=False, kw_only=True, default=None)
+
+
+@attrs.frozen
+class Criterion:
+    """A criterion node: one judgment per candidate, from a procedure."""
+
+    name: str
+    type: JType
+    procedure: str
+    params: dict[str, Any]  # every parameter, defaults filled in
+    span: Span = _span
+
+
+@attrs.frozen
+class Operator:
+    """An operator node; `ports` maps each port to its ordered slots (node names)."""
+
+    name: str
+    operator: str
+    kind: str
+    ports: dict[str, tuple[str, ...]]
+    params: dict[str, Any]
+    type: JType
+    span: Span = _span
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Every node routed into this one, in port then slot order."""
+        return tuple(n for slots in self.ports.values() for n in slots)
+
+
+Node = Union[Criterion, Operator]
+
+
+@attrs.frozen
+class PointwiseReadout:
+    output: JType
+    quantize: str
+    ties: str
+    span: Span = _span
+
+
+@attrs.frozen
+class PairwiseReadout:
+    epsilon: float
+    resolve: str
+    span: Span = _span
+
+
+Readout = Union[PointwiseReadout, PairwiseReadout]
+
+
+@attrs.frozen
+class CheckedGraph:
+    """A well-typed rubric graph, ready to run.
+
+    `criteria` are in source order; `operators` in a fixed topological order
+    (source order among independent nodes), which is the evaluation order.
+    """
+
+    name: str
+    header: dict[str, Any]
+    scale: JType
+    criteria: tuple[Criterion, ...]
+    operators: tuple[Operator, ...]
+    sink: str
+    readouts: dict[str, Readout]
+    path: str = attrs.field(eq=False, default="<input>")
+
+    @property
+    def nodes(self) -> dict[str, Node]:
+        return {n.name: n for n in (*self.criteria, *self.operators)}
+
+    @property
+    def sink_type(self) -> JType:
+        return self.nodes[self.sink].type

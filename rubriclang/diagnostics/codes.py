@@ -1,0 +1,66 @@
+"""The registry of diagnostic codes, read from `codes.toml` (data, not code).
+
+`rbg explain`, `docs/diagnostics.md` and every phase that reports a finding
+use this one table, so a code's severity and explanation live in one place.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from importlib import resources
+
+import attrs
+
+from rubriclang.diagnostics.diagnostic import Diagnostic, Severity
+from rubriclang.diagnostics.span import Span
+
+
+@attrs.frozen
+class CodeInfo:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    explanation: str
+    wrong: str
+    right: str
+
+    @property
+    def group(self) -> str:
+        return GROUPS[self.code[:3]]
+
+
+GROUPS = {
+    "RB0": "Syntax",
+    "RB1": "Names, ports, arity and parameters",
+    "RB2": "Types and values",
+    "RB3": "Graph structure",
+    "RB4": "Header, contract and readouts",
+    "RB5": "Style (warnings)",
+}
+
+
+@functools.cache
+def registry() -> dict[str, CodeInfo]:
+    """Every known code, in code order."""
+    data = tomllib.loads(
+        resources.files("rubriclang.diagnostics").joinpath("codes.toml").read_text("utf-8")
+    )
+    out = {}
+    for code, entry in sorted(data.items()):
+        out[code] = CodeInfo(
+            code=code,
+            name=entry["name"],
+            severity=Severity(entry["severity"]),
+            summary=entry["summary"],
+            explanation=entry["explanation"].strip(),
+            wrong=entry["wrong"].strip("\n"),
+            right=entry["right"].strip("\n"),
+        )
+    return out
+
+
+def make(code: str, span: Span, message: str, notes=()) -> Diagnostic:
+    """A diagnostic for `code`, with the severity the registry gives it."""
+    return Diagnostic(code, registry()[code].severity, span, message, tuple(notes))

@@ -1,0 +1,41 @@
+"""The one diagnostic type used by every phase (syntax, checker, formatter, runs)."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from rubriclang.diagnostics.span import Span
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class Diagnostic:
+    """A finding: a stable code, a severity, where, what is wrong, and notes on fixing it."""
+
+    code: str
+    severity: Severity
+    span: Span
+    message: str
+    notes: tuple[str, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def sort_key(self) -> tuple:
+        s = self.span
+        return (s.file, s.line, s.column, self.code, self.message)
+
+
+def sorted_diagnostics(diags) -> list[Diagnostic]:
+    """Diagnostics in a stable, source order."""
+    return sorted(diags, key=Diagnostic.sort_key)

@@ -1,0 +1,189 @@
+"""The abstract syntax tree of a `.rbg` file.
+
+Every node is a frozen attrs class with a `span`; spans (and purely
+presentational details such as how a number or string was written) are kept
+out of equality, so two files that differ only in layout compare equal.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import attrs
+
+from rubriclang.diagnostics.span import Span
+
+_span = attrs.field(eq=False, repr=False, kw_only=True, default=None)
+
+
+@attrs.frozen
+class Name:
+    """An identifier as written, with where it was written."""
+
+    value: str
+    span: Span = _span
+
+
+@attrs.frozen
+class Dotted:
+    """A dotted procedure or operator reference such as `reduce.mean`."""
+
+    parts: tuple[str, ...]
+    span: Span = _span
+
+    @property
+    def text(self) -> str:
+        return ".".join(self.parts)
+
+
+@attrs.frozen
+class String:
+    value: str
+    # Whether it was written triple-quoted: kept for printing, not meaning.
+    triple: bool = attrs.field(eq=False, default=False, kw_only=True)
+    span: Span = _span
+
+
+@attrs.frozen
+class Number:
+    value: int | float
+    # The digits as written (`0.50`), so the formatter does not rewrite them.
+    text: str = attrs.field(eq=False, default="", kw_only=True)
+    span: Span = _span
+
+
+@attrs.frozen
+class Bool:
+    value: bool
+    span: Span = _span
+
+
+@attrs.frozen
+class Ident:
+    """A bare identifier used as a value, e.g. `quantize = nearest`."""
+
+    value: str
+    span: Span = _span
+
+
+@attrs.frozen
+class ListValue:
+    items: tuple["Value", ...]
+    span: Span = _span
+
+
+@attrs.frozen
+class Entry:
+    key: Union[String, Number, Bool, Ident]
+    value: "Value"
+    span: Span = _span
+
+
+@attrs.frozen
+class MapValue:
+    entries: tuple[Entry, ...]
+    span: Span = _span
+
+
+@attrs.frozen
+class TypeExpr:
+    """`bool`, `ordinal[lo, hi]`, `score[lo, hi]` or `label{a, b}`, optionally `?`."""
+
+    kind: str  # "bool" | "ordinal" | "score" | "label"
+    lo: Number | None = None
+    hi: Number | None = None
+    labels: tuple[Name, ...] = ()
+    optional: bool = False
+    span: Span = _span
+
+
+Value = Union[String, Number, Bool, Ident, ListValue, MapValue, TypeExpr]
+
+
+@attrs.frozen
+class Param:
+    name: Name
+    value: Value
+    span: Span = _span
+
+
+@attrs.frozen
+class Block:
+    """A `{ name = value ... }` parameter block. An omitted block is empty."""
+
+    params: tuple[Param, ...] = ()
+    span: Span = _span
+
+
+@attrs.frozen
+class RubricDecl:
+    name: Name
+    block: Block
+    span: Span = _span
+
+
+@attrs.frozen
+class ContractDecl:
+    block: Block
+    span: Span = _span
+
+
+@attrs.frozen
+class CriterionDecl:
+    name: Name
+    type: TypeExpr
+    procedure: Dotted
+    block: Block
+    span: Span = _span
+
+
+@attrs.frozen
+class PortArg:
+    """`port: ref` (a single slot) or `port: [a, b]` (ordered slots)."""
+
+    name: Name
+    refs: tuple[Name, ...]
+    is_list: bool
+    span: Span = _span
+
+
+@attrs.frozen
+class NodeDecl:
+    name: Name
+    operator: Dotted
+    ports: tuple[PortArg, ...]
+    block: Block
+    span: Span = _span
+
+
+@attrs.frozen
+class SinkDecl:
+    target: Name
+    span: Span = _span
+
+
+@attrs.frozen
+class ReadoutDecl:
+    mode: Name
+    block: Block
+    span: Span = _span
+
+
+Decl = Union[RubricDecl, ContractDecl, CriterionDecl, NodeDecl, SinkDecl, ReadoutDecl]
+
+
+@attrs.frozen
+class Comment:
+    """A `# ...` comment; `text` includes the leading `#`."""
+
+    text: str
+    span: Span = _span
+
+
+@attrs.frozen
+class Module:
+    """A whole file: its declarations in source order, and its comments."""
+
+    decls: tuple[Decl, ...]
+    comments: tuple[Comment, ...] = attrs.field(eq=False, default=())
+    path: str = attrs.field(eq=False, default="<input>")

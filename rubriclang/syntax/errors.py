@@ -1,0 +1,150 @@
+"""Turning Lark's parse errors into diagnostics a person can act on.
+
+Lark reports the terminals it expected; we name them in words, and for common
+mistakes (recognised with Lark's `match_examples`, as in its error-reporting
+example) add a hint that shows the right form.
+"""
+
+from __future__ import annotations
+
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from rubriclang.diagnostics import Diagnostic
+from rubriclang.diagnostics.codes import make
+
+_WORDS = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "LONG_STRING": "a string",
+    "NUMBER": "a number",
+    "BOOL_T": "a type",
+    "ORDINAL_T": "a type",
+    "SCORE_T": "a type",
+    "LABEL_T": "a type",
+    "TRUE": "`true`",
+    "FALSE": "`false`",
+    "OPTIONAL": "`?`",
+    "$END": "the end of the file",
+}
+
+# Typical mistakes and the hint each deserves. Each example must fail at the
+# parser state the hint is about.
+_HINTS = {
+    "a criterion needs a type after its name, e.g. `criterion fluent: ordinal[1, 5] = llm.rate {...}`": [
+        "criterion fluent = llm.rate",
+        "criterion fluent llm.rate",
+        "criterion fluent {",
+    ],
+    "a criterion names its procedure after `=`, e.g. `criterion safe: bool = llm.check {...}`": [
+        "criterion safe: bool llm.check",
+        "criterion safe: bool = {",
+        "criterion safe: bool = 3",
+    ],
+    "a type is `bool`, `ordinal[lo, hi]`, `score[lo, hi]` or `label{a, b}`, optionally followed by `?`": [
+        "criterion a: int = llm.rate",
+        "criterion a: ordinal = llm.rate",
+        "criterion a: ordinal[1] = llm.rate",
+        "criterion a: ordinal[1 5] = llm.rate",
+        "criterion a: score(1, 5) = llm.rate",
+    ],
+    "ports are named: `reduce.mean(inputs: [a, b])`, `gate.cap(value: q, when: long)`": [
+        "node n = reduce.mean([a, b])",
+        "node n = reduce.mean(a)",
+        "node n = gate.cap(value: q, long)",
+    ],
+    "a node applies an operator to named ports in parentheses, e.g. `node q = reduce.mean(inputs: [a, b])`": [
+        "node n = reduce.mean { }",
+        "node n = reduce.mean inputs",
+        "node n reduce.mean(inputs: [a])",
+    ],
+    "parameters are written `name = value` inside `{ }`": [
+        'criterion a: bool = llm.check { question: "x" }',
+        "contract { scale score[1, 5] }",
+        'criterion a: bool = llm.check { "x" }',
+    ],
+    "a list of nodes is written in brackets and separated by commas: `[a, b, c]`": [
+        "node n = reduce.mean(inputs: [a b])",
+        "node n = reduce.mean(inputs: [a, 3])",
+    ],
+    "a declaration starts with `rubric`, `contract`, `criterion`, `node`, `sink` or `readout`": [
+        "crit a: bool = llm.check",
+        "}",
+        "a = 3",
+    ],
+}
+
+
+def _word(name: str, lark_factory) -> str:
+    if name in _WORDS:
+        return _WORDS[name]
+    try:
+        pattern = lark_factory().get_terminal(name).pattern
+    except KeyError:
+        return name.lower()
+    if pattern.type == "str":
+        return f"`{pattern.value}`"
+    return name.lower()
+
+
+def _expected_words(names, lark_factory) -> str:
+    words = sorted({_word(n, lark_factory) for n in names})
+    if not words:
+        return "something else"
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _hint(exc: UnexpectedInput, lark_factory) -> str | None:
+    if not isinstance(exc, UnexpectedToken):
+        return None
+    try:
+        return exc.match_examples(lark_factory().parse, _HINTS, use_accepts=True)
+    except Exception:  # a hint is a courtesy; never let it mask the error itself
+        return None
+
+
+def describe_unexpected(exc: UnexpectedInput, text: str, lark_factory):
+    """(code, line, column, end_column, message, notes) for a Lark error."""
+    if isinstance(exc, UnexpectedCharacters):
+        pos = exc.pos_in_stream
+        char = text[pos]
+        if text.startswith('"""', pos) or (char == '"' and text.startswith('""', pos - 2)):
+            return (
+                "RB003", exc.line, exc.column, exc.column + 1,
+                "unterminated triple-quoted string",
+                ('close it with `"""`',),
+            )
+        if char == '"':
+            return (
+                "RB003", exc.line, exc.column, exc.column + 1,
+                "unterminated string",
+                ('a `"` string ends on the line it starts; use `"""` for text over several lines',),
+            )
+        shown = repr(char)[1:-1] if not char.isprintable() else char
+        notes = (f"expected {_expected_words(exc.allowed, lark_factory)}",) if exc.allowed else ()
+        return ("RB005", exc.line, exc.column, exc.column + 1, f"unexpected character `{shown}`", notes)
+    if isinstance(exc, UnexpectedEOF) or (
+        isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
+    ):
+        expected = _expected_words(exc.expected, lark_factory)
+        lines = text.split("\n")
+        line = len(lines)
+        column = len(lines[-1]) + 1
+        hint = _hint(exc, lark_factory)
+        notes = (hint,) if hint else ()
+        return ("RB002", line, column, column, f"unexpected end of file: expected {expected}", notes)
+    assert isinstance(exc, UnexpectedToken)
+    tok = exc.token
+    expected = _expected_words(exc.accepts or exc.expected, lark_factory)
+    hint = _hint(exc, lark_factory)
+    notes = (hint,) if hint else ()
+    shown = str(tok).replace("\n", "\\n")
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    end = tok.end_column if tok.end_line == tok.line else tok.column + len(str(tok).split("\n")[0])
+    return ("RB001", tok.line, tok.column, end, f"unexpected `{shown}`: expected {expected}", notes)
+
+
+def syntax_diagnostic(code, span, message, notes=()) -> Diagnostic:
+    return make(code, span, message, notes)

@@ -1,0 +1,133 @@
+"""Parsing: text -> `ast.Module` plus syntax diagnostics.
+
+The LALR parser is built once per process and cached on disk by Lark, so a
+cold `rbg check` does not re-analyse the grammar.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from importlib import resources
+
+import attrs
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from rubriclang.diagnostics import Diagnostic
+from rubriclang.diagnostics.span import Span
+from rubriclang.syntax import ast
+from rubriclang.syntax.build import AstBuilder
+from rubriclang.syntax.errors import describe_unexpected, syntax_diagnostic
+
+# Comments reach us through a lexer callback; the parser object is shared, so
+# the list they go to is per thread.
+_comment_sink = threading.local()
+
+
+def _collect_comment(tok: Token) -> Token:
+    sink = getattr(_comment_sink, "items", None)
+    if sink is not None:
+        sink.append(tok)
+    return tok
+
+
+@functools.lru_cache(maxsize=1)
+def _lark() -> Lark:
+    grammar = resources.files("rubriclang.grammar").joinpath("rubric.lark").read_text("utf-8")
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+        lexer_callbacks={"COMMENT": _collect_comment},
+        cache=True,
+    )
+
+
+@attrs.frozen
+class ParseResult:
+    """The module (None when the text has syntax errors) and the diagnostics."""
+
+    module: ast.Module | None
+    diagnostics: tuple[Diagnostic, ...]
+    source: str
+
+
+# A declaration keyword at the start of a line: where parsing resumes after an error.
+_RESYNC = re.compile(r"^[ \t]*(rubric|contract|criterion|node|sink|readout)\b", re.M)
+
+
+def parse(text: str, path: str = "<input>") -> ParseResult:
+    """Parse `.rbg` source. Never raises for bad input: errors become diagnostics.
+
+    After a syntax error, parsing resumes at the next line that starts a
+    declaration, so one run reports the syntax errors of every declaration.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    diagnostics: list[Diagnostic] = []
+    decls: list[ast.Decl] = []
+    comments: list[Token] = []
+    offset = 0
+    while True:
+        chunk = "\n" * text.count("\n", 0, offset) + text[offset:] if offset else text
+        found, error_at = _parse_chunk(chunk, path, decls, comments, diagnostics)
+        if found:
+            break
+        error_at += offset - (len(chunk) - (len(text) - offset))  # back to `text` offsets
+        nxt = _RESYNC.search(text, _line_end(text, max(error_at, offset)))
+        if nxt is None:
+            break
+        offset = nxt.start()
+    comment_nodes = tuple(
+        ast.Comment(str(t).rstrip(), span=Span(path, t.line, t.column, t.end_line, t.end_column))
+        for t in sorted(comments, key=lambda t: (t.line, t.column))
+    )
+    if diagnostics:
+        return ParseResult(None, tuple(diagnostics), text)
+    return ParseResult(ast.Module(tuple(decls), comment_nodes, path), (), text)
+
+
+def _line_end(text: str, index: int) -> int:
+    end = text.find("\n", index)
+    return len(text) if end < 0 else end
+
+
+def _parse_chunk(chunk, path, decls, comments, diagnostics) -> tuple[bool, int]:
+    """Parse one chunk; True when it parsed, else False and the error's offset."""
+    _comment_sink.items = []
+    try:
+        tree = _lark().parse(chunk)
+    except UnexpectedInput as exc:
+        diagnostics.append(_from_lark(exc, chunk, path))
+        return False, _error_offset(exc, chunk)
+    finally:
+        comments.extend(_comment_sink.items)
+        _comment_sink.items = None
+    builder = AstBuilder(path)
+    decls.extend(builder.transform(tree))
+    diagnostics.extend(builder.diagnostics)
+    return True, 0
+
+
+def _error_offset(exc: UnexpectedInput, chunk: str) -> int:
+    if isinstance(exc, UnexpectedEOF):
+        return len(chunk)
+    pos = getattr(exc, "pos_in_stream", None)
+    if pos is None and isinstance(exc, UnexpectedToken):
+        pos = exc.token.start_pos
+    return pos if pos is not None else len(chunk)
+
+
+def _from_lark(exc: UnexpectedInput, chunk: str, path: str) -> Diagnostic:
+    code, line, column, end_column, message, notes = describe_unexpected(exc, chunk, _lark)
+    return syntax_diagnostic(code, Span(path, line, column, line, end_column), message, notes)
+
+
+def parse_file(path: str) -> ParseResult:
+    """Read and parse a file (UTF-8). I/O errors propagate to the caller."""
+    with open(path, encoding="utf-8") as fh:
+        return parse(fh.read(), path)

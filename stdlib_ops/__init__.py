@@ -1,0 +1,1 @@
+"""The standard operator and procedure catalog (TOML data)."""
