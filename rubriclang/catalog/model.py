@@ -22,8 +22,8 @@ class PortSpec:
         if not self.variadic:
             return "exactly one node"
         if self.max is None:
-            return f"a list of at least {self.min}"
-        return f"a list of {self.min} to {self.max}"
+            return f"a list of at least {self.min} node" + ("" if self.min == 1 else "s")
+        return f"a list of {self.min} to {self.max} nodes"
 
     def signature(self) -> str:
         kinds = " | ".join(self.accepts) + ("?" if self.absent else "")

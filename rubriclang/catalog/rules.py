@@ -8,6 +8,7 @@ Rules also serve third-party catalogs, which may add their own.
 
 from __future__ import annotations
 
+import itertools
 from typing import Callable
 
 import attrs
@@ -82,19 +83,24 @@ def bool_reduce(r: RuleInput) -> RuleResult:
 def rescale(r: RuleInput) -> RuleResult:
     v = r.one("value")
     to: JType = r.params["to"]
-    return JType("score", to.lo, to.hi, optional=v.optional), []
+    problems = []
+    if v.lo == v.hi:  # the mapping would divide by the input's width, zero
+        problems.append(("RB203", f"the input of `transform.rescale` is always {fmt_num(v.lo)} (`{v.as_optional(False)}`), so there is no interval to rescale from", None))
+    return JType("score", to.lo, to.hi, optional=v.optional), problems
 
 
 def map_values(r: RuleInput) -> RuleResult:
     v = r.one("value")
     table: dict = r.params["values"]
     problems: list[Problem] = []
-    points = v.point_values()
-    keys = set(table)
-    missing = [p for p in points if p not in keys]
-    extra = [k for k in table if k not in set(points)]
+    # `true == 1` in Python, so keys are compared together with their boolness.
+    keys = {(isinstance(k, bool), k) for k in table}
+    # An ordinal's points are produced lazily and only the first few missing
+    # ones are named: `ordinal[0, 1000000000]` must not build a billion points.
+    missing = list(itertools.islice((p for p in v.point_values() if (isinstance(p, bool), p) not in keys), _SHOWN + 1))
+    extra = [k for k in table if not _is_point(v, k)]
     if missing:
-        shown = ", ".join(_key_text(p) for p in missing)
+        shown = ", ".join(_key_text(p) for p in missing[:_SHOWN]) + (", ..." if len(missing) > _SHOWN else "")
         problems.append(("RB203", f"`values` gives no number for {shown}, which `{v.as_optional(False)}` can take", "values"))
     if extra:
         shown = ", ".join(_key_text(k) for k in extra)
@@ -103,6 +109,18 @@ def map_values(r: RuleInput) -> RuleResult:
     if not nums:
         return JType("score", 0, 1, optional=v.optional), problems
     return interval(min(nums), max(nums), all(_is_int(x) for x in nums), v.optional), problems
+
+
+_SHOWN = 5  # missing points named in a message
+
+
+def _is_point(t: JType, k) -> bool:
+    """Whether `k` is one of the values of the finite type `t`."""
+    if t.kind == "bool":
+        return isinstance(k, bool)
+    if t.kind == "label":
+        return isinstance(k, str) and k in t.labels
+    return isinstance(k, (int, float)) and not isinstance(k, bool) and _is_int(k) and t.lo <= k <= t.hi
 
 
 def _key_text(k) -> str:
@@ -151,7 +169,10 @@ def weighted_mean(r: RuleInput) -> RuleResult:
     if any(t.optional for t in ins):
         lo = min(lo, min(t.lo for t, w in zip(ins, weights) if w > 0))
         hi = max(hi, max(t.hi for t, w in zip(ins, weights) if w > 0))
-    return interval(lo, hi, False, _all_optional(ins)), []
+    # Zero-weight inputs do not count: with every weighted input absent the
+    # weights present sum to zero and the result is absent.
+    optional = all(t.optional for t, w in zip(ins, weights) if w > 0)
+    return interval(lo, hi, False, optional), []
 
 
 def total(r: RuleInput) -> RuleResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 NUMERIC = ("ordinal", "score")
@@ -46,12 +48,13 @@ class JType:
     def accepts_kind(self, accepted: tuple[str, ...]) -> bool:
         return "any" in accepted or self.kind in accepted or ("numeric" in accepted and self.numeric)
 
-    def point_values(self) -> tuple | None:
-        """Every value of a finite type (bool, ordinal, label), else None."""
+    def point_values(self) -> Sequence | None:
+        """Every value of a finite type (bool, ordinal, label), else None.
+        An ordinal's points are a lazy `range`: the interval may be huge."""
         if self.kind == "bool":
             return (True, False)
         if self.kind == "ordinal":
-            return tuple(range(int(self.lo), int(self.hi) + 1))
+            return range(int(self.lo), int(self.hi) + 1)
         if self.kind == "label":
             return self.labels
         return None

@@ -24,7 +24,7 @@ from rubriclang.checker.graph import (
     PairwiseReadout,
     PointwiseReadout,
 )
-from rubriclang.checker.values import check_block, suggest, type_from_ast
+from rubriclang.checker.values import check_block, key_text, suggest, suggest_qualified, type_from_ast
 from rubriclang.diagnostics import Diagnostic, sorted_diagnostics
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
@@ -186,7 +186,7 @@ class _Checker:
                 "RB104",
                 d.procedure.span,
                 f"unknown procedure `{d.procedure.text}`",
-                suggest(d.procedure.text, self.cat.procedures) + ("see `docs/operators.md` for the procedures",),
+                suggest_qualified(d.procedure.text, self.cat.procedures) + ("see `docs/operators.md` for the procedures",),
             )
             self.broken.add(name)
             return
@@ -227,19 +227,27 @@ class _Checker:
                 return p.value.span
         return d.procedure.span
 
+    def _map_keys(self, d, name: str) -> tuple:
+        """The key nodes of the map given for parameter `name` (its first occurrence)."""
+        value = next(p.value for p in d.block.params if p.name.value == name)
+        return tuple(e.key for e in value.entries) if isinstance(value, ast.MapValue) else ()
+
     def _procedure_specifics(self, d, proc: str, t: JType, values: dict, failed: set) -> None:
         """Checks that need a procedure's semantics, beyond its parameter specs."""
+        plain = t.as_optional(False)
         if proc == "llm.rate" and "anchors" not in failed and values.get("anchors"):
-            for key in values["anchors"]:
-                ok = isinstance(key, (int, float)) and not isinstance(key, bool) and t.lo <= key <= t.hi
-                if ok and t.kind == "ordinal" and not float(key).is_integer():
+            points = f"integers from {fmt_num(t.lo)} to {fmt_num(t.hi)}" if t.kind == "ordinal" else f"numbers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
+            for key in self._map_keys(d, "anchors"):
+                k = key.value
+                ok = isinstance(key, ast.Number) and t.lo <= k <= t.hi
+                if ok and t.kind == "ordinal" and not float(k).is_integer():
                     ok = False
                 if not ok:
-                    self.err("RB203", self._param_span(d, "anchors"), f"anchor `{key}` is not a point of `{t.as_optional(False)}`")
+                    self.err("RB203", key.span, f"anchor `{key_text(key)}` is not a point of `{plain}`", (f"anchors are points of the scale: {points}",))
         elif proc == "llm.choose" and "descriptions" not in failed and values.get("descriptions"):
-            for key in values["descriptions"]:
-                if key not in t.labels:
-                    self.err("RB203", self._param_span(d, "descriptions"), f"`{key}` is not one of the labels of `{t.as_optional(False)}`", suggest(str(key), t.labels))
+            for key in self._map_keys(d, "descriptions"):
+                if key.value not in t.labels:
+                    self.err("RB203", key.span, f"`{key_text(key)}` is not one of the labels of `{plain}`", suggest(str(key.value), t.labels) + (f"the labels: {', '.join(t.labels)}",))
         elif proc == "rule.regex" and "pattern" not in failed and values.get("pattern") is not None:
             try:
                 re.compile(values["pattern"])
@@ -253,6 +261,9 @@ class _Checker:
             elif t.kind != "bool" and given:
                 self.err("RB203", self._param_span(d, given[0]), f"`{given[0]}` only applies to a bool `rule.length`; a numeric one yields the length itself")
 
+    def _name_hint(self, name: str) -> tuple[str, ...]:
+        return suggest(name, self.decls) or (f"declare `{name}` with `criterion {name}: ...` or `node {name} = ...`",)
+
     # -- operators: ports and routes -------------------------------------------
 
     def _node_shape(self, d: ast.NodeDecl) -> None:
@@ -265,29 +276,25 @@ class _Checker:
                 if ref.value in self.decls:
                     self.edges[name].append(ref.value)
                 else:
-                    self.err("RB101", ref.span, f"unknown name `{ref.value}`", suggest(ref.value, self.decls))
+                    self.err("RB101", ref.span, f"unknown name `{ref.value}`", self._name_hint(ref.value))
                     self.broken.add(name)
         if op is None:
             self.err(
                 "RB103",
                 d.operator.span,
                 f"unknown operator `{d.operator.text}`",
-                suggest(d.operator.text, self.cat.operators) + ("see `docs/operators.md` for the operators",),
+                suggest_qualified(d.operator.text, self.cat.operators) + ("see `docs/operators.md` for the operators",),
             )
             self.broken.add(name)
             return
         where = f"`{op.name}`"
         seen: dict[str, ast.PortArg] = {}
+        unknown: list[ast.PortArg] = []
         for port in d.ports:
             pname = port.name.value
             spec = op.port(pname)
             if spec is None:
-                self.err(
-                    "RB106",
-                    port.name.span,
-                    f"{where} has no port `{pname}`",
-                    suggest(pname, [p.name for p in op.ports]) + (f"its signature: {op.signature()}",),
-                )
+                unknown.append(port)
                 self.broken.add(name)
                 continue
             if pname in seen:
@@ -304,12 +311,21 @@ class _Checker:
             elif spec.variadic:
                 n = len(port.refs)
                 if n < spec.min or (spec.max is not None and n > spec.max):
-                    self.err("RB108", port.span, f"port `{pname}` of {where} takes {spec.arity_text()} nodes, got {n}")
+                    self.err("RB108", port.span, f"port `{pname}` of {where} takes {spec.arity_text()}, got {n}")
                     self.broken.add(name)
-        for spec in op.ports:
-            if spec.name not in seen:
-                self.err("RB105", d.operator.span, f"{where} needs port `{spec.name}`", (f"its signature: {op.signature()}",))
-                self.broken.add(name)
+        missing = [spec.name for spec in op.ports if spec.name not in seen]
+        signature = f"its signature: {op.signature()}"
+        if len(unknown) == 1 and len(missing) == 1:
+            # One misnamed port: say so once, rather than "unknown" and "missing".
+            port = unknown[0]
+            self.err("RB106", port.name.span, f"{where} has no port `{port.name.value}`", (f"did you mean `{missing[0]}`, which is not connected?", signature))
+            missing = []
+        else:
+            for port in unknown:
+                self.err("RB106", port.name.span, f"{where} has no port `{port.name.value}`", suggest(port.name.value, missing or [p.name for p in op.ports]) + (signature,))
+        for port_name in missing:
+            self.err("RB105", d.operator.span, f"{where} needs its port `{port_name}` connected", (signature,))
+            self.broken.add(name)
         values, failed = check_block(d.block, op.params, self.diags, where, d.operator.span)
         self.op_params[name] = values
         self.op_failed[name] = failed
@@ -422,8 +438,7 @@ class _Checker:
                 if not t.accepts_kind(spec.accepts):
                     accepted = " or ".join(spec.accepts)
                     notes = [f"`{ref.value}` is `{t}`; port `{spec.name}` accepts {accepted}"]
-                    if t.kind == "bool" and "numeric" in spec.accepts:
-                        notes.append("a bool is not a number: map it first, e.g. `transform.map(value: " + ref.value + ") { values = { true: 5, false: 1 } }`")
+                    notes.extend(_conversion_hint(ref.value, t, spec.accepts))
                     self.err("RB201", ref.span, f"cannot route `{ref.value}: {t}` into port `{spec.name}` of `{op.name}`", notes)
                     ok = False
                 elif t.optional and not spec.absent:
@@ -431,7 +446,10 @@ class _Checker:
                         "RB201",
                         ref.span,
                         f"`{ref.value}: {t}` may be absent, but port `{spec.name}` of `{op.name}` needs a value",
-                        ("only value ports and reducer inputs accept optional values",),
+                        (
+                            "only value ports and reducer inputs accept optional values",
+                            f"make `{ref.value}` always present: drop the `?` (and an `on_error = abstain` upstream)",
+                        ),
                     )
                     ok = False
                 slot_types.append(t)
@@ -477,7 +495,7 @@ class _Checker:
             self.err("RB303", extra.span, f"a second sink `{extra.target.value}`", (f"the first is `{sinks[0].target.value}` at {sinks[0].span}", "combine them with a reducer and sink that"))
         target = sinks[0].target
         if target.value not in self.decls:
-            self.err("RB101", target.span, f"unknown name `{target.value}`", suggest(target.value, self.decls))
+            self.err("RB101", target.span, f"unknown name `{target.value}`", self._name_hint(target.value))
             return None
         if len(sinks) > 1:
             return None
@@ -493,7 +511,7 @@ class _Checker:
                     todo.append(src)
         for name, d in self.decls.items():
             if name not in seen:
-                self.err("RB304", d.name.span, f"`{name}` does not reach the sink `{sink}`, so it cannot affect the verdict")
+                self.err("RB304", d.name.span, f"`{name}` does not reach the sink `{sink}`, so it cannot affect the verdict", ("route it into the graph, or remove it",))
 
     def _readouts(self, readouts: list[ast.ReadoutDecl], sink: str | None, scale: JType | None) -> dict:
         sink_type = self.types.get(sink) if sink and sink not in self.broken else None
@@ -502,7 +520,7 @@ class _Checker:
                 "RB403",
                 self._sink_span(sink),
                 f"the sink `{sink}` is `{sink_type}`, which does not fit the contract's scale `{scale}`",
-                self._fit_hint(sink_type, scale),
+                self._fit_hint(sink, sink_type, scale),
             )
             sink_type = None
         if not readouts:
@@ -513,8 +531,9 @@ class _Checker:
             if mode not in ("pointwise", "pairwise"):
                 self.err("RB406", r.mode.span, f"unknown readout mode `{mode}`", suggest(mode, ("pointwise", "pairwise")) + ("the modes are `pointwise` and `pairwise`",))
                 continue
-            if mode in out or any(o.mode.value == mode for o in readouts[: readouts.index(r)]):
-                self.err("RB406", r.mode.span, f"a second `{mode}` readout")
+            first = next(o for o in readouts if o.mode.value == mode)
+            if first is not r:
+                self.err("RB406", r.mode.span, f"a second `{mode}` readout", (f"the first is at {first.span}",))
                 continue
             values, failed = check_block(r.block, self.cat.blocks[mode].params, self.diags, f"the `{mode}` readout", r.mode.span)
             if failed:
@@ -532,9 +551,18 @@ class _Checker:
     def _sink_span(self, sink: str) -> Span:
         return next(d.target.span for d in self.m.decls if isinstance(d, ast.SinkDecl))
 
-    def _fit_hint(self, t: JType, scale: JType) -> tuple[str, ...]:
+    def _fit_hint(self, sink: str, t: JType, scale: JType) -> tuple[str, ...]:
         if t.numeric and scale.numeric:
-            return (f"rescale it (`transform.rescale(value: ...) {{ to = {scale} }}`), use a mean instead of a sum, or widen the contract",)
+            if t.kind == "score" and scale.kind == "ordinal":
+                return (f"the sink's values need not be integers: declare the contract as `scale = score[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]`; the pointwise readout still quantizes to an ordinal `output`",)
+            notes = [f"rescale it onto the scale (`transform.rescale(value: {sink}) {{ to = score[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}] }}`) or widen the contract"]
+            decl = self.decls.get(sink)
+            if isinstance(decl, ast.NodeDecl) and decl.operator.text == "reduce.sum":
+                notes.append("a mean of the inputs stays on their scale; a sum does not")
+            return tuple(notes)
+        if t.kind == "label" and scale.kind == "label":
+            extra = ", ".join(f"`{x}`" for x in t.labels if x not in scale.labels)
+            return (f"the sink can be {extra}, which the contract's scale lacks: add it to the scale",)
         return (f"map it onto the scale first (e.g. `transform.map`)",) if t.kind != scale.kind else ()
 
     def _check_pointwise(self, r: ast.ReadoutDecl, output: JType, scale: JType) -> None:
@@ -543,7 +571,8 @@ class _Checker:
             self.err("RB404", span, "a readout's `output` cannot be optional", ("an absent sink already reads out as abstain",))
         elif scale.numeric:
             if not output.numeric:
-                self.err("RB404", span, f"`output = {output}` cannot hold values of the numeric scale `{scale}`")
+                kind = "ordinal" if float(scale.lo).is_integer() and float(scale.hi).is_integer() else "score"
+                self.err("RB404", span, f"`output = {output}` cannot hold values of the numeric scale `{scale}`", (f"e.g. `output = {kind}[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]`",))
             elif not (output.lo <= scale.lo and scale.hi <= output.hi):
                 self.err(
                     "RB404",
@@ -554,7 +583,7 @@ class _Checker:
         elif scale.kind == "bool" and output.kind != "bool":
             self.err("RB404", span, f"`output = {output}` cannot hold the contract's `bool` values", ("write `output = bool`",))
         elif scale.kind == "label" and not (output.kind == "label" and set(scale.labels) <= set(output.labels)):
-            self.err("RB404", span, f"`output = {output}` cannot hold the contract's `{scale}` values")
+            self.err("RB404", span, f"`output = {output}` cannot hold the contract's `{scale}` values", (f"write `output = {scale}`",))
 
     def _check_pairwise(self, r: ast.ReadoutDecl, epsilon: float, scale: JType) -> None:
         if not scale.numeric:
@@ -570,6 +599,7 @@ class _Checker:
                 "RB404",
                 span,
                 f"`epsilon = {fmt_num(epsilon)}` is at least the width of the scale `{scale}`, so no candidate can ever be preferred",
+                (f"epsilon is the largest difference that still counts as a tie; keep it well below {fmt_num(scale.hi - scale.lo)}",),
             )
 
     # -- style --------------------------------------------------------------------
@@ -580,15 +610,36 @@ class _Checker:
                 self.err("RB501", d.name.span, f"`{name}` is not snake_case", (f"e.g. `{_snake(name)}`",))
             if isinstance(d, ast.CriterionDecl) and d.procedure.text == "llm.rate":
                 crit = self.criteria.get(name)
-                if crit is not None and not crit.params.get("anchors"):
-                    self.err("RB502", d.name.span, f"`{name}` rates on a scale without anchors", ("describe at least both ends of the scale with `anchors = { lo: \"...\", hi: \"...\" }`",))
+                written = any(p.name.value == "anchors" for p in d.block.params)
+                # A malformed `anchors` was reported already; do not also say it is missing.
+                if crit is not None and (not written or crit.params.get("anchors") == {}):
+                    lo, hi = fmt_num(crit.type.lo), fmt_num(crit.type.hi)
+                    self.err(
+                        "RB502",
+                        d.name.span,
+                        f"`{name}` rates on a scale without anchors, so each call decides what its points mean",
+                        (f"describe at least both ends of the scale, e.g. `anchors = {{ {lo}: \"...\", {hi}: \"...\" }}`",),
+                    )
             if isinstance(d, ast.NodeDecl) and d.operator.text.startswith("reduce."):
                 refs = [r for p in d.ports for r in p.refs]
-                if len(refs) == 1 and d.operator.text in self.cat.operators:
-                    self.err("RB503", d.operator.span, f"`{d.operator.text}` over a single input")
+                if len(refs) == 1 and d.operator.text in self.cat.operators and name not in self.broken:
+                    self.err("RB503", d.operator.span, f"`{d.operator.text}` over a single input reduces nothing", (f"route `{refs[0].value}` directly, or add the inputs that were meant to be there",))
+
+
+def _conversion_hint(name: str, t: JType, accepts: tuple[str, ...]) -> tuple[str, ...]:
+    """How to turn a value of type `t` into one the port accepts, where there is a usual way."""
+    if "numeric" in accepts and t.kind == "bool":
+        return (f"a bool is not a number: map it first, e.g. `transform.map(value: {name}) {{ values = {{ true: 5, false: 1 }} }}`",)
+    if "numeric" in accepts and t.kind == "label":
+        table = ", ".join(f"{label}: {i}" for i, label in enumerate(t.labels, 1))
+        return (f"a label is not a number: map it first, e.g. `transform.map(value: {name}) {{ values = {{ {table} }} }}`",)
+    if accepts == ("bool",) and t.numeric:
+        middle = (t.lo + t.hi) // 2 if t.kind == "ordinal" else (t.lo + t.hi) / 2
+        return (f"turn it into a bool first, e.g. `transform.threshold(value: {name}) {{ at = {fmt_num(middle)} }}`",)
+    return ()
 
 
 def _snake(name: str) -> str:
     s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
-    s = re.sub(r"[^a-z0-9_]", "_", s)
+    s = re.sub(r"_+", "_", re.sub(r"[^a-z0-9_]", "_", s)).strip("_")
     return s if s[:1].isalpha() else "n_" + s

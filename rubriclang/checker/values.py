@@ -11,14 +11,42 @@ from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
 from rubriclang.syntax import ast
+from rubriclang.syntax.strings import quote
+
+
+def difflib_match(name: str, options) -> list[str]:
+    """The option closest to `name`, if one is close enough (at most one)."""
+    import difflib  # only on the error path
+
+    return difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.6)
 
 
 def suggest(name: str, options) -> tuple[str, ...]:
     """A 'did you mean' note, when a close option exists."""
-    import difflib  # only on the error path
-
-    close = difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.6)
+    close = difflib_match(name, options)
     return (f"did you mean `{close[0]}`?",) if close else ()
+
+
+def suggest_qualified(name: str, options) -> tuple[str, ...]:
+    """'Did you mean' for a dotted name: the same last part under another
+    prefix (`gate.min` -> `reduce.min`, `mean` -> `reduce.mean`) comes first."""
+    last = name.rsplit(".", 1)[-1]
+    same = sorted(o for o in options if o.rsplit(".", 1)[-1] == last)
+    return (f"did you mean `{same[0]}`?",) if same else suggest(name, options)
+
+
+def finite(x) -> bool:
+    """Whether a number is a finite float: huge integers and `1e999` are not,
+    and the interval arithmetic downstream works in floats."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+def literal(n: ast.Number) -> str:
+    """A number as written, shortened for a message: a typo can be 400 digits long."""
+    return n.text if len(n.text) <= 24 else n.text[:20] + "..."
 
 
 def type_from_ast(expr: ast.TypeExpr, diags: list) -> JType | None:
@@ -40,15 +68,22 @@ def type_from_ast(expr: ast.TypeExpr, diags: list) -> JType | None:
             return None
         return JType("label", labels=tuple(names), optional=expr.optional)
     lo, hi = expr.lo.value, expr.hi.value
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        diags.append(make("RB205", expr.span, "interval bounds must be finite numbers"))
+    if not (finite(lo) and finite(hi)):
+        diags.append(
+            make(
+                "RB205",
+                expr.span,
+                f"interval bounds must be finite numbers, got [{literal(expr.lo)}, {literal(expr.hi)}]",
+                ("bounds are at most about 1.8e308 in size",),
+            )
+        )
         return None
     if expr.kind == "ordinal" and not (isinstance(lo, int) and isinstance(hi, int)):
         diags.append(
             make(
                 "RB205",
                 expr.span,
-                f"`ordinal` bounds must be integers, got [{expr.lo.text}, {expr.hi.text}]",
+                f"`ordinal` bounds must be integers, got [{literal(expr.lo)}, {literal(expr.hi)}]",
                 ("use `score[lo, hi]` for a real-valued scale",),
             )
         )
@@ -58,7 +93,8 @@ def type_from_ast(expr: ast.TypeExpr, diags: list) -> JType | None:
             make(
                 "RB205",
                 expr.span,
-                f"the interval [{expr.lo.text}, {expr.hi.text}] is empty or a single point: `lo` must be below `hi`",
+                f"the interval [{literal(expr.lo)}, {literal(expr.hi)}] is empty or a single point: `lo` must be below `hi`",
+                (f"write `{expr.kind}[{literal(expr.hi)}, {literal(expr.lo)}]`",) if lo > hi else (),
             )
         )
         return None
@@ -72,15 +108,17 @@ def _scalar(v) -> Any:
 
 
 def _describe(v) -> str:
-    return {
-        ast.String: "a string",
-        ast.Number: "a number",
-        ast.Bool: "a boolean",
-        ast.Ident: "a name",
-        ast.ListValue: "a list",
-        ast.MapValue: "a map",
-        ast.TypeExpr: "a type",
-    }[type(v)]
+    """A value as a message names it: scalars with their text, so the reader sees which."""
+    if isinstance(v, ast.String):
+        text = quote(v.value)
+        return f"the string `{text if len(text) <= 24 else text[:20] + '...'}`"
+    if isinstance(v, ast.Number):
+        return f"the number `{literal(v)}`"
+    if isinstance(v, ast.Bool):
+        return f"`{key_text(v)}`"
+    if isinstance(v, ast.Ident):
+        return f"the name `{v.value}`"
+    return {ast.ListValue: "a list", ast.MapValue: "a map", ast.TypeExpr: "a type"}[type(v)]
 
 
 _EXPECTED = {
@@ -102,7 +140,15 @@ def _json(v, diags: list) -> Any:
     if isinstance(v, ast.ListValue):
         return [_json(x, diags) for x in v.items]
     if isinstance(v, ast.MapValue):
-        return {str(_scalar(e.key)): _json(e.value, diags) for e in v.entries}
+        out: dict[str, Any] = {}
+        seen: dict[str, ast.Value] = {}
+        for e in v.entries:
+            key = str(_scalar(e.key))  # JSON object keys are strings
+            if key in seen:
+                diags.append(make("RB111", e.key.span, f"map key `{key}` is given twice", (f"first given at {seen[key].span}",)))
+            seen.setdefault(key, e.key)
+            out[key] = _json(e.value, diags)
+        return out
     if isinstance(v, (ast.String, ast.Number, ast.Bool)):
         return v.value
     diags.append(make("RB202", v.span, f"{_describe(v)} is not a JSON value here", ("quote names as strings",)))
@@ -117,12 +163,17 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
     """The Python value of `v` for parameter `spec`; raises _Bad after reporting."""
     t = spec.type
 
-    def wrong(extra=()):
+    expected = f"one of {', '.join(spec.choices)}" if t == "choice" else _EXPECTED.get(t, t)
+
+    def wrong(extra=(), part: ast.Value | None = None, what: str = ""):
+        # `part`: the item or map value at fault, when the container itself is right.
+        found = f"{what} is {_describe(part)}" if part is not None else f"not {_describe(v)}"
+        sep = ", but " if part is not None else ", "
         diags.append(
             make(
                 "RB202",
-                v.span,
-                f"parameter `{spec.name}` of {where} takes {_EXPECTED.get(t, t)}, not {_describe(v)}",
+                (part or v).span,
+                f"parameter `{spec.name}` of {where} takes {expected}{sep}{found}",
                 extra,
             )
         )
@@ -132,8 +183,6 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
         if not isinstance(v, ast.Number):
             wrong()
         value = v.value
-        if not math.isfinite(value):
-            wrong()
     elif t == "integer":
         if not isinstance(v, ast.Number) or not isinstance(v.value, int):
             wrong()
@@ -150,7 +199,7 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
         if isinstance(v, ast.String) and v.value in spec.choices:
             wrong((f"write it as a name, without quotes: `{v.value}`",))
         if not isinstance(v, ast.Ident):
-            wrong((f"one of: {', '.join(spec.choices)}",))
+            wrong()
         value = v.value
         if value not in spec.choices:
             diags.append(
@@ -164,19 +213,27 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
             raise _Bad
     elif t in ("list<number>", "list<string>"):
         item = ast.Number if t == "list<number>" else ast.String
-        if not isinstance(v, ast.ListValue) or not all(isinstance(x, item) for x in v.items):
+        if not isinstance(v, ast.ListValue):
             wrong()
+        for i, x in enumerate(v.items, 1):
+            if not isinstance(x, item):
+                wrong(part=x, what=f"item {i}")
         value = [x.value for x in v.items]
     elif t in ("map<string>", "map<number>"):
         item = ast.Number if t == "map<number>" else ast.String
-        if not isinstance(v, ast.MapValue) or not all(isinstance(e.value, item) for e in v.entries):
+        if not isinstance(v, ast.MapValue):
             wrong()
+        for e in v.entries:
+            if not isinstance(e.value, item):
+                wrong(part=e.value, what=f"the value of `{key_text(e.key)}`")
         value = {}
+        seen: dict[Any, ast.Value] = {}  # key -> its first key node
         for e in v.entries:
             key = _scalar(e.key)
-            if key in value and type(key) is type(next(k for k in value if k == key)):
-                diags.append(make("RB111", e.key.span, f"map key `{_key_text(e.key)}` is given twice"))
+            if key in seen:
+                _repeated_key(e.key, seen[key], diags)
                 raise _Bad
+            seen[key] = e.key
             value[key] = e.value.value
     elif t in ("type", "numeric_type"):
         if not isinstance(v, ast.TypeExpr):
@@ -193,16 +250,56 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
             raise _Bad
     else:  # a catalog bug, not a user error
         raise ValueError(f"unknown parameter type {t!r} for {spec.name}")
+    _check_finite(spec, v, diags, where)
     _check_range(spec, value, v, diags, where)
     return value
 
 
-def _key_text(k) -> str:
+def _repeated_key(key: ast.Value, first: ast.Value, diags: list) -> None:
+    # `1`, `1.0` and `true` are one key to Python, but `true` and `1` are
+    # different keys to a reader: name the real problem in each case.
+    if isinstance(key, ast.Bool) == isinstance(first, ast.Bool):
+        diags.append(make("RB111", key.span, f"map key `{key_text(key)}` is given twice", (f"first given at {first.span}",)))
+    else:
+        diags.append(
+            make(
+                "RB202",
+                key.span,
+                f"map key `{key_text(key)}` clashes with key `{key_text(first)}`",
+                ("a map's keys are either all `true`/`false` or all numbers",),
+            )
+        )
+
+
+def key_text(k) -> str:
+    """A map key as it is written."""
     if isinstance(k, ast.Bool):
         return "true" if k.value else "false"
     if isinstance(k, ast.Number):
         return k.text
     return str(k.value)
+
+
+def _check_finite(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> None:
+    if spec.type not in ("number", "list<number>", "map<number>"):
+        return
+    if isinstance(v, ast.ListValue):
+        nodes = v.items
+    elif isinstance(v, ast.MapValue):
+        nodes = tuple(e.value for e in v.entries)
+    else:
+        nodes = (v,)
+    bad = next((n for n in nodes if isinstance(n, ast.Number) and not finite(n.value)), None)
+    if bad is not None:
+        diags.append(
+            make(
+                "RB203",
+                bad.span,
+                f"`{spec.name}` of {where} must be a finite number, got `{literal(bad)}`",
+                ("numbers are at most about 1.8e308 in size",),
+            )
+        )
+        raise _Bad
 
 
 def _check_range(spec: ParamSpec, value, v, diags: list, where: str) -> None:
@@ -247,11 +344,13 @@ def check_block(
     values: dict[str, Any] = {}
     given: dict[str, ast.Param] = {}
     failed: set[str] = set()
+    meant: set[str] = set()  # parameters an unknown one is probably a misspelling of
     for p in block.params:
         name = p.name.value
         spec = by_name.get(name)
         if spec is None:
             known = ", ".join(sorted(by_name)) or "none"
+            meant.update(difflib_match(name, by_name))
             diags.append(
                 make(
                     "RB109",
@@ -285,7 +384,9 @@ def check_block(
     for spec in specs:
         if spec.name in given:
             continue
-        if spec.required:
+        if spec.required and spec.name in meant:
+            failed.add(spec.name)  # the misspelling's "did you mean" already says it
+        elif spec.required:
             diags.append(
                 make(
                     "RB110",

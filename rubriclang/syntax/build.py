@@ -122,11 +122,15 @@ class AstBuilder(Transformer):
         except BadEscape as exc:
             line, col = _offset_position(str(tok), tok.line, tok.column, exc.offset)
             span = Span(self.path, line, col, line, col + len(exc.sequence))
+            if exc.sequence == "\\u":
+                message = "`\\u` in a string must be followed by four hex digits, e.g. `\\u00e9`"
+            else:
+                message = f"unknown escape sequence `{exc.sequence}` in a string"
             self.diagnostics.append(
                 make(
                     "RB004",
                     span,
-                    f"unknown escape sequence `{exc.sequence}` in a string",
+                    message,
                     ('known escapes: \\n \\t \\r \\" \\\\ \\0 \\uXXXX; write `\\\\` for a backslash',),
                 )
             )

@@ -7,6 +7,8 @@ example) add a hint that shows the right form.
 
 from __future__ import annotations
 
+import re
+
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from rubriclang.diagnostics import Diagnostic
@@ -95,13 +97,50 @@ def _expected_words(names, lark_factory) -> str:
     return ", ".join(words[:-1]) + " or " + words[-1]
 
 
+# Lark matches an example by the depth of the parser's stack, which is one less
+# in a file's first declaration than in the later ones; the examples are tried
+# both alone and after a declaration, so a hint fires wherever the mistake is.
+_AFTER_A_DECLARATION = "sink x\n"
+
+
 def _hint(exc: UnexpectedInput, lark_factory) -> str | None:
     if not isinstance(exc, UnexpectedToken):
         return None
-    try:
-        return exc.match_examples(lark_factory().parse, _HINTS, use_accepts=True)
-    except Exception:  # a hint is a courtesy; never let it mask the error itself
+    for prefix in ("", _AFTER_A_DECLARATION):
+        examples = {label: [prefix + e for e in ex] for label, ex in _HINTS.items()}
+        try:
+            hint = exc.match_examples(lark_factory().parse, examples, use_accepts=True)
+        except Exception:  # a hint is a courtesy; never let it mask the error itself
+            return None
+        if hint:
+            return hint
+    return None
+
+
+# Brackets, with strings and comments skipped so that brackets inside them do not count.
+_BRACKETS = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)|"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[{}\[\]()]', re.S)
+_OPENER = {"}": "{", "]": "[", ")": "("}
+
+
+def _unclosed(text: str) -> str | None:
+    """A note naming the innermost bracket that is never closed, if any."""
+    stack: list[int] = []
+    for m in _BRACKETS.finditer(text):
+        tok = m.group()
+        if tok in ("{", "[", "("):
+            stack.append(m.start())
+        elif tok in _OPENER:
+            opener = _OPENER[tok]
+            while stack and text[stack[-1]] != opener:
+                stack.pop()
+            if stack:
+                stack.pop()
+    if not stack:
         return None
+    at = stack[-1]
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    return f"the `{text[at]}` at line {line}, column {column} is never closed"
 
 
 def describe_unexpected(exc: UnexpectedInput, text: str, lark_factory):
@@ -109,7 +148,7 @@ def describe_unexpected(exc: UnexpectedInput, text: str, lark_factory):
     if isinstance(exc, UnexpectedCharacters):
         pos = exc.pos_in_stream
         char = text[pos]
-        if text.startswith('"""', pos) or (char == '"' and text.startswith('""', pos - 2)):
+        if text.startswith('"""', pos) or (char == '"' and pos >= 2 and text.startswith('""', pos - 2)):
             return (
                 "RB003", exc.line, exc.column, exc.column + 1,
                 "unterminated triple-quoted string",
@@ -127,12 +166,11 @@ def describe_unexpected(exc: UnexpectedInput, text: str, lark_factory):
     if isinstance(exc, UnexpectedEOF) or (
         isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
     ):
-        expected = _expected_words(exc.expected, lark_factory)
+        expected = _expected_words(getattr(exc, "accepts", None) or exc.expected, lark_factory)
         lines = text.split("\n")
         line = len(lines)
         column = len(lines[-1]) + 1
-        hint = _hint(exc, lark_factory)
-        notes = (hint,) if hint else ()
+        notes = tuple(n for n in (_unclosed(text), _hint(exc, lark_factory)) if n)
         return ("RB002", line, column, column, f"unexpected end of file: expected {expected}", notes)
     assert isinstance(exc, UnexpectedToken)
     tok = exc.token

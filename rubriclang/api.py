@@ -1,0 +1,73 @@
+"""The Python API: load a rubric, evaluate items, get typed results and traces.
+
+    import rubriclang
+    rubric = rubriclang.load("examples/gsm8k/rubric.rbg")
+    result = rubric.evaluate({"id": "1", "input": "...", "response": "... 42", "reference": "#### 42"})
+    result.decision.decision   # True
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Iterable
+
+from rubriclang.checker import CheckedGraph, check_source
+from rubriclang.diagnostics import Diagnostic
+from rubriclang.interp.backend import CriterionBackend
+from rubriclang.interp.engine import Interpreter, ItemResult
+from rubriclang.interp.items import Item, item_from_json
+
+
+class RubricError(Exception):
+    """The rubric does not check; `diagnostics` says why."""
+
+    def __init__(self, path: str, diagnostics: tuple[Diagnostic, ...]):
+        first = next(d for d in diagnostics if d.is_error)
+        super().__init__(f"{first.span}: {first.code} {first.message}")
+        self.path = path
+        self.diagnostics = diagnostics
+
+
+def _as_item(obj: Item | dict, n: int) -> Item:
+    return obj if isinstance(obj, Item) else item_from_json(obj, f"item #{n}", n)
+
+
+class Rubric:
+    """A checked rubric graph bound to its criterion backends."""
+
+    def __init__(self, graph: CheckedGraph, backends: Iterable[CriterionBackend] = (), concurrency: int = 8):
+        self.graph = graph
+        self.interpreter = Interpreter(graph, backends, concurrency)
+
+    def evaluate(self, item: Item | dict, mode: str | None = None) -> ItemResult:
+        """Judge one item (an Item, or a dict in the items format)."""
+        return asyncio.run(self.interpreter.evaluate_async(_as_item(item, 1), mode))
+
+    def evaluate_many(self, items: Iterable[Item | dict], mode: str | None = None) -> list[ItemResult]:
+        """Judge many items concurrently; results in input order."""
+
+        async def go():
+            stream = (_as_item(x, n) for n, x in enumerate(items, 1))
+            return [r async for r in self.interpreter.run(stream, mode)]
+
+        return asyncio.run(go())
+
+
+def load(path: str, backends: Iterable[CriterionBackend] = (), concurrency: int = 8) -> Rubric:
+    """Parse and check a `.rbg` file; raises RubricError if it has errors."""
+    with open(path, encoding="utf-8") as fh:
+        result = check_source(fh.read(), path)
+    if result.graph is None:
+        raise RubricError(path, result.diagnostics)
+    return Rubric(result.graph, backends, concurrency)
+
+
+def loads(text: str, path: str = "<input>", backends: Iterable[CriterionBackend] = ()) -> Rubric:
+    """Like `load`, from source text."""
+    result = check_source(text, path)
+    if result.graph is None:
+        raise RubricError(path, result.diagnostics)
+    return Rubric(result.graph, backends)
+
+
+__all__ = ["Rubric", "RubricError", "load", "loads"]

@@ -1,0 +1,1 @@
+"""The `rbg` command line. Subcommands load lazily (see `main.COMMANDS`)."""

@@ -1,0 +1,90 @@
+"""`rbg check`: report every diagnostic in .rbg files.
+
+Exit status: 0 clean, 1 errors found (or warnings with `--strict`), 2 the
+command could not do its job (bad usage, unreadable input, broken catalog).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from rubriclang.catalog import CatalogError
+from rubriclang.checker import check_source
+from rubriclang.cli.inputs import InputError, read_sources
+from rubriclang.diagnostics import sorted_diagnostics
+from rubriclang.diagnostics.codes import registry
+from rubriclang.diagnostics.render import FORMATS, render
+
+
+def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """`--select`/`--ignore`: comma-separated codes or prefixes, each known."""
+    known = registry()
+    out = []
+    for value in values:
+        for code in (c.strip().upper() for c in value.split(",")):
+            if not code:
+                continue
+            if not any(k.startswith(code) for k in known):
+                raise click.BadParameter(
+                    f"`{code}` is not a diagnostic code or prefix of one (see `rbg explain --list`)"
+                )
+            out.append(code)
+    return tuple(out)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--select", multiple=True, callback=_codes, metavar="CODES", help="Only these warnings (codes or prefixes, comma-separated).")
+@click.option("--ignore", multiple=True, callback=_codes, metavar="CODES", help="Not these warnings (codes or prefixes, comma-separated).")
+@click.option("--strict", is_flag=True, help="Warnings also make the exit status 1.")
+@click.option("--color/--no-color", default=None, help="Colour text output (default: when stdout is a terminal and NO_COLOR is unset).")
+@click.option("--stdin-filename", metavar="PATH", help="The path to report for `-` (standard input).")
+def check(paths, fmt, select, ignore, strict, color, stdin_filename) -> None:
+    """Check PATHS (files, folders of *.rbg, or - for stdin) for errors and warnings."""
+    sources = read_sources(paths, stdin_filename)
+    diagnostics = []
+    try:
+        for src in sources:
+            result = check_source(src.text, src.path, select=select, ignore=ignore)
+            diagnostics.extend(sorted_diagnostics(result.diagnostics))
+    except CatalogError as exc:
+        raise InputError([f"the operator catalog could not be loaded: {exc}"]) from None
+
+    if color is None:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    out = render(fmt, diagnostics, sources={s.path: s.text for s in sources}, color=color)
+    if fmt == "text":
+        out += summary(diagnostics, len(sources)) + "\n"
+    click.echo(out, nl=False, color=color)
+
+    errors = any(d.is_error for d in diagnostics)
+    if errors or (strict and diagnostics):
+        click.get_current_context().exit(1)
+
+
+def summary(diagnostics, n_files: int) -> str:
+    """`Found 2 errors and 1 warning in 1 of 3 files.` or `All checks passed (3 files).`"""
+    if not diagnostics:
+        return f"All checks passed ({_count(n_files, 'file')})."
+    n_errors = sum(d.is_error for d in diagnostics)
+    n_warnings = len(diagnostics) - n_errors
+    found = " and ".join(
+        _count(n, word) for n, word in ((n_errors, "error"), (n_warnings, "warning")) if n
+    )
+    n_with = len({d.span.file for d in diagnostics})
+    return f"Found {found} in {n_with} of {_count(n_files, 'file')}."
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -1,0 +1,62 @@
+"""The `rbg` (alias `rubriclang`) entry point: a command group whose
+subcommands are imported only when invoked, so `rbg check` never pays for the
+imports of `rbg audit` (or any other command), and startup stays fast."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> ("module:function", one-line help). Adding a command is adding a line.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("rubriclang.cli.check:check", "Check .rbg files and report diagnostics."),
+    "fmt": ("rubriclang.cli.fmt:fmt", "Rewrite .rbg files in the canonical layout."),
+    "explain": ("rubriclang.cli.explain:explain", "Explain a diagnostic code, with examples."),
+    "run": ("rubriclang.cli.run:run", "Judge items with a graph, writing resumable traces."),
+    "replay": ("rubriclang.cli.replay:replay", "Recompute decisions from recorded judgments, no calls."),
+    "eval": ("rubriclang.cli.evaluate:evaluate", "Compare a graph's decisions with gold labels."),
+    "model": ("rubriclang.cli.model:model", "Get or locate the local GGUF model."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a subcommand's module only when it is invoked.
+
+    `--help` lists the commands from `COMMANDS` without importing any of them.
+    """
+
+    def __init__(self, *args, lazy_commands: dict[str, tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = lazy_commands
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.lazy_commands:
+            return super().get_command(ctx, cmd_name)
+        module_name, func_name = self.lazy_commands[cmd_name][0].split(":")
+        return getattr(importlib.import_module(module_name), func_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, self.lazy_commands[name][1]) for name in sorted(self.lazy_commands)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(
+    "rbg",
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(package_name="rubriclang", message="%(prog)s %(version)s")
+def cli() -> None:
+    """rubriclang: typed rubric graphs (.rbg) for LLM judges."""
+
+
+def main() -> None:
+    """Console-script entry point (`rbg`, `rubriclang`)."""
+    cli()

@@ -1,0 +1,65 @@
+"""`rbg replay GRAPH TRACES`: recompute decisions from recorded judgments."""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+
+import click
+
+from rubriclang.cli.execution import data_error, load_graph
+
+
+@click.command()
+@click.argument("graph", type=click.Path(exists=True, dir_okay=False))
+@click.argument("traces", type=click.Path(exists=True, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--limit", type=int, default=50, show_default=True, help="Changed items listed in text output.")
+def replay(graph, traces, fmt, limit) -> None:
+    """Recompute composition and readout of TRACES under GRAPH, with no calls.
+
+    With the graph that wrote the traces, exit 0 when every decision is
+    identical. With another version sharing the criteria, list the decisions
+    it would change. Exit 1 when any decision differs.
+    """
+    from rubriclang.interp.items import ItemError
+    from rubriclang.interp.replay import replay as do_replay
+
+    g = load_graph(graph)
+    changed = []
+    transitions = collections.Counter()
+    n = 0
+    try:
+        for r in do_replay(g, traces):
+            n += 1
+            if r.changed:
+                changed.append(r)
+                transitions[r.transition()] += 1
+    except ItemError as exc:
+        raise data_error(exc) from None
+    if fmt == "json":
+        click.echo(
+            json.dumps(
+                {
+                    "items": n,
+                    "changed": len(changed),
+                    "transitions": dict(sorted(transitions.items())),
+                    "differences": [{"item": r.item, "old": r.old.to_json(), "new": r.new.to_json()} for r in changed],
+                },
+                sort_keys=True,
+                indent=2,
+            )
+        )
+    elif not changed:
+        click.echo(f"Replayed {n} items: every decision is identical.")
+    else:
+        click.echo(f"Replayed {n} items: {len(changed)} decisions differ.")
+        for t, k in sorted(transitions.items(), key=lambda kv: (-kv[1], kv[0])):
+            click.echo(f"  {t}: {k} items")
+        for r in changed[:limit]:
+            click.echo(f"  item {r.item}: {r.transition()}")
+        if len(changed) > limit:
+            click.echo(f"  ... and {len(changed) - limit} more (--limit, or --format json)")
+    if changed:
+        sys.exit(1)

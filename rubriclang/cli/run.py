@@ -1,0 +1,153 @@
+"""`rbg run GRAPH ITEMS --out TRACES`: judge items, append traces, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import os
+import sys
+import time
+
+import click
+
+from rubriclang.cli.execution import (
+    DataError,
+    annotations_option,
+    concurrency_option,
+    data_error,
+    interpreter,
+    load_graph,
+    local_backend,
+    mode_option,
+    recorded_option,
+    validated,
+)
+
+
+@click.command()
+@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("items", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Trace file (JSON Lines); an existing one is resumed.")
+@mode_option
+@concurrency_option
+@annotations_option
+@recorded_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
+def run(graph, items, out, mode, concurrency, annotations, recorded, fmt) -> None:
+    """Judge ITEMS with GRAPH, appending one trace line per item to --out.
+
+    Rerunning with the same --out resumes: finished items are skipped. Exit
+    status: 0 every item decided or abstained, 1 some items failed, 2 bad input.
+    """
+    from rubriclang.interp.items import ItemError, read_items
+    from rubriclang.interp.trace import TraceWriter, finished_items
+
+    g = load_graph(graph)
+    backend = local_backend(annotations, recorded)
+    interp = interpreter(g, backend, concurrency)
+    if not os.path.exists(items):
+        raise DataError(f"`{items}`: no such file")
+    try:
+        done = finished_items(out, interp.hash)
+    except ItemError as exc:
+        raise data_error(exc) from None
+    total = _count_lines(items)
+    stats = collections.Counter()
+    decisions = collections.Counter()
+    progress = _Progress(total, len(done), enabled=fmt == "text" and sys.stderr.isatty())
+    writer = TraceWriter(out)
+    started = time.perf_counter()
+    error: DataError | None = None
+
+    async def go():
+        stream = (it for it in validated(read_items(items), backend) if it.id not in done)
+        async for result in interp.run(stream, mode):
+            writer.write(result.record)
+            d = result.composition.decision
+            stats[d.status] += 1
+            decisions[_label(d)] += 1
+            progress.tick()
+
+    try:
+        asyncio.run(go())
+    except ItemError as exc:
+        error = data_error(exc)
+    except KeyboardInterrupt:
+        progress.done()
+        writer.close()
+        click.echo(f"Interrupted: {sum(stats.values())} items written to {out}; run again to resume.", err=True)
+        sys.exit(130)
+    finally:
+        writer.close()
+        progress.done()
+    elapsed = time.perf_counter() - started
+    summary = {
+        "graph": g.name,
+        "out": out,
+        "resumed": len(done),
+        "judged": sum(stats.values()),
+        "ok": stats["ok"],
+        "abstain": stats["abstain"],
+        "error": stats["error"],
+        "decisions": dict(sorted(decisions.items())),
+        "seconds": round(elapsed, 3),
+    }
+    if fmt == "json":
+        click.echo(json.dumps(summary, sort_keys=True, indent=2))
+    else:
+        click.echo(_table(summary))
+    if error is not None:
+        raise error
+    if stats["error"]:
+        sys.exit(1)
+
+
+def _label(d) -> str:
+    from rubriclang.interp.readout import describe
+
+    return describe(d)
+
+
+def _count_lines(path: str) -> int:
+    try:
+        with open(path, "rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    except OSError as exc:
+        raise DataError(f"cannot read `{path}`: {exc.strerror}") from None
+
+
+def _table(s: dict) -> str:
+    rate = s["judged"] / s["seconds"] if s["seconds"] > 0 else 0.0
+    lines = [
+        f"Judged {s['judged']} items with `{s['graph']}` in {s['seconds']:.2f} s ({rate:.0f} items/s)"
+        + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
+        f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
+    ]
+    if s["decisions"]:
+        lines.append("  decisions: " + ", ".join(f"{k}: {v}" for k, v in s["decisions"].items()))
+    lines.append(f"  traces: {s['out']}")
+    return "\n".join(lines)
+
+
+class _Progress:
+    """A one-line progress counter on stderr, shown only on a terminal."""
+
+    def __init__(self, total: int, skipped: int, enabled: bool):
+        self.total, self.n, self.enabled = total, skipped, enabled
+        self.last = 0.0
+
+    def tick(self) -> None:
+        self.n += 1
+        now = time.monotonic()
+        if self.enabled and (now - self.last > 0.1 or self.n == self.total):
+            self.last = now
+            width = 30
+            filled = int(width * self.n / self.total) if self.total else width
+            sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.n}/{self.total}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled and self.n:
+            sys.stderr.write("\n")
+            self.enabled = False

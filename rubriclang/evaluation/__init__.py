@@ -1,0 +1,1 @@
+"""Evaluation against gold labels: metrics with bootstrap intervals, baselines."""

@@ -1,0 +1,61 @@
+"""The criterion backend interface: how a criterion's judgment is obtained.
+
+A backend is anything with `handles(procedure)` and an async `judge(request)`.
+Local procedures (rules, annotations, recorded values) ship here; LLM
+backends implement the same Protocol. A failure is a value (`Judgment.error`),
+never an exception that unwinds the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+import attrs
+
+from rubriclang.checker.graph import Criterion
+from rubriclang.interp.items import Item
+
+
+@attrs.frozen
+class JudgmentRequest:
+    item: Item
+    candidate: str
+    criterion: Criterion
+
+    @property
+    def response(self) -> str:
+        return self.item.candidates[self.candidate]
+
+
+class Judgment(NamedTuple):
+    """One criterion's judgment of one candidate.
+
+    `value` is None when the judgment failed (`error` says why) or is absent.
+    `latency_ms` is measured for backend calls; local procedures are not timed,
+    so that traces of local judgments are byte-identical between runs. A named
+    tuple, not an attrs class: replays build one per criterion per candidate.
+    """
+
+    value: Any
+    raw: Any = None
+    error: str | None = None
+    backend: str = "local"
+    model: str | None = None
+    prompt_hash: str | None = None
+    attempts: int = 1
+    latency_ms: float | None = None
+
+    @classmethod
+    def failed(cls, message: str, raw: Any = None, **kw) -> "Judgment":
+        """A judgment that produced no value, and why."""
+        return cls(None, raw=raw, error=message, **kw)
+
+
+class CriterionBackend(Protocol):
+    """What the interpreter needs from a source of judgments."""
+
+    name: str
+
+    def handles(self, procedure: str) -> bool: ...
+
+    async def judge(self, request: JudgmentRequest) -> Judgment: ...

@@ -1,0 +1,125 @@
+"""The interpreter: runs a checked graph over items.
+
+For each item, every criterion is judged for every candidate first — these
+are the only calls that may be slow or fail, so they run concurrently, at most
+`concurrency` at a time across all items — then the operators run in the
+graph's fixed topological order, then the readout. Records are emitted in
+input order, so traces never depend on concurrency or completion order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from typing import AsyncIterator, Iterable
+
+import attrs
+
+from rubriclang.checker.graph import CheckedGraph
+from rubriclang.interp.backend import CriterionBackend, Judgment, JudgmentRequest
+from rubriclang.interp.compose import Composer, Composition
+from rubriclang.interp.items import Item, ItemError
+from rubriclang.interp.local import LocalBackend
+from rubriclang.interp.trace import criterion_hashes, graph_hash, trace_record
+
+
+class BackendError(Exception):
+    """No backend can run one of the graph's procedures."""
+
+
+@attrs.frozen
+class ItemResult:
+    item: Item
+    mode: str
+    judgments: dict[str, dict[str, Judgment]]
+    composition: Composition
+    record: dict
+
+
+class Interpreter:
+    """Evaluates one checked graph with a set of criterion backends."""
+
+    def __init__(self, graph: CheckedGraph, backends: Iterable[CriterionBackend] = (), concurrency: int = 8):
+        self.graph = graph
+        self.hash = graph_hash(graph)
+        self.criterion_hashes = criterion_hashes(graph)
+        self.composer = Composer(graph)
+        self.backends = list(backends) or [LocalBackend()]
+        self.concurrency = max(1, concurrency)
+        self._route: dict[str, CriterionBackend] = {}
+        for crit in graph.criteria:
+            backend = next((b for b in self.backends if b.handles(crit.procedure)), None)
+            if backend is None:
+                raise BackendError(
+                    f"no backend runs `{crit.procedure}` (criterion `{crit.name}`); "
+                    "LLM procedures need an LLM backend"
+                )
+            self._route[crit.name] = backend
+        self._sem: asyncio.Semaphore | None = None
+
+    def mode_for(self, item: Item, mode: str | None) -> str:
+        """The readout mode: as asked, or from the item's shape; checks it fits."""
+        want = mode or item.mode
+        n = len(item.candidates)
+        if want == "pairwise" and n != 2:
+            raise ItemError(f"item `{item.id}`", f"a pairwise item needs exactly two candidates, it has {n}")
+        if want == "pointwise" and n != 1:
+            raise ItemError(f"item `{item.id}`", f"a pointwise item has one `response`, this one has {n} candidates", "run it with --mode pairwise")
+        self.composer.check_mode(want)
+        return want
+
+    async def _judge(self, request: JudgmentRequest) -> Judgment:
+        assert self._sem is not None
+        async with self._sem:
+            try:
+                return await self._route[request.criterion.name].judge(request)
+            except Exception as exc:  # a backend bug must not unwind the run: record it
+                return Judgment.failed(f"backend error: {type(exc).__name__}: {exc}")
+
+    async def evaluate_async(self, item: Item, mode: str | None = None) -> ItemResult:
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.concurrency)
+        mode = self.mode_for(item, mode)
+        cids = item.candidate_ids
+        requests = [(c, cid) for c in self.graph.criteria for cid in cids]
+        results = await asyncio.gather(
+            *(self._judge(JudgmentRequest(item, cid, c)) for c, cid in requests)
+        )
+        judgments: dict[str, dict[str, Judgment]] = {c.name: {} for c in self.graph.criteria}
+        for (c, cid), j in zip(requests, results):
+            judgments[c.name][cid] = j
+        comp = self.composer.compose(mode, cids, judgments)
+        record = trace_record(self.graph, self.hash, self.criterion_hashes, item, mode, judgments, comp)
+        return ItemResult(item, mode, judgments, comp, record)
+
+    async def run(self, items: Iterable[Item], mode: str | None = None) -> AsyncIterator[ItemResult]:
+        """Results in input order, with up to `concurrency` criterion calls in
+        flight. Items are pulled lazily, so memory stays flat on long inputs;
+        on bad input, the items before it are still yielded, then the error
+        is raised."""
+        self._sem = asyncio.Semaphore(self.concurrency)
+        window = collections.deque()
+        limit = self.concurrency * 2 + 1
+        it = iter(items)
+        error: Exception | None = None
+        while True:
+            while len(window) < limit and error is None:
+                try:
+                    item = next(it)
+                except StopIteration:
+                    break
+                except ItemError as exc:
+                    error = exc
+                    break
+                window.append(asyncio.ensure_future(self.evaluate_async(item, mode)))
+            if not window:
+                break
+            head = window.popleft()
+            try:
+                yield await head
+            except ItemError as exc:
+                for task in window:
+                    task.cancel()
+                raise exc
+        if error is not None:
+            raise error

@@ -1,0 +1,129 @@
+"""Items: JSON Lines, read lazily, with errors that name the file and line.
+
+Pointwise: `{"id", "input", "response", "reference"?, "gold"?}`.
+Pairwise:  `{"id", "input", "responses": {"<id1>": "...", "<id2>": "..."}, "gold"?}`.
+Any item may carry `annotations` (human.annotation) and `recorded`
+(recorded.value): `{KEY: value}` for a pointwise item, `{CANDIDATE: {KEY: value}}`
+for a pairwise one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import attrs
+
+POINTWISE_CANDIDATE = "response"
+
+
+class ItemError(Exception):
+    """Bad input data; `where` is `path:line`."""
+
+    def __init__(self, where: str, message: str, hint: str = ""):
+        super().__init__(f"{where}: {message}")
+        self.where = where
+        self.message = message
+        self.hint = hint
+
+
+@attrs.frozen
+class Item:
+    """One thing to judge: an input and one or two candidate responses."""
+
+    id: str
+    input: str
+    candidates: dict[str, str]  # candidate id -> response, in order
+    reference: str | None = None
+    gold: Any = None
+    annotations: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # candidate -> key -> value
+    recorded: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    line: int = attrs.field(default=0, eq=False)
+
+    @property
+    def mode(self) -> str:
+        return "pairwise" if len(self.candidates) == 2 and POINTWISE_CANDIDATE not in self.candidates else "pointwise"
+
+    @property
+    def candidate_ids(self) -> tuple[str, ...]:
+        return tuple(self.candidates)
+
+
+def _text(value, where: str, field: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ItemError(where, f"`{field}` must be a string, got {type(value).__name__}")
+    return value
+
+
+def _per_candidate(raw, cids, where: str, field: str) -> dict[str, dict[str, Any]]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ItemError(where, f"`{field}` must be an object")
+    if cids == (POINTWISE_CANDIDATE,):
+        return {POINTWISE_CANDIDATE: dict(raw)}
+    out = {}
+    for cid, values in raw.items():
+        if cid not in cids:
+            raise ItemError(where, f"`{field}` names candidate `{cid}`, which the item does not have", f"candidates: {', '.join(cids)}")
+        if not isinstance(values, dict):
+            raise ItemError(where, f"`{field}.{cid}` must be an object of KEY: value")
+        out[cid] = dict(values)
+    return out
+
+
+def item_from_json(obj: Any, where: str, line: int = 0) -> Item:
+    """Validate one decoded JSON object as an item."""
+    if not isinstance(obj, dict):
+        raise ItemError(where, "an item must be a JSON object")
+    if "id" not in obj:
+        raise ItemError(where, "the item has no `id`", "give every item a unique `id`")
+    item_id = obj["id"]
+    if not isinstance(item_id, (str, int)) or isinstance(item_id, bool):
+        raise ItemError(where, "`id` must be a string or an integer")
+    if "responses" in obj:
+        responses = obj["responses"]
+        if not isinstance(responses, dict) or len(responses) != 2:
+            n = len(responses) if isinstance(responses, dict) else "not an object"
+            raise ItemError(where, f"a pairwise item needs exactly two `responses` keyed by candidate id (got {n})")
+        candidates = {str(k): _text(v, where, f"responses.{k}") for k, v in responses.items()}
+    elif "response" in obj:
+        candidates = {POINTWISE_CANDIDATE: _text(obj["response"], where, "response")}
+    else:
+        raise ItemError(where, "the item has neither `response` nor `responses`")
+    cids = tuple(candidates)
+    return Item(
+        id=str(item_id),
+        input=_text(obj.get("input"), where, "input"),
+        candidates=candidates,
+        reference=obj.get("reference") if isinstance(obj.get("reference"), str) else None,
+        gold=obj.get("gold"),
+        annotations=_per_candidate(obj.get("annotations"), cids, where, "annotations"),
+        recorded=_per_candidate(obj.get("recorded"), cids, where, "recorded"),
+        line=line,
+    )
+
+
+def read_items(path: str) -> Iterator[Item]:
+    """Items from a JSON Lines file, lazily; blank lines are skipped.
+
+    Raises ItemError (naming file and line) on malformed JSON, a missing or
+    duplicate id, or a malformed item.
+    """
+    seen: set[str] = set()
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ItemError(where, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+            item = item_from_json(obj, where, n)
+            if item.id in seen:
+                raise ItemError(where, f"duplicate item id `{item.id}`", "item ids must be unique within a file")
+            seen.add(item.id)
+            yield item

@@ -1,0 +1,127 @@
+"""A persistent call cache in SQLite, safe under concurrent writers.
+
+A call is keyed by the server identity, the model, the rendered messages,
+every sampling parameter as sent (an unsent temperature differs from a sent
+one), the seed and the response schema. Only successful completions are
+stored: errors are never cached. No API key reaches the key or the table.
+
+Beside the calls, the cache remembers what a server cannot do (`notes`), so a
+rerun does not rediscover it with a failing call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+
+from rubriclang.llm.client import ChatRequest, Completion
+
+
+
+def default_path() -> str:
+    """`$XDG_CACHE_HOME/rubriclang/calls.sqlite`, else under `~/.cache`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "rubriclang", "calls.sqlite")
+
+
+def call_key(identity: str, model: str, request: ChatRequest) -> str:
+    """The cache key of a call."""
+    body = request.body(model)
+    blob = json.dumps({"server": identity, "body": body}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class CallCache:
+    """(key) -> completion. Writers from several processes are serialised by
+    SQLite (WAL journal, busy timeout); each thread has its own connection."""
+
+    def __init__(self, path: str | None = None):
+        path = path or default_path()
+        self.path = path
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self._local = threading.local()
+        self.hits = 0
+        self.misses = 0
+        with self._conn() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS calls ("
+                " key TEXT PRIMARY KEY, server TEXT NOT NULL, model TEXT NOT NULL,"
+                " response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER)"
+            )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS notes ("
+                " server TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (server, name))"
+            )
+
+    def _conn(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=30000")
+            self._local.db = db
+        return db
+
+    def get(self, key: str) -> Completion | None:
+        row = self._conn().execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return Completion.from_json(json.loads(row[0]), cached=True)
+
+    def put(self, key: str, server: str, completion: Completion) -> None:
+        self._conn().execute(
+            "INSERT OR REPLACE INTO calls (key, server, model, response, prompt_tokens, completion_tokens)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                server,
+                completion.model,
+                json.dumps(completion.to_json(), sort_keys=True, ensure_ascii=False),
+                completion.prompt_tokens,
+                completion.completion_tokens,
+            ),
+        )
+
+    def note(self, server: str, name: str) -> str | None:
+        """What was remembered about a server (e.g. that it refuses structured output)."""
+        row = self._conn().execute("SELECT value FROM notes WHERE server = ? AND name = ?", (server, name)).fetchone()
+        return row[0] if row else None
+
+    def set_note(self, server: str, name: str, value: str) -> None:
+        self._conn().execute("INSERT OR REPLACE INTO notes (server, name, value) VALUES (?, ?, ?)", (server, name, value))
+
+    def stats(self) -> dict:
+        db = self._conn()
+        n, p, c = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM calls"
+        ).fetchone()
+        models = db.execute("SELECT model, COUNT(*) FROM calls GROUP BY model ORDER BY model").fetchall()
+        size = os.path.getsize(self.path) if os.path.exists(self.path) else 0
+        return {
+            "path": self.path,
+            "entries": n,
+            "prompt_tokens": p,
+            "completion_tokens": c,
+            "bytes": size,
+            "models": dict(models),
+        }
+
+    def clear(self) -> int:
+        db = self._conn()
+        n = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+        db.execute("DELETE FROM calls")
+        db.execute("DELETE FROM notes")
+        db.execute("VACUUM")
+        return n
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None

@@ -1,0 +1,354 @@
+"""An async client for OpenAI-compatible `/v1/chat/completions` servers
+(vLLM, llama.cpp, hosted APIs), over httpx.
+
+It spreads requests over several base URLs (least busy first), limits the
+requests in flight per endpoint, reuses connections, and retries transient
+failures (429, 5xx, timeouts, dropped connections, unparseable bodies) with
+exponential backoff and full jitter, honouring `Retry-After`. The API key is
+sent in a header and never appears in an error message, a log or a cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from typing import Any
+
+import attrs
+import httpx
+
+
+@attrs.frozen
+class Sampling:
+    """Sampling parameters. None means "not sent" (the server's default),
+    which is different from sending the same value, so it is part of the
+    cache key too."""
+
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = 512
+    seed: int | None = 0
+    logprobs: bool = False
+    top_logprobs: int | None = None
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key in ("temperature", "top_p", "max_tokens", "seed"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.logprobs:
+            out["logprobs"] = True
+            if self.top_logprobs is not None:
+                out["top_logprobs"] = self.top_logprobs
+        return out
+
+
+@attrs.frozen
+class ChatRequest:
+    messages: tuple[dict, ...]
+    sampling: Sampling = Sampling()
+    response_format: dict | None = None
+
+    def body(self, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "messages": list(self.messages), **self.sampling.body()}
+        if self.response_format is not None:
+            body["response_format"] = self.response_format
+        return body
+
+
+@attrs.frozen
+class Completion:
+    """A model's answer, with what it cost."""
+
+    text: str
+    model: str
+    logprobs: list | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    latency_ms: float | None = None
+    attempts: int = 1
+    cached: bool = False
+
+    def to_json(self) -> dict:
+        # Latency and attempts are kept so that a judgment served from the
+        # cache reports the call that produced it, and a resumed run writes
+        # the same traces as an uninterrupted one.
+        return {
+            "text": self.text,
+            "model": self.model,
+            "logprobs": self.logprobs,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "finish_reason": self.finish_reason,
+            "latency_ms": self.latency_ms,
+            "attempts": self.attempts,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict, **extra) -> "Completion":
+        return cls(
+            d["text"],
+            d["model"],
+            d.get("logprobs"),
+            d.get("prompt_tokens", 0),
+            d.get("completion_tokens", 0),
+            d.get("finish_reason"),
+            d.get("latency_ms"),
+            d.get("attempts", 1),
+            **extra,
+        )
+
+
+class LLMError(Exception):
+    """A call that failed for good. `kind`: unreachable, timeout, http,
+    bad_response, unknown_model, auth, unsupported (the server rejected the
+    request's `response_format`)."""
+
+    def __init__(self, kind: str, message: str, status: int | None = None, attempts: int = 1):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.attempts = attempts
+
+
+class _Retry(Exception):
+    def __init__(self, error: LLMError, after: float | None = None):
+        self.error = error
+        self.after = after
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """`Retry-After` as seconds: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _Endpoint:
+    def __init__(self, url: str, limit: int):
+        self.url = url.rstrip("/")
+        self.sem = asyncio.Semaphore(limit)
+        self.in_flight = 0
+
+
+class OpenAIClient:
+    """Chat completions against one or more OpenAI-compatible servers."""
+
+    def __init__(
+        self,
+        base_urls: list[str],
+        model: str | None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 120.0,
+        max_retries: int = 5,
+        per_endpoint: int = 16,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        seed: int | None = None,
+        identity: str | None = None,
+    ):
+        if not base_urls:
+            raise ValueError("at least one base URL is needed")
+        self.endpoints = [_Endpoint(_v1(u), per_endpoint) for u in base_urls]
+        # None: the servers' only model, found by `check_model`.
+        self.model = model
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self._rng = random.Random(seed)
+        self._secret = api_key
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        limits = httpx.Limits(max_connections=per_endpoint * len(self.endpoints), max_keepalive_connections=per_endpoint * len(self.endpoints))
+        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout), limits=limits)
+        self._turn = 0
+        # What the cache keys calls by: by default the set of servers (they
+        # serve the same model); an embedded server, whose port changes every
+        # run, names its model file instead.
+        self.identity = identity or " ".join(sorted(e.url for e in self.endpoints))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> "OpenAIClient":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    def _pick(self) -> _Endpoint:
+        # Least busy first; ties by rotation, so load spreads evenly.
+        self._turn += 1
+        n = len(self.endpoints)
+        order = [self.endpoints[(self._turn + i) % n] for i in range(n)]
+        return min(order, key=lambda e: e.in_flight)
+
+    def _delay(self, attempt: int, after: float | None) -> float:
+        if after is not None:
+            return min(after, self.backoff_max)
+        cap = min(self.backoff_max, self.backoff_base * (2 ** attempt))
+        return self._rng.uniform(0, cap)  # full jitter
+
+    def _redact(self, err: LLMError) -> LLMError:
+        # A server may echo what it was sent (some quote the key they refused):
+        # the key never leaves this object, not even inside an error message.
+        if not self._secret or self._secret not in err.message:
+            return err
+        message = err.message.replace(self._secret, "***")
+        return LLMError(err.kind, message, err.status, err.attempts)
+
+    async def list_models(self, endpoint: int = 0) -> list[str]:
+        """The model ids one server offers (GET /models)."""
+        try:
+            return await self._list_models(self.endpoints[endpoint])
+        except LLMError as err:
+            raise self._redact(err) from None
+
+    async def _list_models(self, ep: _Endpoint) -> list[str]:
+        try:
+            r = await self._http.get(ep.url + "/models")
+        except httpx.TimeoutException:
+            raise LLMError("timeout", f"{ep.url} did not answer in time") from None
+        except httpx.HTTPError as exc:
+            raise LLMError("unreachable", f"cannot reach {ep.url}: {_describe(exc)}") from None
+        if r.status_code in (401, 403):
+            raise LLMError("auth", f"{ep.url} refused the API key (HTTP {r.status_code})", r.status_code)
+        if r.status_code != 200:
+            raise LLMError("http", f"{ep.url}/models answered HTTP {r.status_code}: {_error_detail(r)}", r.status_code)
+        try:
+            return [m["id"] for m in r.json().get("data", [])]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise LLMError("bad_response", f"{ep.url}/models answered something that is not a model list") from None
+
+    async def check_model(self) -> None:
+        """Fail early, clearly, when a server is unreachable, refuses the key
+        or lacks the model. With no model named, the servers' only model is
+        chosen (several to choose from is an error that lists them)."""
+        for i, ep in enumerate(self.endpoints):
+            models = await self.list_models(i)
+            if self.model is None:
+                if len(models) != 1:
+                    offered = ", ".join(models[:10]) or "none listed"
+                    raise LLMError("unknown_model", f"{ep.url} offers {len(models)} models ({offered}); choose one with --model")
+                self.model = models[0]
+            elif models and self.model not in models:
+                raise LLMError(
+                    "unknown_model",
+                    f"the server at {ep.url} has no model `{self.model}` (it has: {', '.join(models[:10])})",
+                )
+
+    async def chat(self, request: ChatRequest) -> Completion:
+        """One completion, retried on transient failures; raises LLMError."""
+        if self.model is None:
+            raise LLMError("unknown_model", "no model chosen: call check_model() first, or name one")
+        body = request.body(self.model)
+        attempt = 0
+        while True:
+            attempt += 1
+            ep = self._pick()
+            try:
+                async with ep.sem:
+                    ep.in_flight += 1
+                    try:
+                        return await self._once(ep, body, attempt)
+                    finally:
+                        ep.in_flight -= 1
+            except _Retry as r:
+                if attempt > self.max_retries:
+                    err = r.error
+                    raise self._redact(LLMError(err.kind, f"{err.message} (gave up after {attempt} attempts)", err.status, attempt)) from None
+                await asyncio.sleep(self._delay(attempt - 1, r.after))
+            except LLMError as err:
+                raise self._redact(err) from None
+
+    async def _once(self, ep: _Endpoint, body: dict, attempt: int) -> Completion:
+        started = time.perf_counter()
+        url = ep.url + "/chat/completions"
+        try:
+            r = await self._http.post(url, json=body)
+        except httpx.TimeoutException:
+            raise _Retry(LLMError("timeout", f"{ep.url} did not answer in time")) from None
+        except httpx.ConnectError as exc:
+            raise _Retry(LLMError("unreachable", f"cannot reach {ep.url}: {_describe(exc)}")) from None
+        except httpx.HTTPError as exc:
+            raise _Retry(LLMError("unreachable", f"the connection to {ep.url} broke: {_describe(exc)}")) from None
+        latency = (time.perf_counter() - started) * 1000
+        status = r.status_code
+        if status == 429 or status >= 500:
+            raise _Retry(
+                LLMError("http", f"{ep.url} answered HTTP {status}", status),
+                retry_after_seconds(r.headers.get("retry-after")),
+            )
+        if status in (401, 403):
+            raise LLMError("auth", f"{ep.url} refused the API key (HTTP {status})", status, attempt)
+        if status != 200:
+            detail = _error_detail(r)
+            raise LLMError(_error_kind(status, detail, body), f"{ep.url} answered HTTP {status}: {detail}", status, attempt)
+        try:
+            data = r.json()
+            choice = data["choices"][0]
+            text = choice["message"]["content"] or ""
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise _Retry(LLMError("bad_response", f"{ep.url} answered a body that is not a chat completion")) from None
+        usage = data.get("usage") or {}
+        logprobs = (choice.get("logprobs") or {}).get("content")
+        return Completion(
+            text=text,
+            model=data.get("model") or body["model"],
+            logprobs=logprobs,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=choice.get("finish_reason"),
+            latency_ms=round(latency, 1),
+            attempts=attempt,
+        )
+
+
+def _error_kind(status: int, detail: str, body: dict) -> str:
+    """What a non-retryable error answer means, from its status and message."""
+    text = detail.lower()
+    # A server without structured output names the field it refuses; the
+    # caller can then ask again in plain text.
+    if status in (400, 422) and "response_format" in body and any(w in text for w in ("response_format", "json_schema", "schema")):
+        return "unsupported"
+    if status == 404 or ("model" in text and ("not" in text or "unknown" in text)):
+        return "unknown_model"
+    return "http"
+
+
+def _v1(url: str) -> str:
+    url = url.rstrip("/")
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+def _describe(exc: Exception) -> str:
+    return type(exc).__name__ + (f": {exc}" if str(exc) else "")
+
+
+def _error_detail(r: httpx.Response) -> str:
+    try:
+        err = r.json().get("error")
+        if isinstance(err, dict):
+            return str(err.get("message", ""))[:300]
+        if err:
+            return str(err)[:300]
+    except (ValueError, AttributeError):
+        pass
+    return r.text[:300]
+
+
+__all__ = ["ChatRequest", "Completion", "LLMError", "OpenAIClient", "Sampling", "retry_after_seconds"]

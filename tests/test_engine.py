@@ -1,0 +1,154 @@
+"""The interpreter: determinism under concurrency, error policies, modes, resume."""
+
+import asyncio
+import hashlib
+import json
+import random
+
+import pytest
+
+import rubriclang
+from rubriclang.interp.backend import Judgment
+from rubriclang.interp.engine import Interpreter
+from rubriclang.interp.items import ItemError, item_from_json
+from rubriclang.interp.trace import canonical_json
+
+GRAPH = """
+rubric helpful { version = 1 }
+contract { scale = score[1, 5] }
+criterion a: ordinal[1, 5] = human.annotation { key = "a" }
+criterion b: ordinal[1, 5] = human.annotation { key = "b" }
+criterion c: score[0, 1]? = human.annotation { key = "c", on_error = abstain }
+criterion long: bool = rule.length { over = 5 }
+node c5 = transform.rescale(value: c) { to = score[1, 5] }
+node q = reduce.weighted_mean(inputs: [a, b, c5]) { weights = [2, 1, 1] }
+node capped = gate.cap(value: q, when: long) { max = 3 }
+sink capped
+readout pointwise { output = ordinal[1, 5] }
+readout pairwise { epsilon = 0.5, resolve = tie }
+"""
+
+
+class JitteryAnnotations:
+    """A backend that answers deterministically but after random delays, so
+    completion order differs from submission order."""
+
+    name = "jittery"
+
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+
+    def handles(self, procedure):
+        return procedure == "human.annotation"
+
+    async def judge(self, request):
+        await asyncio.sleep(self.rng.random() * 0.002)
+        key = request.criterion.params["key"]
+        h = int(hashlib.sha256(f"{request.item.id}/{request.candidate}/{key}".encode()).hexdigest(), 16)
+        if key == "c":
+            return Judgment(None, error="no rating") if h % 7 == 0 else Judgment((h % 101) / 100)
+        return Judgment(1 + h % 5)
+
+
+def _items(n):
+    for i in range(n):
+        words = " ".join(["word"] * (i % 9))
+        yield item_from_json({"id": f"i{i}", "input": "q", "response": words}, "test")
+
+
+def _traces(concurrency: int, seed: int) -> str:
+    from rubriclang.interp.local import LocalBackend
+
+    rubric = rubriclang.loads(GRAPH)
+    interp = Interpreter(rubric.graph, [JitteryAnnotations(seed), LocalBackend()], concurrency)
+
+    async def go():
+        return [canonical_json(r.record) async for r in interp.run(_items(120))]
+
+    return "\n".join(asyncio.run(go()))
+
+
+def test_traces_are_byte_identical_sequential_and_highly_concurrent():
+    sequential = _traces(concurrency=1, seed=1)
+    concurrent = _traces(concurrency=64, seed=2)
+    assert sequential == concurrent
+    assert len(sequential.splitlines()) == 120
+
+
+def test_abstaining_criterion_is_skipped_by_the_reducer():
+    rubric = rubriclang.loads(GRAPH)
+    res = rubric.evaluate(
+        {"id": "x", "input": "", "response": "short", "annotations": {"a": 5, "b": 2}}
+    )
+    # `c` has no annotation and abstains: mean over a and b with weights 2, 1.
+    assert res.composition.values["q"]["response"] == pytest.approx(4.0)
+    assert res.composition.decision.decision == 4
+    assert "c" in res.composition.errors
+
+
+def test_failing_criterion_fails_the_item_with_the_reason():
+    rubric = rubriclang.loads(GRAPH)
+    res = rubric.evaluate({"id": "x", "input": "", "response": "short", "annotations": {"a": 5}})
+    d = res.composition.decision
+    assert d.status == "error"
+    assert "criterion `b` failed" in d.error and "no annotation `b`" in d.error
+    assert res.record["readout"]["status"] == "error"
+
+
+def test_out_of_domain_value_is_an_error_not_a_clamp():
+    rubric = rubriclang.loads(GRAPH)
+    res = rubric.evaluate({"id": "x", "input": "", "response": "s", "annotations": {"a": 7, "b": 2}})
+    assert res.composition.decision.status == "error"
+    assert "7 lies outside `ordinal[1, 5]`" in res.composition.decision.error
+
+
+def test_pairwise_prefers_by_more_than_epsilon_else_resolves():
+    rubric = rubriclang.loads(GRAPH)
+    item = {
+        "id": "p",
+        "input": "",
+        "responses": {"x": "s", "y": "s"},
+        "annotations": {"x": {"a": 5, "b": 5, "c": 1.0}, "y": {"a": 3, "b": 5, "c": 1.0}},
+    }
+    res = rubric.evaluate(item)
+    assert res.mode == "pairwise"
+    d = res.composition.decision
+    assert d.decision == "x" and d.margin == pytest.approx(1.0)
+    item["annotations"]["y"]["a"] = 5
+    item["annotations"]["y"]["c"] = 0.9
+    d = rubric.evaluate(item).composition.decision
+    assert d.decision == "tie"  # margin 0.1 <= epsilon 0.5, resolve = tie
+
+
+def test_graph_without_the_needed_readout_is_a_clear_error():
+    src = GRAPH.replace("readout pairwise { epsilon = 0.5, resolve = tie }\n", "")
+    rubric = rubriclang.loads(src)
+    with pytest.raises(Exception, match="has no `pairwise` readout"):
+        rubric.evaluate({"id": "p", "input": "", "responses": {"x": "a", "y": "b"}})
+
+
+def test_pairwise_item_needs_two_candidates():
+    with pytest.raises(ItemError, match="exactly two `responses`"):
+        item_from_json({"id": "p", "responses": {"x": "a", "y": "b", "z": "c"}}, "f.jsonl:3")
+
+
+def test_reformatting_does_not_change_the_graph_hash():
+    a = rubriclang.loads(GRAPH)
+    b = rubriclang.loads("# a comment\n" + GRAPH.replace(" { version = 1 }", " {\n  version = 1\n}"))
+    assert a.interpreter.hash == b.interpreter.hash
+    c = rubriclang.loads(GRAPH.replace("weights = [2, 1, 1]", "weights = [1, 1, 1]"))
+    assert c.interpreter.hash != a.interpreter.hash
+
+
+def test_trace_records_every_judgment_operator_value_and_decision():
+    rubric = rubriclang.loads(GRAPH)
+    rec = rubric.evaluate(
+        {"id": "x", "input": "", "response": "one two three four five six", "annotations": {"a": 5, "b": 5, "c": 1.0}}
+    ).record
+    assert rec["schema"] == "rubriclang.trace/1"
+    assert set(rec["criteria"]) == {"a", "b", "c", "long"}
+    assert rec["criteria"]["long"]["response"]["raw"] == 6
+    assert rec["operators"]["q"]["response"] == 5.0
+    assert rec["operators"]["capped"]["response"] == 3
+    assert rec["readout"] == {"status": "ok", "decision": 3, "raw": 3, "margin": None, "error": None}
+    json.loads(canonical_json(rec))
