@@ -11,10 +11,17 @@ $(BIN)/rbg: pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(BIN)/rbg
 
+OUT := out
+
 # The main job on the embedded default: check, format-check and run the examples.
 demo: $(BIN)/rbg
 	$(BIN)/rbg check examples
 	$(BIN)/rbg fmt --check examples
+	mkdir -p $(OUT)
+	$(BIN)/rbg run examples/gsm8k/rubric.rbg examples/gsm8k/items.jsonl --out $(OUT)/gsm8k.traces.jsonl
+	$(BIN)/rbg replay examples/gsm8k/rubric.rbg $(OUT)/gsm8k.traces.jsonl
+	$(BIN)/rbg eval examples/topical_chat/rubric.rbg examples/topical_chat/items.jsonl \
+	  --annotations examples/topical_chat/annotations.jsonl
 
 test: $(BIN)/rbg
 	$(BIN)/pytest

@@ -126,14 +126,15 @@ def importtime(script_argv: list[str], env: dict[str, str], runs: int = 7) -> li
     return [(m, statistics.median(s), statistics.median(c)) for m, (s, c) in per_module.items()]
 
 
-# Runs in a fresh interpreter: the phases of one cold check, minus interpreter start-up.
+# Runs in a fresh interpreter: the phases of one cold check, minus interpreter
+# start-up. The import phase loads what `rbg check` loads: the CLI group, the
+# `check` command's module (when the CLI exists), and the checker.
 _PHASES = r"""
-import sys, time
+import importlib.util, sys, time
 t0 = time.perf_counter()
-import importlib.util
-cli = importlib.util.find_spec("rubriclang.cli.main") is not None
-if cli:
-    import rubriclang.cli.main
+cli = [m for m in ("rubriclang.cli.main", "rubriclang.cli.check") if importlib.util.find_spec(m)]
+for m in cli:
+    __import__(m)
 import rubriclang.checker
 t1 = time.perf_counter()
 from rubriclang.syntax.parser import _lark
@@ -144,23 +145,22 @@ load_catalog()
 t3 = time.perf_counter()
 rubriclang.checker.check_source(open(sys.argv[1], encoding="utf-8").read(), sys.argv[1])
 t4 = time.perf_counter()
-print((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, int(cli))
+print((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, "+".join(cli + ["rubriclang.checker"]))
 """
 
 
-def startup_phases(runs: int, env: dict[str, str]) -> tuple[dict[str, float], bool]:
-    """Median ms of each start-up phase, each in a fresh process; and whether
-    the CLI module was part of the import phase."""
-    names = ("import", "parser from cache", "load catalog", "parse+check file")
+def startup_phases(runs: int, env: dict[str, str]) -> tuple[dict[str, float], str]:
+    """Median ms of each start-up phase, each run in a fresh process; and what
+    the import phase imported."""
+    names = ("import", "parser from Lark's cache", "load catalog", "parse+check the file")
     samples: list[list[float]] = [[] for _ in names]
-    cli = False
+    imported = ""
     for _ in range(runs):
         argv = [sys.executable, "-c", _PHASES, str(RUBRIC)]
-        out = subprocess.run(argv, capture_output=True, text=True, env=env, check=True).stdout.split()
-        for xs, x in zip(samples, out):
+        *times, imported = subprocess.run(argv, capture_output=True, text=True, env=env, check=True).stdout.split()
+        for xs, x in zip(samples, times):
             xs.append(float(x))
-        cli = out[-1] == "1"
-    return {n: statistics.median(xs) for n, xs in zip(names, samples)}, cli
+    return {n: statistics.median(xs) for n, xs in zip(names, samples)}, imported
 
 
 # -- throughput --------------------------------------------------------------------
@@ -237,7 +237,8 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="print a cProfile of parse+check even when on target")
     args = ap.parse_args()
 
-    print(f"python {sys.version.split()[0]} at {sys.executable}; {os.cpu_count()} CPUs\n")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"python {sys.version.split()[0]} at {sys.executable}; {os.cpu_count()} CPUs; load average {load} (other processes inflate wall times)\n")
     rows: list[tuple[str, ...]] = []
     notes: list[str] = []
     rows_cold, notes_cold, rbg_argv, env = cold_start(args.runs)
@@ -367,12 +368,11 @@ def throughput(count: int, seed: int, repeat: int):
 
 def print_startup(rbg_argv: list[str], env: dict[str, str], runs: int) -> None:
     """Where the start-up time of `rbg check` goes: phases, then imports."""
-    phases, cli = startup_phases(runs, env)
-    imported = "rubriclang.cli.main + rubriclang.checker" if cli else "rubriclang.checker"
-    print(f"\nstart-up phases in one fresh process (median ms of {runs}; interpreter start-up is the `python -c pass` figure):")
+    phases, imported = startup_phases(runs, env)
+    print(f"\nstart-up phases, each process fresh (median ms of {runs}; interpreter start-up is the `python -c pass` figure):")
     for name, ms in phases.items():
-        label = f"{name} ({imported})" if name == "import" else name
-        print(f"  {label:<58} {ms:7.1f}")
+        print(f"  {name:<28} {ms:7.1f}" + (f"  ({imported})" if name == "import" else ""))
+    print(f"  {'sum':<28} {sum(phases.values()):7.1f}")
     modules = importtime(rbg_argv, env)
     print("\n-X importtime of `rbg check`, top 10 by cumulative ms (median of 7 runs; indentation = nesting):")
     for m, s, c in sorted(modules, key=lambda x: -x[2])[:10]:

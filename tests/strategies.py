@@ -114,6 +114,7 @@ def _key(p) -> str:
 
 @st.composite
 def judgment_types(draw, kinds=("bool", "ordinal", "score", "label")) -> JType:
+    """A declarable judgment type (lo < hi, two labels or more) of one of `kinds`."""
     kind = draw(st.sampled_from(kinds))
     if kind == "bool":
         return JType("bool")

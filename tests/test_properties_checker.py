@@ -44,7 +44,7 @@ def _member(x, t: JType) -> bool:
     return t.lo - slack <= x <= t.hi + slack
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=200)
 @given(applications(), st.data())
 def test_inferred_type_holds_every_value_the_operator_computes(application, data):
     """The checker's output types are sound: an operator's value on any inputs of

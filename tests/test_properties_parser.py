@@ -27,7 +27,7 @@ def assert_well_formed(diagnostics, text: str) -> None:
         assert d.message.strip(), d
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=200)
 @given(texts)
 def test_parse_gives_a_module_or_diagnostics_never_an_exception(text: str):
     result = parse(text, "t.rbg")
@@ -35,7 +35,7 @@ def test_parse_gives_a_module_or_diagnostics_never_an_exception(text: str):
     assert_well_formed(result.diagnostics, result.source)
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=200)
 @given(texts)
 def test_check_source_reports_only_well_formed_diagnostics(text: str):
     result = check_source(text, "t.rbg")

@@ -3,8 +3,11 @@ blocks, and third-party catalogs registered through entry points.
 
 A plugin registers under the entry-point group `rubriclang.catalogs`; the
 entry point names a package holding `operators.toml` and/or
-`procedures.toml` in the standard format, which may define `OUTPUT_RULES`
-(rule name -> function) for operators whose output rule is its own.
+`procedures.toml` in the standard format. Its module defines `OPERATORS`
+(operator name -> function, with the signature of `rubriclang.interp.ops`)
+for each operator it declares, and may define `OUTPUT_RULES` (rule name ->
+function) for operators whose output rule is its own. Procedures are run by
+criterion backends, which plugins provide separately.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class Catalog:
     blocks: dict[str, BlockSpec]
     common_params: tuple[ParamSpec, ...]
     rules: dict[str, Rule]
+    # Plugin operators' functions (the standard ones live in rubriclang.interp.ops).
+    functions: dict = attrs.field(factory=dict)
 
     def procedure_params(self, proc: ProcedureSpec) -> tuple[ParamSpec, ...]:
         return proc.params + self.common_params
@@ -97,6 +102,13 @@ def _merge(into: dict, new: dict, what: str) -> None:
         into[name] = spec
 
 
+def _merge_plain(into: dict, new: dict, what: str, source: str) -> None:
+    for name, value in new.items():
+        if name in into:
+            raise CatalogError(f"{what} `{name}` from `{source}` clashes with an existing one")
+        into[name] = value
+
+
 def _plugins():
     from importlib.metadata import entry_points
 
@@ -115,6 +127,7 @@ def load_catalog(plugins: bool = True) -> Catalog:
     procedures = _procedures(proc_data, "stdlib")
     common = tuple(param_from_dict(p) for p in proc_data["common"]["params"])
     rules = dict(RULES)
+    functions: dict = {}
     if plugins:
         for ep in _plugins():
             try:
@@ -125,7 +138,13 @@ def load_catalog(plugins: bool = True) -> Catalog:
             source = f"plugin {ep.name}"
             _merge(operators, _operators(_read_toml(root, "operators.toml"), source), "operator")
             _merge(procedures, _procedures(_read_toml(root, "procedures.toml"), source), "procedure")
-            rules.update(getattr(module, "OUTPUT_RULES", {}))
+            _merge_plain(rules, getattr(module, "OUTPUT_RULES", {}), "output rule", source)
+            new_ops = [n for n, spec in operators.items() if spec.source == source]
+            impls = getattr(module, "OPERATORS", {})
+            missing = [n for n in new_ops if n not in impls]
+            if missing:
+                raise CatalogError(f"{source} declares operators without a function in its OPERATORS: {', '.join(missing)}")
+            functions.update({n: impls[n] for n in new_ops})
     for op in operators.values():
         if op.output not in rules:
             raise CatalogError(f"operator `{op.name}` names an unknown output rule `{op.output}`")
@@ -134,4 +153,4 @@ def load_catalog(plugins: bool = True) -> Catalog:
         name: BlockSpec(name, d["summary"], tuple(param_from_dict(p) for p in d["params"]))
         for name, d in block_data["blocks"].items()
     }
-    return Catalog(operators, procedures, blocks, common, rules)
+    return Catalog(operators, procedures, blocks, common, rules, functions)

@@ -249,10 +249,17 @@ class _Checker:
                 if key.value not in t.labels:
                     self.err("RB203", key.span, f"`{key_text(key)}` is not one of the labels of `{plain}`", suggest(str(key.value), t.labels) + (f"the labels: {', '.join(t.labels)}",))
         elif proc == "rule.regex" and "pattern" not in failed and values.get("pattern") is not None:
+            from rubriclang.regex import compile_regex  # only for files that use rule.regex
+
             try:
-                re.compile(values["pattern"])
-            except re.error as exc:
-                self.err("RB203", self._param_span(d, "pattern"), f"`pattern` is not a valid regular expression: {exc}")
+                compile_regex(values["pattern"], bool(values.get("ignore_case")))
+            except ValueError as exc:
+                self.err(
+                    "RB203",
+                    self._param_span(d, "pattern"),
+                    f"`pattern` is not a valid RE2 regular expression: {exc}",
+                    ("rule.regex uses RE2 (linear time): no backreferences or lookaround",),
+                )
         elif proc == "rule.length":
             given = [k for k in ("over", "under") if values.get(k) is not None]
             if t.kind == "bool" and len(given) != 1:
@@ -493,6 +500,8 @@ class _Checker:
             return None
         for extra in sinks[1:]:
             self.err("RB303", extra.span, f"a second sink `{extra.target.value}`", (f"the first is `{sinks[0].target.value}` at {sinks[0].span}", "combine them with a reducer and sink that"))
+            if extra.target.value not in self.decls:
+                self.err("RB101", extra.target.span, f"unknown name `{extra.target.value}`", self._name_hint(extra.target.value))
         target = sinks[0].target
         if target.value not in self.decls:
             self.err("RB101", target.span, f"unknown name `{target.value}`", self._name_hint(target.value))

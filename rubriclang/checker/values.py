@@ -131,7 +131,7 @@ _EXPECTED = {
     "map<string>": "a map to strings",
     "map<number>": "a map to numbers",
     "type": "a type",
-    "numeric_type": "a numeric type (`ordinal[lo, hi]` or `score[lo, hi]`)",
+    "numeric_type": "a numeric type, `ordinal[lo, hi]` or `score[lo, hi]`",
     "json": "a JSON-like value",
 }
 

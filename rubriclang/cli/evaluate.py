@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import click
@@ -13,10 +14,15 @@ from rubriclang.cli.execution import (
     concurrency_option,
     data_error,
     interpreter,
+    llm_options,
+    llm_session,
     load_graph,
     local_backend,
     mode_option,
+    open_llm,
     recorded_option,
+    usage_json,
+    usage_text,
     validated,
 )
 
@@ -31,29 +37,39 @@ from rubriclang.cli.execution import (
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def evaluate(graph, items, traces, baseline, mode, concurrency, annotations, recorded, fmt) -> None:
+@llm_options
+def evaluate(graph, items, traces, baseline, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     """Compare GRAPH's decisions on ITEMS with their `gold` labels.
 
     Pointwise: exact agreement, within-1 accuracy, MAE, Pearson, Spearman and
     Kendall; pairwise: accuracy, coverage, tie and abstain rates; each with a
-    bootstrap 95% interval.
+    bootstrap 95% interval. LLM calls go through the call cache, so
+    evaluating again makes no calls.
     """
+    with contextlib.ExitStack() as stack:
+        _evaluate(stack, graph, items, traces, baseline, mode, concurrency, annotations, recorded, fmt, llm)
+
+
+def _evaluate(stack, graph, items, traces, baseline, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     from rubriclang.evaluation.evaluate import evaluate as do_eval
     from rubriclang.evaluation.evaluate import render_text, strip_private
     from rubriclang.interp.items import ItemError, read_items
     from rubriclang.interp.trace import read_traces
 
     g = load_graph(graph)
+    llm_backend = None
     try:
         gold = {it.id: it.gold for it in read_items(items)}
         if traces:
             records = [rec for _, rec in read_traces(traces) if rec["item"] in gold]
         else:
             backend = local_backend(annotations, recorded)
-            interp = interpreter(g, backend, concurrency)
+            llm_backend = open_llm(stack, g, llm)
+            interp = interpreter(g, [backend, llm_backend], concurrency)
 
             async def go():
-                return [r.record async for r in interp.run(validated(read_items(items), backend), mode)]
+                async with llm_session(llm_backend):
+                    return [r.record async for r in interp.run(validated(read_items(items), backend), mode)]
 
             records = asyncio.run(go())
     except ItemError as exc:
@@ -65,3 +81,6 @@ def evaluate(graph, items, traces, baseline, mode, concurrency, annotations, rec
         click.echo(json.dumps(strip_private(report), sort_keys=True, indent=2))
     else:
         click.echo(render_text(report))
+    if llm_backend is not None:
+        # On stderr: stdout is the report, which scripts may read.
+        click.echo(usage_text(usage_json(llm_backend)), err=True)

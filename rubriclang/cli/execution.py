@@ -1,9 +1,16 @@
 """What `run`, `replay` and `eval` share: loading a graph (its diagnostics
-shown, exit 2 when it has errors), value tables, backends, and turning data
-errors into clear messages."""
+shown, exit 2 when it has errors), value tables, backends (the LLM backend
+with its server, client and call cache), and turning data errors into clear
+messages."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
+import re
+
+import attrs
 import click
 
 
@@ -55,11 +62,13 @@ def local_backend(annotations: str | None, recorded: str | None):
     return LocalBackend(ann, rec)
 
 
-def interpreter(graph, backend, concurrency: int):
+def interpreter(graph, backends, concurrency: int):
+    """An Interpreter over `backends` (the first that handles a procedure
+    runs it); None entries are skipped."""
     from rubriclang.interp.engine import BackendError, Interpreter
 
     try:
-        return Interpreter(graph, [backend], concurrency)
+        return Interpreter(graph, [b for b in backends if b is not None], concurrency)
     except BackendError as exc:
         raise DataError(str(exc)) from None
 
@@ -88,3 +97,185 @@ recorded_option = click.option(
 concurrency_option = click.option(
     "--concurrency", type=click.IntRange(1, 4096), default=8, show_default=True, help="Criterion calls in flight at once."
 )
+
+
+# --- LLM criteria -----------------------------------------------------------
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@attrs.frozen
+class LLMOptions:
+    """The command-line settings of the LLM backend."""
+
+    base_urls: tuple[str, ...]
+    model: str | None
+    api_key_env: str
+    temperature: float
+    top_p: float | None
+    max_tokens: int
+    seed: int | None
+    logprobs: bool
+    timeout: float
+    max_retries: int
+    per_endpoint: int
+    cache: str | None
+    no_cache: bool
+    model_file: str | None
+
+
+_LLM_OPTIONS = [
+    click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local model."),
+    click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
+    click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key (the key itself is never a flag)."),
+    click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Sampling temperature."),
+    click.option("--top-p", type=click.FloatRange(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."),
+    click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."),
+    click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
+    click.option("--logprobs", is_flag=True, help="Read `score[lo, hi]` ratings as probability-weighted means of the scale's tokens (G-Eval)."),
+    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True, help="Seconds to wait for one answer."),
+    click.option("--max-retries", type=click.IntRange(0, 100), default=5, show_default=True, help="Retries of a call after 429, 5xx, timeouts and dropped connections."),
+    click.option("--per-endpoint", type=click.IntRange(1, 4096), default=16, show_default=True, help="Requests in flight per server."),
+    click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None, help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite, else ~/.cache/...)."),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
+    click.option("--model-file", type=click.Path(dir_okay=False), default=None, metavar="GGUF", help="The embedded model's GGUF file (used when no --base-url is given)."),
+]
+_LLM_FIELDS = [a.name for a in attrs.fields(LLMOptions)]
+
+
+def llm_options(f):
+    """Adds the LLM backend's options to a command; they reach it as one
+    `llm: LLMOptions` argument."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        opts = LLMOptions(**{name: kwargs.pop(name) for name in _LLM_FIELDS})
+        return f(*args, llm=opts, **kwargs)
+
+    for option in reversed(_LLM_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def uses_llm(graph) -> bool:
+    """Whether any criterion of the graph is an LLM procedure."""
+    from rubriclang.llm.backend import LLMBackend
+
+    return any(c.procedure in LLMBackend.PROCEDURES for c in graph.criteria)
+
+
+def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
+    """The LLM backend for `graph`, or None when it has no LLM criteria. The
+    embedded server (no --base-url) and the cache are closed with `stack`;
+    the client, bound to the event loop, is closed by `llm_session`."""
+    if not uses_llm(graph):
+        return None
+    from rubriclang.llm.backend import LLMBackend
+    from rubriclang.llm.client import OpenAIClient, Sampling
+
+    settings = dict(timeout=opts.timeout, max_retries=opts.max_retries, per_endpoint=opts.per_endpoint)
+    if opts.base_urls:
+        if opts.model_file:
+            raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
+        urls = [_checked_url(u) for u in opts.base_urls]
+        client = OpenAIClient(urls, opts.model, _api_key(opts.api_key_env), **settings)
+    else:
+        if opts.model:
+            raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
+        server = _start_embedded(stack, opts.model_file)
+        client = OpenAIClient([server.base_url], server.model, identity=server.identity, **settings)
+    cache = None if opts.no_cache else _open_cache(opts.cache)
+    if cache is not None:
+        stack.callback(cache.close)
+    sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
+    return LLMBackend(client, cache, sampling, use_logprobs=opts.logprobs)
+
+
+@contextlib.asynccontextmanager
+async def llm_session(backend):
+    """Checks, before any item is judged, that the server answers and has
+    the model (exit 2 with the reason otherwise); closes the client after."""
+    if backend is None:
+        yield
+        return
+    from rubriclang.llm.client import LLMError
+
+    try:
+        try:
+            await backend.client.check_model()
+        except LLMError as exc:
+            raise DataError(_explain(exc)) from None
+        yield
+    finally:
+        await backend.aclose()
+
+
+def usage_json(backend) -> dict | None:
+    """What the LLM backend spent, for a run's summary."""
+    if backend is None:
+        return None
+    return {"model": backend.client.model, **backend.usage.to_json()}
+
+
+def usage_text(usage: dict) -> str:
+    return (
+        f"  LLM `{usage['model']}`: {usage['calls']} calls, {usage['cache_hits']} cache hits;"
+        f" tokens {usage['prompt_tokens']} prompt, {usage['completion_tokens']} completion"
+    )
+
+
+def _explain(exc) -> str:
+    hint = {
+        "unreachable": "is the server running, and is --base-url right?",
+        "timeout": "the server is up but slow: try a larger --timeout",
+        "auth": "put the key in the environment variable named by --api-key-env",
+        "unknown_model": "name a model the server has with --model",
+    }.get(exc.kind)
+    return exc.message + (f"\n  hint: {hint}" if hint else "")
+
+
+def _checked_url(url: str) -> str:
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError):
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        raise click.BadParameter(f"`{url}` is not an http(s) URL (e.g. http://localhost:8000/v1)", param_hint="--base-url")
+    return url
+
+
+def _api_key(name: str) -> str | None:
+    # The key is read from the environment, never taken as a flag, and never
+    # echoed: a value that is not a variable name may be the key itself.
+    if not _ENV_NAME.fullmatch(name):
+        raise click.BadParameter("expects the NAME of an environment variable that holds the key, not the key", param_hint="--api-key-env")
+    key = os.environ.get(name)
+    explicit = click.get_current_context().get_parameter_source("api_key_env") != click.core.ParameterSource.DEFAULT
+    if explicit and not key:
+        raise DataError(f"the environment variable `{name}` (--api-key-env) is not set")
+    return key or None
+
+
+def _start_embedded(stack: contextlib.ExitStack, model_file: str | None):
+    try:
+        from rubriclang.llm.embedded import EmbeddedError, start_embedded
+    except ImportError as exc:
+        raise DataError(f"the graph has LLM criteria and no --base-url was given, and the embedded model is not available ({exc})") from None
+    try:
+        return stack.enter_context(start_embedded(model_file))
+    except EmbeddedError as exc:
+        raise DataError(f"the graph has LLM criteria and no --base-url was given, so they need the embedded model: {exc}") from None
+
+
+def _open_cache(path: str | None):
+    import sqlite3
+
+    from rubriclang.llm.cache import CallCache, default_path
+
+    path = path or default_path()
+    try:
+        return CallCache(path)
+    except (sqlite3.Error, OSError) as exc:
+        raise DataError(f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)") from None

@@ -16,7 +16,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("rubriclang.cli.run:run", "Judge items with a graph, writing resumable traces."),
     "replay": ("rubriclang.cli.replay:replay", "Recompute decisions from recorded judgments, no calls."),
     "eval": ("rubriclang.cli.evaluate:evaluate", "Compare a graph's decisions with gold labels."),
+    "cache": ("rubriclang.cli.cache:cache", "Show or clear the cache of LLM calls."),
     "model": ("rubriclang.cli.model:model", "Get or locate the local GGUF model."),
+    "lsp": ("rubriclang.cli.lsp:lsp", "Run the language server (stdio)."),
+    "diff": ("rubriclang.cli.diff:diff", "Compare two versions of a rubric by meaning, with verdict impact."),
+    "graph": ("rubriclang.cli.graph:graph", "Draw a graph as Mermaid, DOT or SVG."),
+    "compile": ("rubriclang.cli.compile:compile_command", "Compile a prose rubric (TOML spec) into a checked .rbg with a model."),
+    "batch": ("rubriclang.cli.batch:batch", "Export LLM criterion calls as Batch API files, or import their results."),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import json
 import os
 import sys
@@ -17,10 +18,15 @@ from rubriclang.cli.execution import (
     concurrency_option,
     data_error,
     interpreter,
+    llm_options,
+    llm_session,
     load_graph,
     local_backend,
     mode_option,
+    open_llm,
     recorded_option,
+    usage_json,
+    usage_text,
     validated,
 )
 
@@ -34,20 +40,29 @@ from rubriclang.cli.execution import (
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
-def run(graph, items, out, mode, concurrency, annotations, recorded, fmt) -> None:
+@llm_options
+def run(graph, items, out, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     """Judge ITEMS with GRAPH, appending one trace line per item to --out.
 
-    Rerunning with the same --out resumes: finished items are skipped. Exit
-    status: 0 every item decided or abstained, 1 some items failed, 2 bad input.
+    Rerunning with the same --out resumes: finished items are skipped, and
+    LLM calls already made are answered from the call cache. Exit status: 0
+    every item decided or abstained, 1 some items failed, 2 bad input or an
+    unusable LLM server.
     """
+    with contextlib.ExitStack() as stack:
+        _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt, llm)
+
+
+def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.interp.trace import TraceWriter, finished_items
+    from rubriclang.interp.trace import finished_items
 
     g = load_graph(graph)
     backend = local_backend(annotations, recorded)
-    interp = interpreter(g, backend, concurrency)
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
+    llm_backend = open_llm(stack, g, llm)
+    interp = interpreter(g, [backend, llm_backend], concurrency)
     try:
         done = finished_items(out, interp.hash)
     except ItemError as exc:
@@ -56,18 +71,21 @@ def run(graph, items, out, mode, concurrency, annotations, recorded, fmt) -> Non
     stats = collections.Counter()
     decisions = collections.Counter()
     progress = _Progress(total, len(done), enabled=fmt == "text" and sys.stderr.isatty())
-    writer = TraceWriter(out)
+    # Opened once the LLM server has answered, so an unusable server leaves no file behind.
+    writer = _LazyWriter(out)
     started = time.perf_counter()
     error: DataError | None = None
 
     async def go():
-        stream = (it for it in validated(read_items(items), backend) if it.id not in done)
-        async for result in interp.run(stream, mode):
-            writer.write(result.record)
-            d = result.composition.decision
-            stats[d.status] += 1
-            decisions[_label(d)] += 1
-            progress.tick()
+        async with llm_session(llm_backend):
+            stream = (it for it in validated(read_items(items), backend) if it.id not in done)
+            writer.open()
+            async for result in interp.run(stream, mode):
+                writer.write(result.record)
+                d = result.composition.decision
+                stats[d.status] += 1
+                decisions[_label(d)] += 1
+                progress.tick()
 
     try:
         asyncio.run(go())
@@ -93,6 +111,8 @@ def run(graph, items, out, mode, concurrency, annotations, recorded, fmt) -> Non
         "decisions": dict(sorted(decisions.items())),
         "seconds": round(elapsed, 3),
     }
+    if llm_backend is not None:
+        summary["llm"] = usage_json(llm_backend)
     if fmt == "json":
         click.echo(json.dumps(summary, sort_keys=True, indent=2))
     else:
@@ -126,8 +146,31 @@ def _table(s: dict) -> str:
     ]
     if s["decisions"]:
         lines.append("  decisions: " + ", ".join(f"{k}: {v}" for k, v in s["decisions"].items()))
+    if s.get("llm"):
+        lines.append(usage_text(s["llm"]))
     lines.append(f"  traces: {s['out']}")
     return "\n".join(lines)
+
+
+class _LazyWriter:
+    """A TraceWriter opened on demand; closing an unopened one does nothing."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._writer = None
+
+    def open(self) -> None:
+        from rubriclang.interp.trace import TraceWriter
+
+        self._writer = TraceWriter(self.path)
+
+    def write(self, record: dict) -> None:
+        self._writer.write(record)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
 
 
 class _Progress:

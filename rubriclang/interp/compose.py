@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.backend import Judgment
@@ -64,9 +65,10 @@ def _fast_check(t: JType):
 class Composer:
     """Evaluates a checked graph's operators and readout; built once per graph."""
 
-    def __init__(self, graph: CheckedGraph, operators=OPERATORS):
+    def __init__(self, graph: CheckedGraph):
         self.graph = graph
-        self._plan = compile_plan(graph, operators)
+        # The standard operators' semantics, plus those of installed plugins.
+        self._plan = compile_plan(graph, {**OPERATORS, **load_catalog().functions})
         self._criteria = [(c.name, c.type, _fast_check(c.type), c.params.get("on_error") == "abstain") for c in graph.criteria]
         self._crit_names = tuple(c.name for c in graph.criteria)
         self._names = self._crit_names + tuple(o.name for o in graph.operators)

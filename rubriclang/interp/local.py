@@ -6,31 +6,16 @@ linear-time engine, so no pattern can backtrack catastrophically.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from typing import Any
 
 from rubriclang.interp.backend import Judgment, JudgmentRequest
+from rubriclang.regex import compile_regex
 from rubriclang.interp.tables import ValueTable
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 _GSM8K_ANSWER = re.compile(r"####\s*(-?[\d,]*\.?\d+)")
-
-
-@functools.lru_cache(maxsize=256)
-def compile_regex(pattern: str, ignore_case: bool):
-    """An RE2 pattern (compiled once per pattern); raises ValueError when invalid."""
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False
-    options.case_sensitive = not ignore_case
-    try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        msg = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise ValueError(msg) from None
 
 
 def _field(request: JudgmentRequest, field: str) -> str | None:

@@ -148,7 +148,7 @@ def start_embedded(
         raise EmbeddedError(f"parallel must be at least 1, not {parallel}")
     path = Path(model_file).expanduser() if model_file is not None else models.default_model_path()
     server = EmbeddedServer(
-        path.resolve() if path.exists() else path,
+        path.resolve(),
         threads=threads or default_threads(),
         ctx_size=ctx_size,
         parallel=parallel,

@@ -58,6 +58,10 @@ class ParseResult:
 
 # A declaration keyword at the start of a line: where parsing resumes after an error.
 _RESYNC = re.compile(r"^[ \t]*(rubric|contract|criterion|node|sink|readout)\b", re.M)
+# String literals and comments, so that a prompt line starting with `sink` is not
+# taken for a declaration (only triple-quoted strings span lines, but the others
+# must be skipped for a `"""` inside them not to count).
+_LITERAL = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)|"(?:[^"\\\n]|\\.)*"?|#[^\n]*', re.S)
 
 
 def parse(text: str, path: str = "<input>") -> ParseResult:
@@ -68,6 +72,9 @@ def parse(text: str, path: str = "<input>") -> ParseResult:
     """
     if text.startswith("\ufeff"):
         text = text[1:]
+    # Windows line ends: a `\r` before `\n` is layout, never content (it would
+    # otherwise end up inside triple-quoted prompts). Columns are unchanged.
+    text = text.replace("\r\n", "\n")
     diagnostics: list[Diagnostic] = []
     decls: list[ast.Decl] = []
     comments: list[Token] = []
@@ -78,10 +85,10 @@ def parse(text: str, path: str = "<input>") -> ParseResult:
         if found:
             break
         error_at += offset - (len(chunk) - (len(text) - offset))  # back to `text` offsets
-        nxt = _RESYNC.search(text, _line_end(text, max(error_at, offset)))
+        nxt = _next_declaration(text, _line_end(text, max(error_at, offset)))
         if nxt is None:
             break
-        offset = nxt.start()
+        offset = nxt
     comment_nodes = tuple(
         ast.Comment(str(t).rstrip(), span=Span(path, t.line, t.column, t.end_line, t.end_column))
         for t in sorted(comments, key=lambda t: (t.line, t.column))
@@ -89,6 +96,18 @@ def parse(text: str, path: str = "<input>") -> ParseResult:
     if diagnostics:
         return ParseResult(None, tuple(diagnostics), text)
     return ParseResult(ast.Module(tuple(decls), comment_nodes, path), (), text)
+
+
+def _next_declaration(text: str, start: int) -> int | None:
+    """Where the next line that starts a declaration begins, outside strings."""
+    long_strings = [m.span() for m in _LITERAL.finditer(text) if m.group().startswith('"""')]
+    found = _RESYNC.search(text, start)
+    while found is not None:
+        inside = next((end for lo, end in long_strings if lo < found.start() < end), None)
+        if inside is None:
+            return found.start()
+        found = _RESYNC.search(text, inside)
+    return None
 
 
 def _line_end(text: str, index: int) -> int:

@@ -1,0 +1,87 @@
+"""Which operators make sense for a judge, and why the others are skipped.
+
+The conditions are named in catalog.toml (`needs`, `unless`); each has its
+test here and a reason that the report prints for a skipped operator.
+"""
+
+from __future__ import annotations
+
+from rubriclang.audit.catalog import Operator
+from rubriclang.audit.judge import JudgeInfo
+
+_FIELD_WORDS = {"input": "the task input", "response": "the response", "order": "the candidates' order"}
+
+
+def prompt_hooks() -> frozenset[str]:
+    """The `prompt_variant` keys the LLM prompt renderer honours (none until
+    `rubriclang.llm.prompting` advertises them in `PROMPT_VARIANTS`)."""
+    try:
+        from rubriclang.llm import prompting
+    except ImportError:
+        return frozenset()
+    return frozenset(getattr(prompting, "PROMPT_VARIANTS", ()))
+
+
+def changed_fields(op: Operator) -> tuple[str, ...]:
+    """What the operator's variants rewrite (typo_noise's `fields` option may widen it)."""
+    return tuple(op.options.get("fields", op.changes))
+
+
+def _needs(cond: str, op: Operator, judge: JudgeInfo, hooks: frozenset[str]) -> str | None:
+    if cond == "llm_criteria":
+        if not judge.llm_criteria:
+            return "the judge has no llm.* criteria, so it has no prompt or rubric text to perturb"
+    elif cond == "anchors":
+        if not judge.has_anchors:
+            return "no llm.* criterion has anchors or label descriptions to paraphrase"
+    elif cond == "pairwise":
+        if judge.mode != "pairwise":
+            return "it needs pairwise items (two candidates to swap)"
+    elif cond == "pointwise":
+        if judge.mode != "pointwise":
+            return "directional operators apply to pointwise judges only"
+    elif cond == "ordered_output":
+        if judge.type == "categorical":
+            return f"the judge's output `{judge.output}` has no order, so a degradation has no direction"
+    elif cond.startswith("prompt_variant:"):
+        key = cond.split(":", 1)[1]
+        if judge.llm_criteria and key not in hooks:
+            return (
+                f"it needs the LLM prompt renderer to honour `prompt_variant.{key}` "
+                "(rubriclang.llm.prompting.PROMPT_VARIANTS does not list it yet)"
+            )
+    else:  # a catalog naming an unknown condition is a bug, not a user's mistake
+        raise ValueError(f"unknown condition `{cond}` in the operator catalog")
+    return None
+
+
+def _unless(cond: str, judge: JudgeInfo) -> str | None:
+    if cond == "measures_length":
+        names = judge.response_criteria(["rule.length"])
+        if names:
+            return f"criterion `{names[0]}` measures the response's length (rule.length), which this operator changes by design"
+    elif cond == "checks_format":
+        names = judge.response_criteria(["rule.json_valid", "rule.regex"])
+        if names:
+            return f"criterion `{names[0]}` checks the response's format ({judge.graph.nodes[names[0]].procedure}), which this operator changes by design"
+    else:
+        raise ValueError(f"unknown condition `{cond}` in the operator catalog")
+    return None
+
+
+def why_skipped(op: Operator, judge: JudgeInfo, hooks: frozenset[str] | None = None) -> str | None:
+    """None when `op` applies to `judge`, else the reason it is skipped."""
+    hooks = prompt_hooks() if hooks is None else hooks
+    for cond in op.needs:
+        reason = _needs(cond, op, judge, hooks)
+        if reason:
+            return reason
+    fields = changed_fields(op)
+    if fields and not set(fields) & judge.reads:
+        words = " or ".join(_FIELD_WORDS[f] for f in fields)
+        return f"no criterion of this judge reads {words}, so this operator cannot move its verdict"
+    for cond in op.unless:
+        reason = _unless(cond, judge)
+        if reason:
+            return reason
+    return None

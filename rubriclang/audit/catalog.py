@@ -1,0 +1,107 @@
+"""The perturbation operators, read from `catalog.toml` (one place for the
+CLI listing, the suite checks, the generators, the validator and the report).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import tomllib
+from typing import Any
+
+import attrs
+
+SURFACES = ("judge_prompt", "rubric", "input", "output", "paired")
+RELATIONS = ("invariant", "directional")
+GENERATORS = ("rule", "llm")
+# What a custom operator of each surface rewrites, and what the generator returns.
+CUSTOM_SURFACES = {"input": (("input",), "input"), "output": (("response",), "response"), "paired": (("input", "response"), "input+response")}
+
+
+@attrs.frozen
+class Operator:
+    """One perturbation operator (see catalog.toml for the fields' meaning)."""
+
+    name: str
+    surface: str
+    relation: str
+    generator: str
+    summary: str
+    changes: tuple[str, ...]
+    needs: tuple[str, ...]
+    unless: tuple[str, ...]
+    preserves: str
+    breaks: str
+    validation: str
+    target: str | None = None  # llm: what the generator rewrites
+    instruction: str | None = None  # llm: what the generator is told
+    options: dict[str, Any] = attrs.field(factory=dict)
+    custom: bool = False
+
+    @property
+    def judge_side(self) -> bool:
+        """Whether it perturbs the judge (a patched graph) rather than the items."""
+        return self.surface in ("judge_prompt", "rubric")
+
+    def to_json(self) -> dict:
+        d = attrs.asdict(self)
+        d["changes"], d["needs"], d["unless"] = list(self.changes), list(self.needs), list(self.unless)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Operator":
+        return cls(**{**d, "changes": tuple(d["changes"]), "needs": tuple(d["needs"]), "unless": tuple(d["unless"])})
+
+
+def _clean(text: str | None) -> str | None:
+    return " ".join(text.split()) if text else text
+
+
+def _operator(name: str, d: dict) -> Operator:
+    return Operator(
+        name=name,
+        surface=d["surface"],
+        relation=d["relation"],
+        generator=d["generator"],
+        summary=d["summary"],
+        changes=tuple(d.get("changes", ())),
+        needs=tuple(d.get("needs", ())),
+        unless=tuple(d.get("unless", ())),
+        preserves=d.get("preserves", ""),
+        breaks=d.get("breaks", ""),
+        validation=d["validation"],
+        target=d.get("target"),
+        instruction=_clean(d.get("instruction")),
+        options=dict(d.get("options", {})),
+    )
+
+
+@functools.cache
+def load_catalog() -> dict[str, Operator]:
+    """Every catalog operator by name, in catalog order."""
+    text = importlib.resources.files("rubriclang.audit").joinpath("catalog.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)["operators"]
+    return {name: _operator(name, d) for name, d in data.items()}
+
+
+def custom_operator(name: str, surface: str, relation: str, instruction: str, preserve: str = "") -> Operator:
+    """An operator declared in a suite's `[[custom]]` table; its variants are
+    written by the generator and checked by the validator."""
+    changes, target = CUSTOM_SURFACES[surface]
+    directional = relation == "directional"
+    return Operator(
+        name=name,
+        surface=surface,
+        relation=relation,
+        generator="llm",
+        summary=_clean(instruction) or "",
+        changes=changes,
+        needs=("pointwise", "ordered_output") if directional else (),
+        unless=(),
+        preserves=preserve or ("Everything the instruction does not ask to change." if not directional else ""),
+        breaks="What the instruction asks to break." if directional else "",
+        validation="LLM validator: the variant follows the instruction and keeps what it must.",
+        target=target,
+        instruction=_clean(instruction),
+        custom=True,
+    )

@@ -1,0 +1,246 @@
+"""Making and validating every variant of a suite.
+
+Item-side operators give one variant per item; judge-side operators give
+patches of the judge (one per operator, or one per style), each judged on
+every item. Rule variants are checked structurally; LLM variants by the
+validator. Everything, accepted or not, is logged for `validation.jsonl`;
+only accepted variants go on to be sealed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from random import Random
+
+import attrs
+
+from rubriclang.audit.applicability import changed_fields
+from rubriclang.audit.catalog import Operator
+from rubriclang.audit.judge import JudgeInfo
+from rubriclang.audit.llmcall import JsonAsker
+from rubriclang.audit.perturb import llm, rules
+from rubriclang.audit.variants import Patch, Validation, Variant, apply_changes
+from rubriclang.interp.items import POINTWISE_CANDIDATE, Item
+
+COUNTS = ("generated", "accepted", "rejected", "unavailable", "failed")
+_STRUCTURE_OK = Validation("structure", "accept", "the structural check passed")
+
+
+@attrs.define
+class Generated:
+    """What generation produced: accepted variants and patches, the log of
+    every decision, and counts per operator."""
+
+    variants: list[Variant] = attrs.field(factory=list)
+    patches: list[Patch] = attrs.field(factory=list)
+    log: list[dict] = attrs.field(factory=list)
+    counts: dict[str, collections.Counter] = attrs.field(factory=dict)
+
+    def record(self, op: str, unit: str, v: Validation, item: str | None = None, criterion: str | None = None) -> None:
+        c = self.counts.setdefault(op, collections.Counter())
+        if v.verdict == "failed":
+            c["failed"] += 1
+        else:
+            c["generated"] += 1
+            c[{"accept": "accepted", "reject": "rejected"}.get(v.verdict, "unavailable")] += 1
+        self.log.append({"variant": unit, "operator": op, "item": item, "criterion": criterion, **v.to_json()})
+
+
+def rng_for(seed: int, item: str, op: str, field: str) -> Random:
+    """A generator seeded by the suite, the item, the operator and the field
+    only (never by the order of work), so a variant is reproducible alone."""
+    return Random(f"{seed}\x1f{item}\x1f{op}\x1f{field}")
+
+
+# --- rules -------------------------------------------------------------------
+
+
+def _typo_variant(op: Operator, item: Item, seed: int) -> tuple[dict, Validation]:
+    fields = changed_fields(op)
+    rate = op.options.get("rate", 0.05)
+    changes: dict = {}
+    if "input" in fields:
+        new = rules.typo_noise(item.input, rng_for(seed, item.id, op.name, "input"), rate)
+        if new is not None:
+            changes["input"] = new
+    if "response" in fields:
+        cands = []
+        for cid, text in item.candidates.items():
+            new = rules.typo_noise(text, rng_for(seed, item.id, op.name, cid), rate)
+            cands.append([cid, new if new is not None else text])
+        if any(new != text for (_, new), text in zip(cands, item.candidates.values())):
+            changes["candidates"] = cands
+    if not changes:
+        return {}, Validation("structure", "failed", "no word is long enough for a typo")
+    problems = []
+    if "input" in changes:
+        problems.append(rules.check_typos(item.input, changes["input"]))
+    for cid, new in changes.get("candidates", ()):
+        if new != item.candidates[cid]:
+            problems.append(rules.check_typos(item.candidates[cid], new))
+    return changes, _structural(problems)
+
+
+def _partial_variant(item: Item) -> tuple[dict, Validation, dict]:
+    original = item.candidates[POINTWISE_CANDIDATE]
+    cut = rules.partial_completion(original)
+    if cut is None:
+        return {}, Validation("structure", "failed", "the response is one sentence: there is no last part to remove"), {}
+    kept, unit = cut
+    v = _structural([rules.check_partial(original, kept, unit)])
+    return {"candidates": [[POINTWISE_CANDIDATE, kept]]}, v, {"removed": unit}
+
+
+def _swap_variant(item: Item) -> tuple[dict, Validation]:
+    original = [[cid, text] for cid, text in item.candidates.items()]
+    swapped = rules.position_swap(original)
+    return {"candidates": swapped}, _structural([rules.check_swap(original, swapped)])
+
+
+def _structural(problems) -> Validation:
+    problem = next((p for p in problems if p), None)
+    return Validation("structure", "reject", problem) if problem else _STRUCTURE_OK
+
+
+def rule_item_variant(op: Operator, item: Item, seed: int) -> tuple[dict, Validation, dict]:
+    """(changes, validation, detail) of a rule operator on one item."""
+    if op.name == "typo_noise":
+        return (*_typo_variant(op, item, seed), {})
+    if op.name == "partial_completion":
+        return _partial_variant(item)
+    if op.name == "position_swap":
+        return (*_swap_variant(item), {})
+    raise ValueError(f"no rule for item-side operator `{op.name}`")
+
+
+def rule_patches(op: Operator, judge: JudgeInfo) -> list[Patch]:
+    """The patches of a judge-side rule operator, structurally checked."""
+    names = [c.name for c in judge.llm_criteria]
+    if op.name == "instruction_ordering":
+        return [_patch(op.name, op.name, {n: {"format_first": True} for n in names}, None)]
+    if op.name == "reasoning_style":
+        styles = op.options.get("styles", ())
+        return [_patch(f"{op.name}.{s}", op.name, {n: {"reasoning": s} for n in names}, None) for s in styles]
+    if op.name == "criterion_reorder":
+        anchored = [c.name for c in judge.llm_criteria if c.params.get("anchors") or c.params.get("descriptions")]
+        order = tuple(c.name for c in reversed(judge.graph.criteria))
+        return [_patch(op.name, op.name, {n: {"anchor_order": "descending"} for n in anchored}, order if len(order) > 1 else None)]
+    raise ValueError(f"no rule for judge-side operator `{op.name}`")
+
+
+def _patch(pid: str, op: str, variants: dict[str, dict], order) -> Patch:
+    problem = None
+    if not variants and not order:
+        problem = "the patch changes nothing"
+    criteria = {name: {"prompt_variant": pv} for name, pv in variants.items()}
+    return Patch(pid, op, criteria, order, Validation("structure", "reject", problem) if problem else _STRUCTURE_OK)
+
+
+# --- the whole suite -----------------------------------------------------------
+
+
+class Generation:
+    """Runs every operator over the items, at most `concurrency` LLM units at once."""
+
+    def __init__(self, judge: JudgeInfo, seed: int, generator: JsonAsker | None, validator: JsonAsker | None, concurrency: int = 4):
+        self.judge = judge
+        self.seed = seed
+        self.generator = generator
+        self.validator = validator
+        self.sem = asyncio.Semaphore(max(1, concurrency))
+        self.out = Generated()
+
+    async def run(self, ops: list[Operator], items: list[Item]) -> Generated:
+        for op in ops:
+            self.out.counts.setdefault(op.name, collections.Counter())
+        units = []
+        for op in ops:
+            if op.judge_side:
+                units.append(self._judge_side(op, items))
+            else:
+                units += [self._item_side(op, item) for item in items]
+        await asyncio.gather(*units)
+        self.out.variants.sort(key=lambda v: v.id)
+        self.out.patches.sort(key=lambda p: p.id)
+        self.out.log.sort(key=lambda e: (e["operator"], e["variant"], e["criterion"] or ""))
+        return self.out
+
+    async def _item_side(self, op: Operator, item: Item) -> None:
+        vid = f"{item.id}/{op.name}"
+        detail: dict = {}
+        if op.generator == "rule":
+            changes, v, detail = rule_item_variant(op, item, self.seed)
+        else:
+            async with self.sem:
+                changes, v = await self._llm_item(op, item)
+        self.out.record(op.name, vid, v, item=item.id)
+        if v.verdict == "accept":
+            self.out.variants.append(Variant(vid, item.id, op.name, changes, None, v, detail))
+
+    async def _llm_item(self, op: Operator, item: Item) -> tuple[dict, Validation]:
+        if self.generator is None:
+            return {}, Validation("llm", "failed", "no generator backend")
+        changes, problem, model = await llm.rewrite_item(self.generator, op, item)
+        if changes is None or problem:
+            return {}, Validation("llm", "failed", problem or "the generator produced nothing", model)
+        return changes, await self._validate(op, llm.shown(item), llm.shown(apply_changes(item, changes)))
+
+    async def _validate(self, op: Operator, original: str, rewrite: str) -> Validation:
+        if self.validator is None:
+            return Validation("llm", "unavailable", "no validator backend")
+        return await llm.validate(self.validator, op, original, rewrite)
+
+    async def _judge_side(self, op: Operator, items: list[Item]) -> None:
+        if op.generator == "rule":
+            patches = rule_patches(op, self.judge)
+            for p in patches:
+                self.out.record(op.name, p.id, p.validation)
+        else:
+            patches = [p for p in [await self._llm_patch(op)] if p is not None]
+        for p in patches:
+            if p.validation.verdict != "accept":
+                continue
+            self.out.patches.append(p)
+            for item in items:
+                self.out.variants.append(Variant(f"{item.id}/{p.id}", item.id, op.name, {}, p.id, p.validation))
+
+    async def _llm_patch(self, op: Operator) -> Patch | None:
+        """One patch with every criterion text the validator accepted."""
+        jobs = []
+        for c in self.judge.llm_criteria:
+            if op.target == "question":
+                jobs.append((c.name, "question", c.params["question"].strip()))
+            elif op.target == "anchors":
+                param = "anchors" if c.params.get("anchors") else "descriptions"
+                if c.params.get(param):
+                    jobs.append((c.name, param, dict(c.params[param])))
+            elif op.target == "system":
+                jobs.append((c.name, "system", _system_message(c.procedure)))
+        results = await asyncio.gather(*(self._llm_text(op, *job) for job in jobs))
+        criteria = {}
+        for (name, param, _), (new, v) in zip(jobs, results):
+            self.out.record(op.name, f"{op.name}:{name}", v, criterion=name)
+            if v.verdict == "accept":
+                criteria[name] = {"prompt_variant": {"system": new}} if param == "system" else {param: new}
+        if not criteria:
+            return None
+        return Patch(op.name, op.name, criteria, None, Validation("llm", "accept", f"{len(criteria)} of {len(jobs)} criterion texts accepted"))
+
+    async def _llm_text(self, op: Operator, name: str, param: str, text) -> tuple:
+        if self.generator is None:
+            return None, Validation("llm", "failed", "no generator backend")
+        async with self.sem:
+            new, problem, model = await llm.rewrite_text(self.generator, op, param, text)
+            if new is None or problem:
+                return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
+            show = lambda t: t if isinstance(t, str) else "\n".join(f"{k}: {v}" for k, v in t.items())  # noqa: E731
+            return new, await self._validate(op, show(text), show(new))
+
+
+def _system_message(procedure: str) -> str:
+    """The system message the judge's prompt template gives this procedure."""
+    from rubriclang.llm import prompting
+
+    sections = prompting.load_template(prompting.TEMPLATES[procedure][0]).sections
+    return next(text for role, text in sections if role == "system")

@@ -1,0 +1,129 @@
+"""LLM-made variants: what the generator is shown and asked to return, and
+the validator's independent accept/reject.
+
+A generator reply is first checked for shape (every text present, non-empty
+and changed); only then does the validator see it. A validator that cannot
+be reached, or whose reply cannot be read, gives `unavailable`, never
+`reject`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rubriclang.audit.catalog import Operator
+from rubriclang.audit.llmcall import JsonAsker, messages
+from rubriclang.audit.variants import Validation
+from rubriclang.interp.items import POINTWISE_CANDIDATE, Item
+
+_TEXT = {"type": "string"}
+_VERDICT = {"reason": _TEXT, "verdict": {"type": "string", "enum": ["accept", "reject"]}}
+
+
+def _tag(name: str, text: str) -> str:
+    return f"<{name}>\n{text}\n</{name}>"
+
+
+def _material(item: Item, cids: tuple[str, ...], with_input: bool = True) -> str:
+    parts = [_tag("task", item.input)] if with_input else []
+    for cid in cids:
+        parts.append(_tag("response" if cid == POINTWISE_CANDIDATE else f"response id={cid}", item.candidates[cid]))
+    return "\n\n".join(parts)
+
+
+def _instruction(op: Operator) -> dict[str, str]:
+    return {"instruction": op.instruction or op.summary, "preserves": op.preserves or "everything else", "breaks": op.breaks}
+
+
+async def rewrite_item(asker: JsonAsker, op: Operator, item: Item) -> tuple[dict | None, str | None, str | None]:
+    """(changes, why it failed, model) for one item-side LLM operator.
+
+    `changes` maps `input` and/or `candidates` to the new texts; every
+    candidate is rewritten (a pairwise item's two the same way), so an
+    invariant operator keeps the comparison fair."""
+    cids = item.candidate_ids
+    changes: dict = {}
+    model = None
+    if op.target == "input":
+        answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _tag("task", item.input), "form": '{"input": "<the rewritten task>"}'}), {"input": _TEXT}, "rewrite")
+        if answer.status != "ok":
+            return None, answer.error, answer.model
+        changes["input"], model = answer.value["input"], answer.model
+    elif op.target == "response":
+        texts = []
+        for cid in cids:
+            answer = await asker.ask(
+                messages("generate.v1", {**_instruction(op), "material": _material(item, (cid,)), "form": '{"response": "<the rewritten response>"}'}),
+                {"response": _TEXT},
+                "rewrite",
+            )
+            if answer.status != "ok":
+                return None, answer.error, answer.model
+            texts.append([cid, answer.value["response"]])
+            model = answer.model
+        changes["candidates"] = texts
+    else:  # input+response: one call, so renamings stay consistent across the texts
+        if cids == (POINTWISE_CANDIDATE,):
+            form, fields = '{"input": "<the rewritten task>", "response": "<the rewritten response>"}', {"input": _TEXT, "response": _TEXT}
+        else:
+            shape = ", ".join(f'"{c}": "<the rewritten response {c}>"' for c in cids)
+            form, fields = f'{{"input": "<the rewritten task>", "responses": {{{shape}}}}}', {"input": _TEXT, "responses": {"type": "object"}}
+        answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _material(item, cids), "form": form}), fields, "rewrite")
+        if answer.status != "ok":
+            return None, answer.error, answer.model
+        value, model = answer.value, answer.model
+        new = {POINTWISE_CANDIDATE: value["response"]} if "response" in fields else value["responses"]
+        if set(new) != set(cids):
+            return None, f"the generator returned responses for {sorted(new)}, not for {list(cids)}", model
+        changes = {"input": value["input"], "candidates": [[cid, new[cid]] for cid in cids]}
+    return changes, _unchanged(item, changes), model
+
+
+def _unchanged(item: Item, changes: dict) -> str | None:
+    """Why the rewrite is unusable (a text left unchanged), or None."""
+    if "input" in changes and changes["input"].strip() == item.input.strip():
+        return "the generator returned the task unchanged"
+    for cid, text in changes.get("candidates", ()):
+        if text.strip() == item.candidates[cid].strip():
+            return "the generator returned a response unchanged"
+    return None
+
+
+def shown(item: Item) -> str:
+    """An item's task and responses, as the validator sees them."""
+    return _material(item, item.candidate_ids)
+
+
+async def rewrite_text(asker: JsonAsker, op: Operator, what: str, text) -> tuple:
+    """(new, why it failed, model) for a judge-side text: a criterion's
+    `question` (a string), its `anchors` (a map of point -> text) or a
+    `system` framing."""
+    if isinstance(text, dict):
+        shown_text = json.dumps({str(k): v for k, v in text.items()}, ensure_ascii=False, indent=1)
+        form = "{" + f'"{what}": ' + "{" + ", ".join(f'"{k}": "<the rewritten description>"' for k in text) + "}}"
+        answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _tag(what, shown_text), "form": form}), {what: {"type": "object"}}, "rewrite")
+        if answer.status != "ok":
+            return None, answer.error, answer.model
+        new = answer.value[what]
+        if set(new) != {str(k) for k in text}:
+            return None, f"the generator returned keys {sorted(new)}, not {sorted(str(k) for k in text)}", answer.model
+        if all(new[str(k)].strip() == v.strip() for k, v in text.items()):
+            return None, "the generator returned the descriptions unchanged", answer.model
+        return new, None, answer.model
+    form = f'{{"{what}": "<the rewritten {what}>"}}'
+    answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _tag(what, text), "form": form}), {what: _TEXT}, "rewrite")
+    if answer.status != "ok":
+        return None, answer.error, answer.model
+    new = answer.value[what]
+    if new.strip() == text.strip():
+        return None, f"the generator returned the {what} unchanged", answer.model
+    return new, None, answer.model
+
+
+async def validate(asker: JsonAsker, op: Operator, original: str, rewrite: str) -> Validation:
+    """The validator's verdict on one rewrite."""
+    values = {**_instruction(op), "original": original, "rewrite": rewrite}
+    answer = await asker.ask(messages("validate.v1", values), _VERDICT, "verdict")
+    if answer.status != "ok":
+        return Validation("llm", "unavailable", answer.error or "", answer.model)
+    return Validation("llm", answer.value["verdict"], answer.value["reason"].strip(), answer.model)

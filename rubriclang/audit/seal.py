@@ -1,0 +1,113 @@
+"""Sealed suites: the accepted variants, their items, the judge patches and
+the operators' definitions, under one content hash.
+
+A sealed suite is what makes two audits comparable: a later audit of
+another judge (`--sealed PATH`) runs on exactly these variants. The hash
+covers what decides the runs (items, variants, patches, operator
+definitions), not the bookkeeping (counts, skipped operators).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+
+import attrs
+
+from rubriclang.audit.catalog import Operator
+from rubriclang.audit.variants import Patch, Variant, item_from_sealed
+from rubriclang.interp.items import Item
+from rubriclang.interp.trace import canonical_json
+
+SCHEMA = "rubriclang.audit.sealed/1"
+_HASHED = ("items", "operators", "patches", "variants")
+
+
+class SealedError(Exception):
+    """A sealed suite that cannot be read, or whose content does not match its hash."""
+
+
+def content_hash(doc: dict) -> str:
+    """The hash of a sealed document's content (the `_HASHED` fields)."""
+    body = {k: doc[k] for k in _HASHED}
+    return "sha256:" + hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+@attrs.frozen
+class Sealed:
+    """A sealed suite, read back."""
+
+    hash: str
+    items: tuple[Item, ...]
+    variants: tuple[Variant, ...]
+    patches: dict[str, Patch]
+    operators: dict[str, Operator]
+    counts: dict[str, dict[str, int]]
+    skipped: dict[str, str]
+    judge: dict
+
+    @property
+    def items_by_id(self) -> dict[str, Item]:
+        return {it.id: it for it in self.items}
+
+
+def seal(judge: dict, items: list[dict], variants: list[Variant], patches: list[Patch], operators: list[Operator], counts: dict, skipped: dict) -> dict:
+    """The sealed document, with its hash."""
+    doc = {
+        "schema": SCHEMA,
+        "judge": judge,
+        "items": items,
+        "variants": [v.to_json() for v in sorted(variants, key=lambda v: v.id)],
+        "patches": [p.to_json() for p in sorted(patches, key=lambda p: p.id)],
+        "operators": {op.name: op.to_json() for op in sorted(operators, key=lambda o: o.name)},
+        "counts": {name: {k: int(c.get(k, 0)) for k in sorted(c)} for name, c in sorted(counts.items())},
+        "skipped": dict(sorted(skipped.items())),
+    }
+    doc["hash"] = content_hash(doc)
+    return doc
+
+
+def write_json(path: str, doc: dict, indent: int | None = 1) -> None:
+    """Write `doc` atomically (a temporary file renamed into place), with
+    sorted keys, so an interrupted write never leaves half a file."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, sort_keys=True, ensure_ascii=False, indent=indent, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def read_sealed(path: str) -> tuple[Sealed, dict]:
+    """A sealed suite and its raw document; raises SealedError."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise SealedError(f"cannot read `{path}`: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SealedError(f"`{path}` is not JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise SealedError(f"`{path}` is not a sealed audit suite ({SCHEMA})")
+    try:
+        if content_hash(doc) != doc["hash"]:
+            raise SealedError(f"`{path}` was changed after it was sealed: its content does not match its hash {doc['hash'][:19]}...")
+        sealed = Sealed(
+            hash=doc["hash"],
+            items=tuple(item_from_sealed(d) for d in doc["items"]),
+            variants=tuple(Variant.from_json(d) for d in doc["variants"]),
+            patches={d["id"]: Patch.from_json(d) for d in doc["patches"]},
+            operators={name: Operator.from_json(d) for name, d in doc["operators"].items()},
+            counts=doc.get("counts", {}),
+            skipped=doc.get("skipped", {}),
+            judge=doc.get("judge", {}),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SealedError(f"`{path}` is a malformed sealed suite ({type(exc).__name__}: {exc})") from None
+    return sealed, doc

@@ -1,0 +1,168 @@
+"""Variants and judge patches: what a perturbation produced, as plain data
+that seals to JSON and back.
+
+Candidates are kept as an ordered list of `[id, text]` pairs, never a JSON
+object: canonical JSON sorts object keys, and a position swap lives in the
+order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from rubriclang.checker.graph import CheckedGraph
+from rubriclang.interp.items import Item
+
+ITEM_FIELDS = ("input", "candidates", "reference")
+
+
+def item_json(item: Item) -> dict:
+    """An item in the sealed suite's form."""
+    return {
+        "id": item.id,
+        "input": item.input,
+        "candidates": [[cid, text] for cid, text in item.candidates.items()],
+        "reference": item.reference,
+        "gold": item.gold,
+        "annotations": item.annotations,
+        "recorded": item.recorded,
+    }
+
+
+def item_from_sealed(d: dict) -> Item:
+    return Item(
+        id=d["id"],
+        input=d["input"],
+        candidates={cid: text for cid, text in d["candidates"]},
+        reference=d.get("reference"),
+        gold=d.get("gold"),
+        annotations=d.get("annotations") or {},
+        recorded=d.get("recorded") or {},
+    )
+
+
+def texts(item: Item) -> dict:
+    """The fields an item-side variant may change, for side-by-side display."""
+    return {"input": item.input, "candidates": [[cid, text] for cid, text in item.candidates.items()], "reference": item.reference}
+
+
+def apply_changes(item: Item, changes: dict[str, Any]) -> Item:
+    """The perturbed item. It keeps the original's id, so value tables keyed
+    by item id (annotations, recorded judgments) still apply."""
+    return attrs.evolve(
+        item,
+        input=changes.get("input", item.input),
+        candidates={cid: text for cid, text in changes["candidates"]} if "candidates" in changes else item.candidates,
+        reference=changes.get("reference", item.reference),
+    )
+
+
+@attrs.frozen
+class Validation:
+    """How a variant was checked: by `structure` (rules) or the `llm` validator.
+    `verdict`: accept, reject, unavailable (no verdict could be had) or failed
+    (the generator produced nothing usable)."""
+
+    by: str
+    verdict: str
+    reason: str = ""
+    model: str | None = None
+
+    def to_json(self) -> dict:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class Variant:
+    """A perturbed item (item-side operators) or an item judged by a patched
+    judge (judge-side operators, `patch` names the patch)."""
+
+    id: str
+    item: str
+    operator: str
+    changes: dict[str, Any]  # field -> new value (ITEM_FIELDS)
+    patch: str | None
+    validation: Validation
+    detail: dict[str, Any] = attrs.field(factory=dict)  # e.g. partial_completion's removed unit
+
+    def apply(self, item: Item) -> Item:
+        return apply_changes(item, self.changes)
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "item": self.item,
+            "operator": self.operator,
+            "changes": self.changes,
+            "patch": self.patch,
+            "validation": self.validation.to_json(),
+            "detail": self.detail,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Variant":
+        return cls(d["id"], d["item"], d["operator"], d["changes"], d.get("patch"), Validation(**d["validation"]), d.get("detail") or {})
+
+
+@attrs.frozen
+class Patch:
+    """A perturbed judge: new parameters for some criteria and, optionally, a
+    new criterion order. Node names never change, so judgments stay comparable."""
+
+    id: str
+    operator: str
+    criteria: dict[str, dict[str, Any]]
+    criterion_order: tuple[str, ...] | None
+    validation: Validation
+
+    def texts(self, graph: CheckedGraph) -> tuple[dict, dict]:
+        """(original, perturbed) of what the patch changes, side by side."""
+        nodes = graph.nodes
+        original = {name: {k: nodes[name].params.get(k) for k in params} for name, params in self.criteria.items() if name in nodes}
+        before = {"criteria": original, "criterion_order": [c.name for c in graph.criteria] if self.criterion_order else None}
+        after = {"criteria": self.criteria, "criterion_order": list(self.criterion_order) if self.criterion_order else None}
+        return before, after
+
+    def missing(self, graph: CheckedGraph) -> list[str]:
+        """Criteria the patch names that `graph` lacks (a sealed patch reused with another judge)."""
+        names = {c.name for c in graph.criteria}
+        wanted = set(self.criteria) | set(self.criterion_order or ())
+        return sorted(wanted - names)
+
+    def apply(self, graph: CheckedGraph) -> CheckedGraph:
+        criteria = [
+            attrs.evolve(c, params={**c.params, **{k: _rekey(c.params.get(k), v) for k, v in self.criteria[c.name].items()}})
+            if c.name in self.criteria
+            else c
+            for c in graph.criteria
+        ]
+        if self.criterion_order:
+            order = {name: i for i, name in enumerate(self.criterion_order)}
+            criteria.sort(key=lambda c: order.get(c.name, len(order)))
+        return attrs.evolve(graph, criteria=tuple(criteria))
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "operator": self.operator,
+            "criteria": self.criteria,
+            "criterion_order": list(self.criterion_order) if self.criterion_order else None,
+            "validation": self.validation.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Patch":
+        order = d.get("criterion_order")
+        return cls(d["id"], d["operator"], d["criteria"], tuple(order) if order else None, Validation(**d["validation"]))
+
+
+def _rekey(original: Any, new: Any) -> Any:
+    """`new` with the keys of `original` when both are maps: JSON turns the
+    numeric keys of anchors (`{1: ...}`) into strings, and the prompt must
+    show and order them as the graph does."""
+    if not (isinstance(original, dict) and isinstance(new, dict)):
+        return new
+    by_text = {str(k): k for k in original}
+    return {by_text.get(str(k), k): v for k, v in new.items()}

@@ -1,0 +1,240 @@
+"""`rbg batch export|import`: a graph's LLM calls as OpenAI Batch API files.
+
+    rbg batch export GRAPH ITEMS -o REQUESTS.jsonl --model NAME
+    (submit REQUESTS.jsonl: `vllm run-batch -i REQUESTS.jsonl -o RESULTS.jsonl --model NAME`,
+     or a hosted batch API)
+    rbg batch import GRAPH ITEMS RESULTS.jsonl --out TRACES.jsonl --model NAME --base-url URL
+
+The sampling options must be the ones the calls were exported with (and the
+ones a later `rbg run` would use): they are part of every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import os
+
+import click
+
+from rubriclang.cli.execution import (
+    DataError,
+    annotations_option,
+    concurrency_option,
+    data_error,
+    interpreter,
+    load_graph,
+    local_backend,
+    mode_option,
+    recorded_option,
+    uses_llm,
+    validated,
+)
+
+# How many missing calls an error lists before it only counts the rest.
+_LIST_AT_MOST = 20
+
+# The same options, with the same defaults, as `rbg run`'s: a request's
+# sampling is part of its body and of its cache key.
+_SAMPLING_OPTIONS = [
+    click.option("--model", required=True, metavar="NAME", help="The model the requests name (the batch server's model)."),
+    click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Sampling temperature."),
+    click.option("--top-p", type=click.FloatRange(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."),
+    click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."),
+    click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
+    click.option("--logprobs", is_flag=True, help="Ask for token logprobs where `rbg run --logprobs` would."),
+]
+
+
+def sampling_options(f):
+    for option in reversed(_SAMPLING_OPTIONS):
+        f = option(f)
+    return f
+
+
+def _sampling(temperature, top_p, max_tokens, seed):
+    from rubriclang.llm.client import Sampling
+
+    return Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed)
+
+
+@click.group()
+def batch() -> None:
+    """Export a graph's LLM criterion calls as an OpenAI Batch API file, or
+    import the batch's results and judge with them, making no calls."""
+
+
+@batch.command("export")
+@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("items", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="The request file to write (JSON Lines).")
+@sampling_options
+def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logprobs) -> None:
+    """Write one Batch API request per LLM criterion call that `rbg run`
+    would make for ITEMS: the same body, byte for byte. Rule, annotation and
+    recorded criteria make no call and are not exported."""
+    from rubriclang.llm.compiler.loop import write_atomic
+
+    g = load_graph(graph)
+    calls = _calls(g, items, model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
+    lines = "".join(json.dumps(c.line(model), ensure_ascii=False) + "\n" for c in calls)
+    try:
+        write_atomic(out, lines)
+    except OSError as exc:
+        raise DataError(f"cannot write `{out}`: {exc.strerror}") from None
+    criteria = len({c.criterion for c in calls})
+    click.echo(f"Exported {len(calls)} requests ({criteria} LLM criteria) to {out}")
+
+
+def _calls(g, items: str, model: str, sampling, logprobs: bool):
+    from rubriclang.interp.items import ItemError, read_items
+    from rubriclang.llm.batch import llm_calls
+
+    if not os.path.exists(items):
+        raise DataError(f"`{items}`: no such file")
+    if not uses_llm(g):
+        raise DataError(f"`{g.path}` has no LLM criteria: no call to export or import")
+    try:
+        return asyncio.run(llm_calls(g, read_items(items), model, sampling, logprobs))
+    except ItemError as exc:
+        raise data_error(exc) from None
+
+
+@batch.command("import")
+@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("items", type=click.Path(dir_okay=False))
+@click.argument("results", type=click.Path(dir_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Trace file (JSON Lines); an existing one is resumed.")
+@click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="The server a live run would use: the cache keys calls by it.")
+@click.option("--identity", metavar="ID", help="The cache identity of the server instead of --base-url (e.g. an embedded model's).")
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache to fill (default: the one `rbg run` uses).")
+@sampling_options
+@mode_option
+@concurrency_option
+@annotations_option
+@recorded_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
+def import_(graph, items, results, out, base_urls, identity, cache_path, model, temperature, top_p, max_tokens, seed, logprobs, mode, concurrency, annotations, recorded, fmt) -> None:
+    """Put the batch RESULTS into the call cache, under the keys a live run
+    looks up, then judge ITEMS with GRAPH from the cache alone.
+
+    Fails before judging, listing their custom_ids, when results are missing
+    for some calls. Exit status: 0 every item decided or abstained; 1 some
+    items failed (an unreadable answer that a live run would retry counts:
+    rerun `rbg run` with the same cache to make only those calls); 2 bad
+    input or missing results.
+    """
+    from rubriclang.cli.execution import _open_cache
+    from rubriclang.llm.batch import BatchError, load_into_cache, read_results
+
+    if bool(base_urls) == bool(identity):
+        raise click.UsageError("give the server with --base-url, or its cache identity with --identity (one of them)")
+    g = load_graph(graph)
+    sampling = _sampling(temperature, top_p, max_tokens, seed)
+    identity = identity or _identity(base_urls, model)
+    try:
+        answers = read_results(results, model)
+    except BatchError as exc:
+        raise DataError(str(exc)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read `{results}`: {exc}") from None
+    calls = _calls(g, items, model, sampling, logprobs)
+    cache = _open_cache(cache_path)
+    try:
+        loaded = load_into_cache(calls, answers, cache, identity, model)
+        if loaded.missing:
+            raise DataError(_missing_message(loaded, calls, answers))
+        summary = _judge(g, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded)
+    finally:
+        cache.close()
+    summary.update(stored=loaded.stored, cached_before=loaded.cached_before)
+    if fmt == "json":
+        click.echo(json.dumps(summary, sort_keys=True, indent=2))
+    else:
+        click.echo(_text(summary))
+    if summary["error"] or summary["further_calls"]:
+        raise SystemExit(1)
+
+
+def _identity(base_urls, model: str) -> str:
+    from rubriclang.cli.execution import _checked_url
+    from rubriclang.llm.client import OpenAIClient
+
+    async def identity() -> str:
+        # The client names the servers as a live run's client would.
+        async with OpenAIClient([_checked_url(u) for u in base_urls], model) as client:
+            return client.identity
+
+    return asyncio.run(identity())
+
+
+def _missing_message(loaded, calls, answers) -> str:
+    wanted = {c.custom_id for c in calls}
+    lines = [f"the results answer {len(calls) - len(loaded.missing)} of {len(calls)} calls; missing:"]
+    lines += [f"  {call.custom_id}  ({why})" for call, why in loaded.missing[:_LIST_AT_MOST]]
+    if len(loaded.missing) > _LIST_AT_MOST:
+        lines.append(f"  ... and {len(loaded.missing) - _LIST_AT_MOST} more")
+    stale = len(set(answers.completions) - wanted)
+    if stale:
+        lines.append(
+            f"  {stale} results answer no current request: have the graph, the items, --model or the sampling "
+            "options changed since the export?"
+        )
+    lines.append(f"  the {loaded.stored} results found are in the cache; submit the missing requests again and import their results")
+    return "\n".join(lines)
+
+
+def _judge(g, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded) -> dict:
+    """`rbg run`'s loop, with a backend that answers from the cache only."""
+    from rubriclang.interp.items import ItemError, read_items
+    from rubriclang.interp.trace import TraceWriter, finished_items
+    from rubriclang.llm.batch import import_backend
+
+    local = local_backend(annotations, recorded)
+    backend, client = import_backend(cache, identity, model, sampling, logprobs)
+    interp = interpreter(g, [local, backend], concurrency)
+    try:
+        done = finished_items(out, interp.hash)
+    except ItemError as exc:
+        raise data_error(exc) from None
+    stats = collections.Counter()
+
+    async def go():
+        stream = (it for it in validated(read_items(items), local) if it.id not in done)
+        async for result in interp.run(stream, mode):
+            writer.write(result.record)
+            stats[result.composition.decision.status] += 1
+
+    writer = TraceWriter(out)
+    try:
+        asyncio.run(go())
+    except ItemError as exc:
+        raise data_error(exc) from None
+    finally:
+        writer.close()
+    return {
+        "out": out,
+        "resumed": len(done),
+        "judged": sum(stats.values()),
+        "ok": stats["ok"],
+        "abstain": stats["abstain"],
+        "error": stats["error"],
+        "further_calls": len(client.requests),
+        "cache_hits": backend.usage.cache_hits,
+    }
+
+
+def _text(s: dict) -> str:
+    lines = [
+        f"Imported {s['stored']} batch results into the cache ({s['cached_before']} calls were cached already)",
+        f"Judged {s['judged']} items from the cache" + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
+        f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
+    ]
+    if s["further_calls"]:
+        lines.append(
+            f"  {s['further_calls']} judgments needed a further call (a retry after an unreadable answer) and failed;"
+            " `rbg run` with the same cache makes only those calls"
+        )
+    lines.append(f"  traces: {s['out']}")
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""`rbg compile SPEC.toml -o OUT.rbg`: compile a prose rubric with a model."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+
+import click
+
+from rubriclang.cli.execution import DataError
+
+# The embedded model reads the whole catalog, the spec and a repair; its
+# default context (sized for judging) is too small for that.
+_EMBEDDED_CONTEXT = 16384
+
+
+@click.command("compile")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="The .rbg file to write (only when compilation succeeds).")
+@click.option("--log", "log_path", type=click.Path(dir_okay=False), default=None, help="The compile log, JSON Lines (default: next to --out, `OUT.compile.jsonl`).")
+@click.option("--repairs", type=click.IntRange(0, 20), default=3, show_default=True, help="How many times the checker's findings are fed back.")
+@click.option("--constrained", is_flag=True, help="Ask for JSON IR under the server's JSON-schema constrained decoding, then print it as source.")
+@click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server. Default: the embedded local model.")
+@click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model).")
+@click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key.")
+@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Sampling temperature.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="The longest answer, in tokens.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds to wait for one answer.")
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache (default: the one `rbg run` uses).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
+@click.option("--model-file", type=click.Path(dir_okay=False), default=None, metavar="GGUF", help="The embedded model's GGUF file (when no --base-url is given).")
+def compile_command(spec, out, log_path, repairs, constrained, base_urls, model, api_key_env, temperature, seed, max_tokens, timeout, cache_path, no_cache, model_file) -> None:
+    """Compile the rubric described by SPEC (TOML) into a checked .rbg program.
+
+    The model is shown the language, the catalog and the spec; the checker's
+    findings on its program are fed back up to --repairs times. The first
+    program that passes is formatted and written to --out; every attempt is
+    recorded in the compile log. Exit status: 0 compiled; 1 no program
+    passed within the budget (nothing is written); 2 a bad spec, or an
+    unusable server or model.
+    """
+    from rubriclang.cli.execution import _api_key, _checked_url, _open_cache
+    from rubriclang.llm.client import LLMError, OpenAIClient, Sampling
+    from rubriclang.llm.compiler import DEFAULT_SAMPLING, CompileLog, SpecError, compile_rubric, default_log_path, load_spec
+
+    try:
+        parsed = load_spec(spec)
+    except SpecError as exc:
+        raise DataError(str(exc)) from None
+    if base_urls and model_file:
+        raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
+    sampling = Sampling(temperature=temperature, top_p=DEFAULT_SAMPLING.top_p, max_tokens=max_tokens, seed=seed)
+    log_path = log_path or default_log_path(out)
+    with contextlib.ExitStack() as stack:
+        if base_urls:
+            urls, key, identity = [_checked_url(u) for u in base_urls], _api_key(api_key_env), None
+        else:
+            if model:
+                raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
+            server = _embedded(stack, model_file)
+            urls, key, identity, model = [server.base_url], None, server.identity, server.model
+        cache = None if no_cache else _open_cache(cache_path)
+        if cache is not None:
+            stack.callback(cache.close)
+
+        async def go():
+            async with OpenAIClient(urls, model, key, timeout=timeout, identity=identity) as client:
+                await client.check_model()
+                with CompileLog(log_path) as log:
+                    return await compile_rubric(
+                        parsed, client, repairs=repairs, constrained=constrained, sampling=sampling, cache=cache, log=log, out=out
+                    )
+
+        try:
+            result = asyncio.run(go())
+        except LLMError as exc:
+            raise DataError(_explain(exc, constrained) + (f"\n  log: {log_path}" if os.path.exists(log_path) else "")) from None
+        except OSError as exc:
+            raise DataError(f"cannot write `{exc.filename}`: {exc.strerror}") from None
+    n = len(result.attempts)
+    if result.ok:
+        click.echo(f"Compiled {spec} -> {out} in {n} attempt{'s' if n != 1 else ''}; log: {log_path}")
+        return
+    click.echo(f"Compilation failed: no program passed the checker in {n} attempt{'s' if n != 1 else ''}; nothing written.", err=True)
+    click.echo(f"  log: {log_path}", err=True)
+    raise SystemExit(1)
+
+
+def _embedded(stack: contextlib.ExitStack, model_file: str | None):
+    try:
+        from rubriclang.llm.embedded import EmbeddedError, start_embedded
+    except ImportError as exc:
+        raise DataError(f"no --base-url was given and the embedded model is not available ({exc})") from None
+    try:
+        return stack.enter_context(start_embedded(model_file, ctx_size=_EMBEDDED_CONTEXT, parallel=1))
+    except EmbeddedError as exc:
+        raise DataError(f"no --base-url was given, so compiling needs the embedded model: {exc}") from None
+
+
+def _explain(exc, constrained: bool) -> str:
+    hint = {
+        "unreachable": "is the server running, and is --base-url right?",
+        "timeout": "the server is up but slow: try a larger --timeout",
+        "auth": "put the key in the environment variable named by --api-key-env",
+        "unknown_model": "name a model the server has with --model",
+        "unsupported": "the server refuses JSON-schema constrained output: compile without --constrained" if constrained else None,
+    }.get(exc.kind)
+    return "the model could not be asked: " + exc.message + (f"\n  hint: {hint}" if hint else "")

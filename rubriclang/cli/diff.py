@@ -1,0 +1,126 @@
+"""`rbg diff OLD NEW`: what changed between two versions of a rubric, by meaning.
+
+Exit status, like diff(1): 0 no semantic change, 1 changes, 2 an error (a
+side that cannot be read or does not check, bad traces). As git's external
+diff driver (`--git-driver`) it always exits 0, since git stops at the first
+driver that does not.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+
+import click
+
+from rubriclang.cli.execution import DataError, data_error
+from rubriclang.review.render import FORMATS
+
+NULL = "/dev/null"  # what git passes for the missing side of an added or deleted file
+
+
+def checked(label: str, text: str):
+    """(graph, errors): the checked graph of `text`, or None and its errors."""
+    from rubriclang.checker import check_source
+
+    result = check_source(text, label)
+    return result.graph, [d for d in result.diagnostics if d.is_error]
+
+
+def load_sides(args: tuple[str, ...]):
+    """[(label, text, graph)] for each argument (a file or `REV:PATH`); when
+    any side cannot be read or has errors, prints every problem and exits 2."""
+    from rubriclang.diagnostics.render import render
+    from rubriclang.review.gitrev import SideError, read_side
+
+    sides, problems = [], []
+    for arg in args:
+        try:
+            side = read_side(arg)
+        except SideError as exc:
+            problems.append(str(exc))
+            continue
+        graph, errors = checked(side.label, side.text)
+        if errors:
+            click.echo(render("text", errors, sources={side.label: side.text}), err=True, nl=False)
+            problems.append(f"`{side.label}` has {len(errors)} error(s); fix them first (see `rbg check`)")
+        sides.append((side.label, side.text, graph))
+    if problems:
+        raise DataError("\n".join(problems))
+    return sides
+
+
+@click.command()
+@click.argument("args", nargs=-1, metavar="OLD NEW")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
+@click.option("--color/--no-color", default=None, help="Colour text output (default: when stdout is a terminal and NO_COLOR is unset).")
+@click.option("--traces", type=click.Path(exists=True, dir_okay=False), help="Replay these traces under both versions: which decisions change.")
+@click.option("--limit", type=click.IntRange(0), default=50, show_default=True, help="Changed items listed (text and markdown).")
+@click.option("--git-driver", is_flag=True, help="Run as git's external diff driver: git passes PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE.")
+def diff(args, fmt, color, traces, limit, git_driver) -> None:
+    """Compare OLD and NEW (files, or `REV:PATH` at a git revision) by meaning:
+    nodes added, removed and changed, rewired ports, the sink, the contract,
+    the readouts. Reformatting and comments are no change.
+    """
+    if color is None:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    if git_driver:
+        _git_driver(args, fmt, color, limit)
+        return
+    if len(args) != 2:
+        raise click.UsageError(f"expected OLD and NEW, got {len(args)} argument(s)")
+    (old_label, _, old), (new_label, _, new) = load_sides(args)
+    code = _show(old_label, new_label, old, new, fmt, color, limit, traces)
+    click.get_current_context().exit(code)
+
+
+def _show(old_label, new_label, old, new, fmt, color, limit, traces=None) -> int:
+    """Print the diff; the exit status it calls for (0 same, 1 changed)."""
+    from rubriclang.interp.items import ItemError
+    from rubriclang.review.diff import diff_graphs
+    from rubriclang.review.impact import verdict_impact
+    from rubriclang.review.render import Report, render
+
+    impact = None
+    if traces:
+        try:
+            impact = verdict_impact(old, new, traces)
+        except ItemError as exc:
+            raise data_error(exc) from None
+    d = diff_graphs(old, new)
+    report = Report(old_label, new_label, old, new, d, impact)
+    click.echo(render(fmt, report, color=color, limit=limit), nl=False, color=color)
+    return 1 if d.changed else 0
+
+
+def _git_driver(args, fmt, color, limit) -> None:
+    if len(args) == 1:  # git's call for an unmerged path
+        click.echo(f"* Unmerged path {args[0]}")
+        return
+    if len(args) not in (7, 9):
+        raise click.UsageError(f"git passes 7 (or 9, for a rename) arguments to a diff driver, got {len(args)}")
+    path, old_file, new_file = args[0], args[1], args[4]
+    new_path = args[7] if len(args) == 9 else path
+    labels = tuple(NULL if f == NULL else f"{ab}/{p}" for f, ab, p in ((old_file, "a", path), (new_file, "b", new_path)))
+    texts = [None if f == NULL else _read(f) for f in (old_file, new_file)]
+    graphs = []
+    for label, text in zip(labels, texts):
+        graph, errors = checked(label, text) if text is not None else (None, [])
+        if errors:
+            # A broken version is still a version: show its lines rather than nothing.
+            click.echo(f"rbg diff: `{label}` does not check ({len(errors)} error(s)); showing a line diff")
+            old_text, new_text = (t or "" for t in texts)
+            lines = difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True), *labels)
+            click.echo("".join(lines), nl=False)
+            return
+        graphs.append(graph)
+    _show(*labels, *graphs, fmt, color, limit)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read `{path}`: {exc}") from None

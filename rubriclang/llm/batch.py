@@ -1,0 +1,216 @@
+"""OpenAI Batch API files for a graph's LLM criterion calls.
+
+`export` writes one request line per call the live backend would make
+(`{"custom_id", "method", "url", "body"}`), for `vllm run-batch` or a hosted
+batch API; `import` reads the result lines back into the call cache, under
+the keys the live backend looks up, so a run then makes no call at all.
+
+The requests are not rebuilt here: each is the one the live `LLMBackend`
+itself issues, caught by a client that records it instead of sending it. So
+the bodies cannot drift from what `rbg run` sends (prompt, sampling,
+structured-output schema, logprobs).
+
+A `custom_id` is a JSON array `[item, candidate, criterion, body_hash]`:
+unambiguous whatever the ids contain, and bound to the exact request body, so
+a result answering an older version of a request (the graph, the items, the
+model or the sampling changed since the export) is never taken for the new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable
+
+import attrs
+
+from rubriclang.checker.graph import CheckedGraph
+from rubriclang.interp.backend import JudgmentRequest
+from rubriclang.interp.items import Item
+from rubriclang.llm.backend import LLMBackend
+from rubriclang.llm.cache import CallCache, call_key
+from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
+
+BATCH_URL = "/v1/chat/completions"
+
+
+class BatchError(Exception):
+    """An unusable batch file; `where` is `path:line`."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(f"{where}: {message}")
+        self.where = where
+        self.message = message
+
+
+class NoCallClient:
+    """A client that never sends: it records each request it is asked to make
+    and fails it. Export uses it to catch the backend's requests; import uses
+    it to guarantee that judging makes no call."""
+
+    def __init__(self, model: str, identity: str, reason: str):
+        self.model = model
+        self.identity = identity
+        self.reason = reason
+        self.requests: list[ChatRequest] = []
+
+    async def chat(self, request: ChatRequest) -> Completion:
+        self.requests.append(request)
+        # Not `unsupported`: the backend would take that for a server that
+        # refuses structured output, and remember it in the cache.
+        raise LLMError("unreachable", self.reason)
+
+    async def aclose(self) -> None:
+        pass
+
+
+@attrs.frozen
+class BatchCall:
+    """One criterion call: whose it is, and the exact request."""
+
+    custom_id: str
+    item: str
+    candidate: str
+    criterion: str
+    request: ChatRequest
+
+    def line(self, model: str) -> dict:
+        """The Batch API request line."""
+        return {"custom_id": self.custom_id, "method": "POST", "url": BATCH_URL, "body": self.request.body(model)}
+
+
+def body_hash(body: dict) -> str:
+    blob = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def custom_id(item: str, candidate: str, criterion: str, body: dict) -> str:
+    return json.dumps([item, candidate, criterion, body_hash(body)], ensure_ascii=False, separators=(",", ":"))
+
+
+async def llm_calls(
+    graph: CheckedGraph, items: Iterable[Item], model: str, sampling: Sampling, use_logprobs: bool = False
+) -> list[BatchCall]:
+    """Every call the live backend would make first for each LLM criterion
+    of each candidate of each item, in item, criterion, candidate order.
+    A criterion the backend judges without a call (an item lacking the
+    reference its prompt needs) has none."""
+    client = NoCallClient(model, "batch-export", "batch export sends nothing")
+    # No cache: its answers would hide calls, and its notes would change them.
+    backend = LLMBackend(client, None, sampling, parse_retries=0, use_logprobs=use_logprobs)
+    criteria = [c for c in graph.criteria if backend.handles(c.procedure)]
+    calls: list[BatchCall] = []
+    for item in items:
+        for crit in criteria:
+            for cid in item.candidate_ids:
+                before = len(client.requests)
+                await backend.judge(JudgmentRequest(item, cid, crit))
+                if len(client.requests) > before:
+                    request = client.requests[-1]
+                    ident = custom_id(item.id, cid, crit.name, request.body(model))
+                    calls.append(BatchCall(ident, item.id, cid, crit.name, request))
+    return calls
+
+
+def completion_from_body(body: Any, model: str) -> Completion:
+    """A chat completion body (as a server answers it) as a Completion;
+    raises ValueError when it is not one."""
+    try:
+        choice = body["choices"][0]
+        text = choice["message"]["content"] or ""
+        usage = body.get("usage") or {}
+        return Completion(
+            text=text,
+            model=body.get("model") or model,
+            logprobs=(choice.get("logprobs") or {}).get("content"),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=choice.get("finish_reason"),
+        )
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+        raise ValueError("the body is not a chat completion") from None
+
+
+@attrs.frozen
+class Results:
+    """A results file: the completions of the requests that succeeded, and
+    why the others failed."""
+
+    completions: dict[str, Completion]
+    failures: dict[str, str]
+
+
+def read_results(path: str, model: str) -> Results:
+    """Batch API result lines: `{"custom_id", "response": {"status_code",
+    "body"}, "error"}`. Raises BatchError (naming the line) when a line is
+    not a result at all; a failed request is recorded, not raised."""
+    completions: dict[str, Completion] = {}
+    failures: dict[str, str] = {}
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise BatchError(where, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
+                raise BatchError(where, "a result line needs a string `custom_id`")
+            ident = row["custom_id"]
+            response = row.get("response")
+            error = row.get("error")
+            if error:
+                failures[ident] = _error_text(error)
+            elif not isinstance(response, dict) or response.get("status_code") != 200:
+                status = response.get("status_code") if isinstance(response, dict) else None
+                failures[ident] = f"HTTP {status}" if status is not None else "no response"
+            else:
+                try:
+                    completions[ident] = completion_from_body(response.get("body"), model)
+                except ValueError as exc:
+                    raise BatchError(where, f"`response.body`: {exc}") from None
+                failures.pop(ident, None)
+    return Results(completions, failures)
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("code") or error)
+    return str(error)
+
+
+@attrs.frozen
+class Loaded:
+    """What an import put into the cache, and the calls it could not answer."""
+
+    stored: int
+    cached_before: int
+    missing: tuple[tuple[BatchCall, str], ...]  # (call, why)
+
+
+def load_into_cache(calls: list[BatchCall], results: Results, cache: CallCache, identity: str, model: str) -> Loaded:
+    """Store each call's result under the key the live backend looks up.
+    A call with no successful result is missing, unless the cache already
+    answers it."""
+    stored = cached_before = 0
+    missing = []
+    for call in calls:
+        key = call_key(identity, model, call.request)
+        completion = results.completions.get(call.custom_id)
+        if completion is not None:
+            cache.put(key, identity, completion)
+            stored += 1
+        elif cache.get(key) is not None:
+            cached_before += 1
+        else:
+            missing.append((call, results.failures.get(call.custom_id, "not in the results")))
+    return Loaded(stored, cached_before, tuple(missing))
+
+
+def import_backend(cache: CallCache, identity: str, model: str, sampling: Sampling, use_logprobs: bool = False):
+    """The backend of an import run: answered from the cache only. Returns
+    (backend, client); `client.requests` lists any call it would have made
+    (a retry after an unreadable answer), which fails its judgment."""
+    client = NoCallClient(model, identity, "`rbg batch import` makes no calls, and the batch results hold no answer to this request")
+    return LLMBackend(client, cache, sampling, use_logprobs=use_logprobs), client

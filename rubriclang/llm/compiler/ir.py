@@ -1,0 +1,382 @@
+"""The JSON IR of a rubric graph: its JSON Schema (generated from the catalog),
+its validation, and its printer to `.rbg` source.
+
+Constrained decoding asks the server for a JSON object matching `ir_schema`;
+the printer turns it into source, which is then checked like any program.
+The schema carries one branch per procedure and per operator (each with its
+own parameters and ports), so a server that enforces it cannot invent a
+parameter, a port or a procedure. The IR, by example:
+
+    {"rubric": {"name": "helpful", "version": 1, "description": "..."},
+     "contract": {"scale": {"kind": "ordinal", "lo": 1, "hi": 5}},
+     "criteria": [{"name": "correct", "type": {"kind": "ordinal", "lo": 1, "hi": 5},
+                   "procedure": "llm.rate",
+                   "params": {"question": "...", "anchors": {"1": "...", "5": "..."}}}],
+     "nodes": [{"name": "capped", "operator": "gate.cap",
+                "ports": {"value": "correct", "when": "rambling"}, "params": {"max": 4}}],
+     "sink": "capped",
+     "readouts": {"pointwise": {"output": {"kind": "ordinal", "lo": 1, "hi": 5}}}}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from rubriclang.catalog import Catalog
+from rubriclang.catalog.model import ParamSpec
+from rubriclang.catalog.types import fmt_num
+from rubriclang.syntax import ast
+from rubriclang.syntax.strings import quote, quote_long
+
+NAME_PATTERN = "^[a-z][a-z0-9_]*$"
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\Z")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Words the grammar reads as keywords or types, so a key spelled so is quoted.
+_RESERVED = frozenset({"true", "false", "bool", "ordinal", "score", "label"})
+_BLOCK_ORDER = ("pointwise", "pairwise")
+
+
+# -- the schema ---------------------------------------------------------------
+
+
+def _obj(properties: dict, required=()) -> dict:
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+def type_schema(kinds=("bool", "ordinal", "score", "label")) -> dict:
+    """A judgment type as JSON: `{"kind": "ordinal", "lo": 1, "hi": 5}`,
+    `{"kind": "label", "labels": [...]}`, with `"optional": true` for `T?`."""
+    optional = {"type": "boolean"}
+    branches = {
+        "bool": _obj({"kind": {"const": "bool"}, "optional": optional}, ["kind"]),
+        "ordinal": _obj(
+            {"kind": {"const": "ordinal"}, "lo": {"type": "integer"}, "hi": {"type": "integer"}, "optional": optional},
+            ["kind", "lo", "hi"],
+        ),
+        "score": _obj(
+            {"kind": {"const": "score"}, "lo": {"type": "number"}, "hi": {"type": "number"}, "optional": optional},
+            ["kind", "lo", "hi"],
+        ),
+        "label": _obj(
+            {
+                "kind": {"const": "label"},
+                "labels": {"type": "array", "items": {"type": "string", "pattern": NAME_PATTERN}, "minItems": 2},
+                "optional": optional,
+            },
+            ["kind", "labels"],
+        ),
+    }
+    chosen = [branches[k] for k in kinds if k in branches]
+    return chosen[0] if len(chosen) == 1 else {"anyOf": chosen}
+
+
+def value_schema(param: ParamSpec) -> dict:
+    """The JSON Schema of a parameter's value, from its catalog type. A type
+    the schema cannot describe (a plugin's own) admits any JSON value, and is
+    left to the checker."""
+    simple = {"string": "string", "number": "number", "integer": "integer", "boolean": "boolean"}
+    t = param.type
+    if t in simple:
+        return {"type": simple[t]}
+    if t == "choice":
+        return {"enum": list(param.choices)}
+    if t.startswith("list<") and t[5:-1] in simple:
+        return {"type": "array", "items": {"type": simple[t[5:-1]]}}
+    if t.startswith("map<") and t[4:-1] in simple:
+        return {"type": "object", "additionalProperties": {"type": simple[t[4:-1]]}}
+    if t == "type":
+        return type_schema()
+    if t == "numeric_type":
+        return type_schema(("ordinal", "score"))
+    return {}
+
+
+def _params_schema(params: tuple[ParamSpec, ...]) -> dict:
+    return _obj({p.name: value_schema(p) for p in params}, [p.name for p in params if p.required])
+
+
+def _name() -> dict:
+    return {"type": "string", "pattern": NAME_PATTERN}
+
+
+def ir_schema(catalog: Catalog) -> dict:
+    """The JSON Schema of the IR, generated from the catalog."""
+    criteria = [
+        _obj(
+            {
+                "name": _name(),
+                "type": type_schema(proc.produces),
+                "procedure": {"const": proc.name},
+                "params": _params_schema(catalog.procedure_params(proc)),
+            },
+            ["name", "type", "procedure", "params"],
+        )
+        for proc in catalog.procedures.values()
+    ]
+    nodes = []
+    for op in catalog.operators.values():
+        ports = {}
+        for port in op.ports:
+            if port.variadic:
+                ports[port.name] = {"type": "array", "items": _name(), "minItems": port.min}
+                if port.max is not None:
+                    ports[port.name]["maxItems"] = port.max
+            else:
+                ports[port.name] = _name()
+        nodes.append(
+            _obj(
+                {
+                    "name": _name(),
+                    "operator": {"const": op.name},
+                    "ports": _obj(ports, [p.name for p in op.ports]),
+                    "params": _params_schema(op.params),
+                },
+                ["name", "operator", "ports", "params"],
+            )
+        )
+    blocks = catalog.blocks
+    rubric = _params_schema(blocks["rubric"].params)
+    rubric["properties"] = {"name": _name(), **rubric["properties"]}
+    rubric["required"] = ["name", *rubric["required"]]
+    readouts = _obj({mode: _params_schema(blocks[mode].params) for mode in _BLOCK_ORDER})
+    readouts["minProperties"] = 1
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "rubric graph",
+        **_obj(
+            {
+                "rubric": rubric,
+                "contract": _params_schema(blocks["contract"].params),
+                "criteria": {"type": "array", "items": _any_of(criteria), "minItems": 1},
+                "nodes": {"type": "array", "items": _any_of(nodes)},
+                "sink": _name(),
+                "readouts": readouts,
+            },
+            ["rubric", "contract", "criteria", "nodes", "sink", "readouts"],
+        ),
+    }
+
+
+def _any_of(branches: list[dict]) -> dict:
+    return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
+def response_format(catalog: Catalog) -> dict:
+    """The OpenAI `response_format` asking for the IR. Not `strict`: strict
+    mode would demand every optional parameter; servers that constrain
+    decoding (vLLM, llama.cpp) enforce the schema either way."""
+    return {"type": "json_schema", "json_schema": {"name": "rubric_graph", "schema": ir_schema(catalog), "strict": False}}
+
+
+# -- validation ---------------------------------------------------------------
+
+_DISCRIMINATORS = ("procedure", "operator", "kind")
+
+
+def validate_ir(ir: Any, catalog: Catalog) -> list[str]:
+    """Problems with an IR value, each naming its JSON path; [] when it fits
+    the schema. Where an `anyOf` fails, the branch chosen by the value's
+    `procedure`, `operator` or `kind` explains why."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(ir_schema(catalog))
+    out: list[str] = []
+    for error in sorted(validator.iter_errors(ir), key=lambda e: list(map(str, e.absolute_path))):
+        out.extend(_explain(error, list(error.absolute_path)))
+    return out
+
+
+def _explain(error, path: list) -> list[str]:
+    if error.validator != "anyOf":
+        return [f"{_path(path)}: {error.message}"]
+    instance = error.instance
+    branches = error.validator_value
+    for key in _DISCRIMINATORS:
+        consts = [b.get("properties", {}).get(key, {}).get("const") for b in branches]
+        if any(c is None for c in consts):
+            continue
+        if not isinstance(instance, dict) or key not in instance:
+            return [f"{_path(path)}: missing `{key}` (one of: {', '.join(consts)})"]
+        if instance[key] not in consts:
+            return [f"{_path(path + [key])}: unknown {key} `{instance[key]}`; expected one of: {', '.join(consts)}"]
+        index = consts.index(instance[key])
+        found = []
+        for sub in error.context:
+            if sub.relative_schema_path and sub.relative_schema_path[0] == index:
+                found.extend(_explain(sub, path + list(sub.relative_path)))
+        return found or [f"{_path(path)}: {error.message}"]
+    return [f"{_path(path)}: {error.message}"]
+
+
+def _path(parts: list) -> str:
+    out = "$"
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+# -- printing -----------------------------------------------------------------
+
+
+def print_ir(ir: dict, catalog: Catalog) -> str:
+    """`.rbg` source for a valid IR value (see `validate_ir`). The caller
+    formats it; parameter values are printed by their catalog type, so a
+    choice is a bare name and a type is a type."""
+    blocks = catalog.blocks
+    rubric = dict(ir["rubric"])
+    name = rubric.pop("name")
+    criteria = []
+    for c in ir["criteria"]:
+        params = catalog.procedure_params(catalog.procedures[c["procedure"]])
+        criteria.append(f"criterion {c['name']}: {type_text(c['type'])} = {c['procedure']} {_block(c['params'], params)}")
+    nodes = []
+    for n in ir["nodes"]:
+        op = catalog.operators[n["operator"]]
+        ports = []
+        for port in op.ports:
+            ref = n["ports"][port.name]
+            ports.append(f"{port.name}: " + ("[" + ", ".join(ref) + "]" if port.variadic else ref))
+        nodes.append(f"node {n['name']} = {n['operator']}({', '.join(ports)}) {_block(n['params'], op.params)}")
+    readouts = [
+        f"readout {mode} {_block(ir['readouts'][mode], blocks[mode].params)}" for mode in _BLOCK_ORDER if mode in ir["readouts"]
+    ]
+    # Sections apart, criteria apart; the formatter does the rest of the layout.
+    sections = [
+        f"rubric {name} {_block(rubric, blocks['rubric'].params)}",
+        f"contract {_block(ir['contract'], blocks['contract'].params)}",
+        *criteria,
+        "\n".join(nodes),
+        f"sink {ir['sink']}",
+        "\n".join(readouts),
+    ]
+    return "\n\n".join(s for s in sections if s) + "\n"
+
+
+def type_text(t: dict) -> str:
+    """A type object as `.rbg` text."""
+    q = "?" if t.get("optional") else ""
+    if t["kind"] == "bool":
+        return "bool" + q
+    if t["kind"] == "label":
+        return "label{" + ", ".join(t["labels"]) + "}" + q
+    return f"{t['kind']}[{_number(t['lo'])}, {_number(t['hi'])}]{q}"
+
+
+def _block(values: dict, specs: tuple[ParamSpec, ...]) -> str:
+    types = {p.name: p.type for p in specs}
+    # Catalog order, so the same IR always prints the same text.
+    order = [p.name for p in specs if p.name in values] + [k for k in values if k not in types]
+    items = [f"{k} = {_value(values[k], types.get(k, ''))}" for k in order]
+    return "{ " + ", ".join(items) + " }" if items else "{}"
+
+
+def _value(v: Any, ptype: str) -> str:
+    if ptype in ("type", "numeric_type"):
+        return type_text(v)
+    if ptype == "choice" and isinstance(v, str):
+        return v
+    return _literal(v, keys_quoted=ptype == "json")
+
+
+def _literal(v: Any, keys_quoted: bool = False) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return _number(v)
+    if isinstance(v, str):
+        return (quote_long(v, "    ") if "\n" in v else None) or quote(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_literal(x, keys_quoted) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k, keys_quoted)}: {_literal(x, keys_quoted)}" for k, x in v.items()) + " }"
+    raise TypeError(f"not a JSON value: {v!r}")
+
+
+def _number(x: int | float) -> str:
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ValueError(f"not a finite number: {x}")
+    return fmt_num(x)
+
+
+def _key(k: str, quoted: bool) -> str:
+    """A map key: JSON keys are strings, so `"1"` is the scale point 1 and
+    `"true"` the bool; a JSON Schema's keys (`json` parameters) stay strings."""
+    if quoted:
+        return quote(k)
+    if _NUMBER.match(k) or k in ("true", "false"):
+        return k
+    if _IDENT.match(k) and k not in _RESERVED:
+        return k
+    return quote(k)
+
+
+# -- from source --------------------------------------------------------------
+
+
+def module_to_ir(module: ast.Module) -> dict:
+    """The IR of a parsed module (its comments and layout are not kept).
+    Shows the model what the IR of a program looks like."""
+    ir: dict[str, Any] = {"criteria": [], "nodes": [], "readouts": {}}
+    for d in module.decls:
+        if isinstance(d, ast.RubricDecl):
+            ir["rubric"] = {"name": d.name.value, **_block_ir(d.block)}
+        elif isinstance(d, ast.ContractDecl):
+            ir["contract"] = _block_ir(d.block)
+        elif isinstance(d, ast.CriterionDecl):
+            ir["criteria"].append(
+                {"name": d.name.value, "type": _type_ir(d.type), "procedure": d.procedure.text, "params": _block_ir(d.block)}
+            )
+        elif isinstance(d, ast.NodeDecl):
+            ports = {p.name.value: [r.value for r in p.refs] if p.is_list else p.refs[0].value for p in d.ports}
+            ir["nodes"].append({"name": d.name.value, "operator": d.operator.text, "ports": ports, "params": _block_ir(d.block)})
+        elif isinstance(d, ast.SinkDecl):
+            ir["sink"] = d.target.value
+        elif isinstance(d, ast.ReadoutDecl):
+            ir["readouts"][d.mode.value] = _block_ir(d.block)
+    order = ("rubric", "contract", "criteria", "nodes", "sink", "readouts")
+    return {k: ir[k] for k in order if k in ir}
+
+
+def _block_ir(block: ast.Block) -> dict:
+    return {p.name.value: _value_ir(p.value) for p in block.params}
+
+
+def _type_ir(t: ast.TypeExpr) -> dict:
+    out: dict[str, Any] = {"kind": t.kind}
+    if t.kind == "label":
+        out["labels"] = [n.value for n in t.labels]
+    elif t.kind != "bool":
+        out["lo"], out["hi"] = t.lo.value, t.hi.value
+    if t.optional:
+        out["optional"] = True
+    return out
+
+
+def _value_ir(v: ast.Value) -> Any:
+    if isinstance(v, ast.TypeExpr):
+        return _type_ir(v)
+    if isinstance(v, ast.ListValue):
+        return [_value_ir(x) for x in v.items]
+    if isinstance(v, ast.MapValue):
+        return {_key_ir(e.key): _value_ir(e.value) for e in v.entries}
+    return v.value
+
+
+def _key_ir(k) -> str:
+    if isinstance(k, ast.Bool):
+        return "true" if k.value else "false"
+    if isinstance(k, ast.Number):
+        return k.text or fmt_num(k.value)
+    return str(k.value)
+
+
+def decode_json(text: str) -> Any:
+    """Parse JSON as the IR allows it: no NaN or Infinity."""
+
+    def refuse(name: str):
+        raise ValueError(f"`{name}` is not a JSON number")
+
+    return json.loads(text, parse_constant=refuse)

@@ -1,0 +1,177 @@
+"""Reading a judge's answer out of its reply.
+
+JSON first (what structured output and the prompt ask for): the last JSON
+object in the reply that holds the answer key. Otherwise plain text, anchored
+at the end: the last `Score: 4` / `Answer: yes` / `Label: formal` line, or a
+reply whose last line is only the answer. A value outside the declared type
+is a parse failure, never clamped or rounded, so the backend can ask again.
+
+With token log-probabilities (`--logprobs`), a `score[lo, hi]` rating with
+one-digit points is read G-Eval style: the probability-weighted mean of the
+points at the answer's token, and the distribution is kept for the trace.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import attrs
+
+from rubriclang.catalog.types import JType
+from rubriclang.checker.graph import Criterion
+from rubriclang.interp.domain import coerce
+from rubriclang.llm.prompting import answer_key
+
+# Words that may introduce a final answer in plain text, per procedure.
+_KEYWORDS = {
+    "llm.rate": r"(?:final\s+)?(?:score|rating|grade)",
+    "llm.check": r"(?:final\s+)?(?:answer|verdict)",
+    "llm.choose": r"(?:final\s+)?(?:label|answer|choice|category)",
+}
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
+_DECORATION = "*_`#>\"' \t"
+_YES = {"yes": True, "true": True, "no": False, "false": False}
+_MAX_BRACES = 200  # how many `{` to try, from the end, before giving up on JSON
+
+
+@attrs.frozen
+class ParseResult:
+    """`value` (None when `error`), how it was read, and for `logprobs` the
+    distribution over the scale's points."""
+
+    value: Any
+    error: str | None
+    method: str  # "json", "text" or "logprobs"
+    distribution: dict[str, float] | None = None
+
+
+def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> ParseResult:
+    """The criterion's answer in `text` (and `logprobs`, when given and usable)."""
+    key = answer_key(criterion.procedure)
+    t = criterion.type
+    found, raw = _from_json(text, key)
+    method = "json"
+    if not found:
+        method = "text"
+        found, raw = _from_text(text, criterion.procedure, t)
+    if not found:
+        return ParseResult(None, f"no `{key}` found (expected a JSON object with `{key}`, or a final `{key.capitalize()}: ...` line)", method)
+    value, problem = _read(raw, t)
+    if problem:
+        return ParseResult(None, f"`{key}`: {problem}", method)
+    if logprobs and weighted_points(criterion):
+        dist = _distribution(logprobs, value, weighted_points(criterion))
+        if dist:
+            mean = sum(int(p) * q for p, q in dist.items())
+            return ParseResult(round(mean, 6), None, "logprobs", dist)
+    return ParseResult(value, None, method)
+
+
+def weighted_points(criterion: Criterion) -> range | None:
+    """The points a probability-weighted reading averages over: an
+    `llm.rate` on `score[lo, hi]` with whole, one-digit bounds (each point
+    then is one token). Ordinals are not weighted: their value must be a
+    whole point, and a mean is not one."""
+    t = criterion.type
+    if criterion.procedure != "llm.rate" or t.kind != "score":
+        return None
+    if not (float(t.lo).is_integer() and float(t.hi).is_integer() and 0 <= t.lo < t.hi <= 9):
+        return None
+    return range(int(t.lo), int(t.hi) + 1)
+
+
+def _from_json(text: str, key: str) -> tuple[bool, Any]:
+    """The last JSON object in `text` holding `key`, tried from the end."""
+    decoder = json.JSONDecoder()
+    pos = len(text)
+    for _ in range(_MAX_BRACES):
+        pos = text.rfind("{", 0, pos)
+        if pos < 0:
+            break
+        try:
+            obj, _end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and key in obj:
+            return True, obj[key]
+    return False, None
+
+
+def _from_text(text: str, procedure: str, t: JType) -> tuple[bool, Any]:
+    answer = _answer_pattern(t)
+    keyed = re.compile(rf"\b{_KEYWORDS[procedure]}\s*[*_`]*\s*[:=]\s*[*_`\"']*\s*({answer})", re.I)
+    matches = keyed.findall(text)
+    if matches:
+        return True, matches[-1]
+    lines = [ln.strip(_DECORATION) for ln in text.strip().splitlines()]
+    last = next((ln for ln in reversed(lines) if ln), "")
+    last = last.rstrip(".!").strip(_DECORATION)
+    if t.numeric:
+        m = re.fullmatch(rf"({_NUMBER})(?:\s*/\s*{_NUMBER})?", last)
+        return (True, m.group(1)) if m else (False, None)
+    if t.kind == "bool" and last.lower() in _YES:
+        return True, last
+    if t.kind == "label" and _label(last, t.labels) in t.labels:
+        return True, last
+    return False, None
+
+
+def _answer_pattern(t: JType) -> str:
+    """What may follow `Keyword:`; a word that is no label is still taken,
+    so that the failure says which word it was."""
+    if t.kind == "bool":
+        return r"(?:yes|no|true|false)\b"
+    if t.kind == "label":
+        return r"[\w.-]+"
+    return _NUMBER
+
+
+def _read(raw: Any, t: JType) -> tuple[Any, str | None]:
+    """`raw` (a JSON value or a matched string) as a value of `t`, or why not."""
+    if t.kind == "bool" and isinstance(raw, str) and raw.strip().lower() in _YES:
+        raw = _YES[raw.strip().lower()]
+    elif t.kind == "label" and isinstance(raw, str):
+        raw = _label(raw, t.labels)
+    elif t.numeric and isinstance(raw, str):
+        try:
+            raw = float(raw.strip())
+        except ValueError:
+            return None, f"{raw!r} is not a number"
+        if raw.is_integer():
+            raw = int(raw)
+    value, problem = coerce(raw, t.as_optional(False))
+    return value, problem
+
+
+def _label(raw: str, labels: tuple[str, ...]) -> str:
+    word = raw.strip().strip(_DECORATION).rstrip(".")
+    if word in labels:
+        return word
+    folded = [lab for lab in labels if lab.casefold() == word.casefold()]
+    return folded[0] if len(folded) == 1 else word
+
+
+def _distribution(logprobs: list, value: Any, points: range) -> dict[str, float] | None:
+    """The normalised probabilities of the scale's points at the token that
+    carried the answer (the last token spelling it), or None."""
+    if not (isinstance(value, (int, float)) and float(value).is_integer()):
+        return None
+    spelled = str(int(value))
+    names = {str(p) for p in points}
+    for entry in reversed(logprobs):
+        if not isinstance(entry, dict) or str(entry.get("token", "")).strip() != spelled:
+            continue
+        mass: dict[str, float] = {}
+        for alt in entry.get("top_logprobs") or []:
+            token = str(alt.get("token", "")).strip()
+            lp = alt.get("logprob")
+            if token in names and isinstance(lp, (int, float)) and math.isfinite(lp):
+                mass[token] = mass.get(token, 0.0) + math.exp(lp)
+        total = sum(mass.values())
+        if total <= 0:
+            return None
+        return {p: round(mass[p] / total, 6) for p in sorted(mass, key=int)}
+    return None

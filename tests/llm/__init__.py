@@ -1,0 +1,1 @@
+"""Tests of the LLM criteria backend, against a scripted loopback server."""

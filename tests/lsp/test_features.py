@@ -1,0 +1,143 @@
+"""Hover, definition, references and rename on analysed documents (no
+protocol: positions are text indices)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rubriclang.catalog import load_catalog
+from rubriclang.lsp import navigation
+from rubriclang.lsp.analysis import analyse
+from rubriclang.lsp.hover import hover
+
+TEXT = """\
+rubric demo { version = 1 }
+contract { scale = score[0, 1] }
+criterion correct: ordinal[1, 5] = llm.rate {
+  question = "Correct? 😀"
+  anchors = { 1: "No.", 5: "Yes." }
+}
+criterion harmful: bool = llm.check { question = "Harmful? 漢字" }
+node capped = transform.rescale(value: correct) { to = score[0, 1] }
+node safe = gate.veto(value: capped, when: harmful) { to = 0 }
+sink safe
+readout pointwise { output = score[0, 1] }
+"""
+
+
+def at(text: str, needle: str, delta: int = 0) -> int:
+    return text.index(needle) + delta
+
+
+def words(text: str, ranges) -> list[str]:
+    return [text[start:end] for start, end in ranges]
+
+
+def hover_text(text: str, offset: int, previous=None) -> str | None:
+    found = hover(analyse(text, "demo.rbg"), offset, load_catalog(), previous)
+    return found.markdown if found else None
+
+
+def test_hover_on_a_node_shows_its_inferred_type():
+    assert "node capped: score[0, 1]" in hover_text(TEXT, at(TEXT, "capped, when"))
+
+
+def test_hover_at_the_end_of_a_name_still_finds_it():
+    assert "criterion harmful: bool" in hover_text(TEXT, at(TEXT, "harmful)") + len("harmful"))
+
+
+def test_hover_on_a_criterion_in_a_file_with_errors_uses_its_declared_type():
+    text = TEXT.replace("sink safe", "sink nowhere")
+    assert "criterion correct: ordinal[1, 5]" in hover_text(text, at(text, "correct:"))
+
+
+def test_hover_on_an_operator_node_in_a_file_with_errors_and_no_earlier_graph_says_unknown():
+    text = TEXT.replace("sink safe", "sink nowhere")
+    shown = hover_text(text, at(text, "capped ="))
+    assert "node capped: ?" in shown and "Type unknown" in shown
+
+
+def test_hover_uses_the_last_good_graph_only_for_the_same_operator():
+    previous = analyse(TEXT, "demo.rbg").graph
+    text = TEXT.replace("sink safe", "sink nowhere")
+    assert "node capped: score[0, 1]" in hover_text(text, at(text, "capped ="), previous)
+    changed = text.replace("transform.rescale(value: correct) { to = score[0, 1] }", "transform.invert(value: correct)")
+    assert "node capped: ?" in hover_text(changed, at(changed, "capped ="), previous)
+
+
+def test_hover_on_an_undeclared_name_says_so():
+    text = TEXT.replace("sink safe", "sink nowhere")
+    assert "no node of this name" in hover_text(text, at(text, "nowhere"))
+
+
+def test_hover_on_catalog_names_works_even_when_the_file_does_not_parse():
+    text = TEXT.replace("sink safe", "sink = safe")
+    assert "gate.veto(value: numeric?, when: bool)" in hover_text(text, at(text, "gate.veto", 2))
+
+
+def test_hover_on_a_readout_parameter():
+    assert "output = type" in hover_text(TEXT, at(TEXT, "output ="))
+
+
+def test_no_hover_on_punctuation_or_keywords():
+    assert hover_text(TEXT, at(TEXT, "{ to")) is None
+    assert hover_text(TEXT, at(TEXT, "sink", 1)) is None
+
+
+def test_definition_and_references():
+    a = analyse(TEXT, "demo.rbg")
+    start, end = navigation.definition(a, at(TEXT, "harmful) { to"))
+    assert (start, TEXT[start:end]) == (at(TEXT, "harmful: bool"), "harmful")
+    assert words(TEXT, navigation.references(a, at(TEXT, "capped"))) == ["capped", "capped"]
+    assert navigation.references(a, at(TEXT, "capped"), include_declaration=False) == [
+        (at(TEXT, "capped, when"), at(TEXT, "capped, when") + len("capped"))
+    ]
+
+
+def test_no_definition_away_from_node_names():
+    a = analyse(TEXT, "demo.rbg")
+    assert navigation.definition(a, at(TEXT, "llm.rate")) is None
+    assert navigation.references(a, at(TEXT, "question")) == []
+
+
+def test_rename_covers_declaration_ports_and_sink():
+    a = analyse(TEXT, "demo.rbg")
+    ranges = navigation.rename(a, at(TEXT, "safe\n"), "verdict")
+    assert words(TEXT, ranges) == ["safe", "safe"]
+    renamed = TEXT
+    for start, end in sorted(ranges, reverse=True):
+        renamed = renamed[:start] + "verdict" + renamed[end:]
+    assert analyse(renamed, "demo.rbg").graph.sink == "verdict"
+
+
+def test_rename_to_the_same_name_changes_nothing():
+    assert navigation.rename(analyse(TEXT, "demo.rbg"), at(TEXT, "safe ="), "safe") == []
+
+
+@pytest.mark.parametrize(
+    "new_name, message",
+    [
+        ("correct", "already declared at demo.rbg:3:11"),
+        ("two words", "not a valid name"),
+        ("é", "not a valid name"),
+        ("", "not a valid name"),
+        ("true", "word of the language"),
+        ("criterion", "word of the language"),
+    ],
+)
+def test_rename_refuses(new_name, message):
+    with pytest.raises(navigation.RenameError, match=message):
+        navigation.rename(analyse(TEXT, "demo.rbg"), at(TEXT, "safe ="), new_name)
+
+
+def test_rename_refuses_a_file_that_does_not_parse():
+    text = TEXT.replace("sink safe", "sink = safe")
+    with pytest.raises(navigation.RenameError, match="syntax errors"):
+        navigation.rename(analyse(text, "demo.rbg"), at(text, "safe ="), "verdict")
+
+
+def test_prepare_rename_only_on_node_names():
+    a = analyse(TEXT, "demo.rbg")
+    (start, end), name = navigation.prepare_rename(a, at(TEXT, "correct) {", 2))
+    assert (TEXT[start:end], name) == ("correct", "correct")
+    assert navigation.prepare_rename(a, at(TEXT, "gate.veto")) is None

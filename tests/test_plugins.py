@@ -1,0 +1,90 @@
+"""Third-party catalogs register through entry points: their operators check,
+run through the interpreter, and may not redefine standard names."""
+
+import sys
+import textwrap
+
+import pytest
+
+import rubriclang
+from rubriclang.catalog import loader
+
+PLUGIN_TOML = textwrap.dedent(
+    '''
+    [operators."transform.square"]
+    kind = "transform"
+    summary = "The square of a value in [0, 1]."
+    output = "unit_square"
+    doc = "x * x"
+    ports = [{ name = "value", accepts = ["numeric"], absent = true }]
+    params = []
+    '''
+)
+
+PLUGIN_PY = textwrap.dedent(
+    '''
+    from rubriclang.catalog.types import JType
+
+    def _rule(r):
+        v = r.one("value")
+        return JType("score", 0, 1, optional=v.optional), []
+
+    OUTPUT_RULES = {"unit_square": _rule}
+    OPERATORS = {"transform.square": lambda ports, params, types: None if ports["value"] is None else ports["value"] ** 2}
+    '''
+)
+
+
+class _EntryPoint:
+    def __init__(self, name, module):
+        self.name, self.value, self._module = name, module, module
+
+    def load(self):
+        import importlib
+
+        return importlib.import_module(self._module)
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    def install(toml=PLUGIN_TOML, py=PLUGIN_PY, name="sq_plugin"):
+        pkg = tmp_path / name
+        pkg.mkdir()
+        (pkg / "__init__.py").write_text(py)
+        (pkg / "operators.toml").write_text(toml)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.setattr(loader, "_plugins", lambda: [_EntryPoint(name, name)])
+        loader.load_catalog.cache_clear()
+
+    yield install
+    loader.load_catalog.cache_clear()
+    for mod in [m for m in sys.modules if m.startswith("sq_plugin") or m.startswith("bad_plugin")]:
+        del sys.modules[mod]
+
+
+GRAPH = """rubric p { version = 1 }
+contract { scale = score[0, 1] }
+criterion x: score[0, 1] = human.annotation { key = "x" }
+node sq = transform.square(value: x)
+sink sq
+readout pointwise { output = score[0, 1] }
+"""
+
+
+def test_plugin_operator_checks_and_runs(plugin):
+    plugin()
+    rubric = rubriclang.loads(GRAPH)
+    result = rubric.evaluate({"id": "1", "input": "", "response": "", "annotations": {"x": 0.5}})
+    assert result.composition.decision.decision == 0.25
+
+
+def test_plugin_may_not_redefine_a_standard_rule(plugin):
+    plugin(py=PLUGIN_PY.replace('{"unit_square": _rule}', '{"unit_square": _rule, "mean": _rule}'), name="bad_plugin")
+    with pytest.raises(loader.CatalogError, match="output rule `mean`"):
+        loader.load_catalog()
+
+
+def test_plugin_operator_needs_a_function(plugin):
+    plugin(py=PLUGIN_PY.replace('OPERATORS = {"transform.square"', 'OPERATORS = {"transform.other"'), name="bad_plugin")
+    with pytest.raises(loader.CatalogError, match="without a function.*transform.square"):
+        loader.load_catalog()
