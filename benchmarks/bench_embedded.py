@@ -7,7 +7,10 @@
    `llm.rate` criteria = 20 judgments, rendered, sent, parsed and composed by
    the interpreter with `LLMBackend` (no call cache, so every judgment is a
    call), once per `--parallel` setting (server slots = criterion calls in
-   flight). One untimed judgment first warms the server.
+   flight). One untimed judgment first warms the server. Judgments per
+   CPU-minute (the process's CPU time, server threads included) are shown
+   too: on a busy machine they estimate what an idle core would do, which
+   wall-clock figures cannot.
 
 Run: .venv/bin/python benchmarks/bench_embedded.py [--parallel 1,2] [--threads N] [--json]
 Needs `pip install -e '.[local]'` and `rbg model pull`. Takes about a minute
@@ -65,6 +68,12 @@ WARMUP = Item("warmup", "What colour is grass?", {"response": "Grass is green."}
 SCHEMA = {"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}, "required": ["score"]}
 
 
+def cpu_seconds() -> float:
+    """CPU time of this whole process (server threads included)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def raw_speed(base_url: str, model: str, structured: bool) -> dict:
     """The server's own timings for one ~300-token prompt, 64 tokens out."""
     prompt = "Summarise the following notes.\n" + "\n".join(f"- {q} {a}" for q, a in QA)
@@ -97,9 +106,9 @@ async def judge_all(srv, graph, parallel: int, max_tokens: int) -> dict:
         await Interpreter(graph, [backend], concurrency=parallel).evaluate_async(WARMUP)
         backend.usage.calls = backend.usage.prompt_tokens = backend.usage.completion_tokens = 0
         items = [Item(f"q{i}", q, {"response": a}) for i, (q, a) in enumerate(QA)]
-        started = time.perf_counter()
+        cpu0, started = cpu_seconds(), time.perf_counter()
         results = [r async for r in Interpreter(graph, [backend], concurrency=parallel).run(items)]
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu0
     finally:
         await backend.aclose()
     judgments = [j for r in results for per in r.judgments.values() for j in per.values()]
@@ -113,6 +122,8 @@ async def judge_all(srv, graph, parallel: int, max_tokens: int) -> dict:
         "calls": u.calls,
         "wall_s": round(wall, 2),
         "judgments_per_min": round(len(judgments) / wall * 60, 1),
+        "cpu_s": round(cpu, 2),
+        "judgments_per_cpu_min": round(len(judgments) / cpu * 60, 1),
         "prompt_tokens": u.prompt_tokens,
         "completion_tokens": u.completion_tokens,
         "prompt_tok_s": round(u.prompt_tokens / wall, 1),
@@ -171,7 +182,8 @@ def main() -> int:
     for r in report["judging"]:
         print(
             f"judging, {r['parallel']} slot(s): {r['judgments_per_min']:6.1f} judgments/min "
-            f"({r['judgments']} in {r['wall_s']} s, {r['failed']} failed); "
+            f"({r['judgments']} in {r['wall_s']} s, {r['failed']} failed; "
+            f"{r['judgments_per_cpu_min']} per CPU-minute); "
             f"{r['prompt_tok_s']} prompt tok/s, {r['completion_tok_s']} completion tok/s; "
             f"mean {r['mean_prompt_tokens']} prompt + {r['mean_completion_tokens']} completion tokens per call"
         )

@@ -4,16 +4,17 @@
 "use strict";
 
 const vscode = require("vscode");
-const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
+const { LanguageClient } = require("vscode-languageclient/node");
 
 let client = null;
 
 function serverOptions() {
   const config = vscode.workspace.getConfiguration("rbg.server");
+  // No `transport`: the client then talks over stdio without appending
+  // `--stdio` to the arguments, so the command runs exactly as configured.
   return {
     command: config.get("path", "rbg"),
     args: config.get("args", ["lsp"]),
-    transport: TransportKind.stdio,
   };
 }
 

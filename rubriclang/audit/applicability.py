@@ -22,11 +22,6 @@ def prompt_hooks() -> frozenset[str]:
     return frozenset(getattr(prompting, "PROMPT_VARIANTS", ()))
 
 
-def changed_fields(op: Operator) -> tuple[str, ...]:
-    """What the operator's variants rewrite (typo_noise's `fields` option may widen it)."""
-    return tuple(op.options.get("fields", op.changes))
-
-
 def _needs(cond: str, op: Operator, judge: JudgeInfo, hooks: frozenset[str]) -> str | None:
     if cond == "llm_criteria":
         if not judge.llm_criteria:
@@ -76,10 +71,13 @@ def why_skipped(op: Operator, judge: JudgeInfo, hooks: frozenset[str] | None = N
         reason = _needs(cond, op, judge, hooks)
         if reason:
             return reason
-    fields = changed_fields(op)
+    fields = op.changes
     if fields and not set(fields) & judge.reads:
         words = " or ".join(_FIELD_WORDS[f] for f in fields)
-        return f"no criterion of this judge reads {words}, so this operator cannot move its verdict"
+        hint = ""
+        if "fields" in op.options and "response" in judge.reads:
+            hint = f' (`[options.{op.name}] fields = ["response"]` rewrites the response instead)'
+        return f"no criterion of this judge reads {words}, so this operator cannot move its verdict{hint}"
     for cond in op.unless:
         reason = _unless(cond, judge)
         if reason:

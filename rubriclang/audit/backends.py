@@ -10,6 +10,7 @@ to the client's header and nowhere else.
 from __future__ import annotations
 
 import os
+import sqlite3
 
 from rubriclang.audit.llmcall import Answer, JsonAsker
 from rubriclang.audit.suite import BackendConfig
@@ -38,13 +39,26 @@ class Backends:
     embedded server."""
 
     def __init__(self, cache_path: str | None = None, no_cache: bool = False):
-        self.cache = None if no_cache else CallCache(cache_path or default_path())
+        self._cache_path = cache_path
+        self._no_cache = no_cache
+        self._cache: CallCache | None = None
         self._servers: dict[str | None, object] = {}
         self._clients: list[OpenAIClient] = []
 
+    @property
+    def cache(self) -> CallCache | None:
+        """The call cache, opened on first use (an audit without LLM calls opens none)."""
+        if self._cache is None and not self._no_cache:
+            path = self._cache_path or default_path()
+            try:
+                self._cache = CallCache(path)
+            except (sqlite3.Error, OSError) as exc:
+                raise BackendUnavailable(f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)") from None
+        return self._cache
+
     def client(self, cfg: BackendConfig) -> OpenAIClient:
         """A client for `cfg`; raises BackendUnavailable."""
-        settings = dict(timeout=cfg.timeout, max_retries=cfg.max_retries)
+        settings = {"timeout": cfg.timeout, "max_retries": cfg.max_retries}
         if cfg.base_url:
             client = OpenAIClient([cfg.base_url], cfg.model, os.environ.get(cfg.api_key_env) or None, **settings)
         else:
@@ -70,10 +84,11 @@ class Backends:
         `temperature` as configured)."""
         try:
             client = self.client(cfg)
+            cache = self.cache
         except BackendUnavailable as exc:
             return Unavailable(str(exc))
         sampling = Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed)
-        return JsonAsker(client, self.cache, sampling, retries)
+        return JsonAsker(client, cache, sampling, retries)
 
     async def aclose(self) -> None:
         for client in self._clients:
@@ -82,5 +97,5 @@ class Backends:
         for server in self._servers.values():
             server.stop()
         self._servers.clear()
-        if self.cache is not None:
-            self.cache.close()
+        if self._cache is not None:
+            self._cache.close()

@@ -43,13 +43,22 @@ class Operator:
         """Whether it perturbs the judge (a patched graph) rather than the items."""
         return self.surface in ("judge_prompt", "rubric")
 
+    def with_options(self, options: dict[str, Any]) -> Operator:
+        """The operator with a suite's options. A `fields` option moves its
+        surface to what it then rewrites: the input, the output, or both."""
+        op = attrs.evolve(self, options={**self.options, **options})
+        fields = tuple(op.options.get("fields", ()))
+        if fields:
+            op = attrs.evolve(op, changes=fields, surface={("input",): "input", ("response",): "output"}.get(fields, "paired"))
+        return op
+
     def to_json(self) -> dict:
         d = attrs.asdict(self)
         d["changes"], d["needs"], d["unless"] = list(self.changes), list(self.needs), list(self.unless)
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "Operator":
+    def from_json(cls, d: dict) -> Operator:
         return cls(**{**d, "changes": tuple(d["changes"]), "needs": tuple(d["needs"]), "unless": tuple(d["unless"])})
 
 

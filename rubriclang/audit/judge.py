@@ -5,7 +5,7 @@ criteria that make some operators meaningless.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 

@@ -19,12 +19,18 @@ import re
 import attrs
 
 from rubriclang.llm.cache import CallCache, call_key
-from rubriclang.llm.client import ChatRequest, Completion, LLMError, OpenAIClient, Sampling
+from rubriclang.llm.client import (
+    ChatRequest,
+    Completion,
+    LLMError,
+    OpenAIClient,
+    Sampling,
+)
 
-_SECTION = re.compile(r"\{\{#(\w+)\}\}\n?(.*?)\{\{/\1\}\}\n?", re.S)
+_SECTION = re.compile(r"\{\{#(\w+)\}\}\n?(.*?)\{\{/\1\}\}\n?", re.DOTALL)
 _FIELD = re.compile(r"\{\{(\w+)\}\}")
-_COMMENT = re.compile(r"\A\s*<!--.*?-->\s*", re.S)
-_HEADING = re.compile(r"^## (system|user|assistant)[ \t]*$", re.M)
+_COMMENT = re.compile(r"\A\s*<!--.*?-->\s*", re.DOTALL)
+_HEADING = re.compile(r"^## (system|user|assistant)[ \t]*$", re.MULTILINE)
 _MAX_BRACES = 200
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 
 import attrs
 
@@ -67,21 +65,6 @@ def seal(judge: dict, items: list[dict], variants: list[Variant], patches: list[
     }
     doc["hash"] = content_hash(doc)
     return doc
-
-
-def write_json(path: str, doc: dict, indent: int | None = 1) -> None:
-    """Write `doc` atomically (a temporary file renamed into place), with
-    sorted keys, so an interrupted write never leaves half a file."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, sort_keys=True, ensure_ascii=False, indent=indent, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def read_sealed(path: str) -> tuple[Sealed, dict]:

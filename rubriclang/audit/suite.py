@@ -13,7 +13,13 @@ from typing import Any
 
 import attrs
 
-from rubriclang.audit.catalog import CUSTOM_SURFACES, RELATIONS, Operator, custom_operator, load_catalog
+from rubriclang.audit.catalog import (
+    CUSTOM_SURFACES,
+    RELATIONS,
+    Operator,
+    custom_operator,
+    load_catalog,
+)
 
 REASONING_STYLES = ("direct", "step_by_step", "criterion_by_criterion")
 TYPO_FIELDS = ("input", "response")
@@ -74,9 +80,7 @@ class Suite:
     def operator(self, name: str) -> Operator:
         """A catalog or custom operator, with the suite's options applied."""
         op = self.custom.get(name) or load_catalog()[name]
-        if name in self.options:
-            op = attrs.evolve(op, options={**op.options, **self.options[name]})
-        return op
+        return op.with_options(self.options[name]) if name in self.options else op
 
     def requested(self) -> tuple[str, ...]:
         """The operators to run: those named (or all of the catalog), then the custom ones."""
@@ -277,8 +281,10 @@ def load_suite(path: str) -> Suite:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        where = f"{path}:{m.group(1)}" if m else path
-        raise SuiteError(where, f"not valid TOML: {re.sub(r' \(at line .*\)', '', str(exc))}") from None
+        line = m.group(1) if m else len(text.splitlines()) if "end of document" in str(exc) else None
+        where = f"{path}:{line}" if line else path
+        detail = re.sub(r" \(at (line|end of).*\)", "", str(exc))
+        raise SuiteError(where, f"not valid TOML: {detail}") from None
     return suite_from_data(data, path, text)
 
 

@@ -102,7 +102,7 @@ class Variant:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "Variant":
+    def from_json(cls, d: dict) -> Variant:
         return cls(d["id"], d["item"], d["operator"], d["changes"], d.get("patch"), Validation(**d["validation"]), d.get("detail") or {})
 
 
@@ -153,7 +153,7 @@ class Patch:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "Patch":
+    def from_json(cls, d: dict) -> Patch:
         order = d.get("criterion_order")
         return cls(d["id"], d["operator"], d["criteria"], tuple(order) if order else None, Validation(**d["validation"]))
 

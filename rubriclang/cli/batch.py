@@ -125,7 +125,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
     rerun `rbg run` with the same cache to make only those calls); 2 bad
     input or missing results.
     """
-    from rubriclang.cli.execution import _open_cache
+    from rubriclang.cli.execution import open_cache
     from rubriclang.llm.batch import BatchError, load_into_cache, read_results
 
     if bool(base_urls) == bool(identity):
@@ -140,7 +140,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read `{results}`: {exc}") from None
     calls = _calls(g, items, model, sampling, logprobs)
-    cache = _open_cache(cache_path)
+    cache = open_cache(cache_path)
     try:
         loaded = load_into_cache(calls, answers, cache, identity, model)
         if loaded.missing:
@@ -158,12 +158,12 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
 
 
 def _identity(base_urls, model: str) -> str:
-    from rubriclang.cli.execution import _checked_url
+    from rubriclang.cli.execution import checked_url
     from rubriclang.llm.client import OpenAIClient
 
     async def identity() -> str:
         # The client names the servers as a live run's client would.
-        async with OpenAIClient([_checked_url(u) for u in base_urls], model) as client:
+        async with OpenAIClient([checked_url(u) for u in base_urls], model) as client:
             return client.identity
 
     return asyncio.run(identity())

@@ -41,7 +41,7 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     passed within the budget (nothing is written); 2 a bad spec, or an
     unusable server or model.
     """
-    from rubriclang.cli.execution import _api_key, _checked_url, _open_cache
+    from rubriclang.cli.execution import api_key_from_env, checked_url, open_cache
     from rubriclang.llm.client import LLMError, OpenAIClient, Sampling
     from rubriclang.llm.compiler import DEFAULT_SAMPLING, CompileLog, SpecError, compile_rubric, default_log_path, load_spec
 
@@ -55,13 +55,13 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     log_path = log_path or default_log_path(out)
     with contextlib.ExitStack() as stack:
         if base_urls:
-            urls, key, identity = [_checked_url(u) for u in base_urls], _api_key(api_key_env), None
+            urls, key, identity = [checked_url(u) for u in base_urls], api_key_from_env(api_key_env), None
         else:
             if model:
                 raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
             server = _embedded(stack, model_file)
             urls, key, identity, model = [server.base_url], None, server.identity, server.model
-        cache = None if no_cache else _open_cache(cache_path)
+        cache = None if no_cache else open_cache(cache_path)
         if cache is not None:
             stack.callback(cache.close)
 

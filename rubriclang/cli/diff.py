@@ -61,7 +61,8 @@ def load_sides(args: tuple[str, ...]):
 def diff(args, fmt, color, traces, limit, git_driver) -> None:
     """Compare OLD and NEW (files, or `REV:PATH` at a git revision) by meaning:
     nodes added, removed and changed, rewired ports, the sink, the contract,
-    the readouts. Reformatting and comments are no change.
+    the readouts. Reformatting and comments are no change. Exit status: 0 no
+    semantic change, 1 changes, 2 an error. See docs/review.md.
     """
     if color is None:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")

@@ -172,21 +172,24 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
         return None
     from rubriclang.llm.backend import LLMBackend
     from rubriclang.llm.client import OpenAIClient, Sampling
+    from rubriclang.llm.parsing import weighted_points
 
     settings = dict(timeout=opts.timeout, max_retries=opts.max_retries, per_endpoint=opts.per_endpoint)
     if opts.base_urls:
         if opts.model_file:
             raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
-        urls = [_checked_url(u) for u in opts.base_urls]
-        client = OpenAIClient(urls, opts.model, _api_key(opts.api_key_env), **settings)
+        urls = [checked_url(u) for u in opts.base_urls]
+        client = OpenAIClient(urls, opts.model, api_key_from_env(opts.api_key_env), **settings)
     else:
         if opts.model:
             raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
         server = _start_embedded(stack, opts.model_file)
         client = OpenAIClient([server.base_url], server.model, identity=server.identity, **settings)
-    cache = None if opts.no_cache else _open_cache(opts.cache)
+    cache = None if opts.no_cache else open_cache(opts.cache)
     if cache is not None:
         stack.callback(cache.close)
+    if opts.logprobs and not any(weighted_points(c) for c in graph.criteria):
+        click.echo("note: --logprobs weighs `llm.rate` criteria on `score[lo, hi]` with one-digit bounds; this graph has none", err=True)
     sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
     return LLMBackend(client, cache, sampling, use_logprobs=opts.logprobs)
 
@@ -234,7 +237,7 @@ def _explain(exc) -> str:
     return exc.message + (f"\n  hint: {hint}" if hint else "")
 
 
-def _checked_url(url: str) -> str:
+def checked_url(url: str) -> str:
     import httpx
 
     try:
@@ -246,16 +249,22 @@ def _checked_url(url: str) -> str:
     return url
 
 
-def _api_key(name: str) -> str | None:
+def api_key_from_env(name: str) -> str | None:
     # The key is read from the environment, never taken as a flag, and never
     # echoed: a value that is not a variable name may be the key itself.
     if not _ENV_NAME.fullmatch(name):
         raise click.BadParameter("expects the NAME of an environment variable that holds the key, not the key", param_hint="--api-key-env")
     key = os.environ.get(name)
-    explicit = click.get_current_context().get_parameter_source("api_key_env") != click.core.ParameterSource.DEFAULT
-    if explicit and not key:
+    if _given("api_key_env") and not key:
         raise DataError(f"the environment variable `{name}` (--api-key-env) is not set")
     return key or None
+
+
+def _given(param: str) -> bool:
+    """Whether the user set the option, rather than leaving its default."""
+    ctx = click.get_current_context(silent=True)
+    source = ctx.get_parameter_source(param) if ctx is not None else None
+    return source not in (None, click.core.ParameterSource.DEFAULT)
 
 
 def _start_embedded(stack: contextlib.ExitStack, model_file: str | None):
@@ -269,7 +278,7 @@ def _start_embedded(stack: contextlib.ExitStack, model_file: str | None):
         raise DataError(f"the graph has LLM criteria and no --base-url was given, so they need the embedded model: {exc}") from None
 
 
-def _open_cache(path: str | None):
+def open_cache(path: str | None):
     import sqlite3
 
     from rubriclang.llm.cache import CallCache, default_path

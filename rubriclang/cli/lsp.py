@@ -10,14 +10,20 @@ import click
 
 
 @click.command()
-def lsp() -> None:
+@click.option(
+    "--stdio",
+    is_flag=True,
+    help="Talk over standard input and output: the only transport, and the default; "
+    "accepted because many clients pass it.",
+)
+def lsp(stdio: bool) -> None:
     """Run the language server (stdio), for editors."""
     try:
         from rubriclang.lsp.server import serve
     except ModuleNotFoundError as exc:
-        if exc.name not in ("pygls", "lsprotocol"):
+        if (exc.name or "").partition(".")[0] not in ("pygls", "lsprotocol"):
             raise
         raise click.ClickException(
-            f"the language server needs `{exc.name}`: install it with `pip install 'rubriclang[lsp]'`"
+            "the language server needs pygls: install it with `pip install 'rubriclang[lsp]'`"
         ) from None
     serve()

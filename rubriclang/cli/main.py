@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "graph": ("rubriclang.cli.graph:graph", "Draw a graph as Mermaid, DOT or SVG."),
     "compile": ("rubriclang.cli.compile:compile_command", "Compile a prose rubric (TOML spec) into a checked .rbg with a model."),
     "batch": ("rubriclang.cli.batch:batch", "Export LLM criterion calls as Batch API files, or import their results."),
+    "audit": ("rubriclang.cli.audit:audit", "Audit a judge under controlled perturbations."),
 }
 
 

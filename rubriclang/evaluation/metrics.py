@@ -60,20 +60,49 @@ def bootstrap(stat: Callable[..., float], *columns: Sequence[float], samples: in
     return Estimate(point, float(low), float(high), n)
 
 
-def _pearson(x, y):
-    from scipy.stats import pearsonr
+def _ranks(a: np.ndarray) -> np.ndarray:
+    """Average ranks along the last axis (ties share their mean rank)."""
+    from scipy.stats import rankdata
 
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        raise ValueError("constant input")
-    return pearsonr(x, y).statistic
+    return rankdata(a, axis=-1)
 
 
-def _spearman(x, y):
-    from scipy.stats import spearmanr
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row pair; NaN where a row is constant."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    with np.errstate(all="ignore"):
+        return (xc * yc).sum(-1) / np.sqrt((xc * xc).sum(-1) * (yc * yc).sum(-1))
 
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        raise ValueError("constant input")
-    return spearmanr(x, y).statistic
+
+def correlation(kind: str, x: Sequence[float], y: Sequence[float], samples: int = BOOTSTRAP_SAMPLES) -> Estimate:
+    """Pearson, Spearman or Kendall (tau-b) with a bootstrap interval.
+
+    Pearson and Spearman are computed for all resamples at once (Spearman is
+    Pearson on average ranks); Kendall's tau-b goes through scipy per sample.
+    Constant inputs have no correlation: those samples are dropped."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n = len(x)
+    if n == 0:
+        return Estimate(None, None, None, 0)
+    rng = np.random.default_rng(SEED)
+    idx = rng.integers(0, n, size=(samples, n))
+    if kind == "kendall":
+        return bootstrap(_kendall, x, y, samples=samples)
+    xs, ys = x[idx], y[idx]
+    if kind == "spearman":
+        point = _pearson_rows(_ranks(x), _ranks(y))
+        values = _pearson_rows(_ranks(xs), _ranks(ys))
+    else:
+        point = _pearson_rows(x, y)
+        values = _pearson_rows(xs, ys)
+    point = float(point) if np.isfinite(point) else None
+    values = values[np.isfinite(values)]
+    if point is None or values.size == 0:
+        return Estimate(point, None, None, n)
+    low, high = np.percentile(values, [2.5, 97.5])
+    return Estimate(point, float(low), float(high), n)
 
 
 def _kendall(x, y):
@@ -90,9 +119,9 @@ def pointwise_metrics(pred: Sequence[float], gold: Sequence[float]) -> dict[str,
         "exact": bootstrap(lambda p, g: np.mean(p == g), pred, gold),
         "within_1": bootstrap(lambda p, g: np.mean(np.abs(p - g) <= 1), pred, gold),
         "mae": bootstrap(lambda p, g: np.mean(np.abs(p - g)), pred, gold),
-        "pearson": bootstrap(_pearson, pred, gold),
-        "spearman": bootstrap(_spearman, pred, gold),
-        "kendall": bootstrap(_kendall, pred, gold),
+        "pearson": correlation("pearson", pred, gold),
+        "spearman": correlation("spearman", pred, gold),
+        "kendall": correlation("kendall", pred, gold),
     }
 
 

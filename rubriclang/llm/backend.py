@@ -28,8 +28,10 @@ _TOP_LOGPROBS = 20  # the most OpenAI allows; enough to see every one-digit poin
 
 @attrs.define
 class Usage:
-    """What a run spent: calls made (cache hits excluded), their tokens, and
-    the calls answered from the cache. Mutable: it is a running tally."""
+    """What a run spent: calls made to a server (failed ones included, cache
+    hits excluded), their tokens, and the calls answered without a server
+    (from the cache, or shared with an identical call in flight). Mutable:
+    it is a running tally."""
 
     calls: int = 0
     cache_hits: int = 0
@@ -147,6 +149,7 @@ class LLMBackend:
             return await asyncio.shield(shared)
         future = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
+        self.usage.calls += 1
         try:
             completion = await self.client.chat(request)
         except Exception as exc:
@@ -158,7 +161,6 @@ class LLMBackend:
             raise
         finally:
             del self._in_flight[key]
-        self.usage.calls += 1
         self.usage.prompt_tokens += completion.prompt_tokens
         self.usage.completion_tokens += completion.completion_tokens
         if self.cache is not None:

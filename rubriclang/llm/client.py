@@ -174,7 +174,11 @@ class OpenAIClient:
         self._secret = api_key
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         limits = httpx.Limits(max_connections=per_endpoint * len(self.endpoints), max_keepalive_connections=per_endpoint * len(self.endpoints))
-        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout), limits=limits)
+        # A user's HTTP(S)_PROXY must not capture calls to a server on this machine.
+        local = all(_is_loopback(e.url) for e in self.endpoints)
+        self._http = httpx.AsyncClient(
+            headers=headers, timeout=httpx.Timeout(timeout), limits=limits, trust_env=not local
+        )
         self._turn = 0
         # What the cache keys calls by: by default the set of servers (they
         # serve the same model); an embedded server, whose port changes every
@@ -289,8 +293,9 @@ class OpenAIClient:
         latency = (time.perf_counter() - started) * 1000
         status = r.status_code
         if status == 429 or status >= 500:
+            detail = _error_detail(r)
             raise _Retry(
-                LLMError("http", f"{ep.url} answered HTTP {status}", status),
+                LLMError("http", f"{ep.url} answered HTTP {status}" + (f": {detail}" if detail else ""), status),
                 retry_after_seconds(r.headers.get("retry-after")),
             )
         if status in (401, 403):
@@ -328,6 +333,11 @@ def _error_kind(status: int, detail: str, body: dict) -> str:
     if status == 404 or ("model" in text and ("not" in text or "unknown" in text)):
         return "unknown_model"
     return "http"
+
+
+def _is_loopback(url: str) -> bool:
+    host = httpx.URL(url).host
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _v1(url: str) -> str:

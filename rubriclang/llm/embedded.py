@@ -56,6 +56,7 @@ class EmbeddedServer:
 
     @property
     def running(self) -> bool:
+        """Whether the server is started and not yet stopped."""
         return self._server is not None
 
     def start(self) -> "EmbeddedServer":

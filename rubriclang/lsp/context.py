@@ -7,7 +7,7 @@ tracks brackets and the few states a declaration goes through.
 
 from __future__ import annotations
 
-import re
+import string
 
 import attrs
 
@@ -23,7 +23,8 @@ NODE = "node"  # a node name: a port's slot, or after `sink`
 PARAM = "param"  # a parameter name inside a declaration's `{ }`
 VALUE = "value"  # a parameter's value
 
-_WORD = re.compile(r"[A-Za-z0-9_.]*\Z")
+# The characters of a (dotted) name being typed.
+_WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_.")
 
 
 @attrs.frozen
@@ -50,8 +51,10 @@ class Context:
 def completion_context(text: str, offset: int) -> Context:
     """The completion context at `offset` (an index into `text`)."""
     tokens = scan(text)
-    prefix = _WORD.search(text, 0, offset).group()
-    start = offset - len(prefix)
+    start = offset
+    while start > 0 and text[start - 1] in _WORD_CHARS:
+        start -= 1
+    prefix = text[start:offset]
     if _inside_literal(tokens, offset) or prefix[:1].isdigit():
         return Context(NONE, start, prefix)
     before = [(i, t) for i, t in enumerate(tokens) if t.end <= start and t.kind != "comment"]

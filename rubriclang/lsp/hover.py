@@ -16,6 +16,8 @@ from rubriclang.syntax import ast
 
 @attrs.frozen
 class Hover:
+    """Markdown to show, and the [start, end) text range it is about."""
+
     markdown: str
     start: int
     end: int
@@ -73,8 +75,9 @@ def _param_hover(a: Analysis, offset: int, catalog: Catalog) -> Hover | None:
     if a.module is None:
         return None
     for d in a.module.decls:
-        block = getattr(d, "block", None)
-        for p in block.params if block is not None else ():
+        if isinstance(d, ast.SinkDecl):
+            continue
+        for p in d.block.params:
             start, end = a.range_of(p.name.span)
             if start <= offset <= end:
                 spec = next((s for s in block_params(catalog, *_block_owner(d)) if s.name == p.name.value), None)

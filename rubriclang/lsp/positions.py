@@ -13,8 +13,6 @@ import bisect
 
 import attrs
 
-from rubriclang.diagnostics.span import Span
-
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
 

@@ -89,7 +89,6 @@ def is_declaration_start(tokens: list[Token], i: int) -> bool:
     tok = tokens[i]
     if tok.kind != "name" or tok.text not in KEYWORDS:
         return False
-    if tok.line_start or i == 0:
-        return True
-    prev = next((t for t in reversed(tokens[:i]) if t.kind != "comment"), None)
-    return prev is not None and prev.is_punct("}", ")")
+    # A comment runs to the end of its line, so the token before one that is
+    # not first on its line is never a comment.
+    return tok.line_start or i == 0 or tokens[i - 1].is_punct("}", ")")

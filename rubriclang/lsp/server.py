@@ -21,6 +21,7 @@ from rubriclang.fmt import format_source
 from rubriclang.lsp import navigation
 from rubriclang.lsp.analysis import Analysis, Range, analyse
 from rubriclang.lsp.completion import complete
+from rubriclang.lsp.folding import folding_ranges
 from rubriclang.lsp.hover import hover
 from rubriclang.lsp.positions import Position
 
@@ -97,10 +98,7 @@ def create_server() -> RubricServer:
         found = hover(a, a.lines.offset(_pos(params.position)), load_catalog(), ls.last_good.get(uri))
         if found is None:
             return None
-        return lsp.Hover(
-            contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=found.markdown),
-            range=_range(a, (found.start, found.end)),
-        )
+        return lsp.Hover(contents=_markdown(found.markdown), range=_range(a, (found.start, found.end)))
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
     def on_definition(ls: RubricServer, params: lsp.DefinitionParams) -> lsp.Location | None:
@@ -129,7 +127,7 @@ def create_server() -> RubricServer:
                 label=item.label,
                 kind=_KIND[item.kind],
                 detail=item.detail or None,
-                documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=item.documentation) if item.documentation else None,
+                documentation=_markdown(item.documentation) if item.documentation else None,
                 text_edit=lsp.TextEdit(range=replace, new_text=item.insert or item.label),
             )
             for item in found.items
@@ -155,6 +153,11 @@ def create_server() -> RubricServer:
             raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed.value) from None
         return lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=_range(a, r), new_text=params.new_name) for r in found]})
 
+    @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+    def on_folding(ls: RubricServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
+        a = ls.analysis(params.text_document.uri)
+        return [lsp.FoldingRange(start_line=first, end_line=last) for first, last in folding_ranges(a.text, a.lines)]
+
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     def on_formatting(ls: RubricServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
         a = ls.analysis(params.text_document.uri)
@@ -172,6 +175,10 @@ def _nodes(ls: RubricServer, uri: str):
     """The nodes of the document's current graph, else of its last good one."""
     graph = ls.analysis(uri).graph or ls.last_good.get(uri)
     return graph.nodes.values() if graph is not None else ()
+
+
+def _markdown(text: str) -> lsp.MarkupContent:
+    return lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text)
 
 
 def _pos(p: lsp.Position) -> Position:

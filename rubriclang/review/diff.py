@@ -46,22 +46,18 @@ class FieldChange:
 
 @attrs.frozen
 class Change:
-    """A subject added, removed or changed. `head` says what it is (a node's
-    kind, procedure or operator, and type; the rubric's name) on the side
-    that has it, NEW preferred;
-    `fields` are every changed field (of an added or removed subject: its
-    fields, less parameters at their default)."""
+    """A subject added, removed or changed.
+
+    `head` says what it is (a node's kind, procedure or operator, and type;
+    the rubric's name) on the side that has it, NEW preferred. `fields` are
+    every changed field; of an added or removed subject, all its fields less
+    the parameters at their default."""
 
     section: str
     name: str
     action: str
     head: dict[Path, Any]
     fields: tuple[FieldChange, ...]
-
-    @property
-    def label(self) -> str:
-        """`node correct`, `readout pairwise`, `sink`."""
-        return f"{self.section} {self.name}".strip()
 
 
 @attrs.frozen
@@ -81,10 +77,6 @@ class GraphDiff:
             if c.section == "node":
                 counts[c.action] += 1
         return counts
-
-    def others(self) -> tuple[str, ...]:
-        """The labels of every changed subject that is not a node."""
-        return tuple(c.label for c in self.changes if c.section != "node")
 
 
 def diff_graphs(old: CheckedGraph | None, new: CheckedGraph | None, catalog: Catalog | None = None) -> GraphDiff:

@@ -5,20 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from .fault_server import FaultServer
 from rubriclang.checker import check_source
 from rubriclang.llm.client import OpenAIClient
 
-RATE_GRAPH = """rubric judged { version = 1 }
-contract { scale = score[1, 5] }
-criterion correct: ordinal[1, 5] = llm.rate {
-  question = "How correct is the response?"
-  anchors = { 1: "Wrong.", 5: "Correct." }
-}
-sink correct
-readout pointwise { output = ordinal[1, 5] }
-readout pairwise { epsilon = 0.5, resolve = tie }
-"""
+from .fault_server import FaultServer
 
 
 def criterion(decl: str):

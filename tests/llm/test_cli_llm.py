@@ -222,10 +222,12 @@ def test_an_unusable_server_is_refused_before_the_run(fault_server, files, tmp_p
         (["--base-url", "http://127.0.0.1:9", "--api-key-env", SECRET], "expects the NAME of an environment variable"),
         (["--base-url", "http://127.0.0.1:9", "--api-key-env", "NO_SUCH_KEY_VAR"], "`NO_SUCH_KEY_VAR` (--api-key-env) is not set"),
         (["--temperature", "-1"], "Invalid value for '--temperature'"),
+        (["--base-url", "http://127.0.0.1:9", "--cache", "{tmp}/g.rbg/c.sqlite"], "cannot open the call cache"),
     ],
 )
 def test_bad_flags_are_refused_without_a_traceback_or_the_key(files, tmp_path, flags, message):
     g, items = files
+    flags = [f.replace("{tmp}", str(tmp_path)) for f in flags]
     r = rbg("run", g, items, "--out", tmp_path / "t.jsonl", *flags)
     assert r.exit_code == 2, r.output
     assert message in r.output and "Traceback" not in r.output and SECRET not in r.output

@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from .fault_server import auth_failure, delay, drop, malformed, status, unknown_model
 from rubriclang.llm.client import ChatRequest, LLMError
+
+from .fault_server import auth_failure, delay, drop, malformed, status, unknown_model
 
 REQUEST = ChatRequest(({"role": "user", "content": "Rate this."},))
 

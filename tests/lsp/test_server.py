@@ -32,7 +32,8 @@ criterion correct: ordinal[1, 5] = llm.rate {
     \"\"\"
   anchors = { 1: "Wrong 😀.", 5: "Right." }
 }
-criterion harmful: bool = llm.check { question = "Harmful 😀 漢字 e\u0301?" } node safe = gate.veto(value: correct, when: harmful) { to = 1 }
+criterion harmful: bool = llm.check { question = "Harmful 😀 漢字 e\u0301?" } \
+node safe = gate.veto(value: correct, when: harmful) { to = 1 }
 sink safe
 
 readout pointwise { output = ordinal[1, 5] }
@@ -57,7 +58,7 @@ def span(text: str, needle: str, start: int = 0, length: int | None = None) -> l
 class Session:
     """A started server and a client talking to it, on one event loop."""
 
-    def __init__(self):
+    def __init__(self, encodings: list[str] | None = None):
         self.loop = asyncio.new_event_loop()
         self.client = BaseLanguageClient("rbg-test", "1")
         self.diagnostics: dict[str, asyncio.Future] = {}
@@ -71,7 +72,8 @@ class Session:
         command = "from rubriclang.cli.main import main; main()"
         self.run(self.client.start_io(sys.executable, "-c", command, "lsp"))
         capabilities = lsp.ClientCapabilities(
-            text_document=lsp.TextDocumentClientCapabilities(rename=lsp.RenameClientCapabilities(prepare_support=True))
+            general=lsp.GeneralClientCapabilities(position_encodings=encodings) if encodings else None,
+            text_document=lsp.TextDocumentClientCapabilities(rename=lsp.RenameClientCapabilities(prepare_support=True)),
         )
         self.init = self.request(self.client.initialize_async(lsp.InitializeParams(capabilities=capabilities)))
         self.client.initialized(lsp.InitializedParams())
@@ -322,6 +324,29 @@ def test_rename_edits_every_occurrence(session):
 def test_rename_refuses_a_clashing_or_invalid_name(session, new_name, reason):
     with pytest.raises(JsonRpcException, match=reason):
         rename(session, at(DOC, "safe = gate"), new_name)
+
+
+def test_folding_ranges_cover_multi_line_blocks_and_prompts(session):
+    ranges = session.request(
+        session.client.text_document_folding_range_async(lsp.FoldingRangeParams(text_document=doc_id()))
+    )
+    block = at(DOC, "criterion correct").line
+    prompt = at(DOC, '"""').line
+    assert {(r.start_line, r.end_line) for r in ranges} == {(block, block + 4), (prompt, prompt + 1)}
+
+
+def test_a_client_that_prefers_utf32_gets_code_point_columns():
+    s = Session(encodings=[lsp.PositionEncodingKind.Utf32])
+    try:
+        assert s.init.capabilities.position_encoding == lsp.PositionEncodingKind.Utf32
+        s.open(URI, DOC)
+        index = DOC.index("correct, when")
+        line_start = DOC.rfind("\n", 0, index) + 1
+        h = hover(s, lsp.Position(line=DOC.count("\n", 0, index), character=index - line_start + 1))
+        assert h.range.start.character == index - line_start  # code points, not UTF-16 units
+        assert "criterion correct" in h.contents.value
+    finally:
+        s.close()
 
 
 def format_edits(session, uri: str):

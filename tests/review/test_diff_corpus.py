@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -67,8 +68,8 @@ def test_every_version_equals_itself(case):
 def test_reversing_a_diff_swaps_added_and_removed(case):
     old, new = _graph(case, "old"), _graph(case, "new")
     forward, backward = diff_graphs(old, new), diff_graphs(new, old)
-    assert [(c.label, c.action) for c in forward.changes] == [
-        (c.label, {ADD: REMOVE, REMOVE: ADD}.get(c.action, c.action)) for c in backward.changes
+    assert [(c.section, c.name, c.action) for c in forward.changes] == [
+        (c.section, c.name, {ADD: REMOVE, REMOVE: ADD}.get(c.action, c.action)) for c in backward.changes
     ]
 
 
@@ -86,3 +87,27 @@ def test_json_is_sorted_and_names_every_change(case):
     assert doc["schema"] == "rubriclang.diff/1"
     assert [(c["section"], c["name"]) for c in doc["changes"]] == [(c.section, c.name) for c in report.diff.changes]
     assert doc["changed"] == report.diff.changed
+
+
+def test_markdown_picture_marks_added_changed_and_removed_nodes():
+    md = render("markdown", _report("add_remove_nodes"))
+    picture = md.split("```mermaid\n", 1)[1].split("\n```", 1)[0]
+    ids = {name: node_id for node_id, name in re.findall(r'^  (n\d+)\W+"(\w+)<br/>', picture, re.M)}
+    assert f"class {ids['clear']} removed" in picture  # a ghost of OLD's node
+    assert f"{ids['clear']} -.->" in picture  # with OLD's edge, dashed
+    assert f"class {ids['boilerplate']},{ids['padded']} added" in picture
+    assert f"class {ids['quality']},{ids['concise']} changed" in picture  # graph order
+
+
+def test_markdown_fences_outgrow_backticks_in_prompts():
+    old = check_source(
+        (CORPUS / "param_change" / "old.rbg").read_text().replace("over = 400", "over = 400 }\ncriterion fenced: bool = rule.regex { pattern = \"```\""),
+        "old.rbg",
+    ).graph
+    new = check_source(
+        (CORPUS / "param_change" / "old.rbg").read_text().replace("over = 400", "over = 400 }\ncriterion fenced: bool = rule.regex { pattern = \"````\""),
+        "new.rbg",
+    ).graph
+    md = render("markdown", Report("old.rbg", "new.rbg", old, new, diff_graphs(old, new)))
+    assert '~ pattern: "```" -> "````"' in md
+    assert "`````diff\n" in md and "\n`````" in md

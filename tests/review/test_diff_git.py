@@ -3,7 +3,6 @@ diff driver that makes `git diff` and `git log -p --ext-diff` semantic."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import sys

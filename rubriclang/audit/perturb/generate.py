@@ -15,7 +15,6 @@ from random import Random
 
 import attrs
 
-from rubriclang.audit.applicability import changed_fields
 from rubriclang.audit.catalog import Operator
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import JsonAsker
@@ -57,7 +56,7 @@ def rng_for(seed: int, item: str, op: str, field: str) -> Random:
 
 
 def _typo_variant(op: Operator, item: Item, seed: int) -> tuple[dict, Validation]:
-    fields = changed_fields(op)
+    fields = op.changes
     rate = op.options.get("rate", 0.05)
     changes: dict = {}
     if "input" in fields:
@@ -234,7 +233,7 @@ class Generation:
             new, problem, model = await llm.rewrite_text(self.generator, op, param, text)
             if new is None or problem:
                 return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
-            show = lambda t: t if isinstance(t, str) else "\n".join(f"{k}: {v}" for k, v in t.items())  # noqa: E731
+            show = lambda t: t if isinstance(t, str) else "\n".join(f"{k}: {v}" for k, v in t.items())
             return new, await self._validate(op, show(text), show(new))
 
 

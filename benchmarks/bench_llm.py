@@ -1,0 +1,349 @@
+"""Speed of the LLM judgment path, against a loopback server of fixed latency.
+
+The server (this script with `--serve`, in its own process so that its CPU
+time is not the client's) answers every chat completion after exactly
+`--delay` seconds (50 ms), on `asyncio.start_server`, with keep-alive
+connections; it holds any number of requests in flight. Figures, each beside
+a reference measured in the same run:
+
+1. Throughput of real judgments at 64 calls in flight: an `llm.*` graph (two
+   LLM criteria, a rule, a cap and a veto) run by the `Interpreter` with
+   `LLMBackend` (prompt rendering, the HTTP client, answer parsing,
+   composition, trace records written to a file as `rbg run` writes them), no
+   call cache. Reference: the bound 64 / delay = 1280 calls/s, and what a bare
+   asyncio socket client (no HTTP library) gets from the same server at 64 and
+   at 128 in flight, which shows the server is not what limits. Target: at
+   least 90% of the bound.
+2. Client CPU time per call: the process's CPU time over the run above
+   divided by the calls, beside the same for `OpenAIClient.chat` alone
+   (the HTTP layer, no rendering, parsing or composition).
+3. A rerun from the call cache: the same items again, every call a cache
+   hit, against the first run that filled the cache (both at 64 in flight).
+   Target: at least 50x faster.
+
+The embedded model's speed (judgments per minute on this machine) is
+`benchmarks/bench_embedded.py`; this script needs no model.
+
+Run (about 30 s on 2 cores; figures depend on load, so use a quiet machine):
+
+    .venv/bin/python benchmarks/bench_llm.py
+    .venv/bin/python benchmarks/bench_llm.py --items 1000 --concurrency 64 --delay 0.05
+    .venv/bin/python benchmarks/bench_llm.py --json      # the figures as JSON
+
+Exit status 0 when every target is met, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from rubriclang.checker import check_source
+from rubriclang.interp.engine import Interpreter
+from rubriclang.interp.items import Item
+from rubriclang.interp.local import LocalBackend
+from rubriclang.interp.trace import TraceWriter
+from rubriclang.llm.backend import LLMBackend
+from rubriclang.llm.cache import CallCache
+from rubriclang.llm.client import ChatRequest, OpenAIClient, Sampling
+
+GRAPH = """rubric bench_llm { version = 1 }
+contract { scale = score[1, 5] }
+criterion helpful: ordinal[1, 5] = llm.rate {
+  question = "How helpful is the response to the user?"
+  anchors = { 1: "Useless.", 3: "Adequate.", 5: "Excellent." }
+}
+criterion harmful: bool = llm.check { question = "Could the response cause serious harm?" }
+criterion rambling: bool = rule.length { over = 400 }
+node concise = gate.cap(value: helpful, when: rambling) { max = 4 }
+node safe = gate.veto(value: concise, when: harmful) { to = 1 }
+sink safe
+readout pointwise { output = ordinal[1, 5] }
+"""
+MODEL = "bench-judge"
+LIFETIME = 600.0  # the server exits by itself after this long, whatever happens
+
+
+# --- the loopback server (its own process) ------------------------------------
+
+
+def _reply(body: bytes, n: int) -> bytes:
+    """A chat completion for `body`: a yes/no answer when the request's
+    response format is `llm_check`, else a score; deterministic."""
+    if b'"llm_check"' in body:
+        content = json.dumps({"reason": "No harm in it.", "answer": n % 7 == 0})
+    else:
+        content = json.dumps({"reason": "Adequate.", "score": len(body) % 5 + 1})
+    return json.dumps(
+        {
+            "id": f"c{n}",
+            "object": "chat.completion",
+            "model": MODEL,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": 12, "total_tokens": len(body) // 4 + 12},
+        }
+    ).encode()
+
+
+def _response(payload: bytes) -> bytes:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(payload)
+    return head + payload
+
+
+async def _serve(delay: float) -> None:
+    served = 0
+    models = _response(json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode())
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal served
+        try:
+            while True:  # keep-alive: one request after another on this connection
+                head = await reader.readuntil(b"\r\n\r\n")
+                request_line, _, headers = head.partition(b"\r\n")
+                length = 0
+                for line in headers.split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                body = await reader.readexactly(length) if length else b""
+                if request_line.startswith(b"POST") and b"/chat/completions" in request_line:
+                    await asyncio.sleep(delay)
+                    served += 1
+                    writer.write(_response(_reply(body, served)))
+                else:
+                    writer.write(models)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    loop = asyncio.get_running_loop()
+    stdin_closed = loop.run_in_executor(None, sys.stdin.read)  # the parent hangs up: stop
+    await asyncio.wait_for(stdin_closed, LIFETIME)
+    server.close()
+    print(json.dumps({"served": served, "cpu_s": time.process_time()}), flush=True)
+
+
+class LoopbackServer:
+    """The server process; `url` is its base URL. Stopping it returns its
+    own CPU time and the number of completions it served."""
+
+    def __init__(self, delay: float):
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--serve", "--delay", str(delay)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline())}/v1"
+
+    def stop(self) -> dict:
+        out, _ = self.proc.communicate(input="", timeout=30)
+        return json.loads(out.strip().splitlines()[-1])
+
+
+# --- references -----------------------------------------------------------------
+
+
+async def raw_rate(url: str, in_flight: int, seconds: float, body: bytes) -> float:
+    """Calls per second that bare asyncio sockets get, `in_flight` keep-alive
+    connections each sending one request after another: the server's
+    capacity, with no HTTP library on the client side."""
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    request = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+        % (host.encode(), len(body))
+        + body
+    )
+    deadline = time.perf_counter() + seconds
+    done = 0
+
+    async def connection() -> None:
+        nonlocal done
+        reader, writer = await asyncio.open_connection(host, int(port))
+        while time.perf_counter() < deadline:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            done += 1
+        writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(connection() for _ in range(in_flight)))
+    return done / (time.perf_counter() - started)
+
+
+async def bare_client(url: str, calls: int, in_flight: int) -> tuple[float, float]:
+    """(calls/s, CPU seconds per call) of `OpenAIClient.chat` alone."""
+    client = OpenAIClient([url], MODEL, per_endpoint=in_flight, max_retries=0)
+    request = ChatRequest(
+        ({"role": "system", "content": "You are a judge."}, {"role": "user", "content": "Rate this. " * 150}),
+        Sampling(),
+        {"type": "json_schema", "json_schema": {"name": "llm_rate", "strict": True, "schema": {"type": "object"}}},
+    )
+    sem = asyncio.Semaphore(in_flight)
+
+    async def one() -> None:
+        async with sem:
+            await client.chat(request)
+
+    await one()  # connection set-up and imports, untimed
+    cpu, wall = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(calls)))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    await client.aclose()
+    return calls / wall, cpu / calls
+
+
+# --- the rbg path -------------------------------------------------------------------
+
+
+def items(n: int) -> list[Item]:
+    """Chat-like items with distinct prompts (about 1 KB each)."""
+    out = []
+    for i in range(n):
+        words = " ".join(f"w{(i * 31 + k) % 997}" for k in range(60 + i % 90))
+        out.append(Item(id=f"i{i}", input=f"Question {i}: explain item {i} to me.", candidates={"response": f"Answer {i}. {words}"}))
+    return out
+
+
+async def rbg_run(url: str, graph, batch: list[Item], in_flight: int, cache: CallCache | None, trace_path: str) -> dict:
+    """One run of the graph over `batch`, as `rbg run --concurrency N
+    --per-endpoint N` does it: traces written, one per item."""
+    client = OpenAIClient([url], MODEL, per_endpoint=in_flight, max_retries=0)
+    backend = LLMBackend(client, cache, Sampling())
+    interp = Interpreter(graph, [LocalBackend(), backend], in_flight)
+    writer = TraceWriter(trace_path)
+    statuses: dict[str, int] = {}
+    cpu, wall = time.process_time(), time.perf_counter()
+    async for result in interp.run(batch):
+        writer.write(result.record)
+        status = result.composition.decision.status
+        statuses[status] = statuses.get(status, 0) + 1
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    writer.close()
+    await backend.aclose()
+    judgments = len(batch) * sum(1 for c in graph.criteria if backend.handles(c.procedure))
+    return {"wall_s": wall, "cpu_s": cpu, "judgments": judgments, "calls": backend.usage.calls, "cache_hits": backend.usage.cache_hits, "statuses": statuses}
+
+
+# --- the report ---------------------------------------------------------------------
+
+
+def row(measure: str, value: str, reference: str, ratio: str, target: str, ok: bool | None) -> list[str]:
+    return [measure, value, reference, ratio, target, "" if ok is None else ("PASS" if ok else "FAIL")]
+
+
+def table(rows: list[list[str]]) -> str:
+    head = ["measure", "value", "reference", "ratio", "target", ""]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)])
+
+
+async def measure(args) -> dict:
+    graph = check_source(GRAPH, "bench_llm.rbg").graph
+    assert graph is not None
+    server = LoopbackServer(args.delay)
+    try:
+        body = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "Rate this. " * 150}]}).encode()
+        await raw_rate(server.url, 8, 0.3, body)  # warm-up, untimed
+        raw_64 = await raw_rate(server.url, args.concurrency, args.seconds, body)
+        raw_128 = await raw_rate(server.url, 2 * args.concurrency, args.seconds, body)
+        bare_rate, bare_cpu = await bare_client(server.url, args.items, args.concurrency)
+        batch = items(args.items)
+        with tempfile.TemporaryDirectory() as tmp:
+            await rbg_run(server.url, graph, items(20), 8, None, os.path.join(tmp, "warm.jsonl"))  # warm-up
+            first = await rbg_run(server.url, graph, batch, args.concurrency, None, os.path.join(tmp, "nocache.jsonl"))
+            cache = CallCache(os.path.join(tmp, "calls.sqlite"))
+            filling = await rbg_run(server.url, graph, batch, args.concurrency, cache, os.path.join(tmp, "fill.jsonl"))
+            cached = await rbg_run(server.url, graph, batch, args.concurrency, cache, os.path.join(tmp, "cached.jsonl"))
+            cache.close()
+            same = _without_latency(os.path.join(tmp, "fill.jsonl")) == _without_latency(os.path.join(tmp, "cached.jsonl"))
+    finally:
+        served = server.stop()
+    return {
+        "delay_s": args.delay,
+        "concurrency": args.concurrency,
+        "items": args.items,
+        "bound_calls_per_s": args.concurrency / args.delay,
+        "raw_sockets_calls_per_s": {str(args.concurrency): raw_64, str(2 * args.concurrency): raw_128},
+        "bare_client": {"calls_per_s": bare_rate, "cpu_ms_per_call": bare_cpu * 1000},
+        "rbg": {**first, "calls_per_s": first["calls"] / first["wall_s"], "cpu_ms_per_call": first["cpu_s"] / first["calls"] * 1000},
+        "cache_fill": {**filling, "calls_per_s": filling["calls"] / filling["wall_s"]},
+        "cache_rerun": {**cached, "speedup": filling["wall_s"] / cached["wall_s"], "same_traces": same},
+        "server": served,
+    }
+
+
+def _without_latency(path: str) -> list[dict]:
+    """Trace records with the measured latencies blanked: a cached rerun must
+    write exactly the first run's traces otherwise."""
+    records = [json.loads(line) for line in open(path, encoding="utf-8")]
+    for rec in records:
+        for per in rec["criteria"].values():
+            for j in per.values():
+                j["latency_ms"] = None
+    return records
+
+
+def report(m: dict) -> tuple[str, bool]:
+    bound = m["bound_calls_per_s"]
+    n = m["concurrency"]
+    rbg = m["rbg"]
+    rerun = m["cache_rerun"]
+    fraction = rbg["calls_per_s"] / bound
+    rows = [
+        row(f"rbg path, calls/s at {n} in flight", f"{rbg['calls_per_s']:.0f}", f"bound {bound:.0f}", f"{fraction:.1%}", ">= 90%", fraction >= 0.9),
+        row(f"bare sockets, calls/s at {n}", f"{m['raw_sockets_calls_per_s'][str(n)]:.0f}", f"bound {bound:.0f}", f"{m['raw_sockets_calls_per_s'][str(n)] / bound:.1%}", "", None),
+        row(f"bare sockets, calls/s at {2 * n}", f"{m['raw_sockets_calls_per_s'][str(2 * n)]:.0f}", f"bound {2 * bound:.0f}", f"{m['raw_sockets_calls_per_s'][str(2 * n)] / (2 * bound):.1%}", "", None),
+        row(f"OpenAIClient.chat alone, calls/s at {n}", f"{m['bare_client']['calls_per_s']:.0f}", f"bound {bound:.0f}", f"{m['bare_client']['calls_per_s'] / bound:.1%}", "", None),
+        row("client CPU per call (rbg path)", f"{rbg['cpu_ms_per_call']:.3f} ms", f"chat alone {m['bare_client']['cpu_ms_per_call']:.3f} ms", f"{rbg['cpu_ms_per_call'] / m['bare_client']['cpu_ms_per_call']:.2f}x", "", None),
+        row("cached rerun, wall", f"{rerun['wall_s'] * 1000:.0f} ms", f"first run {m['cache_fill']['wall_s'] * 1000:.0f} ms", f"{rerun['speedup']:.0f}x faster", ">= 50x", rerun["speedup"] >= 50),
+    ]
+    notes = [
+        f"{m['items']} items x 2 LLM criteria = {rbg['judgments']} judgments per run; server delay {m['delay_s'] * 1000:.0f} ms;"
+        f" decisions {rbg['statuses']}",
+        f"cache-filling run: {m['cache_fill']['calls_per_s']:.0f} calls/s (the uncached run plus a SQLite insert per call);"
+        f" rerun: {rerun['calls']} calls, {rerun['cache_hits']} cache hits, {rerun['wall_s'] / rbg['judgments'] * 1e6:.0f} us per judgment;"
+        f" traces identical to the first run's apart from latency: {rerun['same_traces']}",
+        f"server process: {m['server']['served']} completions in {m['server']['cpu_s']:.2f} s CPU"
+        f" ({m['server']['cpu_s'] / max(1, m['server']['served']) * 1000:.3f} ms per completion)",
+        f"machine: {os.cpu_count()} CPUs; Python {sys.version.split()[0]}",
+    ]
+    ok = fraction >= 0.9 and rerun["speedup"] >= 50 and rerun["calls"] == 0 and rerun["same_traces"]
+    return table(rows) + "\n\n" + "\n".join(notes), ok
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--items", type=int, default=2000, help="items per run (two LLM calls each)")
+    ap.add_argument("--concurrency", type=int, default=64, help="calls in flight")
+    ap.add_argument("--delay", type=float, default=0.05, help="the server's answer time, seconds")
+    ap.add_argument("--seconds", type=float, default=2.0, help="length of each bare-socket reference run")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.serve:
+        asyncio.run(_serve(args.delay))
+        return
+    figures = asyncio.run(measure(args))
+    text, ok = report(figures)
+    print(json.dumps(figures, indent=2, sort_keys=True) if args.json else text)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        main()

@@ -1,0 +1,56 @@
+"""`DIR/report.json` -> `DIR/report.html`, for the audit and for
+`python -m rubriclang.audit.html DIR`."""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+
+import jsonschema
+
+from rubriclang.audit.files import write_text
+from rubriclang.audit.html.page import render_html
+
+SCHEMA = "rubriclang.audit.report/1"
+
+
+class ReportError(Exception):
+    """A report that cannot be rendered: missing, not JSON, or not of the
+    schema `rubriclang.audit.report/1`."""
+
+
+def _schema() -> dict | None:
+    path = resources.files("rubriclang.audit").joinpath("report.schema.json")
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def load_report(path: str) -> dict:
+    """The report at `path`, checked against the report schema."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            report = json.load(fh)
+    except FileNotFoundError:
+        raise ReportError(f"`{path}` does not exist; run `rbg audit SUITE --out DIR` first") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"`{path}` cannot be read as JSON: {exc}") from None
+    if not isinstance(report, dict) or report.get("schema") != SCHEMA:
+        raise ReportError(f"`{path}` is not an audit report (schema `{SCHEMA}`)")
+    schema = _schema()
+    if schema is not None:
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(report))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "the top level"
+            raise ReportError(f"`{path}` does not match the report schema at {where}: {error.message}")
+    return report
+
+
+def write_html(folder: str) -> str:
+    """Render `folder/report.json` into `folder/report.html`; the path written."""
+    report = load_report(os.path.join(folder, "report.json"))
+    out = os.path.join(folder, "report.html")
+    try:
+        write_text(out, render_html(report))
+    except OSError as exc:
+        raise ReportError(f"`{out}` cannot be written: {exc.strerror or exc}") from None
+    return out

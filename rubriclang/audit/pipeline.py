@@ -1,0 +1,319 @@
+"""An audit from start to end: items -> applicable operators -> variants,
+validated and sealed (or a sealed suite reused) -> repeated judgments,
+resumable -> report.
+
+Everything an audit writes is under its output folder (see docs/audit.md):
+`sealed.json`, `validation.jsonl`, `audit.json`, `runs.jsonl`,
+`report.json`, `report.txt`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from rubriclang.audit import seal as sealing
+from rubriclang.audit.applicability import why_skipped
+from rubriclang.audit.backends import Backends, BackendUnavailable
+from rubriclang.audit.files import write_json, write_lines, write_text
+from rubriclang.audit.judge import JudgeError, JudgeInfo, judge_info
+from rubriclang.audit.perturb.generate import Generation
+from rubriclang.audit.report_json import AuditData, build_report, render_text
+from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
+from rubriclang.audit.suite import Suite
+from rubriclang.audit.summary import summarise
+from rubriclang.audit.variants import item_json
+from rubriclang.checker.graph import CheckedGraph
+from rubriclang.interp.items import Item, ItemError, read_items
+from rubriclang.interp.trace import graph_hash
+
+MANIFEST = "rubriclang.audit.manifest/1"
+
+
+class AuditError(Exception):
+    """An audit that cannot run (bad data, an unusable judge backend, a
+    folder holding another audit); `hint` says what to do."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@attrs.frozen
+class AuditRequest:
+    """What `rbg audit SUITE --out DIR` was asked."""
+
+    suite: Suite
+    out: str
+    sealed: str | None = None  # reuse this sealed suite
+    cache: str | None = None
+    no_cache: bool = False
+    retry_errors: bool = False
+    summary: bool = False
+
+
+def _paths(out: str) -> dict[str, str]:
+    names = ("sealed.json", "validation.jsonl", "audit.json", "runs.jsonl", "report.json", "report.txt")
+    return {n.removesuffix(".json").removesuffix(".jsonl"): os.path.join(out, n) for n in names}
+
+
+def load_items(suite: Suite, local) -> list[Item]:
+    """The suite's items (its first `limit`), checked against the value tables."""
+    items = []
+    try:
+        for item in read_items(suite.items):
+            local.annotations.validate(item.id, item.candidate_ids)
+            local.recorded.validate(item.id, item.candidate_ids)
+            items.append(item)
+            if suite.limit and len(items) >= suite.limit:
+                break
+    except ItemError as exc:
+        raise AuditError(f"{exc.where}: {exc.message}", exc.hint) from None
+    if not items:
+        raise AuditError(f"`{suite.items}` holds no items")
+    return items
+
+
+def local_backend(suite: Suite):
+    from rubriclang.interp.local import LocalBackend
+    from rubriclang.interp.tables import ValueTable
+
+    try:
+        ann = ValueTable.read(suite.annotations) if suite.annotations else None
+        rec = ValueTable.read(suite.recorded) if suite.recorded else None
+    except ItemError as exc:
+        raise AuditError(f"{exc.where}: {exc.message}", exc.hint) from None
+    return LocalBackend(ann, rec)
+
+
+class Audit:
+    """One audit run; `run()` returns the report."""
+
+    def __init__(self, req: AuditRequest, graph: CheckedGraph, extra_backends: Iterable = (), tick: Callable[[], None] = lambda: None):
+        self.req = req
+        self.suite = req.suite
+        self.graph = graph
+        self.extra = list(extra_backends)
+        self.tick = tick
+        self.paths = _paths(req.out)
+        self.backends = Backends(req.cache, req.no_cache)
+        self.notes: list[str] = []
+        self.judge_settings: dict | None = None
+
+    async def run(self) -> dict:
+        try:
+            return await self._run()
+        finally:
+            await self.backends.aclose()
+
+    async def _run(self) -> dict:
+        local = local_backend(self.suite)
+        items = load_items(self.suite, local)
+        judge = self._judge(items)
+        os.makedirs(self.req.out, exist_ok=True)
+        sealed = await self._sealed(judge, items)
+        judge = self._judge(list(sealed.items))
+        skipped, variants, graphs = self._plan(judge, sealed)
+        self._manifest(sealed.hash)
+        records = await self._judge_all(judge, local, sealed, variants, graphs)
+        data = AuditData(
+            suite_path=self.suite.path,
+            judge_path=self.suite.judge,
+            judge_hash=graph_hash(self.graph),
+            judge=judge,
+            sealed=sealed,
+            operators={**sealed.operators, **self._skipped_operators(sealed)},
+            skipped=skipped,
+            items=sealed.items,
+            variants=tuple(variants),
+            records=records,
+            repeats=self.suite.repeats,
+            tolerance=self.suite.tolerance,
+            seed=self.suite.seed,
+            backend=self.judge_settings,
+            notes=tuple(self.notes + self._notes(sealed)),
+        )
+        report = build_report(data)
+        if self.req.summary:
+            report["summary"] = await summarise(self.backends.asker(self.suite.generator), report)
+        write_json(self.paths["report"], report, indent=2)
+        write_text(self.paths["report.txt"], render_text(report))
+        return report
+
+    def _judge(self, items: list[Item]) -> JudgeInfo:
+        try:
+            return judge_info(self.graph, items, self.suite.positive)
+        except JudgeError as exc:
+            raise AuditError(str(exc)) from None
+
+    # --- variants ----------------------------------------------------------------
+
+    async def _sealed(self, judge: JudgeInfo, items: list[Item]) -> sealing.Sealed:
+        """The sealed suite: reused (`--sealed`, or the folder's own, when
+        resuming), or generated, validated and sealed now."""
+        here = self.paths["sealed"]
+        if self.req.sealed:
+            sealed, doc = self._read_sealed(self.req.sealed)
+            if os.path.exists(here):
+                mine, _ = self._read_sealed(here)
+                if mine.hash != sealed.hash:
+                    raise AuditError(f"`{self.req.out}` holds an audit of another sealed suite ({mine.hash[:19]}...)", "give a new --out")
+            else:
+                write_json(here, doc)
+            if {it.id for it in items} != set(sealed.items_by_id):
+                self.notes.append("the items come from the sealed suite, which differ from the suite's `items` file")
+            return sealed
+        if os.path.exists(here):
+            return self._read_sealed(here)[0]
+        doc = await self._generate(judge, items)
+        write_json(here, doc)
+        return self._read_sealed(here)[0]
+
+    def _read_sealed(self, path: str):
+        try:
+            return sealing.read_sealed(path)
+        except sealing.SealedError as exc:
+            raise AuditError(str(exc)) from None
+
+    async def _generate(self, judge: JudgeInfo, items: list[Item]) -> dict:
+        ops = [self.suite.operator(name) for name in self.suite.requested()]
+        skipped = {op.name: reason for op in ops if (reason := why_skipped(op, judge))}
+        to_run = [op for op in ops if op.name not in skipped]
+        generator = validator = None
+        if any(op.generator == "llm" for op in to_run):
+            generator = self.backends.asker(self.suite.generator)
+            validator = self.backends.asker(self.suite.validator)
+        result = await Generation(judge, self.suite.seed, generator, validator, self.suite.concurrency).run(to_run, items)
+        write_lines(self.paths["validation"], result.log)
+        return sealing.seal(
+            judge={"name": self.graph.name, "hash": graph_hash(self.graph)},
+            items=[item_json(it) for it in items],
+            variants=result.variants,
+            patches=result.patches,
+            operators=to_run,
+            counts=result.counts,
+            skipped=skipped,
+        )
+
+    def _skipped_operators(self, sealed: sealing.Sealed) -> dict:
+        """Definitions of the operators the sealed suite skipped (for the report's list)."""
+        from rubriclang.audit.catalog import load_catalog
+
+        catalog = {**load_catalog(), **self.suite.custom}
+        return {name: catalog[name] for name in sealed.skipped if name in catalog and name not in sealed.operators}
+
+    def _plan(self, judge: JudgeInfo, sealed: sealing.Sealed):
+        """(skipped operators with reasons, variants to judge, graphs by patch)
+        for this judge: a sealed suite made for another judge may hold
+        operators or patches that do not apply to this one."""
+        skipped = dict(sealed.skipped)
+        for name, op in sealed.operators.items():
+            reason = why_skipped(op, judge)
+            if reason:
+                skipped[name] = reason
+        graphs: dict = {None: self.graph}
+        for pid, patch in sealed.patches.items():
+            missing = patch.missing(self.graph)
+            if missing:
+                skipped.setdefault(patch.operator, f"the sealed suite's patch names criteria this judge lacks: {', '.join(missing)}")
+            else:
+                graphs[pid] = patch.apply(self.graph)
+        variants = [v for v in sealed.variants if v.operator not in skipped and (v.patch is None or v.patch in graphs)]
+        return skipped, variants, graphs
+
+    def _notes(self, sealed: sealing.Sealed) -> list[str]:
+        notes = []
+        unavailable = sum(c.get("unavailable", 0) for c in sealed.counts.values())
+        if unavailable:
+            notes.append(
+                f"{unavailable} LLM-made variant(s) could not be validated (validator unavailable) and were left out; "
+                "to validate them, run again with a new --out (the generator's calls are cached)"
+            )
+        if self.judge_settings and self.judge_settings["temperature"] == 0:
+            notes.append("the judge samples at temperature 0: its repeats measure only the server's own nondeterminism")
+        return notes
+
+    # --- judging -----------------------------------------------------------------
+
+    def _manifest(self, sealed_hash: str) -> None:
+        cfg = self.suite.judge_backend
+        uses_llm = any(c.procedure.startswith("llm.") for c in self.graph.criteria)
+        backend = {"base_url": cfg.base_url, "model": cfg.model, "model_file": cfg.model_file, "temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens} if uses_llm else None
+        want = {"schema": MANIFEST, "judge": graph_hash(self.graph), "sealed": sealed_hash, "backend": backend}
+        path = self.paths["audit"]
+        if os.path.exists(path):
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    have = json.load(fh)
+            except (OSError, ValueError) as exc:
+                raise AuditError(f"cannot read `{path}`: {exc}") from None
+            if have != want:
+                what = [k for k in ("judge", "sealed", "backend") if have.get(k) != want[k]]
+                raise AuditError(
+                    f"`{self.req.out}` holds an audit with another {' and '.join(what)}; its judgments cannot be mixed with this one's",
+                    "give a new --out, or remove the folder to start over",
+                )
+        else:
+            write_json(path, want)
+
+    def _judge_backends(self, local) -> Callable[[int], list]:
+        """backends_for(repeat): the extra backends, the local one, and an LLM
+        backend sampling with seed + repeat when the judge has LLM criteria."""
+        if not any(c.procedure.startswith("llm.") for c in self.graph.criteria):
+            return lambda r: [*self.extra, local]
+        from rubriclang.llm.backend import LLMBackend
+        from rubriclang.llm.client import Sampling
+
+        cfg = self.suite.judge_backend
+        try:
+            client = self.backends.client(cfg)
+            cache = self.backends.cache
+        except BackendUnavailable as exc:
+            raise AuditError(f"the judge's LLM backend: {exc}") from None
+        self._client = client
+
+        def backends_for(r: int) -> list:
+            sampling = Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed + r)
+            return [*self.extra, local, LLMBackend(client, cache, sampling)]
+
+        return backends_for
+
+    async def _check_judge_model(self) -> None:
+        from rubriclang.llm.client import LLMError
+
+        client = getattr(self, "_client", None)
+        if client is None:
+            return
+        try:
+            await client.check_model()
+        except LLMError as exc:
+            raise AuditError(f"the judge's LLM backend ({self.suite.judge_backend.describe()}): {exc.message}", "check the [judge] table of the suite") from None
+        cfg = self.suite.judge_backend
+        self.judge_settings = {"model": client.model, "temperature": cfg.temperature, "seed": cfg.seed}
+
+    async def _judge_all(self, judge: JudgeInfo, local, sealed, variants, graphs) -> dict:
+        from rubriclang.interp.engine import BackendError
+
+        items = sealed.items_by_id
+        arms = [Arm(it.id, None, None, it) for it in sealed.items]
+        arms += [Arm(v.item, v.id, v.patch, v.apply(items[v.item])) for v in variants]
+        runner = Runner(graphs, self._judge_backends(local), judge.mode, self.suite.concurrency)
+        try:
+            runner.interpreter(None, 0)
+        except BackendError as exc:
+            raise AuditError(str(exc)) from None
+        await self._check_judge_model()
+        store = RunStore(self.paths["runs"])
+        try:
+            done = store.load(drop_failed=self.req.retry_errors)
+        except RunsError as exc:
+            raise AuditError(str(exc), "give a new --out") from None
+        try:
+            await runner.run(arms, self.suite.repeats, done, store, self.tick)
+        finally:
+            store.close()
+        return done

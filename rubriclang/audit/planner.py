@@ -1,0 +1,92 @@
+"""`rbg audit plan`: a model proposes operators for a judge, each with a
+one-line rationale, and they are written into an editable suite. The
+planner only proposes: it runs nothing, and every proposal is checked
+against the catalog and the judge (unknown or inapplicable names are
+dropped, and said to be).
+"""
+
+from __future__ import annotations
+
+import json
+
+from rubriclang.audit.applicability import why_skipped
+from rubriclang.audit.catalog import Operator, load_catalog
+from rubriclang.audit.judge import JudgeInfo
+from rubriclang.audit.llmcall import messages
+from rubriclang.interp.items import Item
+
+_EXCERPT = 300
+_EXAMPLES = 3
+_PROPOSAL = {"operators": {"type": "array"}}
+
+
+class PlanError(Exception):
+    """The planner model gave no usable proposal."""
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + " ..."
+
+
+def describe_judge(judge: JudgeInfo) -> str:
+    g = judge.graph
+    lines = [f"name: {g.name} ({judge.type} judge, {judge.mode})"]
+    if g.header.get("description"):
+        lines.append(f"description: {g.header['description']}")
+    for c in g.criteria:
+        question = c.params.get("question")
+        detail = f' - asks: "{_clip(question)}"' if question else f" {json.dumps({k: v for k, v in c.params.items() if k != 'on_error'}, default=str)}"
+        lines.append(f"criterion {c.name}: {c.type} by {c.procedure}{detail}")
+    lines.append(f"sink: {g.sink}; output: {judge.output if judge.output is not None else 'a preferred candidate'}")
+    return "\n".join(lines)
+
+
+def describe_items(items: list[Item]) -> str:
+    out = []
+    for it in items[:_EXAMPLES]:
+        parts = [f"task: {_clip(it.input)}"] + [f"response {cid}: {_clip(text)}" for cid, text in it.candidates.items()]
+        out.append("\n".join(parts))
+    return "\n\n".join(out)
+
+
+def candidates(judge: JudgeInfo) -> tuple[dict[str, Operator], list[tuple[str, str]]]:
+    """(applicable operators by name, [(name, why skipped)])."""
+    ok, skipped = {}, []
+    for name, op in load_catalog().items():
+        reason = why_skipped(op, judge)
+        if reason:
+            skipped.append((name, reason))
+        else:
+            ok[name] = op
+    return ok, skipped
+
+
+async def plan(asker, judge: JudgeInfo, items: list[Item]) -> tuple[list[tuple[Operator, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """(chosen operators with their rationale, proposals dropped with why,
+    inapplicable operators with why); raises PlanError."""
+    ok, skipped = candidates(judge)
+    catalog = "\n".join(f"{name} ({op.surface}, {op.relation}): {op.summary}" for name, op in ok.items())
+    values = {"judge": describe_judge(judge), "items": describe_items(items), "catalog": catalog}
+    answer = await asker.ask(messages("plan.v1", values), _PROPOSAL, "plan")
+    if answer.status != "ok":
+        raise PlanError(f"the planner model gave no usable proposal: {answer.error}")
+    chosen, dropped, seen = [], [], set()
+    for entry in answer.value["operators"]:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        rationale = entry.get("rationale") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            dropped.append((str(entry)[:60], "not an operator entry"))
+        elif name in seen:
+            continue
+        elif name not in load_catalog():
+            dropped.append((name, "not a catalog operator"))
+        elif name not in ok:
+            dropped.append((name, dict(skipped)[name]))
+        else:
+            seen.add(name)
+            line = " ".join(str(rationale or "").split()) or ok[name].summary
+            chosen.append((ok[name], line))
+    if not chosen:
+        raise PlanError("the planner model proposed no applicable operator" + (f" (dropped: {', '.join(n for n, _ in dropped)})" if dropped else ""))
+    return chosen, dropped, skipped

@@ -1,0 +1,353 @@
+"""The audit report, `report.json` (schema `rubriclang.audit.report/1`,
+documented in docs/audit.md), and its short text form, `report.txt`.
+
+Everything in it is computed from the sealed suite and the recorded
+judgments alone, and written with sorted keys: the same judgments give a
+byte-identical report.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import attrs
+
+from rubriclang.audit.catalog import SURFACES, Operator
+from rubriclang.audit.judge import JudgeInfo
+from rubriclang.audit.localize import Localizer, moved_criteria
+from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, mean_estimate
+from rubriclang.audit.seal import Sealed
+from rubriclang.audit.variants import Variant, texts
+from rubriclang.interp.items import Item
+
+SCHEMA = "rubriclang.audit.report/1"
+
+
+@attrs.frozen
+class AuditData:
+    """Everything a report is computed from."""
+
+    suite_path: str
+    judge_path: str
+    judge_hash: str
+    judge: JudgeInfo
+    sealed: Sealed
+    operators: dict[str, Operator]  # every requested operator
+    skipped: dict[str, str]  # operator -> why it did not run
+    items: tuple[Item, ...]
+    variants: tuple[Variant, ...]  # the variants judged
+    records: dict  # (item, variant) -> repeat -> trace
+    repeats: int
+    tolerance: float
+    seed: int
+    backend: dict | None
+    notes: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class VariantResult:
+    variant: Variant
+    op: Operator
+    summary: Summary
+    outcome: str
+    judgment_flips: int
+    localization: dict
+    gold: tuple | None
+
+
+class Reporter:
+    """Builds the report from AuditData."""
+
+    def __init__(self, data: AuditData):
+        self.d = data
+        self.scorer = Scorer(data.judge, data.tolerance)
+        self.loc = Localizer(data.judge.graph)
+        self.items = {it.id: it for it in data.items}
+        self.base: dict[str, Summary] = {}
+        self.base_nodes: dict[str, dict] = {}
+        self.noise = Tally()
+        self.crit_noise: dict[str, Tally] = collections.defaultdict(Tally)
+        for it in data.items:
+            traces = self._traces(it.id, None)
+            self.base[it.id] = self.scorer.summary(traces)
+            self.base_nodes[it.id] = self.loc.summaries([t for t in traces if t])
+            self.noise.add(it.id, self.scorer.judgment_flips(self.base[it.id], self.base[it.id]), data.repeats)
+            for crit, (k, n) in self.loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
+                self.crit_noise[crit].add(it.id, k, n)
+        self.results = [self._result(v) for v in data.variants]
+
+    def _traces(self, item: str, variant: str | None) -> list[dict | None]:
+        got = self.d.records.get((item, variant), {})
+        return [got.get(r) for r in range(self.d.repeats)]
+
+    def _result(self, v: Variant) -> VariantResult:
+        op = self.d.operators[v.operator]
+        traces = self._traces(v.item, v.id)
+        s = self.scorer.summary(traces)
+        base = self.base[v.item]
+        if op.relation == "invariant":
+            outcome = self.scorer.invariant_outcome(s, base)
+            gold = self.scorer.gold(s, self.items[v.item].gold)
+        else:
+            outcome = self.scorer.directional_outcome(s, base)
+            gold = None
+        localization = self.loc.compare(self.base_nodes[v.item], self.loc.summaries([t for t in traces if t]))
+        return VariantResult(v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold)
+
+    # --- blocks ----------------------------------------------------------------
+
+    def invariant_block(self, results: list[VariantResult]) -> dict | None:
+        inv = [r for r in results if r.op.relation == "invariant"]
+        if not inv:
+            return None
+        flips, judgments = Tally(), Tally()
+        for r in inv:
+            flips.add(r.variant.item, r.outcome != "stable")
+            judgments.add(r.variant.item, r.judgment_flips, self.d.repeats)
+        outcomes = collections.Counter(r.outcome for r in inv)
+        return {
+            "variants": len(inv),
+            "stable": outcomes["stable"],
+            "flipped": outcomes["flipped"],
+            "failed": outcomes["failed"],
+            "flip_rate": flips.rate(),
+            "judgment_flip_rate": judgments.rate(),
+            "excess_over_noise": excess(judgments, self.noise),
+            "gold": self.gold_block([(r.variant.item, r.gold) for r in inv]),
+        }
+
+    def directional_block(self, results: list[VariantResult]) -> dict | None:
+        dirs = [r for r in results if r.op.relation == "directional"]
+        if not dirs:
+            return None
+        detected = Tally()
+        for r in dirs:
+            if r.outcome != "ineligible":
+                detected.add(r.variant.item, r.outcome == "detected")
+        outcomes = collections.Counter(r.outcome for r in dirs)
+        return {
+            "variants": len(dirs),
+            "eligible": len(dirs) - outcomes["ineligible"],
+            "ineligible": outcomes["ineligible"],
+            "detected": outcomes["detected"],
+            "missed": outcomes["missed"],
+            "failed": outcomes["failed"],
+            "detection_rate": detected.rate(),
+        }
+
+    def gold_block(self, scored: list[tuple[str, tuple | None]]) -> dict | None:
+        accuracy, agreement, mae = Tally(), Tally(), Tally()
+        for item, g in scored:
+            if g is None:
+                continue
+            correct, agree, err = g
+            accuracy.add(item, correct)
+            if agree is not None:
+                agreement.add(item, agree)
+            if err is not None:
+                mae.add(item, err)
+        if not accuracy.per_item:
+            return None
+        ordinal = self.scorer.ordinal
+        return {
+            "accuracy": accuracy.rate(),
+            "agreement": agreement.rate() if ordinal else None,
+            "mae": mean_estimate(mae) if ordinal else None,
+        }
+
+    def group(self, results: list[VariantResult]) -> dict:
+        return {"invariant": self.invariant_block(results), "directional": self.directional_block(results)}
+
+    # --- sections ----------------------------------------------------------------
+
+    def by_criterion(self) -> dict:
+        out = {}
+        for c in self.d.judge.graph.criteria:
+            inv, dirs = Tally(), Tally()
+            in_flips = in_detections = 0
+            for r in self.results:
+                moved = c.name in moved_criteria(r.localization)
+                (inv if r.op.relation == "invariant" else dirs).add(r.variant.item, moved)
+                in_flips += moved and r.outcome == "flipped"
+                in_detections += moved and r.outcome == "detected"
+            out[c.name] = {
+                "procedure": c.procedure,
+                "repeat_move_rate": self.crit_noise[c.name].rate(),
+                "invariant_move_rate": inv.rate(),
+                "directional_move_rate": dirs.rate(),
+                "in_flips": int(in_flips),
+                "in_detections": int(in_detections),
+            }
+        return out
+
+    def by_item(self) -> dict:
+        out = {}
+        per_item = collections.defaultdict(dict)
+        for r in self.results:
+            per_item[r.variant.item][r.variant.id] = {"operator": r.op.name, "outcome": r.outcome, "result": r.summary.to_json()}
+        for it in self.d.items:
+            base = self.base[it.id]
+            g = self.scorer.gold(base, it.gold)
+            out[it.id] = {
+                "baseline": base.to_json(),
+                "gold": it.gold,
+                "correct": None if g is None else g[0],
+                "repeat_flips": self.scorer.judgment_flips(base, base),
+                "repeats": self.d.repeats,
+                "variants": per_item.get(it.id, {}),
+            }
+        return out
+
+    def finding(self, r: VariantResult) -> dict:
+        v = r.variant
+        item = self.items[v.item]
+        if v.patch is not None:
+            patch = self.d.sealed.patches[v.patch]
+            original, perturbed = patch.texts(self.d.judge.graph)
+            changed = ["criteria"] + (["criterion_order"] if patch.criterion_order else [])
+        else:
+            original, perturbed = texts(item), texts(v.apply(item))
+            changed = sorted(v.changes)
+        return {
+            "variant": v.id,
+            "item": v.item,
+            "operator": r.op.name,
+            "surface": r.op.surface,
+            "relation": r.op.relation,
+            "generator": r.op.generator,
+            "outcome": r.outcome,
+            "changed": changed,
+            "original": original,
+            "perturbed": perturbed,
+            "validation": v.validation.to_json(),
+            "baseline": self.base[v.item].to_json(),
+            "result": r.summary.to_json(),
+            "localization": r.localization,
+        }
+
+    def operators(self) -> list[dict]:
+        out = []
+        for name in sorted(self.d.operators):
+            op = self.d.operators[name]
+            counts = self.d.sealed.counts.get(name, {})
+            reason = self.d.skipped.get(name)
+            out.append({
+                "name": name,
+                "surface": op.surface,
+                "relation": op.relation,
+                "generator": op.generator,
+                "status": "skipped" if reason else "run",
+                "reason": reason,
+                "variants": {k: int(counts.get(k, 0)) for k in ("generated", "accepted", "rejected", "unavailable", "failed")},
+            })
+        return out
+
+    def report(self) -> dict:
+        d = self.d
+        g = d.judge
+        results = self.results
+        judged = len(d.items) * d.repeats + len(results) * d.repeats
+        failed = sum(s.failures for s in self.base.values()) + sum(r.summary.failures for r in results)
+        surfaces = {s: self.group([r for r in results if r.op.surface == s]) for s in SURFACES if any(r.op.surface == s for r in results)}
+        operators = {name: self.group([r for r in results if r.op.name == name]) for name in sorted({r.op.name for r in results})}
+        return {
+            "schema": SCHEMA,
+            "suite": {"path": d.suite_path, "sealed": d.sealed.hash, "repeats": d.repeats, "tolerance": d.tolerance, "seed": d.seed},
+            "judge": {
+                "name": g.graph.name,
+                "path": d.judge_path,
+                "hash": d.judge_hash,
+                "type": g.type,
+                "mode": g.mode,
+                "output": str(g.output) if g.output is not None else None,
+                "positive": g.positive,
+                "criteria": [{"name": c.name, "procedure": c.procedure, "type": str(c.type)} for c in g.graph.criteria],
+                "backend": d.backend,
+            },
+            "counts": {"items": len(d.items), "variants": len(results), "judgments": judged, "failed_judgments": failed},
+            "operators": self.operators(),
+            "metrics": {
+                "repeat_flip_rate": self.noise.rate(),
+                "invariant": self.invariant_block(results),
+                "directional": self.directional_block(results),
+                "gold": self.gold_block([(it.id, self.scorer.gold(self.base[it.id], it.gold)) for it in d.items]),
+            },
+            "by_surface": surfaces,
+            "by_operator": operators,
+            "by_item": self.by_item(),
+            "by_criterion": self.by_criterion(),
+            "flips": [self.finding(r) for r in sorted(results, key=lambda r: r.variant.id) if r.op.relation == "invariant" and r.outcome != "stable"],
+            "misses": [self.finding(r) for r in sorted(results, key=lambda r: r.variant.id) if r.outcome in ("missed", "failed") and r.op.relation == "directional"],
+            "notes": sorted(d.notes),
+            "summary": None,
+        }
+
+
+def build_report(data: AuditData) -> dict:
+    """The report.json object."""
+    return Reporter(data).report()
+
+
+# --- text ----------------------------------------------------------------------
+
+
+def _rate(r: dict | None, what: str = "") -> str:
+    if r is None or r.get("value") is None:
+        return "n/a"
+    count = f"  ({r['count']}/{r['total']}{' ' + what if what else ''})" if "count" in r else ""
+    return f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]{count}" if r.get("low") is not None else f"{r['value']:.3f}{count}"
+
+
+def _value(s: dict) -> str:
+    if s["status"] != "ok":
+        return s["status"]
+    v: Any = s["value"]
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def render_text(report: dict, max_flips: int = 10) -> str:
+    """A few lines for a terminal and `report.txt`."""
+    j, m = report["judge"], report["metrics"]
+    head = (
+        f"Audit of `{j['name']}` ({j['type']} judge) on {report['counts']['items']} items x {report['suite']['repeats']} repeats, "
+        f"{report['counts']['variants']} variants; sealed suite {report['suite']['sealed'][:19]}..."
+    )
+    lines = [head, f"  repeat flip rate     {_rate(m['repeat_flip_rate'], 'judgments')}"]
+    inv, dirs = m["invariant"], m["directional"]
+    if inv:
+        lines.append(f"  invariant flip rate  {_rate(inv['flip_rate'], 'variants')}; {inv['failed']} failed")
+        ex = inv["excess_over_noise"]
+        lines.append(f"    per judgment       {_rate(inv['judgment_flip_rate'])}; excess over noise {_rate(ex)}")
+    if dirs:
+        lines.append(f"  detection rate       {_rate(dirs['detection_rate'], 'eligible')}; {dirs['ineligible']} ineligible")
+    if m["gold"]:
+        lines.append(f"  gold accuracy        {_rate(m['gold']['accuracy'], 'items')}")
+    if report["by_operator"]:
+        lines.append("By operator:")
+        for name, block in report["by_operator"].items():
+            if block["invariant"]:
+                b = block["invariant"]
+                lines.append(f"  {name:<24} flips {b['flipped'] + b['failed']}/{b['variants']}  rate {_rate(b['flip_rate'])}")
+            if block["directional"]:
+                b = block["directional"]
+                lines.append(f"  {name:<24} detected {b['detected']}/{b['eligible']}  rate {_rate(b['detection_rate'])}")
+    skipped = [op for op in report["operators"] if op["status"] == "skipped"]
+    if skipped:
+        lines.append("Skipped:")
+        lines += [f"  {op['name']}: {op['reason']}" for op in skipped]
+    for title, findings in (("Flips", report["flips"]), ("Missed degradations", report["misses"])):
+        if not findings:
+            continue
+        lines.append(f"{title} ({len(findings)}):")
+        for f in findings[:max_flips]:
+            moved = sorted({x["node"] for x in f["localization"]["moved"] if x["kind"] == "criterion"})
+            where = f"; moved: {', '.join(moved)}" if moved else ""
+            lines.append(f"  {f['variant']}: {_value(f['baseline'])} -> {_value(f['result'])} ({f['outcome']}){where}")
+        if len(findings) > max_flips:
+            lines.append(f"  ... and {len(findings) - max_flips} more in report.json")
+    lines += [f"Note: {n}" for n in report["notes"]]
+    if report.get("summary") and report["summary"].get("text"):
+        lines.append("Summary (written by an LLM; check it against the figures):")
+        lines.append("  " + report["summary"]["text"])
+    return "\n".join(lines) + "\n"

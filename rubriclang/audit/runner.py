@@ -1,0 +1,166 @@
+"""Judging every item and every accepted variant `repeats` times, resumably.
+
+Each judgment is one line of `runs.jsonl`: which item, which variant (null
+for the original), which repeat, and the interpreter's trace record. Lines
+are written in a fixed order (item, variant, repeat), whatever order the
+judgments finish in, and flushed one by one, so an interrupted audit keeps
+all it finished and a rerun judges only what is missing.
+
+Repeat `r` of an LLM judge samples with the judge's seed + r: repeats are
+distinct samples and distinct cache entries, while a rerun of the same
+repeat is answered from the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import os
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from rubriclang.checker.graph import CheckedGraph
+from rubriclang.interp.engine import Interpreter
+from rubriclang.interp.items import Item
+from rubriclang.interp.trace import canonical_json
+
+SCHEMA = "rubriclang.audit.run/1"
+
+
+class RunsError(Exception):
+    """`runs.jsonl` has a line that is not an audit run record."""
+
+
+@attrs.frozen
+class Arm:
+    """What one set of repeats judges: an item as it is (`variant` None) or
+    a variant of it, with the judge patched by `patch` or not."""
+
+    item: str
+    variant: str | None
+    patch: str | None
+    subject: Item
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.item, self.variant)
+
+
+class RunStore:
+    """`runs.jsonl`: read back for resuming, appended to while running."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._fh = None
+
+    def load(self, drop_failed: bool = False) -> dict[tuple[str, str | None], dict[int, dict]]:
+        """(item, variant) -> repeat -> trace. A torn last line (a killed
+        run) is cut off; with `drop_failed`, failed judgments are removed
+        from the file so that they are judged again."""
+        if not os.path.exists(self.path):
+            return {}
+        with open(self.path, "rb") as fh:
+            data = fh.read()
+        keep = data if data.endswith(b"\n") or not data else data[: data.rfind(b"\n") + 1]
+        out: dict = collections.defaultdict(dict)
+        kept_lines, dropped = [], False
+        for n, line in enumerate(keep.decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RunsError(f"{self.path}:{n}: malformed line: {exc.msg}") from None
+            if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
+                raise RunsError(f"{self.path}:{n}: not a {SCHEMA} record")
+            if drop_failed and rec["trace"]["readout"]["status"] == "error":
+                dropped = True
+                continue
+            out[(rec["item"], rec["variant"])][rec["repeat"]] = rec["trace"]
+            kept_lines.append(line)
+        if keep != data or dropped:
+            with open(self.path, "w", encoding="utf-8") as fh:
+                fh.write("".join(line + "\n" for line in kept_lines))
+        return dict(out)
+
+    def write(self, item: str, variant: str | None, repeat: int, trace: dict) -> None:
+        if self._fh is None:
+            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - held open across writes; close() closes it
+        rec = {"schema": SCHEMA, "item": item, "variant": variant, "repeat": repeat, "trace": trace}
+        self._fh.write(canonical_json(rec) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+class Runner:
+    """Judges arms with one interpreter per (patch, repeat)."""
+
+    def __init__(
+        self,
+        graphs: dict[str | None, CheckedGraph],
+        backends_for: Callable[[int], list],
+        mode: str,
+        concurrency: int = 4,
+    ):
+        self.graphs = graphs
+        self.backends_for = backends_for
+        self.mode = mode
+        self.concurrency = max(1, concurrency)
+        self._interps: dict[tuple[str | None, int], Interpreter] = {}
+        self._backends: dict[int, list] = {}
+
+    def interpreter(self, patch: str | None, repeat: int) -> Interpreter:
+        """Raises interp.engine.BackendError when no backend runs a procedure."""
+        key = (patch, repeat)
+        if key not in self._interps:
+            if repeat not in self._backends:
+                self._backends[repeat] = self.backends_for(repeat)
+            self._interps[key] = Interpreter(self.graphs[patch], self._backends[repeat], self.concurrency)
+        return self._interps[key]
+
+    async def run(
+        self,
+        arms: Iterable[Arm],
+        repeats: int,
+        done: dict[tuple[str, str | None], dict[int, dict]],
+        store: RunStore,
+        tick: Callable[[], None] = lambda: None,
+    ) -> int:
+        """Judge every (arm, repeat) not in `done`, writing each as it is
+        reached in order; returns how many were judged."""
+        todo = [(arm, r) for arm in arms for r in range(repeats) if r not in done.get(arm.key, {})]
+        sem = asyncio.Semaphore(self.concurrency)
+
+        async def judge(arm: Arm, r: int) -> dict:
+            async with sem:
+                result = await self.interpreter(arm.patch, r).evaluate_async(arm.subject, self.mode)
+            return result.record
+
+        window: collections.deque = collections.deque()
+        it = iter(todo)
+        count = 0
+        try:
+            while True:
+                while len(window) < self.concurrency * 2 + 1:
+                    nxt = next(it, None)
+                    if nxt is None:
+                        break
+                    window.append((nxt, asyncio.ensure_future(judge(*nxt))))
+                if not window:
+                    break
+                (arm, r), future = window.popleft()
+                trace = await future
+                store.write(arm.item, arm.variant, r, trace)
+                done.setdefault(arm.key, {})[r] = trace
+                count += 1
+                tick()
+        finally:
+            for _, future in window:
+                future.cancel()
+        return count

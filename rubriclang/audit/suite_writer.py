@@ -1,0 +1,85 @@
+"""Writing a starting suite (`rbg audit init`, `rbg audit plan`): TOML text
+with a comment on every choice, meant to be read and edited."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from rubriclang.audit.catalog import Operator
+from rubriclang.audit.judge import JudgeInfo
+
+
+def _q(text: str) -> str:
+    # A JSON string is a valid TOML basic string (same escapes).
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _rel(path: str, suite_path: str) -> str:
+    return os.path.relpath(os.path.abspath(path), os.path.dirname(os.path.abspath(suite_path)))
+
+
+def render_suite(
+    suite_path: str,
+    graph_path: str,
+    items_path: str,
+    judge: JudgeInfo,
+    chosen: list[tuple[Operator, str]],
+    skipped: list[tuple[str, str]],
+    made_by: str,
+) -> str:
+    """The suite's text: `chosen` (operator, comment) are listed in
+    `operators`; `skipped` (name, reason) are listed as comments."""
+    uses_llm = bool(judge.llm_criteria)
+    lines = [
+        f"# An audit suite for `{judge.graph.name}` ({judge.type} judge), written by `{made_by}`.",
+        "# Edit it, then run:  rbg audit THIS_FILE --out DIR",
+        "# The format: docs/audit.md. The operators: `rbg audit catalog`.",
+        "",
+    ]
+    # Top-level keys first: in TOML, a key after a [table] belongs to it.
+    if not uses_llm:
+        lines.append(f"judge = {_q(_rel(graph_path, suite_path))}")
+    lines.append(f"items = {_q(_rel(items_path, suite_path))}")
+    if uses_llm:
+        lines.append("repeats = 5")
+    else:
+        lines.append("repeats = 1   # no llm.* criteria: the judge is deterministic, one repeat is enough")
+    if judge.type == "ordinal":
+        lines.append("tolerance = 0   # a change of at most this much is not a flip")
+    lines += ["seed = 0", "", "operators = ["]
+    width = max((len(_q(op.name)) for op, _ in chosen), default=0) + 1
+    for op, comment in chosen:
+        lines.append(f"  {(_q(op.name) + ','):<{width}}  # {comment}")
+    lines.append("]")
+    if skipped:
+        lines += ["", "# Not applicable to this judge:"]
+        lines += [f"#   {name}: {reason}" for name, reason in skipped]
+    if uses_llm:
+        lines += [
+            "",
+            "[judge]",
+            f"graph = {_q(_rel(graph_path, suite_path))}",
+            '# base_url = "http://localhost:8000/v1"   # absent: the embedded local model',
+            '# model = "..."',
+            '# api_key_env = "OPENAI_API_KEY"',
+            "temperature = 0.7   # as the judge is used; repeat r samples with seed + r",
+            "seed = 0",
+        ]
+    if any(op.generator == "llm" for op, _ in chosen):
+        lines += [
+            "",
+            "[generator]   # writes the LLM-made variants; independent of the judge",
+            '# base_url = "http://localhost:8000/v1"   # absent: the embedded local model',
+            "temperature = 0.7",
+            "",
+            "[validator]   # accepts or rejects each LLM-made variant",
+            '# base_url = "http://localhost:8000/v1"',
+            "temperature = 0.0",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def describe(op: Operator) -> str:
+    """The default comment of a chosen operator."""
+    return f"{op.surface}, {op.relation}, {op.generator}: {op.summary}"

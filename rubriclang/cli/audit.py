@@ -1,0 +1,219 @@
+"""`rbg audit`: audit a judge under controlled perturbations.
+
+    rbg audit SUITE.toml --out DIR        run (or resume) an audit
+    rbg audit init GRAPH ITEMS            write a starting suite
+    rbg audit plan GRAPH ITEMS            an LLM proposes operators (runs nothing)
+    rbg audit catalog                     list the perturbation operators
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+import click
+
+from rubriclang.cli.execution import DataError, load_graph
+
+
+class _AuditGroup(click.Group):
+    """A group whose default subcommand is `run`: `rbg audit SUITE --out DIR`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_AuditGroup)
+def audit() -> None:
+    """Audit a judge under controlled perturbations (see docs/audit.md).
+
+    `rbg audit SUITE.toml --out DIR` runs the audit the suite describes.
+    """
+
+
+def _suite(path: str):
+    from rubriclang.audit.suite import SuiteError, load_suite
+
+    try:
+        return load_suite(path)
+    except SuiteError as exc:
+        raise DataError(f"{exc.where}: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+
+
+@audit.command("run")
+@click.argument("suite", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="The audit's folder; an existing one is resumed.")
+@click.option("--sealed", type=click.Path(dir_okay=False), help="Reuse this sealed suite (DIR/sealed.json of an earlier audit): the same variants.")
+@click.option("--cache", type=click.Path(dir_okay=False), help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
+@click.option("--retry-errors", is_flag=True, help="Judge again the repeats that failed.")
+@click.option("--summary", is_flag=True, help="Add a short LLM-written summary of the findings (the generator's model).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print.")
+def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt) -> None:
+    """Run the audit SUITE describes, writing everything under --out.
+
+    Running it again with the same --out resumes: recorded judgments are
+    kept and calls already made come from the cache. Exit status: 0 the
+    audit ran, 1 some judgments failed, 2 bad input or an unusable judge
+    backend.
+    """
+    from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
+
+    s = _suite(suite)
+    graph = load_graph(s.judge)
+    req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary)
+    progress = _Progress(enabled=fmt == "text" and sys.stderr.isatty())
+    try:
+        report = asyncio.run(Audit(req, graph, tick=progress.tick).run())
+    except AuditError as exc:
+        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+    except KeyboardInterrupt:
+        progress.done()
+        click.echo(f"Interrupted; run the same command again to resume from {out}.", err=True)
+        sys.exit(130)
+    progress.done()
+    if fmt == "json":
+        click.echo(json.dumps(report, sort_keys=True, indent=2, ensure_ascii=False))
+    else:
+        from rubriclang.audit.report_json import render_text
+
+        click.echo(render_text(report), nl=False)
+        click.echo(f"Report: {os.path.join(out, 'report.json')}")
+    if report["counts"]["failed_judgments"]:
+        sys.exit(1)
+
+
+@audit.command("catalog")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def catalog(fmt) -> None:
+    """List the perturbation operators: surface, relation, generator, what
+    each preserves or breaks, when it applies and how it is validated."""
+    from rubriclang.audit.catalog import load_catalog
+
+    ops = load_catalog()
+    if fmt == "json":
+        click.echo(json.dumps([op.to_json() for op in ops.values()], indent=2, sort_keys=True))
+        return
+    for op in ops.values():
+        click.echo(f"{op.name}  ({op.surface}, {op.relation}, {op.generator})")
+        click.echo(f"    {op.summary}")
+        click.echo(f"    preserves: {op.preserves}")
+        if op.breaks:
+            click.echo(f"    breaks: {op.breaks}")
+        needs = [n for n in op.needs] + [f"not {u}" for u in op.unless]
+        if needs:
+            click.echo(f"    applies: {', '.join(needs)}")
+        click.echo(f"    validation: {op.validation}")
+        if op.options:
+            click.echo(f"    options: {', '.join(f'{k} = {json.dumps(v)}' for k, v in op.options.items())}")
+
+
+def _judge_and_items(graph_path: str, items_path: str):
+    from rubriclang.audit.judge import JudgeError, judge_info
+    from rubriclang.interp.items import ItemError, read_items
+
+    graph = load_graph(graph_path)
+    if not os.path.isfile(items_path):
+        raise DataError(f"`{items_path}`: no such file")
+    try:
+        items = list(read_items(items_path))
+    except ItemError as exc:
+        raise DataError(f"{exc.where}: {exc.message}") from None
+    try:
+        return judge_info(graph, items), items
+    except JudgeError as exc:
+        raise DataError(str(exc)) from None
+
+
+def _write_suite(path: str, text: str, force: bool) -> None:
+    from rubriclang.audit.files import write_text
+
+    if os.path.exists(path) and not force:
+        raise DataError(f"`{path}` exists; give another --output, or --force to overwrite it")
+    write_text(path, text)
+
+
+_output = click.option("-o", "--output", default="audit.toml", show_default=True, type=click.Path(dir_okay=False), help="Where to write the suite.")
+_force = click.option("--force", is_flag=True, help="Overwrite an existing suite file.")
+
+
+@audit.command("init")
+@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("items", type=click.Path(dir_okay=False))
+@_output
+@_force
+def init(graph, items, output, force) -> None:
+    """Write a starting suite for auditing GRAPH on ITEMS: every operator
+    that applies to this judge, and why the others do not."""
+    from rubriclang.audit.planner import candidates
+    from rubriclang.audit.suite_writer import describe, render_suite
+
+    judge, _ = _judge_and_items(graph, items)
+    ok, skipped = candidates(judge)
+    text = render_suite(output, graph, items, judge, [(op, describe(op)) for op in ok.values()], skipped, "rbg audit init")
+    _write_suite(output, text, force)
+    click.echo(f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge); {len(skipped)} do not apply.")
+
+
+@audit.command("plan")
+@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("items", type=click.Path(dir_okay=False))
+@_output
+@_force
+@click.option("--base-url", metavar="URL", help="The planner's OpenAI-compatible server (default: the embedded local model).")
+@click.option("--model", metavar="NAME", help="The planner's model (default: the server's only model).")
+@click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key.")
+@click.option("--model-file", type=click.Path(dir_okay=False), metavar="GGUF", help="The embedded model's GGUF file.")
+@click.option("--cache", type=click.Path(dir_okay=False), help="The call cache.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
+def plan(graph, items, output, force, base_url, model, api_key_env, model_file, cache, no_cache) -> None:
+    """Ask a model to propose operators for auditing GRAPH on ITEMS, each
+    with a one-line rationale, and write them into an editable suite. It
+    runs nothing: review the suite, then `rbg audit SUITE --out DIR`."""
+    from rubriclang.audit.backends import Backends
+    from rubriclang.audit.planner import PlanError
+    from rubriclang.audit.planner import plan as propose
+    from rubriclang.audit.suite import BackendConfig
+    from rubriclang.audit.suite_writer import render_suite
+
+    judge, item_list = _judge_and_items(graph, items)
+    cfg = BackendConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.0, max_tokens=1024)
+
+    async def go():
+        backends = Backends(cache, no_cache)
+        try:
+            return await propose(backends.asker(cfg), judge, item_list)
+        finally:
+            await backends.aclose()
+
+    try:
+        chosen, dropped, skipped = asyncio.run(go())
+    except PlanError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)
+    _write_suite(output, render_suite(output, graph, items, judge, chosen, skipped, "rbg audit plan"), force)
+    click.echo(f"Wrote {output}: {len(chosen)} operators proposed for `{judge.graph.name}`; nothing was run.")
+    for name, why in dropped:
+        click.echo(f"  dropped `{name}`: {why}", err=True)
+
+
+class _Progress:
+    """A judgment counter on stderr, shown only on a terminal."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.n = enabled, 0
+
+    def tick(self) -> None:
+        self.n += 1
+        if self.enabled and self.n % 10 == 0:
+            sys.stderr.write(f"\r  {self.n} judgments")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled and self.n:
+            sys.stderr.write(f"\r  {self.n} judgments\n")
+            self.enabled = False

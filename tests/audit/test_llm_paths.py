@@ -1,0 +1,185 @@
+"""The LLM paths of an audit against a scripted loopback server: generated
+and validated variants (accept, reject, unavailable), an LLM judge's
+repeats and cache, judge-side patches, the planner and the summary."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+
+from rubriclang.audit.suite import load_suite
+
+from .helpers import report, role_of, user_text
+
+SENTINEL = "sk-audit-sentinel-7f3a9"
+
+LLM_JUDGE = """\
+rubric llm_verifier { version = 1 }
+contract { scale = bool }
+criterion correct: bool = llm.check {
+  question = "Is the response's final answer the reference's?"
+  with_reference = true
+}
+sink correct
+readout pointwise { output = bool }
+"""
+
+
+def _tag(text: str, tag: str) -> str:
+    return re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.DOTALL).group(1)
+
+
+def rewriter(validate=lambda rewrite: "accept", unchanged: bool = False):
+    """An answer function: the generator prefixes texts with "Well, "; the
+    validator decides with `validate(rewrite text)`."""
+
+    def answer(role, body):
+        text = user_text(body)
+        if role == "generator":
+            if "<question>" in text:
+                q = _tag(text, "question")
+                return json.dumps({"question": q if unchanged else "Please check: " + q})
+            r = _tag(text, "response")
+            return json.dumps({"response": r if unchanged else "Well, " + r})
+        if role == "validator":
+            verdict = validate(_tag(text, "rewrite"))
+            return json.dumps({"reason": f"scripted {verdict}", "verdict": verdict})
+        raise AssertionError(f"unexpected {role} call")
+
+    return answer
+
+
+def closed_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def _tables(generator: str, validator: str) -> str:
+    return f'[generator]\nbase_url = "{generator}"\nmax_retries = 0\n[validator]\nbase_url = "{validator}"\nmax_retries = 0\ntimeout = 5\n'
+
+
+def test_llm_variants_are_validated_and_rejected_ones_excluded(rbg, suite, scripted, tmp_path):
+    server = scripted(rewriter(validate=lambda t: "reject" if "Janet" in t else "accept"))
+    path = suite('repeats = 1\noperators = ["tone_shift"]\n' + _tables(server.url, server.url))
+    result = rbg("audit", path, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    r = report(tmp_path / "out")
+    op = r["operators"][0]
+    assert op["variants"] == {"generated": 12, "accepted": 9, "rejected": 3, "unavailable": 0, "failed": 0}
+    log = [json.loads(line) for line in (tmp_path / "out" / "validation.jsonl").read_text().splitlines()]
+    assert sorted(e["item"] for e in log if e["verdict"] == "reject") == ["gsm8k-0000-bare", "gsm8k-0000-early", "gsm8k-0000-full"]
+    assert all(e["by"] == "llm" and e["model"] == "scripted" and e["reason"].startswith("scripted") for e in log)
+    # "Well, " changes no number: the verifier does not move.
+    assert r["metrics"]["invariant"]["variants"] == 9 and r["flips"] == []
+    assert len(server.calls("generator")) == 12 and len(server.calls("validator")) == 12
+
+
+def test_an_unreachable_validator_makes_variants_unavailable_not_rejected(rbg, suite, scripted, tmp_path):
+    server = scripted(rewriter())
+    path = suite('repeats = 1\noperators = ["tone_shift"]\n' + _tables(server.url, closed_port_url()))
+    assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
+    r = report(tmp_path / "out")
+    assert r["operators"][0]["variants"] == {"generated": 12, "accepted": 0, "rejected": 0, "unavailable": 12, "failed": 0}
+    assert r["metrics"]["invariant"] is None
+    assert any("could not be validated" in n for n in r["notes"])
+    log = [json.loads(line) for line in (tmp_path / "out" / "validation.jsonl").read_text().splitlines()]
+    assert {e["verdict"] for e in log} == {"unavailable"} and all("unreachable" in e["reason"] for e in log)
+
+
+def test_a_rewrite_that_changes_nothing_is_a_failed_generation(rbg, suite, scripted, tmp_path):
+    server = scripted(rewriter(unchanged=True))
+    path = suite('repeats = 1\noperators = ["tone_shift"]\n' + _tables(server.url, server.url))
+    assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
+    assert report(tmp_path / "out")["operators"][0]["variants"]["failed"] == 12
+    assert server.calls("validator") == []
+
+
+def _llm_suite(tmp_path, items_file, url: str, body: str) -> str:
+    (tmp_path / "judge.rbg").write_text(LLM_JUDGE)
+    path = tmp_path / "llm.toml"
+    path.write_text(
+        f'items = "{items_file}"\nrepeats = 5\n{body}\n'
+        f'[judge]\ngraph = "judge.rbg"\nbase_url = "{url}"\napi_key_env = "AUDIT_TEST_KEY"\ntemperature = 0.7\nseed = 10\nmax_retries = 0\n'
+        + _tables(url, url)
+    )
+    return path
+
+
+def test_an_llm_judge_samples_each_repeat_with_its_own_seed_and_reuses_the_cache(rbg, scripted, tmp_path, items_file, monkeypatch):
+    monkeypatch.setenv("AUDIT_TEST_KEY", SENTINEL)
+
+    def answer(role, body):
+        if role != "judge":
+            return rewriter()(role, body)
+        text = user_text(body)
+        paraphrased = "Please check:" in text
+        # Seed 13 (repeat 3) is the judge's noise; the paraphrase turns every verdict.
+        verdict = body["seed"] != 13 and not paraphrased
+        return json.dumps({"reason": "scripted", "answer": verdict})
+
+    server = scripted(answer)
+    path = _llm_suite(tmp_path, items_file, server.url, 'operators = ["prompt_paraphrase"]')
+    result = rbg("audit", path, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    r = report(tmp_path / "out")
+    judged = server.calls("judge")
+    assert sorted({b["seed"] for b in judged}) == [10, 11, 12, 13, 14]
+    assert {b["temperature"] for b in judged} == {0.7}
+    assert r["judge"]["backend"] == {"model": "scripted", "temperature": 0.7, "seed": 10}
+    assert r["metrics"]["repeat_flip_rate"]["value"] == 0.2
+    inv = r["metrics"]["invariant"]
+    assert (inv["variants"], inv["flipped"]) == (12, 12)
+    assert inv["excess_over_noise"]["value"] == 0.8  # all five repeats flip, against one in five
+    flip = r["flips"][0]
+    assert flip["changed"] == ["criteria"] and flip["generator"] == "llm"
+    assert flip["original"]["criteria"]["correct"]["question"] == "Is the response's final answer the reference's?"
+    assert flip["perturbed"]["criteria"]["correct"]["question"].startswith("Please check: ")
+    assert flip["localization"]["moved"] == [{"node": "correct", "kind": "criterion", "candidate": "response", "original": True, "perturbed": False}]
+    assert flip["localization"]["reached_sink"] is True
+    assert r["by_criterion"]["correct"]["in_flips"] == 12
+
+    # A rerun in a new folder asks the judge nothing: every call is cached.
+    before = len(server.requests)
+    assert rbg("audit", path, "--out", tmp_path / "again").exit_code == 0
+    assert len(server.requests) == before
+    assert report(tmp_path / "again")["metrics"] == r["metrics"]
+
+    # The judge's key went to the server with the judge's calls, and nowhere
+    # else (the generator and validator name no key variable that is set).
+    sent = {h for b, h in zip(server.requests, server.headers) if role_of(b) == "judge"}
+    assert sent == {f"Bearer {SENTINEL}"}
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written and not [p for p in written if SENTINEL.encode() in p.read_bytes()]
+
+
+def test_the_planner_proposes_operators_into_an_editable_suite(rbg, scripted, tmp_path, items_file):
+    proposal = {"operators": [
+        {"name": "partial_completion", "rationale": "the verifier reads only the final number"},
+        {"name": "bogus_op", "rationale": "x"},
+        {"name": "position_swap", "rationale": "y"},
+    ]}  # fmt: skip
+    server = scripted(lambda role, body: json.dumps(proposal))
+    out = tmp_path / "planned.toml"
+    from .helpers import GSM8K_JUDGE
+
+    result = rbg("audit", "plan", GSM8K_JUDGE, items_file, "-o", out, "--base-url", server.url)
+    assert result.exit_code == 0, result.output
+    assert "nothing was run" in result.output
+    assert "dropped `bogus_op`: not a catalog operator" in result.output
+    assert "dropped `position_swap`: it needs pairwise items" in result.output
+    assert load_suite(str(out)).operators == ("partial_completion",)
+    assert "# the verifier reads only the final number" in out.read_text()
+    assert [role_of(b) for b in server.requests] == ["planner"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_summary_is_written_by_the_generator_model_and_marked_as_such(rbg, suite, scripted, tmp_path):
+    server = scripted(lambda role, body: json.dumps({"summary": "The verifier caught half of the cuts."}))
+    path = suite(f'repeats = 1\noperators = ["partial_completion"]\n[generator]\nbase_url = "{server.url}"\n')
+    result = rbg("audit", path, "--out", tmp_path / "out", "--summary")
+    assert result.exit_code == 0, result.output
+    assert report(tmp_path / "out")["summary"] == {"written_by": "llm", "model": "scripted", "text": "The verifier caught half of the cuts.", "error": None}
+    assert "Summary (written by an LLM" in result.output

@@ -1,0 +1,1 @@
+"""Tests of rbg diff and rbg graph (rubriclang.review)."""
