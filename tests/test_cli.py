@@ -145,7 +145,7 @@ def test_check_unreadable_file_exits_2(write, monkeypatch):
     assert f"cannot read `{path}`: Permission denied" in result.stderr
 
 
-def test_check_broken_catalog_plugin_exits_2(write, monkeypatch):
+def test_check_broken_catalog_plugin_exits_2_when_a_plugin_name_is_needed(write, monkeypatch):
     class BrokenEntryPoint:
         name, value = "broken", "broken_pkg:catalog"
 
@@ -155,9 +155,12 @@ def test_check_broken_catalog_plugin_exits_2(write, monkeypatch):
     monkeypatch.setattr(loader, "_plugins", lambda: [BrokenEntryPoint()])
     loader.load_catalog.cache_clear()
     try:
-        result = rbg("check", write("good.rbg", GOOD))
+        # Plugins are only loaded for a name the standard catalog lacks.
+        clean = rbg("check", write("good.rbg", GOOD))
+        result = rbg("check", write("plugin.rbg", GOOD.replace("llm.rate", "acme.rate")))
     finally:
         loader.load_catalog.cache_clear()
+    assert clean.exit_code == 0
     assert result.exit_code == 2
     assert "cannot load catalog plugin `broken`" in result.stderr
     assert "Traceback" not in result.output

@@ -28,7 +28,6 @@ class Unavailable:
 
     def __init__(self, reason: str):
         self.reason = reason
-        self.calls = 0
 
     async def ask(self, msgs, fields, name) -> Answer:
         return Answer("unavailable", error=self.reason)

@@ -113,7 +113,6 @@ class JsonAsker:
         self.cache = cache
         self.sampling = sampling
         self.retries = retries
-        self.calls = 0
         self._ready: asyncio.Future | None = None
         self._structured = True
 
@@ -172,7 +171,6 @@ class JsonAsker:
             if hit is not None:
                 return hit
         completion = await self.client.chat(request)
-        self.calls += 1
         if self.cache is not None:
             self.cache.put(key, self.client.identity, completion)
         return completion

@@ -166,6 +166,8 @@ class Audit:
                 write_json(here, doc)
             if {it.id for it in items} != set(sealed.items_by_id):
                 self.notes.append("the items come from the sealed suite, which differ from the suite's `items` file")
+            if sealed.judge.get("hash") != graph_hash(self.graph):
+                self.notes.append(f"the sealed suite was made for the judge `{sealed.judge.get('name')}` ({str(sealed.judge.get('hash'))[:19]}...): this audit reuses its variants")
             return sealed
         if os.path.exists(here):
             return self._read_sealed(here)[0]

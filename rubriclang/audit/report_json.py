@@ -169,7 +169,7 @@ class Reporter:
             for r in self.results:
                 moved = c.name in moved_criteria(r.localization)
                 (inv if r.op.relation == "invariant" else dirs).add(r.variant.item, moved)
-                in_flips += moved and r.outcome == "flipped"
+                in_flips += moved and r.op.relation == "invariant" and r.outcome != "stable"
                 in_detections += moved and r.outcome == "detected"
             out[c.name] = {
                 "procedure": c.procedure,

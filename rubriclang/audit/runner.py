@@ -131,9 +131,9 @@ class Runner:
         done: dict[tuple[str, str | None], dict[int, dict]],
         store: RunStore,
         tick: Callable[[], None] = lambda: None,
-    ) -> int:
-        """Judge every (arm, repeat) not in `done`, writing each as it is
-        reached in order; returns how many were judged."""
+    ) -> None:
+        """Judge every (arm, repeat) not in `done`, writing each (and adding
+        it to `done`) as it is reached in order."""
         todo = [(arm, r) for arm in arms for r in range(repeats) if r not in done.get(arm.key, {})]
         sem = asyncio.Semaphore(self.concurrency)
 
@@ -144,7 +144,6 @@ class Runner:
 
         window: collections.deque = collections.deque()
         it = iter(todo)
-        count = 0
         try:
             while True:
                 while len(window) < self.concurrency * 2 + 1:
@@ -158,9 +157,7 @@ class Runner:
                 trace = await future
                 store.write(arm.item, arm.variant, r, trace)
                 done.setdefault(arm.key, {})[r] = trace
-                count += 1
                 tick()
         finally:
             for _, future in window:
                 future.cancel()
-        return count

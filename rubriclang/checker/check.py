@@ -47,7 +47,7 @@ class CheckResult:
 
 def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
     """Check a parsed module against the catalog."""
-    return _Checker(module, catalog or load_catalog()).run()
+    return _Checker(module, catalog).run()
 
 
 def _file_span(path: str) -> Span:
@@ -57,7 +57,11 @@ def _file_span(path: str) -> Span:
 class _Checker:
     def __init__(self, module: ast.Module, catalog: Catalog):
         self.m = module
-        self.cat = catalog
+        # The standard catalog first: installed plugins are only looked up
+        # (which costs a scan of every installed package's metadata) when the
+        # file names an operator or procedure the standard catalog lacks.
+        self.cat = catalog or load_catalog(plugins=False)
+        self._with_plugins = catalog is not None
         self.diags: list[Diagnostic] = []
         self.decls: dict[str, ast.CriterionDecl | ast.NodeDecl] = {}
         self.types: dict[str, JType] = {}
@@ -66,6 +70,14 @@ class _Checker:
         self.op_failed: dict[str, set[str]] = {}
         self.edges: dict[str, list[str]] = {}  # node -> nodes it reads
         self.broken: set[str] = set()  # nodes whose type could not be inferred
+
+    def _lookup(self, table: str, name: str):
+        spec = getattr(self.cat, table).get(name)
+        if spec is None and not self._with_plugins:
+            self.cat = load_catalog(plugins=True)
+            self._with_plugins = True
+            spec = getattr(self.cat, table).get(name)
+        return spec
 
     def err(self, code: str, span: Span, message: str, notes=()) -> None:
         self.diags.append(make(code, span, message, notes))
@@ -180,7 +192,7 @@ class _Checker:
     def _criterion(self, d: ast.CriterionDecl) -> None:
         name = d.name.value
         declared = type_from_ast(d.type, self.diags)
-        proc = self.cat.procedures.get(d.procedure.text)
+        proc = self._lookup("procedures", d.procedure.text)
         if proc is None:
             self.err(
                 "RB104",
@@ -276,7 +288,7 @@ class _Checker:
     def _node_shape(self, d: ast.NodeDecl) -> None:
         """Ports, arity, references and parameters of an operator node."""
         name = d.name.value
-        op = self.cat.operators.get(d.operator.text)
+        op = self._lookup("operators", d.operator.text)
         self.edges[name] = []
         for port in d.ports:
             for ref in port.refs:

@@ -127,7 +127,7 @@ def _parse_chunk(chunk, path, decls, comments, diagnostics) -> tuple[bool, int]:
         comments.extend(_comment_sink.items)
         _comment_sink.items = None
     builder = AstBuilder(path)
-    decls.extend(builder.transform(tree))
+    decls.extend(builder.build(tree))
     diagnostics.extend(builder.diagnostics)
     return True, 0
 

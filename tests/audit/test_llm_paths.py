@@ -97,6 +97,26 @@ def test_a_rewrite_that_changes_nothing_is_a_failed_generation(rbg, suite, scrip
     assert server.calls("validator") == []
 
 
+def test_a_custom_operator_is_generated_validated_and_scored(rbg, suite, scripted, tmp_path):
+    def answer(role, body):
+        if role == "generator":
+            assert "Replace the final number" in user_text(body)
+            response = _tag(user_text(body), "response")
+            return json.dumps({"response": re.sub(r"\d+(?=\D*$)", "7777", response)})
+        return json.dumps({"reason": "it changed the final number", "verdict": "accept"})
+
+    server = scripted(answer)
+    custom = '[[custom]]\nname = "wrong_number"\nsurface = "output"\nrelation = "directional"\ninstruction = "Replace the final number of the response with another."\n'
+    path = suite('repeats = 1\noperators = []\n' + _tables(server.url, server.url) + custom)
+    assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
+    r = report(tmp_path / "out")
+    assert [op["name"] for op in r["operators"]] == ["wrong_number"]
+    d = r["by_operator"]["wrong_number"]["directional"]
+    # Every correct answer (full and bare) is eligible, and caught.
+    assert (d["eligible"], d["detected"]) == (8, 8)
+    assert json.loads((tmp_path / "out" / "sealed.json").read_text())["operators"]["wrong_number"]["custom"] is True
+
+
 def _llm_suite(tmp_path, items_file, url: str, body: str) -> str:
     (tmp_path / "judge.rbg").write_text(LLM_JUDGE)
     path = tmp_path / "llm.toml"
@@ -183,3 +203,12 @@ def test_summary_is_written_by_the_generator_model_and_marked_as_such(rbg, suite
     assert result.exit_code == 0, result.output
     assert report(tmp_path / "out")["summary"] == {"written_by": "llm", "model": "scripted", "text": "The verifier caught half of the cuts.", "error": None}
     assert "Summary (written by an LLM" in result.output
+
+
+def test_an_unreachable_judge_stops_the_audit_before_any_judgment(rbg, tmp_path, items_file):
+    path = _llm_suite(tmp_path, items_file, closed_port_url(), 'operators = ["typo_noise"]')
+    result = rbg("audit", path, "--out", tmp_path / "out")
+    assert result.exit_code == 2
+    assert "the judge's LLM backend" in result.output and "cannot reach" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out" / "runs.jsonl").exists()

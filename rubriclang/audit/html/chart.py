@@ -48,7 +48,7 @@ def _axis(height: int) -> list[Markup]:
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         x = _x(tick)
         out.append(el("line", {"x1": _n(x), "x2": _n(x), "y1": TOP - 6, "y2": height - 4, "class": "grid"}))
-        out.append(el("text", {"x": _n(x), "y": TOP - 12, "text-anchor": "middle", "class": "tick"}, fmt.percent(tick).replace(".0", "")))
+        out.append(el("text", {"x": _n(x), "y": TOP - 12, "text-anchor": "middle", "class": "tick"}, f"{round(100 * tick)}%"))
     return out
 
 

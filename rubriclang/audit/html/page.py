@@ -68,7 +68,7 @@ def render_html(report: dict) -> str:
                        [evidence(f, judge, report) for f in found] or el("p", None, "No findings.")),
               el("footer", None, f"Rendered by rbg audit from report.json ({report['schema']}); judge {report['judge']['hash']}."))
     head = el("head", None,
-              Markup('<meta charset="utf-8">'),
+              el("meta", {"charset": "utf-8"}),
               el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
               el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
               el("title", None, f"Audit of {report['judge']['name']}"),

@@ -24,8 +24,8 @@ def _tag(name: str, text: str) -> str:
     return f"<{name}>\n{text}\n</{name}>"
 
 
-def _material(item: Item, cids: tuple[str, ...], with_input: bool = True) -> str:
-    parts = [_tag("task", item.input)] if with_input else []
+def _material(item: Item, cids: tuple[str, ...]) -> str:
+    parts = [_tag("task", item.input)]
     for cid in cids:
         parts.append(_tag("response" if cid == POINTWISE_CANDIDATE else f"response id={cid}", item.candidates[cid]))
     return "\n\n".join(parts)

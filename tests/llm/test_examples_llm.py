@@ -1,0 +1,166 @@
+"""The MT-Bench and Prometheus examples: their graphs check clean and are
+formatted, their item files parse and match what the builder makes from the
+shared data, the per-item rubric reaches the judge's prompt, and a small run
+against a scripted loopback server writes a trace per item."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rubriclang.catalog import load_catalog
+from rubriclang.checker import check_source
+from rubriclang.cli.main import cli
+from rubriclang.fmt import format_source
+from rubriclang.interp.items import read_items
+
+ROOT = Path(__file__).resolve().parents[2]
+MT_BENCH = ROOT / "examples" / "mt_bench"
+PROMETHEUS = ROOT / "examples" / "prometheus"
+DATA = ROOT.parent / "shared" / "data"
+GRAPHS = [MT_BENCH / "rubric.rbg", PROMETHEUS / "direct.rbg", PROMETHEUS / "rubric.rbg", PROMETHEUS / "direct_pairwise.rbg"]
+IDS = [str(p.relative_to(ROOT / "examples")) for p in GRAPHS]
+
+
+def rbg(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def judge(body: dict) -> str:
+    """A scripted judge: ratings follow the response's length; nothing is
+    harmful or a refusal unless the response says "I cannot"."""
+    user = body["messages"][1]["content"]
+    response = re.search(r"<response>\n(.*?)\n</response>", user, re.S).group(1)
+    if '"answer"' in user:
+        return json.dumps({"reason": "checked", "answer": "I cannot" in response})
+    return json.dumps({"reason": "rated", "score": len(response) % 5 + 1})
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+@pytest.mark.parametrize("path", GRAPHS, ids=IDS)
+def test_example_graph_checks_clean_and_is_formatted(path: Path):
+    text = path.read_text("utf-8")
+    result = check_source(text, str(path))
+    assert [f"{d.span.line}:{d.span.column} {d.code} {d.message}" for d in result.diagnostics] == []
+    assert result.graph is not None
+    assert format_source(text, str(path)).output == text
+
+
+def test_mt_bench_items_are_80_turn_1_answers_with_references_where_mt_bench_has_them():
+    items = list(read_items(str(MT_BENCH / "items.jsonl")))
+    assert len(items) == 80 and all(it.mode == "pointwise" for it in items)
+    assert sum(it.reference is not None for it in items) == 30
+    assert all(it.gold is None for it in items)  # no released judgment of these answers
+    models = {it.id.split("-", 2)[2] for it in items}
+    assert models == {"alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b-v1.3"}
+
+
+def test_mt_bench_pairs_carry_the_human_preference_as_a_candidate_id():
+    items = list(read_items(str(MT_BENCH / "items_pairwise.jsonl")))
+    assert len(items) == 68
+    assert all(it.mode == "pairwise" and it.candidate_ids == ("a", "b") and it.gold in ("a", "b") for it in items)
+
+
+def test_prometheus_items_carry_their_rubric_in_the_input_and_a_rounded_gpt4_gold():
+    items = list(read_items(str(PROMETHEUS / "items.jsonl")))
+    assert len(items) == 320 and {it.gold for it in items} == {1, 2, 3, 4, 5}
+    for it in items:
+        task, _, rubric = it.input.partition("\n\nScore rubric:\n")
+        assert task.startswith("Here is a previous dialogue") and task.endswith("Assistant:")
+        assert rubric.startswith("[") and [line[:8] for line in rubric.splitlines()[1:]] == [f"Score {k}:" for k in range(1, 6)]
+        assert it.reference
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
+def test_the_builder_reproduces_the_item_files_byte_for_byte(tmp_path):
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "build_mt_bench.py"), "--data", str(DATA), "--out", str(tmp_path)], check=True, capture_output=True)
+    for name in ("mt_bench/items.jsonl", "mt_bench/items_pairwise.jsonl", "prometheus/items.jsonl"):
+        assert (tmp_path / name).read_bytes() == (ROOT / "examples" / name).read_bytes(), name
+
+
+def _first_items(src: Path, dest: Path, ids: list[str] | None = None, n: int = 0) -> Path:
+    lines = src.read_text("utf-8").splitlines(keepends=True)
+    chosen = [ln for ln in lines if json.loads(ln)["id"] in ids] if ids else lines[:n]
+    dest.write_text("".join(chosen), encoding="utf-8")
+    return dest
+
+
+def test_a_small_mt_bench_run_writes_a_trace_per_item(fault_server, tmp_path):
+    server = fault_server(answer=judge)
+    # Questions 81-86 have no reference; 101-104 have one (MT-Bench's math and reasoning).
+    ids = ["mtb-81-alpaca-13b", "mtb-82-claude-v1", "mtb-101-gpt-3.5-turbo", "mtb-102-gpt-4"]
+    items = _first_items(MT_BENCH / "items.jsonl", tmp_path / "items.jsonl", ids)
+    out = tmp_path / "traces.jsonl"
+    r = rbg("run", MT_BENCH / "rubric.rbg", items, "--out", out, "--base-url", server.url, "--model", "judge", "--no-cache", "--format", "json")
+    assert r.exit_code == 0, r.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [rec["item"] for rec in records] == ids
+    assert all(rec["readout"]["status"] == "ok" and rec["readout"]["decision"] in range(1, 6) for rec in records)
+    # The reference criterion is asked only where there is a reference; elsewhere it abstains.
+    has_reference = {it.id: it.reference is not None for it in read_items(str(items))}
+    assert list(has_reference.values()) == [False, False, True, True]
+    for rec in records:
+        j = rec["criteria"]["matches_reference"]["response"]
+        if has_reference[rec["item"]]:
+            assert j["error"] is None and j["value"] in range(1, 6)
+        else:
+            assert j["value"] is None and "no `reference`" in j["error"]
+    assert len(server.chats) == 4 * 5 + 2  # five LLM criteria per item, the reference one on two items
+
+
+def test_the_per_item_rubric_and_reference_reach_the_direct_judges_prompt(fault_server, tmp_path):
+    server = fault_server(answer=judge)
+    items = _first_items(PROMETHEUS / "items.jsonl", tmp_path / "items.jsonl", n=2)
+    r = rbg("run", PROMETHEUS / "direct.rbg", items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+    assert r.exit_code == 0, r.output
+    for item, call in zip(read_items(str(items)), server.chats):
+        prompt = call.body["messages"][1]["content"]
+        rubric = item.input.split("Score rubric:\n", 1)[1]
+        assert rubric in prompt and f"<reference_answer>\n{item.reference}\n</reference_answer>" in prompt
+
+
+def test_the_direct_judge_on_pairs_reads_equal_scores_as_no_decision(fault_server, tmp_path):
+    # The scripted judge rates by length: two equally long answers tie.
+    pair = {"id": "p", "input": "Q?", "responses": {"a": "xxxx", "b": "yyyy"}, "gold": "a"}
+    longer = {"id": "q", "input": "Q?", "responses": {"a": "xxx", "b": "yyyy"}, "gold": "b"}
+    items = tmp_path / "pairs.jsonl"
+    items.write_text("".join(json.dumps(x) + "\n" for x in (pair, longer)))
+    server = fault_server(answer=judge)
+    r = rbg("eval", PROMETHEUS / "direct_pairwise.rbg", items, "--base-url", server.url, "--no-cache", "--format", "json")
+    assert r.exit_code == 0, r.output
+    figures = json.loads(r.stdout)["modes"]["pairwise"]["graph"]
+    assert figures["decided"] == 1 and figures["metrics"]["accuracy"]["value"] == 1.0
+
+
+def _takes_template() -> bool:
+    return any(p.name == "template" for p in load_catalog().procedures["llm.rate"].params)
+
+
+@pytest.mark.skipif(not _takes_template(), reason="`llm.rate` has no `template` parameter yet (the Prometheus hook)")
+def test_the_prometheus_template_reads_the_final_result_and_rejects_one_out_of_range():
+    from rubriclang.llm.parsing import parse
+
+    source = (
+        "rubric p { version = 1 }\ncontract { scale = ordinal[1, 5] }\n"
+        'criterion c: ordinal[1, 5] = llm.rate { question = "Q?", template = prometheus }\n'
+        "sink c\nreadout pointwise { output = ordinal[1, 5] }\n"
+    )
+    result = check_source(source, "p.rbg")
+    assert result.graph is not None, result.diagnostics
+    crit = result.graph.criteria[0]
+    feedback = "The response meets Score 3: it revises the answer but misses two points. [RESULT] 3"
+    assert (parse(crit, feedback).value, parse(crit, feedback).error) == (3, None)
+    assert parse(crit, "Feedback: good, not Score 5 material. [RESULT] 4\n").value == 4
+    assert parse(crit, "An excellent answer. [RESULT] 7").error is not None
+    assert parse(crit, "An excellent answer, score 5.").error is not None  # no [RESULT]
