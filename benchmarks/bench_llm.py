@@ -134,10 +134,12 @@ async def _serve(delay: float) -> None:
     server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
     print(server.sockets[0].getsockname()[1], flush=True)
     loop = asyncio.get_running_loop()
-    stdin_closed = loop.run_in_executor(None, sys.stdin.read)  # the parent hangs up: stop
-    await asyncio.wait_for(stdin_closed, LIFETIME)
+    stdin_closed = loop.run_in_executor(None, sys.stdin.read)  # the parent hangs up (or dies): stop
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(stdin_closed, LIFETIME)
     server.close()
     print(json.dumps({"served": served, "connections": connections, "cpu_s": time.process_time()}), flush=True)
+    os._exit(0)  # without waiting for the thread still blocked on stdin after a timeout
 
 
 class LoopbackServer:

@@ -64,6 +64,30 @@ def _unless(cond: str, judge: JudgeInfo) -> str | None:
     return None
 
 
+_NEEDS_WORDS = {
+    "llm_criteria": "the judge has llm.* criteria",
+    "anchors": "an llm.* criterion has anchors or label descriptions",
+    "pairwise": "pairwise items",
+    "pointwise": "pointwise items",
+    "ordered_output": "a binary or ordinal output",
+}
+_UNLESS_WORDS = {
+    "measures_length": "no criterion measures the response's length",
+    "checks_format": "no criterion checks the response's format",
+}
+
+
+def conditions(op: Operator) -> list[str]:
+    """When the operator applies, in words (for `rbg audit catalog`)."""
+    out = []
+    for cond in op.needs:
+        key = cond.split(":", 1)[1] if cond.startswith("prompt_variant:") else None
+        out.append(f"the prompt renderer honours `prompt_variant.{key}`" if key else _NEEDS_WORDS[cond])
+    if op.changes:
+        out.append("a criterion reads " + " or ".join(_FIELD_WORDS[f] for f in op.changes))
+    return out + [_UNLESS_WORDS[cond] for cond in op.unless]
+
+
 def why_skipped(op: Operator, judge: JudgeInfo, hooks: frozenset[str] | None = None) -> str | None:
     """None when `op` applies to `judge`, else the reason it is skipped."""
     hooks = prompt_hooks() if hooks is None else hooks

@@ -4,7 +4,7 @@ resumable -> report.
 
 Everything an audit writes is under its output folder (see docs/audit.md):
 `sealed.json`, `validation.jsonl`, `audit.json`, `runs.jsonl`,
-`report.json`, `report.txt`.
+`report.json`, `report.txt`, `report.html`.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class AuditRequest:
 
 
 def _paths(out: str) -> dict[str, str]:
-    names = ("sealed.json", "validation.jsonl", "audit.json", "runs.jsonl", "report.json", "report.txt")
+    names = ("sealed.json", "validation.jsonl", "audit.json", "runs.jsonl", "report.json", "report.txt", "report.html")
     return {n.removesuffix(".json").removesuffix(".jsonl"): os.path.join(out, n) for n in names}
 
 
@@ -142,6 +142,9 @@ class Audit:
             report["summary"] = await summarise(self.backends.asker(self.suite.generator), report)
         write_json(self.paths["report"], report, indent=2)
         write_text(self.paths["report.txt"], render_text(report))
+        from rubriclang.audit.html import render_html
+
+        write_text(self.paths["report.html"], render_html(report))
         return report
 
     def _judge(self, items: list[Item]) -> JudgeInfo:
@@ -164,16 +167,23 @@ class Audit:
                     raise AuditError(f"`{self.req.out}` holds an audit of another sealed suite ({mine.hash[:19]}...)", "give a new --out")
             else:
                 write_json(here, doc)
-            if {it.id for it in items} != set(sealed.items_by_id):
-                self.notes.append("the items come from the sealed suite, which differ from the suite's `items` file")
             if sealed.judge.get("hash") != graph_hash(self.graph):
                 self.notes.append(f"the sealed suite was made for the judge `{sealed.judge.get('name')}` ({str(sealed.judge.get('hash'))[:19]}...): this audit reuses its variants")
-            return sealed
-        if os.path.exists(here):
+        elif os.path.exists(here):
+            sealed = self._read_sealed(here)[0]
+        else:
+            write_json(here, await self._generate(judge, items))
             return self._read_sealed(here)[0]
-        doc = await self._generate(judge, items)
-        write_json(here, doc)
-        return self._read_sealed(here)[0]
+        self._compare(sealed, items)
+        return sealed
+
+    def _compare(self, sealed: sealing.Sealed, items: list[Item]) -> None:
+        """Notes on what a reused sealed suite does not hold of the suite's wishes."""
+        if {it.id for it in items} != set(sealed.items_by_id):
+            self.notes.append("the items come from the sealed suite, which differ from the suite's `items`")
+        missing = [n for n in self.suite.requested() if n not in sealed.operators and n not in sealed.skipped]
+        if missing:
+            self.notes.append(f"the sealed suite has no variants of {', '.join(missing)}; give a new --out to generate them")
 
     def _read_sealed(self, path: str):
         try:

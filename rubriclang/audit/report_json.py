@@ -279,7 +279,7 @@ class Reporter:
             "by_criterion": self.by_criterion(),
             "flips": [self.finding(r) for r in sorted(results, key=lambda r: r.variant.id) if r.op.relation == "invariant" and r.outcome != "stable"],
             "misses": [self.finding(r) for r in sorted(results, key=lambda r: r.variant.id) if r.outcome in ("missed", "failed") and r.op.relation == "directional"],
-            "notes": sorted(d.notes),
+            "notes": sorted(d.notes + ((f"{failed} judgment(s) failed: they count as flips, never as stable; `--retry-errors` judges them again",) if failed else ())),
             "summary": None,
         }
 

@@ -20,8 +20,8 @@ from rubriclang.audit.catalog import (
     custom_operator,
     load_catalog,
 )
+from rubriclang.audit.perturb.rules import REASONING_STYLES
 
-REASONING_STYLES = ("direct", "step_by_step", "criterion_by_criterion")
 TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")

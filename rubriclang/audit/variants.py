@@ -35,7 +35,7 @@ def item_from_sealed(d: dict) -> Item:
     return Item(
         id=d["id"],
         input=d["input"],
-        candidates={cid: text for cid, text in d["candidates"]},
+        candidates=dict(d["candidates"]),
         reference=d.get("reference"),
         gold=d.get("gold"),
         annotations=d.get("annotations") or {},
@@ -54,7 +54,7 @@ def apply_changes(item: Item, changes: dict[str, Any]) -> Item:
     return attrs.evolve(
         item,
         input=changes.get("input", item.input),
-        candidates={cid: text for cid, text in changes["candidates"]} if "candidates" in changes else item.candidates,
+        candidates=dict(changes["candidates"]) if "candidates" in changes else item.candidates,
         reference=changes.get("reference", item.reference),
     )
 

@@ -92,6 +92,7 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt) -> None
 def catalog(fmt) -> None:
     """List the perturbation operators: surface, relation, generator, what
     each preserves or breaks, when it applies and how it is validated."""
+    from rubriclang.audit.applicability import conditions
     from rubriclang.audit.catalog import load_catalog
 
     ops = load_catalog()
@@ -104,9 +105,7 @@ def catalog(fmt) -> None:
         click.echo(f"    preserves: {op.preserves}")
         if op.breaks:
             click.echo(f"    breaks: {op.breaks}")
-        needs = [n for n in op.needs] + [f"not {u}" for u in op.unless]
-        if needs:
-            click.echo(f"    applies: {', '.join(needs)}")
+        click.echo(f"    applies when: {'; '.join(conditions(op)) or 'always'}")
         click.echo(f"    validation: {op.validation}")
         if op.options:
             click.echo(f"    options: {', '.join(f'{k} = {json.dumps(v)}' for k, v in op.options.items())}")

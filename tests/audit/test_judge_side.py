@@ -53,6 +53,19 @@ def test_rule_patches_set_the_prompt_variant_of_llm_criteria_only():
     assert all(p.validation.verdict == "accept" for p in [ordering, *styles, reorder])
 
 
+def test_the_patch_check_refuses_what_a_rule_should_never_make():
+    from rubriclang.audit.perturb.rules import check_patch
+
+    llm, every = ["correct"], ["correct", "short"]
+    good = {"correct": {"prompt_variant": {"format_first": True}}}
+    assert check_patch(good, None, llm, every, "format_first") is None
+    assert "not an llm.* criterion" in check_patch({"short": good["correct"]}, None, llm, every, "format_first")
+    assert "sets more than" in check_patch({"correct": {"prompt_variant": {"format_first": True}, "question": "x"}}, None, llm, every, "format_first")
+    assert "cannot be" in check_patch({"correct": {"prompt_variant": {"reasoning": "loudly"}}}, None, llm, every, "reasoning")
+    assert "another order" in check_patch({}, ("correct", "short"), llm, every, "anchor_order")
+    assert "changes nothing" in check_patch({}, None, llm, every, "anchor_order")
+
+
 def test_a_sealed_anchor_patch_gets_the_graphs_numeric_keys_back():
     judge = _judge()
     # Sealed JSON turns the anchors' keys into strings.

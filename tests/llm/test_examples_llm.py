@@ -130,6 +130,18 @@ def test_the_per_item_rubric_and_reference_reach_the_direct_judges_prompt(fault_
         assert rubric in prompt and f"<reference_answer>\n{item.reference}\n</reference_answer>" in prompt
 
 
+def test_the_decomposed_graph_reuses_the_direct_judges_calls_from_the_cache(fault_server, tmp_path):
+    server = fault_server(answer=judge)
+    items = _first_items(PROMETHEUS / "items.jsonl", tmp_path / "items.jsonl", n=2)
+    cache = tmp_path / "calls.sqlite"
+    for graph in ("direct.rbg", "rubric.rbg"):
+        r = rbg("run", PROMETHEUS / graph, items, "--out", tmp_path / f"{graph}.jsonl", "--base-url", server.url, "--cache", cache, "--format", "json")
+        assert r.exit_code == 0, r.output
+    # The rubric criterion is the same criterion in both graphs: the same two calls.
+    usage = json.loads(r.stdout)["llm"]
+    assert (usage["calls"], usage["cache_hits"]) == (2 * 5, 2)
+
+
 def test_the_direct_judge_on_pairs_reads_equal_scores_as_no_decision(fault_server, tmp_path):
     # The scripted judge rates by length: two equally long answers tie.
     pair = {"id": "p", "input": "Q?", "responses": {"a": "xxxx", "b": "yyyy"}, "gold": "a"}

@@ -115,25 +115,22 @@ def rule_item_variant(op: Operator, item: Item, seed: int) -> tuple[dict, Valida
 
 def rule_patches(op: Operator, judge: JudgeInfo) -> list[Patch]:
     """The patches of a judge-side rule operator, structurally checked."""
-    names = [c.name for c in judge.llm_criteria]
+    llm = [c.name for c in judge.llm_criteria]
+    every = [c.name for c in judge.graph.criteria]
+
+    def patch(pid: str, key: str, value, names: list[str], order=None) -> Patch:
+        criteria = {n: {"prompt_variant": {key: value}} for n in names}
+        return Patch(pid, op.name, criteria, order, _structural([rules.check_patch(criteria, order, llm, every, key)]))
+
     if op.name == "instruction_ordering":
-        return [_patch(op.name, op.name, {n: {"format_first": True} for n in names}, None)]
+        return [patch(op.name, "format_first", True, llm)]
     if op.name == "reasoning_style":
-        styles = op.options.get("styles", ())
-        return [_patch(f"{op.name}.{s}", op.name, {n: {"reasoning": s} for n in names}, None) for s in styles]
+        return [patch(f"{op.name}.{s}", "reasoning", s, llm) for s in op.options.get("styles", ())]
     if op.name == "criterion_reorder":
         anchored = [c.name for c in judge.llm_criteria if c.params.get("anchors") or c.params.get("descriptions")]
-        order = tuple(c.name for c in reversed(judge.graph.criteria))
-        return [_patch(op.name, op.name, {n: {"anchor_order": "descending"} for n in anchored}, order if len(order) > 1 else None)]
+        order = tuple(reversed(every)) if len(every) > 1 else None
+        return [patch(op.name, "anchor_order", "descending", anchored, order)]
     raise ValueError(f"no rule for judge-side operator `{op.name}`")
-
-
-def _patch(pid: str, op: str, variants: dict[str, dict], order) -> Patch:
-    problem = None
-    if not variants and not order:
-        problem = "the patch changes nothing"
-    criteria = {name: {"prompt_variant": pv} for name, pv in variants.items()}
-    return Patch(pid, op, criteria, order, Validation("structure", "reject", problem) if problem else _STRUCTURE_OK)
 
 
 # --- the whole suite -----------------------------------------------------------
