@@ -9,10 +9,11 @@ for a pairwise one.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterator
 
 import attrs
+
+from rubriclang.jsonl import read_jsonl
 
 POINTWISE_CANDIDATE = "response"
 
@@ -113,17 +114,9 @@ def read_items(path: str) -> Iterator[Item]:
     duplicate id, or a malformed item.
     """
     seen: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ItemError(where, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
-            item = item_from_json(obj, where, n)
-            if item.id in seen:
-                raise ItemError(where, f"duplicate item id `{item.id}`", "item ids must be unique within a file")
-            seen.add(item.id)
-            yield item
+    for where, obj in read_jsonl(path, ItemError):
+        item = item_from_json(obj, where, int(where.rsplit(":", 1)[1]))
+        if item.id in seen:
+            raise ItemError(where, f"duplicate item id `{item.id}`", "item ids must be unique within a file")
+        seen.add(item.id)
+        yield item

@@ -8,10 +8,10 @@ supplies the file, so graphs never embed data paths.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rubriclang.interp.items import POINTWISE_CANDIDATE, ItemError
+from rubriclang.jsonl import read_jsonl
 
 
 class ValueTable:
@@ -20,8 +20,8 @@ class ValueTable:
     def __init__(self, values: dict[tuple[str, str, str], Any] | None = None, path: str | None = None):
         self.values = values or {}
         self.path = path
-        # item -> [(candidate, line)], to name the line of a value for a candidate the item lacks
-        self.lines: dict[str, list[tuple[str, int]]] = {}
+        # item -> [(candidate, `path:line`)], to name the line of a value for a candidate the item lacks
+        self.lines: dict[str, list[tuple[str, str]]] = {}
 
     def get(self, item: str, candidate: str, key: str) -> tuple[bool, Any]:
         k = (item, candidate, key)
@@ -31,10 +31,10 @@ class ValueTable:
 
     def validate(self, item_id: str, candidates) -> None:
         """Raise ItemError (at the table's line) if it names a candidate the item lacks."""
-        for cid, line in self.lines.get(item_id, ()):
+        for cid, where in self.lines.get(item_id, ()):
             if cid not in candidates:
                 raise ItemError(
-                    f"{self.path}:{line}",
+                    where,
                     f"candidate `{cid}` of item `{item_id}` is not one of the item's candidates",
                     f"the item's candidates: {', '.join(candidates)}",
                 )
@@ -44,20 +44,12 @@ class ValueTable:
         """Read a table; raises ItemError naming the file and line on bad input."""
         table = cls({}, path)
         values = table.values
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{n}"
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ItemError(where, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
-                if not isinstance(obj, dict) or "item" not in obj or "key" not in obj or "value" not in obj:
-                    raise ItemError(where, 'each line needs "item", "key" and "value" (and optionally "candidate")')
-                k = (str(obj["item"]), str(obj.get("candidate", POINTWISE_CANDIDATE)), str(obj["key"]))
-                if k in values:
-                    raise ItemError(where, f"a second value for item `{k[0]}`, candidate `{k[1]}`, key `{k[2]}`")
-                values[k] = obj["value"]
-                table.lines.setdefault(k[0], []).append((k[1], n))
+        for where, obj in read_jsonl(path, ItemError):
+            if not isinstance(obj, dict) or "item" not in obj or "key" not in obj or "value" not in obj:
+                raise ItemError(where, 'each line needs "item", "key" and "value" (and optionally "candidate")')
+            k = (str(obj["item"]), str(obj.get("candidate", POINTWISE_CANDIDATE)), str(obj["key"]))
+            if k in values:
+                raise ItemError(where, f"a second value for item `{k[0]}`, candidate `{k[1]}`, key `{k[2]}`")
+            values[k] = obj["value"]
+            table.lines.setdefault(k[0], []).append((k[1], where))
         return table

@@ -18,6 +18,7 @@ from rubriclang.interp.backend import Judgment
 from rubriclang.interp.compose import Composition
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.readout import Decision
+from rubriclang.jsonl import read_jsonl
 
 SCHEMA = "rubriclang.trace/1"
 
@@ -157,17 +158,10 @@ class TraceWriter:
 
 def read_traces(path: str) -> Iterator[tuple[int, dict]]:
     """(line, record) from a trace file; raises ItemError naming a bad line."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ItemError(f"{path}:{n}", f"malformed trace line: {exc.msg}") from None
-            if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
-                raise ItemError(f"{path}:{n}", f"not a {SCHEMA} trace record")
-            yield n, rec
+    for where, rec in read_jsonl(path, ItemError, what="trace line"):
+        if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
+            raise ItemError(where, f"not a {SCHEMA} trace record")
+        yield int(where.rsplit(":", 1)[1]), rec
 
 
 def finished_items(path: str, ghash: str) -> set[str]:

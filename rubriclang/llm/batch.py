@@ -27,6 +27,7 @@ import attrs
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.backend import JudgmentRequest
 from rubriclang.interp.items import Item
+from rubriclang.jsonl import read_jsonl
 from rubriclang.llm.backend import LLMBackend
 from rubriclang.llm.cache import CallCache, call_key
 from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
@@ -146,31 +147,23 @@ def read_results(path: str, model: str) -> Results:
     not a result at all; a failed request is recorded, not raised."""
     completions: dict[str, Completion] = {}
     failures: dict[str, str] = {}
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
+    for where, row in read_jsonl(path, BatchError):
+        if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
+            raise BatchError(where, "a result line needs a string `custom_id`")
+        ident = row["custom_id"]
+        response = row.get("response")
+        error = row.get("error")
+        if error:
+            failures[ident] = _error_text(error)
+        elif not isinstance(response, dict) or response.get("status_code") != 200:
+            status = response.get("status_code") if isinstance(response, dict) else None
+            failures[ident] = f"HTTP {status}" if status is not None else "no response"
+        else:
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BatchError(where, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
-                raise BatchError(where, "a result line needs a string `custom_id`")
-            ident = row["custom_id"]
-            response = row.get("response")
-            error = row.get("error")
-            if error:
-                failures[ident] = _error_text(error)
-            elif not isinstance(response, dict) or response.get("status_code") != 200:
-                status = response.get("status_code") if isinstance(response, dict) else None
-                failures[ident] = f"HTTP {status}" if status is not None else "no response"
-            else:
-                try:
-                    completions[ident] = completion_from_body(response.get("body"), model)
-                except ValueError as exc:
-                    raise BatchError(where, f"`response.body`: {exc}") from None
-                failures.pop(ident, None)
+                completions[ident] = completion_from_body(response.get("body"), model)
+            except ValueError as exc:
+                raise BatchError(where, f"`response.body`: {exc}") from None
+            failures.pop(ident, None)
     return Results(completions, failures)
 
 
