@@ -137,6 +137,22 @@ def _count_lines(path: str) -> int:
         raise DataError(f"cannot read `{path}`: {exc.strerror}") from None
 
 
+def _decisions_text(decisions: dict[str, int]) -> str:
+    """A histogram of the decisions, or for many real values, their range and mean."""
+    numbers = {}
+    for label, n in decisions.items():
+        try:
+            numbers[float(label)] = n
+        except ValueError:
+            break
+    else:
+        if len(numbers) > 10:
+            total = sum(numbers.values())
+            mean = sum(x * n for x, n in numbers.items()) / total
+            return f"{len(numbers)} distinct values from {min(numbers):g} to {max(numbers):g}, mean {mean:.3g}"
+    return ", ".join(f"{k}: {v}" for k, v in decisions.items())
+
+
 def _table(s: dict) -> str:
     rate = s["judged"] / s["seconds"] if s["seconds"] > 0 else 0.0
     lines = [
@@ -145,7 +161,7 @@ def _table(s: dict) -> str:
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
     if s["decisions"]:
-        lines.append("  decisions: " + ", ".join(f"{k}: {v}" for k, v in s["decisions"].items()))
+        lines.append("  decisions: " + _decisions_text(s["decisions"]))
     if s.get("llm"):
         lines.append(usage_text(s["llm"]))
     lines.append(f"  traces: {s['out']}")

@@ -1,7 +1,9 @@
 """Items: JSON Lines, read lazily, with errors that name the file and line.
 
-Pointwise: `{"id", "input", "response", "reference"?, "gold"?}`.
-Pairwise:  `{"id", "input", "responses": {"<id1>": "...", "<id2>": "..."}, "gold"?}`.
+Pointwise: `{"id", "input", "response", "reference"?, "rubric"?, "gold"?}`.
+Pairwise:  `{"id", "input", "responses": {"<id1>": "...", "<id2>": "..."}, "rubric"?, "gold"?}`.
+`rubric` is the item's own score rubric, shown by `llm.rate`'s
+`template = prometheus` in place of the criterion's question and anchors.
 Any item may carry `annotations` (human.annotation) and `recorded`
 (recorded.value): `{KEY: value}` for a pointwise item, `{CANDIDATE: {KEY: value}}`
 for a pairwise one.
@@ -39,6 +41,7 @@ class Item:
     gold: Any = None
     annotations: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # candidate -> key -> value
     recorded: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    rubric: str | None = None  # the item's own score rubric (template = prometheus)
     line: int = attrs.field(default=0, eq=False)
 
     @property
@@ -56,6 +59,12 @@ def _text(value, where: str, field: str) -> str:
     if not isinstance(value, str):
         raise ItemError(where, f"`{field}` must be a string, got {type(value).__name__}")
     return value
+
+
+def _optional_text(value, where: str, field: str) -> str | None:
+    if value is None:
+        return None
+    return _text(value, where, field)
 
 
 def _per_candidate(raw, cids, where: str, field: str) -> dict[str, dict[str, Any]]:
@@ -101,6 +110,7 @@ def item_from_json(obj: Any, where: str, line: int = 0) -> Item:
         candidates=candidates,
         reference=obj.get("reference") if isinstance(obj.get("reference"), str) else None,
         gold=obj.get("gold"),
+        rubric=_optional_text(obj.get("rubric"), where, "rubric"),
         annotations=_per_candidate(obj.get("annotations"), cids, where, "annotations"),
         recorded=_per_candidate(obj.get("recorded"), cids, where, "recorded"),
         line=line,
