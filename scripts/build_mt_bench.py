@@ -15,9 +15,9 @@ Writes, deterministically (same input, byte-identical output):
   `gold` the one the human preferred.
 - examples/prometheus/items.jsonl: the 320 Prometheus MT-Bench evaluation
   records (turn 2 of 80 questions, 4 models): the instruction (the dialogue so
-  far) followed by the question's score rubric as `input`, the response, the
-  reference answer, and `gold` = the mean of the three GPT-4 scores rounded to
-  the nearest integer (a mean of three integers is never halfway).
+  far) as `input`, the response, the reference answer, the question's score
+  rubric as `rubric`, and `gold` = the mean of the three GPT-4 scores rounded
+  to the nearest integer (a mean of three integers is never halfway).
 
 The rubrics, READMEs and licence files are written by hand; this script only
 rebuilds what is derived from the data, and fails loudly when the data is not
@@ -45,7 +45,6 @@ PROMETHEUS_HEADINGS = (
     "\n\n###Score Rubrics:\n",
     "\n\n###Feedback: ",
 )
-RUBRIC_HEADING = "Score rubric:"
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> int:
@@ -152,11 +151,12 @@ def prometheus_items(data: Path) -> list[dict]:
         rows.append(
             {
                 "id": f"pm-{rec['idx']}-{rec['response_source']}",
-                # The instruction ends "Assistant: ", where the response goes;
-                # the trailing blank is dropped, the rubric follows.
-                "input": f"{instruction.rstrip()}\n\n{RUBRIC_HEADING}\n{rubric}",
+                # As Prometheus was shown them: the instruction ends
+                # "Assistant: ", where the response goes.
+                "input": instruction,
                 "response": response,
                 "reference": reference,
+                "rubric": rubric,
                 "gold": rounded_mean(rec["gpt4_score"]),
             }
         )

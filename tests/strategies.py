@@ -170,6 +170,10 @@ def _criterion_params(draw, proc: str, t: JType) -> list[str]:
             continue
         if name in ("over", "under"):
             continue  # below: a bool `rule.length` takes exactly one of them
+        if name == "template":
+            if t.as_optional(False) == JType("ordinal", 1, 5) and draw(st.booleans()):
+                params.append(f"template = {draw(st.sampled_from(spec.choices))}")
+            continue  # `template = prometheus` rates on `ordinal[1, 5]` only
         if spec.required or draw(st.booleans()):
             params.append(f"{name} = {_generic_value(draw, spec)}")
     if proc == "rule.length" and t.kind == "bool":

@@ -140,6 +140,13 @@ def test_reformatting_does_not_change_the_graph_hash():
     assert c.interpreter.hash != a.interpreter.hash
 
 
+def test_writing_a_default_out_changes_no_hash():
+    a = rubriclang.loads(GRAPH)
+    b = rubriclang.loads(GRAPH.replace('{ key = "a" }', '{ key = "a", on_error = fail }'))
+    assert a.interpreter.hash == b.interpreter.hash
+    assert a.interpreter.criterion_hashes == b.interpreter.criterion_hashes
+
+
 def test_trace_records_every_judgment_operator_value_and_decision():
     rubric = rubriclang.loads(GRAPH)
     rec = rubric.evaluate(

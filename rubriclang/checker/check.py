@@ -31,6 +31,8 @@ from rubriclang.diagnostics.span import Span
 from rubriclang.syntax import ast
 
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*\Z")
+# The one scale `llm.rate { template = prometheus }` rates on.
+_PROMETHEUS_SCALE = JType("ordinal", 1, 5)
 
 
 @attrs.frozen
@@ -247,15 +249,8 @@ class _Checker:
     def _procedure_specifics(self, d, proc: str, t: JType, values: dict, failed: set) -> None:
         """Checks that need a procedure's semantics, beyond its parameter specs."""
         plain = t.as_optional(False)
-        if proc == "llm.rate" and "anchors" not in failed and values.get("anchors"):
-            points = f"integers from {fmt_num(t.lo)} to {fmt_num(t.hi)}" if t.kind == "ordinal" else f"numbers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
-            for key in self._map_keys(d, "anchors"):
-                k = key.value
-                ok = isinstance(key, ast.Number) and t.lo <= k <= t.hi
-                if ok and t.kind == "ordinal" and not float(k).is_integer():
-                    ok = False
-                if not ok:
-                    self.err("RB203", key.span, f"anchor `{key_text(key)}` is not a point of `{plain}`", (f"anchors are points of the scale: {points}",))
+        if proc == "llm.rate":
+            self._rate_specifics(d, t, values, failed)
         elif proc == "llm.choose" and "descriptions" not in failed and values.get("descriptions"):
             for key in self._map_keys(d, "descriptions"):
                 if key.value not in t.labels:
@@ -279,6 +274,28 @@ class _Checker:
                 self.err("RB110" if not given else "RB203", d.procedure.span if not given else self._param_span(d, given[1]), msg, ("e.g. `rule.length { over = 400 }` is true for answers over 400 words",))
             elif t.kind != "bool" and given:
                 self.err("RB203", self._param_span(d, given[0]), f"`{given[0]}` only applies to a bool `rule.length`; a numeric one yields the length itself")
+
+    def _rate_specifics(self, d, t: JType, values: dict, failed: set) -> None:
+        """`llm.rate`: the scale its template grades on, and anchors that are points of the type."""
+        plain = t.as_optional(False)
+        if values.get("template") == "prometheus" and plain != _PROMETHEUS_SCALE:
+            # Prometheus models are trained to grade 1-5 in whole points; a
+            # `[RESULT] 4` is no point of any other scale.
+            self.err(
+                "RB204",
+                d.type.span,
+                f"`llm.rate` with `template = prometheus` cannot produce `{t}`: Prometheus grades on `{_PROMETHEUS_SCALE}`",
+                (f"declare `{_PROMETHEUS_SCALE.as_optional(t.optional)}`, or drop `template = prometheus` to rate on `{plain}`",),
+            )
+        if "anchors" not in failed and values.get("anchors"):
+            points = f"integers from {fmt_num(t.lo)} to {fmt_num(t.hi)}" if t.kind == "ordinal" else f"numbers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
+            for key in self._map_keys(d, "anchors"):
+                k = key.value
+                ok = isinstance(key, ast.Number) and t.lo <= k <= t.hi
+                if ok and t.kind == "ordinal" and not float(k).is_integer():
+                    ok = False
+                if not ok:
+                    self.err("RB203", key.span, f"anchor `{key_text(key)}` is not a point of `{plain}`", (f"anchors are points of the scale: {points}",))
 
     def _name_hint(self, name: str) -> tuple[str, ...]:
         return suggest(name, self.decls) or (f"declare `{name}` with `criterion {name}: ...` or `node {name} = ...`",)

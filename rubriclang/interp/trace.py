@@ -12,6 +12,7 @@ import json
 import os
 from typing import Any, Iterator
 
+from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import CheckedGraph, PairwiseReadout, PointwiseReadout
 from rubriclang.interp.backend import Judgment
@@ -37,8 +38,25 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def _explicit(params: dict, specs) -> dict:
+    """The parameters that differ from their catalog defaults: writing a default
+    out, or the catalog gaining a parameter with a default, changes no hash."""
+    defaults = {p.name: p.default for p in specs if not p.required}
+    return {k: v for k, v in params.items() if k not in defaults or v != defaults[k] or type(v) is not type(defaults[k])}
+
+
+def _criterion_params(c) -> dict:
+    cat = load_catalog()
+    return _plain(_explicit(c.params, cat.procedure_params(cat.procedures[c.procedure])))
+
+
+def _operator_params(o) -> dict:
+    return _plain(_explicit(o.params, load_catalog().operators[o.operator].params))
+
+
 def graph_json(graph: CheckedGraph) -> dict:
-    """The graph's meaning as plain data: no layout, no comments, no spans."""
+    """The graph's meaning as plain data: no layout, no comments, no spans, and
+    no parameter that merely repeats its default."""
 
     def readout(r):
         if isinstance(r, PointwiseReadout):
@@ -51,11 +69,11 @@ def graph_json(graph: CheckedGraph) -> dict:
         "header": _plain(graph.header),
         "scale": str(graph.scale),
         "criteria": [
-            {"name": c.name, "type": str(c.type), "procedure": c.procedure, "params": _plain(c.params)}
+            {"name": c.name, "type": str(c.type), "procedure": c.procedure, "params": _criterion_params(c)}
             for c in graph.criteria
         ],
         "operators": [
-            {"name": o.name, "operator": o.operator, "ports": _plain(o.ports), "params": _plain(o.params)}
+            {"name": o.name, "operator": o.operator, "ports": _plain(o.ports), "params": _operator_params(o)}
             for o in graph.operators
         ],
         "sink": graph.sink,
@@ -74,7 +92,7 @@ def criterion_hashes(graph: CheckedGraph) -> dict[str, str]:
     recorded for a criterion that has since been redefined."""
     out = {}
     for c in graph.criteria:
-        body = {"type": str(c.type), "procedure": c.procedure, "params": _plain(c.params)}
+        body = {"type": str(c.type), "procedure": c.procedure, "params": _criterion_params(c)}
         out[c.name] = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
     return out
 

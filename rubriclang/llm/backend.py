@@ -7,6 +7,10 @@ call. A reply that cannot be read is asked again at most `parse_retries`
 times, each time after a note saying what was wrong (a different request, so
 never the same cached answer); then the judgment fails with the reason, under
 the criterion's `on_error` policy. A failure is a Judgment, never an exception.
+
+A judgment's `raw` is the model's last reply; a criterion with a `template`
+other than the default records it as `{"template": "prometheus@v1", "text": ...}`,
+so the trace names the prompt the feedback answers.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ import asyncio
 
 import attrs
 
+from rubriclang.checker.graph import Criterion
 from rubriclang.interp.backend import Judgment, JudgmentRequest
 from rubriclang.llm.cache import CallCache, call_key
 from rubriclang.llm.client import ChatRequest, Completion, LLMError, OpenAIClient, Sampling
 from rubriclang.llm.parsing import ParseResult, parse, weighted_points
-from rubriclang.llm.prompting import PromptError, nudge, render
+from rubriclang.llm.prompting import PromptError, Rendered, nudge, render, template_choice
 
 # The cache note that says a server refuses `response_format`.
 _NO_STRUCTURED = "no_response_format"
@@ -40,6 +45,14 @@ class Usage:
 
     def to_json(self) -> dict:
         return attrs.asdict(self)
+
+
+def _raw(criterion: Criterion, rendered: Rendered, reply: str) -> str | dict:
+    """What the trace keeps of a reply: the text, with the template's name
+    and version when the criterion chose a template other than the default."""
+    if template_choice(criterion) == "default":
+        return reply
+    return {"template": rendered.template, "text": reply}
 
 
 class LLMBackend:
@@ -93,7 +106,11 @@ class LLMBackend:
                 completion = await self._complete(call)
             except LLMError as err:
                 return Judgment.failed(
-                    f"{err.kind}: {err.message}", raw=reply or None, attempts=attempts + err.attempts, latency_ms=None, **meta
+                    f"{err.kind}: {err.message}",
+                    raw=_raw(crit, rendered, reply) if reply else None,
+                    attempts=attempts + err.attempts,
+                    latency_ms=None,
+                    **meta,
                 )
             attempts += completion.attempts
             latency += completion.latency_ms or 0.0
@@ -101,16 +118,16 @@ class LLMBackend:
             reply = completion.text
             result = parse(crit, reply, completion.logprobs if call.sampling.logprobs else None)
             if result.error is None:
-                raw = reply
+                raw = _raw(crit, rendered, reply)
                 if result.method == "logprobs":
                     raw = {"text": reply, "method": "logprobs", "distribution": result.distribution}
                 return Judgment(result.value, raw=raw, attempts=attempts, latency_ms=round(latency, 1), **meta)
-            call = nudge(call, reply, result.error)
+            call = nudge(call, reply, result.error, rendered.nudge)
         assert result is not None and result.error is not None
         n = self.parse_retries + 1
         return Judgment.failed(
             f"unreadable answer after {n} {'reply' if n == 1 else 'replies'}: {result.error}",
-            raw=reply,
+            raw=_raw(crit, rendered, reply),
             attempts=attempts,
             latency_ms=round(latency, 1),
             **meta,

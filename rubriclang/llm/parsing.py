@@ -6,6 +6,10 @@ at the end: the last `Score: 4` / `Answer: yes` / `Label: formal` line, or a
 reply whose last line is only the answer. A value outside the declared type
 is a parse failure, never clamped or rounded, so the backend can ask again.
 
+`llm.rate { template = prometheus }` is read as Prometheus writes: feedback,
+then `[RESULT] n`. Only the last `[RESULT]` counts (feedback may quote the
+format before it); a reply without one is a failure, never read any other way.
+
 With token log-probabilities (`--logprobs`), a `score[lo, hi]` rating with
 one-digit points is read G-Eval style: the probability-weighted mean of the
 points at the answer's token, and the distribution is kept for the trace.
@@ -23,7 +27,7 @@ import attrs
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.domain import coerce
-from rubriclang.llm.prompting import answer_key
+from rubriclang.llm.prompting import answer_key, scale_phrase, template_choice
 
 # Words that may introduce a final answer in plain text, per procedure.
 _KEYWORDS = {
@@ -35,6 +39,9 @@ _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 _DECORATION = "*_`#>\"' \t"
 _YES = {"yes": True, "true": True, "no": False, "false": False}
 _MAX_BRACES = 200  # how many `{` to try, from the end, before giving up on JSON
+_RESULT = re.compile(r"\[RESULT\]", re.I)
+# What follows the marker: `4`, `(4)`, `[4]`, `: 4`.
+_RESULT_VALUE = re.compile(rf"\s*:?\s*[(\[]?\s*({_NUMBER})")
 
 
 @attrs.frozen
@@ -44,12 +51,14 @@ class ParseResult:
 
     value: Any
     error: str | None
-    method: str  # "json", "text" or "logprobs"
+    method: str  # "json", "text", "logprobs" or "result" (Prometheus's `[RESULT] n`)
     distribution: dict[str, float] | None = None
 
 
 def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> ParseResult:
     """The criterion's answer in `text` (and `logprobs`, when given and usable)."""
+    if template_choice(criterion) == "prometheus":
+        return _from_result(text, criterion.type)
     key = answer_key(criterion.procedure)
     t = criterion.type
     found, raw = _from_json(text, key)
@@ -81,6 +90,20 @@ def weighted_points(criterion: Criterion) -> range | None:
     if not (float(t.lo).is_integer() and float(t.hi).is_integer() and 0 <= t.lo < t.hi <= 9):
         return None
     return range(int(t.lo), int(t.hi) + 1)
+
+
+def _from_result(text: str, t: JType) -> ParseResult:
+    """The score after the last `[RESULT]` of a Prometheus reply."""
+    markers = list(_RESULT.finditer(text))
+    if not markers:
+        return ParseResult(None, f"no `[RESULT]` found (expected the feedback, then `[RESULT]` and {scale_phrase(t)})", "result")
+    m = _RESULT_VALUE.match(text, markers[-1].end())
+    if m is None:
+        return ParseResult(None, f"the last `[RESULT]` is not followed by a score (expected {scale_phrase(t)})", "result")
+    value, problem = _read(m.group(1), t)
+    if problem:
+        return ParseResult(None, f"`[RESULT]`: {problem}", "result")
+    return ParseResult(value, None, "result")
 
 
 def _from_json(text: str, key: str) -> tuple[bool, Any]:

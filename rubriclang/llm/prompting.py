@@ -3,13 +3,16 @@
 The wording lives in versioned template files (`prompts/rate.v1.md`, ...),
 never in code: a prompt change is a new file, so old traces keep naming the
 prompt they were made with. A template has a `## system` and a `## user`
-section; `{{name}}` is replaced by a value and `{{#name}} ... {{/name}}` is
-kept only when `name` is not empty. Values are inserted in one pass, so a
-response that contains `{{...}}` is shown as written, never expanded.
+section; `{{name}}` is replaced by a value, `{{#name}} ... {{/name}}` is
+kept only when `name` is not empty and `{{^name}} ... {{/name}}` only when it
+is. Values are inserted in one pass, so a response that contains `{{...}}` is
+shown as written, never expanded.
 
 Each request asks for structured output (a JSON schema built from the
 criterion's type) and the prompt asks for the same JSON in words, so a
-server without structured output still gets a parseable answer.
+server without structured output still gets a parseable answer. The
+exception is `llm.rate { template = prometheus }`: Prometheus's own prompt,
+answered in Prometheus's own format (feedback, then `[RESULT] n`).
 """
 
 from __future__ import annotations
@@ -36,10 +39,32 @@ TEMPLATES = {
 }
 NUDGE = "nudge.v1"
 
-_SECTION = re.compile(r"\{\{#(\w+)\}\}\n?(.*?)\{\{/\1\}\}\n?", re.S)
+# `llm.rate { template = prometheus }`: Prometheus's own prompt, whose reply
+# is in Prometheus's format (read by `parsing`), so it asks for no structured
+# output. (template file, the note sent after an unreadable reply)
+PROMETHEUS = ("prometheus.v1", "prometheus_nudge.v1")
+
+_SECTION = re.compile(r"\{\{([#^])(\w+)\}\}\n?(.*?)\{\{/\2\}\}\n?", re.S)
 _FIELD = re.compile(r"\{\{(\w+)\}\}")
 _COMMENT = re.compile(r"\A\s*<!--.*?-->\s*", re.S)
 _HEADING = re.compile(r"^## (system|user|assistant)[ \t]*$", re.M)
+
+
+# The presentation variants an audit may ask of a criterion's prompt
+# (`criterion.params["prompt_variant"]`, set only on audit-patched graphs,
+# never in a `.rbg` file): they change how the judge is asked, never what.
+PROMPT_VARIANTS = frozenset({"format_first", "reasoning", "system", "anchor_order"})
+
+# `reasoning`: what replaces the template's "First explain ..., then give it." sentence.
+REASONING = {
+    "direct": "Give your answer directly; keep the reason to a few words.",
+    "step_by_step": "Think it through step by step first, writing your reasoning as the reason, then give your answer.",
+    "criterion_by_criterion": (
+        "Go through the criterion and each point of the scale or option in turn, saying in the reason "
+        "whether the response meets it, then give your answer."
+    ),
+}
+_EXPLAIN = re.compile(r"First explain your \w+ in one or two sentences, then give it(?=[.:])")
 
 
 class PromptError(ValueError):
@@ -66,10 +91,11 @@ class Rendered:
     request: ChatRequest
     prompt_hash: str
     template: str
+    nudge: str = NUDGE  # the template of the note sent after an unreadable reply
 
 
 def _fill(text: str, values: dict[str, str]) -> str:
-    text = _SECTION.sub(lambda m: m.group(2) if values[m.group(1)] else "", text)
+    text = _SECTION.sub(lambda m: m.group(3) if bool(values[m.group(2)]) == (m.group(1) == "#") else "", text)
     return _FIELD.sub(lambda m: values[m.group(1)], text).strip()
 
 
@@ -82,6 +108,12 @@ def load_template(stem: str) -> Template:
     sections = tuple((role, body.strip()) for role, body in zip(parts[1::2], parts[2::2]))
     name, version = stem.rsplit(".", 1)
     return Template(f"{name}@{version}", sections)
+
+
+def template_choice(criterion: Criterion) -> str:
+    """The criterion's prompt: its `template` parameter (`default` or
+    `prometheus`; only `llm.rate` has the parameter, so others are `default`)."""
+    return criterion.params.get("template") or "default"
 
 
 def answer_key(procedure: str) -> str:
@@ -119,41 +151,102 @@ def response_format(criterion: Criterion) -> dict:
     return {"type": "json_schema", "json_schema": {"name": criterion.procedure.replace(".", "_"), "strict": True, "schema": schema}}
 
 
+def _reference(criterion: Criterion, item: Item) -> str:
+    """The reference answer to show: none unless `with_reference = true`."""
+    if not criterion.params.get("with_reference"):
+        return ""
+    if not item.reference:
+        raise PromptError("the item has no `reference` to show the judge (the criterion sets `with_reference = true`)")
+    return item.reference
+
+
 def _values(criterion: Criterion, item: Item, candidate: str) -> dict[str, str]:
     p = criterion.params
     t = criterion.type
-    reference = ""
-    if p.get("with_reference"):
-        if not item.reference:
-            raise PromptError("the item has no `reference` to show the judge (the criterion sets `with_reference = true`)")
-        reference = item.reference
     values = {
         "input": item.input,
         "response": item.candidates[candidate],
-        "reference": reference,
+        "reference": _reference(criterion, item),
         "question": p["question"].strip(),
     }
+    descending = (p.get("prompt_variant") or {}).get("anchor_order") == "descending"
     if criterion.procedure == "llm.rate":
-        anchors = sorted((p.get("anchors") or {}).items())
+        anchors = sorted((p.get("anchors") or {}).items(), reverse=descending)
         values["scale"] = scale_phrase(t)
         values["anchors"] = "\n".join(f"{fmt_num(k)}: {v}" for k, v in anchors)
     elif criterion.procedure == "llm.choose":
         desc = p.get("descriptions") or {}
-        values["labels"] = "\n".join(f"- {lab}: {desc[lab]}" if desc.get(lab) else f"- {lab}" for lab in t.labels)
+        labels = t.labels[::-1] if descending else t.labels
+        values["labels"] = "\n".join(f"- {lab}: {desc[lab]}" if desc.get(lab) else f"- {lab}" for lab in labels)
         values["label_names"] = ", ".join(t.labels)
     return values
+
+
+def prometheus_rubric(criterion: Criterion, item: Item) -> str:
+    """The score rubric Prometheus is shown: the item's own `rubric`, else
+    one in Prometheus's form built from the criterion, `[question]` then a
+    `Score k: anchor` line per anchor. Wrapped lines are joined, since
+    Prometheus's rubrics give each part one line."""
+    if item.rubric and item.rubric.strip():
+        return item.rubric.strip()
+    p = criterion.params
+    lines = [f"[{_one_line(p['question'])}]"]
+    lines += [f"Score {fmt_num(k)}: {_one_line(v)}" for k, v in sorted((p.get("anchors") or {}).items())]
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def render(criterion: Criterion, item: Item, candidate: str) -> Rendered:
     """The request judging `candidate` of `item` on `criterion`; raises
     PromptError when the item lacks what the prompt needs."""
-    template = load_template(TEMPLATES[criterion.procedure][0])
-    messages = template.fill(_values(criterion, item, candidate))
+    if template_choice(criterion) == "prometheus":
+        stem, nudge_stem = PROMETHEUS
+        values = {
+            "input": item.input,
+            "response": item.candidates[candidate],
+            "reference": _reference(criterion, item),
+            "rubric": prometheus_rubric(criterion, item),
+        }
+        fmt = None
+    else:
+        stem, nudge_stem = TEMPLATES[criterion.procedure][0], NUDGE
+        values = _values(criterion, item, candidate)
+        fmt = response_format(criterion)
+    template = load_template(stem)
+    messages = template.fill(values)
+    variant = criterion.params.get("prompt_variant")
+    if variant:
+        # Prometheus's prompt has its own fixed reply format: only its system
+        # message can be reframed.
+        messages = _apply_variant(messages, variant if stem != PROMETHEUS[0] else {"system": variant.get("system")})
     return Rendered(
-        request=ChatRequest(messages, response_format=response_format(criterion)),
+        request=ChatRequest(messages, response_format=fmt),
         prompt_hash=prompt_hash(template.id, messages),
         template=template.id,
+        nudge=nudge_stem,
     )
+
+
+def _apply_variant(messages: tuple[dict, ...], variant: dict) -> tuple[dict, ...]:
+    """The messages under an audit's presentation variant (PROMPT_VARIANTS)."""
+    out = []
+    for m in messages:
+        content = m["content"]
+        if m["role"] == "system" and variant.get("system"):
+            content = variant["system"]
+        if m["role"] == "user":
+            if variant.get("reasoning") in REASONING:
+                content = _EXPLAIN.sub(REASONING[variant["reasoning"]].rstrip("."), content, count=1)
+            if variant.get("format_first"):
+                # The templates end with the reply-format paragraph; lead with it instead.
+                body, sep, reply_format = content.rpartition("\n\n")
+                if sep:
+                    content = reply_format + "\n\n" + body
+        out.append({**m, "content": content})
+    return tuple(out)
 
 
 def prompt_hash(template_id: str, messages: tuple[dict, ...]) -> str:
@@ -163,9 +256,10 @@ def prompt_hash(template_id: str, messages: tuple[dict, ...]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def nudge(request: ChatRequest, reply: str, problem: str) -> ChatRequest:
-    """The request again, after the unreadable `reply` and a note saying what
-    was wrong with it: a different request, so never the same cached answer."""
-    follow_up = load_template(NUDGE).fill({"problem": problem})
+def nudge(request: ChatRequest, reply: str, problem: str, stem: str = NUDGE) -> ChatRequest:
+    """The request again, after the unreadable `reply` and a note (template
+    `stem`, `Rendered.nudge`) saying what was wrong with it: a different
+    request, so never the same cached answer."""
+    follow_up = load_template(stem).fill({"problem": problem})
     turn = ({"role": "assistant", "content": reply}, *follow_up)
     return attrs.evolve(request, messages=request.messages + turn)

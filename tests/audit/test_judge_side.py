@@ -74,7 +74,7 @@ def test_a_sealed_anchor_patch_gets_the_graphs_numeric_keys_back():
     assert anchors == {1: "Incorrect.", 3: "Half right.", 5: "Correct."}
 
 
-def test_hook_operators_wait_for_the_prompt_renderer(rbg, tmp_path, items_file, scripted, monkeypatch):
+def test_hook_operators_run_through_the_prompt_renderers_variants(rbg, tmp_path, items_file, scripted):
     server = scripted(lambda role, body: json.dumps({"reason": "ok", "score": 4}))
     (tmp_path / "rated.rbg").write_text(RATED)
     path = tmp_path / "s.toml"
@@ -82,13 +82,6 @@ def test_hook_operators_wait_for_the_prompt_renderer(rbg, tmp_path, items_file, 
         f'items = "{items_file}"\nrepeats = 1\noperators = ["instruction_ordering", "reasoning_style", "criterion_reorder"]\n'
         f'[judge]\ngraph = "rated.rbg"\nbase_url = "{server.url}"\n'
     )
-    assert rbg("audit", path, "--out", tmp_path / "without").exit_code == 0
-    ops = {op["name"]: op for op in report(tmp_path / "without")["operators"]}
-    assert all(op["status"] == "skipped" and "PROMPT_VARIANTS" in op["reason"] for op in ops.values())
-
-    from rubriclang.llm import prompting
-
-    monkeypatch.setattr(prompting, "PROMPT_VARIANTS", HOOKS, raising=False)
     assert rbg("audit", path, "--out", tmp_path / "with").exit_code == 0
     r = report(tmp_path / "with")
     assert all(op["status"] == "run" for op in r["operators"])
@@ -97,6 +90,10 @@ def test_hook_operators_wait_for_the_prompt_renderer(rbg, tmp_path, items_file, 
     runs = [json.loads(line) for line in (tmp_path / "with" / "runs.jsonl").read_text().splitlines()]
     assert len({rec["trace"]["graph"]["hash"] for rec in runs}) == 5
     assert graph_hash(check_source(RATED, "rated.rbg").graph) in {rec["trace"]["graph"]["hash"] for rec in runs}
+    # The judge really was asked differently: the reply format first, another reasoning instruction.
+    users = [m["content"] for body in server.requests for m in body["messages"] if m["role"] == "user"]
+    assert any(u.startswith("First explain") for u in users)
+    assert any("step by step" in u or "directly" in u or "each point of the scale" in u for u in users)
 
 
 @pytest.mark.parametrize("op", ["prompt_paraphrase", "rubric_paraphrase"])

@@ -1,7 +1,7 @@
 """The MT-Bench and Prometheus examples: their graphs check clean and are
 formatted, their item files parse and match what the builder makes from the
-shared data, the per-item rubric reaches the judge's prompt, and a small run
-against a scripted loopback server writes a trace per item."""
+shared data, the per-item rubric reaches the Prometheus judge's prompt, and a
+small run against a scripted loopback server writes a trace per item."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from click.testing import CliRunner
 
-from rubriclang.catalog import load_catalog
 from rubriclang.checker import check_source
 from rubriclang.cli.main import cli
 from rubriclang.fmt import format_source
 from rubriclang.interp.items import read_items
+from rubriclang.llm.prompting import prometheus_rubric, render
 
 ROOT = Path(__file__).resolve().parents[2]
 MT_BENCH = ROOT / "examples" / "mt_bench"
@@ -34,8 +35,12 @@ def rbg(*args):
 
 def judge(body: dict) -> str:
     """A scripted judge: ratings follow the response's length; nothing is
-    harmful or a refusal unless the response says "I cannot"."""
+    harmful or a refusal unless the response says "I cannot". Prometheus's
+    prompt is answered in Prometheus's format."""
     user = body["messages"][1]["content"]
+    if user.startswith("###Task Description:"):
+        response = re.search(r"###Response to evaluate:\n(.*?)\n\n###", user, re.S).group(1)
+        return f"The response meets the rubric in part. [RESULT] {len(response) % 5 + 1}"
     response = re.search(r"<response>\n(.*?)\n</response>", user, re.S).group(1)
     if '"answer"' in user:
         return json.dumps({"reason": "checked", "answer": "I cannot" in response})
@@ -72,13 +77,13 @@ def test_mt_bench_pairs_carry_the_human_preference_as_a_candidate_id():
     assert all(it.mode == "pairwise" and it.candidate_ids == ("a", "b") and it.gold in ("a", "b") for it in items)
 
 
-def test_prometheus_items_carry_their_rubric_in_the_input_and_a_rounded_gpt4_gold():
+def test_prometheus_items_carry_the_instruction_their_own_rubric_and_a_rounded_gpt4_gold():
     items = list(read_items(str(PROMETHEUS / "items.jsonl")))
     assert len(items) == 320 and {it.gold for it in items} == {1, 2, 3, 4, 5}
     for it in items:
-        task, _, rubric = it.input.partition("\n\nScore rubric:\n")
-        assert task.startswith("Here is a previous dialogue") and task.endswith("Assistant:")
-        assert rubric.startswith("[") and [line[:8] for line in rubric.splitlines()[1:]] == [f"Score {k}:" for k in range(1, 6)]
+        assert it.input.startswith("Here is a previous dialogue") and it.input.endswith("Assistant: ")
+        rubric = it.rubric.splitlines()
+        assert rubric[0].startswith("[") and [line[:8] for line in rubric[1:]] == [f"Score {k}:" for k in range(1, 6)]
         assert it.reference
 
 
@@ -87,6 +92,25 @@ def test_the_builder_reproduces_the_item_files_byte_for_byte(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "build_mt_bench.py"), "--data", str(DATA), "--out", str(tmp_path)], check=True, capture_output=True)
     for name in ("mt_bench/items.jsonl", "mt_bench/items_pairwise.jsonl", "prometheus/items.jsonl"):
         assert (tmp_path / name).read_bytes() == (ROOT / "examples" / name).read_bytes(), name
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
+def test_the_direct_judges_prompts_are_the_prometheus_datas_prompts():
+    crit = check_source((PROMETHEUS / "direct.rbg").read_text("utf-8"), "direct.rbg").graph.criteria[0]
+    records = json.loads((DATA / "prometheus" / "mt_bench_eval.json").read_text("utf-8"))
+    shown = {f"pm-{r['idx']}-{r['response_source']}": r["instruction"] for r in records}
+    for item in read_items(str(PROMETHEUS / "items.jsonl")):
+        user = render(crit, item, "response").request.messages[1]["content"]
+        # Prometheus 1's data words step 3 "Feedback: (write ..."; prometheus-eval,
+        # whose wording the template keeps, drops "Feedback: ". The template
+        # format trims the blank after the last "###Feedback:".
+        assert user + " " == shown[item.id].replace('"Feedback: (write a feedback', '"(write a feedback'), item.id
+
+
+def test_the_direct_judges_own_rubric_is_question_81s():
+    crit = check_source((PROMETHEUS / "direct.rbg").read_text("utf-8"), "direct.rbg").graph.criteria[0]
+    item = next(it for it in read_items(str(PROMETHEUS / "items.jsonl")) if it.id.startswith("pm-81-"))
+    assert prometheus_rubric(crit, attrs.evolve(item, rubric=None)) == item.rubric
 
 
 def _first_items(src: Path, dest: Path, ids: list[str] | None = None, n: int = 0) -> Path:
@@ -119,15 +143,21 @@ def test_a_small_mt_bench_run_writes_a_trace_per_item(fault_server, tmp_path):
     assert len(server.chats) == 4 * 5 + 2  # five LLM criteria per item, the reference one on two items
 
 
-def test_the_per_item_rubric_and_reference_reach_the_direct_judges_prompt(fault_server, tmp_path):
+def test_the_per_item_rubric_and_reference_reach_the_direct_judges_prometheus_prompt(fault_server, tmp_path):
     server = fault_server(answer=judge)
     items = _first_items(PROMETHEUS / "items.jsonl", tmp_path / "items.jsonl", n=2)
-    r = rbg("run", PROMETHEUS / "direct.rbg", items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+    out = tmp_path / "t.jsonl"
+    r = rbg("run", PROMETHEUS / "direct.rbg", items, "--out", out, "--base-url", server.url, "--no-cache")
     assert r.exit_code == 0, r.output
-    for item, call in zip(read_items(str(items)), server.chats):
-        prompt = call.body["messages"][1]["content"]
-        rubric = item.input.split("Score rubric:\n", 1)[1]
-        assert rubric in prompt and f"<reference_answer>\n{item.reference}\n</reference_answer>" in prompt
+    assert len(server.chats) == 2 and all("response_format" not in c.body for c in server.chats)  # Prometheus writes free text
+    prompts = [c.body["messages"][1]["content"] for c in server.chats]
+    for item in read_items(str(items)):
+        shown = f"###The instruction to evaluate:\n{item.input}\n\n###Response to evaluate:\n{item.candidates['response']}\n\n"
+        prompt = next(p for p in prompts if shown in p)  # calls run concurrently, in any order
+        assert prompt.endswith(f"###Reference Answer (Score 5):\n{item.reference}\n\n###Score Rubrics:\n{item.rubric}\n\n###Feedback:")
+    for rec in map(json.loads, out.read_text().splitlines()):
+        j = rec["criteria"]["rubric_score"]["response"]
+        assert j["raw"]["template"] == "prometheus@v1" and j["raw"]["text"].endswith(f"[RESULT] {j['value']}")
 
 
 def test_the_decomposed_graph_reuses_the_direct_judges_calls_from_the_cache(fault_server, tmp_path):
@@ -155,11 +185,6 @@ def test_the_direct_judge_on_pairs_reads_equal_scores_as_no_decision(fault_serve
     assert figures["decided"] == 1 and figures["metrics"]["accuracy"]["value"] == 1.0
 
 
-def _takes_template() -> bool:
-    return any(p.name == "template" for p in load_catalog().procedures["llm.rate"].params)
-
-
-@pytest.mark.skipif(not _takes_template(), reason="`llm.rate` has no `template` parameter yet (the Prometheus hook)")
 def test_the_prometheus_template_reads_the_final_result_and_rejects_one_out_of_range():
     from rubriclang.llm.parsing import parse
 

@@ -212,7 +212,7 @@ class Generation:
                 if c.params.get(param):
                     jobs.append((c.name, param, dict(c.params[param])))
             elif op.target == "system":
-                jobs.append((c.name, "system", _system_message(c.procedure)))
+                jobs.append((c.name, "system", _system_message(c)))
         results = await asyncio.gather(*(self._llm_text(op, *job) for job in jobs))
         criteria = {}
         for (name, param, _), (new, v) in zip(jobs, results):
@@ -234,9 +234,10 @@ class Generation:
             return new, await self._validate(op, show(text), show(new))
 
 
-def _system_message(procedure: str) -> str:
-    """The system message the judge's prompt template gives this procedure."""
+def _system_message(criterion) -> str:
+    """The system message the judge's prompt template gives this criterion."""
     from rubriclang.llm import prompting
 
-    sections = prompting.load_template(prompting.TEMPLATES[procedure][0]).sections
+    stem = prompting.PROMETHEUS[0] if prompting.template_choice(criterion) == "prometheus" else prompting.TEMPLATES[criterion.procedure][0]
+    sections = prompting.load_template(stem).sections
     return next(text for role, text in sections if role == "system")

@@ -1,0 +1,555 @@
+"""The lean HTTP/1.1 transport under the LLM client: keep-alive reuse, the
+per-origin limit, response framing, servers that close connections, each
+kind of timeout, what goes to httpx's default transport, and nothing left
+open after `aclose`. Every server is on 127.0.0.1, in the test's own event
+loop, scripted by request headers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import struct
+import threading
+import time
+
+import h11
+import httpx
+import pytest
+
+from rubriclang.llm.client import ChatRequest, LLMError, OpenAIClient
+from rubriclang.llm.transport import PoolTransport, direct_mounts
+
+SECRET = "sk-SENTINEL-0123456789"
+STRAY = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"
+
+
+class Server:
+    """An HTTP/1.1 server (h11) that counts TCP connections. A request's
+    headers script the answer: `x-delay` (seconds before answering),
+    `x-mode`: `chunked` (the body in three chunks), `close` (answer with
+    `Connection: close`), `then-close` (answer as keep-alive, then close the
+    idle connection), `drop` (read the request, close without answering),
+    `silent` (never answer; wait for the client to hang up), `stray-now` /
+    `stray-later` (after the answer, bytes nobody asked for: in the same
+    write, or 20 ms later, then wait for the client to hang up). Every answer
+    says which connection served it (`x-conn`) and sets a cookie; its body
+    is `answer`, or else the request's body echoed."""
+
+    def __init__(self, answer: bytes | None = None):
+        self.answer = answer
+        self.cookies: list[bytes | None] = []  # each request's Cookie header
+        self.connections = 0  # accepted so far
+        self.open = 0
+        self.peak = 0  # the most open at once
+        self.requests: list[bytes] = []  # request targets, in arrival order
+        self._server: asyncio.AbstractServer | None = None
+
+    async def __aenter__(self) -> "Server":
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self._server.close()
+
+    async def all_closed(self) -> bool:
+        """True once every connection was closed by the client (bounded wait)."""
+        for _ in range(100):
+            if self.open == 0:
+                return True
+            await asyncio.sleep(0.01)
+        return False
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        number = self.connections
+        self.open += 1
+        self.peak = max(self.peak, self.open)
+        conn = h11.Connection(h11.SERVER)
+        try:
+            while True:
+                request, body = await _read_request(conn, reader)
+                if request is None:
+                    return
+                self.requests.append(request.target)
+                headers = dict(request.headers)
+                self.cookies.append(headers.get(b"cookie"))
+                await asyncio.sleep(float(headers.get(b"x-delay", b"0")))
+                mode = headers.get(b"x-mode", b"").decode()
+                if mode == "silent":
+                    await reader.read()
+                if mode in ("silent", "drop"):
+                    return
+                if self.answer is not None:
+                    body = self.answer
+                out = [(b"x-conn", str(number).encode()), (b"content-type", b"application/json"), (b"set-cookie", b"session=%d" % number)]
+                if mode == "close":
+                    out.append((b"connection", b"close"))
+                if mode == "chunked":
+                    writer.write(conn.send(h11.Response(status_code=200, headers=[*out, (b"transfer-encoding", b"chunked")])))
+                    for part in (body[:5], body[5:10], body[10:]):
+                        writer.write(conn.send(h11.Data(data=part)))
+                        await writer.drain()
+                        await asyncio.sleep(0.01)
+                else:
+                    writer.write(conn.send(h11.Response(status_code=200, headers=[*out, (b"content-length", str(len(body)).encode())])))
+                    writer.write(conn.send(h11.Data(data=body)))
+                writer.write(conn.send(h11.EndOfMessage()) + (STRAY if mode == "stray-now" else b""))
+                await writer.drain()
+                if mode == "stray-later":
+                    await asyncio.sleep(0.02)
+                    writer.write(STRAY)
+                if mode.startswith("stray"):
+                    await reader.read()
+                if mode in ("then-close", "stray-now", "stray-later") or conn.our_state is h11.MUST_CLOSE:
+                    return
+                conn.start_next_cycle()
+        except (ConnectionError, h11.ProtocolError):
+            pass
+        finally:
+            self.open -= 1
+            writer.close()
+
+
+async def _read_request(conn: h11.Connection, reader: asyncio.StreamReader):
+    """(request, body) of the next request; (None, b"") when the client hung up."""
+    request, chunks = None, []
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            conn.receive_data(await reader.read(65536))
+        elif isinstance(event, h11.Request):
+            request = event
+        elif isinstance(event, h11.Data):
+            chunks.append(event.data)
+        elif isinstance(event, h11.EndOfMessage):
+            return request, b"".join(chunks)
+        else:  # ConnectionClosed
+            return None, b""
+
+
+def run(coro):
+    """Run a test coroutine, never for more than 20 s."""
+
+    async def bounded():
+        async with asyncio.timeout(20):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+def post(http: httpx.AsyncClient, url: str, body: bytes = b'{"q": 1}', **headers):
+    headers = {k.replace("_", "-"): str(v) for k, v in headers.items()}
+    return http.post(url + "/v1/chat/completions", content=body, headers=headers)
+
+
+@contextlib.asynccontextmanager
+async def client(limit: int = 4, keepalive_expiry: float = 5.0, **timeouts):
+    transport = PoolTransport(limit, keepalive_expiry)
+    http = httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(5.0, **timeouts), headers={"Authorization": f"Bearer {SECRET}"})
+    try:
+        yield http
+    finally:
+        await http.aclose()
+
+
+def test_sequential_requests_reuse_one_connection():
+    async def go():
+        async with Server() as server, client() as http:
+            for i in range(5):
+                r = await post(http, server.url, b'{"n": %d}' % i)
+                assert (r.status_code, r.content) == (200, b'{"n": %d}' % i)
+            return server.connections
+
+    assert run(go()) == 1
+
+
+def test_the_most_recently_used_idle_connection_is_reused_first():
+    async def go():
+        async with Server() as server, client() as http:
+            # Two at once: two connections; the slower one goes idle last.
+            fast, slow = await asyncio.gather(post(http, server.url, x_delay=0.0), post(http, server.url, x_delay=0.1))
+            after = await post(http, server.url)
+            return fast.headers["x-conn"], slow.headers["x-conn"], after.headers["x-conn"]
+
+    fast, slow, after = run(go())
+    assert fast != slow and after == slow
+
+
+def test_never_more_connections_to_an_origin_than_the_limit():
+    async def go():
+        async with Server() as server, client(limit=3) as http:
+            answers = await asyncio.gather(*(post(http, server.url, b"%d" % i, x_delay=0.05) for i in range(12)))
+            assert [r.content for r in answers] == [b"%d" % i for i in range(12)]
+            return server.peak, server.connections
+
+    assert run(go()) == (3, 3)
+
+
+def test_a_connection_idle_for_longer_than_the_expiry_is_closed_not_reused():
+    async def go():
+        async with Server() as server, client(keepalive_expiry=0.05) as http:
+            await post(http, server.url)
+            await asyncio.sleep(0.1)
+            await post(http, server.url)
+            await asyncio.sleep(0.01)
+            return server.connections, server.open
+
+    assert run(go()) == (2, 1)
+
+
+def test_chunked_and_content_length_bodies_are_read_whole():
+    body = b'{"reason": "fine", "score": 4}'
+
+    async def go():
+        async with Server() as server, client() as http:
+            chunked = await post(http, server.url, body, x_mode="chunked")
+            plain = await post(http, server.url, body)
+            return chunked, plain, server.connections
+
+    chunked, plain, connections = run(go())
+    assert chunked.headers["transfer-encoding"] == "chunked" and chunked.json() == {"reason": "fine", "score": 4}
+    assert plain.content == body
+    assert connections == 1  # a chunked answer leaves the connection reusable
+
+
+def test_a_streamed_request_body_arrives_whole():
+    async def parts():
+        for part in (b'{"a": ', b"1", b"}"):
+            yield part
+
+    async def go():
+        async with Server() as server, client() as http:
+            return await http.post(server.url + "/v1/x", content=parts())
+
+    assert run(go()).content == b'{"a": 1}'
+
+
+def test_connection_close_from_the_server_is_honoured():
+    async def go():
+        async with Server() as server, client() as http:
+            first = await post(http, server.url, x_mode="close")
+            second = await post(http, server.url)
+            return first.status_code, second.status_code, server.connections
+
+    assert run(go()) == (200, 200, 2)
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced_without_an_error():
+    async def go():
+        async with Server() as server, client() as http:
+            await post(http, server.url, x_mode="then-close")
+            await asyncio.sleep(0.05)  # the server's close reaches the idle connection
+            second = await post(http, server.url)
+            return second.status_code, server.connections, len(server.requests)
+
+    assert run(go()) == (200, 2, 2)
+
+
+@pytest.mark.parametrize("mode", ["stray-now", "stray-later"])
+def test_a_connection_with_bytes_nobody_asked_for_is_not_reused(mode):
+    async def go():
+        async with Server() as server, client() as http:
+            await post(http, server.url, x_mode=mode)
+            await asyncio.sleep(0.05)
+            second = await post(http, server.url)
+            return second.status_code, server.connections
+
+    assert run(go()) == (200, 2)
+
+
+class ResettingServer:
+    """A blocking server in a thread: it answers one request on its first
+    connection, then, when told, resets that connection (RST), while the
+    client's event loop is blocked and so cannot notice; later connections
+    are answered normally."""
+
+    ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = "http://127.0.0.1:%d" % self.listener.getsockname()[1]
+        self.reset_now, self.reset_done = threading.Event(), threading.Event()
+        self.requests = self.connections = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        self.listener.settimeout(10)
+        with self.listener:
+            for n in range(2):
+                sock, _ = self.listener.accept()
+                self.connections += 1
+                with sock:
+                    self._answer(sock)
+                    if n == 0:
+                        self.reset_now.wait(10)
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        sock.close()  # an RST: the client's next send fails at once
+                        self.reset_done.set()
+
+    def _answer(self, sock: socket.socket) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        while len(body) < length:
+            body += sock.recv(65536)
+        self.requests += 1
+        sock.sendall(self.ANSWER)
+
+
+def test_an_idle_connection_reset_unnoticed_is_retried_on_a_fresh_one_as_not_a_byte_went_out():
+    server = ResettingServer()
+
+    async def go():
+        async with client() as http:
+            first = await post(http, server.url)
+            # Block the event loop (on purpose) while the server resets the
+            # idle connection: the pool cannot notice before the next request.
+            server.reset_now.set()
+            assert server.reset_done.wait(5)
+            time.sleep(0.05)
+            second = await post(http, server.url)
+            return first.content, second.content
+
+    assert run(go()) == (b"ok", b"ok")
+    assert (server.connections, server.requests) == (2, 2)
+
+
+def test_a_request_the_server_may_have_seen_is_never_sent_again():
+    async def go():
+        async with Server() as server, client() as http:
+            with pytest.raises(httpx.RemoteProtocolError) as info:
+                await post(http, server.url, x_mode="drop")
+            return str(info.value), len(server.requests)
+
+    message, requests = run(go())
+    assert requests == 1 and "without answering" in message
+
+
+def test_a_slow_answer_is_a_read_timeout():
+    async def go():
+        async with Server() as server, client(read=0.1) as http:
+            with pytest.raises(httpx.ReadTimeout):
+                await post(http, server.url, x_mode="silent")
+            # The timed-out connection is closed, not reused; the next call works.
+            assert (await post(http, server.url)).status_code == 200
+            return server.connections
+
+    assert run(go()) == 2
+
+
+def test_a_server_that_reads_nothing_is_a_write_timeout():
+    chunk = b"x" * (1 << 20)
+
+    async def endless():
+        for _ in range(64):  # far more than the socket buffers hold
+            yield chunk
+
+    async def go():
+        # Connections complete in the kernel's backlog, but nobody reads them.
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            url = "http://127.0.0.1:%d" % listener.getsockname()[1]
+            async with client(write=0.2) as http:
+                with pytest.raises(httpx.WriteTimeout):
+                    await http.post(url + "/v1/x", content=endless())
+
+    run(go())
+
+
+def test_an_unanswered_connect_is_a_connect_timeout():
+    async def go():
+        # A listener that never accepts, its backlog full: further SYNs are dropped.
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(0)
+            port = listener.getsockname()[1]
+            fillers = []
+            try:
+                for _ in range(4):
+                    s = socket.socket()
+                    s.setblocking(False)
+                    s.connect_ex(("127.0.0.1", port))
+                    fillers.append(s)
+                async with client(connect=0.2) as http:
+                    with pytest.raises(httpx.ConnectTimeout):
+                        await post(http, f"http://127.0.0.1:{port}")
+            finally:
+                for s in fillers:
+                    s.close()
+
+    run(go())
+
+
+def test_waiting_longer_than_the_pool_timeout_for_a_connection_is_a_pool_timeout():
+    async def go():
+        async with Server() as server, client(limit=1, pool=0.05) as http:
+            busy = asyncio.ensure_future(post(http, server.url, x_delay=0.3))
+            await asyncio.sleep(0.05)
+            with pytest.raises(httpx.PoolTimeout):
+                await post(http, server.url)
+            assert (await busy).status_code == 200
+            return server.connections
+
+    assert run(go()) == 1
+
+
+def test_a_refused_connection_is_a_connect_error():
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    async def go():
+        async with client() as http:
+            with pytest.raises(httpx.ConnectError) as info:
+                await post(http, f"http://127.0.0.1:{port}")
+            return str(info.value)
+
+    assert f"127.0.0.1:{port}" in run(go())
+
+
+def test_cancelled_requests_give_their_connection_or_slot_back():
+    async def go():
+        async with Server() as server, client(limit=1, pool=1.0) as http:
+            for handed_over in (False, True):
+                running = asyncio.ensure_future(post(http, server.url, x_delay=0.2))
+                waiting = asyncio.ensure_future(post(http, server.url))
+                await asyncio.sleep(0.05)
+                running.cancel()
+                if handed_over:
+                    # The running one gives up its slot to the waiting one,
+                    # which is cancelled before it can use it.
+                    await asyncio.sleep(0)
+                waiting.cancel()
+                await asyncio.gather(running, waiting, return_exceptions=True)
+                # The limit is 1: a slot not given back is a pool timeout here.
+                assert (await post(http, server.url)).status_code == 200
+
+    run(go())
+
+
+def test_errors_never_quote_the_headers():
+    async def go():
+        messages = []
+        async with Server() as server, client(read=0.1) as http:
+            for mode in ("drop", "silent"):
+                with pytest.raises(httpx.HTTPError) as info:
+                    await post(http, server.url, x_mode=mode)
+                messages.append(str(info.value))
+            # A header value HTTP/1.1 forbids (a newline in a key): refused, not quoted.
+            with pytest.raises(httpx.LocalProtocolError) as info:
+                await http.post(server.url + "/v1/x", headers={"Authorization": f"Bearer {SECRET}\r\nX-Injected: 1"})
+            messages.append(str(info.value))
+        return messages
+
+    for message in run(go()):
+        assert SECRET not in message and "Bearer" not in message
+
+
+def test_https_is_not_this_transports_job():
+    async def go():
+        async with client() as http:
+            with pytest.raises(httpx.UnsupportedProtocol):
+                await http._transport.handle_async_request(httpx.Request("POST", "https://example.invalid/v1"))
+
+    run(go())
+
+
+def test_only_direct_plain_http_origins_are_mounted(monkeypatch):
+    transport = PoolTransport(2)
+    urls = ["http://127.0.0.1:8000/v1", "https://api.example.com/v1", "http://gpu-box:8080/v1"]
+    monkeypatch.delenv("HTTP_PROXY", raising=False)
+    monkeypatch.delenv("http_proxy", raising=False)
+    monkeypatch.delenv("ALL_PROXY", raising=False)
+    monkeypatch.delenv("all_proxy", raising=False)
+    assert direct_mounts(urls, transport, trust_env=True) == {"http://127.0.0.1:8000": transport, "http://gpu-box:8080": transport}
+    # A proxy from the environment may capture plain http: httpx's default transport decides.
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    assert direct_mounts(urls, transport, trust_env=True) == {}
+    assert direct_mounts(urls, transport, trust_env=False) == {"http://127.0.0.1:8000": transport, "http://gpu-box:8080": transport}
+
+
+def test_the_client_sends_https_through_httpx_default_transport_with_tls():
+    """An https server URL gets a TLS handshake (httpx's default transport),
+    not plain HTTP (this transport)."""
+
+    async def go():
+        first_bytes = []
+
+        async def handle(reader, writer):
+            first_bytes.append(await reader.read(1))
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        llm = OpenAIClient([f"https://127.0.0.1:{port}"], "judge", max_retries=0, timeout=2.0)
+        try:
+            with pytest.raises(LLMError):
+                await llm.chat(ChatRequest(({"role": "user", "content": "Hi"},)))
+        finally:
+            await llm.aclose()
+            server.close()
+        return first_bytes
+
+    assert run(go()) == [b"\x16"]  # a TLS handshake record
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts file descriptors in /proc")
+def test_aclose_closes_every_connection_and_leaves_no_task_or_socket():
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    async def go():
+        async with Server() as server:
+            before = open_fds()
+            http = httpx.AsyncClient(transport=PoolTransport(4))
+            await asyncio.gather(*(post(http, server.url, x_delay=0.02) for _ in range(4)))
+            in_flight = asyncio.ensure_future(post(http, server.url, x_mode="silent"))
+            await asyncio.sleep(0.05)
+            assert server.open == 4
+            await http.aclose()
+            with pytest.raises(httpx.ReadError):
+                await in_flight
+            closed = await server.all_closed()  # the server saw every connection end
+            await asyncio.sleep(0.01)  # and closed its own sockets
+            return open_fds() - before, asyncio.all_tasks() - {asyncio.current_task()}, closed
+
+    assert run(go()) == (0, set(), True)
+
+
+def test_the_llm_client_reuses_its_connections_and_closes_them():
+    completion = b'{"model": "judge", "choices": [{"message": {"content": "4"}, "finish_reason": "stop"}]}'
+
+    async def go():
+        async with Server(answer=completion) as server:
+            llm = OpenAIClient([server.url], "judge", max_retries=0)
+            try:
+                ask = lambda i: llm.chat(ChatRequest(({"role": "user", "content": f"Q{i}"},)))  # noqa: E731
+                first = await asyncio.gather(*(ask(i) for i in range(6)))
+                then = [await ask(i) for i in range(6)]
+            finally:
+                await llm.aclose()
+            return [c.text for c in first + then], server.connections, await server.all_closed()
+
+    texts, connections, closed = run(go())
+    assert texts == ["4"] * 12 and connections == 6 and closed
+
+
+def test_the_llm_client_keeps_no_cookies():
+    completion = b'{"model": "judge", "choices": [{"message": {"content": "4"}, "finish_reason": "stop"}]}'
+
+    async def go():
+        async with Server(answer=completion) as server:
+            llm = OpenAIClient([server.url], "judge", max_retries=0)
+            try:
+                for i in range(2):
+                    await llm.chat(ChatRequest(({"role": "user", "content": f"Q{i}"},)))
+            finally:
+                await llm.aclose()
+            return server.cookies
+
+    assert run(go()) == [None, None]  # each call stands alone, whatever the server set
