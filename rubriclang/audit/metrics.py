@@ -89,6 +89,38 @@ class Scorer:
     def judgment_flips(self, s: Summary, base: Summary) -> int:
         return sum(not self.agrees(d, base) for d in s.decisions)
 
+    def loo_flips(self, variant: list[dict | None], base: list[dict | None]) -> tuple[int, int]:
+        """(flips, judgments) of a variant's repeats against each
+        leave-one-out baseline (the summary of all base repeats but one):
+        the same baselines `repeat_flips` measures noise against, so their
+        difference, the excess over noise, is zero in expectation for a
+        perturbation that changes nothing. With one repeat there is no
+        leave-one-out baseline: the whole baseline is used."""
+        if len(base) < 2:
+            s = self.summary(base)
+            return self.judgment_flips(self.summary(variant), s), len(variant)
+        flips = 0
+        for r in range(len(base)):
+            others = self.summary(base[:r] + base[r + 1 :])
+            flips += sum(not self.agrees(decision(t), others) for t in variant)
+        return flips, len(variant) * len(base)
+
+    def repeat_flips(self, traces: list[dict | None]) -> int:
+        """Repeats that disagree with the summary of the OTHER repeats.
+
+        Leaving each repeat out of the baseline it is compared with keeps the
+        noise estimate unbiased: a variant's judgments are compared with a
+        baseline they did not help make, so the repeats must be too, or the
+        excess over noise comes out positive for a perturbation that does
+        nothing. A single repeat measures no noise (0)."""
+        if len(traces) < 2:
+            return 0
+        flips = 0
+        for r, trace in enumerate(traces):
+            others = self.summary(traces[:r] + traces[r + 1 :])
+            flips += not self.agrees(decision(trace), others)
+        return flips
+
     def invariant_outcome(self, s: Summary, base: Summary) -> str:
         if s.failures or base.status == "failed":
             return "failed"

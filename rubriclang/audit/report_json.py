@@ -54,6 +54,8 @@ class VariantResult:
     judgment_flips: int
     localization: dict
     gold: tuple | None
+    # (flips, judgments) against each leave-one-out baseline, for the excess.
+    loo_flips: tuple[int, int] = (0, 0)
 
 
 class Reporter:
@@ -65,14 +67,16 @@ class Reporter:
         self.loc = Localizer(data.judge.graph)
         self.items = {it.id: it for it in data.items}
         self.base: dict[str, Summary] = {}
+        self.base_traces: dict[str, list] = {}
         self.base_nodes: dict[str, dict] = {}
         self.noise = Tally()
         self.crit_noise: dict[str, Tally] = collections.defaultdict(Tally)
         for it in data.items:
             traces = self._traces(it.id, None)
+            self.base_traces[it.id] = traces
             self.base[it.id] = self.scorer.summary(traces)
             self.base_nodes[it.id] = self.loc.summaries([t for t in traces if t])
-            self.noise.add(it.id, self.scorer.judgment_flips(self.base[it.id], self.base[it.id]), data.repeats)
+            self.noise.add(it.id, self.scorer.repeat_flips(traces), data.repeats)
             for crit, (k, n) in self.loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
                 self.crit_noise[crit].add(it.id, k, n)
         self.results = [self._result(v) for v in data.variants]
@@ -93,7 +97,8 @@ class Reporter:
             outcome = self.scorer.directional_outcome(s, base)
             gold = None
         localization = self.loc.compare(self.base_nodes[v.item], self.loc.summaries([t for t in traces if t]))
-        return VariantResult(v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold)
+        loo = self.scorer.loo_flips(traces, self.base_traces[v.item])
+        return VariantResult(v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold, loo)
 
     # --- blocks ----------------------------------------------------------------
 
@@ -101,10 +106,11 @@ class Reporter:
         inv = [r for r in results if r.op.relation == "invariant"]
         if not inv:
             return None
-        flips, judgments = Tally(), Tally()
+        flips, judgments, loo = Tally(), Tally(), Tally()
         for r in inv:
             flips.add(r.variant.item, r.outcome != "stable")
             judgments.add(r.variant.item, r.judgment_flips, self.d.repeats)
+            loo.add(r.variant.item, *r.loo_flips)
         outcomes = collections.Counter(r.outcome for r in inv)
         return {
             "variants": len(inv),
@@ -113,7 +119,7 @@ class Reporter:
             "failed": outcomes["failed"],
             "flip_rate": flips.rate(),
             "judgment_flip_rate": judgments.rate(),
-            "excess_over_noise": excess(judgments, self.noise),
+            "excess_over_noise": excess(loo, self.noise),
             "gold": self.gold_block([(r.variant.item, r.gold) for r in inv]),
         }
 
