@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rubriclang.catalog import Catalog, load_catalog
 from rubriclang.catalog.model import ParamSpec, ProcedureSpec
-from rubriclang.catalog.types import fmt_num
+from rubriclang.catalog.types import fmt_num, fmt_value
 from rubriclang.diagnostics.codes import GROUPS, CodeInfo, registry
 
 REGENERATE = "python -m rubriclang.docs_gen"
@@ -55,23 +55,12 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _value(v) -> str:
-    """A default value as the language writes it."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return fmt_num(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    return str(v)
-
-
 def _default(p: ParamSpec) -> str:
     if p.required:
         return "required"
     if p.default is None:
         return "optional"
-    shown = _value(p.default)
+    shown = fmt_value(p.default)
     return f'`"{shown}"`' if p.type == "string" else f"`{shown}`"
 
 

@@ -26,12 +26,12 @@ from rubriclang.llm.client import (
     OpenAIClient,
     Sampling,
 )
+from rubriclang.llm.parsing import json_objects_from_end
 
 _SECTION = re.compile(r"\{\{#(\w+)\}\}\n?(.*?)\{\{/\1\}\}\n?", re.DOTALL)
 _FIELD = re.compile(r"\{\{(\w+)\}\}")
 _COMMENT = re.compile(r"\A\s*<!--.*?-->\s*", re.DOTALL)
 _HEADING = re.compile(r"^## (system|user|assistant)[ \t]*$", re.MULTILINE)
-_MAX_BRACES = 200
 
 
 @functools.cache
@@ -67,17 +67,9 @@ class Answer:
 def last_object(text: str, fields: dict[str, dict]) -> tuple[dict | None, str | None]:
     """The last JSON object in `text` with every field of the right JSON
     type, or (None, what was wrong)."""
-    decoder = json.JSONDecoder()
-    pos, problem = len(text), f"no JSON object with {', '.join(f'`{k}`' for k in fields)}"
-    for _ in range(_MAX_BRACES):
-        pos = text.rfind("{", 0, pos)
-        if pos < 0:
-            break
-        try:
-            obj, _end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(obj, dict) or not all(k in obj for k in fields):
+    problem = f"no JSON object with {', '.join(f'`{k}`' for k in fields)}"
+    for obj in json_objects_from_end(text):
+        if not all(k in obj for k in fields):
             continue
         bad = [k for k, schema in fields.items() if not _fits(obj[k], schema)]
         if not bad:

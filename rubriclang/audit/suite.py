@@ -21,20 +21,15 @@ from rubriclang.audit.catalog import (
     load_catalog,
 )
 from rubriclang.audit.perturb.rules import REASONING_STYLES
+from rubriclang.errors import LocatedError
 
 TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-class SuiteError(Exception):
+class SuiteError(LocatedError):
     """A mistake in a suite; `where` is `path:line` (or just the path)."""
-
-    def __init__(self, where: str, message: str, hint: str = ""):
-        super().__init__(f"{where}: {message}")
-        self.where = where
-        self.message = message
-        self.hint = hint
 
 
 @attrs.frozen

@@ -16,6 +16,17 @@ def fmt_num(x: float | int) -> str:
     return repr(x) if isinstance(x, float) else str(x)
 
 
+def fmt_value(v) -> str:
+    """A parameter value (a default, say) as the language writes it."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return fmt_num(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(fmt_value(x) for x in v) + "]"
+    return str(v)
+
+
 @attrs.frozen
 class JType:
     """A judgment type. Intervals are closed; `optional` admits an absent value."""

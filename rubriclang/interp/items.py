@@ -15,19 +15,14 @@ from typing import Any, Iterator
 
 import attrs
 
+from rubriclang.errors import LocatedError
 from rubriclang.jsonl import read_jsonl
 
 POINTWISE_CANDIDATE = "response"
 
 
-class ItemError(Exception):
-    """Bad input data; `where` is `path:line`."""
-
-    def __init__(self, where: str, message: str, hint: str = ""):
-        super().__init__(f"{where}: {message}")
-        self.where = where
-        self.message = message
-        self.hint = hint
+class ItemError(LocatedError):
+    """Bad input data: items, value tables, traces."""
 
 
 @attrs.frozen

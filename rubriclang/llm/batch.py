@@ -26,6 +26,7 @@ import attrs
 
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.backend import JudgmentRequest
+from rubriclang.errors import LocatedError
 from rubriclang.interp.items import Item
 from rubriclang.jsonl import read_jsonl
 from rubriclang.llm.backend import LLMBackend
@@ -35,13 +36,8 @@ from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
 BATCH_URL = "/v1/chat/completions"
 
 
-class BatchError(Exception):
+class BatchError(LocatedError):
     """An unusable batch file; `where` is `path:line`."""
-
-    def __init__(self, where: str, message: str):
-        super().__init__(f"{where}: {message}")
-        self.where = where
-        self.message = message
 
 
 class NoCallClient:

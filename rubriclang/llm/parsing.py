@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Iterator
 
 import attrs
 
@@ -106,19 +106,27 @@ def _from_result(text: str, t: JType) -> ParseResult:
     return ParseResult(value, None, "result")
 
 
-def _from_json(text: str, key: str) -> tuple[bool, Any]:
-    """The last JSON object in `text` holding `key`, tried from the end."""
+def json_objects_from_end(text: str) -> Iterator[dict]:
+    """The JSON objects embedded in a model's reply, last first (a reply may
+    wrap its answer in prose or a code fence; the answer comes last)."""
     decoder = json.JSONDecoder()
     pos = len(text)
     for _ in range(_MAX_BRACES):
         pos = text.rfind("{", 0, pos)
         if pos < 0:
-            break
+            return
         try:
             obj, _end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError:
             continue
-        if isinstance(obj, dict) and key in obj:
+        if isinstance(obj, dict):
+            yield obj
+
+
+def _from_json(text: str, key: str) -> tuple[bool, Any]:
+    """The last JSON object in `text` holding `key`, tried from the end."""
+    for obj in json_objects_from_end(text):
+        if key in obj:
             return True, obj[key]
     return False, None
 

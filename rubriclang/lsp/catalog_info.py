@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rubriclang.catalog import Catalog
 from rubriclang.catalog.model import OperatorSpec, ParamSpec, ProcedureSpec
-from rubriclang.catalog.types import fmt_num
+from rubriclang.catalog.types import fmt_value
 from rubriclang.syntax.strings import quote
 
 READOUT_MODES = ("pointwise", "pairwise")
@@ -87,19 +87,8 @@ def _default(p: ParamSpec) -> str:
         return "required"
     if p.default is None:
         return "optional"
-    shown = quote(p.default) if p.type == "string" else _value(p.default)
+    shown = quote(p.default) if p.type == "string" else fmt_value(p.default)
     return f"default `{shown}`"
-
-
-def _value(v) -> str:
-    """A default value as the language writes it."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return fmt_num(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    return str(v)
 
 
 def _code(text: str) -> str:
