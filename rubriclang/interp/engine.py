@@ -44,7 +44,9 @@ class Interpreter:
         self.hash = graph_hash(graph)
         self.criterion_hashes = criterion_hashes(graph)
         self.composer = Composer(graph)
-        self.backends = list(backends) or [LocalBackend()]
+        # Rules need no configuration: a plain LocalBackend serves them unless
+        # a given backend (say, one with annotation tables) does first.
+        self.backends = [*(b for b in backends if b is not None), LocalBackend()]
         self.concurrency = max(1, concurrency)
         self._route: dict[str, CriterionBackend] = {}
         for crit in graph.criteria:
@@ -52,7 +54,8 @@ class Interpreter:
             if backend is None:
                 raise BackendError(
                     f"no backend runs `{crit.procedure}` (criterion `{crit.name}`); "
-                    "LLM procedures need an LLM backend"
+                    "LLM procedures need an LLM backend: pass `backends=[LLMBackend(client, cache, sampling)]` "
+                    "(rubriclang.llm.backend; see docs/llm.md), or use `rbg run`, which starts one"
                 )
             self._route[crit.name] = backend
         self._sem: asyncio.Semaphore | None = None
