@@ -69,8 +69,14 @@ class Localizer:
 
     def __init__(self, graph: CheckedGraph):
         self.graph = graph
-        self.nodes = [(c.name, "criterion", c.type.kind == "score") for c in graph.criteria]
-        self.nodes += [(o.name, "operator", o.type.kind == "score") for o in graph.operators]
+        # Scores are summarised over repeats by their mean, other values by
+        # their mode; a numeric sink always by its mean, as an ordinal
+        # verdict is, so a flipped verdict always shows a moved sink.
+        def mean(name, t):
+            return t.kind == "score" or (name == graph.sink and t.numeric)
+
+        self.nodes = [(c.name, "criterion", mean(c.name, c.type)) for c in graph.criteria]
+        self.nodes += [(o.name, "operator", mean(o.name, o.type)) for o in graph.operators]
         self.inputs = {o.name: o.inputs for o in graph.operators}
 
     def summaries(self, traces: list[dict]) -> dict[str, dict[str, Any]]:
