@@ -18,17 +18,19 @@ model: $(BIN)/rbg
 OUT := out
 
 # The main job on the embedded default: check, format-check and run the examples.
+# The last step runs LLM criteria on the embedded model (no --base-url: SmolLM2
+# in-process; a rerun is all cache hits). Its exit status 1 means some items
+# failed (a 135M model sometimes never finishes its answer): that is a finding,
+# shown in the summary, not a broken demo.
 demo: $(BIN)/rbg model
 	$(BIN)/rbg check examples
 	$(BIN)/rbg fmt --check examples
 	mkdir -p $(OUT)
+	rm -f $(OUT)/gsm8k.traces.jsonl $(OUT)/mt_bench_demo.traces.jsonl  # a fresh run each time
 	$(BIN)/rbg run examples/gsm8k/rubric.rbg examples/gsm8k/items.jsonl --out $(OUT)/gsm8k.traces.jsonl
 	$(BIN)/rbg replay examples/gsm8k/rubric.rbg $(OUT)/gsm8k.traces.jsonl
 	$(BIN)/rbg eval examples/topical_chat/rubric.rbg examples/topical_chat/items.jsonl \
 	  --annotations examples/topical_chat/annotations.jsonl
-	# LLM criteria on the embedded model (no --base-url: SmolLM2 in-process; a rerun is all
-	# cache hits). Exit status 1 means some items failed (a 135M model sometimes never
-	# finishes its answer): that is a finding, shown in the summary, not a broken demo.
 	$(BIN)/rbg run examples/mt_bench/rubric.rbg examples/mt_bench/items_demo.jsonl \
 	  --out $(OUT)/mt_bench_demo.traces.jsonl || test $$? -eq 1
 
@@ -39,8 +41,12 @@ editors/vscode/node_modules: editors/vscode/package-lock.json
 test: $(BIN)/rbg model editors/vscode/node_modules
 	$(BIN)/pytest
 
-bench: $(BIN)/rbg
+# Speed benchmarks (figures against references measured in the same run; see benchmarks/).
+bench: $(BIN)/rbg model
 	$(BIN)/python benchmarks/bench_frontend.py
+	$(BIN)/python benchmarks/bench_execution.py
+	$(BIN)/python benchmarks/bench_llm.py
+	$(BIN)/python benchmarks/bench_embedded.py
 
 docs: $(BIN)/rbg
 	$(BIN)/python -m rubriclang.docs_gen
