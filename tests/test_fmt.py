@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import timeit
 from pathlib import Path
 
 import pytest
@@ -186,12 +185,3 @@ def test_format_module_prints_a_module_built_in_code():
     text = format_module(module, "")
     assert text == 'criterion a: ordinal[1, 5] = llm.rate { question = "Q?" }\nsink a\n'
     assert parse(text).module == module
-
-
-def test_formatting_a_sixty_line_rubric_is_fast():
-    source = _read(CORPUS / "sketch_example.expected.rbg") * 2
-    module = parse(source).module
-    assert module is not None and len(source.splitlines()) >= 60
-    # The best of several runs: other processes on the machine only slow runs down.
-    best = min(timeit.repeat(lambda: format_module(module, source), number=5, repeat=5)) / 5
-    assert best < 0.005, f"{best * 1000:.2f} ms per format"
