@@ -24,6 +24,7 @@ from rubriclang.checker.graph import (
     PairwiseReadout,
     PointwiseReadout,
 )
+from rubriclang.checker.prompts import PromptChecker
 from rubriclang.checker.values import check_block, key_text, suggest, suggest_qualified, type_from_ast
 from rubriclang.diagnostics import Diagnostic, sorted_diagnostics
 from rubriclang.diagnostics.codes import make
@@ -226,8 +227,15 @@ class _Checker:
                 f"`{name}` abstains on error, so its type must be optional: `{declared.as_optional()}`",
             )
         self._procedure_specifics(d, proc.name, declared, values, failed)
+        prompt = None
+        if proc.placeholders:  # a prompt procedure: its template and answer
+            checker = PromptChecker(self.m.path, self.diags)
+            prompt = checker.prompt(d, proc, values, failed)
+            checker.answer(d, proc.name, declared, values, failed)
+            if proc.name == "llm.compare":
+                checker.compare_type(d, declared, values)
         self.types[name] = declared
-        self.criteria[name] = Criterion(name, declared, proc.name, values, span=d.span)
+        self.criteria[name] = Criterion(name, declared, proc.name, values, span=d.span, prompt=prompt)
 
     def _procedure_hint(self, declared: JType) -> tuple[str, ...]:
         makers = sorted(p.name for p in self.cat.procedures.values() if declared.kind in p.produces)
@@ -577,6 +585,10 @@ class _Checker:
             if failed:
                 continue
             if mode == "pointwise":
+                pairwise_only = next((c for c in self.criteria.values() if c.procedure == "llm.compare"), None)
+                if pairwise_only is not None:
+                    self.err("RB407", r.mode.span, f"a pointwise readout cannot run `{pairwise_only.name}`: `llm.compare` judges two candidates side by side", (f"`{pairwise_only.name}` is at {pairwise_only.span}; remove the pointwise readout, or judge one response at a time with `llm.rate` or `llm.check`",))
+                    continue
                 out[mode] = PointwiseReadout(values["output"], values["quantize"], values["ties"], span=r.span)
                 if scale is not None:
                     self._check_pointwise(r, values["output"], scale)
@@ -650,7 +662,9 @@ class _Checker:
                 crit = self.criteria.get(name)
                 written = any(p.name.value == "anchors" for p in d.block.params)
                 # A malformed `anchors` was reported already; do not also say it is missing.
-                if crit is not None and (not written or crit.params.get("anchors") == {}):
+                # A template of the user's own states its scale unless it shows the anchors.
+                own = any(p.name.value == "prompt" for p in d.block.params) and (crit is None or crit.prompt is None or "anchors}}" not in crit.prompt.text)
+                if crit is not None and not own and (not written or crit.params.get("anchors") == {}):
                     lo, hi = fmt_num(crit.type.lo), fmt_num(crit.type.hi)
                     self.err(
                         "RB502",
