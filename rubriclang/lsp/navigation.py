@@ -1,4 +1,5 @@
-"""Go to definition, find references and rename, for node names."""
+"""Go to definition, find references and rename, for node names; go to a
+criterion's prompt template file."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 
 from rubriclang.lsp.analysis import Analysis, Range
 from rubriclang.lsp.scanner import KEYWORDS
+from rubriclang.syntax import ast
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Words the language gives a meaning: the parser would take most of them as
@@ -22,6 +24,26 @@ def definition(a: Analysis, offset: int) -> Range | None:
     occ = a.occurrence_at(offset)
     decl = a.declaration(occ.name) if occ else None
     return a.range_of(decl.span) if decl else None
+
+
+def template_file(a: Analysis, offset: int) -> str | None:
+    """The template file a `prompt = "PATH"` at `offset` names, when it
+    exists (the path as the checker resolves it: beside the `.rbg` file)."""
+    import os
+
+    if a.module is None:
+        return None
+    for d in a.module.decls:
+        for p in getattr(getattr(d, "block", None), "params", ()):
+            v = p.value
+            if p.name.value != "prompt" or not isinstance(v, ast.String) or v.triple or "\n" in v.value:
+                continue
+            start, end = a.range_of(v.span)
+            if start <= offset <= end:
+                base = os.path.dirname(os.path.abspath(a.path)) if not a.path.startswith("<") else os.getcwd()
+                path = os.path.normpath(os.path.join(base, v.value))
+                return path if os.path.isfile(path) else None
+    return None
 
 
 def references(a: Analysis, offset: int, include_declaration: bool = True) -> list[Range]:

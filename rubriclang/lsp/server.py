@@ -103,7 +103,14 @@ def create_server() -> RubricServer:
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
     def on_definition(ls: RubricServer, params: lsp.DefinitionParams) -> lsp.Location | None:
         a = ls.analysis(params.text_document.uri)
-        found = navigation.definition(a, a.lines.offset(_pos(params.position)))
+        offset = a.lines.offset(_pos(params.position))
+        template = navigation.template_file(a, offset)
+        if template is not None:
+            import pathlib
+
+            start = lsp.Position(line=0, character=0)
+            return lsp.Location(uri=pathlib.Path(template).as_uri(), range=lsp.Range(start=start, end=start))
+        found = navigation.definition(a, offset)
         return lsp.Location(uri=params.text_document.uri, range=_range(a, found)) if found else None
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
