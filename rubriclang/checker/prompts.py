@@ -33,6 +33,7 @@ class PromptChecker:
 
     rbg_path: str
     diags: list
+    sources: dict  # template file -> its text, for diagnostic excerpts
 
     def err(self, code: str, span: Span, message: str, notes=()) -> None:
         self.diags.append(make(code, span, message, notes))
@@ -60,6 +61,7 @@ class PromptChecker:
             if resolved is None:
                 return None
             file, text = resolved
+            self.sources[file] = text
             source = PromptSource(text, node.value, span=node.span)
             text_line, text_col = 1, 1
         template, problems = tpl.parse(source.text, "user")

@@ -3,6 +3,7 @@ criterion's prompt template file."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from rubriclang.lsp.analysis import Analysis, Range
@@ -26,24 +27,31 @@ def definition(a: Analysis, offset: int) -> Range | None:
     return a.range_of(decl.span) if decl else None
 
 
-def template_file(a: Analysis, offset: int) -> str | None:
-    """The template file a `prompt = "PATH"` at `offset` names, when it
-    exists (the path as the checker resolves it: beside the `.rbg` file)."""
-    import os
-
+def _prompt_paths(a: Analysis):
+    """(range of the path string, the file it names) for every `prompt = "PATH"`."""
     if a.module is None:
-        return None
+        return
+    base = os.path.dirname(os.path.abspath(a.path)) if not a.path.startswith("<") else os.getcwd()
     for d in a.module.decls:
         for p in getattr(getattr(d, "block", None), "params", ()):
             v = p.value
-            if p.name.value != "prompt" or not isinstance(v, ast.String) or v.triple or "\n" in v.value:
-                continue
-            start, end = a.range_of(v.span)
-            if start <= offset <= end:
-                base = os.path.dirname(os.path.abspath(a.path)) if not a.path.startswith("<") else os.getcwd()
-                path = os.path.normpath(os.path.join(base, v.value))
-                return path if os.path.isfile(path) else None
+            if p.name.value == "prompt" and isinstance(v, ast.String) and not v.triple and "\n" not in v.value:
+                yield a.range_of(v.span), os.path.normpath(os.path.join(base, v.value))
+
+
+def template_file(a: Analysis, offset: int) -> str | None:
+    """The template file a `prompt = "PATH"` at `offset` names, when it
+    exists (the path as the checker resolves it: beside the `.rbg` file)."""
+    for (start, end), path in _prompt_paths(a):
+        if start <= offset <= end:
+            return path if os.path.isfile(path) else None
     return None
+
+
+def prompt_naming(a: Analysis, file: str) -> Range | None:
+    """The range of the `prompt` path that names `file`, if one does."""
+    target = os.path.abspath(file)
+    return next((r for r, path in _prompt_paths(a) if os.path.abspath(path) == target), None)
 
 
 def references(a: Analysis, offset: int, include_declaration: bool = True) -> list[Range]:
