@@ -32,6 +32,15 @@ def _needs(cond: str, op: Operator, judge: JudgeInfo, hooks: frozenset[str]) -> 
     elif cond == "pairwise":
         if judge.mode != "pairwise":
             return "it needs pairwise items (two candidates to swap)"
+    elif cond == "order_shown":
+        readout = judge.graph.readouts.get("pairwise")
+        if judge.mode == "pairwise" and not judge.side_by_side and readout.resolve not in ("first", "second"):
+            return (
+                "every criterion of this judge sees one candidate at a time (none is an `llm.compare`), and its "
+                f"pairwise readout resolves close calls by `resolve = {readout.resolve}`, not by position: the "
+                "candidates' order cannot reach the verdict, so position bias cannot show (a 0% flip rate would "
+                "say nothing); a criterion that sees both candidates in one prompt is an `llm.compare`"
+            )
     elif cond == "pointwise":
         if judge.mode != "pointwise":
             return "directional operators apply to pointwise judges only"
@@ -68,6 +77,7 @@ _NEEDS_WORDS = {
     "llm_criteria": "the judge has llm.* criteria",
     "anchors": "an llm.* criterion has anchors or label descriptions",
     "pairwise": "pairwise items",
+    "order_shown": "a criterion sees both candidates in one prompt (`llm.compare`), or the pairwise readout resolves close calls by position",
     "pointwise": "pointwise items",
     "ordered_output": "a binary or ordinal output",
 }

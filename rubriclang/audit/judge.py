@@ -18,6 +18,8 @@ from rubriclang.interp.items import Item
 # recorded values are keyed by item id: they read no text at all.
 _FIELD_PARAM = ("rule.regex", "rule.length", "rule.contains", "rule.json_valid")
 _FORMAT_CHECKS = ("rule.json_valid", "rule.regex")
+# Procedures that see both candidates in one prompt, in a presentation order.
+SIDE_BY_SIDE = ("llm.compare",)
 
 
 class JudgeError(Exception):
@@ -59,6 +61,11 @@ class JudgeInfo:
         """Criteria running one of `procedures` on the response."""
         procs = set(procedures)
         return tuple(c.name for c in self.graph.criteria if c.procedure in procs and "response" in reads(c))
+
+    @property
+    def side_by_side(self) -> tuple[str, ...]:
+        """Criteria that see both candidates at once, in an order."""
+        return tuple(c.name for c in self.graph.criteria if c.procedure in SIDE_BY_SIDE)
 
     @property
     def has_anchors(self) -> bool:

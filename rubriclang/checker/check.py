@@ -42,6 +42,8 @@ class CheckResult:
 
     graph: CheckedGraph | None
     diagnostics: tuple[Diagnostic, ...]
+    # The text of every other file the check read (prompt templates), for excerpts.
+    sources: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -73,6 +75,7 @@ class _Checker:
         self.op_failed: dict[str, set[str]] = {}
         self.edges: dict[str, list[str]] = {}  # node -> nodes it reads
         self.broken: set[str] = set()  # nodes whose type could not be inferred
+        self.sources: dict[str, str] = {}  # template files read
 
     def _lookup(self, table: str, name: str):
         spec = getattr(self.cat, table).get(name)
@@ -109,7 +112,7 @@ class _Checker:
         self._style()
         diags = tuple(sorted_diagnostics(self.diags))
         if any(d.is_error for d in diags):
-            return CheckResult(None, diags)
+            return CheckResult(None, diags, self.sources)
         operators = tuple(self._operator(self.decls[n]) for n in order if n not in self.criteria)
         graph = CheckedGraph(
             name=header.name.value,
@@ -121,7 +124,7 @@ class _Checker:
             readouts=readout_values,
             path=self.m.path,
         )
-        return CheckResult(graph, diags)
+        return CheckResult(graph, diags, self.sources)
 
     # -- declarations ---------------------------------------------------------
 
@@ -229,7 +232,7 @@ class _Checker:
         self._procedure_specifics(d, proc.name, declared, values, failed)
         prompt = None
         if proc.placeholders:  # a prompt procedure: its template and answer
-            checker = PromptChecker(self.m.path, self.diags)
+            checker = PromptChecker(self.m.path, self.diags, self.sources)
             prompt = checker.prompt(d, proc, values, failed)
             checker.answer(d, proc.name, declared, values, failed)
             if proc.name == "llm.compare":

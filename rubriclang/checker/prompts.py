@@ -33,6 +33,7 @@ class PromptChecker:
 
     rbg_path: str
     diags: list
+    sources: dict  # template file -> its text, for diagnostic excerpts
 
     def err(self, code: str, span: Span, message: str, notes=()) -> None:
         self.diags.append(make(code, span, message, notes))
@@ -60,6 +61,7 @@ class PromptChecker:
             if resolved is None:
                 return None
             file, text = resolved
+            self.sources[file] = text
             source = PromptSource(text, node.value, span=node.span)
             text_line, text_col = 1, 1
         template, problems = tpl.parse(source.text, "user")
@@ -71,6 +73,9 @@ class PromptChecker:
         for name in tpl.unknown_names(template, known):
             line, col, length = tpl.locate(source.text, name)
             self.err("RB209", _at(file, text_line, text_col, line, col, length), f"`{{{{{name}}}}}` is not a value `{proc.name}` can show", suggest(name, known) + ("it can show: " + ", ".join(f"`{{{{{k}}}}}`" for k in known),))
+        if "reference" in template.names and "with_reference" in known_params(proc) and not values.get("with_reference"):
+            line, col, length = tpl.locate(source.text, "reference")
+            self.err("RB505", _at(file, text_line, text_col, line, col, length), "the template shows `{{reference}}`, but the criterion does not set `with_reference = true`, so it is always empty", ("add `with_reference = true` to show the item's reference answer",))
         missing = [n for n in proc.shows if n not in template.names]
         if missing:
             shown = " and ".join(f"`{{{{{n}}}}}`" for n in missing)
@@ -163,6 +168,10 @@ class PromptChecker:
                 self.err("RB203", _param(d, "anchors").name.span, "`anchors` describe a rating scale; a preference has none", ("remove `anchors`, or set `reply = ratings`",))
         elif order == "both" and plain.kind == "ordinal":
             self.err("RB204", d.type.span, f"`order = both` averages the two orders' ratings, which need not be a point of `{plain}`", (f"declare `score[{fmt_num(plain.lo)}, {fmt_num(plain.hi)}]`",))
+
+
+def known_params(proc: ProcedureSpec) -> set[str]:
+    return {p.name for p in proc.params}
 
 
 def _param(d: ast.CriterionDecl, name: str) -> ast.Param | None:

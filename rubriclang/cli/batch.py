@@ -89,12 +89,16 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
 
 def _calls(g, items: str, model: str, sampling, logprobs: bool):
     from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.llm.batch import llm_calls
+    from rubriclang.llm.batch import llm_calls, profiled_criteria
 
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
     if not uses_llm(g):
         raise DataError(f"`{g.path}` has no LLM criteria: no call to export or import")
+    profiled = profiled_criteria(g)
+    if profiled:
+        name, profile = profiled[0]
+        raise DataError(f"criterion `{name}` is judged by model profile `{profile}`: a batch file serves one model, so graphs with model profiles run live (`rbg run`)")
     try:
         return asyncio.run(llm_calls(g, read_items(items), model, sampling, logprobs))
     except ItemError as exc:

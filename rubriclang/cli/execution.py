@@ -36,7 +36,7 @@ def load_graph(path: str):
     result = check_source(text, path)
     if result.graph is None:
         errors = [d for d in result.diagnostics if d.is_error]
-        click.echo(render("text", errors, sources={path: text}), err=True, nl=False)
+        click.echo(render("text", errors, sources={**result.sources, path: text}), err=True, nl=False)
         raise DataError(f"`{path}` has {len(errors)} error(s); fix them first (see `rbg check {path}`)")
     return result.graph
 

@@ -22,6 +22,7 @@ order the candidates were shown in: `{"calls": [{"order": [...], "text": ...}]}`
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Mapping
 
 import attrs
@@ -123,7 +124,9 @@ class LLMBackend:
     async def judge(self, request: JudgmentRequest) -> Judgment:
         crit = request.criterion
         name = crit.params.get("model")
-        caller = self.callers[name]
+        caller = self.callers.get(name)
+        if caller is None:  # the command line refuses this before any call; the API may not
+            return Judgment.failed(f"no model profile `{name}` was given to the LLM backend (criterion `{crit.name}`)", attempts=0, backend=self.name)
         sampling = self._sampling_for(crit, self.profiles[name])
         meta = self._meta(crit, caller, sampling)
         if crit.procedure == "llm.compare":
@@ -175,30 +178,29 @@ class LLMBackend:
         given = tuple(item.candidate_ids)
         order = crit.params.get("order", "as_given")
         orders = {"as_given": [given], "swapped": [given[::-1]], "both": [given, given[::-1]]}[order]
-        calls, answers, hashes = [], [], []
-        attempts, latency = 0, 0.0
-        for shown in orders:
-            try:
-                rendered = render(crit, item, shown)
-            except PromptError as exc:
-                return Judgment.failed(str(exc), attempts=0, **meta)
-            hashes.append(rendered.prompt_hash)
-            asked = await self._ask(crit, rendered, caller, sampling)
-            attempts += asked.attempts
-            latency += asked.latency_ms or 0.0
-            meta["model"] = asked.model or meta["model"]
-            entry = {"order": list(shown), "template": rendered.template, "text": asked.reply}
-            if asked.error is not None:
-                calls.append(entry)
-                raw = {"calls": calls}
-                return Judgment.failed(asked.error, raw=raw, attempts=attempts, latency_ms=round(latency, 1), prompt_hash=",".join(hashes), **_without(meta, "prompt_hash"))
-            value = asked.result.value
-            entry["answer"] = list(value) if isinstance(value, tuple) else value
+        try:
+            rendered = [render(crit, item, shown) for shown in orders]
+        except PromptError as exc:
+            return Judgment.failed(str(exc), attempts=0, **meta)
+        # The orders are asked at once; each answer is read independently of the other.
+        asked = await asyncio.gather(*(self._ask(crit, r, caller, sampling) for r in rendered))
+        meta["prompt_hash"] = ",".join(r.prompt_hash for r in rendered)
+        calls, answers, error = [], [], None
+        for shown, r, a in zip(orders, rendered, asked):
+            entry = {"order": list(shown), "template": r.template, "text": a.reply}
+            if a.error is None:
+                value = a.result.value
+                entry["answer"] = list(value) if isinstance(value, tuple) else value
+                answers.append((shown, value))
+            error = error or a.error
             calls.append(entry)
-            answers.append((shown, value))
-        meta["prompt_hash"] = ",".join(hashes)
+        attempts = sum(a.attempts for a in asked)
+        latency = round(sum(a.latency_ms or 0.0 for a in asked), 1)
+        meta["model"] = next((a.model for a in asked if a.model), meta["model"])
+        if error is not None:
+            return Judgment.failed(error, raw={"calls": calls}, attempts=attempts, latency_ms=latency, **meta)
         value = combine(crit, answers, request.candidate)
-        return Judgment(value, raw={"calls": calls}, attempts=attempts, latency_ms=round(latency, 1), **meta)
+        return Judgment(value, raw={"calls": calls}, attempts=attempts, latency_ms=latency, **meta)
 
 
 def combine(crit: Criterion, answers: list[tuple[tuple[str, str], Any]], candidate: str) -> float | int:
@@ -216,10 +218,6 @@ def combine(crit: Criterion, answers: list[tuple[tuple[str, str], Any]], candida
     if winner == "tie":
         return 0.5
     return 1.0 if winner == candidate else 0.0
-
-
-def _without(d: dict, key: str) -> dict:
-    return {k: v for k, v in d.items() if k != key}
 
 
 def _raw(criterion: Criterion, rendered: Rendered, reply: str) -> str | dict:

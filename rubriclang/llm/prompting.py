@@ -1,18 +1,20 @@
-"""Rendering an LLM criterion's prompt for one candidate.
+"""Rendering an LLM criterion's prompt for one candidate (or, for
+`llm.compare`, for both candidates in one presentation order).
 
-The wording lives in versioned template files (`prompts/rate.v1.md`, ...),
-never in code: a prompt change is a new file, so old traces keep naming the
-prompt they were made with. A template has a `## system` and a `## user`
-section; `{{name}}` is replaced by a value, `{{#name}} ... {{/name}}` is
-kept only when `name` is not empty and `{{^name}} ... {{/name}}` only when it
-is. Values are inserted in one pass, so a response that contains `{{...}}` is
-shown as written, never expanded.
+A criterion's prompt is its own template (`prompt = ...`, checked by the
+checker) or the built-in one of its procedure. The built-in wording lives in
+versioned template files (`prompts/rate.v1.md`, ...), never in code: a prompt
+change is a new file, so old traces keep naming the prompt they were made
+with. Both kinds are filled by the one template engine (`llm.template`),
+with the values the catalog lists as the procedure's `placeholders`; values
+are inserted in one pass, so a response that contains `{{...}}` or `## user`
+is shown as written.
 
-Each request asks for structured output (a JSON schema built from the
-criterion's type) and the prompt asks for the same JSON in words, so a
-server without structured output still gets a parseable answer. The
-exception is `llm.rate { template = prometheus }`: Prometheus's own prompt,
-answered in Prometheus's own format (feedback, then `[RESULT] n`).
+A criterion that reads a JSON answer (the default) asks for structured
+output too (a JSON schema built from its type), and the built-in prompts ask
+for the same JSON in words, so a server without structured output still gets
+a parseable answer. A criterion that reads its answer with a pattern, and
+`llm.rate { template = prometheus }`, ask for none.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """position_swap on a pairwise judge built on human annotations: decisions
-are compared by candidate id, never by position."""
+are compared by candidate id, never by position, and the swap runs only
+where the order can reach the verdict (here: a readout that resolves close
+calls by position)."""
 
 from __future__ import annotations
 
@@ -39,14 +41,14 @@ def _audit(rbg, tmp_path, resolve: str):
     return report(tmp_path / "out")
 
 
-def test_a_swap_that_keeps_the_preferred_candidate_is_stable(rbg, tmp_path):
+def test_a_judge_that_cannot_see_positions_skips_the_swap_and_still_scores_gold(rbg, tmp_path):
     r = _audit(rbg, tmp_path, "tie")
     assert r["judge"]["type"] == "pairwise"
-    inv = r["metrics"]["invariant"]
-    assert (inv["variants"], inv["stable"], inv["flipped"]) == (3, 3, 0)
-    p1 = r["by_item"]["p1"]
-    # The preferred candidate moved from first to second place; its id did not change.
-    assert p1["baseline"]["value"] == p1["variants"]["p1/position_swap"]["result"]["value"] == "a"
+    # Each criterion sees one candidate and ties stay ties: no order can reach the verdict.
+    (op,) = r["operators"]
+    assert op["status"] == "skipped" and "position bias cannot show" in op["reason"]
+    assert r["metrics"]["invariant"] is None
+    assert [e["baseline"]["value"] for e in r["by_item"].values()] == ["a", "b", "tie"]
     assert [e["correct"] for e in r["by_item"].values()] == [True, True, True]
     assert r["metrics"]["gold"]["accuracy"]["value"] == 1.0
 

@@ -416,3 +416,41 @@ def test_a_malformed_profile_is_an_error_with_its_line(tmp_path):
     r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--no-cache")
     assert r.exit_code == 2
     assert "rubriclang.toml:5" in r.output and "temperature" in r.output
+
+
+def test_compare_traces_are_byte_identical_at_any_concurrency(tmp_path):
+    write(tmp_path, "pair.md", PAIR_TEMPLATE)
+    g = write(tmp_path, "g.rbg", PAIRWISE.format(order="both"))
+    it = items(tmp_path, PAIRS)
+
+    def judge(body):  # deterministic and order-sensitive
+        a, b = _shown(body)
+        return "[[A]]" if a < b else "[[B]]"
+
+    cache = tmp_path / "calls.sqlite"
+    with FaultServer(answer=judge) as server:
+        assert rbg("run", g, it, "--out", tmp_path / "warm.jsonl", "--base-url", server.url, "--cache", cache).exit_code == 0
+        for n in (1, 16):
+            r = rbg("run", g, it, "--out", tmp_path / f"c{n}.jsonl", "--base-url", server.url, "--cache", cache, "--concurrency", n)
+            assert r.exit_code == 0, r.output
+        assert len(server.chats) == 2 * len(PAIRS)  # one call per order per item, then all cached
+    assert (tmp_path / "c1.jsonl").read_bytes() == (tmp_path / "c16.jsonl").read_bytes() == (tmp_path / "warm.jsonl").read_bytes()
+    assert rbg("replay", g, tmp_path / "c1.jsonl").exit_code == 0
+
+
+def test_batch_export_writes_each_compare_call_once_per_order(tmp_path):
+    write(tmp_path, "pair.md", PAIR_TEMPLATE)
+    g = write(tmp_path, "g.rbg", PAIRWISE.format(order="both"))
+    it = items(tmp_path, PAIRS[:2])
+    r = rbg("batch", "export", g, it, "-o", tmp_path / "batch.jsonl", "--model", "judge")
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(x) for x in (tmp_path / "batch.jsonl").read_text().splitlines()]
+    assert len(lines) == 4
+    assert [_shown(x["body"]) for x in lines[:2]] == [("answer x0", "answer y0"), ("answer y0", "answer x0")]
+
+
+def test_batch_export_refuses_a_graph_on_model_profiles(tmp_path):
+    g = write(tmp_path, "g.rbg", ENSEMBLE)
+    it = items(tmp_path, [{"id": "1", "input": "Q", "response": "A."}])
+    r = rbg("batch", "export", g, it, "-o", tmp_path / "batch.jsonl", "--model", "judge")
+    assert r.exit_code == 2 and "profile" in r.output
