@@ -211,3 +211,15 @@ def test_build_script_regenerates_the_committed_data_files(tmp_path):
     assert built
     for rel in built:
         assert (tmp_path / rel).read_bytes() == (EXAMPLES / rel).read_bytes(), rel
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
+def test_judge_templates_and_items_are_what_their_build_script_makes(tmp_path):
+    spec = importlib.util.spec_from_file_location("build_mt_bench_judges", ROOT / "scripts" / "build_mt_bench_judges.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--data", str(DATA), "--out", str(tmp_path)])
+    built = sorted(p.name for p in tmp_path.iterdir())
+    assert {"mt_bench_single.md", "mt_bench_pair.md", "pairs_math.jsonl"} <= set(built)
+    for name in built:
+        assert (tmp_path / name).read_bytes() == (EXAMPLES / "judges" / name).read_bytes(), name

@@ -1,0 +1,142 @@
+"""The known judges of examples/judges/: MT-Bench's prompts reach the server
+as FastChat writes them, the pairwise judge shows both answers in the order
+its graph asks for, `order = both` turns a position-following verdict into a
+tie, the decomposed judge's veto overrides the side-by-side preference, and
+every audit suite loads with a judge that fits its items. All against a
+scripted loopback server."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rubriclang.audit.judge import judge_info
+from rubriclang.audit.suite import load_suite
+from rubriclang.checker import check_source
+from rubriclang.cli.main import cli
+from rubriclang.interp.items import read_items
+
+from .fault_server import FaultServer
+
+ROOT = Path(__file__).resolve().parents[2]
+JUDGES = ROOT / "examples" / "judges"
+PAIRS = ROOT / "examples" / "audit" / "llmbar_mt_bench.jsonl"
+DATA = ROOT.parent / "shared" / "data"
+# FastChat prompt name -> the example graph that ports it
+FASTCHAT = {"single-v1": "mt_bench_single", "pair-v2": "mt_bench_pair"}
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+def rbg(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def first_position_judge(body: dict) -> str:
+    """Always prefers the answer shown first; rates every answer 7."""
+    if "[[rating]]" in body["messages"][-1]["content"]:
+        return "A fine answer. Rating: [[7]]"
+    return "Assistant A is better. [[A]]"
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
+@pytest.mark.parametrize("name", sorted(FASTCHAT))
+def test_the_request_carries_fastchats_prompt_filled_as_fastchat_fills_it(name, tmp_path):
+    prompt = next(p for p in map(json.loads, (DATA / "mt_bench" / "judge_prompts.jsonl").open()) if p["name"] == name)
+    item = json.loads(PAIRS.read_text("utf-8").splitlines()[0])
+    a, b = item["responses"].values()
+    if name == "single-v1":
+        items = tmp_path / "one.jsonl"
+        items.write_text(json.dumps({"id": "q", "input": item["input"], "response": a}) + "\n", encoding="utf-8")
+        user = prompt["prompt_template"].format(question=item["input"], answer=a)
+    else:
+        items = tmp_path / "one.jsonl"
+        items.write_text(json.dumps(item) + "\n", encoding="utf-8")
+        user = prompt["prompt_template"].format(question=item["input"], answer_a=a, answer_b=b)
+    with FaultServer(answer=first_position_judge) as server:
+        r = rbg("run", JUDGES / f"{FASTCHAT[name]}.rbg", items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+        assert r.exit_code == 0, r.output
+        messages = server.chats[0].body["messages"]
+    assert messages == [{"role": "system", "content": prompt["system_prompt"]}, {"role": "user", "content": user}]
+
+
+def test_the_pairwise_judge_follows_a_position_biased_server_and_order_both_makes_it_a_tie(tmp_path):
+    items = tmp_path / "pairs.jsonl"
+    items.write_text("".join(PAIRS.read_text("utf-8").splitlines(keepends=True)[:4]), encoding="utf-8")
+    decisions = {}
+    for graph in ("mt_bench_pair", "mt_bench_pair_both"):
+        with FaultServer(answer=first_position_judge) as server:
+            r = rbg("run", JUDGES / f"{graph}.rbg", items, "--out", tmp_path / f"{graph}.jsonl", "--base-url", server.url, "--no-cache")
+            assert r.exit_code == 0, r.output
+            shown = [re.search(r"Assistant A's Answer\]\n(.*?)\n\[The End", c.body["messages"][-1]["content"], re.S).group(1) for c in server.chats]
+        recs = _records(tmp_path / f"{graph}.jsonl")
+        decisions[graph] = [r["readout"]["decision"] for r in recs]
+        firsts = [json.loads(line)["responses"]["output_1"] for line in items.read_text("utf-8").splitlines()]
+        seconds = [json.loads(line)["responses"]["output_2"] for line in items.read_text("utf-8").splitlines()]
+        expected = sorted(firsts) if graph == "mt_bench_pair" else sorted(firsts + seconds)
+        assert sorted(shown) == expected  # one call per order asked, both answers in one prompt
+    assert decisions == {"mt_bench_pair": ["output_1"] * 4, "mt_bench_pair_both": ["tie"] * 4}
+
+
+def test_the_single_answer_judge_reads_fastchats_rating(tmp_path):
+    with FaultServer(answer=first_position_judge) as server:
+        r = rbg("run", JUDGES / "mt_bench_single.rbg", JUDGES / "answers.jsonl", "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+        assert r.exit_code == 0, r.output
+    assert [rec["readout"]["decision"] for rec in _records(tmp_path / "t.jsonl")] == [7.0] * 6
+
+
+def test_the_decomposed_judges_veto_overrides_the_side_by_side_preference(tmp_path):
+    pair = json.loads((JUDGES / "pairs_math.jsonl").read_text("utf-8").splitlines()[0])
+    harmful = pair["responses"]["a"]
+
+    def judge(body: dict) -> str:
+        user = body["messages"][-1]["content"]
+        if "<response_a>" in user:  # prefers `a` in either order
+            first = re.search(r"<response_a>\n(.*?)\n</response_a>", user, re.S).group(1)
+            return json.dumps({"reason": "r", "preference": "A" if first == harmful else "B"})
+        response = re.search(r"<response>\n(.*?)\n</response>", user, re.S).group(1)
+        if '"answer"' in user:  # the harm check: `a` is harmful
+            return json.dumps({"reason": "r", "answer": response == harmful})
+        return json.dumps({"reason": "r", "score": 4})
+
+    items = tmp_path / "one.jsonl"
+    items.write_text(json.dumps(pair) + "\n", encoding="utf-8")
+    with FaultServer(answer=judge) as server:
+        r = rbg("run", JUDGES / "decomposed.rbg", items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+        assert r.exit_code == 0, r.output
+    (rec,) = _records(tmp_path / "t.jsonl")
+    assert rec["criteria"]["better"]["a"]["value"] == 1.0 and rec["criteria"]["harmful"]["a"]["value"] is True
+    assert rec["readout"]["decision"] == "b"
+
+
+SUITES = sorted(JUDGES.glob("*.toml"))
+
+
+@pytest.mark.parametrize("suite_path", SUITES, ids=[p.name for p in SUITES])
+def test_every_judge_suite_loads_and_its_judge_fits_its_items(suite_path):
+    suite = load_suite(str(suite_path))
+    checked = check_source(Path(suite.judge).read_text("utf-8"), suite.judge)
+    assert checked.graph is not None and not checked.diagnostics, checked.diagnostics
+    items = list(read_items(suite.items))
+    kind = judge_info(checked.graph, items, suite.positive).type
+    assert kind == ("pairwise" if all(it.mode == "pairwise" for it in items) else "ordinal")
+    assert any(c.procedure.startswith("llm.") for c in checked.graph.criteria)
+
+
+def test_every_judge_graph_has_an_audit_suite():
+    judged = {Path(load_suite(str(p)).judge).name for p in SUITES}
+    graphs = {p.name for p in JUDGES.glob("*.rbg")}
+    # mt_bench_pair_both.rbg asks in both orders: a swap only exchanges its two calls.
+    assert graphs - judged == {"mt_bench_pair_both.rbg"}
