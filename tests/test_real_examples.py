@@ -201,13 +201,18 @@ def test_replaying_the_traces_changes_no_decision(name, request, tmp_path):
 # --- the data files are current -------------------------------------------------------
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
-def test_build_script_regenerates_the_committed_data_files(tmp_path):
-    spec = importlib.util.spec_from_file_location("build_examples", ROOT / "scripts" / "build_examples.py")
+def _build(script: str, out: Path) -> list[Path]:
+    """Run a build script of scripts/ into `out`; the files it wrote, relative to `out`."""
+    spec = importlib.util.spec_from_file_location(script, ROOT / "scripts" / f"{script}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.main(["--data", str(DATA), "--out", str(tmp_path)])
-    built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    module.main(["--data", str(DATA), "--out", str(out)])
+    return sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
+def test_build_script_regenerates_the_committed_data_files(tmp_path):
+    built = _build("build_examples", tmp_path)
     assert built
     for rel in built:
         assert (tmp_path / rel).read_bytes() == (EXAMPLES / rel).read_bytes(), rel
@@ -215,11 +220,7 @@ def test_build_script_regenerates_the_committed_data_files(tmp_path):
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
 def test_judge_templates_and_items_are_what_their_build_script_makes(tmp_path):
-    spec = importlib.util.spec_from_file_location("build_mt_bench_judges", ROOT / "scripts" / "build_mt_bench_judges.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.main(["--data", str(DATA), "--out", str(tmp_path)])
-    built = sorted(p.name for p in tmp_path.iterdir())
-    assert {"mt_bench_single.md", "mt_bench_pair.md", "pairs_math.jsonl"} <= set(built)
-    for name in built:
-        assert (tmp_path / name).read_bytes() == (EXAMPLES / "judges" / name).read_bytes(), name
+    built = _build("build_mt_bench_judges", tmp_path)
+    assert {Path("mt_bench_single.md"), Path("mt_bench_pair.md"), Path("pairs_math.jsonl")} <= set(built)
+    for rel in built:
+        assert (tmp_path / rel).read_bytes() == (EXAMPLES / "judges" / rel).read_bytes(), rel

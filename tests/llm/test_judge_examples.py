@@ -73,8 +73,11 @@ def test_the_request_carries_fastchats_prompt_filled_as_fastchat_fills_it(name, 
 
 
 def test_the_pairwise_judge_follows_a_position_biased_server_and_order_both_makes_it_a_tie(tmp_path):
+    lines = PAIRS.read_text("utf-8").splitlines(keepends=True)[:4]
     items = tmp_path / "pairs.jsonl"
-    items.write_text("".join(PAIRS.read_text("utf-8").splitlines(keepends=True)[:4]), encoding="utf-8")
+    items.write_text("".join(lines), encoding="utf-8")
+    firsts = [json.loads(line)["responses"]["output_1"] for line in lines]
+    seconds = [json.loads(line)["responses"]["output_2"] for line in lines]
     decisions = {}
     for graph in ("mt_bench_pair", "mt_bench_pair_both"):
         with FaultServer(answer=first_position_judge) as server:
@@ -83,8 +86,6 @@ def test_the_pairwise_judge_follows_a_position_biased_server_and_order_both_make
             shown = [re.search(r"Assistant A's Answer\]\n(.*?)\n\[The End", c.body["messages"][-1]["content"], re.S).group(1) for c in server.chats]
         recs = _records(tmp_path / f"{graph}.jsonl")
         decisions[graph] = [r["readout"]["decision"] for r in recs]
-        firsts = [json.loads(line)["responses"]["output_1"] for line in items.read_text("utf-8").splitlines()]
-        seconds = [json.loads(line)["responses"]["output_2"] for line in items.read_text("utf-8").splitlines()]
         expected = sorted(firsts) if graph == "mt_bench_pair" else sorted(firsts + seconds)
         assert sorted(shown) == expected  # one call per order asked, both answers in one prompt
     assert decisions == {"mt_bench_pair": ["output_1"] * 4, "mt_bench_pair_both": ["tie"] * 4}
