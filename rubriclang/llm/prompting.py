@@ -43,6 +43,7 @@ TEMPLATES = {
 # `llm.compare { reply = ratings }`: one rating per response in one reply.
 COMPARE_RATINGS = "compare_ratings.v1"
 NUDGE = "nudge.v1"
+PATTERN_NUDGE = "nudge_pattern.v1"  # after a reply an answer pattern cannot read
 
 # `llm.rate { template = prometheus }`: Prometheus's own prompt, whose reply
 # is in Prometheus's format (read by `parsing`), so it asks for no structured
@@ -235,6 +236,8 @@ def render(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> Re
     if criterion.prompt is None and template_choice(criterion) == "prometheus":
         values = {**values, "rubric": prometheus_rubric(criterion, item)}
         nudge_stem = PROMETHEUS[1]
+    elif criterion.params.get("answer", "json") != "json":
+        nudge_stem = PATTERN_NUDGE  # the template asked for its own format, not JSON
     messages = template.fill(values)
     variant = criterion.params.get("prompt_variant")
     if variant:

@@ -141,3 +141,18 @@ def test_every_judge_graph_has_an_audit_suite():
     graphs = {p.name for p in JUDGES.glob("*.rbg")}
     # mt_bench_pair_both.rbg asks in both orders: a swap only exchanges its two calls.
     assert graphs - judged == {"mt_bench_pair_both.rbg"}
+
+
+def test_a_reply_the_pattern_cannot_read_is_asked_again_for_the_templates_format_not_json(tmp_path):
+    items = tmp_path / "pairs.jsonl"
+    items.write_text(PAIRS.read_text("utf-8").splitlines(keepends=True)[0], encoding="utf-8")
+    replies = iter(["Both answers are fine.", "Assistant B is better. [[B]]"])
+    with FaultServer(answer=lambda body: next(replies)) as server:
+        r = rbg("run", JUDGES / "mt_bench_pair.rbg", items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+        assert r.exit_code == 0, r.output
+        retry = server.chats[1].body["messages"]
+    assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
+    assert retry[2]["content"] == "Both answers are fine."
+    note = retry[3]["content"]
+    assert "format asked for above" in note and "JSON" not in note
+    assert _records(tmp_path / "t.jsonl")[0]["readout"]["decision"] == "output_2"
