@@ -276,9 +276,20 @@ def _block(values: dict, specs: tuple[ParamSpec, ...]) -> str:
 def _value(v: Any, ptype: str) -> str:
     if ptype in ("type", "numeric_type"):
         return type_text(v)
+    if ptype == "answer":
+        return _answer(v)
     if ptype == "choice" and isinstance(v, str):
         return v
     return _literal(v, keys_quoted=ptype == "json")
+
+
+def _answer(v: Any) -> str:
+    """`json`, or the checker's form of a pattern, `{"pattern": RE2, "map":
+    {...}}`, as `pattern("RE2", { ... })`."""
+    if not isinstance(v, dict):
+        return v if v == "json" else _literal(v)
+    args = [quote(v["pattern"])] + ([_literal(v["map"])] if v.get("map") else [])
+    return f"pattern({', '.join(args)})"
 
 
 def _literal(v: Any, keys_quoted: bool = False) -> str:
@@ -362,6 +373,9 @@ def _value_ir(v: ast.Value) -> Any:
         return [_value_ir(x) for x in v.items]
     if isinstance(v, ast.MapValue):
         return {_key_ir(e.key): _value_ir(e.value) for e in v.entries}
+    if isinstance(v, ast.Call):  # `pattern(RE2, map)`: the checker's form of it
+        pattern, *mapping = (_value_ir(a) for a in v.args)
+        return {"pattern": pattern, **({"map": mapping[0]} if mapping else {})}
     return v.value
 
 
