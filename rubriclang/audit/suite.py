@@ -20,7 +20,7 @@ from rubriclang.audit.catalog import (
     custom_operator,
     load_catalog,
 )
-from rubriclang.audit.perturb.rules import REASONING_STYLES
+from rubriclang.audit.perturb.llm import REASONING_STYLES
 from rubriclang.errors import LocatedError
 
 TYPO_FIELDS = ("input", "response")
