@@ -274,38 +274,48 @@ class Audit:
 
     def _judge_backends(self, local) -> Callable[[int], list]:
         """backends_for(repeat): the extra backends, the local one, and an LLM
-        backend sampling with seed + repeat when the judge has LLM criteria."""
+        backend sampling with seed + repeat when the judge has LLM criteria
+        (each model profile's seed too, so repeats are distinct samples)."""
         if not any(c.procedure.startswith("llm.") for c in self.graph.criteria):
             return lambda r: [*self.extra, local]
-        from rubriclang.llm.backend import LLMBackend
+        from rubriclang.llm.backend import LLMBackend, Profile
         from rubriclang.llm.client import Sampling
 
         cfg = self.suite.judge_backend
         try:
-            client = self.backends.client(cfg)
+            client, sampling, profiles = self.backends.judges(self.graph, cfg, Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed))
             cache = self.backends.cache
         except BackendUnavailable as exc:
             raise AuditError(f"the judge's LLM backend: {exc}") from None
-        self._client = client
+        self._clients = {None: client, **{name: p.client for name, p in profiles.items()}}
+        self._sampling = sampling
+
+        def reseeded(s: Sampling, r: int) -> Sampling:
+            return attrs.evolve(s, seed=(s.seed or 0) + r)
 
         def backends_for(r: int) -> list:
-            sampling = Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed + r)
-            return [*self.extra, local, LLMBackend(client, cache, sampling)]
+            extra = {name: Profile(p.client, reseeded(p.sampling, r)) for name, p in profiles.items()}
+            return [*self.extra, local, LLMBackend(client, cache, reseeded(sampling, r), profiles=extra)]
 
         return backends_for
 
     async def _check_judge_model(self) -> None:
         from rubriclang.llm.client import LLMError
 
-        client = getattr(self, "_client", None)
-        if client is None:
+        clients = getattr(self, "_clients", None)
+        if clients is None:
             return
-        try:
-            await client.check_model()
-        except LLMError as exc:
-            raise AuditError(f"the judge's LLM backend ({self.suite.judge_backend.describe()}): {exc.message}", "check the [judge] table of the suite") from None
-        cfg = self.suite.judge_backend
-        self.judge_settings = {"model": client.model, "temperature": cfg.temperature, "seed": cfg.seed}
+        checked = set()
+        for name, client in clients.items():
+            if id(client) in checked:
+                continue
+            checked.add(id(client))
+            try:
+                await client.check_model()
+            except LLMError as exc:
+                which = f"model profile `{name}`" if name else self.suite.judge_backend.describe()
+                raise AuditError(f"the judge's LLM backend ({which}): {exc.message}", "check the [judge] table of the suite" if not name else "check the profile in the project config") from None
+        self.judge_settings = {"model": clients[None].model, "temperature": self._sampling.temperature, "seed": self._sampling.seed}
 
     async def _judge_all(self, judge: JudgeInfo, local, sealed, variants, graphs) -> dict:
         from rubriclang.interp.engine import BackendError

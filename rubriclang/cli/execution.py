@@ -171,77 +171,34 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
 
     Criteria that name a model profile (`model = "NAME"`) are answered by
     `[models.NAME]` of the project config; the others by the command line's
-    server, else the config's `default` profile, else the embedded model."""
+    server, else the config's `default` profile, else the embedded model
+    (`rubriclang.llm.connect`, which `rbg audit` shares)."""
     if not uses_llm(graph):
         return None
-    from rubriclang.llm.backend import LLMBackend, Profile
-    from rubriclang.llm.client import OpenAIClient, Sampling
+    from rubriclang.llm.backend import LLMBackend
+    from rubriclang.llm.client import Sampling
+    from rubriclang.llm.connect import ConnectError, Connections, Server
     from rubriclang.llm.parsing import weighted_points
 
-    llm_criteria = [c for c in graph.criteria if c.procedure in LLMBackend.PROCEDURES]
-    named = {c.params.get("model") for c in llm_criteria} - {None}
-    config = _project_config(graph.path) if named or not opts.base_urls else None
-    profiles = config.models if config is not None else {}
-    for c in llm_criteria:
-        name = c.params.get("model")
-        if name is not None and name not in profiles:
-            where = f"{c.span.file}:{c.span.line}:{c.span.column}" if c.span else graph.path
-            found = f"`{config.path}` defines " + (", ".join(f"`{n}`" for n in sorted(profiles)) or "none") if config and config.path else "no rubriclang.toml or [tool.rubriclang] in pyproject.toml was found upward from the graph"
-            raise DataError(f"{where}: criterion `{c.name}` asks for model profile `{name}`, but {found}\n  hint: add a `[models.{name}]` table with `base_url` and `model` to rubriclang.toml beside the graph (docs/judges.md)")
-    sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
-    settings = dict(timeout=opts.timeout, max_retries=opts.max_retries, per_endpoint=opts.per_endpoint)
     if opts.base_urls and opts.model_file:
         raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
-    default_profile = profiles.get("default") if not opts.base_urls else None
-    needs_default = any(c.params.get("model") in (None, "default") for c in llm_criteria) or not named
-    if opts.base_urls:
-        urls = [checked_url(u) for u in opts.base_urls]
-        client = OpenAIClient(urls, opts.model, api_key_from_env(opts.api_key_env), **settings)
-    elif default_profile is not None:
-        client = _profile_client(default_profile, settings)
-        sampling = _profile_sampling(default_profile, sampling)
-    elif needs_default:
-        if opts.model:
-            raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
-        server = _start_embedded(stack, opts.model_file)
-        client = OpenAIClient([server.base_url], server.model, identity=server.identity, **settings)
-    extra = {
-        name: Profile(_profile_client(profiles[name], settings), _profile_sampling(profiles[name], sampling))
-        for name in sorted(named)
-    }
-    if not (opts.base_urls or default_profile is not None or needs_default):
-        client = extra[sorted(named)[0]].client  # every criterion names a profile: the default serves none
+    urls = tuple(checked_url(u) for u in opts.base_urls)
+    server = Server(urls, opts.model, api_key_from_env(opts.api_key_env) if urls else None, opts.model_file, opts.timeout, opts.max_retries, opts.per_endpoint)
+    sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
+    connections = Connections()
+    stack.callback(connections.stop)
+    try:
+        client, sampling, profiles = connections.judges(graph, server, sampling)
+    except ConnectError as exc:
+        if exc.embedded:
+            raise DataError(f"the graph has LLM criteria and no --base-url was given, so they need the embedded model: {exc.message}") from None
+        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     cache = None if opts.no_cache else open_cache(opts.cache)
     if cache is not None:
         stack.callback(cache.close)
     if opts.logprobs and not any(weighted_points(c) for c in graph.criteria):
         click.echo("note: --logprobs weighs `llm.rate` criteria on `score[lo, hi]` with one-digit bounds; this graph has none", err=True)
-    return LLMBackend(client, cache, sampling, use_logprobs=opts.logprobs, profiles=extra)
-
-
-def _project_config(graph_path: str):
-    from rubriclang.config import ConfigError, load_config
-
-    try:
-        return load_config(graph_path if not graph_path.startswith("<") else os.getcwd())
-    except ConfigError as exc:
-        raise DataError(f"{exc.where}: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
-
-
-def _profile_client(profile, settings: dict):
-    from rubriclang.llm.client import OpenAIClient
-
-    key = None
-    if profile.api_key_env:
-        key = os.environ.get(profile.api_key_env)
-        if not key:
-            raise DataError(f"{profile.where}: profile `{profile.name}` reads its key from `{profile.api_key_env}`, which is not set")
-    return OpenAIClient(list(profile.base_urls), profile.model, key, **settings)
-
-
-def _profile_sampling(profile, sampling):
-    """The run's sampling with the profile's own settings over it."""
-    return attrs.evolve(sampling, **profile.sampling)
+    return LLMBackend(client, cache, sampling, use_logprobs=opts.logprobs, profiles=profiles)
 
 
 @contextlib.asynccontextmanager
@@ -332,17 +289,6 @@ def _given(param: str) -> bool:
     ctx = click.get_current_context(silent=True)
     source = ctx.get_parameter_source(param) if ctx is not None else None
     return source not in (None, click.core.ParameterSource.DEFAULT)
-
-
-def _start_embedded(stack: contextlib.ExitStack, model_file: str | None):
-    try:
-        from rubriclang.llm.embedded import EmbeddedError, start_embedded
-    except ImportError as exc:
-        raise DataError(f"the graph has LLM criteria and no --base-url was given, and the embedded model is not available ({exc})") from None
-    try:
-        return stack.enter_context(start_embedded(model_file))
-    except EmbeddedError as exc:
-        raise DataError(f"the graph has LLM criteria and no --base-url was given, so they need the embedded model: {exc}") from None
 
 
 def open_cache(path: str | None):
