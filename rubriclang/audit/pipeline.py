@@ -229,9 +229,11 @@ class Audit:
                 skipped[name] = reason
         graphs: dict = {None: self.graph}
         for pid, patch in sealed.patches.items():
-            missing = patch.missing(self.graph)
+            missing, unknown = patch.missing(self.graph), patch.unknown(self.graph)
             if missing:
                 skipped.setdefault(patch.operator, f"the sealed suite's patch names criteria this judge lacks: {', '.join(missing)}")
+            elif unknown:
+                skipped.setdefault(patch.operator, f"the sealed suite's patch sets {', '.join(f'`{u}`' for u in unknown)}, which no procedure reads (sealed by an older version): seal the suite again with a new --out")
             else:
                 graphs[pid] = patch.apply(self.graph)
         variants = [v for v in sealed.variants if v.operator not in skipped and (v.patch is None or v.patch in graphs)]

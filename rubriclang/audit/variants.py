@@ -138,6 +138,20 @@ class Patch:
         wanted = set(self.criteria) | set(self.criterion_order or ())
         return sorted(wanted - names)
 
+    def unknown(self, graph: CheckedGraph) -> list[str]:
+        """`criterion.key` of what the patch sets that the criterion's
+        procedure has no parameter for (a suite sealed by an older version)."""
+        from rubriclang.catalog import load_catalog
+
+        procedures = load_catalog().procedures
+        out = []
+        for name, params in self.criteria.items():
+            node = graph.nodes.get(name)
+            spec = procedures.get(node.procedure) if isinstance(node, Criterion) else None
+            known = {p.name for p in spec.params} if spec else set()
+            out += [f"{name}.{k}" for k in params if k != PROMPT and k not in known]
+        return sorted(out)
+
     def apply(self, graph: CheckedGraph) -> CheckedGraph:
         criteria = [_patched(c, self.criteria[c.name]) if c.name in self.criteria else c for c in graph.criteria]
         if self.criterion_order:

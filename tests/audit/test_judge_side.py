@@ -160,7 +160,7 @@ def test_criterion_reorder_lists_the_scale_from_the_top_in_the_prompt_without_a_
 def test_the_structural_checks_refuse_what_a_rule_should_never_make():
     c = _judge().graph.nodes["correct"]
     text = prompting.criterion_template_text(c)
-    moved, _ = judge_prompt.format_first(text)
+    moved, _ = judge_prompt.format_first(c, text)
     assert judge_prompt.check_format_first(text, moved) is None
     assert judge_prompt.check_format_first(text, moved.replace("Rate the response", "Judge the response")) is not None
     assert judge_prompt.check_format_first(text, judge_prompt.with_system(moved, "Other.")) is not None
@@ -243,5 +243,28 @@ def test_judge_prompt_operators_rewrite_a_users_own_template_through_the_generat
     assert all([m["role"] for m in b["messages"]] == ["system", "user", "assistant", "user"] for b in judged)
     assert any(b["messages"][3]["content"].startswith("Think step by step, then finish with") for b in judged)
     assert all("response_format" not in b for b in judged)  # the pattern-read reply stays free text
-    flip = next(iter(r["by_item"].values()))
-    assert flip["baseline"]["value"] == 7
+    first = next(iter(r["by_item"].values()))
+    assert first["baseline"]["value"] == 7
+
+
+def test_role_framing_adds_a_system_section_where_the_template_has_none():
+    text = "## user\nGrade this: {{response}}\nReply [[n]].\n"
+    framed = judge_prompt.with_system(text, "You are a strict grader.")
+    assert judge_prompt.template_of(framed).roles == ("system", "user")
+    assert judge_prompt.check_rewrite(text, framed, ("system", "user")) is None
+    assert judge_prompt.system_text(framed) == "You are a strict grader."
+    assert judge_prompt.template_of(judge_prompt.with_system(framed, "Other.")).sections[0] == ("system", "Other.")
+
+
+def test_a_prometheus_judge_keeps_its_reply_instructions_under_instruction_ordering():
+    judge = _judge(f"rubric p {{ version = 1 }}\ncontract {{ scale = ordinal[1, 5] }}\n{BUILT_INS['prometheus']}\nsink c\nreadout pointwise {{ output = ordinal[1, 5] }}\n")
+    patch, [(_, v)] = rule_patch(load_catalog()["instruction_ordering"], judge)
+    assert patch is None and v.verdict == "failed" and "Prometheus" in v.reason
+
+
+def test_a_patch_sealed_by_an_older_version_names_what_no_procedure_reads():
+    graph = _judge().graph
+    old = Patch("instruction_ordering", "instruction_ordering", {"correct": {"prompt_variant": {"format_first": True}}}, None, Validation("structure", "accept"))
+    assert old.unknown(graph) == ["correct.prompt_variant"]
+    current = Patch("p", "prompt_paraphrase", {"correct": {"prompt": "## user\n{{response}}", "anchors": {"1": "x"}}}, None, Validation("llm", "accept"))
+    assert current.unknown(graph) == []

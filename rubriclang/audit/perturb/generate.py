@@ -121,15 +121,14 @@ def rule_patch(op: Operator, judge: JudgeInfo) -> tuple[Patch | None, list[tuple
     for c in judge.llm_criteria:
         original = prompting.criterion_template_text(c)
         if op.name == "instruction_ordering":
-            why = judge_prompt.fixed_reply(c)
-            new, why = (None, why) if why else judge_prompt.format_first(original)
-            check = lambda new: judge_prompt.check_format_first(original, new)  # noqa: E731
+            new, why = judge_prompt.format_first(c, original)
+            problem = new and judge_prompt.check_format_first(original, new)
         elif op.name == "criterion_reorder":
             new, why = judge_prompt.reverse_points(c, original)
-            check = lambda new: judge_prompt.check_reversed(c, original, new)  # noqa: E731
+            problem = new and judge_prompt.check_reversed(c, original, new)
         else:
             raise ValueError(f"no rule for judge-side operator `{op.name}`")
-        v = Validation("structure", "failed", why) if new is None else _structural([check(new)])
+        v = Validation("structure", "failed", why) if new is None else _structural([problem])
         results.append((c.name, v))
         if v.verdict == "accept":
             criteria[c.name] = {PROMPT: new}
@@ -214,8 +213,8 @@ class Generation:
                 param = "anchors" if c.params.get("anchors") else "descriptions"
                 if c.params.get(param):
                     jobs.append((c, param, dict(c.params[param])))
-            elif style and judge_prompt.fixed_reply(c):
-                self.out.record(op.name, f"{pid}:{c.name}", Validation("structure", "failed", judge_prompt.fixed_reply(c)), criterion=c.name)
+            elif style and (why := judge_prompt.fixed_reply(c)):
+                self.out.record(op.name, f"{pid}:{c.name}", Validation("structure", "failed", why), criterion=c.name)
             else:
                 jobs.append((c, op.target, judge_prompt.starting_text(c)))
         results = await asyncio.gather(*(self._llm_text(op, *job, style) for job in jobs))
@@ -223,7 +222,7 @@ class Generation:
         for (c, param, _), (new, v) in zip(jobs, results):
             self.out.record(op.name, f"{pid}:{c.name}", v, criterion=c.name)
             if v.verdict == "accept":
-                criteria[c.name] = {param: new} if param == "anchors" or param == "descriptions" else {PROMPT: new}
+                criteria[c.name] = {param: new} if param in ("anchors", "descriptions") else {PROMPT: new}
         if not criteria:
             return None
         return Patch(pid, op.name, criteria, None, Validation("llm", "accept", f"{len(criteria)} of {len(jobs)} criterion texts accepted"))
@@ -239,7 +238,7 @@ class Generation:
             new, problem, model = await llm.rewrite_text(self.generator, op, param, text)
             if new is None or problem:
                 return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
-            show = lambda t: "\n".join(f"{k}: {v}" for k, v in t.items())  # noqa: E731
+            show = lambda t: "\n".join(f"{k}: {v}" for k, v in t.items())
             return new, await self._validate(op, show(text), show(new))
 
     async def _template_text(self, op: Operator, c, text: str, style: str | None) -> tuple:

@@ -56,12 +56,16 @@ def paragraphs(text: str) -> list[str]:
 # --- instruction ordering ----------------------------------------------------------
 
 
-def format_first(text: str) -> tuple[str | None, str | None]:
-    """(the template with its reply-format part first, or None; why not).
+def format_first(criterion: Criterion, text: str) -> tuple[str | None, str | None]:
+    """(the criterion's template `text` with its reply-format part first, or
+    None; why not).
 
     The rule: the reply-format part is the last paragraph of the last `## user`
     message (so it is in the built-in templates), provided it shows none of
     the judged texts (MATERIAL); it moves to the front of that message."""
+    why = fixed_reply(criterion)
+    if why:
+        return None, why
     template = template_of(text)
     sections = list(template.sections)
     i = _last_user(template)
