@@ -42,7 +42,8 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     unusable server or model.
     """
     from rubriclang.cli.execution import api_key_from_env, checked_url, open_cache
-    from rubriclang.llm.client import LLMError, OpenAIClient, Sampling
+    from rubriclang.llm.client import LLMError, Sampling
+    from rubriclang.llm.connect import ConnectError, Connections, Server
     from rubriclang.llm.compiler import DEFAULT_SAMPLING, CompileLog, SpecError, compile_rubric, default_log_path, load_spec
 
     try:
@@ -54,24 +55,29 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     sampling = Sampling(temperature=temperature, top_p=DEFAULT_SAMPLING.top_p, max_tokens=max_tokens, seed=seed)
     log_path = log_path or default_log_path(out)
     with contextlib.ExitStack() as stack:
-        if base_urls:
-            urls, key, identity = [checked_url(u) for u in base_urls], api_key_from_env(api_key_env), None
-        else:
-            if model:
-                raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
-            server = _embedded(stack, model_file)
-            urls, key, identity, model = [server.base_url], None, server.identity, server.model
+        urls = tuple(checked_url(u) for u in base_urls)
+        if not urls and model:
+            raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
+        key = api_key_from_env(api_key_env) if urls else None
+        connections = Connections()
+        stack.callback(connections.stop)
+        try:
+            client = connections.client(Server(urls, model, key, model_file, timeout, context=_EMBEDDED_CONTEXT, parallel=1))
+        except ConnectError as exc:
+            raise DataError(f"no --base-url was given, so compiling needs the embedded model: {exc.message}") from None
         cache = None if no_cache else open_cache(cache_path)
         if cache is not None:
             stack.callback(cache.close)
 
         async def go():
-            async with OpenAIClient(urls, model, key, timeout=timeout, identity=identity) as client:
+            try:
                 await client.check_model()
                 with CompileLog(log_path) as log:
                     return await compile_rubric(
                         parsed, client, repairs=repairs, constrained=constrained, sampling=sampling, cache=cache, log=log, out=out
                     )
+            finally:
+                await connections.aclose()
 
         try:
             result = asyncio.run(go())
@@ -86,17 +92,6 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     click.echo(f"Compilation failed: no program passed the checker in {n} attempt{'s' if n != 1 else ''}; nothing written.", err=True)
     click.echo(f"  log: {log_path}", err=True)
     raise SystemExit(1)
-
-
-def _embedded(stack: contextlib.ExitStack, model_file: str | None):
-    try:
-        from rubriclang.llm.embedded import EmbeddedError, start_embedded
-    except ImportError as exc:
-        raise DataError(f"no --base-url was given and the embedded model is not available ({exc})") from None
-    try:
-        return stack.enter_context(start_embedded(model_file, ctx_size=_EMBEDDED_CONTEXT, parallel=1))
-    except EmbeddedError as exc:
-        raise DataError(f"no --base-url was given, so compiling needs the embedded model: {exc}") from None
 
 
 def _explain(exc, constrained: bool) -> str:

@@ -3,8 +3,8 @@
 and how a graph's LLM criteria get their judges (the default one, and one
 per model profile: `model = "NAME"` on a criterion, `[models.NAME]` in the
 project config, docs/judges.md). `rbg run` and `rbg eval` (through
-`cli/execution.py: open_llm`) and `rbg audit` (its judge, generator,
-validator and planner) all connect through `Connections`.
+`cli/execution.py: open_llm`), `rbg compile` and `rbg audit` (its judge,
+generator, validator and planner) all connect through `Connections`.
 
 Importing this module costs no HTTP client: clients are built on demand.
 """
@@ -43,6 +43,9 @@ class Server:
     timeout: float = 120.0
     max_retries: int = 5
     per_endpoint: int = 16
+    # The embedded model's context and parallel requests (None: its defaults, sized for judging).
+    context: int | None = None
+    parallel: int | None = None
 
 
 class Connections:
@@ -51,7 +54,7 @@ class Connections:
     embedded servers."""
 
     def __init__(self):
-        self._embedded: dict[str | None, object] = {}
+        self._embedded: dict[tuple, object] = {}
         self._servers = contextlib.ExitStack()
         self.clients: list = []
 
@@ -69,22 +72,25 @@ class Connections:
                     f"the model `{server.model}` is named without a server: the embedded model serves only its own",
                     "give the server's URL (`--base-url`, or `base_url` in the suite's table), or drop the model name",
                 )
-            embedded = self._start(server.model_file)
+            embedded = self._start(server)
             client = OpenAIClient([embedded.base_url], embedded.model, identity=embedded.identity, **settings)
         self.clients.append(client)
         return client
 
-    def _start(self, model_file: str | None):
-        if model_file not in self._embedded:
+    def _start(self, server: Server):
+        """The embedded server for `server`'s model file and sizes, started once."""
+        key = (server.model_file, server.context, server.parallel)
+        if key not in self._embedded:
             try:
                 from rubriclang.llm.embedded import EmbeddedError, start_embedded
             except ImportError as exc:  # pragma: no cover - a broken install
                 raise ConnectError(f"the embedded model is not available ({exc})", embedded=True) from None
+            sizes = {k: v for k, v in (("ctx_size", server.context), ("parallel", server.parallel)) if v is not None}
             try:
-                self._embedded[model_file] = self._servers.enter_context(start_embedded(model_file))
+                self._embedded[key] = self._servers.enter_context(start_embedded(server.model_file, **sizes))
             except EmbeddedError as exc:
                 raise ConnectError(f"the embedded model could not start: {exc}", embedded=True) from None
-        return self._embedded[model_file]
+        return self._embedded[key]
 
     def profile_client(self, profile, base: Server):
         """A client for a model profile of the project config, with `base`'s
