@@ -43,8 +43,8 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     """
     from rubriclang.cli.execution import api_key_from_env, checked_url, open_cache
     from rubriclang.llm.client import LLMError, Sampling
-    from rubriclang.llm.connect import ConnectError, Connections, Server
     from rubriclang.llm.compiler import DEFAULT_SAMPLING, CompileLog, SpecError, compile_rubric, default_log_path, load_spec
+    from rubriclang.llm.connect import ConnectError, Connections, Server
 
     try:
         parsed = load_spec(spec)
@@ -56,15 +56,15 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     log_path = log_path or default_log_path(out)
     with contextlib.ExitStack() as stack:
         urls = tuple(checked_url(u) for u in base_urls)
-        if not urls and model:
-            raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
         key = api_key_from_env(api_key_env) if urls else None
         connections = Connections()
         stack.callback(connections.stop)
         try:
             client = connections.client(Server(urls, model, key, model_file, timeout, context=_EMBEDDED_CONTEXT, parallel=1))
         except ConnectError as exc:
-            raise DataError(f"no --base-url was given, so compiling needs the embedded model: {exc.message}") from None
+            if exc.embedded:
+                raise DataError(f"no --base-url was given, so compiling needs the embedded model: {exc.message}") from None
+            raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
         cache = None if no_cache else open_cache(cache_path)
         if cache is not None:
             stack.callback(cache.close)
