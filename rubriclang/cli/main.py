@@ -63,8 +63,16 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(package_name="rubriclang", message="%(prog)s %(version)s")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """rubriclang: typed rubric graphs (.rbg) for LLM judges."""
+    # Whatever a message or listing quotes (item ids, replies, paths), no
+    # control character reaches the terminal. Not for the language server:
+    # its stdout is a JSON-RPC channel.
+    if ctx.invoked_subcommand != "lsp":
+        from rubriclang.safetext import guard_standard_streams
+
+        guard_standard_streams()
 
 
 # Commands that only read files and print: when they are done, the process

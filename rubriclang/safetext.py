@@ -1,0 +1,92 @@
+"""Text safe to show: no control characters from data reach a terminal or a
+text report.
+
+An item id, a response, a model's reply or a rubric's string can hold ESC,
+other C0 and C1 controls, bidirectional overrides or lone surrogates; printed
+raw they would move the cursor, retitle or clear the terminal, hide text, or
+fail to encode. `printable` shows each as U+FFFD, keeping the newlines and
+tabs that lay the text out. The `rbg` command guards its standard output and
+error with it (`guard_standard_streams`), so every message, summary and
+listing is covered whatever it quotes; renderers that colour their output
+themselves sanitize the data they paint and write `unguarded`. Data files
+(traces, caches, JSON Lines) keep the exact text.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import unicodedata
+
+REPLACEMENT = "\ufffd"
+# Controls (C0, DEL, C1), format characters (bidi overrides, zero-width
+# joiners) and surrogates: none of them is something to show.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
+
+
+def is_unsafe(ch: str) -> bool:
+    """Whether the character is never shown raw."""
+    return unicodedata.category(ch) in _UNSAFE_CATEGORIES
+
+
+def printable(text: str, keep: str = "\n\t") -> str:
+    """`text` with every unsafe character not in `keep` replaced by U+FFFD."""
+    probe = text
+    for ch in keep:
+        probe = probe.replace(ch, "")
+    if probe.isprintable():  # the common case, at C speed
+        return text
+    return "".join(REPLACEMENT if ch not in keep and is_unsafe(ch) else ch for ch in text)
+
+
+def one_line(text: str) -> str:
+    """`text` for a place that must stay on one line (a heading, a label, a
+    table cell): newlines and tabs are replaced too."""
+    return printable(text, keep="")
+
+
+class _Guarded(io.TextIOBase):
+    """A text stream that writes `printable` text to another."""
+
+    def __init__(self, stream):
+        self.raw_stream = stream
+
+    def write(self, s: str) -> int:
+        if not isinstance(s, str):  # click probes for binary streams with b""
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        self.raw_stream.write(printable(s))
+        return len(s)
+
+    def flush(self) -> None:
+        self.raw_stream.flush()
+
+    def isatty(self) -> bool:
+        return self.raw_stream.isatty()
+
+    def fileno(self) -> int:
+        return self.raw_stream.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self):
+        return getattr(self.raw_stream, "encoding", None)
+
+    @property
+    def errors(self):
+        return getattr(self.raw_stream, "errors", None)
+
+
+def guard_standard_streams() -> None:
+    """Route `sys.stdout` and `sys.stderr` through `printable` (once)."""
+    if not isinstance(sys.stdout, _Guarded):
+        sys.stdout = _Guarded(sys.stdout)
+    if not isinstance(sys.stderr, _Guarded):
+        sys.stderr = _Guarded(sys.stderr)
+
+
+def unguarded(stream):
+    """The stream under a guard, for output that carries its own colour codes
+    and has sanitized its data already."""
+    return stream.raw_stream if isinstance(stream, _Guarded) else stream
