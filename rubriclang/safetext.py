@@ -46,7 +46,9 @@ def one_line(text: str) -> str:
 
 
 class _Guarded(io.TextIOBase):
-    """A text stream that writes `printable` text to another."""
+    """A text stream that writes `printable` text to another. A carriage
+    return that starts a write is kept: it is a progress line redrawing
+    itself (every message is one write, and none starts with data)."""
 
     def __init__(self, stream):
         self.raw_stream = stream
@@ -54,7 +56,8 @@ class _Guarded(io.TextIOBase):
     def write(self, s: str) -> int:
         if not isinstance(s, str):  # click probes for binary streams with b""
             raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-        self.raw_stream.write(printable(s))
+        redraw = "\r" if s.startswith("\r") else ""
+        self.raw_stream.write(redraw + printable(s[len(redraw) :]))
         return len(s)
 
     def flush(self) -> None:

@@ -251,3 +251,29 @@ def test_dot_labels_are_escaped_whatever_they_hold(tmp_path):
     tooltip = re.search(r'tooltip=("(?:[^"\\]|\\.)*")', dot).group(1)
     assert tooltip == '"Is \\"it\\" \\\\ right?\\n<b>\ufffd"'
     assert controls(dot) == set()
+
+
+# -- the sanitizer ---------------------------------------------------------------------
+
+
+def test_printable_keeps_text_newlines_and_tabs_and_replaces_every_control():
+    from rubriclang.safetext import one_line, printable
+
+    text = "naïve 日本語 ✓ a\tb\nc"
+    assert printable(text) == text
+    assert controls(printable(NASTY + "\x00\x7f\x85\u200b\ufeff")) == set()
+    assert one_line("a\nb\tc") == "a\ufffdb\ufffdc"
+
+
+def test_a_progress_line_redraws_itself_but_data_cannot_return_the_carriage():
+    import io
+
+    from rubriclang.safetext import _Guarded
+
+    sink = io.StringIO()
+    guarded = _Guarded(sink)
+    guarded.write("\r  12 judgments")
+    guarded.write("item ok\rFORGED")
+    assert sink.getvalue() == "\r  12 judgments" + "item ok\ufffdFORGED"
+    with pytest.raises(TypeError):
+        guarded.write(b"bytes")
