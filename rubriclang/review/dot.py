@@ -26,7 +26,7 @@ class GraphvizMissing(Exception):
 
 def quote(text: str) -> str:
     """A DOT double-quoted string (backslashes first: the escapes use them);
-    control characters other than newlines are shown as U+FFFD."""
+    control characters other than newlines as `\\uXXXX` escapes."""
     text = printable(text, keep="\n")
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 

@@ -96,7 +96,7 @@ def test_replay_lists_item_ids_with_no_control_character(traced, tmp_path):
     result = rbg("replay", new, traces)
     assert "item item" in result.output  # the changed decisions are listed by id
     assert controls(shown(result)) == set()
-    assert "\ufffd" in result.output
+    assert "\\u001b]0;owned\\u0007" in result.output  # shown, escaped
 
 
 def test_diff_impact_lists_item_ids_with_no_control_character(traced, tmp_path):
@@ -139,7 +139,29 @@ def test_diff_of_prose_with_control_characters_shows_none_even_in_colour(tmp_pat
     coloured = rbg("diff", old, new, "--color")
     assert OUR_COLOURS.search(coloured.output)  # colour is still on
     assert controls(OUR_COLOURS.sub("", coloured.output)) == set()
-    assert "\ufffd" in coloured.output
+    assert "\\u001b[2J" in coloured.output and "\\u009b" in coloured.output
+
+
+def test_json_on_standard_output_keeps_the_exact_text(traced, tmp_path):
+    _, traces, rows = traced
+    new = tmp_path / "new.rbg"
+    new.write_text(ANNOTATED.replace("weights = [1, 1]", "weights = [3, 1]"))
+    result = rbg("diff", traced[0], new, "--traces", traces, "--format", "json")
+    assert controls(result.output) == set()
+    items = {d["item"] for d in json.loads(result.output)["impact"]["differences"]}
+    assert items and items <= {row["id"] for row in rows}
+
+
+def test_fmt_of_standard_input_writes_the_source_exactly(tmp_path):
+    # Unsafe characters in a comment are the user's to keep.
+    source = LLM_GRAPH.replace("How correct is the response?", "Is it right? \U0001F468\u200d\U0001F469 \u0628\u200c\u0647")
+    source = source.replace("sink correct", "# odd \x85 comment \u202e\nsink correct")
+    path = tmp_path / "g.rbg"
+    path.write_text(source)
+    assert rbg("fmt", path).exit_code == 0
+    result = rbg("fmt", "-", input=source)
+    assert result.exit_code == 0, result.output
+    assert result.output == path.read_text() and "# odd \x85 comment \u202e\n" in result.output
 
 
 def test_check_shows_paths_and_lines_with_control_characters_printable(tmp_path):
@@ -173,7 +195,7 @@ def test_audit_report_txt_and_output_show_item_ids_printable(tmp_path, monkeypat
     result = rbg("audit", suite, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     text = (tmp_path / "out" / "report.txt").read_text()
-    assert "Missed degradations" in text and "\ufffd" in text  # ids are listed
+    assert "Missed degradations" in text and "\\u001b[2J" in text  # ids are listed, escaped
     assert controls(text) == set() and controls(shown(result)) == set()
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert any(NASTY in f["variant"] for f in report["misses"])  # the data keeps them
@@ -238,7 +260,7 @@ def test_mermaid_title_and_labels_stay_inside_the_picture(tmp_path):
         assert lines[start + 2] == "---" and lines[start + 1].startswith("title: ")
         title = lines[start + 1]
         assert "<" not in title and ">" not in title and "&" not in title
-        assert json.loads(title.removeprefix("title: ")) == "judged: t\ufffd---\ufffd<img src=x onerror=alert(1)>`x` & #35;"
+        assert json.loads(title.removeprefix("title: ")) == "judged: t\\u000a---\\u000a<img src=x onerror=alert(1)>`x` & #35;"
         assert _html_outside_code(md) == []
 
 
@@ -249,7 +271,7 @@ def test_dot_labels_are_escaped_whatever_they_hold(tmp_path):
     assert result.exit_code == 0, result.output
     dot = result.output
     tooltip = re.search(r'tooltip=("(?:[^"\\]|\\.)*")', dot).group(1)
-    assert tooltip == '"Is \\"it\\" \\\\ right?\\n<b>\ufffd"'
+    assert tooltip == '"Is \\"it\\" \\\\ right?\\n<b>\\\\u001b"'
     assert controls(dot) == set()
 
 
@@ -262,7 +284,7 @@ def test_printable_keeps_text_newlines_and_tabs_and_replaces_every_control():
     text = "naïve 日本語 ✓ a\tb\nc"
     assert printable(text) == text
     assert controls(printable(NASTY + "\x00\x7f\x85\u200b\ufeff")) == set()
-    assert one_line("a\nb\tc") == "a\ufffdb\ufffdc"
+    assert one_line("a\nb\tc") == "a\\u000ab\\u0009c"
 
 
 def test_a_progress_line_redraws_itself_but_data_cannot_return_the_carriage():
@@ -274,6 +296,6 @@ def test_a_progress_line_redraws_itself_but_data_cannot_return_the_carriage():
     guarded = _Guarded(sink)
     guarded.write("\r  12 judgments")
     guarded.write("item ok\rFORGED")
-    assert sink.getvalue() == "\r  12 judgments" + "item ok\ufffdFORGED"
+    assert sink.getvalue() == "\r  12 judgments" + "item ok\\u000dFORGED"
     with pytest.raises(TypeError):
         guarded.write(b"bytes")
