@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from llm.conftest import fault_server  # noqa: F401 (a fixture)
+from conftest import GOOD as LLM_GRAPH
+from .llm_fixtures import fault_server  # noqa: F401 (a fixture)
 from llm.fault_server import reply
 from rubriclang.cli.main import cli
 
@@ -36,17 +37,6 @@ node quality = reduce.weighted_mean(inputs: [fluent, relevant]) { weights = [1, 
 sink quality
 readout pointwise { output = ordinal[1, 5] }
 """
-
-LLM_GRAPH = """rubric judged { version = 1 }
-contract { scale = score[1, 5] }
-criterion correct: ordinal[1, 5] = llm.rate {
-  question = "How correct is the response?"
-  anchors = { 1: "Wrong.", 5: "Correct." }
-}
-sink correct
-readout pointwise { output = ordinal[1, 5] }
-"""
-
 
 def controls(text: str) -> set[str]:
     """The characters of `text` a terminal would act on (newlines and tabs aside)."""
@@ -260,7 +250,7 @@ def test_mermaid_title_and_labels_stay_inside_the_picture(tmp_path):
         assert lines[start + 2] == "---" and lines[start + 1].startswith("title: ")
         title = lines[start + 1]
         assert "<" not in title and ">" not in title and "&" not in title
-        assert json.loads(title.removeprefix("title: ")) == "judged: t\\u000a---\\u000a<img src=x onerror=alert(1)>`x` & #35;"
+        assert json.loads(title.removeprefix("title: ")) == "demo: t\\u000a---\\u000a<img src=x onerror=alert(1)>`x` & #35;"
         assert _html_outside_code(md) == []
 
 

@@ -5,33 +5,22 @@ successful reply, live or through a batch import."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from llm.conftest import fault_server  # noqa: F401 (a fixture)
-from llm.fault_server import FaultServer, reply, status
+from conftest import GOOD
+from .llm_fixtures import chat, client, fault_server, write_items  # noqa: F401 (fault_server: a fixture)
+from llm.fault_server import reply, status
 from rubriclang.cli.main import cli
-from rubriclang.llm.client import ChatRequest, LLMError, OpenAIClient
+from rubriclang.llm.client import LLMError
 from rubriclang.llm.redact import MASK, Redactor
 
 KEY = "sk-SENTINEL12-9f8e7d6c5b4a3210zyxw"
 # The error body's message quotes `Bearer KEY`; the client shows 300 characters of it.
 CUT = 300
-
-GRAPH = """rubric judged { version = 1 }
-contract { scale = score[1, 5] }
-criterion correct: ordinal[1, 5] = llm.rate {
-  question = "How correct is the response?"
-  anchors = { 1: "Wrong.", 5: "Correct." }
-}
-sink correct
-readout pointwise { output = ordinal[1, 5] }
-"""
-
 
 def windows(secret: str, n: int = 8) -> set[bytes]:
     return {secret[i : i + n].encode() for i in range(len(secret) - n + 1)}
@@ -92,21 +81,6 @@ def test_json_values_are_redacted_in_every_string():
 # -- the client, against a server quoting the header -----------------------------
 
 
-def _client(server: FaultServer, **kw) -> OpenAIClient:
-    kw = {"timeout": 5.0, "max_retries": 0, "backoff_base": 0.001, "seed": 1, **kw}
-    return OpenAIClient([server.url], "judge", KEY, **kw)
-
-
-def _chat(client: OpenAIClient):
-    async def go():
-        try:
-            return await client.chat(ChatRequest(({"role": "user", "content": "Rate this."},)))
-        finally:
-            await client.aclose()
-
-    return asyncio.run(go())
-
-
 # Prefix lengths that put `Bearer KEY` before, across and after the cut.
 _STRADDLING = sorted({CUT - len("Bearer ") - len(KEY) - 1, *range(CUT - len(KEY) - 8, CUT + 1, 3), CUT - 8, CUT - 1})
 
@@ -117,7 +91,7 @@ def test_an_error_body_quoting_the_key_across_the_cut_leaks_no_piece_of_it(fault
     server.script(*[status(code, "x" * n + " {authorization} trailing") for n in _STRADDLING])
     for n in _STRADDLING:
         with pytest.raises(LLMError) as info:
-            _chat(_client(server))
+            chat(client(server, KEY))
         err = info.value
         assert not leaked(err.message) and not leaked(str(err)), (n, err.message)
     assert all(c.authorization == f"Bearer {KEY}" for c in server.chats)
@@ -126,7 +100,7 @@ def test_an_error_body_quoting_the_key_across_the_cut_leaks_no_piece_of_it(fault
 def test_a_reply_quoting_the_key_is_returned_redacted(fault_server):
     server = fault_server(api_key=KEY)
     server.script(reply('{"score": 4, "reason": "you sent {authorization}"}'))
-    completion = _chat(_client(server))
+    completion = chat(client(server, KEY))
     assert not leaked(completion.text)
     assert json.loads(completion.text)["score"] == 4
 
@@ -139,9 +113,8 @@ def run_files(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     g = tmp_path / "g.rbg"
-    g.write_text(GRAPH)
-    items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps({"id": f"i{k}", "prompt": "Q?", "response": f"answer {k}"}) + "\n" for k in range(8)))
+    g.write_text(GOOD)
+    items = write_items(tmp_path, 8)
     return g, items
 
 

@@ -5,7 +5,6 @@ is stored."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import time
@@ -13,21 +12,12 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from llm.conftest import fault_server  # noqa: F401 (a fixture)
+from conftest import GOOD
+from .llm_fixtures import chat, client, fault_server, write_items  # noqa: F401 (fault_server: a fixture)
 from llm.fault_server import Fault, FaultServer, trickle
 from rubriclang.cli.main import cli
 from rubriclang.llm import client as client_module
-from rubriclang.llm.client import DEFAULT_MAX_REPLY_BYTES, ChatRequest, LLMError, OpenAIClient
-
-GRAPH = """rubric judged { version = 1 }
-contract { scale = score[1, 5] }
-criterion correct: ordinal[1, 5] = llm.rate {
-  question = "How correct is the response?"
-  anchors = { 1: "Wrong.", 5: "Correct." }
-}
-sink correct
-readout pointwise { output = ordinal[1, 5] }
-"""
+from rubriclang.llm.client import DEFAULT_MAX_REPLY_BYTES, LLMError, OpenAIClient
 
 # Each byte comes well inside the read timeout: only an overall deadline ends it.
 BYTE_EVERY = 0.25
@@ -36,18 +26,7 @@ DEADLINE = 0.6
 
 
 def _client(server: FaultServer, **kw) -> OpenAIClient:
-    kw = {"timeout": READ_TIMEOUT, "max_retries": 0, "backoff_base": 0.001, "seed": 1, **kw}
-    return OpenAIClient([server.url], "judge", **kw)
-
-
-def _chat(client: OpenAIClient):
-    async def go():
-        try:
-            return await client.chat(ChatRequest(({"role": "user", "content": "Rate this."},)))
-        finally:
-            await client.aclose()
-
-    return asyncio.run(go())
+    return client(server, **{"timeout": READ_TIMEOUT, **kw})
 
 
 def _big_reply(size: int) -> bytes:
@@ -63,7 +42,7 @@ def test_a_trickling_answer_is_cut_at_the_deadline_not_waited_for(fault_server):
     server.script(trickle(BYTE_EVERY))
     started = time.monotonic()
     with pytest.raises(LLMError) as info:
-        _chat(_client(server, deadline=DEADLINE))
+        chat(_client(server, deadline=DEADLINE))
     # The whole answer (a few hundred bytes) would take over a minute.
     assert time.monotonic() - started < 30
     assert info.value.kind == "timeout"
@@ -73,7 +52,7 @@ def test_a_trickling_answer_is_cut_at_the_deadline_not_waited_for(fault_server):
 def test_a_request_past_its_deadline_is_retried_like_a_timeout(fault_server):
     server = fault_server()
     server.script(trickle(BYTE_EVERY))
-    completion = _chat(_client(server, deadline=DEADLINE, max_retries=2))
+    completion = chat(_client(server, deadline=DEADLINE, max_retries=2))
     assert completion.attempts == 2 and len(server.chats) == 2
     assert json.loads(completion.text)["score"] == 4
 
@@ -82,7 +61,7 @@ def test_giving_up_after_deadlines_says_so(fault_server):
     server = fault_server()
     server.script(trickle(BYTE_EVERY), trickle(BYTE_EVERY))
     with pytest.raises(LLMError) as info:
-        _chat(_client(server, deadline=DEADLINE, max_retries=1))
+        chat(_client(server, deadline=DEADLINE, max_retries=1))
     assert info.value.kind == "timeout" and info.value.attempts == 2
     assert "deadline" in info.value.message and "gave up after 2 attempts" in info.value.message
 
@@ -101,7 +80,7 @@ def test_a_reply_over_the_cap_fails_the_call_without_a_retry(fault_server, chunk
     server = fault_server()
     server.script(Fault(status=200, body=_big_reply(50_000), chunked=chunked))
     with pytest.raises(LLMError) as info:
-        _chat(_client(server, max_reply_bytes=10_000, max_retries=3))
+        chat(_client(server, max_reply_bytes=10_000, max_retries=3))
     assert info.value.kind == "reply_too_large"
     assert "more than 10000 bytes" in info.value.message
     assert len(server.chats) == 1  # the same request would be answered at length again
@@ -110,7 +89,7 @@ def test_a_reply_over_the_cap_fails_the_call_without_a_retry(fault_server, chunk
 def test_a_reply_under_the_cap_is_read_whole(fault_server):
     server = fault_server()
     server.script(Fault(status=200, body=_big_reply(9_000), chunked=True))
-    assert len(_chat(_client(server, max_reply_bytes=10_000)).text) == 9_000
+    assert len(chat(_client(server, max_reply_bytes=10_000)).text) == 9_000
 
 
 def test_the_cap_holds_on_httpx_own_transport_too(fault_server, monkeypatch):
@@ -120,7 +99,7 @@ def test_the_cap_holds_on_httpx_own_transport_too(fault_server, monkeypatch):
     server = fault_server()
     server.script(Fault(status=200, body=_big_reply(50_000), chunked=True))
     with pytest.raises(LLMError) as info:
-        _chat(_client(server, max_reply_bytes=10_000))
+        chat(_client(server, max_reply_bytes=10_000))
     assert info.value.kind == "reply_too_large"
 
 
@@ -135,9 +114,8 @@ def test_the_default_cap_is_8_mib(fault_server):
 def run_files(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     g = tmp_path / "g.rbg"
-    g.write_text(GRAPH)
-    items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps({"id": f"i{k}", "prompt": "Q?", "response": f"answer {k}"}) + "\n" for k in range(3)))
+    g.write_text(GOOD)
+    items = write_items(tmp_path, 3)
     return g, items
 
 
