@@ -11,6 +11,7 @@ audit reports inherit it; text is always redacted before it is shortened.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
@@ -32,13 +33,13 @@ class Redactor:
         self.secret = secret or None
         self._grams: frozenset[str] = frozenset()
         self._probes: tuple[str, ...] = ()
+        # Whether the key reads the same inside a JSON string (no quote,
+        # backslash or control character to escape).
+        self._plain_in_json = self.secret is not None and json.dumps(self.secret, ensure_ascii=False)[1:-1] == self.secret
         if self.secret and len(self.secret) >= FRAGMENT:
             s = self.secret
             self._grams = frozenset(s[i : i + FRAGMENT] for i in range(len(s) - FRAGMENT + 1))
             self._probes = tuple(dict.fromkeys(s[i : i + _PROBE] for i in range(0, len(s) - _PROBE + 1, _PROBE)))
-
-    def __bool__(self) -> bool:
-        return self.secret is not None
 
     def text(self, text: str) -> str:
         """`text` with the key and every 8+ character piece of it masked (a
@@ -79,15 +80,27 @@ class Redactor:
 
     def json(self, value: Any) -> Any:
         """A JSON value with every string in it redacted (keys too)."""
-        if self.secret is None:
+        if self.secret is None or value is None:
             return value
+        if isinstance(value, (list, dict)) and self._plain_in_json:
+            # Logprobs are thousands of small strings: one look at their JSON
+            # text (at C speed) usually shows there is nothing to redact.
+            try:
+                blob = json.dumps(value, ensure_ascii=False)
+            except (TypeError, ValueError):
+                blob = None
+            if blob is not None and not (self._spans(blob) if self._grams else self.secret in blob):
+                return value
+        return self._walk(value)
+
+    def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
             # A string shorter than the shortest hidden run cannot hold one.
             return value if len(value) < min(FRAGMENT, len(self.secret)) else self.text(value)
         if isinstance(value, list):
-            return [self.json(v) for v in value]
+            return [self._walk(v) for v in value]
         if isinstance(value, dict):
-            return {self.json(k): self.json(v) for k, v in value.items()}
+            return {self._walk(k): self._walk(v) for k, v in value.items()}
         return value
 
     def completion(self, completion):

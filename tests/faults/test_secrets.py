@@ -76,6 +76,13 @@ def test_json_values_are_redacted_in_every_string():
     out = Redactor(KEY).json(value)
     assert not leaked(json.dumps(out))
     assert out["tokens"][0]["top"][0]["token"] == "sk"
+    assert Redactor(KEY).json(out) == out  # nothing left to redact: the value as it is
+
+
+def test_a_key_that_json_would_escape_is_still_found_in_json_values():
+    key = 'sk-"quoted"\\-0123456789'
+    out = Redactor(key).json({"a": [f"x{key[2:14]}y", 3]})
+    assert out == {"a": [f"x{MASK}y", 3]}
 
 
 # -- the client, against a server quoting the header -----------------------------
