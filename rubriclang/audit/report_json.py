@@ -20,6 +20,7 @@ from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, mean_estima
 from rubriclang.audit.seal import Sealed
 from rubriclang.audit.variants import Variant, texts
 from rubriclang.interp.items import Item
+from rubriclang.safetext import printable
 
 SCHEMA = "rubriclang.audit.report/1"
 
@@ -313,7 +314,7 @@ def _value(s: dict) -> str:
 
 
 def render_text(report: dict, max_flips: int = 10) -> str:
-    """A few lines for a terminal and `report.txt`."""
+    """A few lines for a terminal and `report.txt`, printable."""
     j, m = report["judge"], report["metrics"]
     head = (
         f"Audit of `{j['name']}` ({j['type']} judge) on {report['counts']['items']} items x {report['suite']['repeats']} repeats, "
@@ -356,4 +357,6 @@ def render_text(report: dict, max_flips: int = 10) -> str:
     if report.get("summary") and report["summary"].get("text"):
         lines.append("Summary (written by an LLM; check it against the figures):")
         lines.append("  " + report["summary"]["text"])
-    return "\n".join(lines) + "\n"
+    # Item ids, variant names and the model's summary are data: no control
+    # character of theirs reaches a terminal or report.txt.
+    return printable("\n".join(lines) + "\n")
