@@ -179,3 +179,25 @@ def test_eval_prints_no_numpy_warnings_on_constant_figures(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "" and "Warning" not in proc.stdout
     assert "n/a" in proc.stdout
+
+
+RESCALED = """rubric rs { version = 1 }
+contract { scale = score[1, 5] }
+criterion a: score[0, 1] = recorded.value { key = "a" }
+criterion b: ordinal[1, 3] = recorded.value { key = "b" }
+node a5 = transform.rescale(value: a) { to = score[1, 5] }
+node b5 = transform.rescale(value: b) { to = score[1, 5] }
+node m = reduce.mean(inputs: [a5, b5])
+sink m
+readout pointwise { output = ordinal[1, 5] }
+"""
+
+
+def test_a_baseline_rescaling_criteria_as_the_graph_does_agrees_with_it_exactly(tmp_path):
+    g = write(tmp_path / "g.rbg", RESCALED)
+    # Values that land on quantization boundaries after rescaling (x.5).
+    rows = [pointwise(i, 1 + i % 5, a=[0.0, 0.125, 0.375, 0.625, 1.0][i % 5], b=1 + i % 3) for i in range(45)]
+    items = write_items(tmp_path / "items.jsonl", rows)
+    mode = _json(rbg("eval", g, items, "--format", "json"))["modes"]["pointwise"]
+    assert mode["metrics"]["rs"] == mode["metrics"]["equal baseline"]
+    assert mode["confusion"] is None and mode["differences"]["equal baseline"]["exact"]["value"] == 0
