@@ -115,6 +115,11 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
         columns.insert(i, cols[0])
         columns.extend(cols[1:])
     notes = [n] if (n := no_baseline(graphs[0], baseline)) else []
+    if traces:
+        ids = {it.id for it in item_list}
+        for t, outs in dict(zip(per_graph, outcomes)).items():
+            if extra := sum(1 for item, _, _ in outs if item not in ids):
+                notes.append(f"{extra} records of `{t}` are for items not in `{items}`: not scored")
     report = do_eval(graphs[0], item_list, gold, columns, mode, notes)
     click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2) if fmt == "json" else render_text(report))
     if llm_backend is not None:

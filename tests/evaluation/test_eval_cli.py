@@ -201,3 +201,13 @@ def test_a_baseline_rescaling_criteria_as_the_graph_does_agrees_with_it_exactly(
     mode = _json(rbg("eval", g, items, "--format", "json"))["modes"]["pointwise"]
     assert mode["metrics"]["rs"] == mode["metrics"]["equal baseline"]
     assert mode["confusion"] is None and mode["differences"]["equal baseline"]["exact"]["value"] == 0
+
+
+def test_traced_items_missing_from_the_items_are_counted_in_a_note(tmp_path):
+    g = write(tmp_path / "g.rbg", SCORE)
+    traces = tmp_path / "t.jsonl"
+    rbg("run", g, _score_items(tmp_path, n=10), "--out", traces)
+    fewer = write_items(tmp_path / "few.jsonl", [pointwise(i, 3, a=3, b=3, c=3) for i in range(4)])
+    report = _json(rbg("eval", g, fewer, "--traces", traces, "--format", "json"))
+    assert report["notes"] == [f"6 records of `{traces}` are for items not in `{fewer}`: not scored"]
+    assert report["modes"]["pointwise"]["scored"] == 4
