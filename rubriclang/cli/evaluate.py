@@ -64,7 +64,9 @@ def evaluate(paths, traces, baseline, labels, min_coverage, mode, concurrency, a
 def _names(graphs, paths) -> list[str]:
     """Column names: each rubric's name, or its path where names repeat."""
     names = [g.name for g in graphs]
-    return [n if names.count(n) == 1 and n not in ("equal baseline", "graph-weights baseline") else p for n, p in zip(names, paths)]
+    out = [n if names.count(n) == 1 and not n.endswith(" baseline") else p for n, p in zip(names, paths)]
+    # The same file given twice: numbered, so no column hides another.
+    return [n if out.count(n) == 1 else f"{n} #{out[:i].count(n) + 1}" for i, n in enumerate(out)]
 
 
 def _same_task(graphs, paths) -> None:

@@ -283,6 +283,8 @@ def evaluate(
     by mode (`mode`, or each item's shape)."""
     if not columns:
         raise ValueError("evaluate needs at least one column")
+    if len({c.name for c in columns}) < len(columns):
+        raise ValueError("column names must be unique")
     by_mode: dict[str, list[Item]] = {}
     for it in items:
         by_mode.setdefault(mode or it.mode, []).append(it)
