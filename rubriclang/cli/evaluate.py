@@ -81,6 +81,15 @@ def _same_task(graphs, paths) -> None:
             )
 
 
+def _same_modes(items, mode, traces, outcomes) -> None:
+    """Traced items must be judged in the mode the items (or --mode) give."""
+    want = {it.id: mode or it.mode for it in items}
+    for t, outs in zip(traces, outcomes):
+        for item, m, _ in outs:
+            if want.get(item, m) != m:
+                raise DataError(f"`{t}` judged item `{item}` {m}, but it is {want[item]} here; evaluate it in the mode it was judged in (--mode {m})")
+
+
 def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation.evaluate import evaluate as do_eval
@@ -104,6 +113,7 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
         if traces:
             per_graph = list(traces) * len(graphs) if len(traces) == 1 else list(traces)
             outcomes = [list(replayed(g, t)) for g, t in zip(graphs, per_graph)]
+            _same_modes(item_list, mode, per_graph, outcomes)
         else:
             backend = local_backend(annotations, recorded)
             llm_backend = open_llm(stack, next((g for g in graphs if uses_llm(g)), graphs[0]), llm)
