@@ -211,3 +211,18 @@ def test_traced_items_missing_from_the_items_are_counted_in_a_note(tmp_path):
     report = _json(rbg("eval", g, fewer, "--traces", traces, "--format", "json"))
     assert report["notes"] == [f"6 records of `{traces}` are for items not in `{fewer}`: not scored"]
     assert report["modes"]["pointwise"]["scored"] == 4
+
+
+def test_a_label_judge_gets_accuracy_macro_f1_kappa_and_its_confusion_matrix(tmp_path):
+    from .judges import LABEL
+
+    g = write(tmp_path / "g.rbg", LABEL)
+    said = ["good", "good", "bad", "bad", "ugly", "ugly"]
+    gold = ["good", "bad", "bad", "bad", "ugly", "good"]
+    items = write_items(tmp_path / "items.jsonl", [pointwise(i, gv, c=s) for i, (s, gv) in enumerate(zip(said, gold))])
+    report = _json(rbg("eval", g, items, "--format", "json"))
+    mode = report["modes"]["pointwise"]
+    assert report["notes"] == ["no equal baseline: the contract's scale `label{good, bad, ugly}` has no mean"]
+    assert mode["metrics"]["lab"]["accuracy"]["value"] == pytest.approx(4 / 6, abs=1e-6)
+    assert set(mode["metrics"]["lab"]) == {"accuracy", "macro_f1", "kappa"}
+    assert mode["confusion"]["lab"] == {"gold": ["good", "bad", "ugly"], "predicted": ["good", "bad", "ugly"], "counts": [[1, 0, 1], [1, 2, 0], [0, 0, 1]]}
