@@ -299,7 +299,9 @@ def usage_text(usage: dict) -> str:
     for name, u in (usage.get("profiles") or {"": usage}).items():
         label = f"LLM `{u['model']}`" + (f" (profile `{name}`)" if name else "")
         lines.append(
-            f"  {label}: {u['calls']} calls, {u['cache_hits']} cache hits;"
+            f"  {label}: {u['calls']} calls, {u['cache_hits']} cache hits"
+            + (f", {u['shared']} shared with a call in flight" if u.get("shared") else "")
+            + ";"
             f" tokens {u['prompt_tokens']} prompt, {u['completion_tokens']} completion"
         )
     return "\n".join(lines)
