@@ -43,6 +43,8 @@ class Server:
     timeout: float = 120.0
     max_retries: int = 5
     per_endpoint: int = 16
+    deadline: float | None = None  # the longest one request may take in all (None: the client's default)
+    max_reply_bytes: int | None = None
     # The embedded model's context and parallel requests (None: its defaults, sized for judging).
     context: int | None = None
     parallel: int | None = None
@@ -63,7 +65,13 @@ class Connections:
         model is needed and cannot start."""
         from rubriclang.llm.client import OpenAIClient
 
-        settings = {"timeout": server.timeout, "max_retries": server.max_retries, "per_endpoint": server.per_endpoint}
+        settings = {
+            "timeout": server.timeout,
+            "max_retries": server.max_retries,
+            "per_endpoint": server.per_endpoint,
+            "deadline": server.deadline,
+            "max_reply_bytes": server.max_reply_bytes,
+        }
         if server.base_urls:
             client = OpenAIClient(list(server.base_urls), server.model, server.api_key, **settings)
         else:

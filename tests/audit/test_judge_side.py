@@ -216,7 +216,7 @@ def test_judge_prompt_operators_rewrite_a_users_own_template_through_the_generat
     path = tmp_path / "s.toml"
     ops = '["prompt_paraphrase", "reasoning_style", "role_framing"]'
     path.write_text(
-        f'items = "{items_file}"\nrepeats = 1\noperators = {ops}\n[options.reasoning_style]\nstyles = ["step_by_step", "criterion_by_criterion"]\n'
+        f'items = "{items_file}"\ngold = false\nrepeats = 1\noperators = {ops}\n[options.reasoning_style]\nstyles = ["step_by_step", "criterion_by_criterion"]\n'
         f'[judge]\ngraph = "own.rbg"\nbase_url = "{server.url}"\n[generator]\nbase_url = "{server.url}"\n[validator]\nbase_url = "{server.url}"\n'
     )
     result = rbg("audit", path, "--out", tmp_path / "out")
