@@ -20,16 +20,17 @@ import click
 
 from rubriclang.cli.execution import (
     DataError,
+    ValidatedItems,
     annotations_option,
     concurrency_option,
     data_error,
+    earlier_text,
     interpreter,
     load_graph,
     local_backend,
     mode_option,
     recorded_option,
     uses_llm,
-    validated,
 )
 
 # How many missing calls an error lists before it only counts the rest.
@@ -153,7 +154,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
         click.echo(json.dumps(summary, sort_keys=True, indent=2))
     else:
         click.echo(_text(summary))
-    if summary["error"] or summary["further_calls"]:
+    if summary["error"] or summary["earlier"]["error"] or summary["further_calls"]:
         raise SystemExit(1)
 
 
@@ -188,34 +189,38 @@ def _missing_message(loaded, calls, answers) -> str:
 def _judge(g, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded) -> dict:
     """`rbg run`'s loop, with a backend that answers from the cache only."""
     from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.interp.trace import TraceWriter, finished_items
+    from rubriclang.interp.trace import OutputError, TraceWriter, scan_trace
     from rubriclang.llm.batch import import_backend
 
     local = local_backend(annotations, recorded)
     backend, client = import_backend(cache, identity, model, sampling, logprobs)
     interp = interpreter(g, [local, backend], concurrency)
     try:
-        done = finished_items(out, interp.hash)
-    except ItemError as exc:
+        state = scan_trace(out, interp.hash)
+        writer = TraceWriter(out, state)
+    except (ItemError, OutputError) as exc:
         raise data_error(exc) from None
+    done = state.statuses.keys()
     stats = collections.Counter()
+    checked = ValidatedItems(read_items(items), local)
 
     async def go():
-        stream = (it for it in validated(read_items(items), local) if it.id not in done)
+        stream = (it for it in checked if it.id not in done)
         async for result in interp.run(stream, mode):
             writer.write(result.record)
             stats[result.composition.decision.status] += 1
 
-    writer = TraceWriter(out)
     try:
         asyncio.run(go())
-    except ItemError as exc:
+    except (ItemError, OutputError) as exc:
         raise data_error(exc) from None
     finally:
         writer.close()
+    checked.warn_unknown(items)
     return {
         "out": out,
         "resumed": len(done),
+        "earlier": state.counts(),
         "judged": sum(stats.values()),
         "ok": stats["ok"],
         "abstain": stats["abstain"],
@@ -231,6 +236,8 @@ def _text(s: dict) -> str:
         f"Judged {s['judged']} items from the cache" + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
+    if s["resumed"]:
+        lines.append(earlier_text(s["out"], s["earlier"]))
     if s["further_calls"]:
         lines.append(
             f"  {s['further_calls']} judgments needed a further call (a retry after an unreadable answer) and failed;"

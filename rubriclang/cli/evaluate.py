@@ -10,6 +10,7 @@ import click
 
 from rubriclang.cli.execution import (
     DataError,
+    ValidatedItems,
     annotations_option,
     concurrency_option,
     data_error,
@@ -23,7 +24,6 @@ from rubriclang.cli.execution import (
     recorded_option,
     usage_json,
     usage_text,
-    validated,
 )
 
 
@@ -59,7 +59,9 @@ def _evaluate(stack, graph, items, traces, baseline, mode, concurrency, annotati
     g = load_graph(graph)
     llm_backend = None
     try:
-        gold = {it.id: it.gold for it in read_items(items)}
+        # Read once: ITEMS may be a pipe.
+        all_items = list(read_items(items))
+        gold = {it.id: it.gold for it in all_items}
         if traces:
             records = [rec for _, rec in read_traces(traces) if rec["item"] in gold]
         else:
@@ -67,11 +69,14 @@ def _evaluate(stack, graph, items, traces, baseline, mode, concurrency, annotati
             llm_backend = open_llm(stack, g, llm)
             interp = interpreter(g, [backend, llm_backend], concurrency)
 
+            checked = ValidatedItems(all_items, backend)
+
             async def go():
                 async with llm_session(llm_backend):
-                    return [r.record async for r in interp.run(validated(read_items(items), backend), mode)]
+                    return [r.record async for r in interp.run(checked, mode)]
 
             records = asyncio.run(go())
+            checked.warn_unknown(items)
     except ItemError as exc:
         raise data_error(exc) from None
     if not any(v is not None for v in gold.values()):

@@ -57,8 +57,6 @@ def local_backend(annotations: str | None, recorded: str | None):
         rec = ValueTable.read(recorded) if recorded else None
     except ItemError as exc:
         raise data_error(exc) from None
-    except OSError as exc:
-        raise DataError(f"cannot read `{exc.filename}`: {exc.strerror}") from None
     return LocalBackend(ann, rec)
 
 
@@ -73,13 +71,42 @@ def interpreter(graph, backends, concurrency: int):
         raise DataError(str(exc)) from None
 
 
-def validated(items, backend):
-    """Items, each checked against the value tables (a table naming a
-    candidate the item lacks is an error at the table's line)."""
-    for item in items:
-        backend.annotations.validate(item.id, item.candidate_ids)
-        backend.recorded.validate(item.id, item.candidate_ids)
-        yield item
+class ValidatedItems:
+    """Items, each checked against the value tables as it passes (a table
+    naming a candidate the item lacks is an error at the table's line).
+    Remembers the ids it saw, so that, once every item has passed, table
+    rows for items the file does not have are reported (`warn_unknown`)."""
+
+    def __init__(self, items, backend):
+        self.items, self.backend = items, backend
+        self.seen: set[str] = set()
+
+    def __iter__(self):
+        tables = (self.backend.annotations, self.backend.recorded)
+        for item in self.items:
+            for table in tables:
+                table.validate(item.id, item.candidate_ids)
+            self.seen.add(item.id)
+            yield item
+
+    def warn_unknown(self, items_path: str) -> None:
+        """A warning on stderr, with counts, for each table with rows naming
+        items that are not in `items_path`."""
+        for table, option in ((self.backend.annotations, "--annotations"), (self.backend.recorded, "--recorded")):
+            rows, items, first = table.unknown(self.seen)
+            if rows:
+                click.echo(
+                    f"warning: {rows} row(s) of `{table.path}` ({option}) name {items} item(s) that `{items_path}`"
+                    f" does not have, first at {first}; they were not used (are the item ids right?)",
+                    err=True,
+                )
+
+
+def earlier_text(out: str, counts: dict[str, int]) -> str:
+    """The summary line of what a resumed --out already held."""
+    return f"  earlier in {out}: ok {counts['ok']}   abstain {counts['abstain']}   error {counts['error']}" + (
+        "  (`rbg run --retry-errors` judges them again)" if counts["error"] else ""
+    )
 
 
 mode_option = click.option(

@@ -7,6 +7,7 @@ import collections
 import contextlib
 import json
 import os
+import stat
 import sys
 import time
 
@@ -14,9 +15,11 @@ import click
 
 from rubriclang.cli.execution import (
     DataError,
+    ValidatedItems,
     annotations_option,
     concurrency_option,
     data_error,
+    earlier_text,
     interpreter,
     llm_options,
     llm_session,
@@ -27,35 +30,36 @@ from rubriclang.cli.execution import (
     recorded_option,
     usage_json,
     usage_text,
-    validated,
 )
 
 
 @click.command()
 @click.argument("graph", type=click.Path(dir_okay=False))
 @click.argument("items", type=click.Path(dir_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Trace file (JSON Lines); an existing one is resumed.")
+@click.option("--out", "out", required=True, type=click.Path(), help="Trace file (JSON Lines); an existing one is resumed.")
+@click.option("--retry-errors", is_flag=True, help="Judge again the items whose trace line in --out is an error.")
 @mode_option
 @concurrency_option
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
 @llm_options
-def run(graph, items, out, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def run(graph, items, out, retry_errors, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     """Judge ITEMS with GRAPH, appending one trace line per item to --out.
 
     Rerunning with the same --out resumes: finished items are skipped, and
-    LLM calls already made are answered from the call cache. Exit status: 0
-    every item decided or abstained, 1 some items failed, 2 bad input or an
-    unusable LLM server.
+    LLM calls already made are answered from the call cache; the summary
+    counts them too. --retry-errors judges the failed ones again. Exit
+    status: 0 every item in --out decided or abstained, 1 some failed, 2 bad
+    input, an --out that cannot be written, or an unusable LLM server.
     """
     with contextlib.ExitStack() as stack:
-        _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt, llm)
+        _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations, recorded, fmt, llm)
 
 
-def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.interp.trace import finished_items
+    from rubriclang.interp.trace import OutputError, scan_trace
 
     g = load_graph(graph)
     backend = local_backend(annotations, recorded)
@@ -64,21 +68,24 @@ def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt
     llm_backend = open_llm(stack, g, llm)
     interp = interpreter(g, [backend, llm_backend], concurrency)
     try:
-        done = finished_items(out, interp.hash)
+        state = scan_trace(out, interp.hash)
     except ItemError as exc:
         raise data_error(exc) from None
-    total = _count_lines(items)
+    retry = state.errored() if retry_errors else set()
+    done = state.statuses.keys() - retry
     stats = collections.Counter()
     decisions = collections.Counter()
-    progress = _Progress(total, len(done), enabled=fmt == "text" and sys.stderr.isatty())
-    # Opened once the LLM server has answered, so an unusable server leaves no file behind.
-    writer = _LazyWriter(out)
+    enabled = fmt == "text" and sys.stderr.isatty()
+    progress = _Progress(_count_items(items) if enabled else None, len(done), enabled)
+    # Opened once the LLM server has answered, so an unusable server leaves the file as it was.
+    writer = _LazyWriter(state, retry)
+    checked = ValidatedItems(read_items(items), backend)
     started = time.perf_counter()
     error: DataError | None = None
 
     async def go():
         async with llm_session(llm_backend):
-            stream = (it for it in validated(read_items(items), backend) if it.id not in done)
+            stream = (it for it in checked if it.id not in done)
             writer.open()
             async for result in interp.run(stream, mode):
                 writer.write(result.record)
@@ -89,7 +96,7 @@ def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt
 
     try:
         asyncio.run(go())
-    except ItemError as exc:
+    except (ItemError, OutputError) as exc:
         error = data_error(exc)
     except KeyboardInterrupt:
         progress.done()
@@ -99,11 +106,16 @@ def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt
     finally:
         writer.close()
         progress.done()
+    if error is None:
+        checked.warn_unknown(items)
     elapsed = time.perf_counter() - started
+    earlier = state.counts(skip=retry)
     summary = {
         "graph": g.name,
         "out": out,
         "resumed": len(done),
+        "earlier": earlier,
+        "retried": len(retry),
         "judged": sum(stats.values()),
         "ok": stats["ok"],
         "abstain": stats["abstain"],
@@ -119,7 +131,7 @@ def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt
         click.echo(_table(summary))
     if error is not None:
         raise error
-    if stats["error"]:
+    if stats["error"] or earlier["error"]:
         sys.exit(1)
 
 
@@ -129,12 +141,16 @@ def _label(d) -> str:
     return describe(d)
 
 
-def _count_lines(path: str) -> int:
+def _count_items(path: str) -> int | None:
+    """The number of items, for the progress bar: None (unknown) for a pipe,
+    which can be read only once."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         with open(path, "rb") as fh:
             return sum(1 for line in fh if line.strip())
-    except OSError as exc:
-        raise DataError(f"cannot read `{path}`: {exc.strerror}") from None
+    except OSError:
+        return None  # reading the items reports it
 
 
 def _decisions_text(decisions: dict[str, int]) -> str:
@@ -160,6 +176,10 @@ def _table(s: dict) -> str:
         + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
+    if s["resumed"]:
+        lines.append(earlier_text(s["out"], s["earlier"]))
+    if s["retried"]:
+        lines.append(f"  retried {s['retried']} items whose earlier judgment was an error")
     if s["decisions"]:
         lines.append("  decisions: " + _decisions_text(s["decisions"]))
     if s.get("llm"):
@@ -169,16 +189,19 @@ def _table(s: dict) -> str:
 
 
 class _LazyWriter:
-    """A TraceWriter opened on demand; closing an unopened one does nothing."""
+    """A TraceWriter opened on demand, continuing the scanned file (first
+    dropping the lines of the items to retry); closing an unopened one does
+    nothing."""
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, state, retry: set[str]):
+        self.state, self.retry = state, retry
         self._writer = None
 
     def open(self) -> None:
-        from rubriclang.interp.trace import TraceWriter
+        from rubriclang.interp.trace import TraceWriter, without_items
 
-        self._writer = TraceWriter(self.path)
+        state = without_items(self.state, self.retry) if self.retry else self.state
+        self._writer = TraceWriter(state.path, state)
 
     def write(self, record: dict) -> None:
         self._writer.write(record)
@@ -192,7 +215,7 @@ class _LazyWriter:
 class _Progress:
     """A one-line progress counter on stderr, shown only on a terminal."""
 
-    def __init__(self, total: int, skipped: int, enabled: bool):
+    def __init__(self, total: int | None, skipped: int, enabled: bool):
         self.total, self.n, self.enabled = total, skipped, enabled
         self.last = 0.0
 
@@ -201,9 +224,12 @@ class _Progress:
         now = time.monotonic()
         if self.enabled and (now - self.last > 0.1 or self.n == self.total):
             self.last = now
-            width = 30
-            filled = int(width * self.n / self.total) if self.total else width
-            sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.n}/{self.total}")
+            if self.total is None:
+                sys.stderr.write(f"\r  {self.n} items")
+            else:
+                width = 30
+                filled = int(width * self.n / self.total) if self.total else width
+                sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.n}/{self.total}")
             sys.stderr.flush()
 
     def done(self) -> None:
