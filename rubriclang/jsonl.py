@@ -116,8 +116,8 @@ class JsonLines:
             raise error(where, f"malformed {what}: {exc.msg} (column {exc.colno})") from None
         except _NotFinite as exc:
             raise error(where, f"`{exc}` is not a finite number", "write a finite number, or null for no value") from None
-        except ValueError as exc:  # an integer with more digits than Python reads
-            raise error(where, f"malformed {what}: {exc}") from None
+        except ValueError:  # an integer with more digits than Python converts
+            raise error(where, "a number with too many digits to read", "write it as a string") from None
         if _SURROGATE_ESCAPE.search(text):
             _check_strings(value, where, error)
         return value

@@ -277,7 +277,7 @@ def _records(lines: JsonLines) -> Iterator[tuple[int, dict]]:
     for where, rec in lines:
         check_record(rec, where)
         first = seen.setdefault(rec["item"], where)
-        if first is not where:
+        if first != where:
             raise ItemError(where, f"item `{rec['item']}` is traced twice (first at {first})", "a trace holds one line per item: remove one of them")
         yield int(where.rsplit(":", 1)[1]), rec
 
@@ -337,6 +337,8 @@ def scan_trace(path: str, ghash: str) -> TraceFile:
         raise ItemError(path, f"cannot read it: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
         raise ItemError(path, f"--out must be a regular file, and this is {_file_kind(st.st_mode)}", "traces are read back to resume: give a file path")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise ItemError(path, "the file is not readable and writable", "give another --out, or change its permissions")
     for fd, name in ((1, "standard output"), (2, "standard error")):
         try:
             other = os.fstat(fd)
