@@ -327,7 +327,8 @@ def scan_trace(path: str, ghash: str) -> TraceFile:
     if not os.path.lexists(path):
         folder = os.path.dirname(path) or "."
         if not os.path.isdir(folder):
-            raise ItemError(path, f"the folder `{folder}` does not exist", "create it first, or give another --out")
+            problem = "is not a folder" if os.path.exists(folder) else "does not exist"
+            raise ItemError(path, f"the folder `{folder}` {problem}", "create it first, or give another --out")
         if not os.access(folder, os.W_OK | os.X_OK):
             raise ItemError(path, f"the folder `{folder}` is not writable", "give another --out")
         return TraceFile(path, exists=False)
