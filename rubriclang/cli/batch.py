@@ -78,7 +78,7 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
     from rubriclang.llm.compiler.loop import write_atomic
 
     g = load_graph(graph)
-    calls = _calls(g, items, model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
+    calls = _calls(g, _read_items(items), model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
     lines = "".join(json.dumps(c.line(model), ensure_ascii=False) + "\n" for c in calls)
     try:
         write_atomic(out, lines)
@@ -88,18 +88,24 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
     click.echo(f"Exported {len(calls)} requests ({criteria} LLM criteria) to {out}")
 
 
-def _calls(g, items: str, model: str, sampling, logprobs: bool):
+def _read_items(path: str) -> list:
+    """Every item of `path`, read once (it may be a pipe: import needs them twice)."""
     from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.llm.batch import llm_calls
 
-    if not os.path.exists(items):
-        raise DataError(f"`{items}`: no such file")
-    if not uses_llm(g):
-        raise DataError(f"`{g.path}` has no LLM criteria: no call to export or import")
+    if not os.path.exists(path):
+        raise DataError(f"`{path}`: no such file")
     try:
-        return asyncio.run(llm_calls(g, read_items(items), model, sampling, logprobs))
+        return list(read_items(path))
     except ItemError as exc:
         raise data_error(exc) from None
+
+
+def _calls(g, items: list, model: str, sampling, logprobs: bool):
+    from rubriclang.llm.batch import llm_calls
+
+    if not uses_llm(g):
+        raise DataError(f"`{g.path}` has no LLM criteria: no call to export or import")
+    return asyncio.run(llm_calls(g, items, model, sampling, logprobs))
 
 
 @batch.command("import")
@@ -137,16 +143,15 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
     try:
         answers = read_results(results, model)
     except BatchError as exc:
-        raise DataError(str(exc)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read `{results}`: {exc}") from None
-    calls = _calls(g, items, model, sampling, logprobs)
+        raise data_error(exc) from None
+    item_list = _read_items(items)
+    calls = _calls(g, item_list, model, sampling, logprobs)
     cache = open_cache(cache_path)
     try:
         loaded = load_into_cache(calls, answers, cache, identity, model)
         if loaded.missing:
             raise DataError(_missing_message(loaded, calls, answers))
-        summary = _judge(g, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded)
+        summary = _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded)
     finally:
         cache.close()
     summary.update(stored=loaded.stored, cached_before=loaded.cached_before)
@@ -186,9 +191,10 @@ def _missing_message(loaded, calls, answers) -> str:
     return "\n".join(lines)
 
 
-def _judge(g, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded) -> dict:
-    """`rbg run`'s loop, with a backend that answers from the cache only."""
-    from rubriclang.interp.items import ItemError, read_items
+def _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded) -> dict:
+    """`rbg run`'s loop over `item_list` (read from the path `items`), with a
+    backend that answers from the cache only."""
+    from rubriclang.interp.items import ItemError
     from rubriclang.interp.trace import OutputError, TraceWriter, scan_trace
     from rubriclang.llm.batch import import_backend
 
@@ -202,7 +208,7 @@ def _judge(g, items, out, cache, identity, model, sampling, logprobs, mode, conc
         raise data_error(exc) from None
     done = state.statuses.keys()
     stats = collections.Counter()
-    checked = ValidatedItems(read_items(items), local)
+    checked = ValidatedItems(item_list, local)
 
     async def go():
         stream = (it for it in checked if it.id not in done)

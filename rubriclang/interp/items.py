@@ -6,7 +6,8 @@ Pairwise:  `{"id", "input", "responses": {"<id1>": "...", "<id2>": "..."}, "rubr
 `template = prometheus` in place of the criterion's question and anchors.
 Any item may carry `annotations` (human.annotation) and `recorded`
 (recorded.value): `{KEY: value}` for a pointwise item, `{CANDIDATE: {KEY: value}}`
-for a pairwise one.
+for a pairwise one. The format is documented in docs/traces.md ("Items and
+value tables").
 """
 
 from __future__ import annotations
