@@ -72,3 +72,15 @@ def assert_clean_error(result, where: str) -> None:
     assert "Traceback" not in output, output
     if hasattr(result, "exception") and result.exception is not None:
         assert isinstance(result.exception, SystemExit), repr(result.exception)
+
+
+def assert_every_trace_reader_refuses(g: Path, items: Path, out: Path, where: str) -> None:
+    """replay, eval --traces, diff --traces and a resumed run each refuse the
+    trace file `out` with a clear error naming `where`; the resume leaves the
+    file byte-identical."""
+    assert_clean_error(rbg("replay", g, out), where)
+    assert_clean_error(rbg("eval", g, items, "--traces", out), where)
+    assert_clean_error(rbg("diff", g, g, "--traces", out), where)
+    before = out.read_bytes()
+    assert_clean_error(rbg("run", g, items, "--out", out), where)
+    assert out.read_bytes() == before

@@ -12,7 +12,17 @@ import threading
 
 import pytest
 
-from tests.faults.run_fixtures import RBG, assert_clean_error, item, rbg, rbg_process, setup, traces, write_jsonl
+from tests.faults.run_fixtures import (
+    RBG,
+    assert_clean_error,
+    assert_every_trace_reader_refuses,
+    item,
+    rbg,
+    rbg_process,
+    setup,
+    traces,
+    write_jsonl,
+)
 
 # Each of these, anywhere in a line, makes the line unreadable.
 BAD_VALUES = {
@@ -76,12 +86,7 @@ def _bad_trace(tmp_path, bad: bytes):
 def test_a_bad_trace_line_is_a_clear_error_in_replay_eval_diff_and_resume(tmp_path, bad):
     g, items, out = _bad_trace(tmp_path, bad)
     where = f"{out}:2"
-    assert_clean_error(rbg("replay", g, out), where)
-    assert_clean_error(rbg("eval", g, items, "--traces", out), where)
-    assert_clean_error(rbg("diff", g, g, "--traces", out), where)
-    before = out.read_bytes()
-    assert_clean_error(rbg("run", g, items, "--out", out), where)
-    assert out.read_bytes() == before
+    assert_every_trace_reader_refuses(g, items, out, where)
 
 
 def test_the_messages_say_what_is_wrong(tmp_path):

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from rubriclang.interp.trace import RECORD_START, canonical_json
-from tests.faults.run_fixtures import assert_clean_error, rbg, traces
+from tests.faults.run_fixtures import assert_every_trace_reader_refuses, rbg, traces
 
 
 def _drop(field):
@@ -75,12 +75,7 @@ def test_a_malformed_trace_record_is_a_clear_error_in_every_reader(tmp_path, nam
     g, items, out = traces(tmp_path)
     _break(out, name)
     where = f"{out}:3"
-    assert_clean_error(rbg("replay", g, out), where)
-    assert_clean_error(rbg("eval", g, items, "--traces", out), where)
-    assert_clean_error(rbg("diff", g, g, "--traces", out), where)
-    before = out.read_bytes()
-    assert_clean_error(rbg("run", g, items, "--out", out), where)
-    assert out.read_bytes() == before
+    assert_every_trace_reader_refuses(g, items, out, where)
 
 
 @pytest.mark.parametrize(
@@ -98,12 +93,7 @@ def test_an_item_traced_twice_is_refused_by_every_reader(tmp_path):
     lines = out.read_bytes().splitlines(keepends=True)
     out.write_bytes(b"".join(lines + [lines[1]]))
     where = f"{out}:7: item `i1` is traced twice (first at {out}:2)"
-    assert_clean_error(rbg("replay", g, out), where)
-    assert_clean_error(rbg("eval", g, items, "--traces", out), where)
-    assert_clean_error(rbg("diff", g, g, "--traces", out), where)
-    before = out.read_bytes()
-    assert_clean_error(rbg("run", g, items, "--out", out), where)
-    assert out.read_bytes() == before
+    assert_every_trace_reader_refuses(g, items, out, where)
 
 
 def test_well_formed_traces_still_replay_evaluate_and_diff(tmp_path):
