@@ -59,18 +59,19 @@ def run(graph, items, out, retry_errors, mode, concurrency, annotations, recorde
 
 def _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.interp.trace import OutputError, scan_trace
+    from rubriclang.interp.trace import OutputError, graph_hash, scan_trace
 
     g = load_graph(graph)
     backend = local_backend(annotations, recorded)
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
-    llm_backend = open_llm(stack, g, llm)
-    interp = interpreter(g, [backend, llm_backend], concurrency)
     try:
-        state = scan_trace(out, interp.hash)
+        # Before the LLM server starts: an unusable --out fails at once.
+        state = scan_trace(out, graph_hash(g))
     except ItemError as exc:
         raise data_error(exc) from None
+    llm_backend = open_llm(stack, g, llm)
+    interp = interpreter(g, [backend, llm_backend], concurrency)
     retry = state.errored() if retry_errors else set()
     done = state.statuses.keys() - retry
     stats = collections.Counter()

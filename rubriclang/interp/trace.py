@@ -294,12 +294,14 @@ RECORD_START = b'{"candidates":'
 
 @attrs.frozen
 class TraceFile:
-    """What an existing --out holds, for resuming: each traced item's readout
-    status (file order), and where complete lines end (`end`; `size` is the
-    file's size, more when a kill tore the last line)."""
+    """What an existing --out holds, for resuming: the graph hash of its
+    records, each traced item's readout status (file order) and line, and
+    where complete lines end (`end`; `size` is the file's size, more when a
+    kill tore the last line)."""
 
     path: str
     exists: bool
+    graph: str | None = None  # the records' graph hash; None when there are none
     statuses: dict[str, str] = attrs.field(factory=dict)
     lines: dict[str, int] = attrs.field(factory=dict)  # item -> line number
     end: int = 0
@@ -320,10 +322,40 @@ class TraceFile:
 
 def scan_trace(path: str, ghash: str) -> TraceFile:
     """Read an existing trace file (streaming, nothing changed) before a run
-    appends to it: every line must be a trace record of the graph with hash
-    `ghash`, no item twice, and a torn last line must look like the start of
-    a record. Raises ItemError naming the file (and line) otherwise, and for
-    an --out that is not a regular file, or whose folder is missing."""
+    appends to it: every line must be a trace record that the run may
+    continue (`_resumable`), no item twice, and a torn last line must look
+    like the start of a record. Raises ItemError naming the file (and line)
+    otherwise, and for an --out that is not a regular file, or whose folder
+    is missing."""
+    if not _usable_out(path):
+        return TraceFile(path, exists=False)
+    lines = JsonLines(path, ItemError, what="trace line", keep_torn=True)
+    statuses: dict[str, str] = {}
+    numbers: dict[str, int] = {}
+    for n, rec in _records(lines):
+        _resumable(rec, f"{path}:{n}", ghash)
+        statuses[rec["item"]] = rec["readout"]["status"]
+        numbers[rec["item"]] = n
+    torn = lines.torn
+    if torn and not torn.isspace() and not (torn.startswith(RECORD_START) or RECORD_START.startswith(torn)):
+        raise ItemError(f"{path}:{lines.count + 1}", "the last line is not a trace record, nor the start of one", "is this a trace file? give --out a new file")
+    return TraceFile(path, True, ghash if statuses else None, statuses, numbers, lines.end, lines.end + len(torn))
+
+
+def _resumable(rec: dict, where: str, ghash: str) -> None:
+    """Raise ItemError at `where` unless a run of the graph `ghash` may append to the file holding `rec`."""
+    if rec["graph"]["hash"] != ghash:
+        raise ItemError(
+            where,
+            f"this trace was written by another version of the graph ({rec['graph']['hash'][:19]}...)",
+            "write to a new --out file, or remove this one to start over",
+        )
+
+
+def _usable_out(path: str) -> bool:
+    """Whether --out exists; ItemError when it cannot be a trace file: not a
+    regular file (a pipe, a device, a folder, this command's own stdout), not
+    readable and writable, or a new file in a missing or read-only folder."""
     if not os.path.lexists(path):
         folder = os.path.dirname(path) or "."
         if not os.path.isdir(folder):
@@ -331,7 +363,7 @@ def scan_trace(path: str, ghash: str) -> TraceFile:
             raise ItemError(path, f"the folder `{folder}` {problem}", "create it first, or give another --out")
         if not os.access(folder, os.W_OK | os.X_OK):
             raise ItemError(path, f"the folder `{folder}` is not writable", "give another --out")
-        return TraceFile(path, exists=False)
+        return False
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -347,22 +379,7 @@ def scan_trace(path: str, ghash: str) -> TraceFile:
             continue
         if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
             raise ItemError(path, f"--out is this command's {name}", "give --out a file of its own")
-    lines = JsonLines(path, ItemError, what="trace line", keep_torn=True)
-    statuses: dict[str, str] = {}
-    numbers: dict[str, int] = {}
-    for n, rec in _records(lines):
-        if rec["graph"]["hash"] != ghash:
-            raise ItemError(
-                f"{path}:{n}",
-                f"this trace was written by another version of the graph ({rec['graph']['hash'][:19]}...)",
-                "write to a new --out file, or remove this one to start over",
-            )
-        statuses[rec["item"]] = rec["readout"]["status"]
-        numbers[rec["item"]] = n
-    torn = lines.torn
-    if torn and not torn.isspace() and not (torn.startswith(RECORD_START) or RECORD_START.startswith(torn)):
-        raise ItemError(f"{path}:{lines.count + 1}", "the last line is not a trace record, nor the start of one", "is this a trace file? give --out a new file")
-    return TraceFile(path, True, statuses, numbers, lines.end, lines.end + len(torn))
+    return True
 
 
 def _file_kind(mode: int) -> str:
@@ -415,7 +432,7 @@ def without_items(state: TraceFile, items: set[str]) -> TraceFile:
     except OSError as exc:
         raise OutputError(state.path, f"cannot rewrite it: {exc.strerror or exc}", "nothing was changed; fix the cause and run again") from None
     _fsync_folder(folder)
-    return TraceFile(state.path, True, statuses, numbers, end, end)
+    return TraceFile(state.path, True, state.graph if statuses else None, statuses, numbers, end, end)
 
 
 def _fsync_folder(folder: str) -> None:
