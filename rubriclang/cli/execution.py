@@ -83,10 +83,12 @@ class ValidatedItems:
 
     def __iter__(self):
         tables = (self.backend.annotations, self.backend.recorded)
+        track = any(t.lines for t in tables)  # without table rows, no id need be kept
         for item in self.items:
             for table in tables:
                 table.validate(item.id, item.candidate_ids)
-            self.seen.add(item.id)
+            if track:
+                self.seen.add(item.id)
             yield item
 
     def warn_unknown(self, items_path: str) -> None:
