@@ -68,11 +68,11 @@ def _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations,
     try:
         # Before the LLM server starts: an unusable --out fails at once.
         state = scan_trace(out, graph_hash(g))
+        retry = _to_retry(state, items) if retry_errors else set()
     except ItemError as exc:
         raise data_error(exc) from None
     llm_backend = open_llm(stack, g, llm)
     interp = interpreter(g, [backend, llm_backend], concurrency)
-    retry = state.errored() if retry_errors else set()
     done = state.statuses.keys() - retry
     stats = collections.Counter()
     decisions = collections.Counter()
@@ -134,6 +134,21 @@ def _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations,
         raise error
     if stats["error"] or earlier["error"]:
         sys.exit(1)
+
+
+def _to_retry(state, items: str) -> set[str]:
+    """The failed items of `state` that ITEMS still has: only their lines
+    are dropped to be judged again (a line for an item no longer in ITEMS
+    would be lost). ITEMS is read here and again when judging, so it must
+    be a file, not a pipe."""
+    from rubriclang.interp.items import read_items
+
+    failed = state.errored()
+    if not failed:
+        return failed
+    if not stat.S_ISREG(os.stat(items).st_mode):
+        raise DataError(f"`{items}`: --retry-errors reads the items twice, so they must be a file, not a pipe")
+    return {it.id for it in read_items(items) if it.id in failed}
 
 
 def _label(d) -> str:

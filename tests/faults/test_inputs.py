@@ -207,7 +207,7 @@ def _expected_traces(tmp_path, items) -> bytes:
 def test_items_from_standard_input_are_all_judged(tmp_path):
     g, items = setup(tmp_path)
     out = tmp_path / "t.jsonl"
-    r = rbg_process("run", g, "/dev/stdin", "--out", out, stdin=items.open("rb"))
+    r = rbg_process("run", g, "/dev/stdin", "--out", out, input=items.read_text())  # a pipe
     assert r.returncode == 0, r.stderr
     assert "Judged 6 items" in r.stdout
     assert out.read_bytes() == _expected_traces(tmp_path, items)

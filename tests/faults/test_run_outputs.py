@@ -338,3 +338,23 @@ def test_a_resume_scan_rejects_what_it_cannot_resume(tmp_path):
     _, _, out = traces(tmp_path)
     with pytest.raises(ItemError, match="another version of the graph"):
         scan_trace(str(out), "sha256:" + "0" * 64)
+
+
+def test_retry_errors_keeps_the_failed_lines_of_items_no_longer_in_the_items_file(tmp_path):
+    g, items, out = traces(tmp_path, failing={1, 4})
+    fewer = write_jsonl(tmp_path / "fewer.jsonl", [json.loads(x) for x in items.read_text().splitlines() if '"i4"' not in x])
+    fix = _annotations_for(tmp_path, [1])
+    r = rbg("run", g, fewer, "--out", out, "--retry-errors", "--annotations", fix, "--format", "json")
+    assert json.loads(r.stdout)["retried"] == 1
+    records = {json.loads(x)["item"]: json.loads(x) for x in out.read_text().splitlines()}
+    assert sorted(records) == [f"i{i}" for i in range(6)]
+    assert records["i1"]["readout"]["status"] == "ok" and records["i4"]["readout"]["status"] == "error"
+    assert r.exit_code == 1  # i4's error is still in the file
+
+
+def test_retry_errors_refuses_items_from_a_pipe_before_changing_anything(tmp_path):
+    g, items, out = traces(tmp_path, failing={1})
+    before = out.read_bytes()
+    r = rbg_process("run", g, "/dev/stdin", "--out", out, "--retry-errors", input=items.read_text())  # a pipe
+    assert_clean_error(r, "--retry-errors reads the items twice")
+    assert out.read_bytes() == before
