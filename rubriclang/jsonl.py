@@ -17,7 +17,7 @@ import math
 import re
 from typing import Any, Callable, Iterator
 
-from rubriclang.errors import LocatedError
+from rubriclang.errors import LocatedError, decode_utf8
 
 MAX_DEPTH = 200  # arrays and objects inside each other; no real record comes close
 MAX_LINE_BYTES = 64 << 20
@@ -100,14 +100,7 @@ class JsonLines:
 
     def _decode(self, line: bytes, where: str) -> Any:
         error, what = self.error, self.what
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise error(
-                where,
-                f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",
-                "save the file as UTF-8",
-            ) from None
+        text = decode_utf8(line, self.path, error, int(where.rsplit(":", 1)[1]))
         if text.count("[") + text.count("{") > MAX_DEPTH:
             _check_depth(text, where, error)
         try:

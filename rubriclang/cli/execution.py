@@ -28,11 +28,15 @@ def load_graph(path: str):
     from rubriclang.checker import check_source
     from rubriclang.diagnostics.render import render
 
+    from rubriclang.errors import LocatedError, decode_utf8
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read `{path}`: {exc}") from None
+        with open(path, "rb") as fh:
+            text = decode_utf8(fh.read(), path)
+    except OSError as exc:
+        raise DataError(f"cannot read `{path}`: {exc.strerror or exc}") from None
+    except LocatedError as exc:
+        raise data_error(exc) from None
     result = check_source(text, path)
     if result.graph is None:
         errors = [d for d in result.diagnostics if d.is_error]

@@ -276,3 +276,15 @@ def test_resumed_run_does_not_warn_about_items_it_skipped(tmp_path):
     r = rbg("run", g, items, "--out", out, "--annotations", table)
     assert r.exit_code == 0 and "warning" not in r.stderr, r.output
 
+
+
+def test_a_graph_that_is_not_utf8_is_a_clear_error_naming_its_line(tmp_path):
+    g, items, out = traces(tmp_path)
+    bad = tmp_path / "bad.rbg"
+    bad.write_bytes(g.read_bytes() + b"# caf\xe9\n")
+    where = f"{bad}:6: not UTF-8 text (byte 0xe9 at column 6)"
+    assert_clean_error(rbg("run", bad, items, "--out", tmp_path / "new.jsonl"), where)
+    assert_clean_error(rbg("replay", bad, out), where)
+    assert_clean_error(rbg("eval", bad, items), where)
+    assert_clean_error(rbg("diff", g, bad), where)
+    assert_clean_error(rbg("check", bad), where)
