@@ -78,6 +78,7 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
     from rubriclang.llm.compiler.loop import write_atomic
 
     g = load_graph(graph)
+    _batchable(g)
     calls = _calls(g, _read_items(items), model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
     lines = "".join(json.dumps(c.line(model), ensure_ascii=False) + "\n" for c in calls)
     try:
@@ -86,6 +87,18 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
         raise DataError(f"cannot write `{out}`: {exc.strerror}") from None
     criteria = len({c.criterion for c in calls})
     click.echo(f"Exported {len(calls)} requests ({criteria} LLM criteria) to {out}")
+
+
+def _batchable(g) -> None:
+    """DataError unless the graph's LLM calls can go in one batch file."""
+    from rubriclang.llm.batch import profiled_criteria
+
+    if not uses_llm(g):
+        raise DataError(f"`{g.path}` has no LLM criteria: no call to export or import")
+    profiled = profiled_criteria(g)
+    if profiled:
+        name, profile = profiled[0]
+        raise DataError(f"criterion `{name}` is judged by model profile `{profile}`: a batch file serves one model, so graphs with model profiles run live (`rbg run`)")
 
 
 def _read_items(path: str) -> list:
@@ -103,8 +116,6 @@ def _read_items(path: str) -> list:
 def _calls(g, items: list, model: str, sampling, logprobs: bool):
     from rubriclang.llm.batch import llm_calls
 
-    if not uses_llm(g):
-        raise DataError(f"`{g.path}` has no LLM criteria: no call to export or import")
     return asyncio.run(llm_calls(g, items, model, sampling, logprobs))
 
 
@@ -144,6 +155,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
         answers = read_results(results, model)
     except BatchError as exc:
         raise data_error(exc) from None
+    _batchable(g)
     item_list = _read_items(items)
     calls = _calls(g, item_list, model, sampling, logprobs)
     cache = open_cache(cache_path)

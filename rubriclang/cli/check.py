@@ -54,16 +54,18 @@ def check(paths, fmt, select, ignore, strict, color, stdin_filename) -> None:
     """Check PATHS (files, folders of *.rbg, or - for stdin) for errors and warnings."""
     sources = read_sources(paths, stdin_filename)
     diagnostics = []
+    texts = {s.path: s.text for s in sources}
     try:
         for src in sources:
             result = check_source(src.text, src.path, select=select, ignore=ignore)
             diagnostics.extend(sorted_diagnostics(result.diagnostics))
+            texts.update(result.sources)
     except CatalogError as exc:
         raise InputError([f"the operator catalog could not be loaded: {exc}"]) from None
 
     if color is None:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    out = render(fmt, diagnostics, sources={s.path: s.text for s in sources}, color=color)
+    out = render(fmt, diagnostics, sources=texts, color=color)
     if fmt == "text":
         out += summary(diagnostics, len(sources)) + "\n"
     click.echo(out, nl=False, color=color)

@@ -99,14 +99,23 @@ async def llm_calls(
     calls: list[BatchCall] = []
     for item in items:
         for crit in criteria:
+            seen: set[str] = set()  # an `llm.compare` call serves both candidates
             for cid in item.candidate_ids:
                 before = len(client.requests)
                 await backend.judge(JudgmentRequest(item, cid, crit))
-                if len(client.requests) > before:
-                    request = client.requests[-1]
-                    ident = custom_id(item.id, cid, crit.name, request.body(model))
-                    calls.append(BatchCall(ident, item.id, cid, crit.name, request))
+                for request in client.requests[before:]:
+                    body = request.body(model)
+                    if body_hash(body) in seen:
+                        continue
+                    seen.add(body_hash(body))
+                    calls.append(BatchCall(custom_id(item.id, cid, crit.name, body), item.id, cid, crit.name, request))
     return calls
+
+
+def profiled_criteria(graph: CheckedGraph) -> list[tuple[str, str]]:
+    """(criterion, profile) for every LLM criterion on a named model profile:
+    a batch file serves one model, so these cannot be exported with it."""
+    return [(c.name, c.params["model"]) for c in graph.criteria if c.params.get("model")]
 
 
 def completion_from_body(body: Any, model: str) -> Completion:
