@@ -45,6 +45,10 @@ def _constant(text: str):
     raise _NotFinite(text)
 
 
+# Built once: json.loads with hooks would build a decoder per line.
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_finite)
+
+
 def read_jsonl(path: str, error: ErrorType, what: str = "JSON") -> Iterator[tuple[str, Any]]:
     """(`path:line`, decoded value) for each non-blank line, lazily.
 
@@ -96,22 +100,25 @@ class JsonLines:
                 line = raw[len(_BOM):] if n == 1 and raw.startswith(_BOM) else raw
                 if line.isspace() or not line:
                     continue
-                yield where, self._decode(line, where)
+                yield where, self._decode(line, where, n)
 
-    def _decode(self, line: bytes, where: str) -> Any:
+    def _decode(self, line: bytes, where: str, n: int) -> Any:
         error, what = self.error, self.what
-        text = decode_utf8(line, self.path, error, int(where.rsplit(":", 1)[1]))
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            decode_utf8(line, self.path, error, n)  # raises, naming the line and column
         if text.count("[") + text.count("{") > MAX_DEPTH:
             _check_depth(text, where, error)
         try:
-            value = json.loads(text, parse_float=_finite, parse_constant=_constant)
+            value = _DECODER.decode(text)
         except json.JSONDecodeError as exc:
             raise error(where, f"malformed {what}: {exc.msg} (column {exc.colno})") from None
         except _NotFinite as exc:
             raise error(where, f"`{exc}` is not a finite number", "write a finite number, or null for no value") from None
         except ValueError:  # an integer with more digits than Python converts
             raise error(where, "a number with too many digits to read", "write it as a string") from None
-        if _SURROGATE_ESCAPE.search(text):
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text):
             _check_strings(value, where, error)
         return value
 

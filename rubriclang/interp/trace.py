@@ -228,6 +228,7 @@ class TraceWriter:
 
 _STATUSES = frozenset({"ok", "abstain", "error"})
 _MODES = {"pointwise": 1, "pairwise": 2}
+_FIELDS = (("item", str), ("graph", dict), ("mode", str), ("candidates", list), ("criteria", dict), ("readout", dict))
 
 
 def check_record(rec: Any, where: str) -> dict:
@@ -236,39 +237,41 @@ def check_record(rec: Any, where: str) -> dict:
     The one check every reader of traces (replay, eval, diff, resume) relies
     on, so none of them meets a missing field or a null where a judgment
     belongs: the fields they read are present and have their types."""
-
-    def bad(message: str) -> ItemError:
-        return ItemError(where, message, "this line was not written by `rbg run`; remove it, or judge the item again")
-
-    if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
+    # On the replay hot path: exact-class tests (JSON decodes to plain types).
+    if rec.__class__ is not dict or rec.get("schema") != SCHEMA:
         raise ItemError(where, f"not a {SCHEMA} trace record")
-    for name, kind in (("item", str), ("graph", dict), ("mode", str), ("candidates", list), ("criteria", dict), ("readout", dict)):
-        if name not in rec:
-            raise bad(f"the trace record has no `{name}`")
-        if not isinstance(rec[name], kind):
-            raise bad(f"`{name}` must be {_KINDS[kind]}, got {_kind(rec[name])}")
+    for name, kind in _FIELDS:
+        if rec.get(name).__class__ is not kind:
+            raise _bad(where, f"the trace record has no `{name}`" if name not in rec else f"`{name}` must be {_KINDS[kind]}, got {_kind(rec[name])}")
     graph = rec["graph"]
-    if not isinstance(graph.get("hash"), str) or not isinstance(graph.get("name"), str):
-        raise bad("`graph` needs a string `name` and `hash`")
-    if not isinstance(graph.get("criteria"), dict):
-        raise bad("`graph.criteria` must be an object of criterion hashes")
-    cids = rec["candidates"]
-    if _MODES.get(rec["mode"]) is None:
-        raise bad(f"`mode` must be pointwise or pairwise, got `{rec['mode']}`")
-    if len(cids) != _MODES[rec["mode"]] or not all(isinstance(c, str) for c in cids) or len(set(cids)) != len(cids):
-        raise bad(f"`candidates` must be {_MODES[rec['mode']]} distinct candidate id(s) for a {rec['mode']} record")
+    if graph.get("hash").__class__ is not str or graph.get("name").__class__ is not str:
+        raise _bad(where, "`graph` needs a string `name` and `hash`")
+    if graph.get("criteria").__class__ is not dict:
+        raise _bad(where, "`graph.criteria` must be an object of criterion hashes")
+    mode, cids = rec["mode"], rec["candidates"]
+    want = _MODES.get(mode)
+    if want is None:
+        raise _bad(where, f"`mode` must be pointwise or pairwise, got `{mode}`")
+    # One or two candidates: the first and the last are all of them.
+    if len(cids) != want or cids[0].__class__ is not str or cids[-1].__class__ is not str or (want == 2 and cids[0] == cids[1]):
+        raise _bad(where, f"`candidates` must be {want} distinct candidate id(s) for a {mode} record")
     for name, per in rec["criteria"].items():
-        if not isinstance(per, dict):
-            raise bad(f"`criteria.{name}` must be an object of judgments by candidate, got {_kind(per)}")
+        if per.__class__ is not dict:
+            raise _bad(where, f"`criteria.{name}` must be an object of judgments by candidate, got {_kind(per)}")
         for cid in cids:
             j = per.get(cid)
-            if not isinstance(j, dict) or "value" not in j:
-                raise bad(f"`criteria.{name}.{cid}` must be a judgment (an object with a `value`), got {_kind(j)}")
-            if not isinstance(j.get("error"), (str, type(None))):
-                raise bad(f"`criteria.{name}.{cid}.error` must be a string or null")
+            if j.__class__ is not dict or "value" not in j:
+                raise _bad(where, f"`criteria.{name}.{cid}` must be a judgment (an object with a `value`), got {_kind(j)}")
+            error = j.get("error")
+            if error is not None and error.__class__ is not str:
+                raise _bad(where, f"`criteria.{name}.{cid}.error` must be a string or null")
     if rec["readout"].get("status") not in _STATUSES:
-        raise bad("`readout.status` must be ok, abstain or error")
+        raise _bad(where, "`readout.status` must be ok, abstain or error")
     return rec
+
+
+def _bad(where: str, message: str) -> ItemError:
+    return ItemError(where, message, "this line was not written by `rbg run`; remove it, or judge the item again")
 
 
 _KINDS = {str: "a string", dict: "an object", list: "an array"}
@@ -285,13 +288,14 @@ def _kind(value: Any) -> str:
 
 
 def _records(lines: JsonLines) -> Iterator[tuple[int, dict]]:
-    seen: dict[str, str] = {}
+    seen: dict[str, int] = {}
     for where, rec in lines:
         check_record(rec, where)
-        first = seen.setdefault(rec["item"], where)
-        if first != where:
-            raise ItemError(where, f"item `{rec['item']}` is traced twice (first at {first})", "a trace holds one line per item: remove one of them")
-        yield int(where.rsplit(":", 1)[1]), rec
+        n = lines.count
+        first = seen.setdefault(rec["item"], n)
+        if first != n:
+            raise ItemError(where, f"item `{rec['item']}` is traced twice (first at {lines.path}:{first})", "a trace holds one line per item: remove one of them")
+        yield n, rec
 
 
 def read_traces(path: str) -> Iterator[tuple[int, dict]]:

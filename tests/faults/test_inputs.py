@@ -35,6 +35,8 @@ BAD_VALUES = {
     "1e400": b"1e400",
     "-1e400": b"-1e400",
     "a 400-digit float": b"1" + b"0" * 400 + b".5",
+    "1E+309": b"1E+309",
+    "a long mantissa with a small exponent": b"9" * 250 + b"e60",
     "an integer of 5000 digits": b"7" * 5000,
     "arrays nested 5000 deep": b"[" * 5000 + b"]" * 5000,
     "objects nested 5000 deep": b'{"a":' * 5000 + b"1" + b"}" * 5000,
