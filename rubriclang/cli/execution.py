@@ -83,6 +83,7 @@ class ValidatedItems:
     def __init__(self, items, backend):
         self.items, self.backend = items, backend
         self.seen: set[str] = set()
+        self.count = 0
 
     def __iter__(self):
         tables = (self.backend.annotations, self.backend.recorded)
@@ -92,7 +93,14 @@ class ValidatedItems:
                 table.validate(item.id, item.candidate_ids)
             if track:
                 self.seen.add(item.id)
+            self.count += 1
             yield item
+
+    def check_not_empty(self, items_path: str) -> None:
+        """DataError when no item passed: an empty file, or a pipe whose
+        writer failed, must not look like a finished run."""
+        if not self.count:
+            raise DataError(f"`{items_path}` holds no items (is it empty, or did the command feeding it fail?)")
 
     def warn_unknown(self, items_path: str) -> None:
         """A warning on stderr, with counts, for each table with rows naming

@@ -109,6 +109,10 @@ def _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations,
         progress.done()
     if error is None:
         checked.warn_unknown(items)
+        try:
+            checked.check_not_empty(items)
+        except DataError as exc:
+            error = exc
     elapsed = time.perf_counter() - started
     earlier = state.counts(skip=retry)
     summary = {

@@ -290,3 +290,18 @@ def test_a_graph_that_is_not_utf8_is_a_clear_error_naming_its_line(tmp_path):
     assert_clean_error(rbg("eval", bad, items), where)
     assert_clean_error(rbg("diff", g, bad), where)
     assert_clean_error(rbg("check", bad), where)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"\xef\xbb\xbf\n"])
+def test_items_with_no_item_are_an_error_not_a_finished_run(tmp_path, content):
+    g, _ = setup(tmp_path)
+    items = tmp_path / "empty.jsonl"
+    items.write_bytes(content)
+    assert_clean_error(rbg("run", g, items, "--out", tmp_path / "t.jsonl"), f"`{items}` holds no items")
+
+
+def test_an_empty_pipe_of_items_is_an_error_not_a_finished_run(tmp_path):
+    g, _ = setup(tmp_path)
+    script = f'"{RBG}" run "{g}" <(false) --out "{tmp_path / "t.jsonl"}"'
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "holds no items" in r.stderr, r.stderr
