@@ -358,3 +358,33 @@ def test_retry_errors_refuses_items_from_a_pipe_before_changing_anything(tmp_pat
     r = rbg_process("run", g, "/dev/stdin", "--out", out, "--retry-errors", input=items.read_text())  # a pipe
     assert_clean_error(r, "--retry-errors reads the items twice")
     assert out.read_bytes() == before
+
+
+def test_a_retry_killed_at_any_moment_loses_no_line_and_resumes(tmp_path):
+    import signal
+    import time
+
+    n = 4000
+    g, items = setup(tmp_path, n=n, failing=set(range(0, n, 2)))
+    out = tmp_path / "t.jsonl"
+    assert rbg_process("run", g, items, "--out", out).returncode == 1
+    original = out.read_bytes()
+    kept = [x for x in original.splitlines(keepends=True) if b'"status":"ok"' in x]
+    fix = _annotations_for(tmp_path, range(0, n, 2))
+    inode = out.stat().st_ino
+    proc = subprocess.Popen([RBG, "run", str(g), str(items), "--out", str(out), "--retry-errors", "--annotations", str(fix)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    # Kill it just after the rewrite, while the retried items are appended.
+    while time.monotonic() < deadline and proc.poll() is None and out.stat().st_ino == inode:
+        time.sleep(0.001)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    if out.stat().st_ino == inode:  # killed before the rename: the file as it was
+        assert out.read_bytes() == original
+    else:  # after it: the finished lines, in order, then what was retried so far
+        assert out.read_bytes().splitlines(keepends=True)[: len(kept)] == kept
+    r = rbg_process("run", g, items, "--out", out, "--retry-errors", "--annotations", fix, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert sorted(rec["item"] for rec in records) == sorted(f"i{i}" for i in range(n))
+    assert all(rec["readout"]["status"] == "ok" for rec in records)
