@@ -115,9 +115,9 @@ class JsonLines:
         except json.JSONDecodeError as exc:
             raise error(where, f"malformed {what}: {exc.msg} (column {exc.colno})") from None
         except _NotFinite as exc:
-            raise error(where, f"`{exc}` is not a finite number", "write a finite number, or null for no value") from None
+            raise error(where, f"malformed {what}: `{exc}` is not a finite number", "write a finite number, or null for no value") from None
         except ValueError:  # an integer with more digits than Python converts
-            raise error(where, "a number with too many digits to read", "write it as a string") from None
+            raise error(where, f"malformed {what}: a number with too many digits to read", "write it as a string") from None
         if "\\u" in text and _SURROGATE_ESCAPE.search(text):
             _check_strings(value, where, error)
         return value

@@ -157,12 +157,19 @@ class LLMOptions:
     seed: int | None
     logprobs: bool
     timeout: float
+    deadline: float | None
+    max_reply_bytes: int | None
     max_retries: int
     per_endpoint: int
     cache: str | None
     no_cache: bool
     model_file: str | None
 
+
+# Also `rbg compile`'s: every command that asks a server bounds a request's
+# time in all and its answer's size.
+deadline_option = click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="The longest one request may take in all, however slowly the server sends its answer; past it the request is retried like a timeout (default: 4 x --timeout).")
+max_reply_option = click.option("--max-reply-bytes", type=click.IntRange(min=1), default=None, metavar="BYTES", help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).")
 
 _LLM_OPTIONS = [
     click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local model."),
@@ -174,6 +181,8 @@ _LLM_OPTIONS = [
     click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
     click.option("--logprobs", is_flag=True, help="Read `score[lo, hi]` ratings as probability-weighted means of the scale's tokens (G-Eval)."),
     click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True, help="Seconds to wait for one answer."),
+    deadline_option,
+    max_reply_option,
     click.option("--max-retries", type=click.IntRange(0, 100), default=5, show_default=True, help="Retries of a call after 429, 5xx, timeouts and dropped connections."),
     click.option("--per-endpoint", type=click.IntRange(1, 4096), default=16, show_default=True, help="Requests in flight per server."),
     click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None, help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite, else ~/.cache/...)."),
@@ -229,7 +238,9 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
             found = f"`{config.path}` defines " + (", ".join(f"`{n}`" for n in sorted(profiles)) or "none") if config and config.path else "no rubriclang.toml or [tool.rubriclang] in pyproject.toml was found upward from the graph"
             raise DataError(f"{where}: criterion `{c.name}` asks for model profile `{name}`, but {found}\n  hint: add a `[models.{name}]` table with `base_url` and `model` to rubriclang.toml beside the graph (docs/judges.md)")
     sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
-    settings = dict(timeout=opts.timeout, max_retries=opts.max_retries, per_endpoint=opts.per_endpoint)
+    settings = dict(
+        timeout=opts.timeout, deadline=opts.deadline, max_reply_bytes=opts.max_reply_bytes, max_retries=opts.max_retries, per_endpoint=opts.per_endpoint
+    )
     if opts.base_urls and opts.model_file:
         raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
     default_profile = profiles.get("default") if not opts.base_urls else None
@@ -328,7 +339,9 @@ def usage_text(usage: dict) -> str:
     for name, u in (usage.get("profiles") or {"": usage}).items():
         label = f"LLM `{u['model']}`" + (f" (profile `{name}`)" if name else "")
         lines.append(
-            f"  {label}: {u['calls']} calls, {u['cache_hits']} cache hits;"
+            f"  {label}: {u['calls']} calls, {u['cache_hits']} cache hits"
+            + (f", {u['shared']} shared with a call in flight" if u.get("shared") else "")
+            + ";"
             f" tokens {u['prompt_tokens']} prompt, {u['completion_tokens']} completion"
         )
     return "\n".join(lines)
@@ -337,7 +350,8 @@ def usage_text(usage: dict) -> str:
 def _explain(exc) -> str:
     hint = {
         "unreachable": "is the server running, and is --base-url right?",
-        "timeout": "the server is up but slow: try a larger --timeout",
+        "timeout": "the server is up but slow: try a larger --timeout (or --deadline)",
+        "reply_too_large": "the server answers at length: a larger --max-reply-bytes, or a smaller --max-tokens",
         "auth": "put the key in the environment variable named by --api-key-env",
         "unknown_model": "name a model the server has with --model",
     }.get(exc.kind)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import stat
+import sys
 import tempfile
 
 import click
@@ -20,6 +21,7 @@ from rubriclang.cli.inputs import InputError, Source, read_sources
 from rubriclang.diagnostics import sorted_diagnostics
 from rubriclang.diagnostics.render import render_text
 from rubriclang.fmt import format_source
+from rubriclang.safetext import unguarded
 
 
 @click.command()
@@ -43,7 +45,8 @@ def fmt(paths, check_only, diff, stdin_filename) -> None:
         if diff and result.changed:
             click.echo(unified_diff(src.path, src.text, result.output), nl=False)
         if src.from_stdin and not dry:
-            click.echo(result.output, nl=False)
+            # The user's own file, byte for byte: not through the stream guard.
+            click.echo(result.output, nl=False, file=unguarded(sys.stdout))
         elif result.changed and check_only:
             click.echo(f"would reformat {src.path}", err=True)
         elif result.changed and not dry:

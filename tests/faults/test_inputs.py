@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from tests.faults.run_fixtures import (
+from faults.run_fixtures import (
     RBG,
     assert_clean_error,
     assert_every_trace_reader_refuses,
@@ -96,10 +96,10 @@ def test_the_messages_say_what_is_wrong(tmp_path):
     expected = {
         b'"caf\xe9"': "not UTF-8 text (byte 0xe9",
         b'"\\ud800"': "a string holds an unpaired surrogate `\\ud800`",
-        b"NaN": "`NaN` is not a finite number",
-        b"1e400": "`1e400` is not a finite number",
+        b"NaN": "malformed JSON: `NaN` is not a finite number",
+        b"1e400": "malformed JSON: `1e400` is not a finite number",
         b"[" * 5000 + b"]" * 5000: "the value is nested more than 200 levels deep",
-        b"7" * 5000: "a number with too many digits",
+        b"7" * 5000: "malformed JSON: a number with too many digits",
     }
     for bad, message in expected.items():
         items = _good_then_bad(tmp_path / "items.jsonl", _item_line(0, b"1"), _item_line(1, bad))

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from rubriclang.interp.trace import RECORD_START, canonical_json
-from tests.faults.run_fixtures import assert_every_trace_reader_refuses, rbg, traces
+from faults.run_fixtures import assert_every_trace_reader_refuses, rbg, traces
 
 
 def _drop(field):
