@@ -38,26 +38,29 @@ from rubriclang.cli.execution import (
 @click.argument("items", type=click.Path(dir_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(), help="Trace file (JSON Lines); an existing one is resumed.")
 @click.option("--retry-errors", is_flag=True, help="Judge again the items whose trace line in --out is an error.")
+@click.option("--allow-mixed-judges", is_flag=True, help="Resume an --out whose LLM judgments came from another server, model, profile or sampling (refused by default).")
 @mode_option
 @concurrency_option
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
 @llm_options
-def run(graph, items, out, retry_errors, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     """Judge ITEMS with GRAPH, appending one trace line per item to --out.
 
     Rerunning with the same --out resumes: finished items are skipped, and
     LLM calls already made are answered from the call cache; the summary
-    counts them too. --retry-errors judges the failed ones again. Exit
+    counts them too. --retry-errors judges the failed ones again. A file
+    whose LLM judgments came from another judge (server, model, profile or
+    sampling) is refused unless --allow-mixed-judges is given. Exit
     status: 0 every item in --out decided or abstained, 1 some failed, 2 bad
     input, an --out that cannot be written, or an unusable LLM server.
     """
     with contextlib.ExitStack() as stack:
-        _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations, recorded, fmt, llm)
+        _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm)
 
 
-def _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     from rubriclang.interp.items import ItemError, read_items
     from rubriclang.interp.trace import OutputError, graph_hash, scan_trace
 
@@ -86,6 +89,9 @@ def _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations,
 
     async def go():
         async with llm_session(llm_backend):
+            if llm_backend is not None and not allow_mixed_judges:
+                # Once the servers have answered: the model they serve is part of the judge.
+                _same_judges(state, g, llm_backend, retry)
             stream = (it for it in checked if it.id not in done)
             writer.open()
             async for result in interp.run(stream, mode):
@@ -138,6 +144,21 @@ def _run(stack, graph, items, out, retry_errors, mode, concurrency, annotations,
         raise error
     if stats["error"] or earlier["error"]:
         sys.exit(1)
+
+
+def _same_judges(state, graph, backend, retry: set[str]) -> None:
+    """Refuse to append judgments of another judge (server, model, profile
+    or sampling) to a trace: its figures would mix two judges unseen."""
+    expected = {c.name: backend.fingerprint(c) for c in graph.criteria if backend.handles(c.procedure)}
+    skip = {state.lines[i] for i in retry}
+    others = state.other_judges({k: v for k, v in expected.items() if v is not None}, skip)
+    if others:
+        crit, line, profile, model = others[0]
+        who = f"model `{model}`" + (f" (profile `{profile}`)" if profile else "")
+        raise DataError(
+            f"{state.path}:{line}: criterion `{crit}` was judged there by {who} with other server, model or sampling settings than this run's"
+            "\n  hint: write to a new --out file to judge with these settings, or pass --allow-mixed-judges to append to this one anyway"
+        )
 
 
 def _to_retry(state, items: str) -> set[str]:

@@ -322,6 +322,20 @@ class TraceFile:
     lines: dict[str, int] = attrs.field(factory=dict)  # item -> line number
     end: int = 0
     size: int = 0
+    # criterion -> judge fingerprint -> (first line, profile, model) of the
+    # LLM judgments in the file, so a resumed run can refuse another judge.
+    judges: dict[str, dict[str, tuple[int, str | None, str | None]]] = attrs.field(factory=dict)
+
+    def other_judges(self, expected: dict[str, str], skip=()) -> list[tuple[str, int, str | None, str | None]]:
+        """(criterion, line, profile, model) of each judge in the file that
+        is not the one this run would ask (`expected`: criterion ->
+        fingerprint), outside the items in `skip` (those being re-judged)."""
+        out = []
+        for crit, seen in sorted(self.judges.items()):
+            for fp, (line, profile, model) in sorted(seen.items(), key=lambda kv: kv[1][0]):
+                if crit in expected and fp != expected[crit] and line not in skip:
+                    out.append((crit, line, profile, model))
+        return out
 
     def counts(self, skip=()) -> dict[str, int]:
         """ok / abstain / error among the traced items, less `skip`."""
@@ -348,14 +362,20 @@ def scan_trace(path: str, ghash: str) -> TraceFile:
     lines = JsonLines(path, ItemError, what="trace line", keep_torn=True)
     statuses: dict[str, str] = {}
     numbers: dict[str, int] = {}
+    judges: dict[str, dict[str, tuple[int, str | None, str | None]]] = {}
     for n, rec in _records(lines):
         _resumable(rec, f"{path}:{n}", ghash)
         statuses[rec["item"]] = rec["readout"]["status"]
         numbers[rec["item"]] = n
+        for crit, per in rec["criteria"].items():
+            for j in per.values():
+                fp = j.get("fingerprint")
+                if fp is not None and fp not in judges.get(crit, {}):
+                    judges.setdefault(crit, {})[fp] = (n, j.get("profile"), j.get("model"))
     torn = lines.torn
     if torn and not torn.isspace() and not (torn.startswith(RECORD_START) or RECORD_START.startswith(torn)):
         raise ItemError(f"{path}:{lines.count + 1}", "the last line is not a trace record, nor the start of one", "is this a trace file? give --out a new file")
-    return TraceFile(path, True, ghash if statuses else None, statuses, numbers, lines.end, lines.end + len(torn))
+    return TraceFile(path, True, ghash if statuses else None, statuses, numbers, lines.end, lines.end + len(torn), judges)
 
 
 def _resumable(rec: dict, where: str, ghash: str) -> None:
