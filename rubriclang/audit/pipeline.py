@@ -18,7 +18,7 @@ import attrs
 from rubriclang.audit import seal as sealing
 from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.backends import Backends, BackendUnavailable
-from rubriclang.audit.files import write_json, write_lines, write_text
+from rubriclang.audit.files import write_json, write_lines
 from rubriclang.audit.judge import JudgeError, JudgeInfo, judge_info
 from rubriclang.audit.perturb.generate import Generation
 from rubriclang.audit.report_json import AuditData, build_report, render_text
@@ -29,6 +29,7 @@ from rubriclang.audit.variants import item_json
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.items import Item, ItemError, read_items
 from rubriclang.interp.trace import graph_hash
+from rubriclang.safeio import OutputBusy, describe_os_error, output_lock, write_atomic
 
 MANIFEST = "rubriclang.audit.manifest/1"
 
@@ -105,8 +106,15 @@ class Audit:
         self.judge_settings: dict | None = None
 
     async def run(self) -> dict:
+        """The report; raises AuditError (a file that cannot be written, a
+        full disk and another audit of the folder included)."""
         try:
             return await self._run()
+        except OutputBusy as exc:
+            raise AuditError(exc.message, "wait for it to finish, or give another --out") from None
+        except OSError as exc:
+            where = exc.filename or self.req.out
+            raise AuditError(f"`{where}`: {describe_os_error(exc)}") from None
         finally:
             await self.backends.aclose()
 
@@ -115,6 +123,11 @@ class Audit:
         items = load_items(self.suite, local)
         judge = self._judge(items)
         os.makedirs(self.req.out, exist_ok=True)
+        # One audit at a time writes a folder: two would judge everything twice.
+        with output_lock(self.req.out, f"the audit folder `{self.req.out}`"):
+            return await self._locked(judge, items, local)
+
+    async def _locked(self, judge: JudgeInfo, items: list[Item], local) -> dict:
         sealed = await self._sealed(judge, items)
         judge = self._judge(list(sealed.items))
         skipped, variants, graphs = self._plan(judge, sealed)
@@ -141,10 +154,10 @@ class Audit:
         if self.req.summary:
             report["summary"] = await summarise(self.backends.asker(self.suite.generator), report)
         write_json(self.paths["report"], report, indent=2)
-        write_text(self.paths["report.txt"], render_text(report))
+        write_atomic(self.paths["report.txt"], render_text(report))
         from rubriclang.audit.html import render_html
 
-        write_text(self.paths["report.html"], render_html(report))
+        write_atomic(self.paths["report.html"], render_html(report))
         return report
 
     def _judge(self, items: list[Item]) -> JudgeInfo:

@@ -129,11 +129,14 @@ def _judge_and_items(graph_path: str, items_path: str):
 
 
 def _write_suite(path: str, text: str, force: bool) -> None:
-    from rubriclang.audit.files import write_text
+    from rubriclang.safeio import describe_os_error, write_atomic
 
     if os.path.exists(path) and not force:
         raise DataError(f"`{path}` exists; give another --output, or --force to overwrite it")
-    write_text(path, text)
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise DataError(f"cannot write `{path}`: {describe_os_error(exc)}") from None
 
 
 _output = click.option("-o", "--output", default="audit.toml", show_default=True, type=click.Path(dir_okay=False), help="Where to write the suite.")
