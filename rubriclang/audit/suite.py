@@ -6,6 +6,7 @@ by scanning the text, since tomllib keeps no positions), with a hint.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import tomllib
@@ -26,6 +27,13 @@ from rubriclang.errors import LocatedError
 TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
+# Bounds of the numbers a suite may give (beyond them a server, the cache or
+# a timer would fail later, far from the line at fault). Seeds are 32-bit:
+# the most servers accept, and -1 is "random" to some.
+MAX_SEED = 2**32 - 1
+MAX_TOKENS = 10_000_000
+MAX_TIMEOUT = 86_400.0
+MAX_LIMIT = 10**12
 
 
 class SuiteError(LocatedError):
@@ -104,11 +112,18 @@ class _Lines:
                 continue
             k = re.match(r"^\s*\"?([A-Za-z0-9_.-]+)\"?\s*=", line)
             if k:
-                self.keys.setdefault((table, index, k.group(1)), n)
+                # A dotted key (`judge.timeout = 5`) is a key of a sub-table.
+                parent, _, key = k.group(1).rpartition(".")
+                sub = ".".join(p for p in (table, parent) if p)
+                self.keys.setdefault((sub, index if sub == table else 0, key), n)
 
     def at(self, key: str | None = None, table: str = "", index: int = 0) -> str:
         n = self.keys.get((table, index, key)) if key else None
         n = n or self.tables.get((table, index))
+        if not n and table:
+            # An inline table (`judge = { ... }`): the line of its own key.
+            parent, _, name = table.rpartition(".")
+            n = self.keys.get((parent, 0, name))
         return f"{self.path}:{n}" if n else self.path
 
 
@@ -134,11 +149,28 @@ def _typed(d: dict, key: str, kind, lines: _Lines, table: str = "", index: int =
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         ok, value = True, float(value)
     if not ok:
-        raise SuiteError(lines.at(key, table, index), f"`{key}` must be {names[kind]}, not {type(value).__name__} {value!r}")
+        raise SuiteError(lines.at(key, table, index), f"`{key}` must be {names[kind]}, not {_toml_type(value)} {_shown(value)}")
+    if kind is float and not math.isfinite(value):
+        raise SuiteError(lines.at(key, table, index), f"`{key}` must be a finite number, not {_shown(value)}")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         bounds = f"at least {lo}" if hi is None else f"between {lo} and {hi}"
         raise SuiteError(lines.at(key, table, index), f"`{key}` must be {bounds}, not {value}")
     return value
+
+
+def _toml_type(value) -> str:
+    kinds = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "table"))
+    return next((name for t, name in kinds if isinstance(value, t)), type(value).__name__)
+
+
+def _shown(value) -> str:
+    """A value as the suite writes it (TOML `nan`, `inf`, `true`), kept short."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _path(base: str, value: str | None, key: str, lines: _Lines, table: str = "", must_exist: bool = True) -> str | None:
@@ -173,9 +205,9 @@ def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: _Line
         "model": _typed(d, "model", str, lines, table),
         "api_key_env": env,
         "temperature": _typed(d, "temperature", float, lines, table, lo=0.0, hi=2.0),
-        "seed": _typed(d, "seed", int, lines, table),
-        "max_tokens": _typed(d, "max_tokens", int, lines, table, lo=1),
-        "timeout": _typed(d, "timeout", float, lines, table, lo=0.001),
+        "seed": _typed(d, "seed", int, lines, table, lo=0, hi=MAX_SEED),
+        "max_tokens": _typed(d, "max_tokens", int, lines, table, lo=1, hi=MAX_TOKENS),
+        "timeout": _typed(d, "timeout", float, lines, table, lo=0.001, hi=MAX_TIMEOUT),
         "max_retries": _typed(d, "max_retries", int, lines, table, lo=0, hi=100),
         "model_file": model_file,
     }
@@ -220,6 +252,8 @@ def _custom(entries: Any, lines: _Lines) -> dict[str, Operator]:
         raise SuiteError(lines.at("custom"), "custom operators are written as [[custom]] tables")
     out: dict[str, Operator] = {}
     for i, d in enumerate(entries):
+        if not isinstance(d, dict):
+            raise SuiteError(lines.at("custom") if ("", 0, "custom") in lines.keys else lines.at(None, "custom", i), f"a custom operator is a table, not {_toml_type(d)} {_shown(d)}", "write each as a [[custom]] table with `name`, `surface`, `relation` and `instruction`")
         _check_keys(d, ("name", "surface", "relation", "instruction", "preserve"), lines, "custom", i)
         for key in ("name", "surface", "relation", "instruction"):
             if key not in d:
@@ -312,9 +346,9 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
         recorded=_path(base, _typed(data, "recorded", str, lines), "recorded", lines),
         repeats=_typed(data, "repeats", int, lines, lo=1, hi=100) or 5,
         tolerance=_typed(data, "tolerance", float, lines, lo=0.0) or 0.0,
-        seed=_typed(data, "seed", int, lines) or 0,
+        seed=_typed(data, "seed", int, lines, lo=0, hi=MAX_SEED) or 0,
         positive=True if data.get("positive") is None else _typed(data, "positive", bool, lines),
-        limit=_typed(data, "limit", int, lines, lo=1),
+        limit=_typed(data, "limit", int, lines, lo=1, hi=MAX_LIMIT),
         concurrency=_typed(data, "concurrency", int, lines, lo=1, hi=256) or 4,
         operators=_operators(data.get("operators"), custom, lines),
         options=_options(data.get("options"), lines),
