@@ -9,7 +9,6 @@ import difflib
 import math
 import os
 import re
-import tomllib
 from typing import Any
 
 import attrs
@@ -23,6 +22,7 @@ from rubriclang.audit.catalog import (
 )
 from rubriclang.audit.perturb.rules import REASONING_STYLES
 from rubriclang.errors import LocatedError
+from rubriclang.tomlfile import Lines, read_toml
 
 TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -92,54 +92,19 @@ class Suite:
         return tuple(names)
 
 
-class _Lines:
-    """Finds the line of a key in the suite's text, table by table."""
-
-    _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-
-    def __init__(self, path: str, text: str):
-        self.path = path
-        self.keys: dict[tuple[str, int, str], int] = {}
-        self.tables: dict[tuple[str, int], int] = {}
-        table, index, counts = "", 0, {}
-        for n, line in enumerate(text.splitlines(), 1):
-            m = self._HEADER.match(line)
-            if m:
-                table = m.group(2).replace('"', "")
-                index = counts.get(table, 0)
-                counts[table] = index + 1
-                self.tables.setdefault((table, index), n)
-                continue
-            k = re.match(r"^\s*\"?([A-Za-z0-9_.-]+)\"?\s*=", line)
-            if k:
-                # A dotted key (`judge.timeout = 5`) is a key of a sub-table.
-                parent, _, key = k.group(1).rpartition(".")
-                sub = ".".join(p for p in (table, parent) if p)
-                self.keys.setdefault((sub, index if sub == table else 0, key), n)
-
-    def at(self, key: str | None = None, table: str = "", index: int = 0) -> str:
-        n = self.keys.get((table, index, key)) if key else None
-        n = n or self.tables.get((table, index))
-        if not n and table:
-            # An inline table (`judge = { ... }`): the line of its own key.
-            parent, _, name = table.rpartition(".")
-            n = self.keys.get((parent, 0, name))
-        return f"{self.path}:{n}" if n else self.path
-
-
 def _suggest(word: str, choices) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f"did you mean `{close[0]}`?" if close else ""
 
 
-def _check_keys(d: dict, allowed, lines: _Lines, table: str = "", index: int = 0) -> None:
+def _check_keys(d: dict, allowed, lines: Lines, table: str = "", index: int = 0) -> None:
     for key in d:
         if key not in allowed:
             where = f"[{table}]" if table else "the suite"
             raise SuiteError(lines.at(key, table, index), f"unknown key `{key}` in {where}", _suggest(key, allowed) or f"known keys: {', '.join(sorted(allowed))}")
 
 
-def _typed(d: dict, key: str, kind, lines: _Lines, table: str = "", index: int = 0, *, lo=None, hi=None):
+def _typed(d: dict, key: str, kind, lines: Lines, table: str = "", index: int = 0, *, lo=None, hi=None):
     """d[key] checked against `kind` (and bounds), or None when absent."""
     if key not in d:
         return None
@@ -173,7 +138,7 @@ def _shown(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _path(base: str, value: str | None, key: str, lines: _Lines, table: str = "", must_exist: bool = True) -> str | None:
+def _path(base: str, value: str | None, key: str, lines: Lines, table: str = "", must_exist: bool = True) -> str | None:
     if value is None:
         return None
     resolved = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
@@ -185,7 +150,7 @@ def _path(base: str, value: str | None, key: str, lines: _Lines, table: str = ""
 _BACKEND_KEYS = ("base_url", "model", "api_key_env", "temperature", "seed", "max_tokens", "timeout", "max_retries", "model_file")
 
 
-def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: _Lines, extra=()) -> BackendConfig:
+def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: Lines, extra=()) -> BackendConfig:
     if d is None:
         return default
     if not isinstance(d, dict):
@@ -214,7 +179,7 @@ def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: _Line
     return attrs.evolve(default, **{k: v for k, v in values.items() if v is not None})
 
 
-def _options(d: Any, lines: _Lines) -> dict[str, dict[str, Any]]:
+def _options(d: Any, lines: Lines) -> dict[str, dict[str, Any]]:
     if d is None:
         return {}
     if not isinstance(d, dict):
@@ -245,7 +210,7 @@ def _option(op: str, key: str, value: Any, default: Any, where: str) -> Any:
     return float(value)
 
 
-def _custom(entries: Any, lines: _Lines) -> dict[str, Operator]:
+def _custom(entries: Any, lines: Lines) -> dict[str, Operator]:
     if entries is None:
         return {}
     if not isinstance(entries, list):
@@ -253,7 +218,7 @@ def _custom(entries: Any, lines: _Lines) -> dict[str, Operator]:
     out: dict[str, Operator] = {}
     for i, d in enumerate(entries):
         if not isinstance(d, dict):
-            raise SuiteError(lines.at("custom") if ("", 0, "custom") in lines.keys else lines.at(None, "custom", i), f"a custom operator is a table, not {_toml_type(d)} {_shown(d)}", "write each as a [[custom]] table with `name`, `surface`, `relation` and `instruction`")
+            raise SuiteError(lines.at(None, "custom", i), f"a custom operator is a table, not {_toml_type(d)} {_shown(d)}", "write each as a [[custom]] table with `name`, `surface`, `relation` and `instruction`")
         _check_keys(d, ("name", "surface", "relation", "instruction", "preserve"), lines, "custom", i)
         for key in ("name", "surface", "relation", "instruction"):
             if key not in d:
@@ -277,7 +242,7 @@ def _custom(entries: Any, lines: _Lines) -> dict[str, Operator]:
     return out
 
 
-def _operators(value: Any, custom: dict, lines: _Lines) -> tuple[str, ...] | None:
+def _operators(value: Any, custom: dict, lines: Lines) -> tuple[str, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -301,25 +266,13 @@ TOP_KEYS = (
 
 def load_suite(path: str) -> Suite:
     """Read and check a suite file; raises SuiteError."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(path, f"cannot read the suite: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        line = m.group(1) if m else len(text.splitlines()) if "end of document" in str(exc) else None
-        where = f"{path}:{line}" if line else path
-        detail = re.sub(r" \(at (line|end of).*\)", "", str(exc))
-        raise SuiteError(where, f"not valid TOML: {detail}") from None
+    data, text = read_toml(path, SuiteError, "suite")
     return suite_from_data(data, path, text)
 
 
 def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
     """Check decoded suite data (`text` locates the lines of mistakes)."""
-    lines = _Lines(path, text)
+    lines = Lines(path, text)
     base = os.path.dirname(os.path.abspath(path))
     _check_keys(data, TOP_KEYS, lines)
     judge = data.get("judge")
