@@ -26,6 +26,7 @@ from rubriclang.cli.execution import (
     interpreter,
     load_graph,
     local_backend,
+    locked_output,
     mode_option,
     recorded_option,
     uses_llm,
@@ -187,13 +188,19 @@ def _missing_message(loaded, calls, answers) -> str:
 
 def _judge(g, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded) -> dict:
     """`rbg run`'s loop, with a backend that answers from the cache only."""
-    from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.interp.trace import TraceWriter, finished_items
     from rubriclang.llm.batch import import_backend
 
     local = local_backend(annotations, recorded)
     backend, client = import_backend(cache, identity, model, sampling, logprobs)
     interp = interpreter(g, [local, backend], concurrency)
+    with locked_output(out):
+        return _judge_into(out, interp, local, items, mode, client, backend)
+
+
+def _judge_into(out, interp, local, items, mode, client, backend) -> dict:
+    from rubriclang.interp.items import ItemError, read_items
+    from rubriclang.interp.trace import TraceWriter, finished_items
+
     try:
         done = finished_items(out, interp.hash)
     except ItemError as exc:

@@ -22,6 +22,7 @@ from rubriclang.cli.execution import (
     llm_session,
     load_graph,
     local_backend,
+    locked_output,
     mode_option,
     open_llm,
     recorded_option,
@@ -63,7 +64,8 @@ def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt
         raise DataError(f"`{items}`: no such file")
     llm_backend = open_llm(stack, g, llm)
     interp = interpreter(g, [backend, llm_backend], concurrency)
-    _lock_output(stack, out)
+    # Held until the command ends: two runs into one file would write every item twice.
+    stack.enter_context(locked_output(out))
     try:
         done = finished_items(out, interp.hash)
     except ItemError as exc:
@@ -122,19 +124,6 @@ def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt
         raise error
     if stats["error"]:
         sys.exit(1)
-
-
-def _lock_output(stack: contextlib.ExitStack, out: str) -> None:
-    """Hold the lock of --out until the command ends: two runs into one file
-    would judge and write every item twice."""
-    from rubriclang.safeio import OutputBusy, describe_os_error, output_lock
-
-    try:
-        stack.enter_context(output_lock(out))
-    except OutputBusy as exc:
-        raise DataError(f"{exc.message}; wait for it to finish, or give another --out") from None
-    except OSError as exc:
-        raise DataError(f"cannot write `{out}`: {describe_os_error(exc)}") from None
 
 
 def _label(d) -> str:

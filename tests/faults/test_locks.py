@@ -137,3 +137,20 @@ def test_two_real_runs_at_once_write_each_item_once(tmp_path):
     assert all("being written by another rbg process" in err for rc, err in results if rc == 2)
     ids = [json.loads(line)["item"] for line in out.read_text().splitlines()]
     assert sorted(ids) == [f"q{i}" for i in range(5)]
+
+
+def test_a_batch_import_into_an_out_another_process_writes_is_refused(tmp_path, holder):
+    from tests.llm.test_batch import GRAPH as BATCH_GRAPH
+    from tests.llm.test_batch import ITEMS, MODEL, closed_port_url, export, result_line, write_results
+
+    graph, items = tmp_path / "bg.rbg", tmp_path / "bitems.jsonl"
+    graph.write_text(BATCH_GRAPH)
+    items.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in ITEMS))
+    requests = export(graph, items, tmp_path / "requests.jsonl")
+    results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
+    out = tmp_path / "batch.jsonl"
+    pid = holder(out)
+    args = ("batch", "import", graph, items, results, "--out", out, "--model", MODEL, "--base-url", closed_port_url(), "--cache", tmp_path / "c.sqlite")
+    result = _rbg(*args)
+    assert result.exit_code == 2 and f"pid {pid}" in result.output, result.output
+    assert not out.exists()
