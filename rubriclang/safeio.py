@@ -19,8 +19,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterator
 
 _TAIL_CHUNK = 1 << 16
@@ -49,14 +49,6 @@ def describe_os_error(exc: OSError) -> str:
     return reason
 
 
-def new_file_mode() -> int:
-    """The permissions a new file gets from open(): 0666 less the umask."""
-    # Reading the umask means setting it; it is put back at once.
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def write_atomic(path: str, data: str | bytes) -> None:
     """Replace the contents of `path` in one step; text is written as UTF-8
     with no newline translation. An existing file keeps its permissions, a
@@ -65,16 +57,17 @@ def write_atomic(path: str, data: str | bytes) -> None:
     target = os.path.realpath(path)
     folder = os.path.dirname(target)
     try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
-        mode = new_file_mode()
+        mode = None
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    fd, tmp = _temporary(folder, os.path.basename(target))
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            os.fchmod(fh.fileno(), mode)
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
@@ -82,6 +75,17 @@ def write_atomic(path: str, data: str | bytes) -> None:
             os.unlink(tmp)
         raise
     fsync_folder(folder)
+
+
+def _temporary(folder: str, name: str) -> tuple[int, str]:
+    """A new file next to `name`, created with mode 0666 so that the kernel
+    applies the umask (tempfile.mkstemp would make it 0600)."""
+    while True:
+        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def fsync_folder(folder: str) -> None:
@@ -164,7 +168,7 @@ def output_lock(target: str, what: str = "") -> Iterator[None]:
 
 def _acquire(fcntl, path: str, what: str) -> int:
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, new_file_mode())
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -73,13 +73,12 @@ def test_a_kill_at_any_point_of_the_rewrite_leaves_the_old_or_the_new_file(tmp_p
             os.kill(os.getpid(), signal.SIGKILL)
 
         if {hook!r} == "write":
-            import tempfile
-            real = tempfile.mkstemp
-            def mkstemp(*a, **k):
-                fd, name = real(*a, **k)
+            real = safeio._temporary
+            def temporary(*a):
+                fd, name = real(*a)
                 os.write(fd, b"half a file")
                 die()
-            safeio.tempfile.mkstemp = mkstemp
+            safeio._temporary = temporary
         else:
             setattr(safeio.os, {hook!r}, die)
         RunStore({str(path)!r}).load(drop_failed=True)
