@@ -193,3 +193,40 @@ def test_a_full_disk_is_one_clear_message_and_the_rerun_is_byte_identical(tmp_pa
     assert _audit(suite, "--out", tmp_path / "cut").exit_code == 0
     for name in ("runs.jsonl", "report.json", "report.txt", "sealed.json", "audit.json"):
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "full" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("name", ["sealed.json", "validation.jsonl", "audit.json", "report.json", "report.txt", "report.html"])
+def test_a_full_disk_while_writing_any_audit_file_is_one_message_and_resumes(tmp_path, monkeypatch, name):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full")
+    suite = _suite(tmp_path)
+    assert _audit(suite, "--out", tmp_path / "full").exit_code == 0
+    real = safeio._temporary
+
+    def temporary(folder, base):
+        if base == name:  # every write of this file hits a full disk
+            return os.open("/dev/full", os.O_WRONLY), os.path.join(folder, ".never-made.tmp")
+        return real(folder, base)
+
+    monkeypatch.setattr(safeio, "_temporary", temporary)
+    result = _audit(suite, "--out", tmp_path / "cut")
+    assert result.exit_code == 2, result.output
+    assert result.output.count("No space left on device") == 1 and "Traceback" not in result.output
+    assert not (tmp_path / "cut" / name).exists()
+    assert not [f for f in os.listdir(tmp_path / "cut") if f.endswith((".tmp", ".lock"))]
+    monkeypatch.setattr(safeio, "_temporary", real)
+    assert _audit(suite, "--out", tmp_path / "cut").exit_code == 0
+    for f in os.listdir(tmp_path / "full"):
+        assert (tmp_path / "cut" / f).read_bytes() == (tmp_path / "full" / f).read_bytes(), f
+
+
+def test_an_out_folder_that_cannot_be_made_is_a_clear_error(tmp_path, monkeypatch):
+    suite = _suite(tmp_path)
+
+    def refuse(path, exist_ok=False):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr("rubriclang.audit.pipeline.os.makedirs", refuse)
+    result = _audit(suite, "--out", tmp_path / "out")
+    assert result.exit_code == 2 and f"`{tmp_path / 'out'}`: Permission denied" in result.output, result.output
+    assert "Traceback" not in result.output
