@@ -170,6 +170,17 @@ def _criterion_params(draw, proc: str, t: JType) -> list[str]:
             continue
         if name in ("over", "under"):
             continue  # below: a bool `rule.length` takes exactly one of them
+        if name == "question":
+            params.append(f"question = {quote(draw(_STRINGS))}")  # needed unless a `prompt` is given
+            continue
+        if name in ("prompt", "model"):
+            continue  # a template file or a model profile lives outside the graph
+        if name == "answer":
+            if t.numeric and draw(st.booleans()):
+                params.append('answer = pattern("\\\\[\\\\[(\\\\d+)\\\\]\\\\]")')
+            elif t.kind == "bool" and draw(st.booleans()):
+                params.append('answer = pattern("verdict: (\\\\w+)", { yes: true, no: false })')
+            continue
         if name == "template":
             if t.as_optional(False) == JType("ordinal", 1, 5) and draw(st.booleans()):
                 params.append(f"template = {draw(st.sampled_from(spec.choices))}")
@@ -183,7 +194,8 @@ def _criterion_params(draw, proc: str, t: JType) -> list[str]:
 
 @st.composite
 def _criterion(draw, name: str) -> tuple[str, JType]:
-    proc = draw(st.sampled_from(sorted(CATALOG.procedures)))
+    # `llm.compare` judges pairs only, and these graphs have a pointwise readout.
+    proc = draw(st.sampled_from(sorted(set(CATALOG.procedures) - {"llm.compare"})))
     kind = draw(st.sampled_from(CATALOG.procedures[proc].produces))
     t = draw(judgment_types(kinds=(kind,)))
     if draw(st.integers(0, 4)) == 0:

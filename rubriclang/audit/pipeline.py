@@ -27,6 +27,7 @@ from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import summarise
 from rubriclang.audit.variants import item_json
 from rubriclang.checker.graph import CheckedGraph
+from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, read_items
 from rubriclang.interp.trace import graph_hash
 from rubriclang.safeio import OutputBusy, describe_os_error, output_lock, write_atomic
@@ -63,13 +64,14 @@ def _paths(out: str) -> dict[str, str]:
 
 
 def load_items(suite: Suite, local) -> list[Item]:
-    """The suite's items (its first `limit`), checked against the value tables."""
+    """The suite's items (its first `limit`), checked against the value
+    tables; without their gold when the suite says `gold = false`."""
     items = []
     try:
         for item in read_items(suite.items):
             local.annotations.validate(item.id, item.candidate_ids)
             local.recorded.validate(item.id, item.candidate_ids)
-            items.append(item)
+            items.append(item if suite.gold else attrs.evolve(item, gold=None))
             if suite.limit and len(items) >= suite.limit:
                 break
     except ItemError as exc:
@@ -77,6 +79,21 @@ def load_items(suite: Suite, local) -> list[Item]:
     if not items:
         raise AuditError(f"`{suite.items}` holds no items")
     return items
+
+
+def _check_gold(judge: JudgeInfo, items, where: str):
+    """The items, once every gold is read as `rbg eval` reads it, before
+    anything runs."""
+    try:
+        read_gold(items, judge.graph, where, judge.mode)
+    except GoldError as exc:
+        raise AuditError(f"{exc.where}: {exc.message}", "fix the gold, or write `gold = false` in the suite to ignore it") from None
+    return items
+
+
+def _no_gold(items):
+    """The items without gold (`gold = false`: a sealed suite may carry it)."""
+    return type(items)(attrs.evolve(it, gold=None) for it in items)
 
 
 def local_backend(suite: Suite):
@@ -122,6 +139,7 @@ class Audit:
         local = local_backend(self.suite)
         items = load_items(self.suite, local)
         judge = self._judge(items)
+        _check_gold(judge, items, self.suite.items)
         os.makedirs(self.req.out, exist_ok=True)
         # One audit at a time writes a folder: two would judge everything twice.
         with output_lock(self.req.out, f"the audit folder `{self.req.out}`"):
@@ -130,6 +148,7 @@ class Audit:
     async def _locked(self, judge: JudgeInfo, items: list[Item], local) -> dict:
         sealed = await self._sealed(judge, items)
         judge = self._judge(list(sealed.items))
+        gold_items = _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
         skipped, variants, graphs = self._plan(judge, sealed)
         self._manifest(sealed.hash)
         records = await self._judge_all(judge, local, sealed, variants, graphs)
@@ -141,7 +160,7 @@ class Audit:
             sealed=sealed,
             operators={**sealed.operators, **self._skipped_operators(sealed)},
             skipped=skipped,
-            items=sealed.items,
+            items=gold_items,
             variants=tuple(variants),
             records=records,
             repeats=self.suite.repeats,

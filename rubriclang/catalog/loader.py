@@ -89,6 +89,8 @@ def _procedures(data: dict, source: str) -> dict[str, ProcedureSpec]:
             params=tuple(param_from_dict(p) for p in d.get("params", ())),
             example=d.get("example", ""),
             source=source,
+            placeholders=dict(d.get("placeholders", {})),
+            shows=tuple(d.get("shows", ())),
         )
     return out
 

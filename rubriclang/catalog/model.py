@@ -79,6 +79,10 @@ class ProcedureSpec:
     params: tuple[ParamSpec, ...]
     example: str = ""
     source: str = "stdlib"
+    # Prompt procedures: the values a `prompt` template may mention (name ->
+    # what it holds) and those it must show (the response, or both responses).
+    placeholders: dict[str, str] = attrs.field(factory=dict)
+    shows: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -37,4 +37,4 @@ def check_source(text: str, path: str = "<input>", *, select=(), ignore=()):
         ignore=ignore,
         ignores_by_line=inline_ignores(parsed.module, parsed.source),
     )
-    return CheckResult(result.graph, tuple(kept))
+    return CheckResult(result.graph, tuple(kept), result.sources)

@@ -24,6 +24,7 @@ from rubriclang.checker.graph import (
     PairwiseReadout,
     PointwiseReadout,
 )
+from rubriclang.checker.prompts import PromptChecker
 from rubriclang.checker.values import check_block, key_text, suggest, suggest_qualified, type_from_ast
 from rubriclang.diagnostics import Diagnostic, sorted_diagnostics
 from rubriclang.diagnostics.codes import make
@@ -41,6 +42,8 @@ class CheckResult:
 
     graph: CheckedGraph | None
     diagnostics: tuple[Diagnostic, ...]
+    # The text of every other file the check read (prompt templates), for excerpts.
+    sources: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -72,6 +75,7 @@ class _Checker:
         self.op_failed: dict[str, set[str]] = {}
         self.edges: dict[str, list[str]] = {}  # node -> nodes it reads
         self.broken: set[str] = set()  # nodes whose type could not be inferred
+        self.sources: dict[str, str] = {}  # template files read
 
     def _lookup(self, table: str, name: str):
         spec = getattr(self.cat, table).get(name)
@@ -108,7 +112,7 @@ class _Checker:
         self._style()
         diags = tuple(sorted_diagnostics(self.diags))
         if any(d.is_error for d in diags):
-            return CheckResult(None, diags)
+            return CheckResult(None, diags, self.sources)
         operators = tuple(self._operator(self.decls[n]) for n in order if n not in self.criteria)
         graph = CheckedGraph(
             name=header.name.value,
@@ -120,7 +124,7 @@ class _Checker:
             readouts=readout_values,
             path=self.m.path,
         )
-        return CheckResult(graph, diags)
+        return CheckResult(graph, diags, self.sources)
 
     # -- declarations ---------------------------------------------------------
 
@@ -226,8 +230,15 @@ class _Checker:
                 f"`{name}` abstains on error, so its type must be optional: `{declared.as_optional()}`",
             )
         self._procedure_specifics(d, proc.name, declared, values, failed)
+        prompt = None
+        if proc.placeholders:  # a prompt procedure: its template and answer
+            checker = PromptChecker(self.m.path, self.diags, self.sources)
+            prompt = checker.prompt(d, proc, values, failed)
+            checker.answer(d, proc.name, declared, values, failed)
+            if proc.name == "llm.compare":
+                checker.compare_type(d, declared, values)
         self.types[name] = declared
-        self.criteria[name] = Criterion(name, declared, proc.name, values, span=d.span)
+        self.criteria[name] = Criterion(name, declared, proc.name, values, span=d.span, prompt=prompt)
 
     def _procedure_hint(self, declared: JType) -> tuple[str, ...]:
         makers = sorted(p.name for p in self.cat.procedures.values() if declared.kind in p.produces)
@@ -577,6 +588,10 @@ class _Checker:
             if failed:
                 continue
             if mode == "pointwise":
+                pairwise_only = next((c for c in self.criteria.values() if c.procedure == "llm.compare"), None)
+                if pairwise_only is not None:
+                    self.err("RB407", r.mode.span, f"a pointwise readout cannot run `{pairwise_only.name}`: `llm.compare` judges two candidates side by side", (f"`{pairwise_only.name}` is at {pairwise_only.span}; remove the pointwise readout, or judge one response at a time with `llm.rate` or `llm.check`",))
+                    continue
                 out[mode] = PointwiseReadout(values["output"], values["quantize"], values["ties"], span=r.span)
                 if scale is not None:
                     self._check_pointwise(r, values["output"], scale)
@@ -650,7 +665,9 @@ class _Checker:
                 crit = self.criteria.get(name)
                 written = any(p.name.value == "anchors" for p in d.block.params)
                 # A malformed `anchors` was reported already; do not also say it is missing.
-                if crit is not None and (not written or crit.params.get("anchors") == {}):
+                # A template of the user's own states its scale unless it shows the anchors.
+                own = any(p.name.value == "prompt" for p in d.block.params) and (crit is None or crit.prompt is None or "anchors}}" not in crit.prompt.text)
+                if crit is not None and not own and (not written or crit.params.get("anchors") == {}):
                     lo, hi = fmt_num(crit.type.lo), fmt_num(crit.type.hi)
                     self.err(
                         "RB502",

@@ -17,6 +17,17 @@ _span = attrs.field(eq=False, repr=False, kw_only=True, default=None)
 
 
 @attrs.frozen
+class PromptSource:
+    """A criterion's own prompt template: its text (part of the criterion's
+    meaning and hash), the path it was read from as written in the `.rbg`
+    file (None for an inline template), and where the `prompt` value is."""
+
+    text: str
+    path: str | None
+    span: Span = _span
+
+
+@attrs.frozen
 class Criterion:
     """A criterion node: one judgment per candidate, from a procedure."""
 
@@ -25,6 +36,7 @@ class Criterion:
     procedure: str
     params: dict[str, Any]  # every parameter, defaults filled in
     span: Span = _span
+    prompt: PromptSource | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen

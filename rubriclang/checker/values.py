@@ -118,6 +118,8 @@ def _describe(v) -> str:
         return f"`{key_text(v)}`"
     if isinstance(v, ast.Ident):
         return f"the name `{v.value}`"
+    if isinstance(v, ast.Call):
+        return f"`{v.name.value}(...)`"
     return {ast.ListValue: "a list", ast.MapValue: "a map", ast.TypeExpr: "a type"}[type(v)]
 
 
@@ -133,6 +135,7 @@ _EXPECTED = {
     "type": "a type",
     "numeric_type": "a numeric type, `ordinal[lo, hi]` or `score[lo, hi]`",
     "json": "a JSON-like value",
+    "answer": '`json` or `pattern("...")`',
 }
 
 
@@ -243,6 +246,8 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
             raise _Bad
         if t == "numeric_type" and not value.numeric:
             wrong()
+    elif t == "answer":
+        value = _answer(spec, v, diags, where, wrong)
     elif t == "json":
         before = len(diags)
         value = _json(v, diags)
@@ -253,6 +258,41 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
     _check_finite(spec, v, diags, where)
     _check_range(spec, value, v, diags, where)
     return value
+
+
+def _answer(spec: ParamSpec, v: ast.Value, diags: list, where: str, wrong) -> Any:
+    """`json`, or `pattern("RE2")` with an optional map from matched text to
+    values: {"pattern": str, "map": {text: value}}. What the pattern and the
+    map must satisfy depends on the procedure (the checker's job)."""
+    if isinstance(v, ast.Ident) and v.value == "json":
+        return "json"
+    if not isinstance(v, ast.Call):
+        wrong(('e.g. `answer = pattern("\\[\\[(\\d+)\\]\\]")`',))
+    if v.name.value != "pattern":
+        diags.append(make("RB202", v.name.span, f"`{v.name.value}(...)` is not a way to read an answer: `{spec.name}` of {where} takes {_EXPECTED['answer']}", suggest(v.name.value, ("pattern",))))
+        raise _Bad
+    if not v.args or not isinstance(v.args[0], ast.String) or len(v.args) > 2:
+        diags.append(make("RB202", v.span, "`pattern(...)` takes a regular expression string, then optionally a map from matched text to values", ('e.g. `pattern("\\[\\[(A|B|C)\\]\\]", { A: first, B: second, C: tie })`',)))
+        raise _Bad
+    out: dict[str, Any] = {"pattern": v.args[0].value}
+    if len(v.args) == 2:
+        m = v.args[1]
+        if not isinstance(m, ast.MapValue) or not m.entries:
+            diags.append(make("RB202", m.span, f"the second argument of `pattern(...)` is a map from matched text to values, not {_describe(m)}"))
+            raise _Bad
+        mapping: dict[str, Any] = {}
+        seen: dict[str, ast.Value] = {}
+        for e in m.entries:
+            key = key_text(e.key) if not isinstance(e.key, ast.String) else e.key.value
+            if key in seen:
+                diags.append(make("RB111", e.key.span, f"map key `{key}` is given twice", (f"first given at {seen[key].span}",)))
+                raise _Bad
+            seen[key] = e.key
+            if not isinstance(e.value, (ast.Ident, ast.Bool, ast.Number, ast.String)):
+                wrong(part=e.value, what=f"the value of `{key}`")
+            mapping[key] = e.value.value
+        out["map"] = mapping
+    return out
 
 
 def _repeated_key(key: ast.Value, first: ast.Value, diags: list) -> None:

@@ -90,12 +90,16 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
 
 def _calls(g, items: str, model: str, sampling, logprobs: bool):
     from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.llm.batch import llm_calls
+    from rubriclang.llm.batch import llm_calls, profiled_criteria
 
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
     if not uses_llm(g):
         raise DataError(f"`{g.path}` has no LLM criteria: no call to export or import")
+    profiled = profiled_criteria(g)
+    if profiled:
+        name, profile = profiled[0]
+        raise DataError(f"criterion `{name}` is judged by model profile `{profile}`: a batch file serves one model, so graphs with model profiles run live (`rbg run`)")
     try:
         return asyncio.run(llm_calls(g, read_items(items), model, sampling, logprobs))
     except ItemError as exc:
@@ -110,13 +114,14 @@ def _calls(g, items: str, model: str, sampling, logprobs: bool):
 @click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="The server a live run would use: the cache keys calls by it.")
 @click.option("--identity", metavar="ID", help="The cache identity of the server instead of --base-url (e.g. an embedded model's).")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache to fill (default: the one `rbg run` uses).")
+@click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the key the batch ran with: results that echo it are stored redacted.")
 @sampling_options
 @mode_option
 @concurrency_option
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
-def import_(graph, items, results, out, base_urls, identity, cache_path, model, temperature, top_p, max_tokens, seed, logprobs, mode, concurrency, annotations, recorded, fmt) -> None:
+def import_(graph, items, results, out, base_urls, identity, cache_path, api_key_env, model, temperature, top_p, max_tokens, seed, logprobs, mode, concurrency, annotations, recorded, fmt) -> None:
     """Put the batch RESULTS into the call cache, under the keys a live run
     looks up, then judge ITEMS with GRAPH from the cache alone.
 
@@ -126,8 +131,9 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
     rerun `rbg run` with the same cache to make only those calls); 2 bad
     input or missing results.
     """
-    from rubriclang.cli.execution import open_cache
+    from rubriclang.cli.execution import api_key_from_env, open_cache
     from rubriclang.llm.batch import BatchError, load_into_cache, read_results
+    from rubriclang.llm.redact import Redactor
 
     if bool(base_urls) == bool(identity):
         raise click.UsageError("give the server with --base-url, or its cache identity with --identity (one of them)")
@@ -135,7 +141,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
     sampling = _sampling(temperature, top_p, max_tokens, seed)
     identity = identity or _identity(base_urls, model)
     try:
-        answers = read_results(results, model)
+        answers = read_results(results, model, Redactor(api_key_from_env(api_key_env)))
     except BatchError as exc:
         raise DataError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:

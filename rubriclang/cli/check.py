@@ -17,6 +17,7 @@ from rubriclang.cli.inputs import InputError, read_sources
 from rubriclang.diagnostics import sorted_diagnostics
 from rubriclang.diagnostics.codes import registry
 from rubriclang.diagnostics.render import FORMATS, render
+from rubriclang.safetext import unguarded
 
 
 def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -54,19 +55,23 @@ def check(paths, fmt, select, ignore, strict, color, stdin_filename) -> None:
     """Check PATHS (files, folders of *.rbg, or - for stdin) for errors and warnings."""
     sources = read_sources(paths, stdin_filename)
     diagnostics = []
+    texts = {s.path: s.text for s in sources}
     try:
         for src in sources:
             result = check_source(src.text, src.path, select=select, ignore=ignore)
             diagnostics.extend(sorted_diagnostics(result.diagnostics))
+            texts.update(result.sources)
     except CatalogError as exc:
         raise InputError([f"the operator catalog could not be loaded: {exc}"]) from None
 
     if color is None:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    out = render(fmt, diagnostics, sources={s.path: s.text for s in sources}, color=color)
+    out = render(fmt, diagnostics, sources=texts, color=color)
     if fmt == "text":
         out += summary(diagnostics, len(sources)) + "\n"
-    click.echo(out, nl=False, color=color)
+    # Coloured text carries its own escape codes, past the stream guard
+    # (the renderer has made the data in it printable).
+    click.echo(out, nl=False, color=color, file=unguarded(sys.stdout) if color else None)
 
     errors = any(d.is_error for d in diagnostics)
     if errors or (strict and diagnostics):

@@ -8,7 +8,7 @@ import os
 
 import click
 
-from rubriclang.cli.execution import DataError
+from rubriclang.cli.execution import DataError, deadline_option, max_reply_option
 
 # The embedded model reads the whole catalog, the spec and a repair; its
 # default context (sized for judging) is too small for that.
@@ -28,10 +28,12 @@ _EMBEDDED_CONTEXT = 16384
 @click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="The longest answer, in tokens.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds to wait for one answer.")
+@deadline_option
+@max_reply_option
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache (default: the one `rbg run` uses).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
 @click.option("--model-file", type=click.Path(dir_okay=False), default=None, metavar="GGUF", help="The embedded model's GGUF file (when no --base-url is given).")
-def compile_command(spec, out, log_path, repairs, constrained, base_urls, model, api_key_env, temperature, seed, max_tokens, timeout, cache_path, no_cache, model_file) -> None:
+def compile_command(spec, out, log_path, repairs, constrained, base_urls, model, api_key_env, temperature, seed, max_tokens, timeout, deadline, max_reply_bytes, cache_path, no_cache, model_file) -> None:
     """Compile the rubric described by SPEC (TOML) into a checked .rbg program.
 
     The model is shown the language, the catalog and the spec; the checker's
@@ -66,7 +68,7 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
             stack.callback(cache.close)
 
         async def go():
-            async with OpenAIClient(urls, model, key, timeout=timeout, identity=identity) as client:
+            async with OpenAIClient(urls, model, key, timeout=timeout, deadline=deadline, max_reply_bytes=max_reply_bytes, identity=identity) as client:
                 await client.check_model()
                 with CompileLog(log_path) as log:
                     return await compile_rubric(
@@ -102,7 +104,7 @@ def _embedded(stack: contextlib.ExitStack, model_file: str | None):
 def _explain(exc, constrained: bool) -> str:
     hint = {
         "unreachable": "is the server running, and is --base-url right?",
-        "timeout": "the server is up but slow: try a larger --timeout",
+        "timeout": "the server is up but slow: try a larger --timeout (or --deadline)",
         "auth": "put the key in the environment variable named by --api-key-env",
         "unknown_model": "name a model the server has with --model",
         "unsupported": "the server refuses JSON-schema constrained output: compile without --constrained" if constrained else None,

@@ -36,7 +36,7 @@ def load_graph(path: str):
     result = check_source(text, path)
     if result.graph is None:
         errors = [d for d in result.diagnostics if d.is_error]
-        click.echo(render("text", errors, sources={path: text}), err=True, nl=False)
+        click.echo(render("text", errors, sources={**result.sources, path: text}), err=True, nl=False)
         raise DataError(f"`{path}` has {len(errors)} error(s); fix them first (see `rbg check {path}`)")
     return result.graph
 
@@ -117,12 +117,19 @@ class LLMOptions:
     seed: int | None
     logprobs: bool
     timeout: float
+    deadline: float | None
+    max_reply_bytes: int | None
     max_retries: int
     per_endpoint: int
     cache: str | None
     no_cache: bool
     model_file: str | None
 
+
+# Also `rbg compile`'s: every command that asks a server bounds a request's
+# time in all and its answer's size.
+deadline_option = click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="The longest one request may take in all, however slowly the server sends its answer; past it the request is retried like a timeout (default: 4 x --timeout).")
+max_reply_option = click.option("--max-reply-bytes", type=click.IntRange(min=1), default=None, metavar="BYTES", help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).")
 
 _LLM_OPTIONS = [
     click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local model."),
@@ -134,6 +141,8 @@ _LLM_OPTIONS = [
     click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
     click.option("--logprobs", is_flag=True, help="Read `score[lo, hi]` ratings as probability-weighted means of the scale's tokens (G-Eval)."),
     click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True, help="Seconds to wait for one answer."),
+    deadline_option,
+    max_reply_option,
     click.option("--max-retries", type=click.IntRange(0, 100), default=5, show_default=True, help="Retries of a call after 429, 5xx, timeouts and dropped connections."),
     click.option("--per-endpoint", type=click.IntRange(1, 4096), default=16, show_default=True, help="Requests in flight per server."),
     click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None, help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite, else ~/.cache/...)."),
@@ -167,31 +176,83 @@ def uses_llm(graph) -> bool:
 def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
     """The LLM backend for `graph`, or None when it has no LLM criteria. The
     embedded server (no --base-url) and the cache are closed with `stack`;
-    the client, bound to the event loop, is closed by `llm_session`."""
+    the clients, bound to the event loop, are closed by `llm_session`.
+
+    Criteria that name a model profile (`model = "NAME"`) are answered by
+    `[models.NAME]` of the project config; the others by the command line's
+    server, else the config's `default` profile, else the embedded model."""
     if not uses_llm(graph):
         return None
-    from rubriclang.llm.backend import LLMBackend
+    from rubriclang.llm.backend import LLMBackend, Profile
     from rubriclang.llm.client import OpenAIClient, Sampling
     from rubriclang.llm.parsing import weighted_points
 
-    settings = dict(timeout=opts.timeout, max_retries=opts.max_retries, per_endpoint=opts.per_endpoint)
+    llm_criteria = [c for c in graph.criteria if c.procedure in LLMBackend.PROCEDURES]
+    named = {c.params.get("model") for c in llm_criteria} - {None}
+    config = _project_config(graph.path) if named or not opts.base_urls else None
+    profiles = config.models if config is not None else {}
+    for c in llm_criteria:
+        name = c.params.get("model")
+        if name is not None and name not in profiles:
+            where = f"{c.span.file}:{c.span.line}:{c.span.column}" if c.span else graph.path
+            found = f"`{config.path}` defines " + (", ".join(f"`{n}`" for n in sorted(profiles)) or "none") if config and config.path else "no rubriclang.toml or [tool.rubriclang] in pyproject.toml was found upward from the graph"
+            raise DataError(f"{where}: criterion `{c.name}` asks for model profile `{name}`, but {found}\n  hint: add a `[models.{name}]` table with `base_url` and `model` to rubriclang.toml beside the graph (docs/judges.md)")
+    sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
+    settings = dict(
+        timeout=opts.timeout, deadline=opts.deadline, max_reply_bytes=opts.max_reply_bytes, max_retries=opts.max_retries, per_endpoint=opts.per_endpoint
+    )
+    if opts.base_urls and opts.model_file:
+        raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
+    default_profile = profiles.get("default") if not opts.base_urls else None
+    needs_default = any(c.params.get("model") in (None, "default") for c in llm_criteria) or not named
     if opts.base_urls:
-        if opts.model_file:
-            raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
         urls = [checked_url(u) for u in opts.base_urls]
         client = OpenAIClient(urls, opts.model, api_key_from_env(opts.api_key_env), **settings)
-    else:
+    elif default_profile is not None:
+        client = _profile_client(default_profile, settings)
+        sampling = _profile_sampling(default_profile, sampling)
+    elif needs_default:
         if opts.model:
             raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
         server = _start_embedded(stack, opts.model_file)
         client = OpenAIClient([server.base_url], server.model, identity=server.identity, **settings)
+    extra = {
+        name: Profile(_profile_client(profiles[name], settings), _profile_sampling(profiles[name], sampling))
+        for name in sorted(named)
+    }
+    if not (opts.base_urls or default_profile is not None or needs_default):
+        client = extra[sorted(named)[0]].client  # every criterion names a profile: the default serves none
     cache = None if opts.no_cache else open_cache(opts.cache)
     if cache is not None:
         stack.callback(cache.close)
     if opts.logprobs and not any(weighted_points(c) for c in graph.criteria):
         click.echo("note: --logprobs weighs `llm.rate` criteria on `score[lo, hi]` with one-digit bounds; this graph has none", err=True)
-    sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
-    return LLMBackend(client, cache, sampling, use_logprobs=opts.logprobs)
+    return LLMBackend(client, cache, sampling, use_logprobs=opts.logprobs, profiles=extra)
+
+
+def _project_config(graph_path: str):
+    from rubriclang.config import ConfigError, load_config
+
+    try:
+        return load_config(graph_path if not graph_path.startswith("<") else os.getcwd())
+    except ConfigError as exc:
+        raise DataError(f"{exc.where}: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+
+
+def _profile_client(profile, settings: dict):
+    from rubriclang.llm.client import OpenAIClient
+
+    key = None
+    if profile.api_key_env:
+        key = os.environ.get(profile.api_key_env)
+        if not key:
+            raise DataError(f"{profile.where}: profile `{profile.name}` reads its key from `{profile.api_key_env}`, which is not set")
+    return OpenAIClient(list(profile.base_urls), profile.model, key, **settings)
+
+
+def _profile_sampling(profile, sampling):
+    """The run's sampling with the profile's own settings over it."""
+    return attrs.evolve(sampling, **profile.sampling)
 
 
 @contextlib.asynccontextmanager
@@ -204,33 +265,51 @@ async def llm_session(backend):
     from rubriclang.llm.client import LLMError
 
     try:
-        try:
-            await backend.client.check_model()
-        except LLMError as exc:
-            raise DataError(_explain(exc)) from None
+        checked = set()
+        for name, profile in backend.profiles.items():
+            if id(profile.client) in checked:
+                continue
+            checked.add(id(profile.client))
+            try:
+                await profile.client.check_model()
+            except LLMError as exc:
+                raise DataError((f"model profile `{name}`: " if name else "") + _explain(exc)) from None
         yield
     finally:
         await backend.aclose()
 
 
 def usage_json(backend) -> dict | None:
-    """What the LLM backend spent, for a run's summary."""
+    """What the LLM backend spent, for a run's summary: in all, and per
+    model profile when the graph names profiles."""
     if backend is None:
         return None
-    return {"model": backend.client.model, **backend.usage.to_json()}
+    out = {"model": backend.client.model, **backend.usage.to_json()}
+    if len(backend.profiles) > 1:
+        out["profiles"] = {
+            name or "default": {"model": model, **usage.to_json()}
+            for name, (model, usage) in backend.usage_by_profile().items()
+            if name is not None or usage.calls or usage.cache_hits
+        }
+    return out
 
 
 def usage_text(usage: dict) -> str:
-    return (
-        f"  LLM `{usage['model']}`: {usage['calls']} calls, {usage['cache_hits']} cache hits;"
-        f" tokens {usage['prompt_tokens']} prompt, {usage['completion_tokens']} completion"
-    )
+    lines = []
+    for name, u in (usage.get("profiles") or {"": usage}).items():
+        label = f"LLM `{u['model']}`" + (f" (profile `{name}`)" if name else "")
+        lines.append(
+            f"  {label}: {u['calls']} calls, {u['cache_hits']} cache hits;"
+            f" tokens {u['prompt_tokens']} prompt, {u['completion_tokens']} completion"
+        )
+    return "\n".join(lines)
 
 
 def _explain(exc) -> str:
     hint = {
         "unreachable": "is the server running, and is --base-url right?",
-        "timeout": "the server is up but slow: try a larger --timeout",
+        "timeout": "the server is up but slow: try a larger --timeout (or --deadline)",
+        "reply_too_large": "the server answers at length: a larger --max-reply-bytes, or a smaller --max-tokens",
         "auth": "put the key in the environment variable named by --api-key-env",
         "unknown_model": "name a model the server has with --model",
     }.get(exc.kind)

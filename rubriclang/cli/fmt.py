@@ -10,6 +10,7 @@ Exit status: 0 done, 1 a file was refused (or, with `--check`, would change),
 from __future__ import annotations
 
 import difflib
+import sys
 
 import click
 
@@ -18,6 +19,7 @@ from rubriclang.diagnostics import sorted_diagnostics
 from rubriclang.diagnostics.render import render_text
 from rubriclang.fmt import format_source
 from rubriclang.safeio import write_atomic
+from rubriclang.safetext import unguarded
 
 
 @click.command()
@@ -41,7 +43,8 @@ def fmt(paths, check_only, diff, stdin_filename) -> None:
         if diff and result.changed:
             click.echo(unified_diff(src.path, src.text, result.output), nl=False)
         if src.from_stdin and not dry:
-            click.echo(result.output, nl=False)
+            # The user's own file, byte for byte: not through the stream guard.
+            click.echo(result.output, nl=False, file=unguarded(sys.stdout))
         elif result.changed and check_only:
             click.echo(f"would reformat {src.path}", err=True)
         elif result.changed and not dry:

@@ -149,6 +149,10 @@ class LayoutBuilder:
             return [v.value]
         if isinstance(v, ast.TypeExpr):
             return self._type(v)
+        if isinstance(v, ast.Call):
+            open_at = self.src.next_code(self.src.end(v.name.span))
+            args = tuple(self._item(self._value(x), x.span) for x in v.args)
+            return [v.name.value, _group("(", ")", args, (open_at, self._brackets(v.span)[1]))]
         if isinstance(v, ast.ListValue):
             items = tuple(self._item(self._value(x), x.span) for x in v.items)
             return [_group("[", "]", items, self._brackets(v.span))]

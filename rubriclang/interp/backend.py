@@ -44,6 +44,10 @@ class Judgment(NamedTuple):
     prompt_hash: str | None = None
     attempts: int = 1
     latency_ms: float | None = None
+    # LLM judgments: the model profile that answered (None: the default) and a
+    # hash of server, model, profile and sampling (None for local procedures).
+    profile: str | None = None
+    fingerprint: str | None = None
 
     @classmethod
     def failed(cls, message: str, raw: Any = None, **kw) -> "Judgment":

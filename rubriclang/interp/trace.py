@@ -46,8 +46,13 @@ def _explicit(params: dict, specs) -> dict:
 
 
 def _criterion_params(c) -> dict:
+    """The criterion's explicit parameters, with its own prompt template's
+    text (not just its path): editing the template changes the hashes."""
     cat = load_catalog()
-    return _plain(_explicit(c.params, cat.procedure_params(cat.procedures[c.procedure])))
+    params = _plain(_explicit(c.params, cat.procedure_params(cat.procedures[c.procedure])))
+    if c.prompt is not None:
+        params["prompt"] = {"path": c.prompt.path, "text": c.prompt.text}
+    return params
 
 
 def _operator_params(o) -> dict:
@@ -98,8 +103,8 @@ def criterion_hashes(graph: CheckedGraph) -> dict[str, str]:
 
 
 def judgment_json(j: Judgment, procedure: str) -> dict:
-    return {
-        "value": j.value,
+    out = {
+        "value": list(j.value) if isinstance(j.value, tuple) else j.value,
         "raw": j.raw,
         "error": j.error,
         "procedure": procedure,
@@ -109,6 +114,11 @@ def judgment_json(j: Judgment, procedure: str) -> dict:
         "attempts": j.attempts,
         "latency_ms": j.latency_ms,
     }
+    # Written only for LLM judgments, so traces of local ones stay as they were.
+    if j.fingerprint is not None:
+        out["profile"] = j.profile
+        out["fingerprint"] = j.fingerprint
+    return out
 
 
 def judgment_from_json(d: dict) -> Judgment:
@@ -121,6 +131,8 @@ def judgment_from_json(d: dict) -> Judgment:
         prompt_hash=d.get("prompt_hash"),
         attempts=d.get("attempts", 1),
         latency_ms=d.get("latency_ms"),
+        profile=d.get("profile"),
+        fingerprint=d.get("fingerprint"),
     )
 
 

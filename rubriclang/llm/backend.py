@@ -1,65 +1,70 @@
-"""The criterion backend for `llm.rate`, `llm.check` and `llm.choose`.
+"""The criterion backend for the `llm.*` procedures.
 
-One chat-completion call per criterion per candidate, through the call cache:
-a call made before (same server, model, prompt, sampling and response
-format) is answered from the cache, so reruns and resumed runs repeat no
-call. A reply that cannot be read is asked again at most `parse_retries`
-times, each time after a note saying what was wrong (a different request, so
-never the same cached answer); then the judgment fails with the reason, under
-the criterion's `on_error` policy. A failure is a Judgment, never an exception.
+One chat-completion call per criterion per candidate (for `llm.compare`, one
+per item and presentation order), through the one call path
+(`rubriclang.llm.calls`): a call made before is answered from the cache, so
+reruns and resumed runs repeat no call, and the two candidates of an
+`llm.compare` share one call. A reply that cannot be read is asked again at
+most `parse_retries` times, each time after a note saying what was wrong (a
+different request, so never the same cached answer); then the judgment
+fails with the reason, under the criterion's `on_error` policy. A failure is
+a Judgment, never an exception.
 
-A judgment's `raw` is the model's last reply; a criterion with a `template`
-other than the default records it as `{"template": "prometheus@v1", "text": ...}`,
-so the trace names the prompt the feedback answers.
+Each criterion is answered by its model profile (`model = "NAME"`; None is
+the run's default), so one graph can mix judges; every judgment records the
+profile, the served model and a fingerprint of server, model and sampling.
+
+A judgment's `raw` is the model's last reply; a criterion whose prompt is not
+the default one records `{"template": ID, "text": ...}`, so the trace names
+the prompt the reply answers, and `llm.compare` records every call with the
+order the candidates were shown in: `{"calls": [{"order": [...], "text": ...}]}`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any, Mapping
 
 import attrs
 
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.backend import Judgment, JudgmentRequest
-from rubriclang.llm.cache import CallCache, call_key
-from rubriclang.llm.client import ChatRequest, Completion, LLMError, OpenAIClient, Sampling
+from rubriclang.llm.cache import CallCache
+from rubriclang.llm.calls import Caller, Usage
+from rubriclang.llm.client import LLMError, OpenAIClient, Sampling
 from rubriclang.llm.parsing import ParseResult, parse, weighted_points
 from rubriclang.llm.prompting import PromptError, Rendered, nudge, render, template_choice
 
-# The cache note that says a server refuses `response_format`.
-_NO_STRUCTURED = "no_response_format"
 _TOP_LOGPROBS = 20  # the most OpenAI allows; enough to see every one-digit point
 
-
-@attrs.define
-class Usage:
-    """What a run spent: calls made to a server (failed ones included, cache
-    hits excluded), their tokens, and the calls answered without a server
-    (from the cache, or shared with an identical call in flight). Mutable:
-    it is a running tally."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def to_json(self) -> dict:
-        return attrs.asdict(self)
+__all__ = ["LLMBackend", "Profile", "Usage"]
 
 
-def _raw(criterion: Criterion, rendered: Rendered, reply: str) -> str | dict:
-    """What the trace keeps of a reply: the text, with the template's name
-    and version when the criterion chose a template other than the default."""
-    if template_choice(criterion) == "default":
-        return reply
-    return {"template": rendered.template, "text": reply}
+@attrs.frozen
+class Profile:
+    """A judge: a client (server and model) and its sampling settings."""
+
+    client: OpenAIClient
+    sampling: Sampling
+
+
+@attrs.frozen
+class _Asked:
+    """One prompt's outcome: the parsed answer or the failure."""
+
+    result: ParseResult | None
+    reply: str
+    attempts: int
+    latency_ms: float
+    model: str | None
+    error: str | None = None
 
 
 class LLMBackend:
-    """Judges LLM criteria with an OpenAI-compatible server."""
+    """Judges LLM criteria with OpenAI-compatible servers."""
 
     name = "openai"
-    PROCEDURES = ("llm.rate", "llm.check", "llm.choose")
+    PROCEDURES = ("llm.rate", "llm.check", "llm.choose", "llm.compare")
 
     def __init__(
         self,
@@ -68,119 +73,156 @@ class LLMBackend:
         sampling: Sampling,
         parse_retries: int = 2,
         use_logprobs: bool = False,
+        profiles: Mapping[str, Profile] | None = None,
     ):
-        self.client = client
+        self.client = client  # the default profile's
         self.cache = cache
         self.sampling = sampling
         self.parse_retries = parse_retries
         self.use_logprobs = use_logprobs
-        self.usage = Usage()
-        self._structured: bool | None = None  # unknown until the cache or a server says
-        self._in_flight: dict[str, asyncio.Future] = {}
+        self.profiles: dict[str | None, Profile] = {None: Profile(client, sampling), **(profiles or {})}
+        self.callers = {name: Caller(p.client, cache, name) for name, p in self.profiles.items()}
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for caller in self.callers.values():
+            total.add(caller.usage)
+        return total
+
+    def usage_by_profile(self) -> dict[str | None, tuple[str | None, Usage]]:
+        """Each profile's (model, usage)."""
+        return {name: (c.client.model, c.usage) for name, c in self.callers.items()}
+
+    @property
+    def clients(self) -> list[OpenAIClient]:
+        return [p.client for p in self.profiles.values()]
 
     def handles(self, procedure: str) -> bool:
         return procedure in self.PROCEDURES
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        seen = set()
+        for client in self.clients:
+            if id(client) not in seen:
+                seen.add(id(client))
+                await client.aclose()
 
-    def _sampling_for(self, criterion) -> Sampling:
+    def _sampling_for(self, criterion, profile: Profile) -> Sampling:
         if self.use_logprobs and weighted_points(criterion):
-            return attrs.evolve(self.sampling, logprobs=True, top_logprobs=_TOP_LOGPROBS)
-        return self.sampling
+            return attrs.evolve(profile.sampling, logprobs=True, top_logprobs=_TOP_LOGPROBS)
+        return profile.sampling
+
+    def _meta(self, crit: Criterion, caller: Caller, sampling: Sampling) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "model": caller.client.model,
+            "profile": caller.profile,
+            "fingerprint": caller.fingerprint(sampling),
+        }
 
     async def judge(self, request: JudgmentRequest) -> Judgment:
         crit = request.criterion
-        meta = {"backend": self.name, "model": self.client.model}
+        name = crit.params.get("model")
+        caller = self.callers.get(name)
+        if caller is None:  # the command line refuses this before any call; the API may not
+            return Judgment.failed(f"no model profile `{name}` was given to the LLM backend (criterion `{crit.name}`)", attempts=0, backend=self.name)
+        sampling = self._sampling_for(crit, self.profiles[name])
+        meta = self._meta(crit, caller, sampling)
+        if crit.procedure == "llm.compare":
+            return await self._compare(request, caller, sampling, meta)
         try:
             rendered = render(crit, request.item, request.candidate)
         except PromptError as exc:
             return Judgment.failed(str(exc), attempts=0, **meta)
         meta["prompt_hash"] = rendered.prompt_hash
-        call = attrs.evolve(rendered.request, sampling=self._sampling_for(crit))
+        asked = await self._ask(crit, rendered, caller, sampling)
+        meta["model"] = asked.model or meta["model"]
+        raw = _raw(crit, rendered, asked.reply) if asked.reply else None
+        if asked.error is not None:
+            return Judgment.failed(asked.error, raw=raw, attempts=asked.attempts, latency_ms=asked.latency_ms, **meta)
+        result = asked.result
+        if result.method == "logprobs":
+            raw = {"text": asked.reply, "method": "logprobs", "distribution": result.distribution}
+        return Judgment(result.value, raw=raw, attempts=asked.attempts, latency_ms=asked.latency_ms, **meta)
+
+    async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling) -> _Asked:
+        """Ask `rendered`, and again after a note while the reply is unreadable."""
+        call = attrs.evolve(rendered.request, sampling=sampling)
         attempts, latency = 0, 0.0
+        reply, model = "", None
         result: ParseResult | None = None
-        reply = ""
         for _ in range(self.parse_retries + 1):
             try:
-                completion = await self._complete(call)
+                completion = await caller.complete(call)
             except LLMError as err:
-                return Judgment.failed(
-                    f"{err.kind}: {err.message}",
-                    raw=_raw(crit, rendered, reply) if reply else None,
-                    attempts=attempts + err.attempts,
-                    latency_ms=None,
-                    **meta,
-                )
+                return _Asked(None, reply, attempts + err.attempts, None, model, f"{err.kind}: {err.message}")
             attempts += completion.attempts
             latency += completion.latency_ms or 0.0
-            meta["model"] = completion.model or self.client.model
+            model = completion.model or caller.client.model
             reply = completion.text
             result = parse(crit, reply, completion.logprobs if call.sampling.logprobs else None)
             if result.error is None:
-                raw = _raw(crit, rendered, reply)
-                if result.method == "logprobs":
-                    raw = {"text": reply, "method": "logprobs", "distribution": result.distribution}
-                return Judgment(result.value, raw=raw, attempts=attempts, latency_ms=round(latency, 1), **meta)
+                return _Asked(result, reply, attempts, round(latency, 1), model)
             call = nudge(call, reply, result.error, rendered.nudge)
         assert result is not None and result.error is not None
         n = self.parse_retries + 1
-        return Judgment.failed(
-            f"unreadable answer after {n} {'reply' if n == 1 else 'replies'}: {result.error}",
-            raw=_raw(crit, rendered, reply),
-            attempts=attempts,
-            latency_ms=round(latency, 1),
-            **meta,
-        )
+        error = f"unreadable answer after {n} {'reply' if n == 1 else 'replies'}: {result.error}"
+        return _Asked(result, reply, attempts, round(latency, 1), model, error)
 
-    async def _complete(self, request: ChatRequest) -> Completion:
-        """The completion of `request`, without structured output where the
-        server refuses it: from the cache, from an identical call already in
-        flight, or from the server."""
-        if self._structured is None:
-            self._structured = not (self.cache and self.cache.note(self.client.identity, _NO_STRUCTURED))
-        if not self._structured:
-            request = attrs.evolve(request, response_format=None)
+    async def _compare(self, request: JudgmentRequest, caller: Caller, sampling: Sampling, meta: dict) -> Judgment:
+        """`llm.compare`: ask in each presentation order the criterion asks
+        for (the two candidates' judgments share these calls), then this
+        candidate's value from the combined answers."""
+        crit, item = request.criterion, request.item
+        given = tuple(item.candidate_ids)
+        order = crit.params.get("order", "as_given")
+        orders = {"as_given": [given], "swapped": [given[::-1]], "both": [given, given[::-1]]}[order]
         try:
-            return await self._cached_call(request)
-        except LLMError as err:
-            if err.kind != "unsupported" or request.response_format is None:
-                raise
-        # Remembered for this server (in the cache, across runs too), so the
-        # discovery costs one refused call, not one per criterion.
-        self._structured = False
-        if self.cache is not None:
-            self.cache.set_note(self.client.identity, _NO_STRUCTURED, "1")
-        return await self._cached_call(attrs.evolve(request, response_format=None))
+            rendered = [render(crit, item, shown) for shown in orders]
+        except PromptError as exc:
+            return Judgment.failed(str(exc), attempts=0, **meta)
+        # The orders are asked at once; each answer is read independently of the other.
+        asked = await asyncio.gather(*(self._ask(crit, r, caller, sampling) for r in rendered))
+        meta["prompt_hash"] = ",".join(r.prompt_hash for r in rendered)
+        calls, answers, error = [], [], None
+        for shown, r, a in zip(orders, rendered, asked):
+            entry = {"order": list(shown), "template": r.template, "text": a.reply}
+            if a.error is None:
+                value = a.result.value
+                entry["answer"] = list(value) if isinstance(value, tuple) else value
+                answers.append((shown, value))
+            error = error or a.error
+            calls.append(entry)
+        attempts = sum(a.attempts for a in asked)
+        latency = round(sum(a.latency_ms or 0.0 for a in asked), 1)
+        meta["model"] = next((a.model for a in asked if a.model), meta["model"])
+        if error is not None:
+            return Judgment.failed(error, raw={"calls": calls}, attempts=attempts, latency_ms=latency, **meta)
+        value = combine(crit, answers, request.candidate)
+        return Judgment(value, raw={"calls": calls}, attempts=attempts, latency_ms=latency, **meta)
 
-    async def _cached_call(self, request: ChatRequest) -> Completion:
-        key = call_key(self.client.identity, self.client.model, request)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.usage.cache_hits += 1
-                return hit
-        shared = self._in_flight.get(key)
-        if shared is not None:  # the same call is being made: wait for it
-            self.usage.cache_hits += 1
-            return await asyncio.shield(shared)
-        future = asyncio.get_running_loop().create_future()
-        self._in_flight[key] = future
-        self.usage.calls += 1
-        try:
-            completion = await self.client.chat(request)
-        except Exception as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: no warning when no one else waits on it
-            raise
-        except BaseException:
-            future.cancel()
-            raise
-        finally:
-            del self._in_flight[key]
-        self.usage.prompt_tokens += completion.prompt_tokens
-        self.usage.completion_tokens += completion.completion_tokens
-        if self.cache is not None:
-            self.cache.put(key, self.client.identity, completion)
-        future.set_result(completion)
-        return completion
+
+def combine(crit: Criterion, answers: list[tuple[tuple[str, str], Any]], candidate: str) -> float | int:
+    """A candidate's `llm.compare` value from the answers in each order shown.
+    A preference gives the preferred candidate 1, the other 0, and each 0.5 on
+    a tie; preferences that disagree between orders are a tie (MT-Bench's
+    rule). Ratings are the mean of the candidate's rating in each order."""
+    if crit.params.get("reply") == "ratings":
+        mine = [pair[shown.index(candidate)] for shown, pair in answers]
+        return mine[0] if len(mine) == 1 else sum(mine) / len(mine)
+    winners = set()
+    for shown, choice in answers:
+        winners.add({"first": shown[0], "second": shown[1]}.get(choice, "tie"))
+    winner = winners.pop() if len(winners) == 1 else "tie"
+    if winner == "tie":
+        return 0.5
+    return 1.0 if winner == candidate else 0.0
+
+
+def _raw(criterion: Criterion, rendered: Rendered, reply: str) -> str | dict:
+    """What the trace keeps of a reply: the text, with the template's name
+    and version when the criterion's prompt is not the default one."""
+    if criterion.prompt is None and template_choice(criterion) == "default":
+        return reply
+    return {"template": rendered.template, "text": reply}

@@ -27,10 +27,14 @@ def default_path() -> str:
     return os.path.join(base, "rubriclang", "calls.sqlite")
 
 
-def call_key(identity: str, model: str, request: ChatRequest) -> str:
-    """The cache key of a call."""
+def call_key(identity: str, model: str, request: ChatRequest, profile: str | None = None) -> str:
+    """The cache key of a call: the server, the request body and, for a
+    criterion on a named model profile, the profile's name."""
     body = request.body(model)
-    blob = json.dumps({"server": identity, "body": body}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    key = {"server": identity, "body": body}
+    if profile is not None:
+        key["profile"] = profile
+    blob = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -51,13 +51,20 @@ class ParseResult:
 
     value: Any
     error: str | None
-    method: str  # "json", "text", "logprobs" or "result" (Prometheus's `[RESULT] n`)
+    method: str  # "json", "text", "pattern", "logprobs" or "result" (Prometheus's `[RESULT] n`)
     distribution: dict[str, float] | None = None
 
 
 def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> ParseResult:
-    """The criterion's answer in `text` (and `logprobs`, when given and usable)."""
-    if template_choice(criterion) == "prometheus":
+    """The criterion's answer in `text` (and `logprobs`, when given and usable).
+    For `llm.compare` the value is in presentation order: `first`, `second`
+    or `tie` for a preference, a (first, second) pair of ratings."""
+    answer = criterion.params.get("answer", "json")
+    if criterion.procedure == "llm.compare":
+        return _compare(criterion, text, answer)
+    if isinstance(answer, dict):
+        return _from_pattern(text, answer, criterion.type)
+    if criterion.prompt is None and template_choice(criterion) == "prometheus":
         return _from_result(text, criterion.type)
     key = answer_key(criterion.procedure)
     t = criterion.type
@@ -77,6 +84,88 @@ def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> Pars
             mean = sum(int(p) * q for p, q in dist.items())
             return ParseResult(round(mean, 6), None, "logprobs", dist)
     return ParseResult(value, None, method)
+
+
+def _last_match(text: str, spec: dict):
+    """The last match of the declared pattern in `text`, or None."""
+    from rubriclang.regex import compile_regex
+
+    last = None
+    for m in compile_regex(spec["pattern"]).finditer(text):
+        last = m
+    return last
+
+
+def _from_pattern(text: str, spec: dict, t: JType) -> ParseResult:
+    """`answer = pattern(...)`: the last match's group, through the map when
+    one is declared, read as a value of `t` (never clamped)."""
+    m = _last_match(text, spec)
+    if m is None:
+        return ParseResult(None, f"the answer pattern `{spec['pattern']}` does not match the reply", "pattern")
+    value, problem = _mapped(m.group(1), spec, t)
+    if problem:
+        return ParseResult(None, f"the answer pattern matched {m.group(1)!r}: {problem}", "pattern")
+    return ParseResult(value, None, "pattern")
+
+
+def _mapped(raw: str | None, spec: dict, t: JType) -> tuple[Any, str | None]:
+    raw = raw or ""
+    mapping = spec.get("map")
+    if mapping is not None:
+        if raw not in mapping:
+            folded = [k for k in mapping if k.casefold() == raw.strip().casefold()]
+            if len(folded) != 1:
+                return None, f"not one of the mapped texts ({', '.join(repr(k) for k in mapping)})"
+            raw = folded[0]
+        return _read(mapping[raw], t)
+    return _read(raw, t)
+
+
+_PREFERENCE = {"a": "first", "b": "second", "tie": "tie", "c": "tie"}
+
+
+def _compare(criterion: Criterion, text: str, answer) -> ParseResult:
+    """An `llm.compare` reply: a preference (`first`, `second`, `tie`), or
+    the (first, second) ratings, in the order the responses were shown."""
+    t = criterion.type.as_optional(False)
+    ratings = criterion.params.get("reply") == "ratings"
+    if isinstance(answer, dict):
+        m = _last_match(text, answer)
+        if m is None:
+            return ParseResult(None, f"the answer pattern `{answer['pattern']}` does not match the reply", "pattern")
+        if not ratings:
+            choice = answer["map"].get(m.group(1))
+            if choice is None:
+                folded = [v for k, v in answer["map"].items() if k.casefold() == (m.group(1) or "").strip().casefold()]
+                choice = folded[0] if len(folded) == 1 else None
+            if choice is None:
+                return ParseResult(None, f"the answer pattern matched {m.group(1)!r}, which the map does not name", "pattern")
+            return ParseResult(choice, None, "pattern")
+        pair = []
+        for g in (1, 2):
+            value, problem = _read(m.group(g) or "", t)
+            if problem:
+                return ParseResult(None, f"the rating of the response shown {'first' if g == 1 else 'second'}: {problem}", "pattern")
+            pair.append(value)
+        return ParseResult(tuple(pair), None, "pattern")
+    keys = ("score_a", "score_b") if ratings else ("preference",)
+    obj = next((o for o in json_objects_from_end(text) if all(k in o for k in keys)), None)
+    if obj is None:
+        fields = " and ".join(f"`{k}`" for k in keys)
+        return ParseResult(None, f"no JSON object with {fields} found", "json")
+    if not ratings:
+        raw = obj["preference"]
+        choice = _PREFERENCE.get(raw.strip().strip(_DECORATION).casefold()) if isinstance(raw, str) else None
+        if choice is None:
+            return ParseResult(None, f"`preference`: {raw!r} is not \"A\", \"B\" or \"tie\"", "json")
+        return ParseResult(choice, None, "json")
+    pair = []
+    for k in keys:
+        value, problem = _read(obj[k], t)
+        if problem:
+            return ParseResult(None, f"`{k}`: {problem}", "json")
+        pair.append(value)
+    return ParseResult(tuple(pair), None, "json")
 
 
 def weighted_points(criterion: Criterion) -> range | None:

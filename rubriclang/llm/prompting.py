@@ -1,25 +1,26 @@
-"""Rendering an LLM criterion's prompt for one candidate.
+"""Rendering an LLM criterion's prompt for one candidate (or, for
+`llm.compare`, for both candidates in one presentation order).
 
-The wording lives in versioned template files (`prompts/rate.v1.md`, ...),
-never in code: a prompt change is a new file, so old traces keep naming the
-prompt they were made with. A template has a `## system` and a `## user`
-section; `{{name}}` is replaced by a value, `{{#name}} ... {{/name}}` is
-kept only when `name` is not empty and `{{^name}} ... {{/name}}` only when it
-is. Values are inserted in one pass, so a response that contains `{{...}}` is
-shown as written, never expanded.
+A criterion's prompt is its own template (`prompt = ...`, checked by the
+checker) or the built-in one of its procedure. The built-in wording lives in
+versioned template files (`prompts/rate.v1.md`, ...), never in code: a prompt
+change is a new file, so old traces keep naming the prompt they were made
+with. Both kinds are filled by the one template engine (`llm.template`),
+with the values the catalog lists as the procedure's `placeholders`; values
+are inserted in one pass, so a response that contains `{{...}}` or `## user`
+is shown as written.
 
-Each request asks for structured output (a JSON schema built from the
-criterion's type) and the prompt asks for the same JSON in words, so a
-server without structured output still gets a parseable answer. The
-exception is `llm.rate { template = prometheus }`: Prometheus's own prompt,
-answered in Prometheus's own format (feedback, then `[RESULT] n`).
+A criterion that reads a JSON answer (the default) asks for structured
+output too (a JSON schema built from its type), and the built-in prompts ask
+for the same JSON in words, so a server without structured output still gets
+a parseable answer. A criterion that reads its answer with a pattern, and
+`llm.rate { template = prometheus }`, ask for none.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.resources
 import json
 import re
 
@@ -29,6 +30,7 @@ from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
 from rubriclang.llm.client import ChatRequest
+from rubriclang.llm.template import Template, TemplateError, load_packaged, parse
 
 # procedure -> (template file, the key of the answer in the reply's JSON).
 # Moving a procedure to a new template version is a deliberate edit here.
@@ -36,7 +38,10 @@ TEMPLATES = {
     "llm.rate": ("rate.v1", "score"),
     "llm.check": ("check.v1", "answer"),
     "llm.choose": ("choose.v1", "label"),
+    "llm.compare": ("compare.v1", "preference"),
 }
+# `llm.compare { reply = ratings }`: one rating per response in one reply.
+COMPARE_RATINGS = "compare_ratings.v1"
 NUDGE = "nudge.v1"
 
 # `llm.rate { template = prometheus }`: Prometheus's own prompt, whose reply
@@ -44,10 +49,6 @@ NUDGE = "nudge.v1"
 # output. (template file, the note sent after an unreadable reply)
 PROMETHEUS = ("prometheus.v1", "prometheus_nudge.v1")
 
-_SECTION = re.compile(r"\{\{([#^])(\w+)\}\}\n?(.*?)\{\{/\2\}\}\n?", re.S)
-_FIELD = re.compile(r"\{\{(\w+)\}\}")
-_COMMENT = re.compile(r"\A\s*<!--.*?-->\s*", re.S)
-_HEADING = re.compile(r"^## (system|user|assistant)[ \t]*$", re.M)
 
 
 # The presentation variants an audit may ask of a criterion's prompt
@@ -72,21 +73,10 @@ class PromptError(ValueError):
 
 
 @attrs.frozen
-class Template:
-    """A parsed template file: `name@vN` and its (role, text) sections."""
-
-    id: str
-    sections: tuple[tuple[str, str], ...]
-
-    def fill(self, values: dict[str, str]) -> tuple[dict, ...]:
-        """The chat messages, with `values` filled in."""
-        return tuple({"role": role, "content": _fill(text, values)} for role, text in self.sections)
-
-
-@attrs.frozen
 class Rendered:
-    """A criterion's request for one candidate. `request.sampling` is a
-    placeholder: the backend applies the run's sampling."""
+    """A criterion's request for one candidate (or, for `llm.compare`, one
+    presentation order). `request.sampling` is a placeholder: the backend
+    applies the run's sampling."""
 
     request: ChatRequest
     prompt_hash: str
@@ -94,31 +84,49 @@ class Rendered:
     nudge: str = NUDGE  # the template of the note sent after an unreadable reply
 
 
-def _fill(text: str, values: dict[str, str]) -> str:
-    text = _SECTION.sub(lambda m: m.group(3) if bool(values[m.group(2)]) == (m.group(1) == "#") else "", text)
-    return _FIELD.sub(lambda m: values[m.group(1)], text).strip()
-
-
 @functools.cache
 def load_template(stem: str) -> Template:
     """A template from the package's `prompts/` folder, e.g. `rate.v1`."""
-    text = importlib.resources.files("rubriclang.llm").joinpath("prompts", f"{stem}.md").read_text(encoding="utf-8")
-    text = _COMMENT.sub("", text)
-    parts = _HEADING.split(text)
-    sections = tuple((role, body.strip()) for role, body in zip(parts[1::2], parts[2::2]))
-    name, version = stem.rsplit(".", 1)
-    return Template(f"{name}@{version}", sections)
+    return load_packaged("rubriclang.llm", stem)
+
+
+@functools.lru_cache(maxsize=256)
+def user_template(text: str) -> Template:
+    """A criterion's own template (checked already by the checker), named by
+    a hash of its text so traces tell template versions apart."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    template, problems = parse(text, f"user@{digest}")
+    if template is None:  # the checker reports these; reaching here is a bug
+        raise TemplateError(problems)
+    return template
+
+
+def criterion_template(criterion: Criterion) -> Template:
+    """The template a criterion's prompt is rendered from: its own, or the
+    built-in one of its procedure."""
+    if criterion.prompt is not None:
+        return user_template(criterion.prompt.text)
+    if template_choice(criterion) == "prometheus":
+        return load_template(PROMETHEUS[0])
+    if criterion.procedure == "llm.compare" and criterion.params.get("reply") == "ratings":
+        return load_template(COMPARE_RATINGS)
+    return load_template(TEMPLATES[criterion.procedure][0])
 
 
 def template_choice(criterion: Criterion) -> str:
-    """The criterion's prompt: its `template` parameter (`default` or
-    `prometheus`; only `llm.rate` has the parameter, so others are `default`)."""
+    """The criterion's built-in prompt: its `template` parameter (`default`
+    or `prometheus`; only `llm.rate` has the parameter, so others are `default`)."""
     return criterion.params.get("template") or "default"
 
 
 def answer_key(procedure: str) -> str:
     """The field of the reply's JSON that holds the answer."""
     return TEMPLATES[procedure][1]
+
+
+def compare_keys(criterion: Criterion) -> tuple[str, ...]:
+    """`llm.compare`: the JSON fields of its answer, in presentation order."""
+    return ("score_a", "score_b") if criterion.params.get("reply") == "ratings" else ("preference",)
 
 
 def scale_phrase(t: JType) -> str:
@@ -138,14 +146,24 @@ def answer_schema(criterion: Criterion) -> dict:
     return {"type": kind, "minimum": t.lo, "maximum": t.hi}
 
 
-def response_format(criterion: Criterion) -> dict:
+def response_format(criterion: Criterion) -> dict | None:
     """The structured-output request: `{"reason": ..., KEY: answer}`, the
-    reason first so the model explains before it commits to an answer."""
-    key = answer_key(criterion.procedure)
+    reason first so the model explains before it commits to an answer.
+    None when the criterion reads its answer with a pattern (or uses
+    Prometheus's prompt): the reply is then free text."""
+    if criterion.params.get("answer", "json") != "json" or template_choice(criterion) == "prometheus":
+        return None
+    if criterion.procedure == "llm.compare":
+        keys = compare_keys(criterion)
+        value = {"type": "string", "enum": ["A", "B", "tie"]} if keys == ("preference",) else answer_schema(criterion)
+        props = {k: value for k in keys}
+    else:
+        keys = (answer_key(criterion.procedure),)
+        props = {keys[0]: answer_schema(criterion)}
     schema = {
         "type": "object",
-        "properties": {"reason": {"type": "string"}, key: answer_schema(criterion)},
-        "required": ["reason", key],
+        "properties": {"reason": {"type": "string"}, **props},
+        "required": ["reason", *keys],
         "additionalProperties": False,
     }
     return {"type": "json_schema", "json_schema": {"name": criterion.procedure.replace(".", "_"), "strict": True, "schema": schema}}
@@ -160,21 +178,28 @@ def _reference(criterion: Criterion, item: Item) -> str:
     return item.reference
 
 
-def _values(criterion: Criterion, item: Item, candidate: str) -> dict[str, str]:
+def _values(criterion: Criterion, item: Item, shown: tuple[str, ...]) -> dict[str, str]:
+    """Every value the criterion's procedure can show (the catalog's
+    `placeholders`); `shown` is the candidate, or for `llm.compare` both
+    candidates in presentation order."""
     p = criterion.params
     t = criterion.type
     values = {
         "input": item.input,
-        "response": item.candidates[candidate],
         "reference": _reference(criterion, item),
-        "question": p["question"].strip(),
+        "question": (p.get("question") or "").strip(),
+        "rubric": (item.rubric or "").strip(),
     }
+    if criterion.procedure == "llm.compare":
+        values["response_a"], values["response_b"] = (item.candidates[c] for c in shown)
+    else:
+        values["response"] = item.candidates[shown[0]]
     descending = (p.get("prompt_variant") or {}).get("anchor_order") == "descending"
-    if criterion.procedure == "llm.rate":
+    if t.numeric:
         anchors = sorted((p.get("anchors") or {}).items(), reverse=descending)
         values["scale"] = scale_phrase(t)
         values["anchors"] = "\n".join(f"{fmt_num(k)}: {v}" for k, v in anchors)
-    elif criterion.procedure == "llm.choose":
+    elif t.kind == "label":
         desc = p.get("descriptions") or {}
         labels = t.labels[::-1] if descending else t.labels
         values["labels"] = "\n".join(f"- {lab}: {desc[lab]}" if desc.get(lab) else f"- {lab}" for lab in labels)
@@ -199,31 +224,25 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def render(criterion: Criterion, item: Item, candidate: str) -> Rendered:
-    """The request judging `candidate` of `item` on `criterion`; raises
-    PromptError when the item lacks what the prompt needs."""
-    if template_choice(criterion) == "prometheus":
-        stem, nudge_stem = PROMETHEUS
-        values = {
-            "input": item.input,
-            "response": item.candidates[candidate],
-            "reference": _reference(criterion, item),
-            "rubric": prometheus_rubric(criterion, item),
-        }
-        fmt = None
-    else:
-        stem, nudge_stem = TEMPLATES[criterion.procedure][0], NUDGE
-        values = _values(criterion, item, candidate)
-        fmt = response_format(criterion)
-    template = load_template(stem)
+def render(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> Rendered:
+    """The request judging `shown` of `item` on `criterion`: one candidate
+    id, or for `llm.compare` both ids in the order the judge sees them.
+    Raises PromptError when the item lacks what the prompt needs."""
+    shown = (shown,) if isinstance(shown, str) else tuple(shown)
+    template = criterion_template(criterion)
+    values = _values(criterion, item, shown)
+    nudge_stem = NUDGE
+    if criterion.prompt is None and template_choice(criterion) == "prometheus":
+        values = {**values, "rubric": prometheus_rubric(criterion, item)}
+        nudge_stem = PROMETHEUS[1]
     messages = template.fill(values)
     variant = criterion.params.get("prompt_variant")
     if variant:
         # Prometheus's prompt has its own fixed reply format: only its system
         # message can be reframed.
-        messages = _apply_variant(messages, variant if stem != PROMETHEUS[0] else {"system": variant.get("system")})
+        messages = _apply_variant(messages, variant if response_format(criterion) is not None else {"system": variant.get("system")})
     return Rendered(
-        request=ChatRequest(messages, response_format=fmt),
+        request=ChatRequest(messages, response_format=response_format(criterion)),
         prompt_hash=prompt_hash(template.id, messages),
         template=template.id,
         nudge=nudge_stem,

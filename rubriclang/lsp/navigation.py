@@ -1,11 +1,14 @@
-"""Go to definition, find references and rename, for node names."""
+"""Go to definition, find references and rename, for node names; go to a
+criterion's prompt template file."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from rubriclang.lsp.analysis import Analysis, Range
 from rubriclang.lsp.scanner import KEYWORDS
+from rubriclang.syntax import ast
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Words the language gives a meaning: the parser would take most of them as
@@ -22,6 +25,33 @@ def definition(a: Analysis, offset: int) -> Range | None:
     occ = a.occurrence_at(offset)
     decl = a.declaration(occ.name) if occ else None
     return a.range_of(decl.span) if decl else None
+
+
+def _prompt_paths(a: Analysis):
+    """(range of the path string, the file it names) for every `prompt = "PATH"`."""
+    if a.module is None:
+        return
+    base = os.path.dirname(os.path.abspath(a.path)) if not a.path.startswith("<") else os.getcwd()
+    for d in a.module.decls:
+        for p in getattr(getattr(d, "block", None), "params", ()):
+            v = p.value
+            if p.name.value == "prompt" and isinstance(v, ast.String) and not v.triple and "\n" not in v.value:
+                yield a.range_of(v.span), os.path.normpath(os.path.join(base, v.value))
+
+
+def template_file(a: Analysis, offset: int) -> str | None:
+    """The template file a `prompt = "PATH"` at `offset` names, when it
+    exists (the path as the checker resolves it: beside the `.rbg` file)."""
+    for (start, end), path in _prompt_paths(a):
+        if start <= offset <= end:
+            return path if os.path.isfile(path) else None
+    return None
+
+
+def prompt_naming(a: Analysis, file: str) -> Range | None:
+    """The range of the `prompt` path that names `file`, if one does."""
+    target = os.path.abspath(file)
+    return next((r for r, path in _prompt_paths(a) if os.path.abspath(path) == target), None)
 
 
 def references(a: Analysis, offset: int, include_declaration: bool = True) -> list[Range]:

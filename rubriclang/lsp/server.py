@@ -8,6 +8,7 @@ language. Diagnostics are published whenever a document opens or changes.
 from __future__ import annotations
 
 import os
+import pathlib
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -103,7 +104,12 @@ def create_server() -> RubricServer:
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
     def on_definition(ls: RubricServer, params: lsp.DefinitionParams) -> lsp.Location | None:
         a = ls.analysis(params.text_document.uri)
-        found = navigation.definition(a, a.lines.offset(_pos(params.position)))
+        offset = a.lines.offset(_pos(params.position))
+        template = navigation.template_file(a, offset)
+        if template is not None:
+            start = lsp.Position(line=0, character=0)
+            return lsp.Location(uri=pathlib.Path(template).as_uri(), range=lsp.Range(start=start, end=start))
+        found = navigation.definition(a, offset)
         return lsp.Location(uri=params.text_document.uri, range=_range(a, found)) if found else None
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
@@ -194,13 +200,22 @@ def _range(a: Analysis, r: Range) -> lsp.Range:
 
 
 def _diagnostic(a: Analysis, d: Diagnostic) -> lsp.Diagnostic:
-    return lsp.Diagnostic(
-        range=_range(a, a.range_of(d.span)),
-        message="\n".join([d.message, *(f"note: {n}" for n in d.notes)]),
-        severity=_SEVERITY[d.severity],
-        code=d.code,
-        source=SOURCE,
-    )
+    message = "\n".join([d.message, *(f"note: {n}" for n in d.notes)])
+    related = None
+    if d.span.file not in (a.path, "<input>") and os.path.isfile(d.span.file):
+        # A problem in a criterion's template file: shown on the `prompt` path
+        # that names it, and linked to its own line in the template.
+        spot = navigation.prompt_naming(a, d.span.file)
+        where = lsp.Location(
+            uri=pathlib.Path(os.path.abspath(d.span.file)).as_uri(),
+            range=lsp.Range(start=lsp.Position(line=d.span.line - 1, character=d.span.column - 1), end=lsp.Position(line=d.span.end_line - 1, character=d.span.end_column - 1)),
+        )
+        related = [lsp.DiagnosticRelatedInformation(location=where, message=f"{os.path.basename(d.span.file)}:{d.span.line}:{d.span.column}")]
+        message = f"{os.path.basename(d.span.file)}:{d.span.line}:{d.span.column}: {message}"
+        rng = _range(a, spot) if spot else lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    else:
+        rng = _range(a, a.range_of(d.span))
+    return lsp.Diagnostic(range=rng, message=message, severity=_SEVERITY[d.severity], code=d.code, source=SOURCE, related_information=related)
 
 
 def serve() -> None:

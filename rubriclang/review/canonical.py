@@ -88,6 +88,8 @@ def _criterion(c: Criterion, cat: Catalog) -> Subject:
     specs = cat.procedure_params(proc) if proc else ()
     params, defaults = _params(c.params, specs, ("params",))
     head = {("kind",): Name("criterion"), ("procedure",): Name(c.procedure), ("type",): Name(str(c.type))}
+    if c.prompt is not None:  # the template's text, so an edit to the file shows as a word diff
+        params[("template",)] = c.prompt.text
     return Subject("node", c.name, {**head, **params}, defaults)
 
 

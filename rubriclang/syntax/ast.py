@@ -86,6 +86,16 @@ class MapValue:
 
 
 @attrs.frozen
+class Call:
+    """A constructor applied to values, e.g. `pattern("\\[\\[(\\d+)\\]\\]")`: data
+    for the checker, which knows each constructor by name."""
+
+    name: Name
+    args: tuple["Value", ...]
+    span: Span = _span
+
+
+@attrs.frozen
 class TypeExpr:
     """`bool`, `ordinal[lo, hi]`, `score[lo, hi]` or `label{a, b}`, optionally `?`."""
 
@@ -97,7 +107,7 @@ class TypeExpr:
     span: Span = _span
 
 
-Value = Union[String, Number, Bool, Ident, ListValue, MapValue, TypeExpr]
+Value = Union[String, Number, Bool, Ident, Call, ListValue, MapValue, TypeExpr]
 
 
 @attrs.frozen

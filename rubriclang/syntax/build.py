@@ -198,6 +198,9 @@ class AstBuilder:
     def ident(self, meta, c):
         return ast.Ident(str(c[0]), span=self._span(meta))
 
+    def call(self, meta, c):
+        return ast.Call(self._name(c[0]), tuple(v for v in c[1:] if v is not None), span=self._span(meta))
+
     def list(self, meta, c):
         value = ast.ListValue(tuple(v for v in c if v is not None), span=self._span(meta))
         self._nest(value, value.items)

@@ -18,7 +18,7 @@ BACKENDS = ("judge", "generator", "validator")
 FLOATS = [("", "tolerance")] + [(t, k) for t in BACKENDS for k in ("temperature", "timeout")]
 INTS = [("", k) for k in ("repeats", "seed", "limit", "concurrency")] + [(t, k) for t in BACKENDS for k in ("seed", "max_tokens", "max_retries")]
 # A value of the right type for each top-level scalar field (others: tables, lists).
-RIGHT = {"annotations": str, "recorded": str, "repeats": int, "tolerance": (int, float), "seed": int, "positive": bool, "limit": int, "concurrency": int}
+RIGHT = {"annotations": str, "recorded": str, "repeats": int, "tolerance": (int, float), "seed": int, "positive": bool, "gold": bool, "limit": int, "concurrency": int}
 WRONG = {"[1, 2]": list, "{ a = 1 }": dict, '"text"': str, "true": bool, "1979-05-27": None, "2.5": float, "7": int}
 
 

@@ -79,7 +79,7 @@ def test_the_prompt_hash_depends_on_what_is_shown():
 
 def test_every_template_has_a_system_and_a_user_message():
     for stem in ("rate.v1", "check.v1", "choose.v1"):
-        assert [role for role, _ in load_template(stem).sections] == ["system", "user"]
+        assert list(load_template(stem).roles) == ["system", "user"]
 
 
 @pytest.mark.parametrize(

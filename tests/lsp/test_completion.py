@@ -75,11 +75,11 @@ def test_node_names_after_sink():
 
 
 def test_parameters_of_a_criterions_procedure_including_common_ones():
-    assert labels("criterion c: bool = llm.check { | }") == ["question", "with_reference", "on_error"]
+    assert labels("criterion c: bool = llm.check { | }") == ["question", "with_reference", "prompt", "answer", "model", "on_error"]
 
 
 def test_parameters_already_given_are_left_out():
-    assert labels('criterion c: bool = llm.check { question = "x" | }') == ["with_reference", "on_error"]
+    assert labels('criterion c: bool = llm.check { question = "x" | }') == ["with_reference", "prompt", "answer", "model", "on_error"]
 
 
 def test_a_parameter_after_a_type_value_is_a_parameter_name():
@@ -124,6 +124,9 @@ def test_a_broken_declaration_above_does_not_hide_the_context_below():
     assert labels("node n = reduce.mean(inputs: [a\ncriterion c: bool = llm.check { | }") == [
         "question",
         "with_reference",
+        "prompt",
+        "answer",
+        "model",
         "on_error",
     ]
 

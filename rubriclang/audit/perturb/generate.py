@@ -238,6 +238,5 @@ def _system_message(criterion) -> str:
     """The system message the judge's prompt template gives this criterion."""
     from rubriclang.llm import prompting
 
-    stem = prompting.PROMETHEUS[0] if prompting.template_choice(criterion) == "prometheus" else prompting.TEMPLATES[criterion.procedure][0]
-    sections = prompting.load_template(stem).sections
-    return next(text for role, text in sections if role == "system")
+    template = prompting.criterion_template(criterion)
+    return next((m["content"] for m in template.fill({n: "" for n in template.names}) if m["role"] == "system"), "")

@@ -1,0 +1,158 @@
+"""Project settings: `rubriclang.toml`, or `[tool.rubriclang]` in
+`pyproject.toml`, found upward from the graph's folder (the nearest folder
+that has either wins, as ruff finds its configuration).
+
+```toml
+[models.strong]                  # a model profile: `model = "strong"` on a criterion
+base_url = "http://gpu:8000/v1"  # or a list, to spread the load
+model = "Qwen2.5-72B-Instruct"
+api_key_env = "VLLM_KEY"         # the variable that holds the key (never the key)
+temperature = 0.0                # sampling defaults for this profile's criteria
+max_tokens = 1024
+```
+
+A profile named `default` serves the criteria that name none, unless the
+command line gives `--base-url`. Settings are data: nothing here runs code.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from typing import Any
+
+import attrs
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SAMPLING = {"temperature": (0.0, None), "top_p": (0.0, 1.0), "max_tokens": (1, None), "seed": (None, None)}
+_PROFILE_KEYS = {"base_url", "model", "api_key_env", *_SAMPLING}
+
+
+class ConfigError(ValueError):
+    """A bad project config: `where` is `file:line`."""
+
+    def __init__(self, where: str, message: str, hint: str = ""):
+        self.where, self.message, self.hint = where, message, hint
+        super().__init__(f"{where}: {message}")
+
+
+@attrs.frozen
+class ModelProfile:
+    name: str
+    base_urls: tuple[str, ...]
+    model: str | None
+    api_key_env: str | None
+    sampling: dict[str, Any]  # only the settings the profile gives
+    where: str  # file:line of its table
+
+
+@attrs.frozen
+class ProjectConfig:
+    path: str | None  # None: no config file was found
+    models: dict[str, ModelProfile] = attrs.field(factory=dict)
+    raw: dict[str, Any] = attrs.field(factory=dict)  # the whole table, for other settings
+
+
+def find_config(start: str) -> str | None:
+    """The config file governing `start` (a file or a folder), or None."""
+    folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)))
+    while True:
+        candidate = os.path.join(folder, "rubriclang.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        pyproject = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(pyproject) and _has_tool_table(pyproject):
+            return pyproject
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _has_tool_table(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return "rubriclang" in tomllib.load(fh).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+
+
+def load_config(start: str) -> ProjectConfig:
+    """The project config for a graph at `start`; an empty one when there is
+    none. Raises ConfigError (with file:line) for a malformed one."""
+    path = find_config(start)
+    if path is None:
+        return ProjectConfig(None)
+    shown = os.path.relpath(path) if not os.path.isabs(start) else path
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            text = fh.read()
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise ConfigError(f"{shown}:1", "the file is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
+        raise ConfigError(f"{shown}:{line}", f"not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{shown}:1", f"cannot read it: {exc.strerror}") from None
+    table = data.get("tool", {}).get("rubriclang", {}) if os.path.basename(path) == "pyproject.toml" else data
+    prefix = "tool.rubriclang." if table is not data else ""
+    models = table.get("models", {})
+    if not isinstance(models, dict):
+        raise ConfigError(f"{shown}:{_line_of(text, prefix + 'models')}", "`models` must be a table of profiles", "write `[models.NAME]` tables")
+    profiles = {name: _profile(name, spec, shown, text, prefix) for name, spec in models.items()}
+    return ProjectConfig(path, profiles, table)
+
+
+def _profile(name: str, spec: Any, shown: str, text: str, prefix: str) -> ModelProfile:
+    where = f"{shown}:{_line_of(text, f'{prefix}models.{name}')}"
+    if not isinstance(spec, dict):
+        raise ConfigError(where, f"`models.{name}` must be a table", f"write `[{prefix}models.{name}]` with `base_url` and `model`")
+    unknown = sorted(set(spec) - _PROFILE_KEYS)
+    if unknown:
+        raise ConfigError(where, f"profile `{name}` has no setting `{unknown[0]}`", "its settings: " + ", ".join(sorted(_PROFILE_KEYS)))
+    urls = spec.get("base_url")
+    if isinstance(urls, str):
+        urls = [urls]
+    if not urls or not isinstance(urls, list) or not all(isinstance(u, str) and re.match(r"https?://[^/\s]+", u) for u in urls):
+        raise ConfigError(where, f"profile `{name}` needs `base_url`: an http(s) URL, or a list of them", 'e.g. `base_url = "http://localhost:8000/v1"`')
+    model = spec.get("model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise ConfigError(where, f"`model` of profile `{name}` must be a model's name")
+    key_env = spec.get("api_key_env")
+    if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.fullmatch(key_env)):
+        raise ConfigError(where, f"`api_key_env` of profile `{name}` must name an environment variable", "the key itself never goes in a file")
+    sampling = {}
+    for key, (lo, hi) in _SAMPLING.items():
+        if key not in spec:
+            continue
+        value = spec[key]
+        whole = key in ("max_tokens", "seed")
+        ok = isinstance(value, int) if whole else isinstance(value, (int, float))
+        ok = ok and not isinstance(value, bool) and math.isfinite(value)
+        ok = ok and (lo is None or value >= lo) and (hi is None or value <= hi)
+        if not ok:
+            bounds = "a whole number" if whole else "a finite number"
+            if lo is not None:
+                bounds += f" of at least {lo}" + (f" and at most {hi}" if hi is not None else "")
+            raise ConfigError(where, f"`{key}` of profile `{name}` must be {bounds}, got {value!r}")
+        sampling[key] = value
+    return ModelProfile(name, tuple(urls), model, key_env, sampling, where)
+
+
+def _line_of(text: str, dotted: str) -> int:
+    """The line of the `[dotted]` table header (or the first mention), 1 when unknown."""
+    parts = [re.escape(p) for p in dotted.split(".")]
+    header = re.compile(r"^[ \t]*\[[ \t]*" + r"\s*\.\s*".join(f'(?:{p}|"{p}")' for p in parts) + r"\s*\]", re.M)
+    m = header.search(text)
+    if m is None:
+        m = re.search(re.escape(dotted.rsplit(".", 1)[-1]), text)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def _line_from_message(message: str) -> int:
+    m = re.search(r"line (\d+)", message)
+    return int(m.group(1)) if m else 1

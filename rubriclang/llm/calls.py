@@ -1,0 +1,121 @@
+"""The one LLM call path: look in the cache, share a call already in flight,
+else ask the server; and fall back from structured output once a server has
+refused it. The judge's backend, the audit's generator, validator, planner
+and summary, and the compiler all call models through a `Caller`.
+
+A server's refusal of `response_format` is remembered in the cache's notes
+(across runs too), so discovering it costs one refused call per server, not
+one per criterion.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+
+import attrs
+
+from rubriclang.llm.cache import CallCache, call_key
+from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
+
+# The cache note that says a server refuses `response_format`.
+_NO_STRUCTURED = "no_response_format"
+
+
+@attrs.define
+class Usage:
+    """What a run spent: calls made to a server (failed ones included, cache
+    hits excluded), their tokens, and the calls answered without a server
+    (from the cache, or shared with an identical call in flight). Mutable:
+    it is a running tally."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def to_json(self) -> dict:
+        return attrs.asdict(self)
+
+    def add(self, other: "Usage") -> None:
+        for f in attrs.fields(Usage):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+class Caller:
+    """Calls one model on one server (`client`), through `cache` (None: no
+    cache). `profile` names the model profile it serves, if any: it is part
+    of the cache key, so two profiles never answer for each other."""
+
+    def __init__(self, client, cache: CallCache | None, profile: str | None = None):
+        self.client = client
+        self.cache = cache
+        self.profile = profile
+        self.usage = Usage()
+        self._structured: bool | None = None  # unknown until the cache or a server says
+        self._in_flight: dict[str, asyncio.Future] = {}
+
+    def fingerprint(self, sampling: Sampling) -> str:
+        """A short hash of what answers a call: the server, the model, the
+        profile and the sampling. Judgments record it, so a resumed run can
+        refuse to mix answers from different judges."""
+        blob = json.dumps(
+            {"server": self.client.identity, "model": self.client.model, "profile": self.profile, "sampling": attrs.asdict(sampling)},
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        """The completion of `request`, without structured output where the
+        server refuses it: from the cache, from an identical call already in
+        flight, or from the server."""
+        if self._structured is None:
+            self._structured = not (self.cache and self.cache.note(self.client.identity, _NO_STRUCTURED))
+        if not self._structured:
+            request = attrs.evolve(request, response_format=None)
+        try:
+            return await self._cached(request)
+        except LLMError as err:
+            if err.kind != "unsupported" or request.response_format is None:
+                raise
+        self._structured = False
+        if self.cache is not None:
+            self.cache.set_note(self.client.identity, _NO_STRUCTURED, "1")
+        return await self._cached(attrs.evolve(request, response_format=None))
+
+    def key(self, request: ChatRequest) -> str:
+        return call_key(self.client.identity, self.client.model, request, self.profile)
+
+    async def _cached(self, request: ChatRequest) -> Completion:
+        key = self.key(request)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.usage.cache_hits += 1
+                return hit
+        shared = self._in_flight.get(key)
+        if shared is not None:  # the same call is being made: wait for it
+            self.usage.cache_hits += 1
+            return await asyncio.shield(shared)
+        future = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        self.usage.calls += 1
+        try:
+            completion = await self.client.chat(request)
+        except Exception as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no warning when no one else waits on it
+            raise
+        except BaseException:
+            future.cancel()
+            raise
+        finally:
+            del self._in_flight[key]
+        self.usage.prompt_tokens += completion.prompt_tokens
+        self.usage.completion_tokens += completion.completion_tokens
+        if self.cache is not None:
+            self.cache.put(key, self.client.identity, completion)
+        future.set_result(completion)
+        return completion
