@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
-from tests.evaluation.judges import BOOL, LABEL, ORDINAL, PAIRWISE, SCORE, pair, pointwise, write, write_items
+from evaluation.judges import BOOL, LABEL, ORDINAL, PAIRWISE, SCORE, pair, pointwise, write, write_items
 
 
 def rbg(*args):

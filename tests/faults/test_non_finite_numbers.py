@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
-from tests.evaluation.judges import ORDINAL, pointwise, write, write_items
+from evaluation.judges import ORDINAL, pointwise, write, write_items
 
 ANNOTATED = ORDINAL.replace('recorded.value { key = "q" }', 'human.annotation { key = "q" }')
 

@@ -84,7 +84,7 @@ def test_replay_lists_item_ids_with_no_control_character(traced, tmp_path):
     new = tmp_path / "new.rbg"
     new.write_text(ANNOTATED.replace("weights = [1, 1]", "weights = [3, 1]"))
     result = rbg("replay", new, traces)
-    assert "item item" in result.output  # the changed decisions are listed by id
+    assert re.search(r"items?: \d -> \d \(item\d", result.output)  # the changed decisions are listed by id
     assert controls(shown(result)) == set()
     assert "\\u001b]0;owned\\u0007" in result.output  # shown, escaped
 
