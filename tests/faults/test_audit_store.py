@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from rubriclang import safeio
 from rubriclang.audit.runner import SCHEMA, RunsError, RunStore
 from rubriclang.cli.main import cli
-from tests.audit.helpers import GSM8K_JUDGE, gsm8k_items
+from audit.helpers import GSM8K_JUDGE, gsm8k_items
 
 BODY = 'repeats = 2\noperators = ["typo_noise", "partial_completion"]\n[options.typo_noise]\nfields = ["response"]\n'
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from rubriclang import safeio
 from rubriclang.cli.main import cli
-from tests.audit.helpers import GSM8K_JUDGE, gsm8k_items
+from audit.helpers import GSM8K_JUDGE, gsm8k_items
 
 GRAPH = """rubric verifier { version = 1 }
 contract { scale = bool }
@@ -140,8 +140,8 @@ def test_two_real_runs_at_once_write_each_item_once(tmp_path):
 
 
 def test_a_batch_import_into_an_out_another_process_writes_is_refused(tmp_path, holder):
-    from tests.llm.test_batch import GRAPH as BATCH_GRAPH
-    from tests.llm.test_batch import ITEMS, MODEL, closed_port_url, export, result_line, write_results
+    from llm.test_batch import GRAPH as BATCH_GRAPH
+    from llm.test_batch import ITEMS, MODEL, closed_port_url, export, result_line, write_results
 
     graph, items = tmp_path / "bg.rbg", tmp_path / "bitems.jsonl"
     graph.write_text(BATCH_GRAPH)
