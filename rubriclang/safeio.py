@@ -74,7 +74,7 @@ def write_atomic(path: str, data: str | bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_folder(folder)
+    _fsync_folder(folder)
 
 
 def _temporary(folder: str, name: str) -> tuple[int, str]:
@@ -88,7 +88,7 @@ def _temporary(folder: str, name: str) -> tuple[int, str]:
             continue
 
 
-def fsync_folder(folder: str) -> None:
+def _fsync_folder(folder: str) -> None:
     """Make a rename or a new file in `folder` durable (a no-op where
     folders cannot be opened)."""
     try:
@@ -129,7 +129,7 @@ def cut_torn_line(path: str) -> int:
         return size - keep
 
 
-def lock_path(target: str) -> str:
+def _lock_path(target: str) -> str:
     """The lock file of an output: a sidecar, so that an atomic rewrite of
     the output (a new inode) does not drop the lock."""
     return os.path.join(target, ".rbg.lock") if os.path.isdir(target) else target + ".lock"
@@ -150,7 +150,7 @@ def output_lock(target: str, what: str = "") -> Iterator[None]:
     if os.path.exists(target) and not (os.path.isfile(target) or os.path.isdir(target)):
         yield  # a device or a pipe: nothing to protect, and no folder to lock in
         return
-    path = lock_path(target)
+    path = _lock_path(target)
     try:
         fd = _acquire(fcntl, path, what or f"`{target}`")
     except OSError as exc:
