@@ -28,6 +28,7 @@ from rubriclang.cli.execution import (
     interpreter,
     load_graph,
     local_backend,
+    locked_output,
     mode_option,
     recorded_option,
     uses_llm,
@@ -209,12 +210,24 @@ def _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs,
     """`rbg run`'s loop over `item_list` (read from the path `items`), with a
     backend that answers from the cache only."""
     from rubriclang.interp.items import ItemError
-    from rubriclang.interp.trace import OutputError, TraceWriter, scan_trace
+    from rubriclang.interp.trace import usable_out
     from rubriclang.llm.batch import import_backend
 
     local = local_backend(annotations, recorded)
     backend, client = import_backend(cache, identity, model, sampling, logprobs)
     interp = interpreter(g, [local, backend], concurrency)
+    try:
+        usable_out(out)  # a device, a pipe or a missing folder gets no lock file
+    except ItemError as exc:
+        raise data_error(exc) from None
+    with locked_output(out):
+        return _judge_into(out, interp, local, item_list, items, mode, client, backend)
+
+
+def _judge_into(out, interp, local, item_list, items, mode, client, backend) -> dict:
+    from rubriclang.interp.items import ItemError
+    from rubriclang.interp.trace import OutputError, TraceWriter, scan_trace
+
     try:
         state = scan_trace(out, interp.hash)
         writer = TraceWriter(out, state)

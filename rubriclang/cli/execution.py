@@ -409,3 +409,19 @@ def open_cache(path: str | None):
         return CallCache(path)
     except (sqlite3.Error, OSError) as exc:
         raise DataError(f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)") from None
+
+
+def locked_output(out: str) -> contextlib.ExitStack:
+    """The exclusive lock of an output (rubriclang.safeio), to use as a
+    context manager; another process holding it, or an output that cannot
+    be written, is a DataError."""
+    from rubriclang.safeio import OutputBusy, describe_os_error, output_lock
+
+    stack = contextlib.ExitStack()
+    try:
+        stack.enter_context(output_lock(out))
+    except OutputBusy as exc:
+        raise DataError(f"{exc.message}; wait for it to finish, or give another --out") from None
+    except OSError as exc:
+        raise DataError(f"cannot write `{out}`: {describe_os_error(exc)}") from None
+    return stack

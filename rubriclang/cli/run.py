@@ -25,6 +25,7 @@ from rubriclang.cli.execution import (
     llm_session,
     load_graph,
     local_backend,
+    locked_output,
     mode_option,
     open_llm,
     recorded_option,
@@ -62,12 +63,18 @@ def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, 
 
 def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.interp.trace import OutputError, graph_hash, scan_trace
+    from rubriclang.interp.trace import OutputError, graph_hash, scan_trace, usable_out
 
     g = load_graph(graph)
     backend = local_backend(annotations, recorded)
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
+    try:
+        usable_out(out)  # a device, a pipe or a missing folder gets no lock file
+    except ItemError as exc:
+        raise data_error(exc) from None
+    # Held until the command ends: two runs into one file would write every item twice.
+    stack.enter_context(locked_output(out))
     try:
         # Before the LLM server starts: an unusable --out fails at once.
         state = scan_trace(out, graph_hash(g))

@@ -357,7 +357,7 @@ def scan_trace(path: str, ghash: str) -> TraceFile:
     like the start of a record. Raises ItemError naming the file (and line)
     otherwise, and for an --out that is not a regular file, or whose folder
     is missing."""
-    if not _usable_out(path):
+    if not usable_out(path):
         return TraceFile(path, exists=False)
     lines = JsonLines(path, ItemError, what="trace line", keep_torn=True)
     statuses: dict[str, str] = {}
@@ -388,7 +388,7 @@ def _resumable(rec: dict, where: str, ghash: str) -> None:
         )
 
 
-def _usable_out(path: str) -> bool:
+def usable_out(path: str) -> bool:
     """Whether --out exists; ItemError when it cannot be a trace file: not a
     regular file (a pipe, a device, a folder, this command's own stdout), not
     readable and writable, or a new file in a missing or read-only folder."""
