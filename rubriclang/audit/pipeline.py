@@ -18,7 +18,7 @@ import attrs
 from rubriclang.audit import seal as sealing
 from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.backends import Backends, BackendUnavailable
-from rubriclang.audit.files import write_json, write_lines, write_text
+from rubriclang.audit.files import write_json, write_lines
 from rubriclang.audit.judge import JudgeError, JudgeInfo, judge_info
 from rubriclang.audit.perturb.generate import Generation
 from rubriclang.audit.report_json import AuditData, build_report, render_text
@@ -30,6 +30,7 @@ from rubriclang.checker.graph import CheckedGraph
 from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, read_items
 from rubriclang.interp.trace import graph_hash
+from rubriclang.safeio import OutputBusy, describe_os_error, output_lock, write_atomic
 
 MANIFEST = "rubriclang.audit.manifest/1"
 
@@ -122,8 +123,15 @@ class Audit:
         self.judge_settings: dict | None = None
 
     async def run(self) -> dict:
+        """The report; raises AuditError (a file that cannot be written, a
+        full disk and another audit of the folder included)."""
         try:
             return await self._run()
+        except OutputBusy as exc:
+            raise AuditError(exc.message, "wait for it to finish, or give another --out") from None
+        except OSError as exc:
+            where = exc.filename or self.req.out
+            raise AuditError(f"`{where}`: {describe_os_error(exc)}") from None
         finally:
             await self.backends.aclose()
 
@@ -133,6 +141,11 @@ class Audit:
         judge = self._judge(items)
         _check_gold(judge, items, self.suite.items)
         os.makedirs(self.req.out, exist_ok=True)
+        # One audit at a time writes a folder: two would judge everything twice.
+        with output_lock(self.req.out, f"the audit folder `{self.req.out}`"):
+            return await self._locked(judge, items, local)
+
+    async def _locked(self, judge: JudgeInfo, items: list[Item], local) -> dict:
         sealed = await self._sealed(judge, items)
         judge = self._judge(list(sealed.items))
         gold_items = _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
@@ -160,10 +173,10 @@ class Audit:
         if self.req.summary:
             report["summary"] = await summarise(self.backends.asker(self.suite.generator), report)
         write_json(self.paths["report"], report, indent=2)
-        write_text(self.paths["report.txt"], render_text(report))
+        write_atomic(self.paths["report.txt"], render_text(report))
         from rubriclang.audit.html import render_html
 
-        write_text(self.paths["report.html"], render_html(report))
+        write_atomic(self.paths["report.html"], render_html(report))
         return report
 
     def _judge(self, items: list[Item]) -> JudgeInfo:

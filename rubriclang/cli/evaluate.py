@@ -11,6 +11,7 @@ import click
 
 from rubriclang.cli.execution import (
     DataError,
+    ValidatedItems,
     annotations_option,
     concurrency_option,
     data_error,
@@ -25,7 +26,6 @@ from rubriclang.cli.execution import (
     usage_json,
     usage_text,
     uses_llm,
-    validated,
 )
 
 
@@ -117,7 +117,9 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
         else:
             backend = local_backend(annotations, recorded)
             llm_backend = open_llm(stack, next((g for g in graphs if uses_llm(g)), graphs[0]), llm)
-            outcomes = asyncio.run(_judge(graphs, item_list, backend, llm_backend, concurrency, mode))
+            checked = ValidatedItems(item_list, backend)
+            outcomes = asyncio.run(_judge(graphs, checked, backend, llm_backend, concurrency, mode))
+            checked.warn_unknown(items)
     except LocatedError as exc:
         raise data_error(exc) from None
     columns = []
@@ -147,5 +149,5 @@ async def _judge(graphs, items, backend, llm_backend, concurrency, mode):
         out = []
         for g in graphs:
             interp = interpreter(g, [backend, llm_backend], concurrency)
-            out.append([(r.item.id, r.mode, r.composition) async for r in interp.run(validated(items, backend), mode)])
+            out.append([(r.item.id, r.mode, r.composition) async for r in interp.run(items, mode)])
         return out

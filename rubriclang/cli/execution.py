@@ -27,12 +27,15 @@ def load_graph(path: str):
     """The checked graph of `path`; on errors prints them and exits 2."""
     from rubriclang.checker import check_source
     from rubriclang.diagnostics.render import render
+    from rubriclang.errors import LocatedError, decode_utf8
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read `{path}`: {exc}") from None
+        with open(path, "rb") as fh:
+            text = decode_utf8(fh.read(), path)
+    except OSError as exc:
+        raise DataError(f"cannot read `{path}`: {exc.strerror or exc}") from None
+    except LocatedError as exc:
+        raise data_error(exc) from None
     result = check_source(text, path)
     if result.graph is None:
         errors = [d for d in result.diagnostics if d.is_error]
@@ -57,8 +60,6 @@ def local_backend(annotations: str | None, recorded: str | None):
         rec = ValueTable.read(recorded) if recorded else None
     except ItemError as exc:
         raise data_error(exc) from None
-    except OSError as exc:
-        raise DataError(f"cannot read `{exc.filename}`: {exc.strerror}") from None
     return LocalBackend(ann, rec)
 
 
@@ -73,13 +74,52 @@ def interpreter(graph, backends, concurrency: int):
         raise DataError(str(exc)) from None
 
 
-def validated(items, backend):
-    """Items, each checked against the value tables (a table naming a
-    candidate the item lacks is an error at the table's line)."""
-    for item in items:
-        backend.annotations.validate(item.id, item.candidate_ids)
-        backend.recorded.validate(item.id, item.candidate_ids)
-        yield item
+class ValidatedItems:
+    """Items, each checked against the value tables as it passes (a table
+    naming a candidate the item lacks is an error at the table's line).
+    Remembers the ids it saw, so that, once every item has passed, table
+    rows for items the file does not have are reported (`warn_unknown`)."""
+
+    def __init__(self, items, backend):
+        self.items, self.backend = items, backend
+        self.seen: set[str] = set()
+        self.count = 0
+
+    def __iter__(self):
+        tables = (self.backend.annotations, self.backend.recorded)
+        track = any(t.lines for t in tables)  # without table rows, no id need be kept
+        for item in self.items:
+            for table in tables:
+                table.validate(item.id, item.candidate_ids)
+            if track:
+                self.seen.add(item.id)
+            self.count += 1
+            yield item
+
+    def check_not_empty(self, items_path: str) -> None:
+        """DataError when no item passed: an empty file, or a pipe whose
+        writer failed, must not look like a finished run."""
+        if not self.count:
+            raise DataError(f"`{items_path}` holds no items (is it empty, or did the command feeding it fail?)")
+
+    def warn_unknown(self, items_path: str) -> None:
+        """A warning on stderr, with counts, for each table with rows naming
+        items that are not in `items_path`."""
+        for table, option in ((self.backend.annotations, "--annotations"), (self.backend.recorded, "--recorded")):
+            rows, items, first = table.unknown(self.seen)
+            if rows:
+                click.echo(
+                    f"warning: {rows} row(s) of `{table.path}` ({option}) name {items} item(s) that `{items_path}`"
+                    f" does not have, first at {first}; they were not used (are the item ids right?)",
+                    err=True,
+                )
+
+
+def earlier_text(out: str, counts: dict[str, int]) -> str:
+    """The summary line of what a resumed --out already held."""
+    return f"  earlier in {out}: ok {counts['ok']}   abstain {counts['abstain']}   error {counts['error']}" + (
+        "  (`rbg run --retry-errors` judges them again)" if counts["error"] else ""
+    )
 
 
 mode_option = click.option(
@@ -314,3 +354,19 @@ def open_cache(path: str | None):
         return CallCache(path)
     except (sqlite3.Error, OSError) as exc:
         raise DataError(f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)") from None
+
+
+def locked_output(out: str) -> contextlib.ExitStack:
+    """The exclusive lock of an output (rubriclang.safeio), to use as a
+    context manager; another process holding it, or an output that cannot
+    be written, is a DataError."""
+    from rubriclang.safeio import OutputBusy, describe_os_error, output_lock
+
+    stack = contextlib.ExitStack()
+    try:
+        stack.enter_context(output_lock(out))
+    except OutputBusy as exc:
+        raise DataError(f"{exc.message}; wait for it to finish, or give another --out") from None
+    except OSError as exc:
+        raise DataError(f"cannot write `{out}`: {describe_os_error(exc)}") from None
+    return stack

@@ -12,6 +12,8 @@ import subprocess
 
 import attrs
 
+from rubriclang.errors import LocatedError, decode_utf8
+
 
 class SideError(Exception):
     """A side that cannot be read; the message says why, for a user."""
@@ -79,6 +81,6 @@ def _git_show(spec: str) -> str:
 
 def _decode(data: bytes, label: str) -> str:
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SideError(f"`{label}` is not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+        return decode_utf8(data, label)
+    except LocatedError as exc:
+        raise SideError(f"{exc.where}: {exc.message}") from None
