@@ -1,0 +1,330 @@
+"""`rbg fit`: a graph's numbers fitted on labelled items (docs/fit.md).
+
+The criterion judgments are recorded once (annotations, recorded values or
+traces); fitting then only recomposes them, through the compiled plan, for
+each candidate set of numbers. The search is scipy's differential evolution:
+the metrics are step functions of the numbers (a cap or a weight moves a
+decision only when it crosses a boundary), so a gradient is zero almost
+everywhere, and a population search over bounded ranges is what works; it is
+deterministic for a seed. The written numbers themselves (rounded as they
+will be printed) are what is scored, so the fitted file does what was
+measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import math
+from typing import Any, Callable, Sequence
+
+import attrs
+
+from rubriclang.catalog import load_catalog
+from rubriclang.checker.graph import CheckedGraph
+from rubriclang.evaluation.params import Param, concrete, weights_total, with_values
+from rubriclang.interp.ops import OPERATORS
+from rubriclang.interp.plan import compile_plan
+from rubriclang.interp.readout import Decision, pairwise, pointwise
+
+METRICS = ("exact", "mae", "spearman", "accuracy")
+
+
+@attrs.frozen
+class Case:
+    """One item's recorded criterion values (one row per candidate, in the
+    order of `graph.criteria`); no gold: labels are kept apart, by split."""
+
+    id: str
+    mode: str
+    cids: tuple[str, ...]
+    rows: dict[str, tuple]
+
+
+def split_of(item_id: str, seed: int) -> float:
+    """A stable number in [0, 1) for an id: its place in the dev/held-out split."""
+    h = hashlib.sha256(f"{seed}\0{item_id}".encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64
+
+
+def dev_ids(ids: Sequence[str], share: float, seed: int) -> set[str]:
+    """The ids whose hash (with `seed`) falls below `share`."""
+    return {i for i in ids if split_of(i, seed) < share}
+
+
+def folds(ids: Sequence[str], k: int, seed: int) -> list[list[str]]:
+    """`ids` dealt into `k` folds in the order of their hash (sizes differ by at most one)."""
+    ranked = sorted(ids, key=lambda i: (split_of(i, seed + 1), i))
+    return [ranked[j::k] for j in range(k)]
+
+
+def default_metric(graph: CheckedGraph, mode: str) -> str:
+    """accuracy for pairwise, bool and label judges; exact for ordinal; spearman for score."""
+    if mode == "pairwise":
+        return "accuracy"
+    kind = graph.readouts["pointwise"].output.kind
+    return {"ordinal": "exact", "score": "spearman"}.get(kind, "accuracy")
+
+
+class Composer:
+    """Decisions of a graph (or a variant with other numbers) over recorded cases."""
+
+    def __init__(self, graph: CheckedGraph):
+        self.graph = graph
+        self.functions = {**OPERATORS, **load_catalog().functions}
+        names = [c.name for c in graph.criteria] + [o.name for o in graph.operators]
+        self.sink = names.index(graph.sink)
+
+    def decisions(self, graph: CheckedGraph, cases: Sequence[Case]) -> list[Decision]:
+        plan = compile_plan(graph, self.functions)
+        s = self.sink
+        out = []
+        for case in cases:
+            sinks = {cid: (row + plan(*row))[s] for cid, row in case.rows.items()}
+            if case.mode == "pointwise":
+                out.append(pointwise(graph.readouts["pointwise"], graph.scale, sinks[case.cids[0]]))
+            else:
+                out.append(pairwise(graph.readouts["pairwise"], graph.scale, case.cids, sinks))
+        return out
+
+
+def loss(metric: str, decisions: Sequence[Decision], gold: Sequence[Any], width: float) -> float:
+    """The fit's objective, lower is better: minus exact agreement, accuracy
+    or Spearman, or the MAE. An undecided item counts as wrong (as the
+    scale's width for MAE); pairwise accuracy leaves out gold ties."""
+    if metric in ("exact", "accuracy"):
+        pairs = [(d, g) for d, g in zip(decisions, gold) if not (metric == "accuracy" and g == "tie")]
+        if not pairs:
+            return 0.0
+        return -sum(1 for d, g in pairs if d.status == "ok" and d.decision == g) / len(pairs)
+    if metric == "mae":
+        if not gold:
+            return 0.0
+        return math.fsum(abs(d.decision - g) if d.status == "ok" else width for d, g in zip(decisions, gold)) / len(gold)
+    x = [float(d.decision) for d in decisions if d.status == "ok"]
+    y = [float(g) for d, g in zip(decisions, gold) if d.status == "ok"]
+    if len(x) < 3:
+        return 1.0
+    from scipy.stats import spearmanr
+
+    r = spearmanr(x, y).statistic
+    return 1.0 if not math.isfinite(r) else -float(r)
+
+
+@attrs.frozen
+class Settings:
+    metric: str
+    seed: int = 0
+    max_iter: int = 60
+    popsize: int = 15
+
+
+@attrs.frozen
+class Fitted:
+    values: list  # one number per parameter, as written
+    loss: float  # on the cases it was fitted on
+    start_loss: float  # of the written numbers, on the same cases
+    evaluations: int
+
+
+def fit(graph: CheckedGraph, params: list[Param], cases: Sequence[Case], gold: Sequence[Any], settings: Settings) -> Fitted:
+    """The numbers for `params` that minimise the loss on `cases`. The written
+    numbers are one member of the first population, so the result is never
+    worse than them on these cases."""
+    from scipy.optimize import differential_evolution
+
+    composer = Composer(graph)
+    totals = weights_total(params)
+    width = float(graph.scale.hi - graph.scale.lo) if graph.scale.numeric else 1.0
+
+    def score(values) -> float:
+        if not _valid(params, values):
+            return math.inf
+        return loss(settings.metric, composer.decisions(with_values(graph, params, values), cases), gold, width)
+
+    start = [p.value for p in params]
+    start_loss = score(start)
+    if not params:
+        return Fitted(start, start_loss, start_loss, 1)
+    objective = lambda x: score(concrete(params, x, totals))  # noqa: E731
+    x0 = [min(max(_search_point(p, params), p.lo), p.hi) for p in params]
+    result = differential_evolution(
+        objective,
+        bounds=[(p.lo, p.hi) for p in params],
+        integrality=[p.integer for p in params],
+        x0=x0,
+        seed=settings.seed,
+        maxiter=settings.max_iter,
+        popsize=settings.popsize,
+        polish=False,  # a gradient step: useless on step functions
+        init="sobol",
+        tol=0.0,  # run every generation: the same work, and the same result, for a seed
+        updating="deferred",
+    )
+    values = concrete(params, result.x, totals)
+    best = score(values)
+    if best > start_loss:  # x0 is in the population, so only rounding could do this: never write worse
+        return Fitted(start, start_loss, start_loss, int(result.nfev))
+    return Fitted(values, best, start_loss, int(result.nfev))
+
+
+def _search_point(p: Param, params: list[Param]) -> float:
+    """Where the written number lies in the search space: weights are
+    searched in [0, 1], the written ones divided by their largest."""
+    if p.param != "weights":
+        return p.value
+    top = max(q.value for q in params if q.node == p.node and q.param == "weights")
+    return p.value / top if top > 0 else 1.0
+
+
+def _valid(params: list[Param], values) -> bool:
+    """Constraints between numbers: clamp's `lo < hi`, some weight positive."""
+    got: dict[tuple[str, str], float] = {}
+    weights: dict[str, float] = {}
+    for p, v in zip(params, values):
+        got[(p.node, p.param)] = v
+        if p.param == "weights":
+            weights[p.node] = weights.get(p.node, 0.0) + v
+    for (node, param), v in got.items():
+        if param == "lo" and (node, "hi") in got and v >= got[(node, "hi")]:
+            return False
+    return all(w > 0 for w in weights.values())
+
+
+def cases(graph: CheckedGraph, outcomes) -> dict[str, Case]:
+    """item id -> its recorded criterion values, for the items whose criteria
+    all gave a value (a failed criterion fails the item whatever the numbers)."""
+    n = len(graph.criteria)
+    out = {}
+    for item, mode, comp in outcomes:
+        if comp.decision.status == "error" and len(comp.names) == n:
+            continue
+        out[item] = Case(item, mode, tuple(comp.rows), {cid: tuple(row[:n]) for cid, row in comp.rows.items()})
+    return out
+
+
+def metric_value(metric: str, loss_value: float) -> float:
+    """The metric a loss stands for (the loss is minus the metric, but for MAE)."""
+    return loss_value if metric == "mae" else -loss_value
+
+
+@attrs.frozen
+class Fold:
+    items: int
+    fitted: float  # the metric on the fold, numbers fitted on the other folds
+    written: float  # the metric on the fold, numbers as written
+
+
+def cross_validate(graph, params, all_cases: dict[str, Case], ids: list[str], gold: dict, settings: Settings, k: int) -> list[Fold]:
+    """k-fold cross-validation inside the dev split: each fold scored with
+    numbers fitted on the others, beside the written numbers."""
+    composer = Composer(graph)
+    width = float(graph.scale.hi - graph.scale.lo) if graph.scale.numeric else 1.0
+    out = []
+    for fold in folds(ids, min(k, len(ids)), settings.seed):
+        if not fold:
+            continue
+        inside = set(fold)
+        train = [i for i in ids if i not in inside]
+        fitted = fit(graph, params, [all_cases[i] for i in train], [gold[i] for i in train], settings)
+        test_cases = [all_cases[i] for i in fold]
+        test_gold = [gold[i] for i in fold]
+        score = lambda g: metric_value(settings.metric, loss(settings.metric, composer.decisions(g, test_cases), test_gold, width))  # noqa: E731
+        out.append(Fold(len(fold), score(with_values(graph, params, fitted.values)), score(graph)))
+    return out
+
+
+def fitted_source(source: str, path: str, params: list[Param], values) -> str:
+    """The canonical text of the graph with its numbers replaced."""
+    from rubriclang.evaluation.params import rewrite
+    from rubriclang.fmt import format_source
+
+    result = format_source(rewrite(source, params, values), path)
+    assert result.output is not None, "a rewritten number broke the syntax"
+    return result.output
+
+
+def held_out_report(graph, fitted, graphs, paths, outcomes, all_cases: dict[str, Case], held_items, held_gold, mode):
+    """The fitted graph, the graph as written, its equal-weight baseline and
+    the compared graphs, on exactly the same held-out items."""
+    from rubriclang.evaluation.evaluate import Column, evaluate, graph_columns
+
+    held = {it.id for it in held_items}
+    own = [o for o in outcomes[0] if o[0] in held]
+    composer = Composer(fitted)
+    ok = [all_cases[i] for i, _, _ in own if i in all_cases]
+    decided = dict(zip((c.id for c in ok), composer.decisions(fitted, ok)))
+    fitted_col = Column(f"fitted ({os.path.basename(fitted.path)})", {i: decided.get(i, comp.decision) for i, _, comp in own}, "graph", fitted.name)
+    columns = [fitted_col, *graph_columns(graph, f"as written ({os.path.basename(paths[0])})", own, "equal")]
+    for g, p, outs in zip(graphs[1:], paths[1:], outcomes[1:]):
+        columns.append(graph_columns(g, os.path.basename(p), [o for o in outs if o[0] in held], "none")[0])
+    return evaluate(graph, held_items, held_gold, columns, mode)
+
+
+@attrs.frozen
+class Summary:
+    """What was fitted, how, and the cross-validation figures."""
+
+    out: str
+    metric: str
+    seed: int
+    params: list
+    result: Fitted
+    cv: list | None
+    dev: int
+    fitted_on: int
+    held: int
+
+    def moves(self) -> list[tuple[str, Any, Any]]:
+        return [(p.label, p.value, v) for p, v in zip(self.params, self.result.values)]
+
+    def to_json(self) -> dict:
+        cv = None
+        if self.cv is not None:
+            cv = {
+                "folds": [attrs.asdict(f) for f in self.cv],
+                "fitted": _mean([f.fitted for f in self.cv]),
+                "written": _mean([f.written for f in self.cv]),
+            }
+        return {
+            "fitted": self.out,
+            "metric": self.metric,
+            "seed": self.seed,
+            "split": {"dev": self.dev, "fitted_on": self.fitted_on, "held_out": self.held},
+            "params": [{"param": n, "written": a, "fitted": b} for n, a, b in self.moves()],
+            "dev": {"written": metric_value(self.metric, self.result.start_loss), "fitted": metric_value(self.metric, self.result.loss), "evaluations": self.result.evaluations},
+            "cross_validation": cv,
+        }
+
+    def text(self) -> str:
+        lines = [
+            f"Fitted {len(self.params)} numbers on {self.fitted_on} of {self.dev} dev items (metric {self.metric}, seed {self.seed}); "
+            f"{self.held} items held out. Wrote {self.out}."
+        ]
+        for name, a, b in self.moves():
+            lines.append(f"  {name}: {_num(a)} -> {_num(b)}" if float(a) != float(b) else f"  {name}: {_num(a)} (kept)")
+        if not self.params:
+            lines.append("  (no free numbers: every node is fixed or has none)")
+        lines.append(
+            f"Dev {self.metric}: {metric_value(self.metric, self.result.start_loss):.3f} as written, "
+            f"{metric_value(self.metric, self.result.loss):.3f} fitted (on the items fitted on; {self.result.evaluations} evaluations)."
+        )
+        if self.cv:
+            per = ", ".join(f"{f.fitted:.3f}/{f.written:.3f}" for f in self.cv)
+            lines.append(
+                f"Cross-validation ({len(self.cv)} folds of the dev split), {self.metric}: "
+                f"fitted {_mean([f.fitted for f in self.cv]):.3f}, as written {_mean([f.written for f in self.cv]):.3f} "
+                f"(per fold, fitted/as written: {per})."
+            )
+        return "\n".join(lines)
+
+
+def _mean(xs: list[float]) -> float | None:
+    xs = [x for x in xs if math.isfinite(x)]
+    return round(math.fsum(xs) / len(xs), 6) if xs else None
+
+
+def _num(x) -> str:
+    from rubriclang.catalog.types import fmt_num
+
+    return fmt_num(x)
