@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Callable, Iterator
+
+
+def _no_constant(name: str):
+    raise ValueError(f"`{name}` is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if math.isinf(x):
+        raise ValueError(f"`{text}` is too large for a number")
+    return x
 
 
 def read_jsonl(path: str, error: Callable[[str, str], Exception], what: str = "JSON") -> Iterator[tuple[str, Any]]:
@@ -11,14 +23,18 @@ def read_jsonl(path: str, error: Callable[[str, str], Exception], what: str = "J
 
     A line that is not JSON raises `error(where, message)`, so each caller
     reports it with its own exception type; `what` names the line's kind in
-    the message ("malformed trace line: ...")."""
+    the message ("malformed trace line: ..."). `NaN`, `Infinity` and numbers
+    too large for a float (1e400) are errors too: no reader downstream can
+    use them, and traces cannot hold them."""
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             where = f"{path}:{n}"
             try:
-                value = json.loads(line)
+                value = json.loads(line, parse_constant=_no_constant, parse_float=_finite_float)
             except json.JSONDecodeError as exc:
                 raise error(where, f"malformed {what}: {exc.msg} (column {exc.colno})") from None
+            except ValueError as exc:
+                raise error(where, f"malformed {what}: {exc}") from None
             yield where, value

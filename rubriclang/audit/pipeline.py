@@ -27,6 +27,7 @@ from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import summarise
 from rubriclang.audit.variants import item_json
 from rubriclang.checker.graph import CheckedGraph
+from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, read_items
 from rubriclang.interp.trace import graph_hash
 
@@ -78,6 +79,14 @@ def load_items(suite: Suite, local) -> list[Item]:
     return items
 
 
+def _check_gold(judge: JudgeInfo, items, where: str) -> None:
+    """Every item's gold read as `rbg eval` reads it, before anything runs."""
+    try:
+        read_gold(items, judge.graph, where, judge.mode)
+    except GoldError as exc:
+        raise AuditError(f"{exc.where}: {exc.message}", exc.hint) from None
+
+
 def local_backend(suite: Suite):
     from rubriclang.interp.local import LocalBackend
     from rubriclang.interp.tables import ValueTable
@@ -114,9 +123,11 @@ class Audit:
         local = local_backend(self.suite)
         items = load_items(self.suite, local)
         judge = self._judge(items)
+        _check_gold(judge, items, self.suite.items)
         os.makedirs(self.req.out, exist_ok=True)
         sealed = await self._sealed(judge, items)
         judge = self._judge(list(sealed.items))
+        _check_gold(judge, sealed.items, self.paths["sealed"])
         skipped, variants, graphs = self._plan(judge, sealed)
         self._manifest(sealed.hash)
         records = await self._judge_all(judge, local, sealed, variants, graphs)

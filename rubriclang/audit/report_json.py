@@ -92,7 +92,7 @@ class Reporter:
         base = self.base[v.item]
         if op.relation == "invariant":
             outcome = self.scorer.invariant_outcome(s, base)
-            gold = self.scorer.gold(s, self.items[v.item].gold)
+            gold = self.scorer.gold(s, self.items[v.item])
         else:
             outcome = self.scorer.directional_outcome(s, base)
             gold = None
@@ -194,7 +194,7 @@ class Reporter:
             per_item[r.variant.item][r.variant.id] = {"operator": r.op.name, "outcome": r.outcome, "result": r.summary.to_json()}
         for it in self.d.items:
             base = self.base[it.id]
-            g = self.scorer.gold(base, it.gold)
+            g = self.scorer.gold(base, it)
             out[it.id] = {
                 "baseline": base.to_json(),
                 "gold": it.gold,
@@ -277,7 +277,7 @@ class Reporter:
                 "repeat_flip_rate": self.noise.rate(),
                 "invariant": self.invariant_block(results),
                 "directional": self.directional_block(results),
-                "gold": self.gold_block([(it.id, self.scorer.gold(self.base[it.id], it.gold)) for it in d.items]),
+                "gold": self.gold_block([(it.id, self.scorer.gold(self.base[it.id], it)) for it in d.items]),
             },
             "by_surface": surfaces,
             "by_operator": operators,

@@ -67,14 +67,27 @@ def _names(graphs, paths) -> list[str]:
     return [n if names.count(n) == 1 and n not in ("equal baseline", "graph-weights baseline") else p for n, p in zip(names, paths)]
 
 
+def _same_task(graphs, paths) -> None:
+    """Every graph must answer in the first one's terms: one gold fits all."""
+    want = graphs[0].readouts.get("pointwise")
+    for g, p in zip(graphs[1:], paths[1:]):
+        have = g.readouts.get("pointwise")
+        if want and have and have.output != want.output:
+            raise DataError(
+                f"`{p}` reads out `{have.output}`, `{paths[0]}` reads out `{want.output}`: "
+                "graphs compared on the same gold must give the same output type"
+            )
+
+
 def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation.evaluate import evaluate as do_eval
-    from rubriclang.evaluation.evaluate import graph_columns, render_text, replayed
+    from rubriclang.evaluation.evaluate import graph_columns, no_baseline, render_text, replayed
     from rubriclang.evaluation.gold import GoldValueError, parse_label_map, read_gold
     from rubriclang.interp.items import read_items
 
     graphs = [load_graph(p) for p in graph_paths]
+    _same_task(graphs, graph_paths)
     names = _names(graphs, graph_paths)
     try:
         label_map = parse_label_map(labels) if labels else None
@@ -101,7 +114,8 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
         cols = graph_columns(g, name, outs, baseline if i == 0 else "none")
         columns.insert(i, cols[0])
         columns.extend(cols[1:])
-    report = do_eval(graphs[0], item_list, gold, columns, mode)
+    notes = [n] if (n := no_baseline(graphs[0], baseline)) else []
+    report = do_eval(graphs[0], item_list, gold, columns, mode, notes)
     click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2) if fmt == "json" else render_text(report))
     if llm_backend is not None:
         # On stderr: stdout is the report, which scripts may read.

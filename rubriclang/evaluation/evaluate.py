@@ -77,11 +77,23 @@ def replayed(graph: CheckedGraph, traces_path: str) -> Iterable[Outcome]:
         yield r.item, r.mode, r.composition
 
 
+def no_baseline(graph: CheckedGraph, baseline: str) -> str | None:
+    """Why `graph` has no `baseline` (None when it has one, or none was asked)."""
+    if baseline == "none":
+        return None
+    if not (graph.scale.numeric or graph.scale.kind == "bool"):
+        return f"no {baseline} baseline: the contract's scale `{graph.scale}` has no mean"
+    if not baseline_weights(graph, baseline):
+        return f"no {baseline} baseline: no numeric or bool criterion feeds the sink's value"
+    return None
+
+
 def graph_columns(graph: CheckedGraph, name: str, outcomes: Iterable[Outcome], baseline: str = "equal") -> list[Column]:
-    """The graph's column and, unless `baseline` is `none`, its baseline's."""
+    """The graph's column and, unless `baseline` is `none` or the graph has
+    none (`no_baseline`), its baseline's."""
     outcomes = list(outcomes)
     cols = [Column(name, {item: comp.decision for item, _, comp in outcomes}, "graph", graph.name)]
-    if baseline != "none":
+    if no_baseline(graph, baseline) is None and baseline != "none":
         weights = baseline_weights(graph, baseline)
         decisions = {item: baseline_decision(graph, weights, mode, tuple(comp.rows), comp) for item, mode, comp in outcomes}
         cols.append(Column(f"{baseline} baseline", decisions, baseline, graph.name, weights))
@@ -147,6 +159,7 @@ class Evaluation:
     items: int
     items_with_gold: int
     modes: dict[str, ModeResult]
+    notes: tuple[str, ...] = ()
 
     @property
     def coverage(self) -> float | None:
@@ -161,13 +174,14 @@ class Evaluation:
             "items_with_gold": self.items_with_gold,
             "coverage": None if self.coverage is None else round(self.coverage, 6),
             "modes": {m: r.to_json() for m, r in self.modes.items()},
+            "notes": list(self.notes),
             "bootstrap": {"samples": BOOTSTRAP_SAMPLES, "seed": SEED, "level": 0.95},
         }
 
 
 def _kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
     if mode == "pairwise":
-        return "pairwise", "pairwise"
+        return "pairwise", "a candidate or tie"
     out = graph.readouts["pointwise"].output.as_optional(False)
     return {"bool": "bool", "label": "label"}.get(out.kind, "numeric"), str(out)
 
@@ -251,7 +265,12 @@ def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> M
 
 
 def evaluate(
-    graph: CheckedGraph, items: Sequence[Item], gold: dict[str, Any], columns: Sequence[Column], mode: str | None = None
+    graph: CheckedGraph,
+    items: Sequence[Item],
+    gold: dict[str, Any],
+    columns: Sequence[Column],
+    mode: str | None = None,
+    notes: Sequence[str] = (),
 ) -> Evaluation:
     """Score every column against `gold` (canonical values, `read_gold`) on
     the items that every column decided and that have gold; `graph` gives
@@ -263,7 +282,7 @@ def evaluate(
     for it in items:
         by_mode.setdefault(mode or it.mode, []).append(it)
     modes = {m: _score(graph, m, its, gold, columns) for m, its in sorted(by_mode.items())}
-    return Evaluation(tuple(columns), len(items), sum(1 for it in items if it.id in gold), modes)
+    return Evaluation(tuple(columns), len(items), sum(1 for it in items if it.id in gold), modes, tuple(notes))
 
 
 # --- text ---------------------------------------------------------------------------
@@ -296,15 +315,19 @@ def render_text(ev: Evaluation) -> str:
         if c.weights is not None:
             w = ", ".join(f"{k} {v:.4g}" for k, v in c.weights.items()) or "no criteria"
             lines.append(f"  {c.name} of `{c.graph}`: weights {w}")
+    lines += [f"  note: {n}" for n in ev.notes]
     for mode, r in ev.modes.items():
         lines += ["", f"{mode} ({r.judge}): {len(r.scored)} of {r.items} items scored in every column"]
+        if not r.scored:
+            lines += _left_out_text(r)
+            continue
         names = list(r.metrics)
         rows = [[m] + [r.metrics[c][m].text() for c in names] for m in METRICS[r.kind]]
         lines += _table(["metric", *names], rows)
         if r.differences:
-            lines += ["", f"  paired differences against `{first}`:"]
+            lines += ["", f"  paired differences, each column minus `{first}`:"]
             rows = [[m] + [_signed(r.differences[c][m]) for c in r.differences] for m in METRICS[r.kind]]
-            lines += _table(["metric", *(f"{c} - {first}" for c in r.differences)], rows)
+            lines += _table(["metric", *r.differences], rows)
         if r.confusion:
             for c, m in r.confusion.items():
                 lines += ["", f"  confusion of `{c}` (rows: gold, columns: decision):"]

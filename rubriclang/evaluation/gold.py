@@ -165,7 +165,10 @@ def _number(value: Any) -> Any:
         return int(x) if x.is_integer() and "." not in value and "e" not in value.lower() else x
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return value
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:  # an integer too large for a float
+        return None
 
 
 def parse_gold(value: Any, gtype: GoldType, label_map: LabelMap | None = None) -> Any:
@@ -230,7 +233,7 @@ def read_gold(
     GoldError at `path:line` for the first value that does not fit."""
     out = {}
     for item in items:
-        g = item_gold(item, graph, f"{path}:{item.line}", mode, label_map)
+        g = item_gold(item, graph, f"{path}:{item.line}" if item.line else path, mode, label_map)
         if g is not None:
             out[item.id] = g
     return out

@@ -21,6 +21,7 @@ import attrs
 
 from rubriclang.catalog.types import fmt_num
 from rubriclang.checker.graph import CheckedGraph
+from rubriclang.interp.readout import transition_lines
 from rubriclang.interp.trace import graph_hash
 from rubriclang.review import mermaid
 from rubriclang.review.canonical import Name, Path
@@ -225,11 +226,7 @@ def impact_lines(impact: Impact, limit: int = 50) -> list[str]:
     if not n:
         return [f"Verdict impact over {items} ({impact.traces}): no decision changes."]
     lines = [f"Verdict impact over {items} ({impact.traces}): {n} decision{'' if n == 1 else 's'} change."]
-    lines += [f"  {t}: {k} item{'' if k == 1 else 's'}" for t, k in impact.transitions()]
-    lines += [f"  item {d.item}: {d.transition}" for d in impact.differences[:limit]]
-    if n > limit:
-        lines.append(f"  ... and {n - limit} more (--limit, or --format json)")
-    return lines
+    return lines + transition_lines(((d.item, d.transition) for d in impact.differences), limit)
 
 
 # -- json ---------------------------------------------------------------------------
