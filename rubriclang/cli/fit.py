@@ -72,6 +72,7 @@ def fit(graph, items, out, share, split_file, metric, folds, seed, max_iter, com
 
 
 def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, max_iter, compare, traces, labels, mode, concurrency, annotations, recorded, fmt) -> None:
+    from rubriclang.checker import check_source
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation import fit as F
     from rubriclang.evaluation.gold import GoldValueError, item_gold, parse_label_map
@@ -112,21 +113,28 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
     fit_ids = [i for i in dev_gold if i in cases]
     if not fit_ids:
         raise DataError("no dev item has both gold and recorded judgments: nothing to fit on")
+    left_out = F.left_out(sorted(dev, key=ids.index), dev_gold, cases, {o[0] for o in outcomes[0]})
     metric = metric or F.default_metric(g, cases[fit_ids[0]].mode)
     settings = F.Settings(metric, seed, max_iter)
     result = F.fit(g, params, [cases[i] for i in fit_ids], [dev_gold[i] for i in fit_ids], settings)
     cv = F.cross_validate(g, params, cases, fit_ids, dev_gold, settings, folds) if folds >= 2 else None
     text = F.fitted_source(parsed.source, graph_path, params, result.values)
+    fitted = check_source(text, out).graph
+    if fitted is None:
+        raise DataError(
+            f"the fitted numbers do not check in `{graph_path}` (so {out} is not written): "
+            f"{'; '.join(d.message for d in check_source(text, out).diagnostics if d.is_error)}\n"
+            "  hint: mark the node whose numbers break it `# rbg: fixed`"
+        )
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(text)
-    fitted = load_graph(out)
     try:
         held_items = [by_id[i] for i in held]
         held_gold = {it.id: gv for it in held_items if (gv := item_gold(it, g, f"{items_path}:{it.line}", mode, label_map)) is not None}
     except LocatedError as exc:
         raise data_error(exc) from None
     report = F.held_out_report(g, fitted, graphs, (graph_path, *compare), outcomes, cases, held_items, held_gold, mode)
-    summary = F.Summary(out, metric, seed, params, result, cv, len(dev), len(fit_ids), len(held))
+    summary = F.Summary(out, metric, seed, params, result, cv, len(dev), len(fit_ids), len(held), left_out)
     if fmt == "json":
         click.echo(json.dumps({**summary.to_json(), "held_out": report.to_json()}, sort_keys=True, indent=2))
     else:

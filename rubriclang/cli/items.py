@@ -115,6 +115,9 @@ def _write(path: str, rows: list[dict]) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would have made it, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

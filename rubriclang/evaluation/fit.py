@@ -66,7 +66,7 @@ def default_metric(graph: CheckedGraph, mode: str) -> str:
     return {"ordinal": "exact", "score": "spearman"}.get(kind, "accuracy")
 
 
-class Composer:
+class Recomposer:
     """Decisions of a graph (or a variant with other numbers) over recorded cases."""
 
     def __init__(self, graph: CheckedGraph):
@@ -133,14 +133,17 @@ def fit(graph: CheckedGraph, params: list[Param], cases: Sequence[Case], gold: S
     worse than them on these cases."""
     from scipy.optimize import differential_evolution
 
-    composer = Composer(graph)
+    composer = Recomposer(graph)
     totals = weights_total(params)
     width = float(graph.scale.hi - graph.scale.lo) if graph.scale.numeric else 1.0
 
+    valid = _Validity(graph, params)
+
     def score(values) -> float:
-        if not _valid(params, values):
+        variant = with_values(graph, params, values)
+        if not valid(variant, values):
             return math.inf
-        return loss(settings.metric, composer.decisions(with_values(graph, params, values), cases), gold, width)
+        return loss(settings.metric, composer.decisions(variant, cases), gold, width)
 
     start = [p.value for p in params]
     start_loss = score(start)
@@ -177,18 +180,42 @@ def _search_point(p: Param, params: list[Param]) -> float:
     return p.value / top if top > 0 else 1.0
 
 
-def _valid(params: list[Param], values) -> bool:
-    """Constraints between numbers: clamp's `lo < hi`, some weight positive."""
-    got: dict[tuple[str, str], float] = {}
-    weights: dict[str, float] = {}
-    for p, v in zip(params, values):
-        got[(p.node, p.param)] = v
-        if p.param == "weights":
-            weights[p.node] = weights.get(p.node, 0.0) + v
-    for (node, param), v in got.items():
-        if param == "lo" and (node, "hi") in got and v >= got[(node, "hi")]:
+class _Validity:
+    """Whether a set of numbers keeps the graph as typed: clamp's `lo < hi`,
+    some positive weight, and every moved node's output type (by the
+    catalog's output rule, from the inputs as written) within its written
+    type, so every type downstream, the sink's included, stays as checked."""
+
+    def __init__(self, graph: CheckedGraph, params: list[Param]):
+        from rubriclang.catalog.rules import RuleInput
+
+        cat = load_catalog()
+        nodes = graph.nodes
+        self.rules = {}
+        for name in dict.fromkeys(p.node for p in params):
+            op = nodes[name]
+            ports = {port: tuple(nodes[s].type for s in slots) for port, slots in op.ports.items()}
+            rule = cat.rules[cat.operators[op.operator].output]
+            self.rules[name] = (lambda params, rule=rule, ports=ports: rule(RuleInput(ports, params)), op.type)
+        self.params = params
+
+    def __call__(self, graph: CheckedGraph, values) -> bool:
+        got: dict[tuple[str, str], float] = {}
+        weights: dict[str, float] = {}
+        for p, v in zip(self.params, values):
+            got[(p.node, p.param)] = v
+            if p.param == "weights":
+                weights[p.node] = weights.get(p.node, 0.0) + v
+        if any(param == "lo" and (node, "hi") in got and v >= got[(node, "hi")] for (node, param), v in got.items()):
             return False
-    return all(w > 0 for w in weights.values())
+        if not all(w > 0 for w in weights.values()):
+            return False
+        ops = {o.name: o for o in graph.operators}
+        for name, (infer, written) in self.rules.items():
+            out, problems = infer(ops[name].params)
+            if problems or not out.fits(written) or out.kind != written.kind:
+                return False
+        return True
 
 
 def cases(graph: CheckedGraph, outcomes) -> dict[str, Case]:
@@ -200,6 +227,18 @@ def cases(graph: CheckedGraph, outcomes) -> dict[str, Case]:
         if comp.decision.status == "error" and len(comp.names) == n:
             continue
         out[item] = Case(item, mode, tuple(comp.rows), {cid: tuple(row[:n]) for cid, row in comp.rows.items()})
+    return out
+
+
+def left_out(dev: list[str], gold: dict, all_cases: dict[str, Case], judged: set[str]) -> dict[str, list[str]]:
+    """The dev items the fit could not use, by reason (as `rbg eval` names them)."""
+    from rubriclang.evaluation.evaluate import FAILED, NO_GOLD, NOT_JUDGED
+
+    out: dict[str, list[str]] = {}
+    for i in dev:
+        reason = NO_GOLD if i not in gold else NOT_JUDGED if i not in judged else FAILED if i not in all_cases else None
+        if reason:
+            out.setdefault(reason, []).append(i)
     return out
 
 
@@ -218,7 +257,7 @@ class Fold:
 def cross_validate(graph, params, all_cases: dict[str, Case], ids: list[str], gold: dict, settings: Settings, k: int) -> list[Fold]:
     """k-fold cross-validation inside the dev split: each fold scored with
     numbers fitted on the others, beside the written numbers."""
-    composer = Composer(graph)
+    composer = Recomposer(graph)
     width = float(graph.scale.hi - graph.scale.lo) if graph.scale.numeric else 1.0
     out = []
     for fold in folds(ids, min(k, len(ids)), settings.seed):
@@ -251,7 +290,7 @@ def held_out_report(graph, fitted, graphs, paths, outcomes, all_cases: dict[str,
 
     held = {it.id for it in held_items}
     own = [o for o in outcomes[0] if o[0] in held]
-    composer = Composer(fitted)
+    composer = Recomposer(fitted)
     ok = [all_cases[i] for i, _, _ in own if i in all_cases]
     decided = dict(zip((c.id for c in ok), composer.decisions(fitted, ok)))
     fitted_col = Column(f"fitted ({os.path.basename(fitted.path)})", {i: decided.get(i, comp.decision) for i, _, comp in own}, "graph", fitted.name)
@@ -274,6 +313,7 @@ class Summary:
     dev: int
     fitted_on: int
     held: int
+    left_out: dict[str, list[str]]  # reason -> dev items the fit could not use
 
     def moves(self) -> list[tuple[str, Any, Any]]:
         return [(p.label, p.value, v) for p, v in zip(self.params, self.result.values)]
@@ -290,7 +330,7 @@ class Summary:
             "fitted": self.out,
             "metric": self.metric,
             "seed": self.seed,
-            "split": {"dev": self.dev, "fitted_on": self.fitted_on, "held_out": self.held},
+            "split": {"dev": self.dev, "fitted_on": self.fitted_on, "held_out": self.held, "dev_left_out": self.left_out},
             "params": [{"param": n, "written": a, "fitted": b} for n, a, b in self.moves()],
             "dev": {"written": metric_value(self.metric, self.result.start_loss), "fitted": metric_value(self.metric, self.result.loss), "evaluations": self.result.evaluations},
             "cross_validation": cv,
@@ -301,6 +341,9 @@ class Summary:
             f"Fitted {len(self.params)} numbers on {self.fitted_on} of {self.dev} dev items (metric {self.metric}, seed {self.seed}); "
             f"{self.held} items held out. Wrote {self.out}."
         ]
+        for reason, ids in self.left_out.items():
+            shown = ", ".join(ids[:10]) + (f", ... {len(ids) - 10} more" if len(ids) > 10 else "")
+            lines.append(f"  dev items not fitted on, {reason}: {len(ids)} ({shown})")
         for name, a, b in self.moves():
             lines.append(f"  {name}: {_num(a)} -> {_num(b)}" if float(a) != float(b) else f"  {name}: {_num(a)} (kept)")
         if not self.params:

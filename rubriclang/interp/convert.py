@@ -10,7 +10,6 @@ name, and every tie the policy does not settle is an error at the record's
 
 from __future__ import annotations
 
-import ast
 import collections
 import json
 import math
@@ -96,14 +95,11 @@ def code_of(value: Any) -> str:
 
 def lookup(record: dict, path: str) -> tuple[bool, Any]:
     """(found, value) of `path` in a record: the field of that exact name, else
-    a dotted path. A string holding a JSON or Python literal object on the
-    way (UniEval's `scores`) is read as that object; it is data, never run."""
+    a dotted path into nested objects and lists (`scores.overall`, `turns.0`)."""
     if path in record:
         return True, record[path]
     value: Any = record
     for part in path.split("."):
-        if isinstance(value, str):
-            value = _literal(value)
         if isinstance(value, dict) and part in value:
             value = value[part]
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
@@ -111,20 +107,6 @@ def lookup(record: dict, path: str) -> tuple[bool, Any]:
         else:
             return False, None
     return True, value
-
-
-def _literal(text: str) -> Any:
-    s = text.strip()
-    if not s[:1] in ("{", "["):
-        return text
-    try:
-        return json.loads(s)
-    except json.JSONDecodeError:
-        pass
-    try:
-        return ast.literal_eval(s)  # literals only: never evaluates code
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text
 
 
 def _cell(value: Any) -> Any:

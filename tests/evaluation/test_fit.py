@@ -225,3 +225,72 @@ readout pointwise { output = ordinal[1, 5] }
     assert mode["scored"] == report["split"]["held_out"]
     assert set(mode["differences"]) == {"as written (g.rbg)", "equal baseline", "direct.rbg"}
     assert report["cross_validation"] and len(report["cross_validation"]["folds"]) == 2
+
+
+def test_check_and_fmt_import_neither_the_fit_nor_its_numerics(tmp_path):
+    from tests.test_cli import _imported
+
+    g = tmp_path / "g.rbg"
+    g.write_text(GRAPH)
+    for command in (["check"], ["fmt", "--check"]):
+        modules = _imported(*command, g)
+        assert "rubriclang.syntax" in modules
+        assert not {m for m in modules if m.split(".")[0] in ("scipy", "numpy") or m.startswith(("rubriclang.evaluation", "rubriclang.interp.convert"))}
+
+
+def test_fitted_numbers_keep_every_type_the_graph_was_checked_with(tmp_path):
+    # Moving the clamp's bounds apart would widen the sink past the contract.
+    graph = """rubric c { version = 1 }
+contract { scale = score[2, 4] }
+criterion a: ordinal[1, 5] = recorded.value { key = "a" }
+node c = transform.clamp(value: a) { lo = 2, hi = 4 }
+sink c
+readout pointwise { output = ordinal[1, 5] }
+"""
+    rows = [{"id": str(i), "input": "", "response": "r", "gold": 1 + i % 5, "recorded": {"a": 1 + i % 5}} for i in range(40)]
+    r, out = _fit(tmp_path, graph, rows, "--metric", "exact")
+    assert r.exit_code == 0, r.output
+    fitted = check_source(out.read_text(), "f.rbg").graph
+    assert fitted is not None and fitted.nodes["c"].type == check_source(graph, "g.rbg").graph.nodes["c"].type
+
+
+PAIRWISE = """rubric pref { version = 1 }
+contract { scale = score[1, 5] }
+criterion a: ordinal[1, 5] = recorded.value { key = "a" }
+criterion b: ordinal[1, 5] = recorded.value { key = "b" }
+node m = reduce.weighted_mean(inputs: [a, b]) { weights = [1, 1] }
+sink m
+readout pairwise { resolve = tie }
+"""
+
+
+def test_a_pairwise_judge_is_fitted_on_accuracy_without_gold_ties(tmp_path):
+    import random
+
+    rng = random.Random(0)
+    rows = []
+    for i in range(60):
+        ra = {c: {"a": rng.randint(1, 5), "b": rng.randint(1, 5)} for c in "xy"}
+        sx, sy = (ra[c]["a"] * 9 + ra[c]["b"] for c in "xy")
+        gold = "x" if sx > sy else "y" if sy > sx else "tie"
+        rows.append({"id": f"p{i}", "input": "", "responses": {"x": "1", "y": "2"}, "gold": gold, "recorded": ra})
+    r, out = _fit(tmp_path, PAIRWISE, rows, "--format", "json")
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert report["metric"] == "accuracy"
+    w = {p["param"]: p["fitted"] for p in report["params"]}
+    assert w["m.weights[0]"] > w["m.weights[1]"]
+    assert report["dev"]["fitted"] > report["dev"]["written"]
+    assert "accuracy" in report["held_out"]["modes"]["pairwise"]["metrics"]["fitted (fitted.rbg)"]
+
+
+def test_dev_items_the_fit_cannot_use_are_counted_by_reason(tmp_path):
+    rows = _items()
+    dev = sorted(dev_ids([r["id"] for r in rows], 0.7, 0), key=int)
+    rows[int(dev[0])]["gold"] = None
+    del rows[int(dev[1])]["recorded"]["a"]
+    r, _ = _fit(tmp_path, GRAPH, rows)
+    assert r.exit_code == 0, r.output
+    assert f"dev items not fitted on, no gold: 1 ({dev[0]})" in r.output
+    assert f"dev items not fitted on, judgment failed: 1 ({dev[1]})" in r.output
+    assert f"on {len(dev) - 2} of {len(dev)} dev items" in r.output
