@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 
 import click
 
@@ -22,16 +21,17 @@ from rubriclang.cli.execution import (
     uses_llm,
 )
 
-_SPLIT = re.compile(r"dev=(0?\.\d+|1(\.0*)?|0)$")
-
-
 def _split(ctx, param, value):
     if value is None:
         return None
-    m = _SPLIT.match(value.strip())
-    if not m or not 0 < float(m.group(1)) < 1:
+    key, _, share = value.partition("=")
+    try:
+        x = float(share)
+    except ValueError:
+        x = None
+    if key.strip() != "dev" or x is None or not 0 < x < 1:
         raise click.BadParameter(f"`{value}` is not dev=FRACTION with 0 < FRACTION < 1 (e.g. dev=0.7)", ctx, param)
-    return float(m.group(1))
+    return x
 
 
 @click.command()
@@ -120,7 +120,7 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
     cv = F.cross_validate(g, params, cases, fit_ids, dev_gold, settings, folds) if folds >= 2 else None
     text = F.fitted_source(parsed.source, graph_path, params, result.values)
     fitted = check_source(text, out).graph
-    if fitted is None:
+    if fitted is None:  # types are kept by construction (fit._Validity); never write a file that does not check
         raise DataError(
             f"the fitted numbers do not check in `{graph_path}` (so {out} is not written): "
             f"{'; '.join(d.message for d in check_source(text, out).diagnostics if d.is_error)}\n"
