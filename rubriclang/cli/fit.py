@@ -103,6 +103,7 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
         held = [i for i in ids if i not in dev]
         if not dev or not held:
             raise DataError(f"the split leaves {len(dev)} dev and {len(held)} held-out items: both need some (change --split or --split-file)")
+        _check_modes(graphs, (graph_path, *compare), item_list, mode)
         outcomes = _outcomes(graphs, item_list, traces, annotations, recorded, concurrency, mode)
         by_id = {it.id: it for it in item_list}
         # Dev labels only: the held-out labels are read after FITTED is written.
@@ -126,13 +127,18 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
             f"{'; '.join(d.message for d in check_source(text, out).diagnostics if d.is_error)}\n"
             "  hint: mark the node whose numbers break it `# rbg: fixed`"
         )
-    with open(out, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    try:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise DataError(f"cannot write `{out}`: {exc.strerror or exc}") from None
     try:
         held_items = [by_id[i] for i in held]
         held_gold = {it.id: gv for it in held_items if (gv := item_gold(it, g, f"{items_path}:{it.line}", mode, label_map)) is not None}
     except LocatedError as exc:
-        raise data_error(exc) from None
+        err = data_error(exc)
+        err.message += f"\n  note: {out} was written before the held-out labels were read; its numbers do not depend on them"
+        raise err from None
     report = F.held_out_report(g, fitted, graphs, (graph_path, *compare), outcomes, cases, held_items, held_gold, mode)
     summary = F.Summary(out, metric, seed, params, result, cv, len(dev), len(fit_ids), len(held), left_out)
     if fmt == "json":
@@ -144,6 +150,15 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
         click.echo("")
         click.echo("Held-out split, reported once, after fitting:")
         click.echo(render_text(report))
+
+
+def _check_modes(graphs, paths, items, mode) -> None:
+    """Every graph has a readout for every item's mode (checked before judging)."""
+    modes = sorted({mode or it.mode for it in items})
+    for g, p in zip(graphs, paths):
+        missing = [m for m in modes if m not in g.readouts]
+        if missing:
+            raise DataError(f"`{p}` has no `{missing[0]}` readout, and the items are {missing[0]}: add `readout {missing[0]} {{ ... }}` to it, or leave it out")
 
 
 def _dev_ids(split_file, ids, share, seed) -> set[str]:

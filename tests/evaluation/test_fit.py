@@ -294,3 +294,28 @@ def test_dev_items_the_fit_cannot_use_are_counted_by_reason(tmp_path):
     assert f"dev items not fitted on, no gold: 1 ({dev[0]})" in r.output
     assert f"dev items not fitted on, judgment failed: 1 ({dev[1]})" in r.output
     assert f"on {len(dev) - 2} of {len(dev)} dev items" in r.output
+
+
+def test_a_compared_graph_without_the_items_mode_is_refused_before_judging(tmp_path):
+    other = tmp_path / "pw.rbg"
+    other.write_text(PAIRWISE)
+    r, out = _fit(tmp_path, GRAPH, None, "--compare", str(other))
+    assert r.exit_code == 2 and "no `pointwise` readout" in r.output and "pw.rbg" in r.output
+    assert "Traceback" not in r.output and not out.exists()
+
+
+def test_an_unwritable_output_is_a_clear_error(tmp_path):
+    r, _ = _fit(tmp_path, GRAPH, None, out="missing/fitted.rbg")
+    assert r.exit_code == 2 and "cannot write" in r.output and "Traceback" not in r.output
+
+
+def test_a_bad_held_out_label_is_reported_after_the_fitted_file_is_written(tmp_path):
+    rows = _items()
+    dev = dev_ids([r["id"] for r in rows], 0.7, 0)
+    held = next(int(r["id"]) for r in rows if r["id"] not in dev)
+    rows[held]["gold"] = "high"
+    r, out = _fit(tmp_path, GRAPH, rows)
+    assert r.exit_code == 2 and f"items.jsonl:{held + 1}" in r.output
+    assert "was written before the held-out labels were read" in r.output
+    clean, clean_out = _fit(tmp_path, GRAPH, _items(), out="clean.rbg")
+    assert out.read_bytes() == clean_out.read_bytes()
