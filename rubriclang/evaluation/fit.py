@@ -368,6 +368,6 @@ def _mean(xs: list[float]) -> float | None:
 
 
 def _num(x) -> str:
-    from rubriclang.catalog.types import fmt_num
+    from rubriclang.catalog.types import fmt_short
 
-    return fmt_num(x)
+    return fmt_short(x)

@@ -11,20 +11,20 @@ changes; only numbers written in operator blocks do (docs/fit.md):
 | `transform.clamp` | `lo`, `hi` | the input's interval (`lo < hi`) |
 | `gate.cap`, `gate.floor`, `gate.veto` | `max`, `min`, `to` | the input's interval |
 
-A number stays whole where a fraction would change a type the graph relies
-on (an ordinal the contract or a `transform.map` needs). A node is *fixed*,
+A number stays whole where the node's input (for `transform.map`, its
+output) is an ordinal, so no inferred type changes kind. A node is *fixed*,
 all its numbers kept as written, when a `# rbg: fixed` comment is inside or
 after its declaration, or on the line above it.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 import attrs
 
+from rubriclang.catalog.types import fmt_num, fmt_short
 from rubriclang.checker.graph import CheckedGraph, Operator
 from rubriclang.syntax import ast
 
@@ -143,16 +143,9 @@ def concrete(params: list[Param], x, totals: dict[str, float]) -> list[float | i
         v = float(v)
         if p.param == "weights":
             s = sums[p.node]
-            v = v * (totals[p.node] or len([q for q in params if q.node == p.node])) / s if s > 0 else 0.0
-        values.append(int(round(v)) if p.integer else round_sig(v))
+            v = v * totals[p.node] / s if s > 0 else 0.0
+        values.append(int(round(v)) if p.integer else float(fmt_short(v)))
     return values
-
-
-def round_sig(x: float, digits: int = 4) -> float:
-    """`x` to `digits` significant digits (0 stays 0)."""
-    if x == 0 or not math.isfinite(x):
-        return 0.0 if x == 0 else x
-    return float(f"{x:.{digits - 1}e}")
 
 
 def with_values(graph: CheckedGraph, params: list[Param], values) -> CheckedGraph:
@@ -178,10 +171,7 @@ def number_text(v: float | int, old: ast.Number) -> str:
     """How a fitted number is written; as it was when it did not move."""
     if float(v) == float(old.value):
         return old.text or repr(old.value)
-    if isinstance(v, int):
-        return str(v)
-    text = repr(float(v))
-    return text[:-2] if text.endswith(".0") else text
+    return fmt_num(v)
 
 
 def rewrite(source: str, params: list[Param], values) -> str:

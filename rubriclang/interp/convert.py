@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 
 import attrs
 
+from rubriclang.catalog.types import fmt_num
 from rubriclang.evaluation.gold import GoldValueError, LabelMap
 from rubriclang.interp.items import ItemError
 
@@ -84,13 +85,11 @@ def parse_field(spec: str) -> tuple[str, str]:
     )
 
 
-def code_of(value: Any) -> str:
-    """The text a label code is matched by: `1`, `1.0` and `"1"` are all `1`."""
+def _as_text(value: Any) -> str:
+    """A scalar as text: numbers as the language spells them (`1.0` -> `1`)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
+    return fmt_num(value) if isinstance(value, (int, float)) else str(value)
 
 
 def lookup(record: dict, path: str) -> tuple[bool, Any]:
@@ -138,7 +137,7 @@ def _text(value: Any, target: str, where: str) -> str | None:
         return None
     if isinstance(value, (dict, list)):
         raise ItemError(where, f"`{target}` must be text, the source holds {'an object' if isinstance(value, dict) else 'a list'}")
-    return value if isinstance(value, str) else code_of(value)
+    return value if isinstance(value, str) else _as_text(value)
 
 
 class Converter:
@@ -239,7 +238,7 @@ class Converter:
         if labels is None:
             if isinstance(raw, (dict, list)):
                 raise ItemError(where, f"gold `{path}` holds {'an object' if isinstance(raw, dict) else 'a list'}, not a label")
-            return code_of(raw) if self.cids else _cell(raw)
+            return _as_text(raw) if self.cids else _cell(raw)
         try:
             value = labels.lookup(raw)
         except GoldValueError as exc:
