@@ -63,13 +63,14 @@ def _paths(out: str) -> dict[str, str]:
 
 
 def load_items(suite: Suite, local) -> list[Item]:
-    """The suite's items (its first `limit`), checked against the value tables."""
+    """The suite's items (its first `limit`), checked against the value
+    tables; without their gold when the suite says `gold = false`."""
     items = []
     try:
         for item in read_items(suite.items):
             local.annotations.validate(item.id, item.candidate_ids)
             local.recorded.validate(item.id, item.candidate_ids)
-            items.append(item)
+            items.append(item if suite.gold else attrs.evolve(item, gold=None))
             if suite.limit and len(items) >= suite.limit:
                 break
     except ItemError as exc:
@@ -79,12 +80,19 @@ def load_items(suite: Suite, local) -> list[Item]:
     return items
 
 
-def _check_gold(judge: JudgeInfo, items, where: str) -> None:
-    """Every item's gold read as `rbg eval` reads it, before anything runs."""
+def _check_gold(judge: JudgeInfo, items, where: str):
+    """The items, once every gold is read as `rbg eval` reads it, before
+    anything runs."""
     try:
         read_gold(items, judge.graph, where, judge.mode)
     except GoldError as exc:
-        raise AuditError(f"{exc.where}: {exc.message}", exc.hint) from None
+        raise AuditError(f"{exc.where}: {exc.message}", "fix the gold, or write `gold = false` in the suite to ignore it") from None
+    return items
+
+
+def _no_gold(items):
+    """The items without gold (`gold = false`: a sealed suite may carry it)."""
+    return type(items)(attrs.evolve(it, gold=None) for it in items)
 
 
 def local_backend(suite: Suite):
@@ -127,7 +135,7 @@ class Audit:
         os.makedirs(self.req.out, exist_ok=True)
         sealed = await self._sealed(judge, items)
         judge = self._judge(list(sealed.items))
-        _check_gold(judge, sealed.items, self.paths["sealed"])
+        gold_items = _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
         skipped, variants, graphs = self._plan(judge, sealed)
         self._manifest(sealed.hash)
         records = await self._judge_all(judge, local, sealed, variants, graphs)
@@ -139,7 +147,7 @@ class Audit:
             sealed=sealed,
             operators={**sealed.operators, **self._skipped_operators(sealed)},
             skipped=skipped,
-            items=sealed.items,
+            items=gold_items,
             variants=tuple(variants),
             records=records,
             repeats=self.suite.repeats,

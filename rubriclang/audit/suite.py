@@ -63,6 +63,7 @@ class Suite:
     tolerance: float = 0.0
     seed: int = 0
     positive: bool = True
+    gold: bool = True  # compare verdicts with the items' gold (false: ignore it)
     limit: int | None = None
     concurrency: int = 4
     operators: tuple[str, ...] | None = None  # None: every applicable catalog operator
@@ -260,7 +261,7 @@ def _operators(value: Any, custom: dict, lines: _Lines) -> tuple[str, ...] | Non
 
 
 TOP_KEYS = (
-    "judge", "items", "annotations", "recorded", "repeats", "tolerance", "seed", "positive", "limit",
+    "judge", "items", "annotations", "recorded", "repeats", "tolerance", "seed", "positive", "gold", "limit",
     "concurrency", "operators", "options", "generator", "validator", "custom",
 )  # fmt: skip
 
@@ -314,6 +315,7 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
         tolerance=_typed(data, "tolerance", float, lines, lo=0.0) or 0.0,
         seed=_typed(data, "seed", int, lines) or 0,
         positive=True if data.get("positive") is None else _typed(data, "positive", bool, lines),
+        gold=True if data.get("gold") is None else _typed(data, "gold", bool, lines),
         limit=_typed(data, "limit", int, lines, lo=1),
         concurrency=_typed(data, "concurrency", int, lines, lo=1, hi=256) or 4,
         operators=_operators(data.get("operators"), custom, lines),

@@ -30,8 +30,8 @@ from rubriclang.cli.execution import (
 
 
 @click.command(name="eval")
-@click.argument("paths", nargs=-1, required=True, metavar="GRAPH... ITEMS")
-@click.option("--traces", multiple=True, type=click.Path(dir_okay=False), help="Replay these recorded judgments instead of judging: one file for every graph, or one per graph in order.")
+@click.argument("paths", nargs=-1, required=True, metavar="GRAPH... ITEMS", type=click.Path(exists=True, dir_okay=False))
+@click.option("--traces", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Replay these recorded judgments instead of judging: one file for every graph, or one per graph in order.")
 @click.option("--baseline", type=click.Choice(["equal", "graph-weights", "none"]), default="equal", show_default=True, help="The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, or none.")
 @click.option("--label", "labels", multiple=True, metavar="CODE=VALUE,...", help="Map the gold codes of a data set onto gold values, e.g. 1=a,2=b,0=tie; every gold value must then be a code.")
 @click.option("--min-coverage", type=click.FloatRange(0, 1), default=None, help="Exit 1 when the share of items with gold scored in every column is below this.")
@@ -64,7 +64,9 @@ def evaluate(paths, traces, baseline, labels, min_coverage, mode, concurrency, a
 def _names(graphs, paths) -> list[str]:
     """Column names: each rubric's name, or its path where names repeat."""
     names = [g.name for g in graphs]
-    return [n if names.count(n) == 1 and n not in ("equal baseline", "graph-weights baseline") else p for n, p in zip(names, paths)]
+    out = [n if names.count(n) == 1 and not n.endswith(" baseline") else p for n, p in zip(names, paths)]
+    # The same file given twice: numbered, so no column hides another.
+    return [n if out.count(n) == 1 else f"{n} #{out[:i].count(n) + 1}" for i, n in enumerate(out)]
 
 
 def _same_task(graphs, paths) -> None:
@@ -77,6 +79,15 @@ def _same_task(graphs, paths) -> None:
                 f"`{p}` reads out `{have.output}`, `{paths[0]}` reads out `{want.output}`: "
                 "graphs compared on the same gold must give the same output type"
             )
+
+
+def _same_modes(items, mode, traces, outcomes) -> None:
+    """Traced items must be judged in the mode the items (or --mode) give."""
+    want = {it.id: mode or it.mode for it in items}
+    for t, outs in zip(traces, outcomes):
+        for item, m, _ in outs:
+            if want.get(item, m) != m:
+                raise DataError(f"`{t}` judged item `{item}` {m}, but it is {want[item]} here; evaluate it in the mode it was judged in (--mode {m})")
 
 
 def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fmt, llm) -> None:
@@ -102,6 +113,7 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
         if traces:
             per_graph = list(traces) * len(graphs) if len(traces) == 1 else list(traces)
             outcomes = [list(replayed(g, t)) for g, t in zip(graphs, per_graph)]
+            _same_modes(item_list, mode, per_graph, outcomes)
         else:
             backend = local_backend(annotations, recorded)
             llm_backend = open_llm(stack, next((g for g in graphs if uses_llm(g)), graphs[0]), llm)
@@ -115,6 +127,11 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
         columns.insert(i, cols[0])
         columns.extend(cols[1:])
     notes = [n] if (n := no_baseline(graphs[0], baseline)) else []
+    if traces:
+        ids = {it.id for it in item_list}
+        for t, outs in dict(zip(per_graph, outcomes)).items():
+            if extra := sum(1 for item, _, _ in outs if item not in ids):
+                notes.append(f"{extra} records of `{t}` are for items not in `{items}`: not scored")
     report = do_eval(graphs[0], item_list, gold, columns, mode, notes)
     click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2) if fmt == "json" else render_text(report))
     if llm_backend is not None:

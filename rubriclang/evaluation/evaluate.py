@@ -18,6 +18,9 @@ Public API:
   (`REASONS`), each column's metrics, the paired differences, and confusion
   matrices for bool, label and pairwise judges.
 - `render_text(evaluation)`, `Evaluation.to_json()`.
+- `judge_kind(graph, mode)` and `Codes(graph, kind)`: the metric family of a
+  judge and the encoding of its decisions and gold, for computing one
+  figure directly (`metrics.figure`), as a fitting loop does.
 """
 
 from __future__ import annotations
@@ -179,7 +182,8 @@ class Evaluation:
         }
 
 
-def _kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
+def judge_kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
+    """(metric family: numeric, bool, label or pairwise; the gold type in words)."""
     if mode == "pairwise":
         return "pairwise", "a candidate or tie"
     out = graph.readouts["pointwise"].output.as_optional(False)
@@ -196,8 +200,9 @@ def _reason(d: Decision | None, mode: str) -> str | None:
     return None
 
 
-class _Codes:
-    """Decisions and gold as the numbers `METRICS` reads."""
+class Codes:
+    """Decisions and gold as the numbers `METRICS` reads: `code(gold, cids)`,
+    `decision(Decision, cids)` (cids: the item's candidate ids)."""
 
     def __init__(self, graph: CheckedGraph, kind: str):
         self.kind = kind
@@ -226,7 +231,7 @@ class _Codes:
 
 
 def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> ModeResult:
-    kind, judge = _kind(graph, mode)
+    kind, judge = judge_kind(graph, mode)
     left: list[LeftOut] = []
     scored: list[Item] = []
     for it in items:
@@ -237,7 +242,7 @@ def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> M
         left.extend(LeftOut(it.id, r, name) for name, r in reasons)
         if not reasons:
             scored.append(it)
-    codes = _Codes(graph, kind)
+    codes = Codes(graph, kind)
     g = [codes.code(gold[it.id], it.candidate_ids) for it in scored]
     preds = {c.name: [codes.decision(c.decisions[it.id], it.candidate_ids) for it in scored] for c in columns}
     samples = {c: {m: sample(stat, p, g) for m, stat in METRICS[kind].items()} for c, p in preds.items()}
@@ -278,6 +283,8 @@ def evaluate(
     by mode (`mode`, or each item's shape)."""
     if not columns:
         raise ValueError("evaluate needs at least one column")
+    if len({c.name for c in columns}) < len(columns):
+        raise ValueError("column names must be unique")
     by_mode: dict[str, list[Item]] = {}
     for it in items:
         by_mode.setdefault(mode or it.mode, []).append(it)

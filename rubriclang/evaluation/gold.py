@@ -29,7 +29,9 @@ missing `gold` means no gold. Anything else is an error, never a guess.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,6 +44,7 @@ from rubriclang.interp.domain import coerce
 from rubriclang.interp.items import Item
 
 TIE = "tie"
+_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
 _TRUE = ("true", "yes")
 _FALSE = ("false", "no")
 
@@ -147,7 +150,8 @@ def _show(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f'"{value}"' if len(value) <= 40 else f'"{value[:37]}..."'
+        # JSON's spelling escapes quotes and control characters.
+        return json.dumps(value if len(value) <= 40 else value[:37] + "...", ensure_ascii=False)
     if isinstance(value, (list, dict)):
         return "a list" if isinstance(value, list) else "an object"
     return fmt_num(value) if isinstance(value, (int, float)) else repr(value)
@@ -156,13 +160,13 @@ def _show(value: Any) -> str:
 def _number(value: Any) -> Any:
     """A JSON number, or a string holding a finite one; None otherwise."""
     if isinstance(value, str):
-        try:
-            x = float(value.strip())
-        except ValueError:
+        text = value.strip()
+        if not _DECIMAL.fullmatch(text):
             return None
+        x = float(text)
         if not math.isfinite(x):
             return None
-        return int(x) if x.is_integer() and "." not in value and "e" not in value.lower() else x
+        return int(text) if text.lstrip("+-").isdigit() else x
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:

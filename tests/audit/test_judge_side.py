@@ -79,7 +79,7 @@ def test_hook_operators_run_through_the_prompt_renderers_variants(rbg, tmp_path,
     (tmp_path / "rated.rbg").write_text(RATED)
     path = tmp_path / "s.toml"
     path.write_text(
-        f'items = "{items_file}"\nrepeats = 1\noperators = ["instruction_ordering", "reasoning_style", "criterion_reorder"]\n'
+        f'items = "{items_file}"\ngold = false\nrepeats = 1\noperators = ["instruction_ordering", "reasoning_style", "criterion_reorder"]\n'
         f'[judge]\ngraph = "rated.rbg"\nbase_url = "{server.url}"\n'
     )
     assert rbg("audit", path, "--out", tmp_path / "with").exit_code == 0

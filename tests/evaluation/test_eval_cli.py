@@ -179,3 +179,50 @@ def test_eval_prints_no_numpy_warnings_on_constant_figures(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "" and "Warning" not in proc.stdout
     assert "n/a" in proc.stdout
+
+
+RESCALED = """rubric rs { version = 1 }
+contract { scale = score[1, 5] }
+criterion a: score[0, 1] = recorded.value { key = "a" }
+criterion b: ordinal[1, 3] = recorded.value { key = "b" }
+node a5 = transform.rescale(value: a) { to = score[1, 5] }
+node b5 = transform.rescale(value: b) { to = score[1, 5] }
+node m = reduce.mean(inputs: [a5, b5])
+sink m
+readout pointwise { output = ordinal[1, 5] }
+"""
+
+
+def test_a_baseline_rescaling_criteria_as_the_graph_does_agrees_with_it_exactly(tmp_path):
+    g = write(tmp_path / "g.rbg", RESCALED)
+    # Values that land on quantization boundaries after rescaling (x.5).
+    rows = [pointwise(i, 1 + i % 5, a=[0.0, 0.125, 0.375, 0.625, 1.0][i % 5], b=1 + i % 3) for i in range(45)]
+    items = write_items(tmp_path / "items.jsonl", rows)
+    mode = _json(rbg("eval", g, items, "--format", "json"))["modes"]["pointwise"]
+    assert mode["metrics"]["rs"] == mode["metrics"]["equal baseline"]
+    assert mode["confusion"] is None and mode["differences"]["equal baseline"]["exact"]["value"] == 0
+
+
+def test_traced_items_missing_from_the_items_are_counted_in_a_note(tmp_path):
+    g = write(tmp_path / "g.rbg", SCORE)
+    traces = tmp_path / "t.jsonl"
+    rbg("run", g, _score_items(tmp_path, n=10), "--out", traces)
+    fewer = write_items(tmp_path / "few.jsonl", [pointwise(i, 3, a=3, b=3, c=3) for i in range(4)])
+    report = _json(rbg("eval", g, fewer, "--traces", traces, "--format", "json"))
+    assert report["notes"] == [f"6 records of `{traces}` are for items not in `{fewer}`: not scored"]
+    assert report["modes"]["pointwise"]["scored"] == 4
+
+
+def test_a_label_judge_gets_accuracy_macro_f1_kappa_and_its_confusion_matrix(tmp_path):
+    from .judges import LABEL
+
+    g = write(tmp_path / "g.rbg", LABEL)
+    said = ["good", "good", "bad", "bad", "ugly", "ugly"]
+    gold = ["good", "bad", "bad", "bad", "ugly", "good"]
+    items = write_items(tmp_path / "items.jsonl", [pointwise(i, gv, c=s) for i, (s, gv) in enumerate(zip(said, gold))])
+    report = _json(rbg("eval", g, items, "--format", "json"))
+    mode = report["modes"]["pointwise"]
+    assert report["notes"] == ["no equal baseline: the contract's scale `label{good, bad, ugly}` has no mean"]
+    assert mode["metrics"]["lab"]["accuracy"]["value"] == pytest.approx(4 / 6, abs=1e-6)
+    assert set(mode["metrics"]["lab"]) == {"accuracy", "macro_f1", "kappa"}
+    assert mode["confusion"]["lab"] == {"gold": ["good", "bad", "ugly"], "predicted": ["good", "bad", "ugly"], "counts": [[1, 0, 1], [1, 2, 0], [0, 0, 1]]}

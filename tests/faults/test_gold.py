@@ -155,3 +155,18 @@ def test_the_audit_compares_gold_as_eval_reads_it(tmp_path):
     scorer = Scorer(judge_info(graph, items), 0.0)
     said_true = Summary("ok", True, (Decision("ok", True),))
     assert [scorer.gold(said_true, it)[0] for it in items] == [True, True, True, False]
+
+
+def test_an_audit_suite_with_gold_false_ignores_gold_that_would_not_fit(tmp_path):
+    suite = _audit_items(tmp_path, ["a", 1])
+    suite.write_text(suite.read_text() + "gold = false\n")
+    r = rbg("audit", suite, "--out", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["metrics"]["gold"] is None
+    assert all(e["gold"] is None and e["correct"] is None for e in report["by_item"].values())
+
+
+def test_the_audit_error_for_bad_gold_says_how_to_ignore_it(tmp_path):
+    r = rbg("audit", _audit_items(tmp_path, ["A"]), "--out", tmp_path / "out")
+    assert r.exit_code == 2 and "gold = false" in r.output
