@@ -64,6 +64,8 @@ def fit(graph, items, out, share, split_file, metric, folds, seed, max_iter, com
     --compare graph on exactly the same held-out items, with paired
     intervals against the fitted graph.
     """
+    if folds == 1:
+        raise click.BadParameter("one fold leaves nothing to fit on: give 2 or more, or 0 for no cross-validation", param_hint="--folds")
     if share is not None and split_file:
         raise click.UsageError("give --split or --split-file, not both")
     if os.path.abspath(out) in (os.path.abspath(graph), os.path.abspath(items)):
