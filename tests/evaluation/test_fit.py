@@ -319,3 +319,22 @@ def test_a_bad_held_out_label_is_reported_after_the_fitted_file_is_written(tmp_p
     assert "was written before the held-out labels were read" in r.output
     clean, clean_out = _fit(tmp_path, GRAPH, _items(), out="clean.rbg")
     assert out.read_bytes() == clean_out.read_bytes()
+
+
+def test_fitting_from_traces_writes_what_fitting_from_recorded_values_writes(tmp_path):
+    r, from_values = _fit(tmp_path, GRAPH, None, out="values.rbg")
+    assert r.exit_code == 0, r.output
+    traces = tmp_path / "t.jsonl"
+    run = CliRunner().invoke(cli, ["run", str(tmp_path / "g.rbg"), str(tmp_path / "items.jsonl"), "--out", str(traces)])
+    assert run.exit_code == 0, run.output
+    r, from_traces = _fit(tmp_path, GRAPH, None, "--traces", str(traces), out="traces.rbg")
+    assert r.exit_code == 0, r.output
+    assert from_traces.read_bytes() == from_values.read_bytes()
+
+
+def test_one_fold_is_refused(tmp_path):
+    g = tmp_path / "g.rbg"
+    g.write_text(GRAPH)
+    items = _write(tmp_path / "items.jsonl", _items())
+    r = CliRunner().invoke(cli, ["fit", str(g), str(items), "-o", str(tmp_path / "f.rbg"), "--folds", "1"])
+    assert r.exit_code == 2 and "--folds" in r.output
