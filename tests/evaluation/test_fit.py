@@ -338,3 +338,26 @@ def test_one_fold_is_refused(tmp_path):
     items = _write(tmp_path / "items.jsonl", _items())
     r = CliRunner().invoke(cli, ["fit", str(g), str(items), "-o", str(tmp_path / "f.rbg"), "--folds", "1"])
     assert r.exit_code == 2 and "--folds" in r.output
+
+
+def test_cut_points_written_as_counted_thresholds_are_fitted_for_exact_agreement(tmp_path):
+    graph = """rubric cuts { version = 1 }
+contract { scale = ordinal[1, 4] }
+criterion s: score[0, 1] = recorded.value { key = "s" }
+node c2 = transform.threshold(value: s) { at = 0.25 }
+node c3 = transform.threshold(value: s) { at = 0.5 }
+node c4 = transform.threshold(value: s) { at = 0.75 }
+node reached = reduce.count(inputs: [c2, c3, c4])
+node grade = transform.map(value: reached) { values = { 0: 1, 1: 2, 2: 3, 3: 4 } } # rbg: fixed
+sink grade
+readout pointwise { output = ordinal[1, 4] }
+"""
+    # The gold grades change at 0.1, 0.2 and 0.9, not at the quarters.
+    rows = [{"id": str(i), "input": "", "response": "r", "recorded": {"s": i / 100}, "gold": 1 + (i >= 10) + (i >= 20) + (i >= 90)} for i in range(100)]
+    r, out = _fit(tmp_path, graph, rows, "--format", "json")
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert report["metric"] == "exact"
+    assert report["dev"]["fitted"] > 0.95 > report["dev"]["written"]
+    cuts = sorted(p["fitted"] for p in report["params"])
+    assert 0.05 < cuts[0] <= 0.15 < cuts[1] <= 0.25 and 0.85 < cuts[2] <= 0.95, cuts
