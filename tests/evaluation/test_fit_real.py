@@ -27,6 +27,11 @@ CASES = {
         {"satisfaction.weights[7]": 2.622},
         {"fitted": -0.050, "as written": -0.017, "equal baseline": 0.162, "direct": 0.095},
     ),
+    "llm_rubric_graded": (
+        ["llm_rubric/graded.rbg", "llm_rubric/items.jsonl", "--recorded", EX / "llm_rubric/recorded.jsonl", "--split-file", EX / "llm_rubric/dev_ids.txt", "--metric", "exact", "--compare", EX / "llm_rubric/direct_graded.rbg"],
+        {"cut_2.at": 2.905, "cut_3.at": 1.475, "cut_4.at": 2.484},
+        {"fitted": 0.068, "as written": 0.061, "equal baseline": 0.150, "direct": 0.010},
+    ),
     "sfres": (
         ["sfres/rubric.rbg", "sfres/items.jsonl"],
         {"aspects.weights[0]": 0.3799, "aspects.weights[1]": 1.62, "informative.at": 5.43, "overall.max": 5.198},
