@@ -184,3 +184,17 @@ def test_the_llmbar_natural_set_converts_with_its_1_2_labels(tmp_path):
     assert r.exit_code == 0, r.output
     items = list(read_items(str(out)))
     assert len(items) == 100 and {it.gold for it in items} == {"output_1", "output_2"}
+
+
+def test_a_source_that_is_not_utf8_is_a_clear_error(tmp_path):
+    src = tmp_path / "latin.csv"
+    src.write_bytes("id,response\n1,caf\xe9\n".encode("latin-1"))
+    r = CliRunner().invoke(cli, ["items", "convert", str(src), "-o", str(tmp_path / "o.jsonl")])
+    assert r.exit_code == 2 and "not UTF-8" in r.output and "Traceback" not in r.output
+
+
+def test_a_csv_cell_longer_than_csvs_default_limit_is_read(tmp_path):
+    long = "word " * 40000  # 200 KB, over csv's 128 KiB default
+    r, rows, _ = _convert(tmp_path, "long.csv", f'id,response\n1,"{long}"\n')
+    assert r.exit_code == 0, r.output
+    assert rows[0]["response"] == long

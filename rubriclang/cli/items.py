@@ -84,6 +84,8 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
         raise data_error(exc) from None
     except OSError as exc:
         raise DataError(f"cannot read `{src}`: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"`{src}` is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); convert it to UTF-8 first") from None
     _write(out, rows)
     mode = "pairwise" if mapping.candidates else "pointwise"
     click.echo(f"Wrote {out}: {converter.counts.text()} ({mode}).", err=True)

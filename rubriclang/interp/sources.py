@@ -80,7 +80,12 @@ def _json_array(path: str, text: str) -> Iterator[tuple[str, dict]]:
             raise ItemError(line_of(i), "malformed JSON: expected `,` or `]` after an array element")
 
 
+# A cell may hold a whole conversation; csv's default limit is 128 KiB.
+_CELL_LIMIT = 1 << 30
+
+
 def _table(path: str, fh, delimiter: str) -> Iterator[tuple[str, dict]]:
+    csv.field_size_limit(max(csv.field_size_limit(), _CELL_LIMIT))
     reader = csv.reader(fh, delimiter=delimiter)
     try:
         header = next(reader)
