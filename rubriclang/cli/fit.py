@@ -117,7 +117,10 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
     if not fit_ids:
         raise DataError("no dev item has both gold and recorded judgments: nothing to fit on")
     left_out = F.left_out(sorted(dev, key=ids.index), dev_gold, cases, {o[0] for o in outcomes[0]})
-    metric = metric or F.default_metric(g, cases[fit_ids[0]].mode)
+    fit_mode = cases[fit_ids[0]].mode
+    metric = metric or F.default_metric(g, fit_mode)
+    if problem := F.metric_problem(g, fit_mode, metric):
+        raise click.BadParameter(problem, param_hint="--metric")
     settings = F.Settings(metric, seed, max_iter)
     result = F.fit(g, params, [cases[i] for i in fit_ids], [dev_gold[i] for i in fit_ids], settings)
     cv = F.cross_validate(g, params, cases, fit_ids, dev_gold, settings, folds) if folds >= 2 else None

@@ -14,8 +14,8 @@ measured.
 from __future__ import annotations
 
 import hashlib
-import os
 import math
+import os
 from typing import Any, Callable, Sequence
 
 import attrs
@@ -26,9 +26,6 @@ from rubriclang.evaluation.params import Param, concrete, weights_total, with_va
 from rubriclang.interp.ops import OPERATORS
 from rubriclang.interp.plan import compile_plan
 from rubriclang.interp.readout import Decision, pairwise, pointwise
-
-METRICS = ("exact", "mae", "spearman", "accuracy")
-
 
 @attrs.frozen
 class Case:
@@ -58,6 +55,16 @@ def folds(ids: Sequence[str], k: int, seed: int) -> list[list[str]]:
     return [ranked[j::k] for j in range(k)]
 
 
+def metric_problem(graph: CheckedGraph, mode: str, metric: str) -> str | None:
+    """Why `metric` cannot score this judge, or None: MAE and Spearman need
+    numbers, which pairwise, bool and label decisions are not."""
+    numeric = mode == "pointwise" and graph.readouts["pointwise"].output.numeric
+    if metric in ("mae", "spearman") and not numeric:
+        judge = "pairwise" if mode == "pairwise" else str(graph.readouts["pointwise"].output)
+        return f"--metric {metric} needs a numeric pointwise output, and this judge is {judge}: use --metric accuracy"
+    return None
+
+
 def default_metric(graph: CheckedGraph, mode: str) -> str:
     """accuracy for pairwise, bool and label judges; exact for ordinal; spearman for score."""
     if mode == "pairwise":
@@ -70,7 +77,6 @@ class Recomposer:
     """Decisions of a graph (or a variant with other numbers) over recorded cases."""
 
     def __init__(self, graph: CheckedGraph):
-        self.graph = graph
         self.functions = {**OPERATORS, **load_catalog().functions}
         names = [c.name for c in graph.criteria] + [o.name for o in graph.operators]
         self.sink = names.index(graph.sink)
@@ -113,6 +119,8 @@ def loss(metric: str, decisions: Sequence[Decision], gold: Sequence[Any], width:
 
 @attrs.frozen
 class Settings:
+    """The search: the metric it optimises, its seed and its budget."""
+
     metric: str
     seed: int = 0
     max_iter: int = 60
@@ -121,6 +129,8 @@ class Settings:
 
 @attrs.frozen
 class Fitted:
+    """A search's result."""
+
     values: list  # one number per parameter, as written
     loss: float  # on the cases it was fitted on
     start_loss: float  # of the written numbers, on the same cases

@@ -361,3 +361,10 @@ readout pointwise { output = ordinal[1, 4] }
     assert report["dev"]["fitted"] > 0.95 > report["dev"]["written"]
     cuts = sorted(p["fitted"] for p in report["params"])
     assert 0.05 < cuts[0] <= 0.15 < cuts[1] <= 0.25 and 0.85 < cuts[2] <= 0.95, cuts
+
+
+def test_a_metric_the_judge_cannot_be_scored_by_is_refused(tmp_path):
+    rows = [{"id": f"p{i}", "input": "", "responses": {"x": "1", "y": "2"}, "gold": "x", "recorded": {"x": {"a": 2, "b": 1}, "y": {"a": 1, "b": 1}}} for i in range(20)]
+    r, out = _fit(tmp_path, PAIRWISE, rows, "--metric", "spearman")
+    assert r.exit_code == 2 and "--metric spearman needs a numeric pointwise output" in r.output
+    assert not out.exists()
