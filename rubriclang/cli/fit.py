@@ -78,7 +78,7 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation import fit as F
     from rubriclang.evaluation.gold import GoldValueError, item_gold, parse_label_map
-    from rubriclang.evaluation.params import FitSetupError, fixed_nodes, free_params
+    from rubriclang.evaluation.params import fixed_nodes, free_params
     from rubriclang.interp.items import read_items
     from rubriclang.syntax import parse
 
@@ -110,7 +110,7 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
         by_id = {it.id: it for it in item_list}
         # Dev labels only: the held-out labels are read after FITTED is written.
         dev_gold = {i: gv for i in sorted(dev, key=ids.index) if (gv := item_gold(by_id[i], g, f"{items_path}:{by_id[i].line}", mode, label_map)) is not None}
-    except (LocatedError, FitSetupError) as exc:
+    except LocatedError as exc:
         raise data_error(exc) from None
     cases = F.cases(g, outcomes[0])
     fit_ids = [i for i in dev_gold if i in cases]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import attrs
 

@@ -39,16 +39,6 @@ _INTERVAL_PARAMS = {
 }
 
 
-class FitSetupError(Exception):
-    """A graph whose parameters cannot be fitted as written (`where`: path:line)."""
-
-    def __init__(self, where: str, message: str):
-        super().__init__(f"{where}: {message}")
-        self.where = where
-        self.message = message
-        self.hint = ""
-
-
 @attrs.frozen
 class Param:
     """One number the fit may move: `node`'s `param` (`index`: a list
