@@ -26,8 +26,6 @@ from rubriclang.interp.items import ItemError
 # and `recorded.KEY` (pairwise: `annotations.CID.KEY`).
 TEXT_FIELDS = ("id", "input", "response", "reference", "rubric")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-COMBINE = ("majority", "mean")
-ON_TIE = ("error", "drop", "tie")
 
 
 @attrs.frozen
