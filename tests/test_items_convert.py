@@ -198,3 +198,11 @@ def test_a_csv_cell_longer_than_csvs_default_limit_is_read(tmp_path):
     r, rows, _ = _convert(tmp_path, "long.csv", f'id,response\n1,"{long}"\n')
     assert r.exit_code == 0, r.output
     assert rows[0]["response"] == long
+
+
+def test_a_field_named_gold_is_the_gold_unless_others_are_named(tmp_path):
+    text = "id,response,gold,grade\n1,a,3,5\n"
+    r, rows, _ = _convert(tmp_path, "g.csv", text)
+    assert r.exit_code == 0 and rows[0]["gold"] == 3
+    r, rows, _ = _convert(tmp_path, "g.csv", text, "--gold", "grade")
+    assert r.exit_code == 0 and rows[0]["gold"] == 5

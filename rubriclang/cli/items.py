@@ -56,8 +56,9 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
     """Convert SRC (JSON array, JSON Lines, CSV or TSV) into an items file.
 
     Fields named `id`, `input`, `response`, `reference` or `rubric` in SRC are
-    taken as they are unless --field maps them otherwise; records without an
-    id are numbered from 1. Nothing is written unless every record converts.
+    taken as they are unless --field maps them otherwise, and a field named
+    `gold` unless --gold names others; records without an id are numbered
+    from 1. Nothing is written unless every record converts.
     """
     from rubriclang.evaluation.gold import GoldError
     from rubriclang.interp.convert import Converter, Mapping
@@ -73,10 +74,12 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
         from rubriclang.cli.execution import load_graph
 
         g = load_graph(graph)
-    mapping = Mapping(fields, tuple(gold), labels, combine, on_tie)
     try:
         records = list(read_records(src, source_format(src, fmt)))
-        converter = Converter(mapping, records[0][1] if records else ())
+        first = records[0][1] if records else {}
+        # A source field named `gold` is the gold unless --gold names others.
+        mapping = Mapping(fields, tuple(gold) or (("gold",) if "gold" in first else ()), labels, combine, on_tie)
+        converter = Converter(mapping, first)
         rows = list(converter.items(records))
         if g is not None:
             _validate(g, rows, [w for w, _ in records])
