@@ -67,8 +67,6 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
 
     if os.path.abspath(out) == os.path.abspath(src):
         raise click.BadParameter("would overwrite SRC: write the items to another file", param_hint="-o")
-    if labels is not None and not gold:
-        raise click.BadParameter("--label maps gold codes: name the gold field with --gold", param_hint="--label")
     g = None
     if graph:
         from rubriclang.cli.execution import load_graph
@@ -79,6 +77,8 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
         first = records[0][1] if records else {}
         # A source field named `gold` is the gold unless --gold names others.
         mapping = Mapping(fields, tuple(gold) or (("gold",) if "gold" in first else ()), labels, combine, on_tie)
+        if labels is not None and not mapping.gold:
+            raise click.BadParameter("--label maps gold codes: name the gold field with --gold", param_hint="--label")
         converter = Converter(mapping, first)
         rows = list(converter.items(records))
         if g is not None:
