@@ -54,7 +54,7 @@ class Counts:
     ties_kept: int = 0
 
     def text(self) -> str:
-        parts = [f"{self.items} items", f"{self.with_gold} with gold"]
+        parts = [f"{self.items} item{'' if self.items == 1 else 's'}", f"{self.with_gold} with gold"]
         if self.no_gold:
             parts.append(f"{self.no_gold} without (no annotator gave a label)")
         if self.ties_dropped:
