@@ -23,14 +23,19 @@ def read_jsonl(path: str, error: Callable[[str, str], Exception], what: str = "J
 
     A line that is not JSON raises `error(where, message)`, so each caller
     reports it with its own exception type; `what` names the line's kind in
-    the message ("malformed trace line: ..."). `NaN`, `Infinity` and numbers
+    the message ("malformed trace line: ..."); so does a line that is not
+    UTF-8. `NaN`, `Infinity` and numbers
     too large for a float (1e400) are errors too: no reader downstream can
     use them, and traces cannot hold them."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            where = f"{path}:{n}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise error(where, f"not UTF-8 text (byte 0x{raw[exc.start]:02x}, byte {exc.start + 1} of the line)") from None
             if not line.strip():
                 continue
-            where = f"{path}:{n}"
             try:
                 value = json.loads(line, parse_constant=_no_constant, parse_float=_finite_float)
             except json.JSONDecodeError as exc:

@@ -206,3 +206,10 @@ def test_a_field_named_gold_is_the_gold_unless_others_are_named(tmp_path):
     assert r.exit_code == 0 and rows[0]["gold"] == 3
     r, rows, _ = _convert(tmp_path, "g.csv", text, "--gold", "grade")
     assert r.exit_code == 0 and rows[0]["gold"] == 5
+
+
+def test_a_json_lines_source_that_is_not_utf8_names_the_line(tmp_path):
+    src = tmp_path / "latin.jsonl"
+    src.write_bytes(b'{"id": 1, "response": "a"}\n{"id": 2, "response": "caf\xe9"}\n')
+    r = CliRunner().invoke(cli, ["items", "convert", str(src), "-o", str(tmp_path / "o.jsonl")])
+    assert r.exit_code == 2 and "latin.jsonl:2: not UTF-8 text (byte 0xe9" in r.output

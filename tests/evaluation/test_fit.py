@@ -368,3 +368,12 @@ def test_a_metric_the_judge_cannot_be_scored_by_is_refused(tmp_path):
     r, out = _fit(tmp_path, PAIRWISE, rows, "--metric", "spearman")
     assert r.exit_code == 2 and "--metric spearman needs a numeric pointwise output" in r.output
     assert not out.exists()
+
+
+def test_items_that_are_not_utf8_are_an_error_at_their_line(tmp_path):
+    g = tmp_path / "g.rbg"
+    g.write_text(GRAPH)
+    items = tmp_path / "items.jsonl"
+    items.write_bytes(b'{"id": "1", "input": "caf\xe9", "response": "r"}\n')
+    r = CliRunner().invoke(cli, ["fit", str(g), str(items), "-o", str(tmp_path / "f.rbg")])
+    assert r.exit_code == 2 and "items.jsonl:1: not UTF-8 text" in r.output and "Traceback" not in r.output
