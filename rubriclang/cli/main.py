@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("rubriclang.cli.run:run", "Judge items with a graph, writing resumable traces."),
     "replay": ("rubriclang.cli.replay:replay", "Recompute decisions from recorded judgments, no calls."),
     "eval": ("rubriclang.cli.evaluate:evaluate", "Compare a graph's decisions with gold labels."),
+    "fit": ("rubriclang.cli.fit:fit", "Fit a graph's numeric parameters on labelled items, reporting a held-out split."),
+    "items": ("rubriclang.cli.items:items", "Convert a public data set into an items file."),
     "cache": ("rubriclang.cli.cache:cache", "Show or clear the cache of LLM calls."),
     "model": ("rubriclang.cli.model:model", "Get or locate the local GGUF model."),
     "lsp": ("rubriclang.cli.lsp:lsp", "Run the language server (stdio)."),
