@@ -228,7 +228,7 @@ readout pointwise { output = ordinal[1, 5] }
 
 
 def test_check_and_fmt_import_neither_the_fit_nor_its_numerics(tmp_path):
-    from tests.test_cli import _imported
+    from test_cli import _imported
 
     g = tmp_path / "g.rbg"
     g.write_text(GRAPH)
