@@ -118,7 +118,7 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
             backend = local_backend(annotations, recorded)
             llm_backend = open_llm(stack, next((g for g in graphs if uses_llm(g)), graphs[0]), llm)
             checked = ValidatedItems(item_list, backend)
-            outcomes = asyncio.run(_judge(graphs, checked, backend, llm_backend, concurrency, mode))
+            outcomes = asyncio.run(judge_graphs(graphs, checked, backend, llm_backend, concurrency, mode))
             checked.warn_unknown(items)
     except LocatedError as exc:
         raise data_error(exc) from None
@@ -144,7 +144,9 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
         raise SystemExit(1)
 
 
-async def _judge(graphs, items, backend, llm_backend, concurrency, mode):
+async def judge_graphs(graphs, items, backend, llm_backend, concurrency, mode):
+    """Each graph's (item id, mode, composition) for every item, in item
+    order; shared by `rbg eval` and `rbg fit`."""
     async with llm_session(llm_backend):
         out = []
         for g in graphs:

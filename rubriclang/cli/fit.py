@@ -191,7 +191,7 @@ def _outcomes(graphs, item_list, traces, annotations, recorded, concurrency, mod
 
     if traces:
         return [list(replayed(g, traces)) for g in graphs]
-    from rubriclang.cli.evaluate import _judge
+    from rubriclang.cli.evaluate import judge_graphs
 
     backend = local_backend(annotations, recorded)
-    return asyncio.run(_judge(graphs, item_list, backend, None, concurrency, mode))
+    return asyncio.run(judge_graphs(graphs, item_list, backend, None, concurrency, mode))
