@@ -13,3 +13,14 @@ class LocatedError(Exception):
         self.where = where
         self.message = message
         self.hint = hint
+
+
+def decode_utf8(data: bytes, path: str, error: type[LocatedError] = LocatedError, first_line: int = 1) -> str:
+    """`data` as UTF-8 text; otherwise `error` at `path:line` (`data` starting
+    on line `first_line`) naming the first byte that is not, and its column."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + data.count(b"\n", 0, exc.start)
+        column = exc.start - data.rfind(b"\n", 0, exc.start)
+        raise error(f"{path}:{line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column})", "save the file as UTF-8") from None

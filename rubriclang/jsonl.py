@@ -1,24 +1,161 @@
-"""Reading JSON Lines with errors that name the file and line."""
+"""One JSON Lines reader for items, value tables, traces and batch results.
+
+The file is read once, line by line, in constant memory (so a pipe such as
+`/dev/stdin` or `<(...)` works, and a huge file costs one line at a time).
+Every problem is an error naming `path:line`, raised as the caller's own
+`LocatedError` subclass: a line that is not JSON, not UTF-8, longer than
+`MAX_LINE_BYTES`, nested deeper than `MAX_DEPTH`, holding a non-finite number
+(`NaN`, `Infinity`, `1e400`) or a string with an unpaired surrogate (which no
+UTF-8 output could hold). A UTF-8 byte order mark at the start is skipped,
+as it is for `.rbg` files.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any, Callable, Iterator
 
+from rubriclang.errors import LocatedError, decode_utf8
 
-def read_jsonl(path: str, error: Callable[[str, str], Exception], what: str = "JSON") -> Iterator[tuple[str, Any]]:
+MAX_DEPTH = 200  # arrays and objects inside each other; no real record comes close
+MAX_LINE_BYTES = 64 << 20
+_BOM = b"\xef\xbb\xbf"
+# A `\uD800`-`\uDFFF` escape: only then can a decoded string hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# A JSON string (possibly unterminated), or a bracket.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
+
+ErrorType = Callable[..., LocatedError]
+
+
+class _NotFinite(Exception):
+    pass
+
+
+def _finite(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise _NotFinite(text)
+    return x
+
+
+def _constant(text: str):
+    raise _NotFinite(text)
+
+
+# Built once: json.loads with hooks would build a decoder per line.
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_finite)
+
+
+def read_jsonl(path: str, error: ErrorType, what: str = "JSON") -> Iterator[tuple[str, Any]]:
     """(`path:line`, decoded value) for each non-blank line, lazily.
 
-    A line that is not JSON raises `error(where, message)`, so each caller
-    reports it with its own exception type; `what` names the line's kind in
-    the message ("malformed trace line: ...")."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
+    A bad line raises `error(where, message, hint)`, so each caller reports
+    it with its own exception type; `what` names the line's kind in the
+    message ("malformed trace line: ..."). A file that cannot be opened or
+    read raises `error(path, ...)`."""
+    return iter(JsonLines(path, error, what))
+
+
+class JsonLines:
+    """A JSON Lines file as an iterable of (`path:line`, value), read once.
+
+    With `keep_torn`, a last line with no newline (what a killed writer
+    leaves) is not decoded but kept in `torn`; `end` is then the byte offset
+    just after the last complete line, where an appender may cut the file,
+    and `count` the number of complete lines (blank ones too)."""
+
+    def __init__(self, path: str, error: ErrorType, what: str = "JSON", keep_torn: bool = False):
+        self.path, self.error, self.what, self.keep_torn = path, error, what, keep_torn
+        self.end = self.count = 0
+        self.torn: bytes = b""
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        path, error = self.path, self.error
+        try:
+            fh = open(path, "rb")
+        except OSError as exc:
+            raise error(path, f"cannot read it: {exc.strerror or exc}") from None
+        with fh:
+            n = 0
+            while True:
+                try:
+                    raw = fh.readline(MAX_LINE_BYTES + 1)
+                except OSError as exc:
+                    raise error(f"{path}:{n + 1}", f"cannot read it: {exc.strerror or exc}") from None
+                if not raw:
+                    return
+                n += 1
+                where = f"{path}:{n}"
+                complete = raw.endswith(b"\n")
+                if not complete and len(raw) > MAX_LINE_BYTES:
+                    raise error(where, f"the line is longer than {MAX_LINE_BYTES >> 20} MiB", "is this a JSON Lines file?")
+                if not complete and self.keep_torn:
+                    self.torn = raw
+                    return
+                self.end += len(raw)
+                self.count = n
+                line = raw[len(_BOM):] if n == 1 and raw.startswith(_BOM) else raw
+                if line.isspace() or not line:
+                    continue
+                yield where, self._decode(line, where, n)
+
+    def _decode(self, line: bytes, where: str, n: int) -> Any:
+        error, what = self.error, self.what
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            decode_utf8(line, self.path, error, n)  # raises, naming the line and column
+        if text.count("[") + text.count("{") > MAX_DEPTH:
+            _check_depth(text, where, error)
+        try:
+            value = _DECODER.decode(text)
+        except json.JSONDecodeError as exc:
+            raise error(where, f"malformed {what}: {exc.msg} (column {exc.colno})") from None
+        except _NotFinite as exc:
+            raise error(where, f"malformed {what}: `{exc}` is not a finite number", "write a finite number, or null for no value") from None
+        except ValueError:  # an integer with more digits than Python converts
+            raise error(where, f"malformed {what}: a number with too many digits to read", "write it as a string") from None
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+            _check_strings(value, where, error)
+        return value
+
+
+def _check_depth(text: str, where: str, error: ErrorType) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before the parser recurses into it."""
+    # Strings are matched whole, so brackets inside them are not counted.
+    depth = top = 0
+    for m in _TOKENS.finditer(text):
+        c = m.group()
+        if c == "[" or c == "{":
+            depth += 1
+            if depth > top:
+                top = depth
+                if top > MAX_DEPTH:
+                    raise error(where, f"the value is nested more than {MAX_DEPTH} levels deep", "flatten the data")
+        elif c == "]" or c == "}":
+            depth -= 1
+
+
+def _check_strings(value: Any, where: str, error: ErrorType) -> None:
+    """Refuse a string (or key) holding an unpaired surrogate such as `\\ud800`."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str):
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise error(where, f"malformed {what}: {exc.msg} (column {exc.colno})") from None
-            yield where, value
+                v.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                code = ord(v[exc.start])
+                raise error(
+                    where,
+                    f"a string holds an unpaired surrogate `\\u{code:04x}`, which is not a character",
+                    "escape a character outside the BMP as a surrogate pair, or write it as UTF-8",
+                ) from None

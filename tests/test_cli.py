@@ -130,7 +130,7 @@ def test_check_file_that_is_not_utf8_exits_2(write, tmp_path):
     path.write_bytes(GOOD.replace("How", "H\xf6w").encode("latin-1"))
     result = rbg("check", path)
     assert result.exit_code == 2
-    assert "is not UTF-8 text (byte 0xf6 on line 6)" in result.stderr
+    assert f"{path}:6: not UTF-8 text (byte 0xf6 at column 16)" in result.stderr
 
 
 def test_check_unreadable_file_exits_2(write, monkeypatch):

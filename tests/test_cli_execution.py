@@ -125,10 +125,10 @@ def test_eval_reports_metrics_with_intervals(tmp_path):
     r = CliRunner().invoke(cli, ["eval", str(g), str(items), "--format", "json"])
     assert r.exit_code == 0, r.output
     report = json.loads(r.output)
-    graph = report["modes"]["pointwise"]["graph"]
-    assert graph["metrics"]["accuracy"]["value"] == 1.0
-    assert graph["metrics"]["accuracy"]["n"] == 60
-    assert "weighted_baseline" in report["modes"]["pointwise"]
+    figures = report["modes"]["pointwise"]["metrics"]
+    assert figures["verifier"]["accuracy"]["value"] == 1.0
+    assert figures["verifier"]["accuracy"]["n"] == 60
+    assert "equal baseline" in figures
 
 
 def test_graph_with_errors_is_refused_with_its_diagnostics(tmp_path):

@@ -18,7 +18,8 @@ import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 import rubriclang
-from rubriclang.evaluation.evaluate import evaluate
+from rubriclang.evaluation.evaluate import evaluate, graph_columns
+from rubriclang.evaluation.gold import read_gold
 from rubriclang.interp.items import read_items
 from rubriclang.interp.local import LocalBackend
 from rubriclang.interp.replay import replay
@@ -105,15 +106,18 @@ def test_every_item_gets_a_decision(name, request):
 
 
 def test_topical_chat_graph_tracks_the_human_overall(topical):
-    report = evaluate(topical.rubric.graph, topical.records, {it.id: it.gold for it in topical.items})
-    entry = report["modes"]["pointwise"]
-    graph, base = entry["graph"]["metrics"], entry["weighted_baseline"]["metrics"]
-    assert report["items_with_gold"] == 360
-    # Measured: graph 0.934, baseline 0.953 (docs/results.md).
-    assert graph["spearman"]["value"] == pytest.approx(0.934, abs=0.001)
-    assert base["spearman"]["value"] == pytest.approx(0.953, abs=0.001)
-    assert graph["spearman"]["low"] > 0.9
-    assert entry["weighted_baseline"]["weights"] == dict.fromkeys(
+    g = topical.rubric.graph
+    columns = graph_columns(g, "graph", [(r.item.id, r.mode, r.composition) for r in topical.results])
+    report = evaluate(g, topical.items, read_gold(topical.items, g, "items.jsonl"), columns).modes["pointwise"]
+    graph, base = report.metrics["graph"], report.metrics["equal baseline"]
+    assert len(report.scored) == 360 and report.left_out == ()
+    # Measured: graph 0.934, baseline 0.953, paired difference 0.019 (docs/results.md).
+    assert graph["spearman"].value == pytest.approx(0.934, abs=0.001)
+    assert base["spearman"].value == pytest.approx(0.953, abs=0.001)
+    assert graph["spearman"].low > 0.9
+    diff = report.differences["equal baseline"]["spearman"]
+    assert diff.value == pytest.approx(0.019, abs=0.001) and diff.low > 0
+    assert columns[1].weights == dict.fromkeys(
         ["understandability", "naturalness", "coherence", "engagingness", "groundedness"], 1.0
     )
 

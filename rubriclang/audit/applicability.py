@@ -12,17 +12,7 @@ from rubriclang.audit.judge import JudgeInfo
 _FIELD_WORDS = {"input": "the task input", "response": "the response", "order": "the candidates' order"}
 
 
-def prompt_hooks() -> frozenset[str]:
-    """The `prompt_variant` keys the LLM prompt renderer honours (none until
-    `rubriclang.llm.prompting` advertises them in `PROMPT_VARIANTS`)."""
-    try:
-        from rubriclang.llm import prompting
-    except ImportError:
-        return frozenset()
-    return frozenset(getattr(prompting, "PROMPT_VARIANTS", ()))
-
-
-def _needs(cond: str, op: Operator, judge: JudgeInfo, hooks: frozenset[str]) -> str | None:
+def _needs(cond: str, judge: JudgeInfo) -> str | None:
     if cond == "llm_criteria":
         if not judge.llm_criteria:
             return "the judge has no llm.* criteria, so it has no prompt or rubric text to perturb"
@@ -47,13 +37,6 @@ def _needs(cond: str, op: Operator, judge: JudgeInfo, hooks: frozenset[str]) -> 
     elif cond == "ordered_output":
         if judge.type == "categorical":
             return f"the judge's output `{judge.output}` has no order, so a degradation has no direction"
-    elif cond.startswith("prompt_variant:"):
-        key = cond.split(":", 1)[1]
-        if judge.llm_criteria and key not in hooks:
-            return (
-                f"it needs the LLM prompt renderer to honour `prompt_variant.{key}` "
-                "(rubriclang.llm.prompting.PROMPT_VARIANTS does not list it yet)"
-            )
     else:  # a catalog naming an unknown condition is a bug, not a user's mistake
         raise ValueError(f"unknown condition `{cond}` in the operator catalog")
     return None
@@ -89,20 +72,16 @@ _UNLESS_WORDS = {
 
 def conditions(op: Operator) -> list[str]:
     """When the operator applies, in words (for `rbg audit catalog`)."""
-    out = []
-    for cond in op.needs:
-        key = cond.split(":", 1)[1] if cond.startswith("prompt_variant:") else None
-        out.append(f"the prompt renderer honours `prompt_variant.{key}`" if key else _NEEDS_WORDS[cond])
+    out = [_NEEDS_WORDS[cond] for cond in op.needs]
     if op.changes:
         out.append("a criterion reads " + " or ".join(_FIELD_WORDS[f] for f in op.changes))
     return out + [_UNLESS_WORDS[cond] for cond in op.unless]
 
 
-def why_skipped(op: Operator, judge: JudgeInfo, hooks: frozenset[str] | None = None) -> str | None:
+def why_skipped(op: Operator, judge: JudgeInfo) -> str | None:
     """None when `op` applies to `judge`, else the reason it is skipped."""
-    hooks = prompt_hooks() if hooks is None else hooks
     for cond in op.needs:
-        reason = _needs(cond, op, judge, hooks)
+        reason = _needs(cond, judge)
         if reason:
             return reason
     fields = op.changes

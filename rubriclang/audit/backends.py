@@ -1,7 +1,9 @@
 """The audit's model backends: the judge's, the generator's and the
 validator's, each configured on its own (a suite's `[judge]`, `[generator]`
 and `[validator]` tables), sharing one call cache and, when several use the
-embedded model, one embedded server.
+embedded model, one embedded server. The judge's criteria that name a model
+profile (`model = "NAME"`) are answered by the project config's profile, as
+in `rbg run`.
 
 The API key is read from the environment variable a table names; it goes
 to the client's header and nowhere else.
@@ -16,6 +18,7 @@ from rubriclang.audit.llmcall import Answer, JsonAsker
 from rubriclang.audit.suite import BackendConfig
 from rubriclang.llm.cache import CallCache, default_path
 from rubriclang.llm.client import OpenAIClient, Sampling
+from rubriclang.llm.connect import ConnectError, Connections, Server
 
 
 class BackendUnavailable(Exception):
@@ -34,15 +37,14 @@ class Unavailable:
 
 
 class Backends:
-    """Opens clients on demand; `aclose` closes them all, the cache and the
-    embedded server."""
+    """Opens clients on demand (through `rubriclang.llm.connect`, as `rbg run`
+    does); `aclose` closes them all, the cache and the embedded servers."""
 
     def __init__(self, cache_path: str | None = None, no_cache: bool = False):
         self._cache_path = cache_path
         self._no_cache = no_cache
         self._cache: CallCache | None = None
-        self._servers: dict[str | None, object] = {}
-        self._clients: list[OpenAIClient] = []
+        self.connections = Connections()
 
     @property
     def cache(self) -> CallCache | None:
@@ -57,26 +59,20 @@ class Backends:
 
     def client(self, cfg: BackendConfig) -> OpenAIClient:
         """A client for `cfg`; raises BackendUnavailable."""
-        settings = {"timeout": cfg.timeout, "max_retries": cfg.max_retries}
-        if cfg.base_url:
-            client = OpenAIClient([cfg.base_url], cfg.model, os.environ.get(cfg.api_key_env) or None, **settings)
-        else:
-            server = self._server(cfg.model_file)
-            client = OpenAIClient([server.base_url], server.model, identity=server.identity, **settings)
-        self._clients.append(client)
-        return client
+        try:
+            return self.connections.client(server(cfg))
+        except ConnectError as exc:
+            raise BackendUnavailable(exc.message) from None
 
-    def _server(self, model_file: str | None):
-        if model_file not in self._servers:
-            try:
-                from rubriclang.llm.embedded import EmbeddedError, start_embedded
-            except ImportError as exc:  # pragma: no cover - a broken install
-                raise BackendUnavailable(f"the embedded model is not available ({exc})") from None
-            try:
-                self._servers[model_file] = start_embedded(model_file)
-            except EmbeddedError as exc:
-                raise BackendUnavailable(f"the embedded model could not start: {exc}") from None
-        return self._servers[model_file]
+    def judges(self, graph, cfg: BackendConfig, sampling: Sampling):
+        """(client, sampling, profiles) for the judge `graph`: criteria that
+        name a model profile go to it, the others to `cfg`'s server (else the
+        config's `default` profile, else the embedded model), as in `rbg run`.
+        Raises BackendUnavailable."""
+        try:
+            return self.connections.judges(graph, server(cfg), sampling)
+        except ConnectError as exc:
+            raise BackendUnavailable(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
 
     def asker(self, cfg: BackendConfig, retries: int = 2) -> JsonAsker | Unavailable:
         """A generator, validator or planner for `cfg` (its `seed` and
@@ -90,11 +86,15 @@ class Backends:
         return JsonAsker(client, cache, sampling, retries)
 
     async def aclose(self) -> None:
-        for client in self._clients:
-            await client.aclose()
-        self._clients.clear()
-        for server in self._servers.values():
-            server.stop()
-        self._servers.clear()
+        await self.connections.aclose()
+        self.connections.stop()
         if self._cache is not None:
             self._cache.close()
+
+
+def server(cfg: BackendConfig) -> Server:
+    """A suite table's server, its API key read from the variable it names;
+    without `base_url`, the embedded model (whose model is its own)."""
+    if not cfg.base_url:
+        return Server(model_file=cfg.model_file, timeout=cfg.timeout, max_retries=cfg.max_retries)
+    return Server((cfg.base_url,), cfg.model, os.environ.get(cfg.api_key_env) or None, None, cfg.timeout, cfg.max_retries)

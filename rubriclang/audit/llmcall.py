@@ -1,56 +1,39 @@
 """Asking the generator, validator and planner models for a JSON object.
 
-Prompts are versioned template files in `prompts/` (the format of
-`rubriclang/llm/prompts`: `## system` / `## user` sections, `{{name}}`
-fields, `{{#name}} ... {{/name}}` kept only when `name` is not empty). Calls
-go through the call cache, so a rerun asks nothing twice; an unreadable reply
-is asked again, with a note, at most `retries` times. A server that cannot be
-used makes the answer `unavailable`, never an exception.
+Prompts are versioned template files in `prompts/`, filled by the one
+template engine (`rubriclang.llm.template`), and calls go through the one
+call path (`rubriclang.llm.calls.Caller`: the call cache, calls in flight
+shared, structured output dropped, and remembered, where a server refuses
+it), so a rerun asks nothing twice. An unreadable reply is asked again, with
+a note, at most `retries` times. A server that cannot be used makes the
+answer `unavailable`, never an exception.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import importlib.resources
 import json
-import re
 
 import attrs
 
-from rubriclang.llm.cache import CallCache, call_key
-from rubriclang.llm.client import (
-    ChatRequest,
-    Completion,
-    LLMError,
-    OpenAIClient,
-    Sampling,
-)
+from rubriclang.llm.cache import CallCache
+from rubriclang.llm.calls import Caller
+from rubriclang.llm.client import ChatRequest, LLMError, OpenAIClient, Sampling
 from rubriclang.llm.parsing import json_objects_from_end
-
-_SECTION = re.compile(r"\{\{#(\w+)\}\}\n?(.*?)\{\{/\1\}\}\n?", re.DOTALL)
-_FIELD = re.compile(r"\{\{(\w+)\}\}")
-_COMMENT = re.compile(r"\A\s*<!--.*?-->\s*", re.DOTALL)
-_HEADING = re.compile(r"^## (system|user|assistant)[ \t]*$", re.MULTILINE)
+from rubriclang.llm.template import Template, load_packaged
 
 
 @functools.cache
-def template(stem: str) -> tuple[tuple[str, str], ...]:
-    """The (role, text) sections of `prompts/STEM.md`."""
-    text = importlib.resources.files("rubriclang.audit").joinpath("prompts", f"{stem}.md").read_text(encoding="utf-8")
-    parts = _HEADING.split(_COMMENT.sub("", text))
-    return tuple((role, body.strip()) for role, body in zip(parts[1::2], parts[2::2]))
+def template(stem: str) -> Template:
+    """The audit's prompt `prompts/STEM.md`."""
+    return load_packaged("rubriclang.audit", stem)
 
 
 def messages(stem: str, values: dict[str, str]) -> tuple[dict, ...]:
     """The chat messages of a template with `values` filled in, in one pass
     (a value containing `{{...}}` is shown as written)."""
-
-    def fill(text: str) -> str:
-        text = _SECTION.sub(lambda m: m.group(2) if values[m.group(1)] else "", text)
-        return _FIELD.sub(lambda m: values[m.group(1)], text).strip()
-
-    return tuple({"role": role, "content": fill(body)} for role, body in template(stem))
+    return template(stem).fill(values)
 
 
 @attrs.frozen
@@ -102,11 +85,10 @@ class JsonAsker:
 
     def __init__(self, client: OpenAIClient, cache: CallCache | None, sampling: Sampling, retries: int = 2):
         self.client = client
-        self.cache = cache
+        self.caller = Caller(client, cache)
         self.sampling = sampling
         self.retries = retries
         self._ready: asyncio.Future | None = None
-        self._structured = True
 
     async def _check(self) -> str | None:
         """Why the server cannot be used (checked once), or None."""
@@ -134,7 +116,7 @@ class JsonAsker:
         reply, error = "", None
         for _ in range(self.retries + 1):
             try:
-                completion = await self._complete(request)
+                completion = await self.caller.complete(request)
             except LLMError as err:
                 return Answer("unavailable", error=f"{err.kind}: {err.message}")
             reply = completion.text
@@ -144,25 +126,3 @@ class JsonAsker:
             note = {"role": "user", "content": f"Your reply could not be read: {error}. Reply again with the JSON object only."}
             request = attrs.evolve(request, messages=request.messages + ({"role": "assistant", "content": reply}, note))
         return Answer("unavailable", error=f"unreadable reply after {self.retries + 1} tries: {error}", model=self.client.model)
-
-    async def _complete(self, request: ChatRequest) -> Completion:
-        if not self._structured:
-            request = attrs.evolve(request, response_format=None)
-        try:
-            return await self._cached(request)
-        except LLMError as err:
-            if err.kind != "unsupported" or request.response_format is None:
-                raise
-        self._structured = False  # the server refuses structured output: ask in words only
-        return await self._cached(attrs.evolve(request, response_format=None))
-
-    async def _cached(self, request: ChatRequest) -> Completion:
-        key = call_key(self.client.identity, self.client.model, request)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return hit
-        completion = await self.client.chat(request)
-        if self.cache is not None:
-            self.cache.put(key, self.client.identity, completion)
-        return completion

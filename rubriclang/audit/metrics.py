@@ -16,7 +16,9 @@ import numpy as np
 
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.localize import EPS, modal, rounded, same
+from rubriclang.evaluation.gold import item_gold
 from rubriclang.evaluation.metrics import bootstrap
+from rubriclang.interp.items import Item
 
 
 class Decision(NamedTuple):
@@ -148,14 +150,15 @@ class Scorer:
             return "detected" if float(s.value) < float(base.value) - self.tolerance - EPS else "missed"
         return "detected" if same(s.value, not self.judge.positive) else "missed"
 
-    def gold(self, s: Summary, gold: Any) -> tuple[bool, bool | None, float | None] | None:
-        """(correct, agreement, abs error) of a verdict against a gold label,
-        or None when the item has no usable gold."""
+    def gold(self, s: Summary, item: Item) -> tuple[bool, bool | None, float | None] | None:
+        """(correct, agreement, abs error) of a verdict against the item's
+        gold, read as `rbg eval` reads it (rubriclang.evaluation.gold), or
+        None when the item has no gold. The audit checks every item's gold
+        before it runs, so a value that does not fit raises GoldError here."""
+        gold = item_gold(item, self.judge.graph, f"item `{item.id}`", self.judge.mode)
         if gold is None:
             return None
         if self.ordinal:
-            if isinstance(gold, bool) or not isinstance(gold, (int, float)):
-                return None
             if s.status != "ok":
                 return (False, False, None)
             mode = modal([float(d.value) for d in s.decisions if d.status == "ok"])
@@ -163,8 +166,7 @@ class Scorer:
             return (abs(mode - float(gold)) <= EPS, err <= self.tolerance + EPS, err)
         if s.status != "ok":
             return (False, None, None)
-        want = str(gold) if self.judge.type == "pairwise" else gold
-        return (same(s.value, want), None, None)
+        return (same(s.value, gold), None, None)
 
 
 # --- rates -------------------------------------------------------------------

@@ -18,7 +18,7 @@ import attrs
 from rubriclang.audit import seal as sealing
 from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.backends import Backends, BackendUnavailable
-from rubriclang.audit.files import write_json, write_lines, write_text
+from rubriclang.audit.files import write_json, write_lines
 from rubriclang.audit.judge import JudgeError, JudgeInfo, judge_info
 from rubriclang.audit.perturb.generate import Generation
 from rubriclang.audit.report_json import AuditData, build_report, render_text
@@ -27,8 +27,10 @@ from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import summarise
 from rubriclang.audit.variants import item_json
 from rubriclang.checker.graph import CheckedGraph
+from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, read_items
 from rubriclang.interp.trace import graph_hash
+from rubriclang.safeio import OutputBusy, describe_os_error, output_lock, write_atomic
 
 MANIFEST = "rubriclang.audit.manifest/1"
 
@@ -62,13 +64,14 @@ def _paths(out: str) -> dict[str, str]:
 
 
 def load_items(suite: Suite, local) -> list[Item]:
-    """The suite's items (its first `limit`), checked against the value tables."""
+    """The suite's items (its first `limit`), checked against the value
+    tables; without their gold when the suite says `gold = false`."""
     items = []
     try:
         for item in read_items(suite.items):
             local.annotations.validate(item.id, item.candidate_ids)
             local.recorded.validate(item.id, item.candidate_ids)
-            items.append(item)
+            items.append(item if suite.gold else attrs.evolve(item, gold=None))
             if suite.limit and len(items) >= suite.limit:
                 break
     except ItemError as exc:
@@ -76,6 +79,21 @@ def load_items(suite: Suite, local) -> list[Item]:
     if not items:
         raise AuditError(f"`{suite.items}` holds no items")
     return items
+
+
+def _check_gold(judge: JudgeInfo, items, where: str):
+    """The items, once every gold is read as `rbg eval` reads it, before
+    anything runs."""
+    try:
+        read_gold(items, judge.graph, where, judge.mode)
+    except GoldError as exc:
+        raise AuditError(f"{exc.where}: {exc.message}", "fix the gold, or write `gold = false` in the suite to ignore it") from None
+    return items
+
+
+def _no_gold(items):
+    """The items without gold (`gold = false`: a sealed suite may carry it)."""
+    return type(items)(attrs.evolve(it, gold=None) for it in items)
 
 
 def local_backend(suite: Suite):
@@ -105,8 +123,15 @@ class Audit:
         self.judge_settings: dict | None = None
 
     async def run(self) -> dict:
+        """The report; raises AuditError (a file that cannot be written, a
+        full disk and another audit of the folder included)."""
         try:
             return await self._run()
+        except OutputBusy as exc:
+            raise AuditError(exc.message, "wait for it to finish, or give another --out") from None
+        except OSError as exc:
+            where = exc.filename or self.req.out
+            raise AuditError(f"`{where}`: {describe_os_error(exc)}") from None
         finally:
             await self.backends.aclose()
 
@@ -114,9 +139,16 @@ class Audit:
         local = local_backend(self.suite)
         items = load_items(self.suite, local)
         judge = self._judge(items)
+        _check_gold(judge, items, self.suite.items)
         os.makedirs(self.req.out, exist_ok=True)
+        # One audit at a time writes a folder: two would judge everything twice.
+        with output_lock(self.req.out, f"the audit folder `{self.req.out}`"):
+            return await self._locked(judge, items, local)
+
+    async def _locked(self, judge: JudgeInfo, items: list[Item], local) -> dict:
         sealed = await self._sealed(judge, items)
         judge = self._judge(list(sealed.items))
+        gold_items = _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
         skipped, variants, graphs = self._plan(judge, sealed)
         self._manifest(sealed.hash)
         records = await self._judge_all(judge, local, sealed, variants, graphs)
@@ -128,7 +160,7 @@ class Audit:
             sealed=sealed,
             operators={**sealed.operators, **self._skipped_operators(sealed)},
             skipped=skipped,
-            items=sealed.items,
+            items=gold_items,
             variants=tuple(variants),
             records=records,
             repeats=self.suite.repeats,
@@ -141,10 +173,10 @@ class Audit:
         if self.req.summary:
             report["summary"] = await summarise(self.backends.asker(self.suite.generator), report)
         write_json(self.paths["report"], report, indent=2)
-        write_text(self.paths["report.txt"], render_text(report))
+        write_atomic(self.paths["report.txt"], render_text(report))
         from rubriclang.audit.html import render_html
 
-        write_text(self.paths["report.html"], render_html(report))
+        write_atomic(self.paths["report.html"], render_html(report))
         return report
 
     def _judge(self, items: list[Item]) -> JudgeInfo:
@@ -229,9 +261,11 @@ class Audit:
                 skipped[name] = reason
         graphs: dict = {None: self.graph}
         for pid, patch in sealed.patches.items():
-            missing = patch.missing(self.graph)
+            missing, unknown = patch.missing(self.graph), patch.unknown(self.graph)
             if missing:
                 skipped.setdefault(patch.operator, f"the sealed suite's patch names criteria this judge lacks: {', '.join(missing)}")
+            elif unknown:
+                skipped.setdefault(patch.operator, f"the sealed suite's patch sets {', '.join(f'`{u}`' for u in unknown)}, which no procedure reads (sealed by an older version): seal the suite again with a new --out")
             else:
                 graphs[pid] = patch.apply(self.graph)
         variants = [v for v in sealed.variants if v.operator not in skipped and (v.patch is None or v.patch in graphs)]
@@ -274,38 +308,48 @@ class Audit:
 
     def _judge_backends(self, local) -> Callable[[int], list]:
         """backends_for(repeat): the extra backends, the local one, and an LLM
-        backend sampling with seed + repeat when the judge has LLM criteria."""
+        backend sampling with seed + repeat when the judge has LLM criteria
+        (each model profile's seed too, so repeats are distinct samples)."""
         if not any(c.procedure.startswith("llm.") for c in self.graph.criteria):
             return lambda r: [*self.extra, local]
-        from rubriclang.llm.backend import LLMBackend
+        from rubriclang.llm.backend import LLMBackend, Profile
         from rubriclang.llm.client import Sampling
 
         cfg = self.suite.judge_backend
         try:
-            client = self.backends.client(cfg)
+            client, sampling, profiles = self.backends.judges(self.graph, cfg, Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed))
             cache = self.backends.cache
         except BackendUnavailable as exc:
             raise AuditError(f"the judge's LLM backend: {exc}") from None
-        self._client = client
+        self._clients = {None: client, **{name: p.client for name, p in profiles.items()}}
+        self._sampling = sampling
+
+        def reseeded(s: Sampling, r: int) -> Sampling:
+            return attrs.evolve(s, seed=(s.seed or 0) + r)
 
         def backends_for(r: int) -> list:
-            sampling = Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed + r)
-            return [*self.extra, local, LLMBackend(client, cache, sampling)]
+            extra = {name: Profile(p.client, reseeded(p.sampling, r)) for name, p in profiles.items()}
+            return [*self.extra, local, LLMBackend(client, cache, reseeded(sampling, r), profiles=extra)]
 
         return backends_for
 
     async def _check_judge_model(self) -> None:
         from rubriclang.llm.client import LLMError
 
-        client = getattr(self, "_client", None)
-        if client is None:
+        clients = getattr(self, "_clients", None)
+        if clients is None:
             return
-        try:
-            await client.check_model()
-        except LLMError as exc:
-            raise AuditError(f"the judge's LLM backend ({self.suite.judge_backend.describe()}): {exc.message}", "check the [judge] table of the suite") from None
-        cfg = self.suite.judge_backend
-        self.judge_settings = {"model": client.model, "temperature": cfg.temperature, "seed": cfg.seed}
+        checked = set()
+        for name, client in clients.items():
+            if id(client) in checked:
+                continue
+            checked.add(id(client))
+            try:
+                await client.check_model()
+            except LLMError as exc:
+                which = f"model profile `{name}`" if name else self.suite.judge_backend.describe()
+                raise AuditError(f"the judge's LLM backend ({which}): {exc.message}", "check the [judge] table of the suite" if not name else "check the profile in the project config") from None
+        self.judge_settings = {"model": clients[None].model, "temperature": self._sampling.temperature, "seed": self._sampling.seed}
 
     async def _judge_all(self, judge: JudgeInfo, local, sealed, variants, graphs) -> dict:
         from rubriclang.interp.engine import BackendError

@@ -20,6 +20,7 @@ from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, mean_estima
 from rubriclang.audit.seal import Sealed
 from rubriclang.audit.variants import Variant, texts
 from rubriclang.interp.items import Item
+from rubriclang.safetext import printable
 
 SCHEMA = "rubriclang.audit.report/1"
 
@@ -92,7 +93,7 @@ class Reporter:
         base = self.base[v.item]
         if op.relation == "invariant":
             outcome = self.scorer.invariant_outcome(s, base)
-            gold = self.scorer.gold(s, self.items[v.item].gold)
+            gold = self.scorer.gold(s, self.items[v.item])
         else:
             outcome = self.scorer.directional_outcome(s, base)
             gold = None
@@ -194,7 +195,7 @@ class Reporter:
             per_item[r.variant.item][r.variant.id] = {"operator": r.op.name, "outcome": r.outcome, "result": r.summary.to_json()}
         for it in self.d.items:
             base = self.base[it.id]
-            g = self.scorer.gold(base, it.gold)
+            g = self.scorer.gold(base, it)
             out[it.id] = {
                 "baseline": base.to_json(),
                 "gold": it.gold,
@@ -277,7 +278,7 @@ class Reporter:
                 "repeat_flip_rate": self.noise.rate(),
                 "invariant": self.invariant_block(results),
                 "directional": self.directional_block(results),
-                "gold": self.gold_block([(it.id, self.scorer.gold(self.base[it.id], it.gold)) for it in d.items]),
+                "gold": self.gold_block([(it.id, self.scorer.gold(self.base[it.id], it)) for it in d.items]),
             },
             "by_surface": surfaces,
             "by_operator": operators,
@@ -313,7 +314,7 @@ def _value(s: dict) -> str:
 
 
 def render_text(report: dict, max_flips: int = 10) -> str:
-    """A few lines for a terminal and `report.txt`."""
+    """A few lines for a terminal and `report.txt`, printable."""
     j, m = report["judge"], report["metrics"]
     head = (
         f"Audit of `{j['name']}` ({j['type']} judge) on {report['counts']['items']} items x {report['suite']['repeats']} repeats, "
@@ -356,4 +357,6 @@ def render_text(report: dict, max_flips: int = 10) -> str:
     if report.get("summary") and report["summary"].get("text"):
         lines.append("Summary (written by an LLM; check it against the figures):")
         lines.append("  " + report["summary"]["text"])
-    return "\n".join(lines) + "\n"
+    # Item ids, variant names and the model's summary are data: no control
+    # character of theirs reaches a terminal or report.txt.
+    return printable("\n".join(lines) + "\n")

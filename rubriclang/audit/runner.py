@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -25,6 +26,7 @@ from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.engine import Interpreter
 from rubriclang.interp.items import Item
 from rubriclang.interp.trace import canonical_json
+from rubriclang.safeio import cut_torn_line, write_atomic
 
 SCHEMA = "rubriclang.audit.run/1"
 
@@ -57,40 +59,67 @@ class RunStore:
 
     def load(self, drop_failed: bool = False) -> dict[tuple[str, str | None], dict[int, dict]]:
         """(item, variant) -> repeat -> trace. A torn last line (a killed
-        run) is cut off; with `drop_failed`, failed judgments are removed
-        from the file so that they are judged again."""
+        run) is cut off in place; with `drop_failed`, failed judgments are
+        removed from the file (rewritten atomically) so that they are judged
+        again. Either way no complete line is ever lost, whenever a kill comes."""
         if not os.path.exists(self.path):
             return {}
+        cut_torn_line(self.path)
         with open(self.path, "rb") as fh:
             data = fh.read()
-        keep = data if data.endswith(b"\n") or not data else data[: data.rfind(b"\n") + 1]
         out: dict = collections.defaultdict(dict)
         kept_lines, dropped = [], False
-        for n, line in enumerate(keep.decode("utf-8").splitlines(), 1):
-            if not line.strip():
+        # Split on \n only: after the cut every line ends with one.
+        for n, raw in enumerate(data.split(b"\n")[:-1], 1):
+            if not raw.strip():
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RunsError(f"{self.path}:{n}: malformed line: {exc.msg}") from None
-            if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
-                raise RunsError(f"{self.path}:{n}: not a {SCHEMA} record")
-            if drop_failed and rec["trace"]["readout"]["status"] == "error":
+            rec = self._record(raw, n)
+            if drop_failed and rec["trace"]["readout"].get("status") == "error":
                 dropped = True
                 continue
             out[(rec["item"], rec["variant"])][rec["repeat"]] = rec["trace"]
-            kept_lines.append(line)
-        if keep != data or dropped:
-            with open(self.path, "w", encoding="utf-8") as fh:
-                fh.write("".join(line + "\n" for line in kept_lines))
+            kept_lines.append(raw)
+        if dropped:
+            write_atomic(self.path, b"".join(line + b"\n" for line in kept_lines))
         return dict(out)
+
+    def _record(self, raw: bytes, n: int) -> dict:
+        where = f"{self.path}:{n}"
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise RunsError(f"{where}: not UTF-8 text") from None
+        except json.JSONDecodeError as exc:
+            raise RunsError(f"{where}: malformed line: {exc.msg}") from None
+        if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
+            raise RunsError(f"{where}: not a {SCHEMA} record")
+        trace = rec.get("trace")
+        ok = (
+            isinstance(rec.get("item"), str)
+            and (rec.get("variant") is None or isinstance(rec.get("variant"), str))
+            and type(rec.get("repeat")) is int
+            and isinstance(trace, dict)
+            and isinstance(trace.get("readout"), dict)
+        )
+        if not ok:
+            raise RunsError(f"{where}: a {SCHEMA} record needs `item`, `variant`, `repeat` and a `trace` with a `readout`")
+        return rec
 
     def write(self, item: str, variant: str | None, repeat: int, trace: dict) -> None:
         if self._fh is None:
             self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - held open across writes; close() closes it
         rec = {"schema": SCHEMA, "item": item, "variant": variant, "repeat": repeat, "trace": trace}
-        self._fh.write(canonical_json(rec) + "\n")
-        self._fh.flush()
+        try:
+            self._fh.write(canonical_json(rec) + "\n")
+            self._fh.flush()
+        except OSError:
+            # A full disk: what did not reach the file is dropped here, so
+            # that closing does not fail a second time (a torn last line is
+            # cut when the audit resumes).
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            self._fh = None
+            raise
 
     def close(self) -> None:
         if self._fh is not None:

@@ -6,9 +6,9 @@ by scanning the text, since tomllib keeps no positions), with a hint.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
-import tomllib
 from typing import Any
 
 import attrs
@@ -20,12 +20,20 @@ from rubriclang.audit.catalog import (
     custom_operator,
     load_catalog,
 )
-from rubriclang.audit.perturb.rules import REASONING_STYLES
+from rubriclang.audit.perturb.llm import REASONING_STYLES
 from rubriclang.errors import LocatedError
+from rubriclang.tomlfile import Lines, read_toml
 
 TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
+# Bounds of the numbers a suite may give (beyond them a server, the cache or
+# a timer would fail later, far from the line at fault). Seeds are 32-bit:
+# the most servers accept, and -1 is "random" to some.
+MAX_SEED = 2**32 - 1
+MAX_TOKENS = 10_000_000
+MAX_TIMEOUT = 86_400.0
+MAX_LIMIT = 10**12
 
 
 class SuiteError(LocatedError):
@@ -63,6 +71,7 @@ class Suite:
     tolerance: float = 0.0
     seed: int = 0
     positive: bool = True
+    gold: bool = True  # compare verdicts with the items' gold (false: ignore it)
     limit: int | None = None
     concurrency: int = 4
     operators: tuple[str, ...] | None = None  # None: every applicable catalog operator
@@ -84,47 +93,19 @@ class Suite:
         return tuple(names)
 
 
-class _Lines:
-    """Finds the line of a key in the suite's text, table by table."""
-
-    _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-
-    def __init__(self, path: str, text: str):
-        self.path = path
-        self.keys: dict[tuple[str, int, str], int] = {}
-        self.tables: dict[tuple[str, int], int] = {}
-        table, index, counts = "", 0, {}
-        for n, line in enumerate(text.splitlines(), 1):
-            m = self._HEADER.match(line)
-            if m:
-                table = m.group(2).replace('"', "")
-                index = counts.get(table, 0)
-                counts[table] = index + 1
-                self.tables.setdefault((table, index), n)
-                continue
-            k = re.match(r"^\s*\"?([A-Za-z0-9_.-]+)\"?\s*=", line)
-            if k:
-                self.keys.setdefault((table, index, k.group(1)), n)
-
-    def at(self, key: str | None = None, table: str = "", index: int = 0) -> str:
-        n = self.keys.get((table, index, key)) if key else None
-        n = n or self.tables.get((table, index))
-        return f"{self.path}:{n}" if n else self.path
-
-
 def _suggest(word: str, choices) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f"did you mean `{close[0]}`?" if close else ""
 
 
-def _check_keys(d: dict, allowed, lines: _Lines, table: str = "", index: int = 0) -> None:
+def _check_keys(d: dict, allowed, lines: Lines, table: str = "", index: int = 0) -> None:
     for key in d:
         if key not in allowed:
             where = f"[{table}]" if table else "the suite"
             raise SuiteError(lines.at(key, table, index), f"unknown key `{key}` in {where}", _suggest(key, allowed) or f"known keys: {', '.join(sorted(allowed))}")
 
 
-def _typed(d: dict, key: str, kind, lines: _Lines, table: str = "", index: int = 0, *, lo=None, hi=None):
+def _typed(d: dict, key: str, kind, lines: Lines, table: str = "", index: int = 0, *, lo=None, hi=None):
     """d[key] checked against `kind` (and bounds), or None when absent."""
     if key not in d:
         return None
@@ -134,14 +115,31 @@ def _typed(d: dict, key: str, kind, lines: _Lines, table: str = "", index: int =
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         ok, value = True, float(value)
     if not ok:
-        raise SuiteError(lines.at(key, table, index), f"`{key}` must be {names[kind]}, not {type(value).__name__} {value!r}")
+        raise SuiteError(lines.at(key, table, index), f"`{key}` must be {names[kind]}, not {_toml_type(value)} {_shown(value)}")
+    if kind is float and not math.isfinite(value):
+        raise SuiteError(lines.at(key, table, index), f"`{key}` must be a finite number, not {_shown(value)}")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         bounds = f"at least {lo}" if hi is None else f"between {lo} and {hi}"
         raise SuiteError(lines.at(key, table, index), f"`{key}` must be {bounds}, not {value}")
     return value
 
 
-def _path(base: str, value: str | None, key: str, lines: _Lines, table: str = "", must_exist: bool = True) -> str | None:
+def _toml_type(value) -> str:
+    kinds = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "table"))
+    return next((name for t, name in kinds if isinstance(value, t)), type(value).__name__)
+
+
+def _shown(value) -> str:
+    """A value as the suite writes it (TOML `nan`, `inf`, `true`), kept short."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _path(base: str, value: str | None, key: str, lines: Lines, table: str = "", must_exist: bool = True) -> str | None:
     if value is None:
         return None
     resolved = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
@@ -153,7 +151,7 @@ def _path(base: str, value: str | None, key: str, lines: _Lines, table: str = ""
 _BACKEND_KEYS = ("base_url", "model", "api_key_env", "temperature", "seed", "max_tokens", "timeout", "max_retries", "model_file")
 
 
-def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: _Lines, extra=()) -> BackendConfig:
+def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: Lines, extra=()) -> BackendConfig:
     if d is None:
         return default
     if not isinstance(d, dict):
@@ -173,16 +171,16 @@ def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: _Line
         "model": _typed(d, "model", str, lines, table),
         "api_key_env": env,
         "temperature": _typed(d, "temperature", float, lines, table, lo=0.0, hi=2.0),
-        "seed": _typed(d, "seed", int, lines, table),
-        "max_tokens": _typed(d, "max_tokens", int, lines, table, lo=1),
-        "timeout": _typed(d, "timeout", float, lines, table, lo=0.001),
+        "seed": _typed(d, "seed", int, lines, table, lo=0, hi=MAX_SEED),
+        "max_tokens": _typed(d, "max_tokens", int, lines, table, lo=1, hi=MAX_TOKENS),
+        "timeout": _typed(d, "timeout", float, lines, table, lo=0.001, hi=MAX_TIMEOUT),
         "max_retries": _typed(d, "max_retries", int, lines, table, lo=0, hi=100),
         "model_file": model_file,
     }
     return attrs.evolve(default, **{k: v for k, v in values.items() if v is not None})
 
 
-def _options(d: Any, lines: _Lines) -> dict[str, dict[str, Any]]:
+def _options(d: Any, lines: Lines) -> dict[str, dict[str, Any]]:
     if d is None:
         return {}
     if not isinstance(d, dict):
@@ -213,13 +211,15 @@ def _option(op: str, key: str, value: Any, default: Any, where: str) -> Any:
     return float(value)
 
 
-def _custom(entries: Any, lines: _Lines) -> dict[str, Operator]:
+def _custom(entries: Any, lines: Lines) -> dict[str, Operator]:
     if entries is None:
         return {}
     if not isinstance(entries, list):
         raise SuiteError(lines.at("custom"), "custom operators are written as [[custom]] tables")
     out: dict[str, Operator] = {}
     for i, d in enumerate(entries):
+        if not isinstance(d, dict):
+            raise SuiteError(lines.at(None, "custom", i), f"a custom operator is a table, not {_toml_type(d)} {_shown(d)}", "write each as a [[custom]] table with `name`, `surface`, `relation` and `instruction`")
         _check_keys(d, ("name", "surface", "relation", "instruction", "preserve"), lines, "custom", i)
         for key in ("name", "surface", "relation", "instruction"):
             if key not in d:
@@ -243,7 +243,7 @@ def _custom(entries: Any, lines: _Lines) -> dict[str, Operator]:
     return out
 
 
-def _operators(value: Any, custom: dict, lines: _Lines) -> tuple[str, ...] | None:
+def _operators(value: Any, custom: dict, lines: Lines) -> tuple[str, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -260,32 +260,20 @@ def _operators(value: Any, custom: dict, lines: _Lines) -> tuple[str, ...] | Non
 
 
 TOP_KEYS = (
-    "judge", "items", "annotations", "recorded", "repeats", "tolerance", "seed", "positive", "limit",
+    "judge", "items", "annotations", "recorded", "repeats", "tolerance", "seed", "positive", "gold", "limit",
     "concurrency", "operators", "options", "generator", "validator", "custom",
 )  # fmt: skip
 
 
 def load_suite(path: str) -> Suite:
     """Read and check a suite file; raises SuiteError."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(path, f"cannot read the suite: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        line = m.group(1) if m else len(text.splitlines()) if "end of document" in str(exc) else None
-        where = f"{path}:{line}" if line else path
-        detail = re.sub(r" \(at (line|end of).*\)", "", str(exc))
-        raise SuiteError(where, f"not valid TOML: {detail}") from None
+    data, text = read_toml(path, SuiteError, "suite")
     return suite_from_data(data, path, text)
 
 
 def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
     """Check decoded suite data (`text` locates the lines of mistakes)."""
-    lines = _Lines(path, text)
+    lines = Lines(path, text)
     base = os.path.dirname(os.path.abspath(path))
     _check_keys(data, TOP_KEYS, lines)
     judge = data.get("judge")
@@ -312,9 +300,10 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
         recorded=_path(base, _typed(data, "recorded", str, lines), "recorded", lines),
         repeats=_typed(data, "repeats", int, lines, lo=1, hi=100) or 5,
         tolerance=_typed(data, "tolerance", float, lines, lo=0.0) or 0.0,
-        seed=_typed(data, "seed", int, lines) or 0,
+        seed=_typed(data, "seed", int, lines, lo=0, hi=MAX_SEED) or 0,
         positive=True if data.get("positive") is None else _typed(data, "positive", bool, lines),
-        limit=_typed(data, "limit", int, lines, lo=1),
+        gold=True if data.get("gold") is None else _typed(data, "gold", bool, lines),
+        limit=_typed(data, "limit", int, lines, lo=1, hi=MAX_LIMIT),
         concurrency=_typed(data, "concurrency", int, lines, lo=1, hi=256) or 4,
         operators=_operators(data.get("operators"), custom, lines),
         options=_options(data.get("options"), lines),

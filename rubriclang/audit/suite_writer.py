@@ -3,16 +3,35 @@ with a comment on every choice, meant to be read and edited."""
 
 from __future__ import annotations
 
-import json
 import os
+import re
+import unicodedata
 
 from rubriclang.audit.catalog import Operator
 from rubriclang.audit.judge import JudgeInfo
 
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+# What a TOML basic string must escape: `"`, `\`, and every control character.
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+
+
+class SuiteTextError(ValueError):
+    """A value (a path) that no TOML string can hold."""
+
 
 def _q(text: str) -> str:
-    # A JSON string is a valid TOML basic string (same escapes).
-    return json.dumps(text, ensure_ascii=False)
+    """`text` as a TOML basic string, every control character escaped."""
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        raise SuiteTextError(f"{text!r} is not valid Unicode (a path in an undecodable encoding?); TOML cannot hold it")
+    return '"' + _NEEDS_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), text) + '"'
+
+
+def _comment(text: str) -> str:
+    """`text` fit for one TOML comment: a model's rationale may hold line
+    breaks (which would end the comment and start TOML of its own) and
+    control characters (which TOML forbids even in comments)."""
+    kept = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text)
+    return " ".join(kept.split())
 
 
 def _rel(path: str, suite_path: str) -> str:
@@ -29,10 +48,11 @@ def render_suite(
     made_by: str,
 ) -> str:
     """The suite's text: `chosen` (operator, comment) are listed in
-    `operators`; `skipped` (name, reason) are listed as comments."""
+    `operators`; `skipped` (name, reason) are listed as comments. Raises
+    SuiteTextError for a path TOML cannot hold."""
     uses_llm = bool(judge.llm_criteria)
     lines = [
-        f"# An audit suite for `{judge.graph.name}` ({judge.type} judge), written by `{made_by}`.",
+        f"# An audit suite for `{_comment(judge.graph.name)}` ({judge.type} judge), written by `{made_by}`.",
         "# Edit it, then run:  rbg audit THIS_FILE --out DIR",
         "# The format: docs/audit.md. The operators: `rbg audit catalog`.",
         "",
@@ -50,11 +70,11 @@ def render_suite(
     lines += ["seed = 0", "", "operators = ["]
     width = max((len(_q(op.name)) for op, _ in chosen), default=0) + 1
     for op, comment in chosen:
-        lines.append(f"  {(_q(op.name) + ','):<{width}}  # {comment}")
+        lines.append(f"  {(_q(op.name) + ','):<{width}}  # {_comment(comment) or _comment(op.summary)}")
     lines.append("]")
     if skipped:
         lines += ["", "# Not applicable to this judge:"]
-        lines += [f"#   {name}: {reason}" for name, reason in skipped]
+        lines += [f"#   {name}: {_comment(reason)}" for name, reason in skipped]
     if uses_llm:
         lines += [
             "",

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from rubriclang.checker.graph import CheckedGraph
+from rubriclang.checker.graph import CheckedGraph, Criterion, PromptSource
 from rubriclang.interp.items import Item
 
 ITEM_FIELDS = ("input", "candidates", "reference")
@@ -108,10 +108,15 @@ class Variant:
         return cls(d["id"], d["item"], d["operator"], d["changes"], d.get("patch"), Validation(**d["validation"]), d.get("detail") or {})
 
 
+# The key of a patch that gives a criterion a new prompt template (its text).
+PROMPT = "prompt"
+
+
 @attrs.frozen
 class Patch:
-    """A perturbed judge: new parameters for some criteria and, optionally, a
-    new criterion order. Node names never change, so judgments stay comparable."""
+    """A perturbed judge: new parameters for some criteria (`prompt`: a new
+    template text) and, optionally, a new criterion order. Node names never
+    change, so judgments stay comparable."""
 
     id: str
     operator: str
@@ -122,7 +127,7 @@ class Patch:
     def texts(self, graph: CheckedGraph) -> tuple[dict, dict]:
         """(original, perturbed) of what the patch changes, side by side."""
         nodes = graph.nodes
-        original = {name: {k: nodes[name].params.get(k) for k in params} for name, params in self.criteria.items() if name in nodes}
+        original = {name: {k: _current(nodes[name], k) for k in params} for name, params in self.criteria.items() if name in nodes}
         before = {"criteria": original, "criterion_order": [c.name for c in graph.criteria] if self.criterion_order else None}
         after = {"criteria": self.criteria, "criterion_order": list(self.criterion_order) if self.criterion_order else None}
         return before, after
@@ -133,13 +138,22 @@ class Patch:
         wanted = set(self.criteria) | set(self.criterion_order or ())
         return sorted(wanted - names)
 
+    def unknown(self, graph: CheckedGraph) -> list[str]:
+        """`criterion.key` of what the patch sets that the criterion's
+        procedure has no parameter for (a suite sealed by an older version)."""
+        from rubriclang.catalog import load_catalog
+
+        procedures = load_catalog().procedures
+        out = []
+        for name, params in self.criteria.items():
+            node = graph.nodes.get(name)
+            spec = procedures.get(node.procedure) if isinstance(node, Criterion) else None
+            known = {p.name for p in spec.params} if spec else set()
+            out += [f"{name}.{k}" for k in params if k != PROMPT and k not in known]
+        return sorted(out)
+
     def apply(self, graph: CheckedGraph) -> CheckedGraph:
-        criteria = [
-            attrs.evolve(c, params={**c.params, **{k: _rekey(c.params.get(k), v) for k, v in self.criteria[c.name].items()}})
-            if c.name in self.criteria
-            else c
-            for c in graph.criteria
-        ]
+        criteria = [_patched(c, self.criteria[c.name]) if c.name in self.criteria else c for c in graph.criteria]
         if self.criterion_order:
             order = {name: i for i, name in enumerate(self.criterion_order)}
             criteria.sort(key=lambda c: order.get(c.name, len(order)))
@@ -158,6 +172,23 @@ class Patch:
     def from_json(cls, d: dict) -> Patch:
         order = d.get("criterion_order")
         return cls(d["id"], d["operator"], d["criteria"], tuple(order) if order else None, Validation(**d["validation"]))
+
+
+def _patched(criterion: Criterion, changes: dict[str, Any]) -> Criterion:
+    """The criterion with a patch's parameters; a `prompt` is a template text
+    that replaces its prompt (its reply format and parsing stay its own)."""
+    params = {k: _rekey(criterion.params.get(k), v) for k, v in changes.items() if k != PROMPT}
+    out = attrs.evolve(criterion, params={**criterion.params, **params})
+    return attrs.evolve(out, prompt=PromptSource(changes[PROMPT], None)) if PROMPT in changes else out
+
+
+def _current(criterion: Criterion, key: str) -> Any:
+    """What a patch key replaces: a parameter, or the prompt template's text."""
+    if key != PROMPT:
+        return criterion.params.get(key)
+    from rubriclang.llm.prompting import criterion_template_text
+
+    return criterion_template_text(criterion)
 
 
 def _rekey(original: Any, new: Any) -> Any:

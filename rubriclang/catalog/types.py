@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import attrs
@@ -14,6 +15,15 @@ def fmt_num(x: float | int) -> str:
     if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
         return str(int(x))
     return repr(x) if isinstance(x, float) else str(x)
+
+
+def fmt_short(x: float | int, digits: int = 4) -> str:
+    """A number for people to read: `digits` significant digits, spelled as
+    `fmt_num` spells it (5.666666666666667 -> 5.667, 2.0 -> 2). For reports
+    and summaries only: traces keep every digit."""
+    if isinstance(x, float) and math.isfinite(x):
+        x = float(f"{x:.{digits}g}")
+    return fmt_num(x)
 
 
 def fmt_value(v) -> str:

@@ -128,12 +128,21 @@ def _judge_and_items(graph_path: str, items_path: str):
         raise DataError(str(exc)) from None
 
 
-def _write_suite(path: str, text: str, force: bool) -> None:
-    from rubriclang.audit.files import write_text
+def _write_suite(path: str, force: bool, *render_args) -> None:
+    """Write the suite `render_suite(path, *render_args)` makes to `path`."""
+    from rubriclang.audit.suite_writer import SuiteTextError, render_suite
+    from rubriclang.safeio import describe_os_error, write_atomic
 
     if os.path.exists(path) and not force:
         raise DataError(f"`{path}` exists; give another --output, or --force to overwrite it")
-    write_text(path, text)
+    try:
+        text = render_suite(path, *render_args)
+    except SuiteTextError as exc:
+        raise DataError(str(exc)) from None
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise DataError(f"cannot write `{path}`: {describe_os_error(exc)}") from None
 
 
 _output = click.option("-o", "--output", default="audit.toml", show_default=True, type=click.Path(dir_okay=False), help="Where to write the suite.")
@@ -149,12 +158,11 @@ def init(graph, items, output, force) -> None:
     """Write a starting suite for auditing GRAPH on ITEMS: every operator
     that applies to this judge, and why the others do not."""
     from rubriclang.audit.planner import candidates
-    from rubriclang.audit.suite_writer import describe, render_suite
+    from rubriclang.audit.suite_writer import describe
 
     judge, _ = _judge_and_items(graph, items)
     ok, skipped = candidates(judge)
-    text = render_suite(output, graph, items, judge, [(op, describe(op)) for op in ok.values()], skipped, "rbg audit init")
-    _write_suite(output, text, force)
+    _write_suite(output, force, graph, items, judge, [(op, describe(op)) for op in ok.values()], skipped, "rbg audit init")
     click.echo(f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge); {len(skipped)} do not apply.")
 
 
@@ -177,7 +185,6 @@ def plan(graph, items, output, force, base_url, model, api_key_env, model_file, 
     from rubriclang.audit.planner import PlanError
     from rubriclang.audit.planner import plan as propose
     from rubriclang.audit.suite import BackendConfig
-    from rubriclang.audit.suite_writer import render_suite
 
     judge, item_list = _judge_and_items(graph, items)
     cfg = BackendConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.0, max_tokens=1024)
@@ -194,7 +201,7 @@ def plan(graph, items, output, force, base_url, model, api_key_env, model_file, 
     except PlanError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)
-    _write_suite(output, render_suite(output, graph, items, judge, chosen, skipped, "rbg audit plan"), force)
+    _write_suite(output, force, graph, items, judge, chosen, skipped, "rbg audit plan")
     click.echo(f"Wrote {output}: {len(chosen)} operators proposed for `{judge.graph.name}`; nothing was run.")
     for name, why in dropped:
         click.echo(f"  dropped `{name}`: {why}", err=True)

@@ -20,16 +20,18 @@ import click
 
 from rubriclang.cli.execution import (
     DataError,
+    ValidatedItems,
     annotations_option,
     concurrency_option,
     data_error,
+    earlier_text,
     interpreter,
     load_graph,
     local_backend,
+    locked_output,
     mode_option,
     recorded_option,
     uses_llm,
-    validated,
 )
 
 # How many missing calls an error lists before it only counts the rest.
@@ -77,7 +79,8 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
     from rubriclang.llm.compiler.loop import write_atomic
 
     g = load_graph(graph)
-    calls = _calls(g, items, model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
+    _batchable(g)
+    calls = _calls(g, _read_items(items), model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
     lines = "".join(json.dumps(c.line(model), ensure_ascii=False) + "\n" for c in calls)
     try:
         write_atomic(out, lines)
@@ -87,22 +90,34 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
     click.echo(f"Exported {len(calls)} requests ({criteria} LLM criteria) to {out}")
 
 
-def _calls(g, items: str, model: str, sampling, logprobs: bool):
-    from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.llm.batch import llm_calls, profiled_criteria
+def _batchable(g) -> None:
+    """DataError unless the graph's LLM calls can go in one batch file."""
+    from rubriclang.llm.batch import profiled_criteria
 
-    if not os.path.exists(items):
-        raise DataError(f"`{items}`: no such file")
     if not uses_llm(g):
         raise DataError(f"`{g.path}` has no LLM criteria: no call to export or import")
     profiled = profiled_criteria(g)
     if profiled:
         name, profile = profiled[0]
         raise DataError(f"criterion `{name}` is judged by model profile `{profile}`: a batch file serves one model, so graphs with model profiles run live (`rbg run`)")
+
+
+def _read_items(path: str) -> list:
+    """Every item of `path`, read once (it may be a pipe: import needs them twice)."""
+    from rubriclang.interp.items import ItemError, read_items
+
+    if not os.path.exists(path):
+        raise DataError(f"`{path}`: no such file")
     try:
-        return asyncio.run(llm_calls(g, read_items(items), model, sampling, logprobs))
+        return list(read_items(path))
     except ItemError as exc:
         raise data_error(exc) from None
+
+
+def _calls(g, items: list, model: str, sampling, logprobs: bool):
+    from rubriclang.llm.batch import llm_calls
+
+    return asyncio.run(llm_calls(g, items, model, sampling, logprobs))
 
 
 @batch.command("import")
@@ -113,13 +128,14 @@ def _calls(g, items: str, model: str, sampling, logprobs: bool):
 @click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="The server a live run would use: the cache keys calls by it.")
 @click.option("--identity", metavar="ID", help="The cache identity of the server instead of --base-url (e.g. an embedded model's).")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache to fill (default: the one `rbg run` uses).")
+@click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the key the batch ran with: results that echo it are stored redacted.")
 @sampling_options
 @mode_option
 @concurrency_option
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
-def import_(graph, items, results, out, base_urls, identity, cache_path, model, temperature, top_p, max_tokens, seed, logprobs, mode, concurrency, annotations, recorded, fmt) -> None:
+def import_(graph, items, results, out, base_urls, identity, cache_path, api_key_env, model, temperature, top_p, max_tokens, seed, logprobs, mode, concurrency, annotations, recorded, fmt) -> None:
     """Put the batch RESULTS into the call cache, under the keys a live run
     looks up, then judge ITEMS with GRAPH from the cache alone.
 
@@ -129,8 +145,9 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
     rerun `rbg run` with the same cache to make only those calls); 2 bad
     input or missing results.
     """
-    from rubriclang.cli.execution import open_cache
+    from rubriclang.cli.execution import api_key_from_env, open_cache
     from rubriclang.llm.batch import BatchError, load_into_cache, read_results
+    from rubriclang.llm.redact import Redactor
 
     if bool(base_urls) == bool(identity):
         raise click.UsageError("give the server with --base-url, or its cache identity with --identity (one of them)")
@@ -138,18 +155,18 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
     sampling = _sampling(temperature, top_p, max_tokens, seed)
     identity = identity or _identity(base_urls, model)
     try:
-        answers = read_results(results, model)
+        answers = read_results(results, model, Redactor(api_key_from_env(api_key_env)))
     except BatchError as exc:
-        raise DataError(str(exc)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read `{results}`: {exc}") from None
-    calls = _calls(g, items, model, sampling, logprobs)
+        raise data_error(exc) from None
+    _batchable(g)
+    item_list = _read_items(items)
+    calls = _calls(g, item_list, model, sampling, logprobs)
     cache = open_cache(cache_path)
     try:
         loaded = load_into_cache(calls, answers, cache, identity, model)
         if loaded.missing:
             raise DataError(_missing_message(loaded, calls, answers))
-        summary = _judge(g, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded)
+        summary = _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded)
     finally:
         cache.close()
     summary.update(stored=loaded.stored, cached_before=loaded.cached_before)
@@ -157,7 +174,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, model, 
         click.echo(json.dumps(summary, sort_keys=True, indent=2))
     else:
         click.echo(_text(summary))
-    if summary["error"] or summary["further_calls"]:
+    if summary["error"] or summary["earlier"]["error"] or summary["further_calls"]:
         raise SystemExit(1)
 
 
@@ -189,37 +206,54 @@ def _missing_message(loaded, calls, answers) -> str:
     return "\n".join(lines)
 
 
-def _judge(g, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded) -> dict:
-    """`rbg run`'s loop, with a backend that answers from the cache only."""
-    from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.interp.trace import TraceWriter, finished_items
+def _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded) -> dict:
+    """`rbg run`'s loop over `item_list` (read from the path `items`), with a
+    backend that answers from the cache only."""
+    from rubriclang.interp.items import ItemError
+    from rubriclang.interp.trace import usable_out
     from rubriclang.llm.batch import import_backend
 
     local = local_backend(annotations, recorded)
     backend, client = import_backend(cache, identity, model, sampling, logprobs)
     interp = interpreter(g, [local, backend], concurrency)
     try:
-        done = finished_items(out, interp.hash)
+        usable_out(out)  # a device, a pipe or a missing folder gets no lock file
     except ItemError as exc:
         raise data_error(exc) from None
+    with locked_output(out):
+        return _judge_into(out, interp, local, item_list, items, mode, client, backend)
+
+
+def _judge_into(out, interp, local, item_list, items, mode, client, backend) -> dict:
+    from rubriclang.interp.items import ItemError
+    from rubriclang.interp.trace import OutputError, TraceWriter, scan_trace
+
+    try:
+        state = scan_trace(out, interp.hash)
+        writer = TraceWriter(out, state)
+    except (ItemError, OutputError) as exc:
+        raise data_error(exc) from None
+    done = state.statuses.keys()
     stats = collections.Counter()
+    checked = ValidatedItems(item_list, local)
 
     async def go():
-        stream = (it for it in validated(read_items(items), local) if it.id not in done)
+        stream = (it for it in checked if it.id not in done)
         async for result in interp.run(stream, mode):
             writer.write(result.record)
             stats[result.composition.decision.status] += 1
 
-    writer = TraceWriter(out)
     try:
         asyncio.run(go())
-    except ItemError as exc:
+    except (ItemError, OutputError) as exc:
         raise data_error(exc) from None
     finally:
         writer.close()
+    checked.warn_unknown(items)
     return {
         "out": out,
         "resumed": len(done),
+        "earlier": state.counts(),
         "judged": sum(stats.values()),
         "ok": stats["ok"],
         "abstain": stats["abstain"],
@@ -235,6 +269,8 @@ def _text(s: dict) -> str:
         f"Judged {s['judged']} items from the cache" + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
+    if s["resumed"]:
+        lines.append(earlier_text(s["out"], s["earlier"]))
     if s["further_calls"]:
         lines.append(
             f"  {s['further_calls']} judgments needed a further call (a retry after an unreadable answer) and failed;"

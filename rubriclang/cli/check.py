@@ -17,6 +17,7 @@ from rubriclang.cli.inputs import InputError, read_sources
 from rubriclang.diagnostics import sorted_diagnostics
 from rubriclang.diagnostics.codes import registry
 from rubriclang.diagnostics.render import FORMATS, render
+from rubriclang.safetext import unguarded
 
 
 def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -68,7 +69,9 @@ def check(paths, fmt, select, ignore, strict, color, stdin_filename) -> None:
     out = render(fmt, diagnostics, sources=texts, color=color)
     if fmt == "text":
         out += summary(diagnostics, len(sources)) + "\n"
-    click.echo(out, nl=False, color=color)
+    # Coloured text carries its own escape codes, past the stream guard
+    # (the renderer has made the data in it printable).
+    click.echo(out, nl=False, color=color, file=unguarded(sys.stdout) if color else None)
 
     errors = any(d.is_error for d in diagnostics)
     if errors or (strict and diagnostics):

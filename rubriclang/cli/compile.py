@@ -8,7 +8,7 @@ import os
 
 import click
 
-from rubriclang.cli.execution import DataError
+from rubriclang.cli.execution import DataError, deadline_option, max_reply_option
 
 # The embedded model reads the whole catalog, the spec and a repair; its
 # default context (sized for judging) is too small for that.
@@ -28,10 +28,12 @@ _EMBEDDED_CONTEXT = 16384
 @click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="The longest answer, in tokens.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds to wait for one answer.")
+@deadline_option
+@max_reply_option
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache (default: the one `rbg run` uses).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
 @click.option("--model-file", type=click.Path(dir_okay=False), default=None, metavar="GGUF", help="The embedded model's GGUF file (when no --base-url is given).")
-def compile_command(spec, out, log_path, repairs, constrained, base_urls, model, api_key_env, temperature, seed, max_tokens, timeout, cache_path, no_cache, model_file) -> None:
+def compile_command(spec, out, log_path, repairs, constrained, base_urls, model, api_key_env, temperature, seed, max_tokens, timeout, deadline, max_reply_bytes, cache_path, no_cache, model_file) -> None:
     """Compile the rubric described by SPEC (TOML) into a checked .rbg program.
 
     The model is shown the language, the catalog and the spec; the checker's
@@ -42,8 +44,9 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     unusable server or model.
     """
     from rubriclang.cli.execution import api_key_from_env, checked_url, open_cache
-    from rubriclang.llm.client import LLMError, OpenAIClient, Sampling
+    from rubriclang.llm.client import LLMError, Sampling
     from rubriclang.llm.compiler import DEFAULT_SAMPLING, CompileLog, SpecError, compile_rubric, default_log_path, load_spec
+    from rubriclang.llm.connect import ConnectError, Connections, Server
 
     try:
         parsed = load_spec(spec)
@@ -54,24 +57,29 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     sampling = Sampling(temperature=temperature, top_p=DEFAULT_SAMPLING.top_p, max_tokens=max_tokens, seed=seed)
     log_path = log_path or default_log_path(out)
     with contextlib.ExitStack() as stack:
-        if base_urls:
-            urls, key, identity = [checked_url(u) for u in base_urls], api_key_from_env(api_key_env), None
-        else:
-            if model:
-                raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
-            server = _embedded(stack, model_file)
-            urls, key, identity, model = [server.base_url], None, server.identity, server.model
+        urls = tuple(checked_url(u) for u in base_urls)
+        key = api_key_from_env(api_key_env) if urls else None
+        connections = Connections()
+        stack.callback(connections.stop)
+        try:
+            client = connections.client(Server(urls, model, key, model_file, timeout, deadline=deadline, max_reply_bytes=max_reply_bytes, context=_EMBEDDED_CONTEXT, parallel=1))
+        except ConnectError as exc:
+            if exc.embedded:
+                raise DataError(f"no --base-url was given, so compiling needs the embedded model: {exc.message}") from None
+            raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
         cache = None if no_cache else open_cache(cache_path)
         if cache is not None:
             stack.callback(cache.close)
 
         async def go():
-            async with OpenAIClient(urls, model, key, timeout=timeout, identity=identity) as client:
+            try:
                 await client.check_model()
                 with CompileLog(log_path) as log:
                     return await compile_rubric(
                         parsed, client, repairs=repairs, constrained=constrained, sampling=sampling, cache=cache, log=log, out=out
                     )
+            finally:
+                await connections.aclose()
 
         try:
             result = asyncio.run(go())
@@ -88,21 +96,10 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     raise SystemExit(1)
 
 
-def _embedded(stack: contextlib.ExitStack, model_file: str | None):
-    try:
-        from rubriclang.llm.embedded import EmbeddedError, start_embedded
-    except ImportError as exc:
-        raise DataError(f"no --base-url was given and the embedded model is not available ({exc})") from None
-    try:
-        return stack.enter_context(start_embedded(model_file, ctx_size=_EMBEDDED_CONTEXT, parallel=1))
-    except EmbeddedError as exc:
-        raise DataError(f"no --base-url was given, so compiling needs the embedded model: {exc}") from None
-
-
 def _explain(exc, constrained: bool) -> str:
     hint = {
         "unreachable": "is the server running, and is --base-url right?",
-        "timeout": "the server is up but slow: try a larger --timeout",
+        "timeout": "the server is up but slow: try a larger --timeout (or --deadline)",
         "auth": "put the key in the environment variable named by --api-key-env",
         "unknown_model": "name a model the server has with --model",
         "unsupported": "the server refuses JSON-schema constrained output: compile without --constrained" if constrained else None,

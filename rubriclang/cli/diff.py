@@ -16,6 +16,7 @@ import click
 
 from rubriclang.cli.execution import DataError, data_error
 from rubriclang.review.render import FORMATS
+from rubriclang.safetext import unguarded
 
 NULL = "/dev/null"  # what git passes for the missing side of an added or deleted file
 
@@ -91,7 +92,10 @@ def _show(old_label, new_label, old, new, fmt, color, limit, traces=None) -> int
             raise data_error(exc) from None
     d = diff_graphs(old, new)
     report = Report(old_label, new_label, old, new, d, impact)
-    click.echo(render(fmt, report, color=color, limit=limit), nl=False, color=color)
+    # Coloured text carries its own escape codes, past the stream guard
+    # (the renderer has made the data in it printable).
+    out = unguarded(sys.stdout) if color and fmt == "text" else None
+    click.echo(render(fmt, report, color=color, limit=limit), nl=False, color=color, file=out)
     return 1 if d.changed else 0
 
 

@@ -1,4 +1,5 @@
-"""`rbg eval GRAPH ITEMS`: agreement with gold labels, beside baselines."""
+"""`rbg eval GRAPH... ITEMS`: agreement with gold labels, beside a baseline
+and other graphs, on exactly the same items (docs/evaluation.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import click
 
 from rubriclang.cli.execution import (
     DataError,
+    ValidatedItems,
     annotations_option,
     concurrency_option,
     data_error,
@@ -23,64 +25,131 @@ from rubriclang.cli.execution import (
     recorded_option,
     usage_json,
     usage_text,
-    validated,
+    uses_llm,
 )
 
 
 @click.command(name="eval")
-@click.argument("graph", type=click.Path(exists=True, dir_okay=False))
-@click.argument("items", type=click.Path(exists=True, dir_okay=False))
-@click.option("--traces", type=click.Path(exists=True, dir_okay=False), help="Use recorded judgments from this trace file instead of judging.")
-@click.option("--baseline", type=click.Choice(["weighted", "none"]), default="weighted", show_default=True, help="The flat weighted baseline beside the graph.")
+@click.argument("paths", nargs=-1, required=True, metavar="GRAPH... ITEMS", type=click.Path(exists=True, dir_okay=False))
+@click.option("--traces", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Replay these recorded judgments instead of judging: one file for every graph, or one per graph in order.")
+@click.option("--baseline", type=click.Choice(["equal", "graph-weights", "none"]), default="equal", show_default=True, help="The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, or none.")
+@click.option("--label", "labels", multiple=True, metavar="CODE=VALUE,...", help="Map the gold codes of a data set onto gold values, e.g. 1=a,2=b,0=tie; every gold value must then be a code.")
+@click.option("--min-coverage", type=click.FloatRange(0, 1), default=None, help="Exit 1 when the share of items with gold scored in every column is below this.")
 @mode_option
 @concurrency_option
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @llm_options
-def evaluate(graph, items, traces, baseline, mode, concurrency, annotations, recorded, fmt, llm) -> None:
-    """Compare GRAPH's decisions on ITEMS with their `gold` labels.
+def evaluate(paths, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+    """Compare the decisions of each GRAPH on ITEMS with their `gold` labels.
 
-    Pointwise: exact agreement, within-1 accuracy, MAE, Pearson, Spearman and
-    Kendall; pairwise: accuracy, coverage, tie and abstain rates; each with a
-    bootstrap 95% interval. LLM calls go through the call cache, so
-    evaluating again makes no calls.
+    Pointwise numeric judges: exact, within-1, MAE, Pearson, Spearman,
+    Kendall; bool and label judges: accuracy, macro-F1, Cohen's kappa and the
+    confusion matrix; pairwise judges: accuracy without gold ties, three-way
+    agreement, coverage, tie and abstain rates. Each with a bootstrap 95%
+    interval; every column after the first with paired differences against
+    it. With --traces the recorded judgments are replayed under each graph,
+    never trusted. LLM calls go through the call cache, so evaluating again
+    makes no calls. Exit status: 0, 1 below --min-coverage, 2 bad input.
     """
+    if len(paths) < 2:
+        raise click.UsageError("give at least one GRAPH and the ITEMS file")
+    if traces and len(traces) not in (1, len(paths) - 1):
+        raise click.UsageError(f"give one --traces file for every graph, or one per graph ({len(paths) - 1}); got {len(traces)}")
     with contextlib.ExitStack() as stack:
-        _evaluate(stack, graph, items, traces, baseline, mode, concurrency, annotations, recorded, fmt, llm)
+        _evaluate(stack, paths[:-1], paths[-1], traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fmt, llm)
 
 
-def _evaluate(stack, graph, items, traces, baseline, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def _names(graphs, paths) -> list[str]:
+    """Column names: each rubric's name, or its path where names repeat."""
+    names = [g.name for g in graphs]
+    out = [n if names.count(n) == 1 and not n.endswith(" baseline") else p for n, p in zip(names, paths)]
+    # The same file given twice: numbered, so no column hides another.
+    return [n if out.count(n) == 1 else f"{n} #{out[:i].count(n) + 1}" for i, n in enumerate(out)]
+
+
+def _same_task(graphs, paths) -> None:
+    """Every graph must answer in the first one's terms: one gold fits all."""
+    want = graphs[0].readouts.get("pointwise")
+    for g, p in zip(graphs[1:], paths[1:]):
+        have = g.readouts.get("pointwise")
+        if want and have and have.output != want.output:
+            raise DataError(
+                f"`{p}` reads out `{have.output}`, `{paths[0]}` reads out `{want.output}`: "
+                "graphs compared on the same gold must give the same output type"
+            )
+
+
+def _same_modes(items, mode, traces, outcomes) -> None:
+    """Traced items must be judged in the mode the items (or --mode) give."""
+    want = {it.id: mode or it.mode for it in items}
+    for t, outs in zip(traces, outcomes):
+        for item, m, _ in outs:
+            if want.get(item, m) != m:
+                raise DataError(f"`{t}` judged item `{item}` {m}, but it is {want[item]} here; evaluate it in the mode it was judged in (--mode {m})")
+
+
+def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+    from rubriclang.errors import LocatedError
     from rubriclang.evaluation.evaluate import evaluate as do_eval
-    from rubriclang.evaluation.evaluate import render_text, strip_private
-    from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.interp.trace import read_traces
+    from rubriclang.evaluation.evaluate import graph_columns, no_baseline, render_text, replayed
+    from rubriclang.evaluation.gold import GoldValueError, parse_label_map, read_gold
+    from rubriclang.interp.items import read_items
 
-    g = load_graph(graph)
+    graphs = [load_graph(p) for p in graph_paths]
+    _same_task(graphs, graph_paths)
+    names = _names(graphs, graph_paths)
+    try:
+        label_map = parse_label_map(labels) if labels else None
+    except GoldValueError as exc:
+        raise click.BadParameter(exc.message + (f" ({exc.hint})" if exc.hint else ""), param_hint="--label") from None
     llm_backend = None
     try:
-        gold = {it.id: it.gold for it in read_items(items)}
+        item_list = list(read_items(items))
+        gold = read_gold(item_list, graphs[0], items, mode, label_map)
+        if not gold:
+            raise DataError(f"`{items}` has no `gold` labels to evaluate against")
         if traces:
-            records = [rec for _, rec in read_traces(traces) if rec["item"] in gold]
+            per_graph = list(traces) * len(graphs) if len(traces) == 1 else list(traces)
+            outcomes = [list(replayed(g, t)) for g, t in zip(graphs, per_graph)]
+            _same_modes(item_list, mode, per_graph, outcomes)
         else:
             backend = local_backend(annotations, recorded)
-            llm_backend = open_llm(stack, g, llm)
-            interp = interpreter(g, [backend, llm_backend], concurrency)
-
-            async def go():
-                async with llm_session(llm_backend):
-                    return [r.record async for r in interp.run(validated(read_items(items), backend), mode)]
-
-            records = asyncio.run(go())
-    except ItemError as exc:
+            llm_backend = open_llm(stack, next((g for g in graphs if uses_llm(g)), graphs[0]), llm)
+            checked = ValidatedItems(item_list, backend)
+            outcomes = asyncio.run(judge_graphs(graphs, checked, backend, llm_backend, concurrency, mode))
+            checked.warn_unknown(items)
+    except LocatedError as exc:
         raise data_error(exc) from None
-    if not any(v is not None for v in gold.values()):
-        raise DataError(f"`{items}` has no `gold` labels to evaluate against")
-    report = do_eval(g, records, gold, with_baseline=baseline == "weighted")
-    if fmt == "json":
-        click.echo(json.dumps(strip_private(report), sort_keys=True, indent=2))
-    else:
-        click.echo(render_text(report))
+    columns = []
+    for i, (g, name, outs) in enumerate(zip(graphs, names, outcomes)):
+        # The baseline (of the first graph) comes right after the graphs.
+        cols = graph_columns(g, name, outs, baseline if i == 0 else "none")
+        columns.insert(i, cols[0])
+        columns.extend(cols[1:])
+    notes = [n] if (n := no_baseline(graphs[0], baseline)) else []
+    if traces:
+        ids = {it.id for it in item_list}
+        for t, outs in dict(zip(per_graph, outcomes)).items():
+            if extra := sum(1 for item, _, _ in outs if item not in ids):
+                notes.append(f"{extra} records of `{t}` are for items not in `{items}`: not scored")
+    report = do_eval(graphs[0], item_list, gold, columns, mode, notes)
+    click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2) if fmt == "json" else render_text(report))
     if llm_backend is not None:
         # On stderr: stdout is the report, which scripts may read.
         click.echo(usage_text(usage_json(llm_backend)), err=True)
+    if min_coverage is not None and (report.coverage or 0.0) < min_coverage:
+        click.echo(f"coverage {report.coverage or 0.0:.3f} is below --min-coverage {min_coverage:g}", err=True)
+        raise SystemExit(1)
+
+
+async def judge_graphs(graphs, items, backend, llm_backend, concurrency, mode):
+    """Each graph's (item id, mode, composition) for every item, in item
+    order; shared by `rbg eval` and `rbg fit`."""
+    async with llm_session(llm_backend):
+        out = []
+        for g in graphs:
+            interp = interpreter(g, [backend, llm_backend], concurrency)
+            out.append([(r.item.id, r.mode, r.composition) async for r in interp.run(items, mode)])
+        return out

@@ -27,12 +27,15 @@ def load_graph(path: str):
     """The checked graph of `path`; on errors prints them and exits 2."""
     from rubriclang.checker import check_source
     from rubriclang.diagnostics.render import render
+    from rubriclang.errors import LocatedError, decode_utf8
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read `{path}`: {exc}") from None
+        with open(path, "rb") as fh:
+            text = decode_utf8(fh.read(), path)
+    except OSError as exc:
+        raise DataError(f"cannot read `{path}`: {exc.strerror or exc}") from None
+    except LocatedError as exc:
+        raise data_error(exc) from None
     result = check_source(text, path)
     if result.graph is None:
         errors = [d for d in result.diagnostics if d.is_error]
@@ -57,8 +60,6 @@ def local_backend(annotations: str | None, recorded: str | None):
         rec = ValueTable.read(recorded) if recorded else None
     except ItemError as exc:
         raise data_error(exc) from None
-    except OSError as exc:
-        raise DataError(f"cannot read `{exc.filename}`: {exc.strerror}") from None
     return LocalBackend(ann, rec)
 
 
@@ -73,13 +74,52 @@ def interpreter(graph, backends, concurrency: int):
         raise DataError(str(exc)) from None
 
 
-def validated(items, backend):
-    """Items, each checked against the value tables (a table naming a
-    candidate the item lacks is an error at the table's line)."""
-    for item in items:
-        backend.annotations.validate(item.id, item.candidate_ids)
-        backend.recorded.validate(item.id, item.candidate_ids)
-        yield item
+class ValidatedItems:
+    """Items, each checked against the value tables as it passes (a table
+    naming a candidate the item lacks is an error at the table's line).
+    Remembers the ids it saw, so that, once every item has passed, table
+    rows for items the file does not have are reported (`warn_unknown`)."""
+
+    def __init__(self, items, backend):
+        self.items, self.backend = items, backend
+        self.seen: set[str] = set()
+        self.count = 0
+
+    def __iter__(self):
+        tables = (self.backend.annotations, self.backend.recorded)
+        track = any(t.lines for t in tables)  # without table rows, no id need be kept
+        for item in self.items:
+            for table in tables:
+                table.validate(item.id, item.candidate_ids)
+            if track:
+                self.seen.add(item.id)
+            self.count += 1
+            yield item
+
+    def check_not_empty(self, items_path: str) -> None:
+        """DataError when no item passed: an empty file, or a pipe whose
+        writer failed, must not look like a finished run."""
+        if not self.count:
+            raise DataError(f"`{items_path}` holds no items (is it empty, or did the command feeding it fail?)")
+
+    def warn_unknown(self, items_path: str) -> None:
+        """A warning on stderr, with counts, for each table with rows naming
+        items that are not in `items_path`."""
+        for table, option in ((self.backend.annotations, "--annotations"), (self.backend.recorded, "--recorded")):
+            rows, items, first = table.unknown(self.seen)
+            if rows:
+                click.echo(
+                    f"warning: {rows} row(s) of `{table.path}` ({option}) name {items} item(s) that `{items_path}`"
+                    f" does not have, first at {first}; they were not used (are the item ids right?)",
+                    err=True,
+                )
+
+
+def earlier_text(out: str, counts: dict[str, int]) -> str:
+    """The summary line of what a resumed --out already held."""
+    return f"  earlier in {out}: ok {counts['ok']}   abstain {counts['abstain']}   error {counts['error']}" + (
+        "  (`rbg run --retry-errors` judges them again)" if counts["error"] else ""
+    )
 
 
 mode_option = click.option(
@@ -117,12 +157,19 @@ class LLMOptions:
     seed: int | None
     logprobs: bool
     timeout: float
+    deadline: float | None
+    max_reply_bytes: int | None
     max_retries: int
     per_endpoint: int
     cache: str | None
     no_cache: bool
     model_file: str | None
 
+
+# Also `rbg compile`'s: every command that asks a server bounds a request's
+# time in all and its answer's size.
+deadline_option = click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="The longest one request may take in all, however slowly the server sends its answer; past it the request is retried like a timeout (default: 4 x --timeout).")
+max_reply_option = click.option("--max-reply-bytes", type=click.IntRange(min=1), default=None, metavar="BYTES", help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).")
 
 _LLM_OPTIONS = [
     click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local model."),
@@ -134,6 +181,8 @@ _LLM_OPTIONS = [
     click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
     click.option("--logprobs", is_flag=True, help="Read `score[lo, hi]` ratings as probability-weighted means of the scale's tokens (G-Eval)."),
     click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True, help="Seconds to wait for one answer."),
+    deadline_option,
+    max_reply_option,
     click.option("--max-retries", type=click.IntRange(0, 100), default=5, show_default=True, help="Retries of a call after 429, 5xx, timeouts and dropped connections."),
     click.option("--per-endpoint", type=click.IntRange(1, 4096), default=16, show_default=True, help="Requests in flight per server."),
     click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None, help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite, else ~/.cache/...)."),
@@ -171,77 +220,35 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
 
     Criteria that name a model profile (`model = "NAME"`) are answered by
     `[models.NAME]` of the project config; the others by the command line's
-    server, else the config's `default` profile, else the embedded model."""
+    server, else the config's `default` profile, else the embedded model
+    (`rubriclang.llm.connect`, which `rbg audit` shares)."""
     if not uses_llm(graph):
         return None
-    from rubriclang.llm.backend import LLMBackend, Profile
-    from rubriclang.llm.client import OpenAIClient, Sampling
+    from rubriclang.llm.backend import LLMBackend
+    from rubriclang.llm.client import Sampling
+    from rubriclang.llm.connect import ConnectError, Connections, Server
     from rubriclang.llm.parsing import weighted_points
 
-    llm_criteria = [c for c in graph.criteria if c.procedure in LLMBackend.PROCEDURES]
-    named = {c.params.get("model") for c in llm_criteria} - {None}
-    config = _project_config(graph.path) if named or not opts.base_urls else None
-    profiles = config.models if config is not None else {}
-    for c in llm_criteria:
-        name = c.params.get("model")
-        if name is not None and name not in profiles:
-            where = f"{c.span.file}:{c.span.line}:{c.span.column}" if c.span else graph.path
-            found = f"`{config.path}` defines " + (", ".join(f"`{n}`" for n in sorted(profiles)) or "none") if config and config.path else "no rubriclang.toml or [tool.rubriclang] in pyproject.toml was found upward from the graph"
-            raise DataError(f"{where}: criterion `{c.name}` asks for model profile `{name}`, but {found}\n  hint: add a `[models.{name}]` table with `base_url` and `model` to rubriclang.toml beside the graph (docs/judges.md)")
-    sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
-    settings = dict(timeout=opts.timeout, max_retries=opts.max_retries, per_endpoint=opts.per_endpoint)
     if opts.base_urls and opts.model_file:
         raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
-    default_profile = profiles.get("default") if not opts.base_urls else None
-    needs_default = any(c.params.get("model") in (None, "default") for c in llm_criteria) or not named
-    if opts.base_urls:
-        urls = [checked_url(u) for u in opts.base_urls]
-        client = OpenAIClient(urls, opts.model, api_key_from_env(opts.api_key_env), **settings)
-    elif default_profile is not None:
-        client = _profile_client(default_profile, settings)
-        sampling = _profile_sampling(default_profile, sampling)
-    elif needs_default:
-        if opts.model:
-            raise click.UsageError("--model names a model on a server: give the server with --base-url (or --model-file for the embedded one)")
-        server = _start_embedded(stack, opts.model_file)
-        client = OpenAIClient([server.base_url], server.model, identity=server.identity, **settings)
-    extra = {
-        name: Profile(_profile_client(profiles[name], settings), _profile_sampling(profiles[name], sampling))
-        for name in sorted(named)
-    }
-    if not (opts.base_urls or default_profile is not None or needs_default):
-        client = extra[sorted(named)[0]].client  # every criterion names a profile: the default serves none
+    urls = tuple(checked_url(u) for u in opts.base_urls)
+    key = api_key_from_env(opts.api_key_env) if urls else None
+    server = Server(urls, opts.model, key, opts.model_file, opts.timeout, opts.max_retries, opts.per_endpoint, deadline=opts.deadline, max_reply_bytes=opts.max_reply_bytes)
+    sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
+    connections = Connections()
+    stack.callback(connections.stop)
+    try:
+        client, sampling, profiles = connections.judges(graph, server, sampling)
+    except ConnectError as exc:
+        if exc.embedded:
+            raise DataError(f"the graph has LLM criteria and no --base-url was given, so they need the embedded model: {exc.message}") from None
+        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     cache = None if opts.no_cache else open_cache(opts.cache)
     if cache is not None:
         stack.callback(cache.close)
     if opts.logprobs and not any(weighted_points(c) for c in graph.criteria):
         click.echo("note: --logprobs weighs `llm.rate` criteria on `score[lo, hi]` with one-digit bounds; this graph has none", err=True)
-    return LLMBackend(client, cache, sampling, use_logprobs=opts.logprobs, profiles=extra)
-
-
-def _project_config(graph_path: str):
-    from rubriclang.config import ConfigError, load_config
-
-    try:
-        return load_config(graph_path if not graph_path.startswith("<") else os.getcwd())
-    except ConfigError as exc:
-        raise DataError(f"{exc.where}: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
-
-
-def _profile_client(profile, settings: dict):
-    from rubriclang.llm.client import OpenAIClient
-
-    key = None
-    if profile.api_key_env:
-        key = os.environ.get(profile.api_key_env)
-        if not key:
-            raise DataError(f"{profile.where}: profile `{profile.name}` reads its key from `{profile.api_key_env}`, which is not set")
-    return OpenAIClient(list(profile.base_urls), profile.model, key, **settings)
-
-
-def _profile_sampling(profile, sampling):
-    """The run's sampling with the profile's own settings over it."""
-    return attrs.evolve(sampling, **profile.sampling)
+    return LLMBackend(client, cache, sampling, use_logprobs=opts.logprobs, profiles=profiles)
 
 
 @contextlib.asynccontextmanager
@@ -288,7 +295,9 @@ def usage_text(usage: dict) -> str:
     for name, u in (usage.get("profiles") or {"": usage}).items():
         label = f"LLM `{u['model']}`" + (f" (profile `{name}`)" if name else "")
         lines.append(
-            f"  {label}: {u['calls']} calls, {u['cache_hits']} cache hits;"
+            f"  {label}: {u['calls']} calls, {u['cache_hits']} cache hits"
+            + (f", {u['shared']} shared with a call in flight" if u.get("shared") else "")
+            + ";"
             f" tokens {u['prompt_tokens']} prompt, {u['completion_tokens']} completion"
         )
     return "\n".join(lines)
@@ -297,7 +306,8 @@ def usage_text(usage: dict) -> str:
 def _explain(exc) -> str:
     hint = {
         "unreachable": "is the server running, and is --base-url right?",
-        "timeout": "the server is up but slow: try a larger --timeout",
+        "timeout": "the server is up but slow: try a larger --timeout (or --deadline)",
+        "reply_too_large": "the server answers at length: a larger --max-reply-bytes, or a smaller --max-tokens",
         "auth": "put the key in the environment variable named by --api-key-env",
         "unknown_model": "name a model the server has with --model",
     }.get(exc.kind)
@@ -334,17 +344,6 @@ def _given(param: str) -> bool:
     return source not in (None, click.core.ParameterSource.DEFAULT)
 
 
-def _start_embedded(stack: contextlib.ExitStack, model_file: str | None):
-    try:
-        from rubriclang.llm.embedded import EmbeddedError, start_embedded
-    except ImportError as exc:
-        raise DataError(f"the graph has LLM criteria and no --base-url was given, and the embedded model is not available ({exc})") from None
-    try:
-        return stack.enter_context(start_embedded(model_file))
-    except EmbeddedError as exc:
-        raise DataError(f"the graph has LLM criteria and no --base-url was given, so they need the embedded model: {exc}") from None
-
-
 def open_cache(path: str | None):
     import sqlite3
 
@@ -355,3 +354,19 @@ def open_cache(path: str | None):
         return CallCache(path)
     except (sqlite3.Error, OSError) as exc:
         raise DataError(f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)") from None
+
+
+def locked_output(out: str) -> contextlib.ExitStack:
+    """The exclusive lock of an output (rubriclang.safeio), to use as a
+    context manager; another process holding it, or an output that cannot
+    be written, is a DataError."""
+    from rubriclang.safeio import OutputBusy, describe_os_error, output_lock
+
+    stack = contextlib.ExitStack()
+    try:
+        stack.enter_context(output_lock(out))
+    except OutputBusy as exc:
+        raise DataError(f"{exc.message}; wait for it to finish, or give another --out") from None
+    except OSError as exc:
+        raise DataError(f"cannot write `{out}`: {describe_os_error(exc)}") from None
+    return stack

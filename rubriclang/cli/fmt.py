@@ -10,9 +10,7 @@ Exit status: 0 done, 1 a file was refused (or, with `--check`, would change),
 from __future__ import annotations
 
 import difflib
-import os
-import stat
-import tempfile
+import sys
 
 import click
 
@@ -20,6 +18,8 @@ from rubriclang.cli.inputs import InputError, Source, read_sources
 from rubriclang.diagnostics import sorted_diagnostics
 from rubriclang.diagnostics.render import render_text
 from rubriclang.fmt import format_source
+from rubriclang.safeio import write_atomic
+from rubriclang.safetext import unguarded
 
 
 @click.command()
@@ -43,7 +43,8 @@ def fmt(paths, check_only, diff, stdin_filename) -> None:
         if diff and result.changed:
             click.echo(unified_diff(src.path, src.text, result.output), nl=False)
         if src.from_stdin and not dry:
-            click.echo(result.output, nl=False)
+            # The user's own file, byte for byte: not through the stream guard.
+            click.echo(result.output, nl=False, file=unguarded(sys.stdout))
         elif result.changed and check_only:
             click.echo(f"would reformat {src.path}", err=True)
         elif result.changed and not dry:
@@ -72,23 +73,6 @@ def _write(src: Source, text: str) -> None:
         write_atomic(src.path, text)
     except OSError as exc:
         raise InputError([f"cannot write `{src.path}`: {exc.strerror or exc}"]) from None
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Replace the file's contents in one step (a temporary file in the same
-    folder, renamed over it), keeping its permissions; a symlink's target is
-    what gets replaced."""
-    target = os.path.realpath(path)
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".rbg-fmt-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def _summary(n_changed: int, n_unchanged: int, n_refused: int, dry: bool) -> str:

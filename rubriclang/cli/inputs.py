@@ -13,6 +13,8 @@ import sys
 import attrs
 import click
 
+from rubriclang.errors import LocatedError, decode_utf8
+
 STDIN = "-"
 
 
@@ -83,14 +85,11 @@ def read_sources(paths: tuple[str, ...], stdin_filename: str | None) -> list[Sou
                 with open(path, "rb") as fh:
                     data = fh.read()
                 shown = path
-            sources.append(Source(shown, data.decode("utf-8"), path == STDIN))
+            sources.append(Source(shown, decode_utf8(data, shown), path == STDIN))
         except OSError as exc:
             problems.append(f"cannot read `{path}`: {exc.strerror or exc}")
-        except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            problems.append(
-                f"`{shown}` is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})"
-            )
+        except LocatedError as exc:
+            problems.append(f"{exc.where}: {exc.message}")
     if problems:
         raise InputError(problems)
     return sources

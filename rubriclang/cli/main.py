@@ -10,6 +10,8 @@ import sys
 
 import click
 
+from rubriclang.safetext import guard_standard_streams
+
 # name -> ("module:function", one-line help). Adding a command is adding a line.
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("rubriclang.cli.check:check", "Check .rbg files and report diagnostics."),
@@ -18,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("rubriclang.cli.run:run", "Judge items with a graph, writing resumable traces."),
     "replay": ("rubriclang.cli.replay:replay", "Recompute decisions from recorded judgments, no calls."),
     "eval": ("rubriclang.cli.evaluate:evaluate", "Compare a graph's decisions with gold labels."),
+    "fit": ("rubriclang.cli.fit:fit", "Fit a graph's numeric parameters on labelled items, reporting a held-out split."),
+    "items": ("rubriclang.cli.items:items", "Convert a public data set into an items file."),
     "cache": ("rubriclang.cli.cache:cache", "Show or clear the cache of LLM calls."),
     "model": ("rubriclang.cli.model:model", "Get or locate the local GGUF model."),
     "lsp": ("rubriclang.cli.lsp:lsp", "Run the language server (stdio)."),
@@ -63,8 +67,15 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(package_name="rubriclang", message="%(prog)s %(version)s")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """rubriclang: typed rubric graphs (.rbg) for LLM judges."""
+    # Whatever a message or listing quotes (item ids, replies, paths), no
+    # control character reaches the terminal. Not for the language server:
+    # its stdout is a JSON-RPC channel. (`main` guards earlier still, for
+    # the errors click reports before this runs, such as an unknown command.)
+    if ctx.invoked_subcommand != "lsp":
+        guard_standard_streams()
 
 
 # Commands that only read files and print: when they are done, the process
@@ -76,6 +87,8 @@ QUICK_EXIT = frozenset({"check", "fmt", "explain"})
 
 def main() -> None:
     """Console-script entry point (`rbg`, `rubriclang`)."""
+    if sys.argv[1:2] != ["lsp"]:
+        guard_standard_streams()
     try:
         cli()
     except SystemExit as exc:

@@ -15,7 +15,7 @@ from rubriclang.cli.execution import data_error, load_graph
 @click.argument("graph", type=click.Path(exists=True, dir_okay=False))
 @click.argument("traces", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--limit", type=int, default=50, show_default=True, help="Changed items listed in text output.")
+@click.option("--limit", type=int, default=50, show_default=True, help="Changed items named in text output.")
 def replay(graph, traces, fmt, limit) -> None:
     """Recompute composition and readout of TRACES under GRAPH, with no calls.
 
@@ -24,6 +24,7 @@ def replay(graph, traces, fmt, limit) -> None:
     it would change. Exit 1 when any decision differs.
     """
     from rubriclang.interp.items import ItemError
+    from rubriclang.interp.readout import transition_lines
     from rubriclang.interp.replay import replay as do_replay
 
     g = load_graph(graph)
@@ -55,11 +56,7 @@ def replay(graph, traces, fmt, limit) -> None:
         click.echo(f"Replayed {n} items: every decision is identical.")
     else:
         click.echo(f"Replayed {n} items: {len(changed)} decisions differ.")
-        for t, k in sorted(transitions.items(), key=lambda kv: (-kv[1], kv[0])):
-            click.echo(f"  {t}: {k} items")
-        for r in changed[:limit]:
-            click.echo(f"  item {r.item}: {r.transition()}")
-        if len(changed) > limit:
-            click.echo(f"  ... and {len(changed) - limit} more (--limit, or --format json)")
+        for line in transition_lines(((r.item, r.transition()) for r in changed), limit):
+            click.echo(line)
     if changed:
         sys.exit(1)

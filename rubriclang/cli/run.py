@@ -7,6 +7,7 @@ import collections
 import contextlib
 import json
 import os
+import stat
 import sys
 import time
 
@@ -14,71 +15,91 @@ import click
 
 from rubriclang.cli.execution import (
     DataError,
+    ValidatedItems,
     annotations_option,
     concurrency_option,
     data_error,
+    earlier_text,
     interpreter,
     llm_options,
     llm_session,
     load_graph,
     local_backend,
+    locked_output,
     mode_option,
     open_llm,
     recorded_option,
     usage_json,
     usage_text,
-    validated,
 )
 
 
 @click.command()
 @click.argument("graph", type=click.Path(dir_okay=False))
 @click.argument("items", type=click.Path(dir_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Trace file (JSON Lines); an existing one is resumed.")
+@click.option("--out", "out", required=True, type=click.Path(), help="Trace file (JSON Lines); an existing one is resumed.")
+@click.option("--retry-errors", is_flag=True, help="Judge again the items whose trace line in --out is an error.")
+@click.option("--allow-mixed-judges", is_flag=True, help="Resume an --out whose LLM judgments came from another server, model, profile or sampling (refused by default).")
 @mode_option
 @concurrency_option
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
 @llm_options
-def run(graph, items, out, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     """Judge ITEMS with GRAPH, appending one trace line per item to --out.
 
     Rerunning with the same --out resumes: finished items are skipped, and
-    LLM calls already made are answered from the call cache. Exit status: 0
-    every item decided or abstained, 1 some items failed, 2 bad input or an
-    unusable LLM server.
+    LLM calls already made are answered from the call cache; the summary
+    counts them too. --retry-errors judges the failed ones again. A file
+    whose LLM judgments came from another judge (server, model, profile or
+    sampling) is refused unless --allow-mixed-judges is given. Exit
+    status: 0 every item in --out decided or abstained, 1 some failed, 2 bad
+    input, an --out that cannot be written, or an unusable LLM server.
     """
     with contextlib.ExitStack() as stack:
-        _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt, llm)
+        _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm)
 
 
-def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm) -> None:
     from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.interp.trace import finished_items
+    from rubriclang.interp.trace import OutputError, graph_hash, scan_trace, usable_out
 
     g = load_graph(graph)
     backend = local_backend(annotations, recorded)
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
-    llm_backend = open_llm(stack, g, llm)
-    interp = interpreter(g, [backend, llm_backend], concurrency)
     try:
-        done = finished_items(out, interp.hash)
+        usable_out(out)  # a device, a pipe or a missing folder gets no lock file
     except ItemError as exc:
         raise data_error(exc) from None
-    total = _count_lines(items)
+    # Held until the command ends: two runs into one file would write every item twice.
+    stack.enter_context(locked_output(out))
+    try:
+        # Before the LLM server starts: an unusable --out fails at once.
+        state = scan_trace(out, graph_hash(g))
+        retry = _to_retry(state, items) if retry_errors else set()
+    except ItemError as exc:
+        raise data_error(exc) from None
+    llm_backend = open_llm(stack, g, llm)
+    interp = interpreter(g, [backend, llm_backend], concurrency)
+    done = state.statuses.keys() - retry
     stats = collections.Counter()
     decisions = collections.Counter()
-    progress = _Progress(total, len(done), enabled=fmt == "text" and sys.stderr.isatty())
-    # Opened once the LLM server has answered, so an unusable server leaves no file behind.
-    writer = _LazyWriter(out)
+    enabled = fmt == "text" and sys.stderr.isatty()
+    progress = _Progress(_count_items(items) if enabled else None, len(done), enabled)
+    # Opened once the LLM server has answered, so an unusable server leaves the file as it was.
+    writer = _LazyWriter(state, retry)
+    checked = ValidatedItems(read_items(items), backend)
     started = time.perf_counter()
     error: DataError | None = None
 
     async def go():
         async with llm_session(llm_backend):
-            stream = (it for it in validated(read_items(items), backend) if it.id not in done)
+            if llm_backend is not None and not allow_mixed_judges:
+                # Once the servers have answered: the model they serve is part of the judge.
+                _same_judges(state, g, llm_backend, retry)
+            stream = (it for it in checked if it.id not in done)
             writer.open()
             async for result in interp.run(stream, mode):
                 writer.write(result.record)
@@ -89,7 +110,7 @@ def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt
 
     try:
         asyncio.run(go())
-    except ItemError as exc:
+    except (ItemError, OutputError) as exc:
         error = data_error(exc)
     except KeyboardInterrupt:
         progress.done()
@@ -99,11 +120,20 @@ def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt
     finally:
         writer.close()
         progress.done()
+    if error is None:
+        checked.warn_unknown(items)
+        try:
+            checked.check_not_empty(items)
+        except DataError as exc:
+            error = exc
     elapsed = time.perf_counter() - started
+    earlier = state.counts(skip=retry)
     summary = {
         "graph": g.name,
         "out": out,
         "resumed": len(done),
+        "earlier": earlier,
+        "retried": len(retry),
         "judged": sum(stats.values()),
         "ok": stats["ok"],
         "abstain": stats["abstain"],
@@ -119,8 +149,38 @@ def _run(stack, graph, items, out, mode, concurrency, annotations, recorded, fmt
         click.echo(_table(summary))
     if error is not None:
         raise error
-    if stats["error"]:
+    if stats["error"] or earlier["error"]:
         sys.exit(1)
+
+
+def _same_judges(state, graph, backend, retry: set[str]) -> None:
+    """Refuse to append judgments of another judge (server, model, profile
+    or sampling) to a trace: its figures would mix two judges unseen."""
+    expected = {c.name: backend.fingerprint(c) for c in graph.criteria if backend.handles(c.procedure)}
+    skip = {state.lines[i] for i in retry}
+    others = state.other_judges({k: v for k, v in expected.items() if v is not None}, skip)
+    if others:
+        crit, line, profile, model = others[0]
+        who = f"model `{model}`" + (f" (profile `{profile}`)" if profile else "")
+        raise DataError(
+            f"{state.path}:{line}: criterion `{crit}` was judged there by {who} with other server, model or sampling settings than this run's"
+            "\n  hint: write to a new --out file to judge with these settings, or pass --allow-mixed-judges to append to this one anyway"
+        )
+
+
+def _to_retry(state, items: str) -> set[str]:
+    """The failed items of `state` that ITEMS still has: only their lines
+    are dropped to be judged again (a line for an item no longer in ITEMS
+    would be lost). ITEMS is read here and again when judging, so it must
+    be a file, not a pipe."""
+    from rubriclang.interp.items import read_items
+
+    failed = state.errored()
+    if not failed:
+        return failed
+    if not stat.S_ISREG(os.stat(items).st_mode):
+        raise DataError(f"`{items}`: --retry-errors reads the items twice, so they must be a file, not a pipe")
+    return {it.id for it in read_items(items) if it.id in failed}
 
 
 def _label(d) -> str:
@@ -129,12 +189,16 @@ def _label(d) -> str:
     return describe(d)
 
 
-def _count_lines(path: str) -> int:
+def _count_items(path: str) -> int | None:
+    """The number of items, for the progress bar: None (unknown) for a pipe,
+    which can be read only once."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         with open(path, "rb") as fh:
             return sum(1 for line in fh if line.strip())
-    except OSError as exc:
-        raise DataError(f"cannot read `{path}`: {exc.strerror}") from None
+    except OSError:
+        return None  # reading the items reports it
 
 
 def _decisions_text(decisions: dict[str, int]) -> str:
@@ -160,6 +224,10 @@ def _table(s: dict) -> str:
         + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
+    if s["resumed"]:
+        lines.append(earlier_text(s["out"], s["earlier"]))
+    if s["retried"]:
+        lines.append(f"  retried {s['retried']} items whose earlier judgment was an error")
     if s["decisions"]:
         lines.append("  decisions: " + _decisions_text(s["decisions"]))
     if s.get("llm"):
@@ -169,16 +237,19 @@ def _table(s: dict) -> str:
 
 
 class _LazyWriter:
-    """A TraceWriter opened on demand; closing an unopened one does nothing."""
+    """A TraceWriter opened on demand, continuing the scanned file (first
+    dropping the lines of the items to retry); closing an unopened one does
+    nothing."""
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, state, retry: set[str]):
+        self.state, self.retry = state, retry
         self._writer = None
 
     def open(self) -> None:
-        from rubriclang.interp.trace import TraceWriter
+        from rubriclang.interp.trace import TraceWriter, without_items
 
-        self._writer = TraceWriter(self.path)
+        state = without_items(self.state, self.retry) if self.retry else self.state
+        self._writer = TraceWriter(state.path, state)
 
     def write(self, record: dict) -> None:
         self._writer.write(record)
@@ -192,7 +263,7 @@ class _LazyWriter:
 class _Progress:
     """A one-line progress counter on stderr, shown only on a terminal."""
 
-    def __init__(self, total: int, skipped: int, enabled: bool):
+    def __init__(self, total: int | None, skipped: int, enabled: bool):
         self.total, self.n, self.enabled = total, skipped, enabled
         self.last = 0.0
 
@@ -201,9 +272,12 @@ class _Progress:
         now = time.monotonic()
         if self.enabled and (now - self.last > 0.1 or self.n == self.total):
             self.last = now
-            width = 30
-            filled = int(width * self.n / self.total) if self.total else width
-            sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.n}/{self.total}")
+            if self.total is None:
+                sys.stderr.write(f"\r  {self.n} items")
+            else:
+                width = 30
+                filled = int(width * self.n / self.total) if self.total else width
+                sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.n}/{self.total}")
             sys.stderr.flush()
 
     def done(self) -> None:

@@ -22,6 +22,7 @@ import unicodedata
 from typing import Iterable, Mapping
 
 from rubriclang.diagnostics.diagnostic import Diagnostic
+from rubriclang.safetext import REPLACEMENT, is_unsafe, one_line, printable
 
 # Tabs in excerpts expand to this many columns; the caret line is computed
 # from the same expanded text, so carets stay under the span.
@@ -73,9 +74,10 @@ def _paint(text: str, style: str, color: bool) -> str:
 
 def _text_block(d: Diagnostic, lines: list[str] | None, color: bool) -> str:
     sev = str(d.severity)
+    # A path or a message may quote data: shown printable, as the excerpt is.
     out = [
-        _paint(f"{d.span}:", "bold", color)
-        + f" {_paint(d.code, sev, color)} {_paint(sev + ':', sev, color)} {d.message}\n"
+        _paint(one_line(f"{d.span}:"), "bold", color)
+        + f" {_paint(d.code, sev, color)} {_paint(sev + ':', sev, color)} {printable(d.message)}\n"
     ]
     s = d.span
     if lines is not None and 1 <= s.line <= len(lines):
@@ -88,7 +90,7 @@ def _text_block(d: Diagnostic, lines: list[str] | None, color: bool) -> str:
         out.append(f"{_paint(num, 'gutter', color)} {bar} {shown}".rstrip() + "\n")
         out.append(f"{pad} {bar} {' ' * start_col}{_paint('^' * width, sev, color)}\n")
     for note in d.notes:
-        note = note.replace("\n", "\n          ")
+        note = printable(note).replace("\n", "\n          ")
         out.append(f"  {_paint('=', 'note', color)} {_paint('note:', 'bold', color)} {note}\n")
     out.append("\n")
     return "".join(out)
@@ -109,8 +111,8 @@ def _excerpt(line: str, column: int, end_column: int) -> tuple[str, int, int]:
             n = TAB_SIZE - col % TAB_SIZE
             shown.append(" " * n)
         else:
-            if unicodedata.category(ch) in ("Cc", "Cf"):
-                ch = "\ufffd"  # never send raw control characters to a terminal
+            if is_unsafe(ch):
+                ch = REPLACEMENT  # never send raw control characters to a terminal
             n = _char_width(ch)
             shown.append(ch)
         col += n

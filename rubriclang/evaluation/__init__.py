@@ -1,1 +1,4 @@
-"""Evaluation against gold labels: metrics with bootstrap intervals, baselines."""
+"""Evaluation against gold labels (docs/evaluation.md): `gold` reads gold
+against the judge's type, `evaluate` scores columns of decisions on the same
+items, `metrics` holds the formulas and intervals, `baseline` the flat
+baselines."""

@@ -1,97 +1,359 @@
-"""`rbg eval`: a graph's decisions (from traces) against gold labels, beside
-the flat weighted baseline, with bootstrap intervals."""
+"""Evaluation against gold labels: columns of decisions (graphs, baselines)
+scored on exactly the same items, with bootstrap intervals and paired
+differences against the first column (docs/evaluation.md).
+
+Public API:
+
+- `Column(name, decisions, kind, graph, weights)`: one column of decisions,
+  item id -> `Decision`; an item missing from it was not judged.
+- `graph_columns(graph, name, outcomes, baseline)`: a graph's column from
+  its compositions (`(item id, mode, Composition)`, from a run or a
+  replay), and, unless `baseline` is `none`, its flat baseline's column
+  computed from the same criterion judgments.
+- `replayed(graph, traces_path)`: the outcomes of a trace file recomputed
+  under `graph` (replay semantics: refuses redefined criteria and traces of
+  another graph with an ItemError at the line).
+- `evaluate(graph, items, gold, columns, mode)`: an `Evaluation`: per mode,
+  the items scored in every column, every item left out with its reason
+  (`REASONS`), each column's metrics, the paired differences, and confusion
+  matrices for bool, label and pairwise judges.
+- `render_text(evaluation)`, `Evaluation.to_json()`.
+- `judge_kind(graph, mode)` and `Codes(graph, kind)`: the metric family of a
+  judge and the encoding of its decisions and gold, for computing one
+  figure directly (`metrics.figure`), as a fitting loop does.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
 
 from rubriclang.checker.graph import CheckedGraph
-from rubriclang.evaluation.baseline import baseline_sink, baseline_weights
-from rubriclang.evaluation.metrics import binary_metrics, pairwise_metrics, pointwise_metrics
-from rubriclang.interp.domain import coerce
-from rubriclang.interp.readout import Decision, pairwise, pointwise
+from rubriclang.evaluation.baseline import baseline_decision, baseline_weights
+from rubriclang.evaluation.gold import TIE
+from rubriclang.evaluation.metrics import (
+    ABSTAIN,
+    BOOTSTRAP_SAMPLES,
+    METRICS,
+    SEED,
+    Estimate,
+    confusion,
+    sample,
+)
+from rubriclang.interp.compose import Composition
+from rubriclang.interp.items import Item
+from rubriclang.interp.readout import Decision
+
+# Why an item is left out of every column; checked in this order.
+NO_GOLD, NOT_JUDGED, FAILED, ABSTAINED = "no gold", "not judged", "judgment failed", "abstained"
+REASONS = (NO_GOLD, NOT_JUDGED, FAILED, ABSTAINED)
 
 
-def _values(graph: CheckedGraph, rec: dict, cid: str) -> dict[str, Any]:
-    out = {}
-    for c in graph.criteria:
-        j = rec["criteria"].get(c.name, {}).get(cid)
-        if j is None or j.get("error"):
-            out[c.name] = None
-            continue
-        out[c.name], problem = coerce(j["value"], c.type)
-    return out
+@attrs.frozen
+class Column:
+    """One column of decisions. `kind`: graph, equal or graph-weights (a
+    baseline of `graph`); `weights` a baseline's criterion weights."""
+
+    name: str
+    decisions: dict[str, Decision]
+    kind: str = "graph"
+    graph: str = ""
+    weights: dict[str, float] | None = None
+
+    def to_json(self) -> dict:
+        out = {"name": self.name, "kind": self.kind, "graph": self.graph}
+        if self.weights is not None:
+            out["weights"] = {k: round(v, 6) for k, v in self.weights.items()}
+        return out
 
 
-def _baseline_decision(graph: CheckedGraph, weights, rec: dict) -> Decision:
-    cids = tuple(rec["candidates"])
-    sinks = {cid: baseline_sink(graph, weights, _values(graph, rec, cid)) for cid in cids}
-    if rec["mode"] == "pointwise":
-        return pointwise(graph.readouts["pointwise"], graph.scale, sinks[cids[0]])
-    return pairwise(graph.readouts["pairwise"], graph.scale, cids, sinks)
+Outcome = tuple[str, str, Composition]  # item id, mode, composition
 
 
-def _metrics(mode: str, kind: str, decisions: list[Decision], gold: list[Any]) -> dict:
-    ok = [(d.decision, g) for d, g in zip(decisions, gold) if d.status == "ok"]
-    coverage = len(ok) / len(decisions) if decisions else 0.0
+def replayed(graph: CheckedGraph, traces_path: str) -> Iterable[Outcome]:
+    """The outcomes recorded in a trace file, recomputed under `graph`."""
+    from rubriclang.interp.replay import replay
+
+    for r in replay(graph, traces_path):
+        yield r.item, r.mode, r.composition
+
+
+def no_baseline(graph: CheckedGraph, baseline: str) -> str | None:
+    """Why `graph` has no `baseline` (None when it has one, or none was asked)."""
+    if baseline == "none":
+        return None
+    if not (graph.scale.numeric or graph.scale.kind == "bool"):
+        return f"no {baseline} baseline: the contract's scale `{graph.scale}` has no mean"
+    if not baseline_weights(graph, baseline):
+        return f"no {baseline} baseline: no numeric or bool criterion feeds the sink's value"
+    return None
+
+
+def graph_columns(graph: CheckedGraph, name: str, outcomes: Iterable[Outcome], baseline: str = "equal") -> list[Column]:
+    """The graph's column and, unless `baseline` is `none` or the graph has
+    none (`no_baseline`), its baseline's."""
+    outcomes = list(outcomes)
+    cols = [Column(name, {item: comp.decision for item, _, comp in outcomes}, "graph", graph.name)]
+    if no_baseline(graph, baseline) is None and baseline != "none":
+        weights = baseline_weights(graph, baseline)
+        decisions = {item: baseline_decision(graph, weights, mode, tuple(comp.rows), comp) for item, mode, comp in outcomes}
+        cols.append(Column(f"{baseline} baseline", decisions, baseline, graph.name, weights))
+    return cols
+
+
+@attrs.frozen
+class LeftOut:
+    item: str
+    reason: str
+    column: str | None  # None: left out of every column for a reason of its own (no gold)
+
+    def to_json(self) -> dict:
+        return {"item": self.item, "reason": self.reason, "column": self.column}
+
+
+@attrs.frozen
+class ModeResult:
+    """One mode's figures: every column on the same `scored` items."""
+
+    mode: str
+    judge: str  # the gold type: the output type, or `pairwise`
+    kind: str  # numeric, bool, label, pairwise
+    items: int
+    scored: tuple[str, ...]
+    left_out: tuple[LeftOut, ...]
+    metrics: dict[str, dict[str, Estimate]]  # column -> metric -> estimate
+    differences: dict[str, dict[str, Estimate]]  # column -> metric -> (column - first column)
+    confusion: dict[str, dict] | None  # column -> {"gold", "predicted", "counts"}
+
+    @property
+    def coverage(self) -> float | None:
+        """Scored items / items with gold (None when no item has gold)."""
+        with_gold = self.items - sum(1 for x in self.left_out if x.reason == NO_GOLD)
+        return len(self.scored) / with_gold if with_gold else None
+
+    def left_out_counts(self) -> dict[str, dict[str, int]]:
+        """reason -> column (`all` for no gold) -> items."""
+        out: dict[str, dict[str, int]] = {}
+        for x in self.left_out:
+            cell = out.setdefault(x.reason, {})
+            cell[x.column or "all"] = cell.get(x.column or "all", 0) + 1
+        return out
+
+    def to_json(self) -> dict:
+        ids = sorted({x.item for x in self.left_out})
+        return {
+            "judge": self.judge,
+            "kind": self.kind,
+            "items": self.items,
+            "scored": len(self.scored),
+            "coverage": None if self.coverage is None else round(self.coverage, 6),
+            "left_out": {"items": len(ids), "counts": self.left_out_counts(), "by_item": [x.to_json() for x in self.left_out]},
+            "metrics": {c: {k: e.to_json() for k, e in m.items()} for c, m in self.metrics.items()},
+            "differences": {c: {k: e.to_json() for k, e in m.items()} for c, m in self.differences.items()},
+            "confusion": self.confusion,
+        }
+
+
+@attrs.frozen
+class Evaluation:
+    columns: tuple[Column, ...]
+    items: int
+    items_with_gold: int
+    modes: dict[str, ModeResult]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def coverage(self) -> float | None:
+        """Scored items / items with gold, over every mode."""
+        scored = sum(len(m.scored) for m in self.modes.values())
+        return scored / self.items_with_gold if self.items_with_gold else None
+
+    def to_json(self) -> dict:
+        return {
+            "columns": [c.to_json() for c in self.columns],
+            "items": self.items,
+            "items_with_gold": self.items_with_gold,
+            "coverage": None if self.coverage is None else round(self.coverage, 6),
+            "modes": {m: r.to_json() for m, r in self.modes.items()},
+            "notes": list(self.notes),
+            "bootstrap": {"samples": BOOTSTRAP_SAMPLES, "seed": SEED, "level": 0.95},
+        }
+
+
+def judge_kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
+    """(metric family: numeric, bool, label or pairwise; the gold type in words)."""
     if mode == "pairwise":
-        picks = [d.decision if d.status == "ok" else None for d in decisions]
-        figures = pairwise_metrics(picks, [str(g) for g in gold])
-    elif kind == "bool":
-        figures = binary_metrics([p for p, _ in ok], [bool(g) for _, g in ok])
-    else:
-        figures = pointwise_metrics([float(p) for p, _ in ok], [float(g) for _, g in ok])
-    return {
-        "n": len(decisions),
-        "decided": len(ok),
-        "coverage": round(coverage, 6),
-        "metrics": {k: v.to_json() for k, v in figures.items()},
-        "_estimates": figures,
-    }
+        return "pairwise", "a candidate or tie"
+    out = graph.readouts["pointwise"].output.as_optional(False)
+    return {"bool": "bool", "label": "label"}.get(out.kind, "numeric"), str(out)
 
 
-def evaluate(graph: CheckedGraph, records: Iterable[dict], gold: dict[str, Any], with_baseline: bool = True) -> dict:
-    """The evaluation report: the graph's metrics and, optionally, the flat
-    weighted baseline's, over the items that have gold labels."""
-    recs = [r for r in records if gold.get(r["item"]) is not None]
-    modes = sorted({r["mode"] for r in recs})
-    report: dict[str, Any] = {"graph": graph.name, "items_with_gold": len(recs), "modes": {}}
-    weights = baseline_weights(graph) if with_baseline else None
-    kind = graph.scale.kind
-    for mode in modes:
-        rs = [r for r in recs if r["mode"] == mode]
-        golds = [gold[r["item"]] for r in rs]
-        decisions = [Decision.from_json(r["readout"]) for r in rs]
-        entry = {"graph": _metrics(mode, kind, decisions, golds)}
-        if weights is not None:
-            base = [_baseline_decision(graph, weights, r) for r in rs]
-            entry["weighted_baseline"] = _metrics(mode, kind, base, golds)
-            entry["weighted_baseline"]["weights"] = {k: round(v, 6) for k, v in weights.items()}
-        report["modes"][mode] = entry
-    return report
+def _reason(d: Decision | None, mode: str) -> str | None:
+    if d is None:
+        return NOT_JUDGED
+    if d.status == "error":
+        return FAILED
+    if d.status == "abstain" and mode == "pointwise":
+        return ABSTAINED
+    return None
 
 
-def strip_private(report: dict) -> dict:
-    """The report without the in-memory estimate objects (for JSON)."""
-    if isinstance(report, dict):
-        return {k: strip_private(v) for k, v in report.items() if not k.startswith("_")}
-    return report
+class Codes:
+    """Decisions and gold as the numbers `METRICS` reads: `code(gold, cids)`,
+    `decision(Decision, cids)` (cids: the item's candidate ids)."""
+
+    def __init__(self, graph: CheckedGraph, kind: str):
+        self.kind = kind
+        if kind == "label":
+            self.classes = list(graph.readouts["pointwise"].output.labels)
+        elif kind == "bool":
+            self.classes = ["false", "true"]
+        elif kind == "pairwise":
+            self.classes = ["first", "second", "tie"]
+        else:
+            self.classes = []
+
+    def code(self, value: Any, cids: tuple[str, ...]) -> float:
+        if self.kind == "numeric":
+            return float(value)
+        if self.kind == "bool":
+            return float(bool(value))
+        if self.kind == "label":
+            return float(self.classes.index(value))
+        return 2.0 if value == TIE else float(cids.index(value))
+
+    def decision(self, d: Decision, cids: tuple[str, ...]) -> float:
+        if self.kind == "pairwise" and d.status != "ok":
+            return float(ABSTAIN)
+        return self.code(d.decision, cids)
 
 
-def render_text(report: dict) -> str:
-    """A side-by-side table of the graph and its baseline."""
-    lines = [f"Evaluation of `{report['graph']}` on {report['items_with_gold']} items with gold labels"]
-    for mode, entry in report["modes"].items():
-        cols = [k for k in ("graph", "weighted_baseline") if k in entry]
-        lines.append("")
-        lines.append(f"{mode}:")
-        header = f"  {'metric':<14}" + "".join(f"{c.replace('_', ' '):>28}" for c in cols)
-        lines.append(header)
-        first = entry[cols[0]]
-        for name in first["_estimates"]:
-            row = f"  {name:<14}" + "".join(f"{entry[c]['_estimates'][name].text():>28}" for c in cols)
-            lines.append(row)
-        lines.append(f"  {'coverage':<14}" + "".join(f"{entry[c]['decided']:>18} / {entry[c]['n']:<7}" for c in cols))
-    lines.append("")
-    lines.append("Intervals: percentile bootstrap over items, 95%, 1000 resamples.")
+def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> ModeResult:
+    kind, judge = judge_kind(graph, mode)
+    left: list[LeftOut] = []
+    scored: list[Item] = []
+    for it in items:
+        if it.id not in gold:
+            left.append(LeftOut(it.id, NO_GOLD, None))
+            continue
+        reasons = [(c.name, r) for c in columns if (r := _reason(c.decisions.get(it.id), mode))]
+        left.extend(LeftOut(it.id, r, name) for name, r in reasons)
+        if not reasons:
+            scored.append(it)
+    codes = Codes(graph, kind)
+    g = [codes.code(gold[it.id], it.candidate_ids) for it in scored]
+    preds = {c.name: [codes.decision(c.decisions[it.id], it.candidate_ids) for it in scored] for c in columns}
+    samples = {c: {m: sample(stat, p, g) for m, stat in METRICS[kind].items()} for c, p in preds.items()}
+    first = columns[0].name
+    conf = None
+    if kind != "numeric":
+        predicted = codes.classes + (["abstain"] if kind == "pairwise" else [])
+        conf = {
+            c: {"gold": codes.classes, "predicted": predicted, "counts": confusion(p, g, len(predicted), len(codes.classes))}
+            for c, p in preds.items()
+        }
+    return ModeResult(
+        mode=mode,
+        judge=judge,
+        kind=kind,
+        items=len(items),
+        scored=tuple(it.id for it in scored),
+        left_out=tuple(left),
+        metrics={c: {m: s.estimate() for m, s in ms.items()} for c, ms in samples.items()},
+        differences={
+            c: {m: s.minus(samples[first][m]) for m, s in ms.items()} for c, ms in samples.items() if c != first
+        },
+        confusion=conf,
+    )
+
+
+def evaluate(
+    graph: CheckedGraph,
+    items: Sequence[Item],
+    gold: dict[str, Any],
+    columns: Sequence[Column],
+    mode: str | None = None,
+    notes: Sequence[str] = (),
+) -> Evaluation:
+    """Score every column against `gold` (canonical values, `read_gold`) on
+    the items that every column decided and that have gold; `graph` gives
+    the judge's type (every column judges the same task). Items are grouped
+    by mode (`mode`, or each item's shape)."""
+    if not columns:
+        raise ValueError("evaluate needs at least one column")
+    if len({c.name for c in columns}) < len(columns):
+        raise ValueError("column names must be unique")
+    by_mode: dict[str, list[Item]] = {}
+    for it in items:
+        by_mode.setdefault(mode or it.mode, []).append(it)
+    modes = {m: _score(graph, m, its, gold, columns) for m, its in sorted(by_mode.items())}
+    return Evaluation(tuple(columns), len(items), sum(1 for it in items if it.id in gold), modes, tuple(notes))
+
+
+# --- text ---------------------------------------------------------------------------
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    fmt = lambda r: "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()  # noqa: E731
+    return [fmt(header), *map(fmt, rows)]
+
+
+def _signed(e: Estimate) -> str:
+    if e.value is None:
+        return "n/a"
+    if e.low is None:
+        return f"{e.value:+.3f}"
+    return f"{e.value:+.3f} [{e.low:+.3f}, {e.high:+.3f}]"
+
+
+_SHOWN_IDS = 10
+
+
+def render_text(ev: Evaluation) -> str:
+    """The report as text: per mode, the metrics of every column side by side,
+    the paired differences against the first column, the confusion matrices
+    and the items left out."""
+    first = ev.columns[0].name
+    lines = [f"Evaluation on {ev.items} items, {ev.items_with_gold} with gold labels"]
+    for c in ev.columns:
+        if c.weights is not None:
+            w = ", ".join(f"{k} {v:.4g}" for k, v in c.weights.items()) or "no criteria"
+            lines.append(f"  {c.name} of `{c.graph}`: weights {w}")
+    lines += [f"  note: {n}" for n in ev.notes]
+    for mode, r in ev.modes.items():
+        lines += ["", f"{mode} ({r.judge}): {len(r.scored)} of {r.items} items scored in every column"]
+        if not r.scored:
+            lines += _left_out_text(r)
+            continue
+        names = list(r.metrics)
+        rows = [[m] + [r.metrics[c][m].text() for c in names] for m in METRICS[r.kind]]
+        lines += _table(["metric", *names], rows)
+        if r.differences:
+            lines += ["", f"  paired differences, each column minus `{first}`:"]
+            rows = [[m] + [_signed(r.differences[c][m]) for c in r.differences] for m in METRICS[r.kind]]
+            lines += _table(["metric", *r.differences], rows)
+        if r.confusion:
+            for c, m in r.confusion.items():
+                lines += ["", f"  confusion of `{c}` (rows: gold, columns: decision):"]
+                lines += _table(["", *m["predicted"]], [[g, *map(str, row)] for g, row in zip(m["gold"], m["counts"])])
+        lines += _left_out_text(r)
+    lines += ["", f"Intervals: percentile bootstrap over items, 95%, {BOOTSTRAP_SAMPLES} resamples (seed {SEED})."]
     return "\n".join(lines)
+
+
+def _left_out_text(r: ModeResult) -> list[str]:
+    if not r.left_out:
+        return []
+    n = len({x.item for x in r.left_out})
+    out = ["", f"  left out of every column: {n} items"]
+    groups: dict[tuple[str, str | None], list[str]] = {}
+    for x in r.left_out:
+        groups.setdefault((x.reason, x.column), []).append(x.item)
+    for (reason, column), ids in sorted(groups.items(), key=lambda kv: (REASONS.index(kv[0][0]), kv[0][1] or "")):
+        where = f" in `{column}`" if column else ""
+        shown = ", ".join(ids[:_SHOWN_IDS]) + (f", ... {len(ids) - _SHOWN_IDS} more (--format json lists all)" if len(ids) > _SHOWN_IDS else "")
+        out.append(f"    {reason}{where}: {len(ids)} ({shown})")
+    return out

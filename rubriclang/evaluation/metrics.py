@@ -1,12 +1,32 @@
-"""Agreement metrics between a judge's decisions and gold labels.
+"""Agreement metrics between a judge's decisions and gold labels (formulas:
+docs/evaluation.md).
 
-Every figure comes with a percentile bootstrap 95% interval over items
-(fixed seed, so reports are reproducible byte for byte).
+Public API:
+
+- `METRICS`: judge kind (`numeric`, `bool`, `label`, `pairwise`) -> metric
+  name -> `Stat`, a function of encoded (prediction, gold) arrays, one row
+  per bootstrap resample, giving one value per row (NaN where undefined).
+- `figure(kind, name, pred, gold)`: one metric's value with no interval
+  (what `rbg fit` optimises), None when undefined.
+- `Sampled`, `sample(stat, pred, gold)`: a metric on the items and on every
+  resample; `.estimate()` gives an `Estimate`, `.minus(other)` the paired
+  difference (both columns resampled with the same item indices).
+- `confusion(pred, gold, k)`: the count matrix of categorical codes.
+- `bootstrap(stat, *columns)`: a scalar statistic with an interval (the
+  audit's rates).
+
+Encodings: numeric judges as numbers; `bool` and `label` judges as class
+indices; pairwise decisions as 0 (first candidate), 1 (second), 2 (tie), 3
+(abstain), and pairwise gold as 0, 1 or 2. Every interval is a percentile
+bootstrap over items, 95%, with a fixed seed, so reports are reproducible
+byte for byte; numpy's warnings about undefined figures are silenced, since
+an undefined figure is reported as `n/a`.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Callable, Sequence
 
 import attrs
@@ -14,6 +34,8 @@ import numpy as np
 
 BOOTSTRAP_SAMPLES = 1000
 SEED = 20261130
+
+FIRST, SECOND, TIE, ABSTAIN = 0, 1, 2, 3
 
 
 @attrs.frozen
@@ -32,12 +54,204 @@ class Estimate:
     def text(self, digits: int = 3) -> str:
         if self.value is None:
             return "n/a"
+        if self.low is None:
+            return f"{self.value:.{digits}f}"
         return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+class _quiet:
+    """numpy and scipy warnings off: an undefined figure is NaN, shown as n/a."""
+
+    def __enter__(self):
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore")
+        self._e = np.errstate(all="ignore")
+        self._e.__enter__()
+
+    def __exit__(self, *exc):
+        self._e.__exit__(*exc)
+        self._w.__exit__(*exc)
+
+
+def resamples(n: int, samples: int = BOOTSTRAP_SAMPLES) -> np.ndarray:
+    """The bootstrap's item indices, (samples, n), from the fixed seed: every
+    column scored on the same n items is resampled identically (paired)."""
+    return np.random.default_rng(SEED).integers(0, n, size=(samples, n))
+
+
+def _percentile(values: np.ndarray) -> tuple[float | None, float | None]:
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None, None
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _finite(x) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+Stat = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@attrs.frozen(eq=False)
+class Sampled:
+    """A metric on the items (`point`) and on each resample (`rows`)."""
+
+    point: float | None
+    rows: np.ndarray
+    n: int
+
+    def estimate(self) -> Estimate:
+        if self.point is None:
+            return Estimate(None, None, None, self.n)
+        low, high = _percentile(self.rows)
+        return Estimate(self.point, low, high, self.n)
+
+    def minus(self, base: "Sampled") -> Estimate:
+        """self - base, with the paired bootstrap interval."""
+        if self.point is None or base.point is None:
+            return Estimate(None, None, None, self.n)
+        with _quiet():
+            low, high = _percentile(self.rows - base.rows)
+        return Estimate(self.point - base.point, low, high, self.n)
+
+
+def sample(stat: Stat, pred: Sequence, gold: Sequence, samples: int = BOOTSTRAP_SAMPLES) -> Sampled:
+    """`stat` on the paired columns and on every resample of them."""
+    p = np.asarray(pred, dtype=float)
+    g = np.asarray(gold, dtype=float)
+    n = len(p)
+    if n == 0:
+        return Sampled(None, np.empty(0), 0)
+    idx = resamples(n, samples)
+    with _quiet():
+        point = _finite(stat(p[None, :], g[None, :])[0])
+        rows = np.asarray(stat(p[idx], g[idx]), dtype=float)
+    return Sampled(point, rows, n)
+
+
+def figure(kind: str, name: str, pred: Sequence, gold: Sequence) -> float | None:
+    """One metric on the items, with no interval; None when undefined."""
+    p = np.asarray(pred, dtype=float)[None, :]
+    g = np.asarray(gold, dtype=float)[None, :]
+    if p.size == 0:
+        return None
+    with _quiet():
+        return _finite(METRICS[kind][name](p, g)[0])
+
+
+# --- statistics, one value per row --------------------------------------------
+
+
+def _mean(mask: np.ndarray) -> np.ndarray:
+    return mask.mean(axis=-1)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return num.sum(axis=-1) / den.sum(axis=-1)
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row pair; NaN where a row is constant."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    return (xc * yc).sum(-1) / np.sqrt((xc * xc).sum(-1) * (yc * yc).sum(-1))
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    # Pearson on average ranks (ties share their mean rank).
+    return _pearson(rankdata(x, axis=-1), rankdata(y, axis=-1))
+
+
+def _kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    from scipy.stats import kendalltau
+
+    out = np.full(len(x), np.nan)
+    for i, (a, b) in enumerate(zip(x, y)):
+        if np.ptp(a) > 0 and np.ptp(b) > 0:
+            out[i] = kendalltau(a, b).statistic  # tau-b
+    return out
+
+
+def _classes(p: np.ndarray, g: np.ndarray) -> int:
+    return int(max(p.max(), g.max())) + 1
+
+
+def _macro_f1(p: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Mean F1 over the classes present in the gold or the predictions of a row."""
+    f1s = []
+    for c in range(_classes(p, g)):
+        tp = ((p == c) & (g == c)).sum(-1)
+        fp = ((p == c) & (g != c)).sum(-1)
+        fn = ((p != c) & (g == c)).sum(-1)
+        den = 2 * tp + fp + fn
+        f1s.append(np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), np.nan))
+    return np.nanmean(np.stack(f1s), axis=0)
+
+
+def _kappa(p: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Cohen's kappa: (observed - chance agreement) / (1 - chance agreement)."""
+    po = (p == g).mean(-1)
+    pe = sum((p == c).mean(-1) * (g == c).mean(-1) for c in range(_classes(p, g)))
+    return (po - pe) / (1 - pe)
+
+
+def _decided(p):
+    return p <= SECOND
+
+
+METRICS: dict[str, dict[str, Stat]] = {
+    "numeric": {
+        "exact": lambda p, g: _mean(p == g),
+        "within_1": lambda p, g: _mean(np.abs(p - g) <= 1),
+        "mae": lambda p, g: _mean(np.abs(p - g)),
+        "pearson": _pearson,
+        "spearman": _spearman,
+        "kendall": _kendall,
+    },
+    "bool": {
+        "accuracy": lambda p, g: _mean(p == g),
+        "precision": lambda p, g: _ratio((p == 1) & (g == 1), p == 1),
+        "recall": lambda p, g: _ratio((p == 1) & (g == 1), g == 1),
+        "macro_f1": _macro_f1,
+        "kappa": _kappa,
+    },
+    "label": {
+        "accuracy": lambda p, g: _mean(p == g),
+        "macro_f1": _macro_f1,
+        "kappa": _kappa,
+    },
+    "pairwise": {
+        # Over items with a non-tie gold on which the judge picked a candidate.
+        "accuracy": lambda p, g: _ratio((p == g) & _decided(p) & (g != TIE), _decided(p) & (g != TIE)),
+        # Three-way, ties included, over items the judge answered (candidate or tie).
+        "agreement": lambda p, g: _ratio((p == g) & (p != ABSTAIN), p != ABSTAIN),
+        "coverage": lambda p, g: _mean(_decided(p)),
+        "tie_rate": lambda p, g: _mean(p == TIE),
+        "abstain_rate": lambda p, g: _mean(p == ABSTAIN),
+    },
+}
+
+
+def confusion(pred: Sequence[int], gold: Sequence[int], n_pred: int, n_gold: int) -> list[list[int]]:
+    """counts[gold class][predicted class]."""
+    counts = [[0] * n_pred for _ in range(n_gold)]
+    for p, g in zip(pred, gold):
+        counts[int(g)][int(p)] += 1
+    return counts
+
+
+# --- scalar statistics (the audit's rates) ---------------------------------------
 
 
 def _safe(fn, *cols) -> float | None:
     try:
-        with np.errstate(all="ignore"):
+        with _quiet():
             v = float(fn(*cols))
     except (ValueError, ZeroDivisionError, FloatingPointError):
         return None
@@ -51,102 +265,9 @@ def bootstrap(stat: Callable[..., float], *columns: Sequence[float], samples: in
     if n == 0:
         return Estimate(None, None, None, 0)
     point = _safe(stat, *cols)
-    rng = np.random.default_rng(SEED)
-    idx = rng.integers(0, n, size=(samples, n))
-    values = [v for row in idx if (v := _safe(stat, *(c[row] for c in cols))) is not None]
-    if point is None or not values:
-        return Estimate(point, None, None, n)
-    low, high = np.percentile(values, [2.5, 97.5])
-    return Estimate(point, float(low), float(high), n)
-
-
-def _ranks(a: np.ndarray) -> np.ndarray:
-    """Average ranks along the last axis (ties share their mean rank)."""
-    from scipy.stats import rankdata
-
-    return rankdata(a, axis=-1)
-
-
-def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson's r of each row pair; NaN where a row is constant."""
-    xc = x - x.mean(axis=-1, keepdims=True)
-    yc = y - y.mean(axis=-1, keepdims=True)
-    with np.errstate(all="ignore"):
-        return (xc * yc).sum(-1) / np.sqrt((xc * xc).sum(-1) * (yc * yc).sum(-1))
-
-
-def correlation(kind: str, x: Sequence[float], y: Sequence[float], samples: int = BOOTSTRAP_SAMPLES) -> Estimate:
-    """Pearson, Spearman or Kendall (tau-b) with a bootstrap interval.
-
-    Pearson and Spearman are computed for all resamples at once (Spearman is
-    Pearson on average ranks); Kendall's tau-b goes through scipy per sample.
-    Constant inputs have no correlation: those samples are dropped."""
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    n = len(x)
-    if n == 0:
-        return Estimate(None, None, None, 0)
-    rng = np.random.default_rng(SEED)
-    idx = rng.integers(0, n, size=(samples, n))
-    if kind == "kendall":
-        return bootstrap(_kendall, x, y, samples=samples)
-    xs, ys = x[idx], y[idx]
-    if kind == "spearman":
-        point = _pearson_rows(_ranks(x), _ranks(y))
-        values = _pearson_rows(_ranks(xs), _ranks(ys))
-    else:
-        point = _pearson_rows(x, y)
-        values = _pearson_rows(xs, ys)
-    point = float(point) if np.isfinite(point) else None
-    values = values[np.isfinite(values)]
+    idx = resamples(n, samples)
+    values = np.array([v for row in idx if (v := _safe(stat, *(c[row] for c in cols))) is not None])
     if point is None or values.size == 0:
         return Estimate(point, None, None, n)
-    low, high = np.percentile(values, [2.5, 97.5])
-    return Estimate(point, float(low), float(high), n)
-
-
-def _kendall(x, y):
-    from scipy.stats import kendalltau
-
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        raise ValueError("constant input")
-    return kendalltau(x, y).statistic
-
-
-def pointwise_metrics(pred: Sequence[float], gold: Sequence[float]) -> dict[str, Estimate]:
-    """Exact agreement, within-1 accuracy, MAE, and Pearson/Spearman/Kendall."""
-    return {
-        "exact": bootstrap(lambda p, g: np.mean(p == g), pred, gold),
-        "within_1": bootstrap(lambda p, g: np.mean(np.abs(p - g) <= 1), pred, gold),
-        "mae": bootstrap(lambda p, g: np.mean(np.abs(p - g)), pred, gold),
-        "pearson": correlation("pearson", pred, gold),
-        "spearman": correlation("spearman", pred, gold),
-        "kendall": correlation("kendall", pred, gold),
-    }
-
-
-def binary_metrics(pred: Sequence[bool], gold: Sequence[bool]) -> dict[str, Estimate]:
-    """Accuracy, and precision/recall of the positive class."""
-    p = [1.0 if x else 0.0 for x in pred]
-    g = [1.0 if x else 0.0 for x in gold]
-    return {
-        "accuracy": bootstrap(lambda a, b: np.mean(a == b), p, g),
-        "precision": bootstrap(lambda a, b: np.sum((a == 1) & (b == 1)) / np.sum(a == 1), p, g),
-        "recall": bootstrap(lambda a, b: np.sum((a == 1) & (b == 1)) / np.sum(b == 1), p, g),
-    }
-
-
-def pairwise_metrics(decisions: Sequence[str | None], gold: Sequence[str]) -> dict[str, Estimate]:
-    """Accuracy over decided items, coverage (decided / all), tie and abstain
-    rates. A decision is a candidate id, "tie", or None (abstain or error)."""
-    decided = [1.0 if d not in (None, "tie") else 0.0 for d in decisions]
-    correct = [1.0 if d == g else 0.0 for d, g in zip(decisions, gold)]
-    tie = [1.0 if d == "tie" else 0.0 for d in decisions]
-    abstain = [1.0 if d is None else 0.0 for d in decisions]
-    return {
-        "accuracy": bootstrap(lambda c, k: np.sum(c * k) / np.sum(k), correct, decided),
-        "accuracy_all": bootstrap(lambda c: np.mean(c), correct),
-        "coverage": bootstrap(lambda k: np.mean(k), decided),
-        "tie_rate": bootstrap(lambda t: np.mean(t), tie),
-        "abstain_rate": bootstrap(lambda a: np.mean(a), abstain),
-    }
+    low, high = _percentile(values)
+    return Estimate(point, low, high, n)

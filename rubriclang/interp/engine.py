@@ -17,7 +17,7 @@ import attrs
 
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.backend import CriterionBackend, Judgment, JudgmentRequest
-from rubriclang.interp.compose import Composer, Composition
+from rubriclang.interp.compose import Composer, Composition, ModeError
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.local import LocalBackend
 from rubriclang.interp.trace import criterion_hashes, graph_hash, trace_record
@@ -68,7 +68,10 @@ class Interpreter:
             raise ItemError(f"item `{item.id}`", f"a pairwise item needs exactly two candidates, it has {n}")
         if want == "pointwise" and n != 1:
             raise ItemError(f"item `{item.id}`", f"a pointwise item has one `response`, this one has {n} candidates", "run it with --mode pairwise")
-        self.composer.check_mode(want)
+        try:
+            self.composer.check_mode(want)
+        except ModeError as exc:
+            raise ItemError(f"item `{item.id}`", str(exc)) from None
         return want
 
     async def _judge(self, request: JudgmentRequest) -> Judgment:
@@ -122,6 +125,8 @@ class Interpreter:
                 yield await head
             except ItemError as exc:
                 for task in window:
+                    if task.done() and not task.cancelled():
+                        task.exception()  # retrieved: the first error is the one reported
                     task.cancel()
                 raise exc
         if error is not None:

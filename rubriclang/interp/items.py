@@ -6,7 +6,8 @@ Pairwise:  `{"id", "input", "responses": {"<id1>": "...", "<id2>": "..."}, "rubr
 `template = prometheus` in place of the criterion's question and anchors.
 Any item may carry `annotations` (human.annotation) and `recorded`
 (recorded.value): `{KEY: value}` for a pointwise item, `{CANDIDATE: {KEY: value}}`
-for a pairwise one.
+for a pairwise one. The format is documented in docs/traces.md ("Items and
+value tables").
 """
 
 from __future__ import annotations
@@ -52,8 +53,17 @@ def _text(value, where: str, field: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ItemError(where, f"`{field}` must be a string, got {type(value).__name__}")
+        raise ItemError(where, f"`{field}` must be a string, got {_json_type(value)}", "write it as a JSON string, in quotes")
     return value
+
+
+def _json_type(value) -> str:
+    """The JSON name of a decoded value's type."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    return {dict: "an object", list: "an array"}.get(type(value), type(value).__name__)
 
 
 def _optional_text(value, where: str, field: str) -> str | None:
@@ -103,7 +113,7 @@ def item_from_json(obj: Any, where: str, line: int = 0) -> Item:
         id=str(item_id),
         input=_text(obj.get("input"), where, "input"),
         candidates=candidates,
-        reference=obj.get("reference") if isinstance(obj.get("reference"), str) else None,
+        reference=_optional_text(obj.get("reference"), where, "reference"),
         gold=obj.get("gold"),
         rubric=_optional_text(obj.get("rubric"), where, "rubric"),
         annotations=_per_candidate(obj.get("annotations"), cids, where, "annotations"),

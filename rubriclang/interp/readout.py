@@ -9,9 +9,10 @@ reads out as abstain.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from rubriclang.catalog.types import JType, fmt_num
+from rubriclang.catalog.types import JType, fmt_num, fmt_short
 from rubriclang.checker.graph import PairwiseReadout, PointwiseReadout
 from rubriclang.interp.domain import coerce
 
@@ -99,7 +100,31 @@ def pairwise(readout: PairwiseReadout, scale: JType, cids: tuple[str, str], sink
 
 
 def describe(d: Decision) -> str:
-    """A decision in a few words, for tables and replay diffs."""
-    if d.status == "ok":
-        return fmt_num(d.decision) if isinstance(d.decision, (int, float)) and not isinstance(d.decision, bool) else str(d.decision).lower() if isinstance(d.decision, bool) else str(d.decision)
-    return d.status
+    """A decision in a few words, for tables and replay diffs (numbers to 4
+    significant digits)."""
+    if d.status != "ok":
+        return d.status
+    if isinstance(d.decision, bool):
+        return str(d.decision).lower()
+    if isinstance(d.decision, (int, float)):
+        return fmt_short(d.decision)
+    return str(d.decision)
+
+
+def transition_lines(changes: Iterable[tuple[str, str]], limit: int) -> list[str]:
+    """Changed decisions, `(item, "old -> new")`, grouped by transition (most
+    frequent first) as `  37 items: 5.667 -> 5.5 (a, b, ...)`, naming at
+    most `limit` items in all."""
+    groups: dict[str, list[str]] = {}
+    for item, t in changes:
+        groups.setdefault(t, []).append(item)
+    lines, budget, hidden = [], max(limit, 0), 0
+    for t, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shown, budget = ids[:budget], budget - min(budget, len(ids))
+        more = len(ids) - len(shown)
+        hidden += more
+        listed = ", ".join(shown) + (f", {more} more" if shown and more else "")
+        lines.append(f"  {len(ids)} item{'' if len(ids) == 1 else 's'}: {t}" + (f" ({listed})" if shown else ""))
+    if hidden:
+        lines.append(f"  ({hidden} items not named: --limit, or --format json, lists them all)")
+    return lines

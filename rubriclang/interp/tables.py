@@ -39,6 +39,13 @@ class ValueTable:
                     f"the item's candidates: {', '.join(candidates)}",
                 )
 
+    def unknown(self, ids) -> tuple[int, int, str]:
+        """(rows, items, `path:line` of the first such row): the rows naming
+        an item that is not in `ids`."""
+        missing = [i for i in self.lines if i not in ids]
+        rows = sum(len(self.lines[i]) for i in missing)
+        return rows, len(missing), self.lines[missing[0]][0][1] if missing else ""
+
     @classmethod
     def read(cls, path: str) -> "ValueTable":
         """Read a table; raises ItemError naming the file and line on bad input."""

@@ -1,4 +1,4 @@
-"""Traces: one JSON object per item, append-only, flushed per item.
+"""Traces: one JSON object per item, append-only, written per item.
 
 Serialization is canonical (sorted keys, fixed separators), so the same
 judgments give byte-identical traces. The schema is documented in
@@ -7,19 +7,25 @@ docs/traces.md; `SCHEMA` changes whenever a field changes meaning.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import stat
+import tempfile
 from typing import Any, Iterator
+
+import attrs
 
 from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import CheckedGraph, PairwiseReadout, PointwiseReadout
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.compose import Composition
+from rubriclang.errors import LocatedError
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.readout import Decision
-from rubriclang.jsonl import read_jsonl
+from rubriclang.jsonl import JsonLines
 
 SCHEMA = "rubriclang.trace/1"
 
@@ -171,50 +177,312 @@ def trace_record(
     }
 
 
-class TraceWriter:
-    """Appends records to a JSON Lines file, one flushed line per item."""
+class OutputError(LocatedError):
+    """A trace file that cannot be written: a full disk, an I/O error, a
+    file that changed under the run. What was written before stays."""
 
-    def __init__(self, path: str):
+
+class TraceWriter:
+    """Appends records to a trace file, one line per item, each written to
+    the file (not a buffer) before the next.
+
+    Given the `TraceFile` that `scan_trace` read, it first checks that the
+    file has not changed since, then cuts a torn last line in place (never
+    rewriting the file). A failed write raises OutputError at once."""
+
+    def __init__(self, path: str, state: "TraceFile | None" = None):
         self.path = path
-        self._fh = open(path, "a", encoding="utf-8")
+        try:
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except OSError as exc:
+            raise OutputError(path, f"cannot write it: {exc.strerror or exc}") from None
+        if state is not None:
+            self._continue(state)
+
+    def _continue(self, state: "TraceFile") -> None:
+        size = os.fstat(self._fd).st_size
+        if size != state.size:
+            self.close()
+            raise OutputError(self.path, f"the file changed while it was read ({state.size} bytes, now {size})", "is another run writing it?")
+        if state.end < size:
+            try:
+                os.ftruncate(self._fd, state.end)
+            except OSError as exc:
+                self.close()
+                raise OutputError(self.path, f"cannot cut its torn last line: {exc.strerror or exc}") from None
 
     def write(self, record: dict) -> None:
-        self._fh.write(canonical_json(record) + "\n")
-        self._fh.flush()
+        data = (canonical_json(record) + "\n").encode("utf-8")
+        try:
+            while data:
+                data = data[os.write(self._fd, data):]
+        except OSError as exc:
+            # A partial line may be left: resuming cuts it, as after a kill.
+            raise OutputError(self.path, f"cannot write it: {exc.strerror or exc}", "fix the cause (free space?) and run the same command again: it resumes") from None
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+_STATUSES = frozenset({"ok", "abstain", "error"})
+_MODES = {"pointwise": 1, "pairwise": 2}
+_FIELDS = (("item", str), ("graph", dict), ("mode", str), ("candidates", list), ("criteria", dict), ("readout", dict))
+
+
+def check_record(rec: Any, where: str) -> dict:
+    """`rec` if it is a well-formed trace record, else ItemError at `where`.
+
+    The one check every reader of traces (replay, eval, diff, resume) relies
+    on, so none of them meets a missing field or a null where a judgment
+    belongs: the fields they read are present and have their types."""
+    # On the replay hot path: exact-class tests (JSON decodes to plain types).
+    if rec.__class__ is not dict or rec.get("schema") != SCHEMA:
+        raise ItemError(where, f"not a {SCHEMA} trace record")
+    for name, kind in _FIELDS:
+        if rec.get(name).__class__ is not kind:
+            raise _bad(where, f"the trace record has no `{name}`" if name not in rec else f"`{name}` must be {_KINDS[kind]}, got {_kind(rec[name])}")
+    graph = rec["graph"]
+    if graph.get("hash").__class__ is not str or graph.get("name").__class__ is not str:
+        raise _bad(where, "`graph` needs a string `name` and `hash`")
+    if graph.get("criteria").__class__ is not dict:
+        raise _bad(where, "`graph.criteria` must be an object of criterion hashes")
+    mode, cids = rec["mode"], rec["candidates"]
+    want = _MODES.get(mode)
+    if want is None:
+        raise _bad(where, f"`mode` must be pointwise or pairwise, got `{mode}`")
+    # One or two candidates: the first and the last are all of them.
+    if len(cids) != want or cids[0].__class__ is not str or cids[-1].__class__ is not str or (want == 2 and cids[0] == cids[1]):
+        raise _bad(where, f"`candidates` must be {want} distinct candidate id(s) for a {mode} record")
+    for name, per in rec["criteria"].items():
+        if per.__class__ is not dict:
+            raise _bad(where, f"`criteria.{name}` must be an object of judgments by candidate, got {_kind(per)}")
+        for cid in cids:
+            j = per.get(cid)
+            if j.__class__ is not dict or "value" not in j:
+                raise _bad(where, f"`criteria.{name}.{cid}` must be a judgment (an object with a `value`), got {_kind(j)}")
+            error = j.get("error")
+            if error is not None and error.__class__ is not str:
+                raise _bad(where, f"`criteria.{name}.{cid}.error` must be a string or null")
+    if rec["readout"].get("status") not in _STATUSES:
+        raise _bad(where, "`readout.status` must be ok, abstain or error")
+    return rec
+
+
+def _bad(where: str, message: str) -> ItemError:
+    return ItemError(where, message, "this line was not written by `rbg run`; remove it, or judge the item again")
+
+
+_KINDS = {str: "a string", dict: "an object", list: "an array"}
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+def _records(lines: JsonLines) -> Iterator[tuple[int, dict]]:
+    seen: dict[str, int] = {}
+    for where, rec in lines:
+        check_record(rec, where)
+        n = lines.count
+        first = seen.setdefault(rec["item"], n)
+        if first != n:
+            raise ItemError(where, f"item `{rec['item']}` is traced twice (first at {lines.path}:{first})", "a trace holds one line per item: remove one of them")
+        yield n, rec
 
 
 def read_traces(path: str) -> Iterator[tuple[int, dict]]:
-    """(line, record) from a trace file; raises ItemError naming a bad line."""
-    for where, rec in read_jsonl(path, ItemError, what="trace line"):
-        if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
-            raise ItemError(where, f"not a {SCHEMA} trace record")
-        yield int(where.rsplit(":", 1)[1]), rec
+    """(line, record) from a trace file, each checked by `check_record`, no
+    item twice; raises ItemError naming a bad line."""
+    return _records(JsonLines(path, ItemError, what="trace line"))
 
 
-def finished_items(path: str, ghash: str) -> set[str]:
-    """Ids already traced in `path`, for resuming. A torn last line (from a
-    killed run) is cut off; a record of another graph is an error."""
-    if not os.path.exists(path):
-        return set()
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if data and not data.endswith(b"\n"):
-        keep = data.rfind(b"\n") + 1
-        with open(path, "r+b") as fh:
-            fh.truncate(keep)
-    done = set()
-    for n, rec in read_traces(path):
-        if rec["graph"]["hash"] != ghash:
-            raise ItemError(
-                f"{path}:{n}",
-                f"this trace was written by another version of the graph ({rec['graph']['hash'][:19]}...)",
-                "write to a new --out file, or remove this one to start over",
-            )
-        done.add(rec["item"])
-    return done
+# Records are canonical JSON with sorted keys: every one starts like this.
+RECORD_START = b'{"candidates":'
+
+
+@attrs.frozen
+class TraceFile:
+    """What an existing --out holds, for resuming: the graph hash of its
+    records, each traced item's readout status (file order) and line, and
+    where complete lines end (`end`; `size` is the file's size, more when a
+    kill tore the last line)."""
+
+    path: str
+    exists: bool
+    graph: str | None = None  # the records' graph hash; None when there are none
+    statuses: dict[str, str] = attrs.field(factory=dict)
+    lines: dict[str, int] = attrs.field(factory=dict)  # item -> line number
+    end: int = 0
+    size: int = 0
+    # criterion -> judge fingerprint -> (first line, profile, model) of the
+    # LLM judgments in the file, so a resumed run can refuse another judge.
+    judges: dict[str, dict[str, tuple[int, str | None, str | None]]] = attrs.field(factory=dict)
+
+    def other_judges(self, expected: dict[str, str], skip=()) -> list[tuple[str, int, str | None, str | None]]:
+        """(criterion, line, profile, model) of each judge in the file that
+        is not the one this run would ask (`expected`: criterion ->
+        fingerprint), outside the items in `skip` (those being re-judged)."""
+        out = []
+        for crit, seen in sorted(self.judges.items()):
+            for fp, (line, profile, model) in sorted(seen.items(), key=lambda kv: kv[1][0]):
+                if crit in expected and fp != expected[crit] and line not in skip:
+                    out.append((crit, line, profile, model))
+        return out
+
+    def counts(self, skip=()) -> dict[str, int]:
+        """ok / abstain / error among the traced items, less `skip`."""
+        out = dict.fromkeys(sorted(_STATUSES), 0)
+        for item, status in self.statuses.items():
+            if item not in skip:
+                out[status] += 1
+        return out
+
+    def errored(self) -> set[str]:
+        """The items whose readout is an error."""
+        return {item for item, status in self.statuses.items() if status == "error"}
+
+
+def scan_trace(path: str, ghash: str) -> TraceFile:
+    """Read an existing trace file (streaming, nothing changed) before a run
+    appends to it: every line must be a trace record that the run may
+    continue (`_resumable`), no item twice, and a torn last line must look
+    like the start of a record. Raises ItemError naming the file (and line)
+    otherwise, and for an --out that is not a regular file, or whose folder
+    is missing."""
+    if not usable_out(path):
+        return TraceFile(path, exists=False)
+    lines = JsonLines(path, ItemError, what="trace line", keep_torn=True)
+    statuses: dict[str, str] = {}
+    numbers: dict[str, int] = {}
+    judges: dict[str, dict[str, tuple[int, str | None, str | None]]] = {}
+    for n, rec in _records(lines):
+        _resumable(rec, f"{path}:{n}", ghash)
+        statuses[rec["item"]] = rec["readout"]["status"]
+        numbers[rec["item"]] = n
+        for crit, per in rec["criteria"].items():
+            for j in per.values():
+                fp = j.get("fingerprint")
+                if fp is not None and fp not in judges.get(crit, {}):
+                    judges.setdefault(crit, {})[fp] = (n, j.get("profile"), j.get("model"))
+    torn = lines.torn
+    if torn and not torn.isspace() and not (torn.startswith(RECORD_START) or RECORD_START.startswith(torn)):
+        raise ItemError(f"{path}:{lines.count + 1}", "the last line is not a trace record, nor the start of one", "is this a trace file? give --out a new file")
+    return TraceFile(path, True, ghash if statuses else None, statuses, numbers, lines.end, lines.end + len(torn), judges)
+
+
+def _resumable(rec: dict, where: str, ghash: str) -> None:
+    """Raise ItemError at `where` unless a run of the graph `ghash` may append to the file holding `rec`."""
+    if rec["graph"]["hash"] != ghash:
+        raise ItemError(
+            where,
+            f"this trace was written by another version of the graph ({rec['graph']['hash'][:19]}...)",
+            "write to a new --out file, or remove this one to start over",
+        )
+
+
+def usable_out(path: str) -> bool:
+    """Whether --out exists; ItemError when it cannot be a trace file: not a
+    regular file (a pipe, a device, a folder, this command's own stdout), not
+    readable and writable, or a new file in a missing or read-only folder."""
+    if not os.path.lexists(path):
+        folder = os.path.dirname(path) or "."
+        if not os.path.isdir(folder):
+            problem = "is not a folder" if os.path.exists(folder) else "does not exist"
+            raise ItemError(path, f"the folder `{folder}` {problem}", "create it first, or give another --out")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise ItemError(path, f"the folder `{folder}` is not writable", "give another --out")
+        return False
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ItemError(path, f"cannot read it: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ItemError(path, f"--out must be a regular file, and this is {_file_kind(st.st_mode)}", "traces are read back to resume: give a file path")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise ItemError(path, "the file is not readable and writable", "give another --out, or change its permissions")
+    for fd, name in ((1, "standard output"), (2, "standard error")):
+        try:
+            other = os.fstat(fd)
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            raise ItemError(path, f"--out is this command's {name}", "give --out a file of its own")
+    return True
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a pipe"), (stat.S_ISCHR, "a terminal or device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def without_items(state: TraceFile, items: set[str]) -> TraceFile:
+    """Rewrite the trace file without the lines of `items` (nor a torn last
+    line), atomically: a temporary file in the same folder with the file's
+    permissions, fsynced, renamed over it, the folder fsynced. A kill at
+    any moment leaves the old file or the new one, whole. Returns what the
+    new file holds."""
+    drop = {state.lines[i] for i in items}
+    target = os.path.realpath(state.path)
+    folder = os.path.dirname(target)
+    statuses: dict[str, str] = {}
+    numbers: dict[str, int] = {}
+    by_line = {n: item for item, n in state.lines.items()}
+    try:
+        with open(target, "rb") as src:
+            st = os.fstat(src.fileno())
+            if st.st_size != state.size:
+                raise OutputError(state.path, f"the file changed while it was read ({state.size} bytes, now {st.st_size})", "is another run writing it?")
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    kept = 0
+                    for n, raw in enumerate(iter(lambda: src.readline(), b""), 1):
+                        if src.tell() > state.end:
+                            break  # the torn last line
+                        if n in drop:
+                            continue
+                        out.write(raw)
+                        kept += 1
+                        if n in by_line:
+                            statuses[by_line[n]] = state.statuses[by_line[n]]
+                            numbers[by_line[n]] = kept
+                    out.flush()
+                    os.fchmod(out.fileno(), stat.S_IMODE(st.st_mode))
+                    os.fsync(out.fileno())
+                    end = out.tell()
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                raise
+    except OSError as exc:
+        raise OutputError(state.path, f"cannot rewrite it: {exc.strerror or exc}", "nothing was changed; fix the cause and run again") from None
+    _fsync_folder(folder)
+    return TraceFile(state.path, True, state.graph if statuses else None, statuses, numbers, end, end)
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make a rename in `folder` durable (where folders can be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def decision_of(rec: dict) -> Decision:

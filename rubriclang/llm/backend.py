@@ -113,6 +113,14 @@ class LLMBackend:
             return attrs.evolve(profile.sampling, logprobs=True, top_logprobs=_TOP_LOGPROBS)
         return profile.sampling
 
+    def fingerprint(self, crit: Criterion) -> str | None:
+        """The fingerprint this backend's judgments of `crit` will carry
+        (None for a criterion on a profile it was not given)."""
+        name = crit.params.get("model")
+        if name not in self.callers:
+            return None
+        return self.callers[name].fingerprint(self._sampling_for(crit, self.profiles[name]))
+
     def _meta(self, crit: Criterion, caller: Caller, sampling: Sampling) -> dict[str, Any]:
         return {
             "backend": self.name,

@@ -32,6 +32,7 @@ from rubriclang.jsonl import read_jsonl
 from rubriclang.llm.backend import LLMBackend
 from rubriclang.llm.cache import CallCache, call_key
 from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
+from rubriclang.llm.redact import Redactor
 
 BATCH_URL = "/v1/chat/completions"
 
@@ -146,10 +147,12 @@ class Results:
     failures: dict[str, str]
 
 
-def read_results(path: str, model: str) -> Results:
+def read_results(path: str, model: str, redactor: Redactor = Redactor(None)) -> Results:
     """Batch API result lines: `{"custom_id", "response": {"status_code",
     "body"}, "error"}`. Raises BatchError (naming the line) when a line is
-    not a result at all; a failed request is recorded, not raised."""
+    not a result at all; a failed request is recorded, not raised. The
+    answers and failures are redacted with `redactor` (the key the batch
+    ran with may be echoed in them)."""
     completions: dict[str, Completion] = {}
     failures: dict[str, str] = {}
     for where, row in read_jsonl(path, BatchError):
@@ -159,13 +162,13 @@ def read_results(path: str, model: str) -> Results:
         response = row.get("response")
         error = row.get("error")
         if error:
-            failures[ident] = _error_text(error)
+            failures[ident] = redactor.text(_error_text(error))
         elif not isinstance(response, dict) or response.get("status_code") != 200:
             status = response.get("status_code") if isinstance(response, dict) else None
             failures[ident] = f"HTTP {status}" if status is not None else "no response"
         else:
             try:
-                completions[ident] = completion_from_body(response.get("body"), model)
+                completions[ident] = redactor.completion(completion_from_body(response.get("body"), model))
             except ValueError as exc:
                 raise BatchError(where, f"`response.body`: {exc}") from None
             failures.pop(ident, None)

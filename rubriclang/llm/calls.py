@@ -26,14 +26,16 @@ _NO_STRUCTURED = "no_response_format"
 @attrs.define
 class Usage:
     """What a run spent: calls made to a server (failed ones included, cache
-    hits excluded), their tokens, and the calls answered without a server
-    (from the cache, or shared with an identical call in flight). Mutable:
-    it is a running tally."""
+    hits excluded), their tokens, and the calls answered without a server:
+    from the cache, or `shared` with an identical call in flight (the two
+    candidates of an `llm.compare` share each call). Mutable: it is a
+    running tally."""
 
     calls: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    shared: int = 0
 
     def to_json(self) -> dict:
         return attrs.asdict(self)
@@ -97,7 +99,7 @@ class Caller:
                 return hit
         shared = self._in_flight.get(key)
         if shared is not None:  # the same call is being made: wait for it
-            self.usage.cache_hits += 1
+            self.usage.shared += 1
             return await asyncio.shield(shared)
         future = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future

@@ -5,13 +5,22 @@ It spreads requests over several base URLs (least busy first), limits the
 requests in flight per endpoint, reuses connections, and retries transient
 failures (429, 5xx, timeouts, dropped connections, unparseable bodies) with
 exponential backoff and full jitter, honouring `Retry-After`. The API key is
-sent in a header and never appears in an error message, a log or a cache.
+sent in a header and never appears in an error message, a log or a cache:
+every error and every reply is redacted (`rubriclang.llm.redact`) before it
+leaves the client.
+
+Each request has two clocks: `timeout`, the longest wait for any one read
+(or connect, or write), and `deadline`, the longest the whole request may
+take, so a server trickling bytes cannot hold it forever; a request past its
+deadline is retried like a timeout. An answer larger than `max_reply_bytes`
+is not read further and fails the call (`reply_too_large`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import random
 import time
 from typing import Any
@@ -19,7 +28,14 @@ from typing import Any
 import attrs
 import httpx
 
-from rubriclang.llm.transport import PoolTransport, direct_mounts
+from rubriclang.llm.redact import Redactor
+from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts
+
+# The largest answer read: replies are kilobytes, and even top-20 logprobs of
+# thousands of tokens stay below this.
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
+# The deadline of a request, when none is given, in multiples of the timeout.
+DEADLINE_PER_TIMEOUT = 4
 
 
 @attrs.frozen
@@ -106,9 +122,10 @@ class Completion:
 
 
 class LLMError(Exception):
-    """A call that failed for good. `kind`: unreachable, timeout, http,
-    bad_response, unknown_model, auth, unsupported (the server rejected the
-    request's `response_format`)."""
+    """A call that failed for good. `kind`: unreachable, timeout (a read
+    timeout or the request's deadline), http, bad_response, unknown_model,
+    auth, unsupported (the server rejected the request's `response_format`),
+    reply_too_large."""
 
     def __init__(self, kind: str, message: str, status: int | None = None, attempts: int = 1):
         super().__init__(message)
@@ -164,9 +181,13 @@ class OpenAIClient:
         backoff_max: float = 30.0,
         seed: int | None = None,
         identity: str | None = None,
+        deadline: float | None = None,
+        max_reply_bytes: int | None = None,
     ):
         if not base_urls:
             raise ValueError("at least one base URL is needed")
+        self.deadline = deadline if deadline is not None else DEADLINE_PER_TIMEOUT * timeout
+        self.max_reply_bytes = max_reply_bytes or DEFAULT_MAX_REPLY_BYTES
         self.endpoints = [_Endpoint(_v1(u), per_endpoint) for u in base_urls]
         # None: the servers' only model, found by `check_model`.
         self.model = model
@@ -174,7 +195,7 @@ class OpenAIClient:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self._rng = random.Random(seed)
-        self._secret = api_key
+        self._redactor = Redactor(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         limits = httpx.Limits(max_connections=per_endpoint * len(self.endpoints), max_keepalive_connections=per_endpoint * len(self.endpoints))
         # A user's HTTP(S)_PROXY must not capture calls to a server on this machine.
@@ -183,7 +204,7 @@ class OpenAIClient:
         # pool: httpx's own costs milliseconds of CPU per call at dozens in
         # flight. https (hosted APIs) and proxied calls keep httpx's default
         # transport, which `limits` is for.
-        mounts = direct_mounts([e.url for e in self.endpoints], PoolTransport(per_endpoint), trust_env=not local)
+        mounts = direct_mounts([e.url for e in self.endpoints], PoolTransport(per_endpoint, max_body=self.max_reply_bytes), trust_env=not local)
         self._http = _CookielessClient(
             headers=headers, timeout=httpx.Timeout(timeout), limits=limits, trust_env=not local, mounts=mounts
         )
@@ -218,10 +239,44 @@ class OpenAIClient:
     def _redact(self, err: LLMError) -> LLMError:
         # A server may echo what it was sent (some quote the key they refused):
         # the key never leaves this object, not even inside an error message.
-        if not self._secret or self._secret not in err.message:
-            return err
-        message = err.message.replace(self._secret, "***")
-        return LLMError(err.kind, message, err.status, err.attempts)
+        message = self._redactor.text(err.message)
+        return err if message == err.message else LLMError(err.kind, message, err.status, err.attempts)
+
+    async def _fetch(self, method: str, url, body: dict | None = None) -> "_Answer":
+        """One request and its whole answer, within the deadline; raises
+        TimeoutError past it, ReplyTooLarge past the size cap, and httpx's
+        errors."""
+        cap = self.max_reply_bytes
+        async with asyncio.timeout(self.deadline):
+            async with self._http.stream(method, url, json=body) as r:
+                # The plain-http pool stops at the cap itself; httpx's
+                # default transport (https) streams, and stops here.
+                chunks, size = [], 0
+                async for chunk in r.aiter_bytes():
+                    size += len(chunk)
+                    if size > cap:
+                        raise ReplyTooLarge(f"the answer passed {cap} bytes")
+                    chunks.append(chunk)
+                return _Answer(r.status_code, r.headers, b"".join(chunks))
+
+    def _too_large(self, ep: _Endpoint, attempt: int = 1) -> LLMError:
+        return LLMError("reply_too_large", f"{ep.url} answered more than {self.max_reply_bytes} bytes (the reply size cap)", None, attempt)
+
+    def _past_deadline(self, ep: _Endpoint) -> LLMError:
+        return LLMError("timeout", f"{ep.url} did not finish answering within the {self.deadline:g} s deadline")
+
+    def _error_detail(self, r: "_Answer") -> str:
+        """The message of an error answer, redacted, then cut to 300 characters
+        (cutting first could leave a piece of the key too short to recognise)."""
+        try:
+            err = r.json().get("error")
+            if isinstance(err, dict):
+                detail = str(err.get("message", ""))
+            else:
+                detail = str(err) if err else r.text
+        except (ValueError, AttributeError):
+            detail = r.text
+        return self._redactor.text(detail)[:_DETAIL_CHARS]
 
     async def list_models(self, endpoint: int = 0) -> list[str]:
         """The model ids one server offers (GET /models)."""
@@ -232,7 +287,11 @@ class OpenAIClient:
 
     async def _list_models(self, ep: _Endpoint) -> list[str]:
         try:
-            r = await self._http.get(ep.url + "/models")
+            r = await self._fetch("GET", ep.url + "/models")
+        except TimeoutError:
+            raise self._past_deadline(ep) from None
+        except ReplyTooLarge:
+            raise self._too_large(ep) from None
         except httpx.TimeoutException:
             raise LLMError("timeout", f"{ep.url} did not answer in time") from None
         except httpx.HTTPError as exc:
@@ -240,9 +299,9 @@ class OpenAIClient:
         if r.status_code in (401, 403):
             raise LLMError("auth", f"{ep.url} refused the API key (HTTP {r.status_code})", r.status_code)
         if r.status_code != 200:
-            raise LLMError("http", f"{ep.url}/models answered HTTP {r.status_code}: {_error_detail(r)}", r.status_code)
+            raise LLMError("http", f"{ep.url}/models answered HTTP {r.status_code}: {self._error_detail(r)}", r.status_code)
         try:
-            return [m["id"] for m in r.json().get("data", [])]
+            return [self._redactor.text(m["id"]) for m in r.json().get("data", [])]
         except (ValueError, KeyError, TypeError, AttributeError):
             raise LLMError("bad_response", f"{ep.url}/models answered something that is not a model list") from None
 
@@ -290,7 +349,12 @@ class OpenAIClient:
     async def _once(self, ep: _Endpoint, body: dict, attempt: int) -> Completion:
         started = time.perf_counter()
         try:
-            r = await self._http.post(ep.chat_url, json=body)
+            r = await self._fetch("POST", ep.chat_url, body)
+        except TimeoutError:
+            raise _Retry(self._past_deadline(ep)) from None
+        except ReplyTooLarge:
+            # Not retried: the same request would be answered at length again.
+            raise self._too_large(ep, attempt) from None
         except httpx.TimeoutException:
             raise _Retry(LLMError("timeout", f"{ep.url} did not answer in time")) from None
         except httpx.ConnectError as exc:
@@ -300,7 +364,7 @@ class OpenAIClient:
         latency = (time.perf_counter() - started) * 1000
         status = r.status_code
         if status == 429 or status >= 500:
-            detail = _error_detail(r)
+            detail = self._error_detail(r)
             raise _Retry(
                 LLMError("http", f"{ep.url} answered HTTP {status}" + (f": {detail}" if detail else ""), status),
                 retry_after_seconds(r.headers.get("retry-after")),
@@ -308,7 +372,7 @@ class OpenAIClient:
         if status in (401, 403):
             raise LLMError("auth", f"{ep.url} refused the API key (HTTP {status})", status, attempt)
         if status != 200:
-            detail = _error_detail(r)
+            detail = self._error_detail(r)
             raise LLMError(_error_kind(status, detail, body), f"{ep.url} answered HTTP {status}: {detail}", status, attempt)
         try:
             data = r.json()
@@ -318,7 +382,7 @@ class OpenAIClient:
             raise _Retry(LLMError("bad_response", f"{ep.url} answered a body that is not a chat completion")) from None
         usage = data.get("usage") or {}
         logprobs = (choice.get("logprobs") or {}).get("content")
-        return Completion(
+        completion = Completion(
             text=text,
             model=data.get("model") or body["model"],
             logprobs=logprobs,
@@ -328,6 +392,26 @@ class OpenAIClient:
             latency_ms=round(latency, 1),
             attempts=attempt,
         )
+        return self._redactor.completion(completion)
+
+
+_DETAIL_CHARS = 300  # how much of an error answer a message quotes
+
+
+@attrs.frozen
+class _Answer:
+    """A server's answer, read whole."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
 
 
 class _CookielessClient(httpx.AsyncClient):
@@ -375,18 +459,6 @@ def _v1(url: str) -> str:
 
 def _describe(exc: Exception) -> str:
     return type(exc).__name__ + (f": {exc}" if str(exc) else "")
-
-
-def _error_detail(r: httpx.Response) -> str:
-    try:
-        err = r.json().get("error")
-        if isinstance(err, dict):
-            return str(err.get("message", ""))[:300]
-        if err:
-            return str(err)[:300]
-    except (ValueError, AttributeError):
-        pass
-    return r.text[:300]
 
 
 __all__ = ["ChatRequest", "Completion", "LLMError", "OpenAIClient", "Sampling", "retry_after_seconds"]

@@ -64,7 +64,7 @@ def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> Pars
         return _compare(criterion, text, answer)
     if isinstance(answer, dict):
         return _from_pattern(text, answer, criterion.type)
-    if criterion.prompt is None and template_choice(criterion) == "prometheus":
+    if template_choice(criterion) == "prometheus":
         return _from_result(text, criterion.type)
     key = answer_key(criterion.procedure)
     t = criterion.type

@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 
 import attrs
 
@@ -30,7 +29,7 @@ from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
 from rubriclang.llm.client import ChatRequest
-from rubriclang.llm.template import Template, TemplateError, load_packaged, parse
+from rubriclang.llm.template import Template, TemplateError, load_packaged, packaged_text, parse
 
 # procedure -> (template file, the key of the answer in the reply's JSON).
 # Moving a procedure to a new template version is a deliberate edit here.
@@ -50,23 +49,6 @@ PATTERN_NUDGE = "nudge_pattern.v1"  # after a reply an answer pattern cannot rea
 # output. (template file, the note sent after an unreadable reply)
 PROMETHEUS = ("prometheus.v1", "prometheus_nudge.v1")
 
-
-
-# The presentation variants an audit may ask of a criterion's prompt
-# (`criterion.params["prompt_variant"]`, set only on audit-patched graphs,
-# never in a `.rbg` file): they change how the judge is asked, never what.
-PROMPT_VARIANTS = frozenset({"format_first", "reasoning", "system", "anchor_order"})
-
-# `reasoning`: what replaces the template's "First explain ..., then give it." sentence.
-REASONING = {
-    "direct": "Give your answer directly; keep the reason to a few words.",
-    "step_by_step": "Think it through step by step first, writing your reasoning as the reason, then give your answer.",
-    "criterion_by_criterion": (
-        "Go through the criterion and each point of the scale or option in turn, saying in the reason "
-        "whether the response meets it, then give your answer."
-    ),
-}
-_EXPLAIN = re.compile(r"First explain your \w+ in one or two sentences, then give it(?=[.:])")
 
 
 class PromptError(ValueError):
@@ -107,11 +89,24 @@ def criterion_template(criterion: Criterion) -> Template:
     built-in one of its procedure."""
     if criterion.prompt is not None:
         return user_template(criterion.prompt.text)
+    return load_template(_builtin_stem(criterion))
+
+
+def criterion_template_text(criterion: Criterion) -> str:
+    """The text of `criterion_template`: a criterion's own template, or the
+    built-in template file's. The audit rewrites this text to perturb the
+    judge's prompt; as it is, it renders the same messages."""
+    if criterion.prompt is not None:
+        return criterion.prompt.text
+    return packaged_text("rubriclang.llm", _builtin_stem(criterion))
+
+
+def _builtin_stem(criterion: Criterion) -> str:
     if template_choice(criterion) == "prometheus":
-        return load_template(PROMETHEUS[0])
+        return PROMETHEUS[0]
     if criterion.procedure == "llm.compare" and criterion.params.get("reply") == "ratings":
-        return load_template(COMPARE_RATINGS)
-    return load_template(TEMPLATES[criterion.procedure][0])
+        return COMPARE_RATINGS
+    return TEMPLATES[criterion.procedure][0]
 
 
 def template_choice(criterion: Criterion) -> str:
@@ -183,29 +178,46 @@ def _values(criterion: Criterion, item: Item, shown: tuple[str, ...]) -> dict[st
     """Every value the criterion's procedure can show (the catalog's
     `placeholders`); `shown` is the candidate, or for `llm.compare` both
     candidates in presentation order."""
-    p = criterion.params
-    t = criterion.type
     values = {
         "input": item.input,
         "reference": _reference(criterion, item),
-        "question": (p.get("question") or "").strip(),
         "rubric": (item.rubric or "").strip(),
+        **rubric_values(criterion),
     }
     if criterion.procedure == "llm.compare":
         values["response_a"], values["response_b"] = (item.candidates[c] for c in shown)
     else:
         values["response"] = item.candidates[shown[0]]
-    descending = (p.get("prompt_variant") or {}).get("anchor_order") == "descending"
-    if t.numeric:
-        anchors = sorted((p.get("anchors") or {}).items(), reverse=descending)
-        values["scale"] = scale_phrase(t)
-        values["anchors"] = "\n".join(f"{fmt_num(k)}: {v}" for k, v in anchors)
-    elif t.kind == "label":
-        desc = p.get("descriptions") or {}
-        labels = t.labels[::-1] if descending else t.labels
-        values["labels"] = "\n".join(f"- {lab}: {desc[lab]}" if desc.get(lab) else f"- {lab}" for lab in labels)
-        values["label_names"] = ", ".join(t.labels)
     return values
+
+
+def rubric_values(criterion: Criterion) -> dict[str, str]:
+    """The values a prompt shows that come from the criterion itself, not
+    from the item: its question, scale and anchors, or labels."""
+    t = criterion.type
+    values = {"question": (criterion.params.get("question") or "").strip()}
+    listed, entries = listed_points(criterion)
+    if t.numeric:
+        values["scale"] = scale_phrase(t)
+    elif t.kind == "label":
+        values["label_names"] = ", ".join(t.labels)
+    if listed:
+        values[listed] = "\n".join(entries)
+    return values
+
+
+def listed_points(criterion: Criterion) -> tuple[str | None, list[str]]:
+    """(placeholder, entries): the scale's anchors (`anchors`, `k: text`
+    from the bottom up) or the labels (`labels`, `- label: description`)
+    as a prompt lists them, one entry each; (None, []) for other types."""
+    p = criterion.params
+    t = criterion.type
+    if t.numeric:
+        return "anchors", [f"{fmt_num(k)}: {v}" for k, v in sorted((p.get("anchors") or {}).items())]
+    if t.kind == "label":
+        desc = p.get("descriptions") or {}
+        return "labels", [f"- {lab}: {desc[lab]}" if desc.get(lab) else f"- {lab}" for lab in t.labels]
+    return None, []
 
 
 def prometheus_rubric(criterion: Criterion, item: Item) -> str:
@@ -233,42 +245,20 @@ def render(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> Re
     template = criterion_template(criterion)
     values = _values(criterion, item, shown)
     nudge_stem = NUDGE
-    if criterion.prompt is None and template_choice(criterion) == "prometheus":
+    # `template = prometheus` (never beside `prompt` in a `.rbg` file: RB203)
+    # keeps Prometheus's rubric and reply format under an audit's rewrite of its text.
+    if template_choice(criterion) == "prometheus":
         values = {**values, "rubric": prometheus_rubric(criterion, item)}
         nudge_stem = PROMETHEUS[1]
     elif criterion.params.get("answer", "json") != "json":
         nudge_stem = PATTERN_NUDGE  # the template asked for its own format, not JSON
     messages = template.fill(values)
-    variant = criterion.params.get("prompt_variant")
-    if variant:
-        # Prometheus's prompt has its own fixed reply format: only its system
-        # message can be reframed.
-        messages = _apply_variant(messages, variant if response_format(criterion) is not None else {"system": variant.get("system")})
     return Rendered(
         request=ChatRequest(messages, response_format=response_format(criterion)),
         prompt_hash=prompt_hash(template.id, messages),
         template=template.id,
         nudge=nudge_stem,
     )
-
-
-def _apply_variant(messages: tuple[dict, ...], variant: dict) -> tuple[dict, ...]:
-    """The messages under an audit's presentation variant (PROMPT_VARIANTS)."""
-    out = []
-    for m in messages:
-        content = m["content"]
-        if m["role"] == "system" and variant.get("system"):
-            content = variant["system"]
-        if m["role"] == "user":
-            if variant.get("reasoning") in REASONING:
-                content = _EXPLAIN.sub(REASONING[variant["reasoning"]].rstrip("."), content, count=1)
-            if variant.get("format_first"):
-                # The templates end with the reply-format paragraph; lead with it instead.
-                body, sep, reply_format = content.rpartition("\n\n")
-                if sep:
-                    content = reply_format + "\n\n" + body
-        out.append({**m, "content": content})
-    return tuple(out)
 
 
 def prompt_hash(template_id: str, messages: tuple[dict, ...]) -> str:

@@ -32,6 +32,7 @@ _HEADING = re.compile(r"^## (system|user|assistant)[ \t]*$", re.M)
 _ANY_HEADING = re.compile(r"^##[ \t]+(\S+)[ \t]*$", re.M)
 _TAG = re.compile(r"\{\{([#^/]?)([A-Za-z_][A-Za-z0-9_]*)\}\}(\n?)")
 _OPEN = re.compile(r"\{\{")
+_BLANK = re.compile(r"\n[ \t]*\n\s*")
 
 
 @attrs.frozen
@@ -73,6 +74,7 @@ class Message:
     role: str
     body: tuple  # of str | _Field | _Section
     line: int  # the line of its heading (or of its first text)
+    text: str = ""  # its source text, tags included, without the heading
 
 
 @attrs.frozen
@@ -103,6 +105,11 @@ class Template:
     @property
     def roles(self) -> tuple[str, ...]:
         return tuple(m.role for m in self.messages)
+
+    @property
+    def sections(self) -> tuple[tuple[str, str], ...]:
+        """(role, source text) of each message: what `compose` writes back."""
+        return tuple((m.role, m.text.strip("\n")) for m in self.messages)
 
     def fill(self, values: dict[str, str]) -> tuple[dict, ...]:
         """The chat messages with `values` filled in (every name the template
@@ -159,7 +166,7 @@ def parse(text: str, template_id: str) -> tuple[Template | None, list[Problem]]:
     for role, begin, end in chunks:
         body, found = _parse_body(text, begin, end)
         problems += found
-        messages.append(Message(role, body, _position(text, begin, 1)[0]))
+        messages.append(Message(role, body, _position(text, begin, 1)[0], text[begin:end]))
     if problems:
         return None, sorted(problems, key=lambda p: (p.line, p.column))
     return Template(template_id, tuple(messages)), []
@@ -249,12 +256,40 @@ def locate(text: str, name: str) -> tuple[int, int, int]:
     return 1, 1, 1
 
 
+def compose(sections) -> str:
+    """Template text with one `## role` section per (role, source text):
+    `Template.sections` composed back parses to the same messages (the
+    author's comment, never sent, is not kept)."""
+    return "\n\n".join(f"## {role}\n{text}" for role, text in sections) + "\n"
+
+
+def paragraph_breaks(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each blank-line break in a message's source text
+    that lies outside every `{{#...}}` / `{{^...}}` section, so the text can
+    be cut there into paragraphs that are each well formed."""
+    depth, pos, out = 0, 0, []
+    for m in [*_TAG.finditer(text), None]:
+        stop = m.start() if m else len(text)
+        if depth == 0:
+            out += [(pos + b.start(), pos + b.end()) for b in _BLANK.finditer(text[pos:stop])]
+        if m is None:
+            break
+        depth += {"#": 1, "^": 1, "/": -1}.get(m.group(1), 0)
+        pos = m.end() - len(m.group(3))  # the newline a tag takes may start a break
+    return out
+
+
+def packaged_text(package: str, stem: str) -> str:
+    """The text of a template shipped in `package`'s `prompts/` folder."""
+    import importlib.resources
+
+    return importlib.resources.files(package).joinpath("prompts", f"{stem}.md").read_text(encoding="utf-8")
+
+
 def load_packaged(package: str, stem: str) -> Template:
     """A template shipped in `package`'s `prompts/` folder, e.g. `rate.v1`,
     named `rate@v1`. Raises TemplateError (a packaging bug) when malformed."""
-    import importlib.resources
-
-    text = importlib.resources.files(package).joinpath("prompts", f"{stem}.md").read_text(encoding="utf-8")
+    text = packaged_text(package, stem)
     name, version = stem.rsplit(".", 1)
     template, problems = parse(text, f"{name}@{version}")
     if template is None:

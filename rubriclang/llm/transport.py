@@ -8,7 +8,8 @@ allows. This transport does only what the LLM client needs, cheaply: one
 bounded pool per origin, idle connections reused last-in first-out (the
 warmest first), request bodies sent whole, response bodies read in full
 before the response is returned (so a connection is back in its pool at
-once and no stream is ever left open).
+once and no stream is ever left open), up to a size cap past which the
+connection is closed and `ReplyTooLarge` raised.
 
 It speaks plain HTTP only. TLS, and any request an environment proxy may
 capture, stay with httpx's default transport: `direct_mounts` gives an
@@ -18,8 +19,8 @@ go direct, and the client's default transport serves everything else
 
 Failures are httpx's exceptions, so callers handle them as with any httpx
 transport: `ConnectError`/`ConnectTimeout`, `PoolTimeout`, `WriteError`/
-`WriteTimeout`, `ReadError`/`ReadTimeout`, `RemoteProtocolError`. No message
-ever quotes a header (the API key travels in one).
+`WriteTimeout`, `ReadError`/`ReadTimeout`, `RemoteProtocolError`; and
+`ReplyTooLarge`. No message ever quotes a header (the API key travels in one).
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ _EXPIRED = object()  # what a waiter's future holds when its time ran out
 # themselves, so a request never races a server's close; and a connection a
 # middlebox dropped silently is never waited on until the read timeout.
 KEEPALIVE_EXPIRY = 4.0
+
+
+class ReplyTooLarge(httpx.TransportError):
+    """An answer larger than the caller accepts; its body was not read in full."""
 
 
 def _expire(fut: asyncio.Future) -> None:
@@ -287,12 +292,14 @@ class _Pool:
 class PoolTransport(httpx.AsyncBaseTransport):
     """An `httpx.AsyncBaseTransport` for plain-http URLs: keep-alive
     HTTP/1.1 connections, at most `max_per_origin` to each origin, each
-    reused while idle for less than `keepalive_expiry` seconds."""
+    reused while idle for less than `keepalive_expiry` seconds. A response
+    body larger than `max_body` bytes (None: no cap) raises ReplyTooLarge."""
 
-    def __init__(self, max_per_origin: int = 16, keepalive_expiry: float = KEEPALIVE_EXPIRY):
+    def __init__(self, max_per_origin: int = 16, keepalive_expiry: float = KEEPALIVE_EXPIRY, max_body: int | None = None):
         if max_per_origin < 1:
             raise ValueError("max_per_origin must be at least 1")
         self.max_per_origin = max_per_origin
+        self.max_body = max_body
         self.keepalive_expiry = keepalive_expiry
         self._pools: dict[tuple[str, int], _Pool] = {}
         self._closed = False
@@ -325,7 +332,7 @@ class PoolTransport(httpx.AsyncBaseTransport):
                 conn = await pool.replace(stale, timeouts)  # frees the slot if it fails
                 if not _begin(conn, head, body):
                     raise httpx.WriteError(f"{key[0]}:{key[1]} closed the connection before the request could be sent")
-            response = await _exchange(conn, request, body is None, timeouts)
+            response = await _exchange(conn, request, body is None, timeouts, self.max_body)
         except BaseException as exc:
             if conn is not None:
                 pool.release(conn, keep=False)
@@ -370,10 +377,10 @@ def _begin(conn: _Connection, head: h11.Request, body: bytes | None) -> bool:
     return conn.write(data)
 
 
-async def _exchange(conn: _Connection, request: httpx.Request, streamed: bool, timeouts: dict) -> httpx.Response:
-    """Finish sending the request, then read the whole answer. The
-    connection is left ready for the next request (h11 in state IDLE) when
-    both sides allow keep-alive."""
+async def _exchange(conn: _Connection, request: httpx.Request, streamed: bool, timeouts: dict, max_body: int | None) -> httpx.Response:
+    """Finish sending the request, then read the whole answer (at most
+    `max_body` bytes of body). The connection is left ready for the next
+    request (h11 in state IDLE) when both sides allow keep-alive."""
     write_timeout, read_timeout = timeouts.get("write"), timeouts.get("read")
     if streamed:
         async for chunk in request.stream:
@@ -389,10 +396,17 @@ async def _exchange(conn: _Connection, request: httpx.Request, streamed: bool, t
     if isinstance(event, h11.ConnectionClosed):
         raise httpx.RemoteProtocolError("the server closed the connection without answering")
     head = event
-    chunks = []
+    if max_body is not None:
+        declared = dict(head.headers).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > max_body:
+            raise ReplyTooLarge(f"the answer is {int(declared)} bytes, more than {max_body}")
+    chunks, size = [], 0
     while True:
         event = await conn.next_event(read_timeout)
         if isinstance(event, h11.Data):
+            size += len(event.data)
+            if max_body is not None and size > max_body:
+                raise ReplyTooLarge(f"the answer passed {max_body} bytes")
             chunks.append(event.data)
         elif isinstance(event, h11.EndOfMessage):
             break
@@ -423,4 +437,4 @@ def direct_mounts(urls: Iterable[str], transport: httpx.AsyncBaseTransport, trus
     return out
 
 
-__all__ = ["PoolTransport", "direct_mounts"]
+__all__ = ["PoolTransport", "ReplyTooLarge", "direct_mounts"]

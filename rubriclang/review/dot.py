@@ -10,6 +10,7 @@ import shutil
 import subprocess
 
 from rubriclang.review.view import View, ViewNode
+from rubriclang.safetext import printable
 
 _SHAPES = {
     "criterion": 'shape=box, style="rounded,filled", fillcolor="#e8f1fb"',
@@ -24,7 +25,9 @@ class GraphvizMissing(Exception):
 
 
 def quote(text: str) -> str:
-    """A DOT double-quoted string (backslashes first: the escapes use them)."""
+    """A DOT double-quoted string (backslashes first: the escapes use them);
+    control characters other than newlines as `\\uXXXX` escapes."""
+    text = printable(text, keep="\n")
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 

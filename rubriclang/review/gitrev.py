@@ -12,6 +12,8 @@ import subprocess
 
 import attrs
 
+from rubriclang.errors import LocatedError, decode_utf8
+
 
 class SideError(Exception):
     """A side that cannot be read; the message says why, for a user."""
@@ -33,6 +35,9 @@ def is_revision(arg: str) -> bool:
 def read_side(arg: str) -> Side:
     """The text of a file, or of `REV:PATH` from git. Raises SideError."""
     if is_revision(arg):
+        if arg.startswith("-"):
+            # git would read it as an option (`--output=FILE:x` writes a file).
+            raise SideError(f"`{arg}`: no such file, and a git revision cannot start with `-`")
         return Side(arg, _git_show(arg))
     try:
         with open(arg, "rb") as fh:
@@ -44,29 +49,38 @@ def read_side(arg: str) -> Side:
     return Side(arg, _decode(data, arg))
 
 
-def _git(*args: str) -> subprocess.CompletedProcess:
+def _git(command: str, *options: str, spec: str, paths: bool = True) -> subprocess.CompletedProcess:
+    """`git COMMAND OPTIONS... --end-of-options SPEC [--]`: whatever SPEC
+    holds, git takes it for a revision, never for an option (`paths`: the
+    command also takes `--` before paths; `cat-file` does not)."""
+    argv = ["git", command, *options, "--end-of-options", spec, *(["--"] if paths else [])]
     try:
-        return subprocess.run(["git", *args], capture_output=True)
+        return subprocess.run(argv, capture_output=True)
     except FileNotFoundError:
         raise SideError("`git` is not installed (or not on PATH), so revisions cannot be read") from None
 
 
 def _git_show(spec: str) -> str:
-    done = _git("show", spec)
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
+    # `cat-file -t` first: its errors name what is wrong (the revision, or
+    # the path at it) better than `show`'s.
+    typed = _git("cat-file", "-t", spec=spec, paths=False)
+    if typed.returncode != 0:
+        message = typed.stderr.decode("utf-8", "replace").strip()
         if "not a git repository" in message:
             raise SideError(f"`{spec}` names a git revision, but `{os.getcwd()}` is not inside a git repository")
         reason = "; ".join(line.removeprefix("fatal: ").removeprefix("hint: ") for line in message.splitlines())
         raise SideError(f"git cannot show `{spec}`: {reason}")
-    kind = _git("cat-file", "-t", spec).stdout.decode().strip()
+    kind = typed.stdout.decode().strip()
     if kind != "blob":
         raise SideError(f"`{spec}` is a {kind or 'git object'}, not a file")
+    done = _git("show", spec=spec)
+    if done.returncode != 0:
+        raise SideError(f"git cannot show `{spec}`: {done.stderr.decode('utf-8', 'replace').strip()}")
     return _decode(done.stdout, spec)
 
 
 def _decode(data: bytes, label: str) -> str:
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SideError(f"`{label}` is not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+        return decode_utf8(data, label)
+    except LocatedError as exc:
+        raise SideError(f"{exc.where}: {exc.message}") from None

@@ -3,7 +3,9 @@
 Node ids are generated (`n0`, `n1`, ...) in graph order, with the names as
 labels: a node named `end` (or `graph`, `class`, ...) would otherwise break
 Mermaid's parser. Labels are quoted and their quotes and markup escaped with
-Mermaid's entity codes.
+Mermaid's entity codes; the title is a JSON (so YAML) string with no raw
+`<`, `>` or `&`. Neither holds a control character or a newline, so no label
+can end the picture or the Markdown block around it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 
 from rubriclang.review.view import View, ViewEdge, ViewNode
+from rubriclang.safetext import one_line
 
 # Shape brackets by node kind: criteria are stadiums, transforms boxes,
 # reducers hexagons, gates trapezoids.
@@ -39,10 +42,21 @@ _SINK_STYLE = "stroke-width:4px"
 
 
 def escape(text: str) -> str:
-    """Text safe inside a quoted Mermaid label (`#` first: the codes use it)."""
-    for ch, code in (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;")):
+    """Text safe inside a quoted Mermaid label (`#` first: the codes use it;
+    a backtick would make it a Markdown string)."""
+    text = one_line(text)
+    for ch, code in (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;"), ("`", "#96;")):
         text = text.replace(ch, code)
     return text
+
+
+def title(text: str) -> str:
+    """The front matter's title: a double-quoted string that YAML decodes to
+    `text` made one line, with markup characters as `\\u` escapes."""
+    quoted = json.dumps(one_line(text))
+    for ch in "<>&":
+        quoted = quoted.replace(ch, f"\\u{ord(ch):04x}")
+    return quoted
 
 
 def render(v: View, marks: dict[str, str] | None = None, ghost: View | None = None) -> str:
@@ -52,7 +66,7 @@ def render(v: View, marks: dict[str, str] | None = None, ghost: View | None = No
     diff = marks is not None
     ghosts = [n for n in ghost.nodes if n.name not in {m.name for m in v.nodes}] if ghost else []
     ids = {n.name: f"n{i}" for i, n in enumerate([*v.nodes, *ghosts])}
-    lines = ["---", f"title: {json.dumps(v.title)}", "---", "flowchart LR"]
+    lines = ["---", f"title: {title(v.title)}", "---", "flowchart LR"]
     lines += [f"  {ids[n.name]}{_shape(v, n)}" for n in [*v.nodes, *ghosts]]
     lines += [_edge(ids, e, "-->") for e in v.edges]
     if ghost:

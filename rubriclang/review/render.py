@@ -21,6 +21,7 @@ import attrs
 
 from rubriclang.catalog.types import fmt_num
 from rubriclang.checker.graph import CheckedGraph
+from rubriclang.interp.readout import transition_lines
 from rubriclang.interp.trace import graph_hash
 from rubriclang.review import mermaid
 from rubriclang.review.canonical import Name, Path
@@ -28,6 +29,7 @@ from rubriclang.review.diff import ADD, CHANGE, MISSING, REMOVE, Change, FieldCh
 from rubriclang.review.impact import Impact
 from rubriclang.review.view import view
 from rubriclang.review.words import DELETE, EQUAL
+from rubriclang.safetext import one_line, printable
 from rubriclang.syntax.strings import quote
 
 SCHEMA = "rubriclang.diff/1"
@@ -72,7 +74,7 @@ def literal(value: Any) -> str:
     if isinstance(value, (int, float)):
         return fmt_num(value)
     if isinstance(value, str):
-        return quote(value)
+        return printable(quote(value))
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(literal(v) for v in value) + "]"
     if isinstance(value, dict):
@@ -115,7 +117,9 @@ def _subject(c: Change) -> str:
 
 def render_text(report: Report, *, color: bool = False, limit: int = 50) -> str:
     paint = _painter(color)
-    lines = [paint("bold", f"--- {report.old_label}"), paint("bold", f"+++ {report.new_label}"), ""]
+    # Data shown here is made printable where it enters (labels, values,
+    # prose, item ids): coloured output is written past the stream guard.
+    lines = [paint("bold", f"--- {one_line(report.old_label)}"), paint("bold", f"+++ {one_line(report.new_label)}"), ""]
     lines += body_lines(report.diff, paint)
     if report.diff.changed:
         lines.append("")
@@ -144,7 +148,7 @@ def body_lines(diff: GraphDiff, paint=_plain) -> list[str]:
         if c.section == "sink":
             lines.append(paint(sign, f"{sign} sink: {_change_text(c.fields[0], paint)}"))
             continue
-        lines.append(paint(sign, f"{sign} {_headline(c)}"))
+        lines.append(paint(sign, f"{sign} {printable(_headline(c))}"))
         for f in c.fields:
             if c.action != CHANGE and (f.path in _HEADLINED or f.path[0] == "ports"):
                 continue  # already in the headline
@@ -207,6 +211,7 @@ def _words_text(words, paint) -> str:
     spaces around a changed word left outside them, where a reader expects."""
     out = []
     for op, text in words:
+        text = printable(text)
         if op == EQUAL:
             out.append(text)
             continue
@@ -218,18 +223,15 @@ def _words_text(words, paint) -> str:
 
 
 def impact_lines(impact: Impact, limit: int = 50) -> list[str]:
+    traces = one_line(impact.traces)
     if not impact.available:
-        return [f"Verdict impact: not available from {impact.traces}.", *(f"  {r}" for r in impact.reasons)]
+        return [f"Verdict impact: not available from {traces}.", *(f"  {one_line(r)}" for r in impact.reasons)]
     n = len(impact.differences)
     items = f"{impact.items} traced item" + ("" if impact.items == 1 else "s")
     if not n:
-        return [f"Verdict impact over {items} ({impact.traces}): no decision changes."]
-    lines = [f"Verdict impact over {items} ({impact.traces}): {n} decision{'' if n == 1 else 's'} change."]
-    lines += [f"  {t}: {k} item{'' if k == 1 else 's'}" for t, k in impact.transitions()]
-    lines += [f"  item {d.item}: {d.transition}" for d in impact.differences[:limit]]
-    if n > limit:
-        lines.append(f"  ... and {n - limit} more (--limit, or --format json)")
-    return lines
+        return [f"Verdict impact over {items} ({traces}): no decision changes."]
+    lines = [f"Verdict impact over {items} ({traces}): {n} decision{'' if n == 1 else 's'} change."]
+    return lines + transition_lines(((one_line(d.item), one_line(d.transition)) for d in impact.differences), limit)
 
 
 # -- json ---------------------------------------------------------------------------
@@ -337,7 +339,9 @@ def _fenced(lang: str, text: str) -> str:
 
 
 def _code(text: str) -> str:
-    """Inline code that survives backticks in `text`."""
+    """Inline code that survives backticks in `text`, on one line (a newline
+    would end a heading and start whatever the rest holds, raw HTML too)."""
+    text = one_line(text)
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -345,6 +349,7 @@ def _code(text: str) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text safe in a Markdown table cell (`<` would start an HTML tag; `>`
-    is left alone, so `4 -> 3` stays readable in the source)."""
-    return re.sub(r"([\\`*_<\[\]|])", r"\\\1", text)
+    """Text safe in a Markdown table cell or list item: one line, and `<`
+    escaped, which would start an HTML tag (`>` is left alone, so `4 -> 3`
+    stays readable in the source)."""
+    return re.sub(r"([\\`*_<\[\]|&])", r"\\\1", one_line(text))

@@ -15,6 +15,13 @@ from rubriclang.syntax import ast
 from rubriclang.syntax.strings import BadEscape, decode
 
 
+# How deeply lists and maps may nest. The parser has no limit, but what walks
+# a value afterwards (the formatter, the checker, JSON Schema) recurses, and a
+# limit checked here, once, keeps every one of them from Python's recursion
+# limit. No rubric needs a fraction of it.
+MAX_NESTING = 64
+
+
 def _offset_position(text: str, line: int, column: int, offset: int) -> tuple[int, int]:
     before = text[:offset]
     newlines = before.count("\n")
@@ -30,6 +37,10 @@ class AstBuilder:
         self.path = path
         # Bad escapes do not stop the build: every one is reported.
         self.diagnostics: list = []
+        # id(list, map or entry) -> how many lists and maps it nests (its
+        # height); values over MAX_NESTING not yet inside a deeper one.
+        self._height: dict[int, int] = {}
+        self._too_deep: dict[int, ast.Value] = {}
 
     def _span(self, meta) -> Span:
         return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
@@ -130,7 +141,26 @@ class AstBuilder:
                     c = self.string(c) if c.type != "NUMBER" else self.number(c)
                 children.append(c)
             done[id(sub)] = rules[sub.data](self, sub.meta, children)
+        for value in self._too_deep.values():
+            s = value.span
+            self.diagnostics.append(
+                make(
+                    "RB006",
+                    Span(self.path, s.line, s.column, s.line, s.column + 1),
+                    f"lists and maps nested {self._height[id(value)]} deep; at most {MAX_NESTING} levels are allowed",
+                    ("flatten the value, or move the structure into the data it describes",),
+                )
+            )
         return done[id(tree)]
+
+    def _nest(self, value, parts) -> None:
+        """Record the height of a list or map built of `parts`."""
+        height = 1 + max((self._height.get(id(p), 0) for p in parts), default=0)
+        self._height[id(value)] = height
+        if height > MAX_NESTING:
+            for p in parts:
+                self._too_deep.pop(id(p), None)
+            self._too_deep[id(value)] = value
 
     def string(self, tok: Token):
         try:
@@ -172,13 +202,23 @@ class AstBuilder:
         return ast.Call(self._name(c[0]), tuple(v for v in c[1:] if v is not None), span=self._span(meta))
 
     def list(self, meta, c):
-        return ast.ListValue(tuple(v for v in c if v is not None), span=self._span(meta))
+        value = ast.ListValue(tuple(v for v in c if v is not None), span=self._span(meta))
+        self._nest(value, value.items)
+        return value
 
     def map(self, meta, c):
-        return ast.MapValue(tuple(e for e in c if e is not None), span=self._span(meta))
+        value = ast.MapValue(tuple(e for e in c if e is not None), span=self._span(meta))
+        self._nest(value, value.entries)
+        return value
 
     def entry(self, meta, c):
-        return ast.Entry(c[0], c[1], span=self._span(meta))
+        entry = ast.Entry(c[0], c[1], span=self._span(meta))
+        height = self._height.get(id(c[1]), 0)
+        if height:
+            self._height[id(entry)] = height
+            if id(c[1]) in self._too_deep:
+                self._too_deep[id(entry)] = self._too_deep.pop(id(c[1]))
+        return entry
 
 
 _LITERALS = frozenset({"STRING", "LONG_STRING", "NUMBER"})

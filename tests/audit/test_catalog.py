@@ -23,7 +23,7 @@ EXPECTED = {
     },
     "paired": {"position_swap", "entity_renaming"},
 }  # fmt: skip
-RULES = {"instruction_ordering", "reasoning_style", "criterion_reorder", "typo_noise", "position_swap", "partial_completion"}
+RULES = {"instruction_ordering", "criterion_reorder", "typo_noise", "position_swap", "partial_completion"}
 DIRECTIONAL = {"unmet_requirement", "partial_completion", "format_violation", "unsupported_claim", "factual_inconsistency", "requirement_omission", "over_refusal"}
 
 
@@ -67,19 +67,17 @@ def _judge(text: str, item: dict):
 def test_which_operators_apply_follows_the_judge():
     judge = _judge(LLM_JUDGE, {"id": "1", "input": "q", "response": "r"})
     ops = load_catalog()
-    hooks = frozenset({"format_first"})
-    assert why_skipped(ops["prompt_paraphrase"], judge, hooks) is None
-    assert why_skipped(ops["instruction_ordering"], judge, hooks) is None
-    assert "prompt_variant.system" in why_skipped(ops["role_framing"], judge, hooks)
-    assert "measures the response's length" in why_skipped(ops["verbosity_shift"], judge, hooks)
-    assert why_skipped(ops["over_refusal"], judge, hooks) is None
-    assert "pairwise" in why_skipped(ops["position_swap"], judge, hooks)
+    for name in ("prompt_paraphrase", "instruction_ordering", "role_framing", "reasoning_style", "criterion_reorder"):
+        assert why_skipped(ops[name], judge) is None, name
+    assert "measures the response's length" in why_skipped(ops["verbosity_shift"], judge)
+    assert why_skipped(ops["over_refusal"], judge) is None
+    assert "pairwise" in why_skipped(ops["position_swap"], judge)
     labels = LLM_JUDGE.replace("contract { scale = score[1, 5] }", "contract { scale = label{good, bad} }")
     labels = labels.replace("node capped = gate.cap(value: correct, when: long) { max = 3 }\nsink capped", 'criterion tone: label{good, bad} = llm.choose { question = "Tone?" }\nsink tone')
     labels = labels.replace("output = ordinal[1, 5]", "output = label{good, bad}")
     categorical = _judge(labels, {"id": "1", "input": "q", "response": "r"})
     assert categorical.type == "categorical"
-    assert "has no order" in why_skipped(ops["over_refusal"], categorical, hooks)
+    assert "has no order" in why_skipped(ops["over_refusal"], categorical)
 
 
 def test_init_writes_a_suite_that_loads_and_lists_what_applies(rbg, tmp_path, items_file):

@@ -37,9 +37,9 @@ def rewriter(validate=lambda rewrite: "accept", unchanged: bool = False):
     def answer(role, body):
         text = user_text(body)
         if role == "generator":
-            if "<question>" in text:
-                q = _tag(text, "question")
-                return json.dumps({"question": q if unchanged else "Please check: " + q})
+            if "<template>" in text:
+                t = _tag(text, "template")
+                return json.dumps({"template": t if unchanged else t.replace("## user\n", "## user\nPlease check: ", 1)})
             r = _tag(text, "response")
             return json.dumps({"response": r if unchanged else "Well, " + r})
         if role == "validator":
@@ -155,8 +155,8 @@ def test_an_llm_judge_samples_each_repeat_with_its_own_seed_and_reuses_the_cache
     assert inv["excess_over_noise"]["value"] == 0.8  # all five repeats flip, against one in five
     flip = r["flips"][0]
     assert flip["changed"] == ["criteria"] and flip["generator"] == "llm"
-    assert flip["original"]["criteria"]["correct"]["question"] == "Is the response's final answer the reference's?"
-    assert flip["perturbed"]["criteria"]["correct"]["question"].startswith("Please check: ")
+    assert flip["original"]["criteria"]["correct"]["prompt"].startswith("<!--\nllm.check, version 1.")
+    assert "## user\nPlease check: Answer a question" in flip["perturbed"]["criteria"]["correct"]["prompt"]
     assert flip["localization"]["moved"] == [{"node": "correct", "kind": "criterion", "candidate": "response", "original": True, "perturbed": False}]
     assert flip["localization"]["reached_sink"] is True
     assert r["by_criterion"]["correct"]["in_flips"] == 12

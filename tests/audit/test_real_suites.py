@@ -17,6 +17,7 @@ import pytest
 from rubriclang.audit.judge import judge_info
 from rubriclang.audit.suite import load_suite
 from rubriclang.checker import check_source
+from rubriclang.evaluation.gold import read_gold
 from rubriclang.interp.items import read_items
 
 from .helpers import REPO, report
@@ -48,6 +49,8 @@ def test_suite_loads_and_its_judge_fits_its_items(name):
     kind, count, uses_llm = EXPECTED[name]
     assert len(items) == count
     assert judge_info(checked.graph, items, suite.positive).type == kind
+    if suite.gold:
+        read_gold(items, checked.graph, suite.items)  # every gold fits the judge
     assert any(c.procedure.startswith("llm.") for c in checked.graph.criteria) == uses_llm
 
 

@@ -3,7 +3,9 @@
 Chat requests take the next scripted fault, if any, else get a normal
 completion from `answer(body)`. Faults: an HTTP status (429 with
 Retry-After, 500, 503, 404 "model not found", 401), a delay, a dropped
-connection, a malformed body. Every request is recorded. The server is
+connection, a malformed body, a body trickled a byte at a time, a body sent
+chunked, a reply or error message quoting the request's `Authorization`
+header (`{authorization}` in the text). Every request is recorded. The server is
 bounded: it stops by itself after `lifetime` seconds, and answers 503 once
 it has served `max_requests`.
 """
@@ -34,6 +36,9 @@ class Fault:
     delay: float = 0.0
     drop: bool = False
     body: bytes | None = None
+    reply: str | None = None  # a normal completion with this text
+    trickle: float = 0.0  # seconds between the body's bytes
+    chunked: bool = False  # the body without Content-Length, in chunks
 
 
 def status(code: int, message: str = "", retry_after: str | None = None) -> Fault:
@@ -50,6 +55,16 @@ def drop() -> Fault:
 
 def malformed() -> Fault:
     return Fault(status=200, body=b'{"choices": [{"message": {"content": "trunc')
+
+
+def trickle(seconds: float) -> Fault:
+    """A normal answer, its body sent one byte every `seconds`."""
+    return Fault(trickle=seconds)
+
+
+def reply(text: str) -> Fault:
+    """A normal completion whose text is `text`."""
+    return Fault(reply=text)
 
 
 def unknown_model() -> Fault:
@@ -156,16 +171,31 @@ def _handler(server: FaultServer):
         def log_message(self, *args) -> None:  # quiet
             pass
 
-        def _send(self, code: int, payload, headers: dict | None = None) -> None:
+        def _send(self, code: int, payload, headers: dict | None = None, fault: Fault | None = None) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            chunked = fault is not None and fault.chunked
             try:
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                if chunked:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(data)
+                if fault is not None and fault.trickle:
+                    for i in range(len(data)):
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(fault.trickle)
+                elif chunked:
+                    for i in range(0, len(data), 65536):
+                        piece = data[i : i + 65536]
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.write(b"0\r\n\r\n")
+                else:
+                    self.wfile.write(data)
             except OSError:  # the client gave up (a timeout): nothing to do
                 pass
 
@@ -197,6 +227,7 @@ def _handler(server: FaultServer):
                 return
             if self.path != "/v1/chat/completions" or not isinstance(body, dict):
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
+            quoted = self.headers.get("Authorization") or ""
             if fault is not None:
                 if fault.delay:
                     time.sleep(fault.delay)
@@ -205,15 +236,16 @@ def _handler(server: FaultServer):
                     self.close_connection = True
                     return
                 if fault.body is not None:
-                    return self._send(fault.status or 200, fault.body)
+                    return self._send(fault.status or 200, fault.body, fault=fault)
                 if fault.status is not None:
                     headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
-                    return self._send(fault.status, {"error": {"message": fault.message}}, headers)
+                    message = fault.message.replace("{authorization}", quoted)
+                    return self._send(fault.status, {"error": {"message": message}}, headers, fault=fault)
             if body.get("model") not in server.models:
                 return self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
             if server.reject_response_format and "response_format" in body:
                 return self._send(400, {"error": {"message": "response_format is not supported by this server"}})
-            out = server.answer(body)
+            out = server.answer(body) if fault is None or fault.reply is None else fault.reply.replace("{authorization}", quoted)
             text, logprobs = (out["text"], out.get("logprobs")) if isinstance(out, dict) else (out, None)
             choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
             if logprobs is not None:
@@ -225,6 +257,6 @@ def _handler(server: FaultServer):
                 "model": body["model"],
                 "choices": [choice],
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()), "total_tokens": 0},
-            })
+            }, fault=fault)
 
     return Handler

@@ -454,3 +454,28 @@ def test_batch_export_refuses_a_graph_on_model_profiles(tmp_path):
     it = items(tmp_path, [{"id": "1", "input": "Q", "response": "A."}])
     r = rbg("batch", "export", g, it, "-o", tmp_path / "batch.jsonl", "--model", "judge")
     assert r.exit_code == 2 and "profile" in r.output
+
+
+# -- resuming with another judge ---------------------------------------------------------
+
+
+def test_resuming_a_trace_with_another_model_or_sampling_is_refused(tmp_path):
+    g = write(tmp_path, "g.rbg", ENSEMBLE.replace(', model = "strong"', "").replace(', model = "cheap"', ""))
+    rows = [{"id": str(i), "input": "Q", "response": "A."} for i in range(3)]
+    it = items(tmp_path, rows[:2])
+    out = tmp_path / "t.jsonl"
+    with FaultServer(answer=lambda b: json.dumps({"reason": "s", "score": 4})) as server:
+        assert rbg("run", g, it, "--out", out, "--base-url", server.url, "--no-cache").exit_code == 0
+        before = out.read_bytes()
+        it = items(tmp_path, rows)
+        for change in (["--temperature", "0.5"], ["--seed", "7"]):
+            r = rbg("run", g, it, "--out", out, "--base-url", server.url, "--no-cache", *change)
+            assert r.exit_code == 2, r.output
+            assert "t.jsonl:1" in r.output and "--allow-mixed-judges" in r.output
+            assert out.read_bytes() == before
+        same = rbg("run", g, it, "--out", out, "--base-url", server.url, "--no-cache")
+        assert same.exit_code == 0, same.output
+        forced = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache", "--seed", "7", "--allow-mixed-judges")
+        assert forced.exit_code == 0, forced.output
+    fps = {json.loads(line)["criteria"]["strong"]["response"]["fingerprint"] for line in out.read_text().splitlines()}
+    assert len(fps) == 1  # nothing was appended by the refused runs; the forced one had nothing left to judge

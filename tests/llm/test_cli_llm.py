@@ -167,7 +167,7 @@ def test_eval_judges_with_the_server_and_reports_usage_on_stderr(fault_server, f
     items.write_text("".join(json.dumps(r) + "\n" for r in rows))
     r = rbg("eval", g, items, "--base-url", server.url, "--cache", tmp_path / "c.sqlite", "--format", "json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["modes"]["pointwise"]["graph"]["metrics"]["accuracy"]["value"] == 1.0
+    assert json.loads(r.stdout)["modes"]["pointwise"]["metrics"]["harm"]["accuracy"]["value"] == 1.0
     assert "LLM `judge`: 12 calls" in r.stderr
 
 

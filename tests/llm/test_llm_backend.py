@@ -123,7 +123,7 @@ def test_identical_calls_in_flight_are_made_once(fault_server, make_client):
     backend = backend_for(server, make_client)
     a, b = judge(backend, item=twins, candidates=("a", "b"))
     assert a.value == b.value == 4 and len(server.chats) == 1
-    assert backend.usage.calls == 1 and backend.usage.cache_hits == 1
+    assert backend.usage.calls == 1 and backend.usage.shared == 1 and backend.usage.cache_hits == 0
 
 
 def test_a_missing_reference_fails_the_judgment_without_a_call(fault_server, make_client):

@@ -63,7 +63,7 @@ def test_mermaid_uses_generated_ids_so_a_node_named_end_cannot_break_it():
 
 def test_titles_and_labels_are_quoted_and_escaped():
     text = mermaid.render(_view("end_and_quotes"))
-    assert 'title: "tricky: Says \\"done\\" at the end #1 <b>"' in text
+    assert 'title: "tricky: Says \\"done\\" at the end #1 \\u003cb\\u003e"' in text
     assert mermaid.escape('say "hi" #1 <b>') == "say #quot;hi#quot; #35;1 #lt;b#gt;"
     d = dot.render(_view("end_and_quotes"))
     assert 'label="tricky: Says \\"done\\" at the end #1 <b>"' in d

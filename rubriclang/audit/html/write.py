@@ -9,8 +9,8 @@ from importlib import resources
 
 import jsonschema
 
-from rubriclang.audit.files import write_text
 from rubriclang.audit.html.page import render_html
+from rubriclang.safeio import write_atomic
 
 SCHEMA = "rubriclang.audit.report/1"
 
@@ -50,7 +50,7 @@ def write_html(folder: str) -> str:
     report = load_report(os.path.join(folder, "report.json"))
     out = os.path.join(folder, "report.html")
     try:
-        write_text(out, render_html(report))
+        write_atomic(out, render_html(report))
     except OSError as exc:
         raise ReportError(f"`{out}` cannot be written: {exc.strerror or exc}") from None
     return out

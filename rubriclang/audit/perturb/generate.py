@@ -18,9 +18,10 @@ import attrs
 from rubriclang.audit.catalog import Operator
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import JsonAsker
-from rubriclang.audit.perturb import llm, rules
-from rubriclang.audit.variants import Patch, Validation, Variant, apply_changes
+from rubriclang.audit.perturb import judge_prompt, llm, rules
+from rubriclang.audit.variants import PROMPT, Patch, Validation, Variant, apply_changes
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item
+from rubriclang.llm import prompting
 
 COUNTS = ("generated", "accepted", "rejected", "unavailable", "failed")
 _STRUCTURE_OK = Validation("structure", "accept", "the structural check passed")
@@ -113,24 +114,30 @@ def rule_item_variant(op: Operator, item: Item, seed: int) -> tuple[dict, Valida
     raise ValueError(f"no rule for item-side operator `{op.name}`")
 
 
-def rule_patches(op: Operator, judge: JudgeInfo) -> list[Patch]:
-    """The patches of a judge-side rule operator, structurally checked."""
-    llm = [c.name for c in judge.llm_criteria]
+def rule_patch(op: Operator, judge: JudgeInfo) -> tuple[Patch | None, list[tuple[str, Validation]]]:
+    """The patch of a judge-side rule operator (None when it changes
+    nothing), and how each LLM criterion's new prompt was checked."""
+    results, criteria = [], {}
+    for c in judge.llm_criteria:
+        original = prompting.criterion_template_text(c)
+        if op.name == "instruction_ordering":
+            new, why = judge_prompt.format_first(c, original)
+            problem = new and judge_prompt.check_format_first(original, new)
+        elif op.name == "criterion_reorder":
+            new, why = judge_prompt.reverse_points(c, original)
+            problem = new and judge_prompt.check_reversed(c, original, new)
+        else:
+            raise ValueError(f"no rule for judge-side operator `{op.name}`")
+        v = Validation("structure", "failed", why) if new is None else _structural([problem])
+        results.append((c.name, v))
+        if v.verdict == "accept":
+            criteria[c.name] = {PROMPT: new}
     every = [c.name for c in judge.graph.criteria]
-
-    def patch(pid: str, key: str, value, names: list[str], order=None) -> Patch:
-        criteria = {n: {"prompt_variant": {key: value}} for n in names}
-        return Patch(pid, op.name, criteria, order, _structural([rules.check_patch(criteria, order, llm, every, key)]))
-
-    if op.name == "instruction_ordering":
-        return [patch(op.name, "format_first", True, llm)]
-    if op.name == "reasoning_style":
-        return [patch(f"{op.name}.{s}", "reasoning", s, llm) for s in op.options.get("styles", ())]
-    if op.name == "criterion_reorder":
-        anchored = [c.name for c in judge.llm_criteria if c.params.get("anchors") or c.params.get("descriptions")]
-        order = tuple(reversed(every)) if len(every) > 1 else None
-        return [patch(op.name, "anchor_order", "descending", anchored, order)]
-    raise ValueError(f"no rule for judge-side operator `{op.name}`")
+    order = tuple(reversed(every)) if op.name == "criterion_reorder" and len(every) > 1 else None
+    if not criteria and order is None:
+        return None, results
+    changed = f"{len(criteria)} of {len(results)} criterion prompts changed" + ("; the criteria in reverse order" if order else "")
+    return Patch(op.name, op.name, criteria, order, Validation("structure", "accept", changed)), results
 
 
 # --- the whole suite -----------------------------------------------------------
@@ -182,61 +189,83 @@ class Generation:
             return {}, Validation("llm", "failed", problem or "the generator produced nothing", model)
         return changes, await self._validate(op, llm.shown(item), llm.shown(apply_changes(item, changes)))
 
-    async def _validate(self, op: Operator, original: str, rewrite: str) -> Validation:
-        if self.validator is None:
-            return Validation("llm", "unavailable", "no validator backend")
-        return await llm.validate(self.validator, op, original, rewrite)
-
     async def _judge_side(self, op: Operator, items: list[Item]) -> None:
         if op.generator == "rule":
-            patches = rule_patches(op, self.judge)
-            for p in patches:
-                self.out.record(op.name, p.id, p.validation)
+            patch, results = rule_patch(op, self.judge)
+            for name, v in results:
+                self.out.record(op.name, f"{op.name}:{name}", v, criterion=name)
+            patches = [patch] if patch is not None else []
         else:
-            patches = [p for p in [await self._llm_patch(op)] if p is not None]
+            styles = op.options.get("styles") if op.target == "template" and "styles" in op.options else [None]
+            patches = [p for p in [await self._llm_patch(op, style) for style in styles] if p is not None]
         for p in patches:
-            if p.validation.verdict != "accept":
-                continue
             self.out.patches.append(p)
             for item in items:
                 self.out.variants.append(Variant(f"{item.id}/{p.id}", item.id, op.name, {}, p.id, p.validation))
 
-    async def _llm_patch(self, op: Operator) -> Patch | None:
-        """One patch with every criterion text the validator accepted."""
+    async def _llm_patch(self, op: Operator, style: str | None = None) -> Patch | None:
+        """One patch with every criterion text the validator accepted; a
+        reasoning style names its own patch."""
+        pid = f"{op.name}.{style}" if style else op.name
         jobs = []
         for c in self.judge.llm_criteria:
-            if op.target == "question":
-                jobs.append((c.name, "question", c.params["question"].strip()))
-            elif op.target == "anchors":
+            if op.target == "anchors":
                 param = "anchors" if c.params.get("anchors") else "descriptions"
                 if c.params.get(param):
-                    jobs.append((c.name, param, dict(c.params[param])))
-            elif op.target == "system":
-                jobs.append((c.name, "system", _system_message(c)))
-        results = await asyncio.gather(*(self._llm_text(op, *job) for job in jobs))
+                    jobs.append((c, param, dict(c.params[param])))
+            elif style and (why := judge_prompt.fixed_reply(c)):
+                self.out.record(op.name, f"{pid}:{c.name}", Validation("structure", "failed", why), criterion=c.name)
+            else:
+                jobs.append((c, op.target, judge_prompt.starting_text(c)))
+        results = await asyncio.gather(*(self._llm_text(op, *job, style) for job in jobs))
         criteria = {}
-        for (name, param, _), (new, v) in zip(jobs, results):
-            self.out.record(op.name, f"{op.name}:{name}", v, criterion=name)
+        for (c, param, _), (new, v) in zip(jobs, results):
+            self.out.record(op.name, f"{pid}:{c.name}", v, criterion=c.name)
             if v.verdict == "accept":
-                criteria[name] = {"prompt_variant": {"system": new}} if param == "system" else {param: new}
+                criteria[c.name] = {param: new} if param in ("anchors", "descriptions") else {PROMPT: new}
         if not criteria:
             return None
-        return Patch(op.name, op.name, criteria, None, Validation("llm", "accept", f"{len(criteria)} of {len(jobs)} criterion texts accepted"))
+        return Patch(pid, op.name, criteria, None, Validation("llm", "accept", f"{len(criteria)} of {len(jobs)} criterion texts accepted"))
 
-    async def _llm_text(self, op: Operator, name: str, param: str, text) -> tuple:
+    async def _llm_text(self, op: Operator, c, param: str, text, style: str | None) -> tuple:
         if self.generator is None:
             return None, Validation("llm", "failed", "no generator backend")
         async with self.sem:
+            if param == "template":
+                return await self._template_text(op, c, text, style)
+            if param == "system":
+                return await self._system_text(op, c, text)
             new, problem, model = await llm.rewrite_text(self.generator, op, param, text)
             if new is None or problem:
                 return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
-            show = lambda t: t if isinstance(t, str) else "\n".join(f"{k}: {v}" for k, v in t.items())
+            show = lambda t: "\n".join(f"{k}: {v}" for k, v in t.items())
             return new, await self._validate(op, show(text), show(new))
 
+    async def _template_text(self, op: Operator, c, text: str, style: str | None) -> tuple:
+        """A rewrite of the criterion's whole template (paraphrase, reasoning
+        style): it must parse and keep every placeholder, then pass the validator."""
+        rubric = judge_prompt.rubric_text(c, self.judge.graph.name)
+        new, problem, model = await llm.rewrite_template(self.generator, op, rubric, text, style)
+        if new is None or problem:
+            return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
+        problem = judge_prompt.check_rewrite(text, new)
+        if problem:
+            return None, Validation("template", "reject", problem, model)
+        return new, await self._validate(op, text, new, style)
 
-def _system_message(criterion) -> str:
-    """The system message the judge's prompt template gives this criterion."""
-    from rubriclang.llm import prompting
+    async def _system_text(self, op: Operator, c, text: str) -> tuple:
+        """A new system section for the criterion's template (added where it has none)."""
+        new, problem, model = await llm.rewrite_text(self.generator, op, "system", judge_prompt.system_text(text))
+        if new is None or problem:
+            return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
+        patched = judge_prompt.with_system(text, new)
+        roles = ("system", *(r for r in judge_prompt.template_of(text).roles if r != "system"))
+        problem = judge_prompt.check_rewrite(text, patched, roles)
+        if problem:
+            return None, Validation("template", "reject", problem, model)
+        return patched, await self._validate(op, judge_prompt.system_text(text), new)
 
-    template = prompting.criterion_template(criterion)
-    return next((m["content"] for m in template.fill({n: "" for n in template.names}) if m["role"] == "system"), "")
+    async def _validate(self, op: Operator, original: str, rewrite: str, style: str | None = None) -> Validation:
+        if self.validator is None:
+            return Validation("llm", "unavailable", "no validator backend")
+        return await llm.validate(self.validator, op, original, rewrite, style)

@@ -17,6 +17,15 @@ from rubriclang.audit.variants import Validation
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item
 
 _TEXT = {"type": "string"}
+
+# `reasoning_style`: how each style asks the judge to reason (the generator
+# writes it into the judge's own template, in the template's own words).
+REASONING = {
+    "direct": "answer directly, keeping any explanation to a few words",
+    "step_by_step": "think it through step by step first, writing the reasoning out, then answer",
+    "criterion_by_criterion": "go through the criterion and each point of the scale (or each option) in turn, saying whether the response meets it, then answer",
+}
+REASONING_STYLES = tuple(REASONING)
 _VERDICT = {"reason": _TEXT, "verdict": {"type": "string", "enum": ["accept", "reject"]}}
 
 
@@ -31,8 +40,11 @@ def _material(item: Item, cids: tuple[str, ...]) -> str:
     return "\n\n".join(parts)
 
 
-def _instruction(op: Operator) -> dict[str, str]:
-    return {"instruction": op.instruction or op.summary, "preserves": op.preserves or "everything else", "breaks": op.breaks}
+def _instruction(op: Operator, style: str | None = None) -> dict[str, str]:
+    instruction = op.instruction or op.summary
+    if style:
+        instruction += f" The reasoning style: {REASONING[style]}."
+    return {"instruction": instruction, "preserves": op.preserves or "everything else", "breaks": op.breaks}
 
 
 async def rewrite_item(asker: JsonAsker, op: Operator, item: Item) -> tuple[dict | None, str | None, str | None]:
@@ -120,9 +132,24 @@ async def rewrite_text(asker: JsonAsker, op: Operator, what: str, text) -> tuple
     return new, None, answer.model
 
 
-async def validate(asker: JsonAsker, op: Operator, original: str, rewrite: str) -> Validation:
+async def rewrite_template(asker: JsonAsker, op: Operator, rubric: str, text: str, style: str | None = None) -> tuple:
+    """(new template text, why it failed, model): the judge's whole prompt
+    template rewritten; the generator is shown the criterion it serves, so
+    the rewrite fits the task."""
+    material = _tag("rubric", rubric) + "\n\n" + _tag("template", text)
+    form = '{"template": "<the rewritten template: the same ## sections, every {{placeholder}} kept>"}'
+    answer = await asker.ask(messages("generate.v1", {**_instruction(op, style), "material": material, "form": form}), {"template": _TEXT}, "rewrite")
+    if answer.status != "ok":
+        return None, answer.error, answer.model
+    new = answer.value["template"]
+    if new.strip() == text.strip():
+        return None, "the generator returned the template unchanged", answer.model
+    return new, None, answer.model
+
+
+async def validate(asker: JsonAsker, op: Operator, original: str, rewrite: str, style: str | None = None) -> Validation:
     """The validator's verdict on one rewrite."""
-    values = {**_instruction(op), "original": original, "rewrite": rewrite}
+    values = {**_instruction(op, style), "original": original, "rewrite": rewrite}
     answer = await asker.ask(messages("validate.v1", values), _VERDICT, "verdict")
     if answer.status != "ok":
         return Validation("llm", "unavailable", answer.error or "", answer.model)

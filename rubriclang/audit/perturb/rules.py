@@ -129,32 +129,6 @@ def check_partial(original: str, variant: str, unit: str) -> str | None:
     return None
 
 
-# --- judge patches --------------------------------------------------------------
-
-REASONING_STYLES = ("direct", "step_by_step", "criterion_by_criterion")
-# The values each `prompt_variant` key may take (docs/audit.md, the hook table).
-PROMPT_VARIANT_VALUES = {"format_first": (True,), "reasoning": REASONING_STYLES, "anchor_order": ("descending",)}
-
-
-def check_patch(criteria: dict, order, llm_criteria: list[str], all_criteria: list[str], key: str) -> str | None:
-    """None when a rule patch sets exactly `prompt_variant.KEY`, to an allowed
-    value, on LLM criteria only, and `order` (if any) is another order of
-    the same criteria; else why not."""
-    if not criteria and not order:
-        return "the patch changes nothing"
-    for name, params in criteria.items():
-        if name not in llm_criteria:
-            return f"`{name}` is not an llm.* criterion of the judge"
-        variant = params.get("prompt_variant")
-        if set(params) != {"prompt_variant"} or not isinstance(variant, dict) or set(variant) != {key}:
-            return f"the patch of `{name}` sets more than `prompt_variant.{key}`"
-        if variant[key] not in PROMPT_VARIANT_VALUES[key]:
-            return f"`prompt_variant.{key}` cannot be {variant[key]!r}"
-    if order is not None and (sorted(order) != sorted(all_criteria) or list(order) == list(all_criteria)):
-        return "the criterion order is not another order of the same criteria"
-    return None
-
-
 # --- position swap -----------------------------------------------------------
 
 

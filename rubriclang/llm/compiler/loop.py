@@ -23,7 +23,8 @@ from rubriclang.checker import CheckedGraph, check_source
 from rubriclang.diagnostics import Diagnostic, sorted_diagnostics
 from rubriclang.diagnostics.render import render
 from rubriclang.fmt import format_source
-from rubriclang.llm.cache import CallCache, call_key
+from rubriclang.llm.cache import CallCache
+from rubriclang.llm.calls import Caller
 from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
 from rubriclang.llm.compiler import ir as irmod
 from rubriclang.llm.compiler.log import CompileLog
@@ -108,11 +109,12 @@ async def compile_rubric(
     )
     attempts: list[Attempt] = []
     previous: tuple[str, str] | None = None
+    caller = Caller(client, cache)
     for number in range(1, repairs + 2):
         request = ChatRequest(messages(system, spec_text, previous), sampling, fmt)
-        key = call_key(client.identity, client.model, request)
+        key = caller.key(request)
         try:
-            completion = await _chat(client, cache, key, request)
+            completion = await caller.complete(request)
         except LLMError as exc:
             _log(log, "end", outcome="error", attempts=len(attempts), output=None, message=exc.message)
             raise
@@ -141,17 +143,6 @@ async def compile_rubric(
         message=f"no program passed the checker in {len(attempts)} attempt(s)",
     )
     return CompileResult(None, None, tuple(attempts))
-
-
-async def _chat(client, cache: CallCache | None, key: str, request: ChatRequest) -> Completion:
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-    completion = await client.chat(request)
-    if cache is not None:
-        cache.put(key, client.identity, completion)
-    return completion
 
 
 def _attempt(number: int, completion: Completion, spec: Spec, catalog: Catalog, constrained: bool, path: str) -> Attempt:

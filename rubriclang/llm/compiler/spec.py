@@ -9,13 +9,14 @@ unknown key.
 
 from __future__ import annotations
 
+import math
 import re
-import tomllib
 from typing import Any
 
 import attrs
 
 from rubriclang.catalog.types import JType
+from rubriclang.tomlfile import Lines, read_toml
 
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*\Z")
 
@@ -55,7 +56,7 @@ _REQUIRED = {"rubric": ("name", "text"), "contract": ("scale",)}
 
 
 class SpecError(Exception):
-    """A spec that cannot be compiled; `where` is the file (and key)."""
+    """A spec that cannot be compiled; `where` is `path:line` (or the path)."""
 
     def __init__(self, where: str, message: str):
         super().__init__(f"{where}: {message}")
@@ -85,62 +86,58 @@ class Spec:
 
 
 def load_spec(path: str) -> Spec:
-    """Read and validate a spec file; raises SpecError naming the problem."""
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise SpecError(path, f"cannot read it: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(path, f"not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise SpecError(path, "not UTF-8 text") from None
-    return spec_from_dict(data, path)
+    """Read and validate a spec file; raises SpecError naming the problem and its line."""
+    data, text = read_toml(path, SpecError, "spec")
+    return spec_from_dict(data, path, text)
 
 
-def spec_from_dict(data: dict[str, Any], where: str = "<spec>") -> Spec:
-    """Validate a decoded spec (the tables of the TOML file)."""
+def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") -> Spec:
+    """Validate a decoded spec (the tables of the TOML file); `text`, the
+    file's text, lets errors name the line."""
+    lines = Lines(where, text)
     for table, value in data.items():
         if table not in _SCHEMA:
-            raise SpecError(where, _unknown(table, None, _SCHEMA))
+            raise SpecError(lines.at(None, table), _unknown(table, None, _SCHEMA))
         if not isinstance(value, dict):
-            raise SpecError(where, f"`{table}` must be a table (`[{table}]`)")
+            raise SpecError(lines.at(None, table), f"`{table}` must be a table (`[{table}]`)")
         for key, v in value.items():
             if key not in _SCHEMA[table]:
-                raise SpecError(where, _unknown(key, table, _SCHEMA[table]))
+                raise SpecError(lines.at(key, table), _unknown(key, table, _SCHEMA[table]))
             types, what = _SCHEMA[table][key]
             if not isinstance(v, types) or (bool not in types and isinstance(v, bool)):
-                raise SpecError(where, f"`{table}.{key}` must be {what}")
+                raise SpecError(lines.at(key, table), f"`{table}.{key}` must be {what}")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise SpecError(lines.at(key, table), f"`{table}.{key}` must be a finite number")
     for table, keys in _REQUIRED.items():
         for key in keys:
             if key not in data.get(table, {}):
-                raise SpecError(where, f"`{table}.{key}` is required")
+                raise SpecError(lines.at(None, table), f"`{table}.{key}` is required")
     rubric, task = data["rubric"], data.get("task", {})
     reference, contract = data.get("reference", {}), data["contract"]
     if not _SNAKE.match(rubric["name"]):
-        raise SpecError(where, f"`rubric.name` must be snake_case (lowercase letters, digits, `_`), got `{rubric['name']}`")
+        raise SpecError(lines.at("name", "rubric"), f"`rubric.name` must be snake_case (lowercase letters, digits, `_`), got `{rubric['name']}`")
     if not rubric["text"].strip():
-        raise SpecError(where, "`rubric.text` is empty: write the rubric to compile")
+        raise SpecError(lines.at("text", "rubric"), "`rubric.text` is empty: write the rubric to compile")
     if rubric.get("version", 1) < 0:
-        raise SpecError(where, "`rubric.version` must be a non-negative integer")
+        raise SpecError(lines.at("version", "rubric"), "`rubric.version` must be a non-negative integer")
     if not (task.get("input") or task.get("description")):
-        raise SpecError(where, "`[task]` needs `input` (the task's input) or `description` (what the task is)")
+        raise SpecError(lines.at(None, "task"), "`[task]` needs `input` (the task's input) or `description` (what the task is)")
     readouts = tuple(contract.get("readouts", ["pointwise"]))
     bad = [r for r in readouts if r not in READOUTS]
     if bad or not readouts or len(set(readouts)) != len(readouts):
-        raise SpecError(where, '`contract.readouts` must list "pointwise" and/or "pairwise", each once')
-    scale = parse_type(contract["scale"], where, "contract.scale")
+        raise SpecError(lines.at("readouts", "contract"), '`contract.readouts` must list "pointwise" and/or "pairwise", each once')
+    scale = parse_type(contract["scale"], lines.at("scale", "contract"), "contract.scale")
     output = None
     if "pointwise" in readouts:
-        output = parse_type(contract["output"], where, "contract.output") if "output" in contract else scale
+        output = parse_type(contract["output"], lines.at("output", "contract"), "contract.output") if "output" in contract else scale
     elif "output" in contract:
-        raise SpecError(where, "`contract.output` is the pointwise readout's output, but `readouts` has no pointwise")
+        raise SpecError(lines.at("output", "contract"), "`contract.output` is the pointwise readout's output, but `readouts` has no pointwise")
     if "pairwise" not in readouts and ({"epsilon", "resolve"} & set(contract)):
-        raise SpecError(where, "`contract.epsilon` and `contract.resolve` need a pairwise readout in `readouts`")
+        raise SpecError(lines.at("epsilon", "contract") if "epsilon" in contract else lines.at("resolve", "contract"), "`contract.epsilon` and `contract.resolve` need a pairwise readout in `readouts`")
     if contract.get("epsilon", 0) < 0:
-        raise SpecError(where, "`contract.epsilon` must be a non-negative number")
+        raise SpecError(lines.at("epsilon", "contract"), "`contract.epsilon` must be a non-negative number")
     if "resolve" in contract and contract["resolve"] not in RESOLVE:
-        raise SpecError(where, f"`contract.resolve` must be one of {', '.join(RESOLVE)}")
+        raise SpecError(lines.at("resolve", "contract"), f"`contract.resolve` must be one of {', '.join(RESOLVE)}")
     spec = Spec(
         name=rubric["name"],
         rubric=rubric["text"],
@@ -158,7 +155,7 @@ def spec_from_dict(data: dict[str, Any], where: str = "<spec>") -> Spec:
         reference=reference.get("text"),
         reference_at_run_time=reference.get("at_run_time", False),
     )
-    _check_contract(spec, where)
+    _check_contract(spec, lines.at(None, "contract"))
     return spec
 
 

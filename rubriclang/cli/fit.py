@@ -1,0 +1,197 @@
+"""`rbg fit GRAPH ITEMS -o FITTED.rbg`: fit a graph's numbers on a dev split,
+cross-validated, and report the held-out split (docs/fit.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import click
+
+from rubriclang.cli.execution import (
+    DataError,
+    annotations_option,
+    concurrency_option,
+    data_error,
+    load_graph,
+    local_backend,
+    mode_option,
+    recorded_option,
+    uses_llm,
+)
+
+def _split(ctx, param, value):
+    if value is None:
+        return None
+    key, _, share = value.partition("=")
+    try:
+        x = float(share)
+    except ValueError:
+        x = None
+    if key.strip() != "dev" or x is None or not 0 < x < 1:
+        raise click.BadParameter(f"`{value}` is not dev=FRACTION with 0 < FRACTION < 1 (e.g. dev=0.7)", ctx, param)
+    return x
+
+
+@click.command()
+@click.argument("graph", type=click.Path(exists=True, dir_okay=False))
+@click.argument("items", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="The fitted graph to write (canonical .rbg).")
+@click.option("--split", "share", callback=_split, default=None, metavar="dev=FRACTION", help="The dev share of the items, by a hash of each id with --seed (default dev=0.7).")
+@click.option("--split-file", type=click.Path(exists=True, dir_okay=False), default=None, help="The dev item ids, one a line; every other item is held out.")
+@click.option("--metric", type=click.Choice(["exact", "mae", "spearman", "accuracy"]), default=None, help="What the fit optimises on dev (default: accuracy for pairwise, bool and label judges, exact for ordinal, spearman for score outputs).")
+@click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True, help="k-fold cross-validation on the dev split (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split, the folds and the search.")
+@click.option("--max-iter", type=click.IntRange(min=1), default=60, show_default=True, help="Generations of the differential evolution search.")
+@click.option("--compare", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Another graph to report beside the fitted one on the held-out split; repeat.")
+@click.option("--traces", type=click.Path(exists=True, dir_okay=False), default=None, help="Recorded judgments to compose (replayed under each graph), instead of annotations and recorded values.")
+@click.option("--label", "labels", multiple=True, metavar="CODE=VALUE,...", help="Map the gold codes of a data set onto gold values (as in rbg eval).")
+@mode_option
+@concurrency_option
+@annotations_option
+@recorded_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def fit(graph, items, out, share, split_file, metric, folds, seed, max_iter, compare, traces, labels, mode, concurrency, annotations, recorded, fmt) -> None:
+    """Fit the numbers of GRAPH (weights, thresholds, caps, map values) on the
+    dev split of ITEMS and write FITTED: the same structure, the same
+    comments, only numbers changed; nodes marked `# rbg: fixed` keep theirs.
+
+    No LLM is called: the criteria's judgments come from --annotations,
+    --recorded or --traces, and only their composition is recomputed. The
+    held-out split's labels are read only after FITTED is written, to report
+    the fitted graph, GRAPH as written, the equal-weight baseline and every
+    --compare graph on exactly the same held-out items, with paired
+    intervals against the fitted graph.
+    """
+    if folds == 1:
+        raise click.BadParameter("one fold leaves nothing to fit on: give 2 or more, or 0 for no cross-validation", param_hint="--folds")
+    if share is not None and split_file:
+        raise click.UsageError("give --split or --split-file, not both")
+    if os.path.abspath(out) in (os.path.abspath(graph), os.path.abspath(items)):
+        raise click.BadParameter("would overwrite an input: write the fitted graph to another file", param_hint="-o")
+    _fit(graph, items, out, 0.7 if share is None else share, split_file, metric, folds, seed, max_iter, compare, traces, labels, mode, concurrency, annotations, recorded, fmt)
+
+
+def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, max_iter, compare, traces, labels, mode, concurrency, annotations, recorded, fmt) -> None:
+    from rubriclang.checker import check_source
+    from rubriclang.errors import LocatedError
+    from rubriclang.evaluation import fit as F
+    from rubriclang.evaluation.gold import GoldValueError, item_gold, parse_label_map
+    from rubriclang.evaluation.params import fixed_nodes, free_params
+    from rubriclang.interp.items import read_items
+    from rubriclang.syntax import parse
+
+    g = load_graph(graph_path)
+    graphs = [g] + [load_graph(p) for p in compare]
+    if not traces:
+        for p, x in zip((graph_path, *compare), graphs):
+            if uses_llm(x):
+                raise DataError(f"`{p}` has LLM criteria, and rbg fit calls no LLM: record their judgments with `rbg run` and give the traces with --traces")
+    try:
+        label_map = parse_label_map(labels) if labels else None
+    except GoldValueError as exc:
+        raise click.BadParameter(exc.message, param_hint="--label") from None
+    with open(graph_path, encoding="utf-8") as fh:
+        parsed = parse(fh.read(), graph_path)
+    fixed, stray = fixed_nodes(parsed.module, parsed.source)
+    if stray:
+        raise DataError(f"{stray[0]}: this `# rbg: fixed` marks no node\n  hint: put it on the line above a node, or at the end of its declaration")
+    params = free_params(g, parsed.module, fixed)
+    try:
+        item_list = list(read_items(items_path))
+        ids = [it.id for it in item_list]
+        dev = _dev_ids(split_file, ids, share, seed)
+        held = [i for i in ids if i not in dev]
+        if not dev or not held:
+            raise DataError(f"the split leaves {len(dev)} dev and {len(held)} held-out items: both need some (change --split or --split-file)")
+        _check_modes(graphs, (graph_path, *compare), item_list, mode)
+        outcomes = _outcomes(graphs, item_list, traces, annotations, recorded, concurrency, mode)
+        by_id = {it.id: it for it in item_list}
+        # Dev labels only: the held-out labels are read after FITTED is written.
+        dev_gold = {i: gv for i in sorted(dev, key=ids.index) if (gv := item_gold(by_id[i], g, f"{items_path}:{by_id[i].line}", mode, label_map)) is not None}
+    except LocatedError as exc:
+        raise data_error(exc) from None
+    cases = F.cases(g, outcomes[0])
+    fit_ids = [i for i in dev_gold if i in cases]
+    if not fit_ids:
+        raise DataError("no dev item has both gold and recorded judgments: nothing to fit on")
+    left_out = F.left_out(sorted(dev, key=ids.index), dev_gold, cases, {o[0] for o in outcomes[0]})
+    fit_mode = cases[fit_ids[0]].mode
+    metric = metric or F.default_metric(g, fit_mode)
+    if problem := F.metric_problem(g, fit_mode, metric):
+        raise click.BadParameter(problem, param_hint="--metric")
+    settings = F.Settings(metric, seed, max_iter)
+    result = F.fit(g, params, [cases[i] for i in fit_ids], [dev_gold[i] for i in fit_ids], settings)
+    cv = F.cross_validate(g, params, cases, fit_ids, dev_gold, settings, folds) if folds >= 2 else None
+    text = F.fitted_source(parsed.source, graph_path, params, result.values)
+    fitted = check_source(text, out).graph
+    if fitted is None:  # types are kept by construction (fit._Validity); never write a file that does not check
+        raise DataError(
+            f"the fitted numbers do not check in `{graph_path}` (so {out} is not written): "
+            f"{'; '.join(d.message for d in check_source(text, out).diagnostics if d.is_error)}\n"
+            "  hint: mark the node whose numbers break it `# rbg: fixed`"
+        )
+    try:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise DataError(f"cannot write `{out}`: {exc.strerror or exc}") from None
+    try:
+        held_items = [by_id[i] for i in held]
+        held_gold = {it.id: gv for it in held_items if (gv := item_gold(it, g, f"{items_path}:{it.line}", mode, label_map)) is not None}
+    except LocatedError as exc:
+        err = data_error(exc)
+        err.message += f"\n  note: {out} was written before the held-out labels were read; its numbers do not depend on them"
+        raise err from None
+    report = F.held_out_report(g, fitted, graphs, (graph_path, *compare), outcomes, cases, held_items, held_gold, mode)
+    summary = F.Summary(out, metric, seed, params, result, cv, len(dev), len(fit_ids), len(held), left_out)
+    if fmt == "json":
+        click.echo(json.dumps({**summary.to_json(), "held_out": report.to_json()}, sort_keys=True, indent=2))
+    else:
+        from rubriclang.evaluation.evaluate import render_text
+
+        click.echo(summary.text())
+        click.echo("")
+        click.echo("Held-out split, reported once, after fitting:")
+        click.echo(render_text(report))
+
+
+def _check_modes(graphs, paths, items, mode) -> None:
+    """Every graph has a readout for every item's mode (checked before judging)."""
+    modes = sorted({mode or it.mode for it in items})
+    for g, p in zip(graphs, paths):
+        missing = [m for m in modes if m not in g.readouts]
+        if missing:
+            raise DataError(f"`{p}` has no `{missing[0]}` readout, and the items are {missing[0]}: add `readout {missing[0]} {{ ... }}` to it, or leave it out")
+
+
+def _dev_ids(split_file, ids, share, seed) -> set[str]:
+    from rubriclang.evaluation.fit import dev_ids
+    from rubriclang.interp.items import ItemError
+
+    if not split_file:
+        return dev_ids(ids, share, seed)
+    known = set(ids)
+    out = set()
+    with open(split_file, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            item_id = line.strip()
+            if not item_id or item_id.startswith("#"):
+                continue
+            if item_id not in known:
+                raise ItemError(f"{split_file}:{n}", f"item `{item_id}` is not in the items file")
+            out.add(item_id)
+    return out
+
+
+def _outcomes(graphs, item_list, traces, annotations, recorded, concurrency, mode):
+    """Each graph's compositions of the items, from traces or the local backend."""
+    from rubriclang.evaluation.evaluate import replayed
+
+    if traces:
+        return [list(replayed(g, traces)) for g in graphs]
+    from rubriclang.cli.evaluate import judge_graphs
+
+    backend = local_backend(annotations, recorded)
+    return asyncio.run(judge_graphs(graphs, item_list, backend, None, concurrency, mode))

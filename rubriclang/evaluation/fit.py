@@ -1,0 +1,383 @@
+"""`rbg fit`: a graph's numbers fitted on labelled items (docs/fit.md).
+
+The criterion judgments are recorded once (annotations, recorded values or
+traces); fitting then only recomposes them, through the compiled plan, for
+each candidate set of numbers. The search is scipy's differential evolution:
+the metrics are step functions of the numbers (a cap or a weight moves a
+decision only when it crosses a boundary), so a gradient is zero almost
+everywhere, and a population search over bounded ranges is what works; it is
+deterministic for a seed. The written numbers themselves (rounded as they
+will be printed) are what is scored, so the fitted file does what was
+measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from typing import Any, Sequence
+
+import attrs
+
+from rubriclang.catalog import load_catalog
+from rubriclang.checker.graph import CheckedGraph
+from rubriclang.evaluation.params import Param, concrete, weights_total, with_values
+from rubriclang.interp.ops import OPERATORS
+from rubriclang.interp.plan import compile_plan
+from rubriclang.interp.readout import Decision, pairwise, pointwise
+
+@attrs.frozen
+class Case:
+    """One item's recorded criterion values (one row per candidate, in the
+    order of `graph.criteria`); no gold: labels are kept apart, by split."""
+
+    id: str
+    mode: str
+    cids: tuple[str, ...]
+    rows: dict[str, tuple]
+
+
+def split_of(item_id: str, seed: int) -> float:
+    """A stable number in [0, 1) for an id: its place in the dev/held-out split."""
+    h = hashlib.sha256(f"{seed}\0{item_id}".encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64
+
+
+def dev_ids(ids: Sequence[str], share: float, seed: int) -> set[str]:
+    """The ids whose hash (with `seed`) falls below `share`."""
+    return {i for i in ids if split_of(i, seed) < share}
+
+
+def folds(ids: Sequence[str], k: int, seed: int) -> list[list[str]]:
+    """`ids` dealt into `k` folds in the order of their hash (sizes differ by at most one)."""
+    ranked = sorted(ids, key=lambda i: (split_of(i, seed + 1), i))
+    return [ranked[j::k] for j in range(k)]
+
+
+def metric_problem(graph: CheckedGraph, mode: str, metric: str) -> str | None:
+    """Why `metric` cannot score this judge, or None: MAE and Spearman need
+    numbers, which pairwise, bool and label decisions are not."""
+    numeric = mode == "pointwise" and graph.readouts["pointwise"].output.numeric
+    if metric in ("mae", "spearman") and not numeric:
+        judge = "pairwise" if mode == "pairwise" else str(graph.readouts["pointwise"].output)
+        return f"--metric {metric} needs a numeric pointwise output, and this judge is {judge}: use --metric accuracy"
+    return None
+
+
+def default_metric(graph: CheckedGraph, mode: str) -> str:
+    """accuracy for pairwise, bool and label judges; exact for ordinal; spearman for score."""
+    if mode == "pairwise":
+        return "accuracy"
+    kind = graph.readouts["pointwise"].output.kind
+    return {"ordinal": "exact", "score": "spearman"}.get(kind, "accuracy")
+
+
+class Recomposer:
+    """Decisions of a graph (or a variant with other numbers) over recorded cases."""
+
+    def __init__(self, graph: CheckedGraph):
+        self.functions = {**OPERATORS, **load_catalog().functions}
+        names = [c.name for c in graph.criteria] + [o.name for o in graph.operators]
+        self.sink = names.index(graph.sink)
+
+    def decisions(self, graph: CheckedGraph, cases: Sequence[Case]) -> list[Decision]:
+        plan = compile_plan(graph, self.functions)
+        s = self.sink
+        out = []
+        for case in cases:
+            sinks = {cid: (row + plan(*row))[s] for cid, row in case.rows.items()}
+            if case.mode == "pointwise":
+                out.append(pointwise(graph.readouts["pointwise"], graph.scale, sinks[case.cids[0]]))
+            else:
+                out.append(pairwise(graph.readouts["pairwise"], graph.scale, case.cids, sinks))
+        return out
+
+
+def loss(metric: str, decisions: Sequence[Decision], gold: Sequence[Any], width: float) -> float:
+    """The fit's objective, lower is better: minus exact agreement, accuracy
+    or Spearman, or the MAE. An undecided item counts as wrong (as the
+    scale's width for MAE); pairwise accuracy leaves out gold ties."""
+    if metric in ("exact", "accuracy"):
+        pairs = [(d, g) for d, g in zip(decisions, gold) if not (metric == "accuracy" and g == "tie")]
+        if not pairs:
+            return 0.0
+        return -sum(1 for d, g in pairs if d.status == "ok" and d.decision == g) / len(pairs)
+    if metric == "mae":
+        if not gold:
+            return 0.0
+        return math.fsum(abs(d.decision - g) if d.status == "ok" else width for d, g in zip(decisions, gold)) / len(gold)
+    x = [float(d.decision) for d in decisions if d.status == "ok"]
+    y = [float(g) for d, g in zip(decisions, gold) if d.status == "ok"]
+    if len(x) < 3:
+        return 1.0
+    from scipy.stats import spearmanr
+
+    r = spearmanr(x, y).statistic
+    return 1.0 if not math.isfinite(r) else -float(r)
+
+
+@attrs.frozen
+class Settings:
+    """The search: the metric it optimises, its seed and its budget."""
+
+    metric: str
+    seed: int = 0
+    max_iter: int = 60
+    popsize: int = 15
+
+
+@attrs.frozen
+class Fitted:
+    """A search's result."""
+
+    values: list  # one number per parameter, as written
+    loss: float  # on the cases it was fitted on
+    start_loss: float  # of the written numbers, on the same cases
+    evaluations: int
+
+
+def fit(graph: CheckedGraph, params: list[Param], cases: Sequence[Case], gold: Sequence[Any], settings: Settings) -> Fitted:
+    """The numbers for `params` that minimise the loss on `cases`. The written
+    numbers are one member of the first population, so the result is never
+    worse than them on these cases."""
+    from scipy.optimize import differential_evolution
+
+    composer = Recomposer(graph)
+    totals = weights_total(params)
+    width = float(graph.scale.hi - graph.scale.lo) if graph.scale.numeric else 1.0
+
+    valid = _Validity(graph, params)
+
+    def score(values) -> float:
+        variant = with_values(graph, params, values)
+        if not valid(variant, values):
+            return math.inf
+        return loss(settings.metric, composer.decisions(variant, cases), gold, width)
+
+    start = [p.value for p in params]
+    start_loss = score(start)
+    if not params:
+        return Fitted(start, start_loss, start_loss, 1)
+    objective = lambda x: score(concrete(params, x, totals))  # noqa: E731
+    x0 = [min(max(_search_point(p, params), p.lo), p.hi) for p in params]
+    result = differential_evolution(
+        objective,
+        bounds=[(p.lo, p.hi) for p in params],
+        integrality=[p.integer for p in params],
+        x0=x0,
+        seed=settings.seed,
+        maxiter=settings.max_iter,
+        popsize=settings.popsize,
+        polish=False,  # a gradient step: useless on step functions
+        init="sobol",
+        tol=0.0,  # run every generation: the same work, and the same result, for a seed
+        updating="deferred",
+    )
+    values = concrete(params, result.x, totals)
+    best = score(values)
+    if best > start_loss:  # x0 is in the population, so only rounding could do this: never write worse
+        return Fitted(start, start_loss, start_loss, int(result.nfev))
+    return Fitted(values, best, start_loss, int(result.nfev))
+
+
+def _search_point(p: Param, params: list[Param]) -> float:
+    """Where the written number lies in the search space: weights are
+    searched in [0, 1], the written ones divided by their largest."""
+    if p.param != "weights":
+        return p.value
+    top = max(q.value for q in params if q.node == p.node and q.param == "weights")
+    return p.value / top if top > 0 else 1.0
+
+
+class _Validity:
+    """Whether a set of numbers keeps the graph as typed: clamp's `lo < hi`,
+    some positive weight, and every moved node's output type (by the
+    catalog's output rule, from the inputs as written) within its written
+    type, so every type downstream, the sink's included, stays as checked."""
+
+    def __init__(self, graph: CheckedGraph, params: list[Param]):
+        from rubriclang.catalog.rules import RuleInput
+
+        cat = load_catalog()
+        nodes = graph.nodes
+        self.rules = {}
+        for name in dict.fromkeys(p.node for p in params):
+            op = nodes[name]
+            ports = {port: tuple(nodes[s].type for s in slots) for port, slots in op.ports.items()}
+            rule = cat.rules[cat.operators[op.operator].output]
+            self.rules[name] = (lambda params, rule=rule, ports=ports: rule(RuleInput(ports, params)), op.type)
+        self.params = params
+
+    def __call__(self, graph: CheckedGraph, values) -> bool:
+        got: dict[tuple[str, str], float] = {}
+        weights: dict[str, float] = {}
+        for p, v in zip(self.params, values):
+            got[(p.node, p.param)] = v
+            if p.param == "weights":
+                weights[p.node] = weights.get(p.node, 0.0) + v
+        if any(param == "lo" and (node, "hi") in got and v >= got[(node, "hi")] for (node, param), v in got.items()):
+            return False
+        if not all(w > 0 for w in weights.values()):
+            return False
+        ops = {o.name: o for o in graph.operators}
+        for name, (infer, written) in self.rules.items():
+            out, problems = infer(ops[name].params)
+            if problems or not out.fits(written) or out.kind != written.kind:
+                return False
+        return True
+
+
+def cases(graph: CheckedGraph, outcomes) -> dict[str, Case]:
+    """item id -> its recorded criterion values, for the items whose criteria
+    all gave a value (a failed criterion fails the item whatever the numbers)."""
+    n = len(graph.criteria)
+    out = {}
+    for item, mode, comp in outcomes:
+        if comp.decision.status == "error" and len(comp.names) == n:
+            continue
+        out[item] = Case(item, mode, tuple(comp.rows), {cid: tuple(row[:n]) for cid, row in comp.rows.items()})
+    return out
+
+
+def left_out(dev: list[str], gold: dict, all_cases: dict[str, Case], judged: set[str]) -> dict[str, list[str]]:
+    """The dev items the fit could not use, by reason (as `rbg eval` names them)."""
+    from rubriclang.evaluation.evaluate import FAILED, NO_GOLD, NOT_JUDGED
+
+    out: dict[str, list[str]] = {}
+    for i in dev:
+        reason = NO_GOLD if i not in gold else NOT_JUDGED if i not in judged else FAILED if i not in all_cases else None
+        if reason:
+            out.setdefault(reason, []).append(i)
+    return out
+
+
+def metric_value(metric: str, loss_value: float) -> float:
+    """The metric a loss stands for (the loss is minus the metric, but for MAE)."""
+    return loss_value if metric == "mae" else -loss_value
+
+
+@attrs.frozen
+class Fold:
+    items: int
+    fitted: float  # the metric on the fold, numbers fitted on the other folds
+    written: float  # the metric on the fold, numbers as written
+
+
+def cross_validate(graph, params, all_cases: dict[str, Case], ids: list[str], gold: dict, settings: Settings, k: int) -> list[Fold]:
+    """k-fold cross-validation inside the dev split: each fold scored with
+    numbers fitted on the others, beside the written numbers."""
+    composer = Recomposer(graph)
+    width = float(graph.scale.hi - graph.scale.lo) if graph.scale.numeric else 1.0
+    out = []
+    for fold in folds(ids, min(k, len(ids)), settings.seed):
+        if not fold:
+            continue
+        inside = set(fold)
+        train = [i for i in ids if i not in inside]
+        fitted = fit(graph, params, [all_cases[i] for i in train], [gold[i] for i in train], settings)
+        test_cases = [all_cases[i] for i in fold]
+        test_gold = [gold[i] for i in fold]
+        score = lambda g: metric_value(settings.metric, loss(settings.metric, composer.decisions(g, test_cases), test_gold, width))  # noqa: E731
+        out.append(Fold(len(fold), score(with_values(graph, params, fitted.values)), score(graph)))
+    return out
+
+
+def fitted_source(source: str, path: str, params: list[Param], values) -> str:
+    """The canonical text of the graph with its numbers replaced."""
+    from rubriclang.evaluation.params import rewrite
+    from rubriclang.fmt import format_source
+
+    result = format_source(rewrite(source, params, values), path)
+    assert result.output is not None, "a rewritten number broke the syntax"
+    return result.output
+
+
+def held_out_report(graph, fitted, graphs, paths, outcomes, all_cases: dict[str, Case], held_items, held_gold, mode):
+    """The fitted graph, the graph as written, its equal-weight baseline and
+    the compared graphs, on exactly the same held-out items."""
+    from rubriclang.evaluation.evaluate import Column, evaluate, graph_columns
+
+    held = {it.id for it in held_items}
+    own = [o for o in outcomes[0] if o[0] in held]
+    composer = Recomposer(fitted)
+    ok = [all_cases[i] for i, _, _ in own if i in all_cases]
+    decided = dict(zip((c.id for c in ok), composer.decisions(fitted, ok)))
+    fitted_col = Column(f"fitted ({os.path.basename(fitted.path)})", {i: decided.get(i, comp.decision) for i, _, comp in own}, "graph", fitted.name)
+    columns = [fitted_col, *graph_columns(graph, f"as written ({os.path.basename(paths[0])})", own, "equal")]
+    for g, p, outs in zip(graphs[1:], paths[1:], outcomes[1:]):
+        columns.append(graph_columns(g, os.path.basename(p), [o for o in outs if o[0] in held], "none")[0])
+    return evaluate(graph, held_items, held_gold, columns, mode)
+
+
+@attrs.frozen
+class Summary:
+    """What was fitted, how, and the cross-validation figures."""
+
+    out: str
+    metric: str
+    seed: int
+    params: list
+    result: Fitted
+    cv: list | None
+    dev: int
+    fitted_on: int
+    held: int
+    left_out: dict[str, list[str]]  # reason -> dev items the fit could not use
+
+    def moves(self) -> list[tuple[str, Any, Any]]:
+        return [(p.label, p.value, v) for p, v in zip(self.params, self.result.values)]
+
+    def to_json(self) -> dict:
+        cv = None
+        if self.cv is not None:
+            cv = {
+                "folds": [attrs.asdict(f) for f in self.cv],
+                "fitted": _mean([f.fitted for f in self.cv]),
+                "written": _mean([f.written for f in self.cv]),
+            }
+        return {
+            "fitted": self.out,
+            "metric": self.metric,
+            "seed": self.seed,
+            "split": {"dev": self.dev, "fitted_on": self.fitted_on, "held_out": self.held, "dev_left_out": self.left_out},
+            "params": [{"param": n, "written": a, "fitted": b} for n, a, b in self.moves()],
+            "dev": {"written": metric_value(self.metric, self.result.start_loss), "fitted": metric_value(self.metric, self.result.loss), "evaluations": self.result.evaluations},
+            "cross_validation": cv,
+        }
+
+    def text(self) -> str:
+        lines = [
+            f"Fitted {len(self.params)} numbers on {self.fitted_on} of {self.dev} dev items (metric {self.metric}, seed {self.seed}); "
+            f"{self.held} items held out. Wrote {self.out}."
+        ]
+        for reason, ids in self.left_out.items():
+            shown = ", ".join(ids[:10]) + (f", ... {len(ids) - 10} more" if len(ids) > 10 else "")
+            lines.append(f"  dev items not fitted on, {reason}: {len(ids)} ({shown})")
+        for name, a, b in self.moves():
+            lines.append(f"  {name}: {_num(a)} -> {_num(b)}" if float(a) != float(b) else f"  {name}: {_num(a)} (kept)")
+        if not self.params:
+            lines.append("  (no free numbers: every node is fixed or has none)")
+        lines.append(
+            f"Dev {self.metric}: {metric_value(self.metric, self.result.start_loss):.3f} as written, "
+            f"{metric_value(self.metric, self.result.loss):.3f} fitted (on the items fitted on; {self.result.evaluations} evaluations)."
+        )
+        if self.cv:
+            per = ", ".join(f"{f.fitted:.3f}/{f.written:.3f}" for f in self.cv)
+            lines.append(
+                f"Cross-validation ({len(self.cv)} folds of the dev split), {self.metric}: "
+                f"fitted {_mean([f.fitted for f in self.cv]):.3f}, as written {_mean([f.written for f in self.cv]):.3f} "
+                f"(per fold, fitted/as written: {per})."
+            )
+        return "\n".join(lines)
+
+
+def _mean(xs: list[float]) -> float | None:
+    xs = [x for x in xs if math.isfinite(x)]
+    return round(math.fsum(xs) / len(xs), 6) if xs else None
+
+
+def _num(x) -> str:
+    from rubriclang.catalog.types import fmt_short
+
+    return fmt_short(x)

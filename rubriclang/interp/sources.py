@@ -1,0 +1,113 @@
+"""Records of a public data set, read from JSON, JSON Lines, CSV or TSV,
+each with the `path:line` where it starts, for `rbg items convert`.
+
+JSON is a top-level array of objects (each element's line is found by
+decoding the array one element at a time); JSON Lines is one object a line;
+CSV and TSV have a header row, and every cell is a string.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from typing import Any, Iterator
+
+from rubriclang.interp.items import ItemError
+
+FORMATS = ("json", "jsonl", "csv", "tsv")
+_EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv"}
+
+
+def source_format(path: str, given: str | None) -> str:
+    """The format `given`, else the one the file's extension names."""
+    if given:
+        return given
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in _EXTENSIONS:
+        raise ItemError(path, f"cannot tell the format from the extension `{ext or '(none)'}`", f"name it with --format ({', '.join(FORMATS)})")
+    return _EXTENSIONS[ext]
+
+
+def read_records(path: str, fmt: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(`path:line`, record) for each record of the file, in order."""
+    if fmt == "jsonl":
+        from rubriclang.jsonl import read_jsonl
+
+        for where, obj in read_jsonl(path, ItemError):
+            yield where, _object(obj, where)
+        return
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        if fmt == "json":
+            yield from _json_array(path, fh.read())
+        else:
+            yield from _table(path, fh, "\t" if fmt == "tsv" else ",")
+
+
+def _object(obj: Any, where: str) -> dict:
+    if not isinstance(obj, dict):
+        raise ItemError(where, f"a record must be an object, got {type(obj).__name__}")
+    return obj
+
+
+def _json_array(path: str, text: str) -> Iterator[tuple[str, dict]]:
+    decoder = json.JSONDecoder()
+    line_of = lambda i: f"{path}:{text.count(chr(10), 0, i) + 1}"  # noqa: E731
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    i = skip(0)
+    if i >= len(text) or text[i] != "[":
+        raise ItemError(line_of(i), "a JSON source must be an array of objects", "for one object a line, use a .jsonl file or --format jsonl")
+    i = skip(i + 1)
+    if i < len(text) and text[i] == "]":
+        return
+    while True:
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            raise ItemError(f"{path}:{exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+        yield line_of(i), _object(obj, line_of(i))
+        i = skip(end)
+        if i < len(text) and text[i] == ",":
+            i = skip(i + 1)
+        elif i < len(text) and text[i] == "]":
+            return
+        else:
+            raise ItemError(line_of(i), "malformed JSON: expected `,` or `]` after an array element")
+
+
+# A cell may hold a whole conversation; csv's default limit is 128 KiB.
+_CELL_LIMIT = 1 << 30
+
+
+def _table(path: str, fh, delimiter: str) -> Iterator[tuple[str, dict]]:
+    csv.field_size_limit(max(csv.field_size_limit(), _CELL_LIMIT))
+    reader = csv.reader(fh, delimiter=delimiter)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        raise ItemError(f"{path}:1", f"malformed header: {exc}") from None
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise ItemError(f"{path}:1", f"the header names column(s) {', '.join(f'`{d}`' for d in dup)} more than once")
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ItemError(f"{path}:{start}", f"malformed row: {exc}") from None
+        where = f"{path}:{start}"
+        start = reader.line_num + 1
+        if not row or row == [""]:
+            continue
+        if len(row) != len(header):
+            raise ItemError(where, f"the row has {len(row)} cells, the header {len(header)}")
+        yield where, dict(zip(header, row))

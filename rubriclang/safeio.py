@@ -1,0 +1,200 @@
+"""Writing files the user cannot cheaply recreate, so that no kill, crash
+or full disk loses a byte of them, and so that two processes never write
+the same output at once.
+
+- `write_atomic`: a whole-file rewrite as a temporary file in the same
+  folder, fsynced, renamed over the target, then the folder fsynced. The
+  file is either all old or all new, whatever moment a kill comes.
+- `cut_torn_line`: an append-only file whose last line a kill tore is cut
+  back, in place, to its last complete line (nothing before it is touched).
+- `output_lock`: an exclusive, non-blocking advisory lock on an output,
+  held while a command writes it; a second command is refused, told the
+  first one's pid.
+
+Only the standard library, so `rbg fmt` can use it without slowing down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+
+_TAIL_CHUNK = 1 << 16
+
+
+class OutputBusy(Exception):
+    """Another process holds the lock of an output; `pid` is its pid, or
+    None when it could not be read."""
+
+    def __init__(self, message: str, pid: int | None):
+        super().__init__(message)
+        self.message = message
+        self.pid = pid
+
+
+def describe_os_error(exc: OSError) -> str:
+    """An OSError as one short phrase, with the fix for the usual ones."""
+    reason = exc.strerror or str(exc)
+    folder = os.path.dirname(os.path.abspath(exc.filename)) if isinstance(exc.filename, str) else ""
+    if exc.errno == errno.ENOENT and folder and not os.path.isdir(folder):
+        return f"{reason} (the folder `{folder}` does not exist; create it first)"
+    if exc.errno == errno.ENOSPC:
+        return f"{reason} (free some space and run the same command again: it resumes)"
+    if exc.errno == errno.EDQUOT:
+        return f"{reason} (raise the quota or free space, then run the same command again)"
+    return reason
+
+
+def write_atomic(path: str, data: str | bytes) -> None:
+    """Replace the contents of `path` in one step; text is written as UTF-8
+    with no newline translation. An existing file keeps its permissions, a
+    new one follows the umask; a symlink's target is what gets replaced.
+    OSError (a missing folder, a full disk) propagates, the file unchanged."""
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target)
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = _temporary(folder, os.path.basename(target))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_folder(folder)
+
+
+def _temporary(folder: str, name: str) -> tuple[int, str]:
+    """A new file next to `name`, created with mode 0666 so that the kernel
+    applies the umask (tempfile.mkstemp would make it 0600)."""
+    while True:
+        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make a rename or a new file in `folder` durable (a no-op where
+    folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def cut_torn_line(path: str) -> int:
+    """Cut `path` back, in place, to the end of its last complete line (a
+    file that is empty or ends in a newline is left alone); the number of
+    bytes cut. Only the tail is read, so a large file costs nothing."""
+    with open(path, "r+b") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            if end == size and chunk.endswith(b"\n"):
+                return 0
+            at = chunk.rfind(b"\n")
+            if at >= 0:
+                keep = start + at + 1
+                break
+            end = start
+        else:
+            keep = 0
+        fh.truncate(keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+        return size - keep
+
+
+def _lock_path(target: str) -> str:
+    """The lock file of an output: a sidecar, so that an atomic rewrite of
+    the output (a new inode) does not drop the lock."""
+    return os.path.join(target, ".rbg.lock") if os.path.isdir(target) else target + ".lock"
+
+
+@contextlib.contextmanager
+def output_lock(target: str, what: str = "") -> Iterator[None]:
+    """Hold the exclusive lock of `target` (a file, or a folder) while the
+    block runs. Raises OutputBusy when another process holds it, OSError
+    when the lock file cannot be made. The lock file holds the pid and is
+    removed on release; one left by a killed process holds no lock (the
+    kernel drops it) and is simply taken over."""
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this platform: write unlocked
+        yield
+        return
+    if os.path.exists(target) and not (os.path.isfile(target) or os.path.isdir(target)):
+        yield  # a device or a pipe: nothing to protect, and no folder to lock in
+        return
+    path = _lock_path(target)
+    try:
+        fd = _acquire(fcntl, path, what or f"`{target}`")
+    except OSError as exc:
+        # Named after the output: the lock file is an implementation detail.
+        raise OSError(exc.errno, exc.strerror, target) from None
+    try:
+        yield
+    finally:
+        # Removed while still locked, so that no process can lock the old
+        # inode after this one lets go (they check the inode, see _acquire).
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
+def _acquire(fcntl, path: str, what: str) -> int:
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = _read_pid(fd)
+            os.close(fd)
+            who = f"another rbg process (pid {pid})" if pid else "another rbg process"
+            raise OutputBusy(f"{what} is being written by {who}", pid) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        # The holder before us may have removed the file between our open and
+        # our lock: then we hold a lock on a file nobody else can see. Retry.
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            return fd
+        os.close(fd)
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None

@@ -1,0 +1,56 @@
+"""Metric formulas on small cases worked by hand, paired differences, and
+determinism of the intervals."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from rubriclang.evaluation.metrics import ABSTAIN, TIE, bootstrap, figure, sample
+
+
+def test_categorical_figures_match_the_hand_computed_values():
+    # gold:  0 0 0 0 1 1 1 1 ; pred: 0 0 0 1 1 1 2 2   (classes 0, 1, 2)
+    g = [0, 0, 0, 0, 1, 1, 1, 1]
+    p = [0, 0, 0, 1, 1, 1, 2, 2]
+    assert figure("label", "accuracy", p, g) == 5 / 8
+    # F1: class 0 = 6/7, class 1 = 4/7, class 2 = 0 -> mean 10/21
+    assert figure("label", "macro_f1", p, g) == pytest.approx(10 / 21)
+    # p_o = 5/8; p_e = 3/8*4/8 + 3/8*4/8 + 2/8*0 = 3/8
+    assert figure("label", "kappa", p, g) == pytest.approx((5 / 8 - 3 / 8) / (1 - 3 / 8))
+
+
+def test_pairwise_accuracy_leaves_out_gold_ties_and_judge_ties_agreement_keeps_ties():
+    g = [0, 1, TIE, TIE, 0, 1]
+    p = [0, 0, 0, TIE, TIE, ABSTAIN]
+    assert figure("pairwise", "accuracy", p, g) == 1 / 2  # items 1 and 2
+    assert figure("pairwise", "agreement", p, g) == 2 / 5  # items 1 and 4, of the 5 answered
+    assert figure("pairwise", "coverage", p, g) == 3 / 6
+    assert figure("pairwise", "tie_rate", p, g) == 2 / 6
+    assert figure("pairwise", "abstain_rate", p, g) == 1 / 6
+
+
+def test_numeric_figures_and_undefined_ones():
+    assert figure("numeric", "mae", [1, 2, 3], [1, 3, 5]) == 1.0
+    assert figure("numeric", "within_1", [1, 2, 3], [1, 3, 5]) == 2 / 3
+    assert figure("numeric", "kendall", [1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert figure("numeric", "pearson", [2, 2, 2], [1, 2, 3]) is None
+        assert figure("bool", "precision", [0, 0], [1, 0]) is None
+        assert sample(lambda p, g: (p == g).mean(-1) / 0, [1], [1]).estimate().value is None
+
+
+def test_a_paired_difference_of_a_column_with_itself_is_exactly_zero():
+    from rubriclang.evaluation.metrics import METRICS
+
+    p, g = [1, 2, 3, 4, 5, 1, 2], [1, 3, 3, 5, 4, 2, 2]
+    s = sample(METRICS["numeric"]["spearman"], p, g)
+    d = s.minus(sample(METRICS["numeric"]["spearman"], p, g))
+    assert (d.value, d.low, d.high) == (0.0, 0.0, 0.0)
+
+
+def test_intervals_are_the_same_on_every_call():
+    a = bootstrap(lambda c: c.mean(), [0, 1, 1, 0, 1])
+    assert a == bootstrap(lambda c: c.mean(), [0, 1, 1, 0, 1]) and a.low < a.value < a.high
