@@ -81,18 +81,25 @@ class LLMBackend:
         self.parse_retries = parse_retries
         self.use_logprobs = use_logprobs
         self.profiles: dict[str | None, Profile] = {None: Profile(client, sampling), **(profiles or {})}
-        self.callers = {name: Caller(p.client, cache, name) for name, p in self.profiles.items()}
+        self.callers = {name: Caller(p.client, cache, name) for name, p in self.profiles.items() if name is not None}
+        named_default = self.profiles.get("default")
+        if named_default is not None and named_default.client is client:
+            # The `default` profile serves the criteria that name none: they are its judgments.
+            self.profiles[None] = named_default
+            self.callers[None] = self.callers["default"]
+        else:
+            self.callers[None] = Caller(client, cache, None)
 
     @property
     def usage(self) -> Usage:
         total = Usage()
-        for caller in self.callers.values():
+        for caller in {id(c): c for c in self.callers.values()}.values():
             total.add(caller.usage)
         return total
 
     def usage_by_profile(self) -> dict[str | None, tuple[str | None, Usage]]:
         """Each profile's (model, usage)."""
-        return {name: (c.client.model, c.usage) for name, c in self.callers.items()}
+        return {name: (c.client.model, c.usage) for name, c in self.callers.items() if name is None or c is not self.callers[None]}
 
     @property
     def clients(self) -> list[OpenAIClient]:

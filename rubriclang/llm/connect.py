@@ -142,7 +142,12 @@ class Connections:
             sampling = profile_sampling(default_profile, sampling)
         elif needs_default:
             client = self.client(default)
-        extra = {name: Profile(self.profile_client(profiles[name], default), profile_sampling(profiles[name], sampling)) for name in sorted(named)}
+        extra = {name: Profile(self.profile_client(profiles[name], default), profile_sampling(profiles[name], sampling)) for name in sorted(named - {"default"})}
+        if default_profile is not None:
+            # The config's `default` profile serves the unnamed criteria too: one judge, named so.
+            extra["default"] = Profile(client, sampling)
+        elif "default" in named:
+            extra["default"] = Profile(self.profile_client(profiles["default"], default), profile_sampling(profiles["default"], sampling))
         if client is None:  # every criterion names a profile: the default serves none
             client = extra[sorted(named)[0]].client
         return client, sampling, extra

@@ -479,3 +479,19 @@ def test_resuming_a_trace_with_another_model_or_sampling_is_refused(tmp_path):
         assert forced.exit_code == 0, forced.output
     fps = {json.loads(line)["criteria"]["strong"]["response"]["fingerprint"] for line in out.read_text().splitlines()}
     assert len(fps) == 1  # nothing was appended by the refused runs; the forced one had nothing left to judge
+
+
+def test_a_config_default_profile_serves_unnamed_criteria_and_is_named_in_the_trace(tmp_path):
+    it = items(tmp_path, [{"id": "1", "input": "Q", "response": "A."}])
+    g = write(tmp_path, "g.rbg", ENSEMBLE.replace('model = "strong"', 'model = "default"').replace(', model = "cheap"', ""))
+    with FaultServer(answer=lambda b: json.dumps({"reason": "s", "score": 4})) as server:
+        write(tmp_path, "rubriclang.toml", f'[models.default]\nbase_url = "{server.url}"\nmodel = "judge"\ntemperature = 0.2\n')
+        r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--no-cache", "--format", "json")
+        assert r.exit_code == 0, r.output
+        # Both criteria ask the same question of the same judge: one call serves both.
+        assert len(server.chats) == 1 and server.chats[0].body["temperature"] == 0.2
+    rec = json.loads((tmp_path / "t.jsonl").read_text())
+    judged = [rec["criteria"][c]["response"] for c in ("strong", "cheap")]
+    assert {j["profile"] for j in judged} == {"default"} and len({j["fingerprint"] for j in judged}) == 1
+    summary = json.loads(r.output[r.output.index("{"):])
+    assert (summary["llm"]["calls"], summary["llm"]["shared"] + summary["llm"]["cache_hits"]) == (1, 1)
