@@ -33,6 +33,7 @@ from rubriclang.cli.execution import (
     recorded_option,
     uses_llm,
 )
+from rubriclang.cli.params import FiniteFloat
 
 # How many missing calls an error lists before it only counts the rest.
 _LIST_AT_MOST = 20
@@ -41,8 +42,8 @@ _LIST_AT_MOST = 20
 # sampling is part of its body and of its cache key.
 _SAMPLING_OPTIONS = [
     click.option("--model", required=True, metavar="NAME", help="The model the requests name (the batch server's model)."),
-    click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Sampling temperature."),
-    click.option("--top-p", type=click.FloatRange(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."),
+    click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."),
+    click.option("--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."),
     click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."),
     click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
     click.option("--logprobs", is_flag=True, help="Ask for token logprobs where `rbg run --logprobs` would."),

@@ -9,6 +9,7 @@ import os
 import click
 
 from rubriclang.cli.execution import DataError, deadline_option, max_reply_option
+from rubriclang.cli.params import FiniteFloat
 
 # The embedded model reads the whole catalog, the spec and a repair; its
 # default context (sized for judging) is too small for that.
@@ -24,10 +25,10 @@ _EMBEDDED_CONTEXT = 16384
 @click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server. Default: the embedded local model.")
 @click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model).")
 @click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key.")
-@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Sampling temperature.")
+@click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="The longest answer, in tokens.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds to wait for one answer.")
+@click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=600.0, show_default=True, help="Seconds to wait for one answer.")
 @deadline_option
 @max_reply_option
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache (default: the one `rbg run` uses).")

@@ -27,6 +27,7 @@ from rubriclang.cli.execution import (
     usage_text,
     uses_llm,
 )
+from rubriclang.cli.params import FiniteFloat
 
 
 @click.command(name="eval")
@@ -34,7 +35,7 @@ from rubriclang.cli.execution import (
 @click.option("--traces", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Replay these recorded judgments instead of judging: one file for every graph, or one per graph in order.")
 @click.option("--baseline", type=click.Choice(["equal", "graph-weights", "none"]), default="equal", show_default=True, help="The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, or none.")
 @click.option("--label", "labels", multiple=True, metavar="CODE=VALUE,...", help="Map the gold codes of a data set onto gold values, e.g. 1=a,2=b,0=tie; every gold value must then be a code.")
-@click.option("--min-coverage", type=click.FloatRange(0, 1), default=None, help="Exit 1 when the share of items with gold scored in every column is below this.")
+@click.option("--min-coverage", type=FiniteFloat(0, 1), default=None, help="Exit 1 when the share of items with gold scored in every column is below this.")
 @mode_option
 @concurrency_option
 @annotations_option

@@ -13,6 +13,8 @@ import re
 import attrs
 import click
 
+from rubriclang.cli.params import FiniteFloat
+
 
 class DataError(click.ClickException):
     """Unusable input (a graph with errors, malformed items): exit status 2."""
@@ -168,19 +170,19 @@ class LLMOptions:
 
 # Also `rbg compile`'s: every command that asks a server bounds a request's
 # time in all and its answer's size.
-deadline_option = click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="The longest one request may take in all, however slowly the server sends its answer; past it the request is retried like a timeout (default: 4 x --timeout).")
+deadline_option = click.option("--deadline", type=FiniteFloat(min=0, min_open=True), default=None, metavar="SECONDS", help="The longest one request may take in all, however slowly the server sends its answer; past it the request is retried like a timeout (default: 4 x --timeout).")
 max_reply_option = click.option("--max-reply-bytes", type=click.IntRange(min=1), default=None, metavar="BYTES", help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).")
 
 _LLM_OPTIONS = [
     click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local model."),
     click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
     click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key (the key itself is never a flag)."),
-    click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Sampling temperature."),
-    click.option("--top-p", type=click.FloatRange(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."),
+    click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."),
+    click.option("--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."),
     click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."),
     click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
     click.option("--logprobs", is_flag=True, help="Read `score[lo, hi]` ratings as probability-weighted means of the scale's tokens (G-Eval)."),
-    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True, help="Seconds to wait for one answer."),
+    click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=120.0, show_default=True, help="Seconds to wait for one answer."),
     deadline_option,
     max_reply_option,
     click.option("--max-retries", type=click.IntRange(0, 100), default=5, show_default=True, help="Retries of a call after 429, 5xx, timeouts and dropped connections."),

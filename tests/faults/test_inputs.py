@@ -305,3 +305,14 @@ def test_an_empty_pipe_of_items_is_an_error_not_a_finished_run(tmp_path):
     script = f'"{RBG}" run "{g}" <(false) --out "{tmp_path / "t.jsonl"}"'
     r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "holds no items" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("option", ["--temperature", "--timeout", "--top-p", "--deadline"])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_non_finite_numbers_on_the_command_line_are_refused(tmp_path, option, value):
+    from click.testing import CliRunner
+
+    from rubriclang.cli.main import cli
+
+    r = CliRunner().invoke(cli, ["run", str(tmp_path / "g.rbg"), str(tmp_path / "i.jsonl"), "--out", str(tmp_path / "t.jsonl"), option, value])
+    assert r.exit_code == 2 and ("not a finite number" in r.output or "range" in r.output), r.output
