@@ -15,7 +15,7 @@ import attrs
 
 from rubriclang.audit.catalog import SURFACES, Operator
 from rubriclang.audit.judge import JudgeInfo
-from rubriclang.audit.localize import Localizer, moved_criteria
+from rubriclang.audit.localize import EPS, Localizer, moved_criteria
 from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, gold_extras, mean_estimate
 from rubriclang.audit.seal import Sealed
 from rubriclang.audit.variants import Variant, texts
@@ -60,6 +60,7 @@ class VariantResult:
     # (judgments below, judgments) against the same baselines, for detection over noise.
     loo_falls: tuple[int, int] = (0, 0)
     contradiction: str | None = None  # directional: contradicted, consistent, failed, or None
+    underlying: Any = None  # the score a threshold sink reads, summarised over the repeats
 
     @property
     def failed_judgments(self) -> int:
@@ -91,6 +92,7 @@ class Reporter:
             self.fall_noise.add(it.id, self.scorer.repeat_falls(traces), data.repeats)
             for crit, (k, n) in self.loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
                 self.crit_noise[crit].add(it.id, k, n)
+        self.threshold = _threshold_sink(data.judge)
         self.results = [self._result(v) for v in data.variants]
 
     def _traces(self, item: str, variant: str | None) -> list[dict | None]:
@@ -110,10 +112,41 @@ class Reporter:
             outcome = self.scorer.directional_outcome(s, base)
             contradiction = self.scorer.contradiction(s, base)
             gold = None
-        localization = self.loc.compare(self.base_nodes[v.item], self.loc.summaries([t for t in traces if t]))
+        nodes = self.loc.summaries([t for t in traces if t])
+        localization = self.loc.compare(self.base_nodes[v.item], nodes)
         loo = self.scorer.loo_flips(traces, self.base_traces[v.item])
         falls = self.scorer.loo_falls(traces, self.base_traces[v.item])
-        return VariantResult(v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold, loo, falls, contradiction)
+        under = _one(nodes.get(self.threshold.ports["value"][0])) if self.threshold else None
+        return VariantResult(v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold, loo, falls, contradiction, under)
+
+    def threshold_block(self, dirs: list[VariantResult]) -> dict | None:
+        """Binary judges whose sink thresholds a score: how the score under
+        the threshold moved on the eligible degradations, crossing or not."""
+        if self.threshold is None:
+            return None
+        node, at = self.threshold.ports["value"][0], float(self.threshold.params["at"])
+        fell, quiet, shift, margin = Tally(), Tally(), Tally(), Tally()
+        for r in dirs:
+            if r.outcome == "ineligible":
+                continue
+            item = r.variant.item
+            before = _one(self.base_nodes[item].get(node))
+            failed = r.outcome == "failed" or before is None or r.underlying is None
+            down = not failed and float(r.underlying) < float(before) - EPS
+            fell.add(item, down, failed=failed)
+            quiet.add(item, down and r.outcome != "detected", failed=failed)
+            if not failed:
+                shift.add(item, float(r.underlying) - float(before))
+                margin.add(item, float(before) - at)
+        return {
+            "node": node,
+            "at": at,
+            "inclusive": bool(self.threshold.params["inclusive"]),
+            "score_fell": fell.rate(),
+            "fell_without_crossing": quiet.rate(),
+            "score_shift": mean_estimate(shift),
+            "margin": mean_estimate(margin),
+        }
 
     def _failed_of(self, r: VariantResult) -> int:
         """Judgments of a variant that flip because something failed: its
@@ -194,6 +227,7 @@ class Reporter:
             "detection_over_noise": excess(falls, self.fall_noise),
             "contradiction_rate": contra.rate(),
             "score_shift": self._shift(dirs),
+            "threshold": self.threshold_block(dirs),
         }
 
     def gold_block(self, scored: list[tuple[Item, Summary]]) -> dict | None:
@@ -357,6 +391,19 @@ class Reporter:
         }
 
 
+def _threshold_sink(judge: JudgeInfo):
+    """The sink operator when it is `transform.threshold` of a binary
+    judge (a verdict derived from a score), else None."""
+    if judge.type != "binary":
+        return None
+    return next((o for o in judge.graph.operators if o.name == judge.graph.sink and o.operator == "transform.threshold"), None)
+
+
+def _one(per_candidate: dict | None) -> Any:
+    """A pointwise node's one summarised value (None when absent)."""
+    return next(iter(per_candidate.values()), None) if per_candidate else None
+
+
 def build_report(data: AuditData) -> dict:
     """The report.json object."""
     return Reporter(data).report()
@@ -407,6 +454,9 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         lines.append(f"  detection rate       {_rate(dirs['detection_rate'], 'eligible')}; {dirs['ineligible']} ineligible")
         lines.append(f"    over noise         {_rate(dirs['detection_over_noise'])}; score shift {_rate(dirs['score_shift'])}")
         lines.append(f"  contradiction rate   {_rate(dirs['contradiction_rate'], 'with room to rise')}")
+        if dirs["threshold"]:
+            t = dirs["threshold"]
+            lines.append(f"    `{t['node']}` (threshold {t['at']:g}): score fell {_rate(t['score_fell'])}; without crossing {_rate(t['fell_without_crossing'])}")
     if m["gold"]:
         lines.append(f"  gold accuracy        {_rate(m['gold']['accuracy'], 'items')}")
         if m["gold"]["rank_correlation"]:

@@ -158,3 +158,37 @@ def test_a_failed_judgment_is_counted_apart_and_never_shown_as_stable(scripted, 
     html = (tmp_path / "out" / "report.html").read_text()
     assert "with 1/2 repeats failed" in html
     assert f"({inv['failed']} failed)" in html
+
+
+THRESHOLD_JUDGE = """\
+rubric thresholded { version = 1 }
+contract { scale = bool }
+criterion quality: ordinal[1, 5] = llm.rate {
+  question = "How good is the response?"
+}
+node good = transform.threshold(value: quality) { at = 3 }
+sink good
+readout pointwise { output = bool }
+"""
+
+
+def test_a_binary_judge_derived_from_a_score_reports_falls_that_do_not_cross_the_threshold(scripted, rbg, tmp_path, items_file):
+    # Finished solutions get 5, truncated ones 4: the score notices, the verdict does not.
+    server = scripted(lambda role, body: json.dumps({"reason": "scripted", "score": 5 if _finished(_response(body)) else 4}))
+    path = _suite(tmp_path, items_file, THRESHOLD_JUDGE, server.url, 'gold = false\nrepeats = 1\noperators = ["partial_completion"]')
+    result = rbg("audit", path, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    d = report(tmp_path / "out")["metrics"]["directional"]
+    assert d["detection_rate"]["count"] == 0
+    t = d["threshold"]
+    assert (t["node"], t["at"], t["inclusive"]) == ("quality", 3.0, True)
+    finished = 8  # full and early solutions end on their answer; bare ones are at 4 already
+    assert (t["score_fell"]["count"], t["score_fell"]["total"]) == (finished, d["eligible"])
+    assert t["fell_without_crossing"]["count"] == finished
+    assert t["score_shift"]["value"] == round(-finished / d["eligible"], 6)
+    assert "score fell" in (tmp_path / "out" / "report.txt").read_text()
+
+
+def test_a_judge_whose_sink_is_no_threshold_has_no_threshold_block(rbg, suite, tmp_path):
+    assert rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n'), "--out", tmp_path / "out").exit_code == 0
+    assert report(tmp_path / "out")["metrics"]["directional"]["threshold"] is None
