@@ -46,14 +46,15 @@ def _suite(path: str):
 
 @audit.command("run")
 @click.argument("suite", type=click.Path(dir_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="The audit's folder; an existing one is resumed.")
+@click.option("--out", "out", type=click.Path(file_okay=False), help="The audit's folder; an existing one is resumed (required unless --estimate).")
 @click.option("--sealed", type=click.Path(dir_okay=False), help="Reuse this sealed suite (DIR/sealed.json of an earlier audit): the same variants.")
 @click.option("--cache", type=click.Path(dir_okay=False), help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
 @click.option("--retry-errors", is_flag=True, help="Judge again the repeats that failed.")
 @click.option("--summary", is_flag=True, help="Add a short LLM-written summary of the findings (the generator's model).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print.")
-def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt) -> None:
+@click.option("--estimate", is_flag=True, help="Print the calls and tokens per phase the audit would spend, calling no model and writing nothing.")
+def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimate) -> None:
     """Run the audit SUITE describes, writing everything under --out.
 
     Running it again with the same --out resumes: recorded judgments are
@@ -65,6 +66,10 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt) -> None
 
     s = _suite(suite)
     graph = load_graph(s.judge)
+    if estimate:
+        return _estimate(s, graph, sealed, fmt)
+    if not out:
+        raise click.UsageError("give --out DIR: the audit's folder (or --estimate to count its calls first)")
     req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary)
     progress = _Progress(enabled=fmt == "text" and sys.stderr.isatty())
     try:
@@ -85,6 +90,18 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt) -> None
         click.echo(f"Report: {os.path.join(out, 'report.json')}")
     if report["counts"]["failed_judgments"]:
         sys.exit(1)
+
+
+def _estimate(s, graph, sealed, fmt) -> None:
+    from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest, _prices
+    from rubriclang.cli.estimate import document, render
+
+    try:
+        est, phases, notes = asyncio.run(Audit(AuditRequest(s, "", sealed), graph).estimate())
+        prices = _prices(s.judge)
+    except AuditError as exc:
+        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+    click.echo(render(document(est, phases, prices, notes), fmt))
 
 
 @audit.command("catalog")
