@@ -4,6 +4,7 @@
     rbg audit init GRAPH ITEMS            write a starting suite
     rbg audit plan GRAPH ITEMS            an LLM proposes operators (runs nothing)
     rbg audit catalog                     list the perturbation operators
+    rbg audit compare DIR_A DIR_B         two audits of one sealed suite side by side
 """
 
 from __future__ import annotations
@@ -102,6 +103,41 @@ def _estimate(s, graph, sealed, fmt) -> None:
     except AuditError as exc:
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     click.echo(render(document(est, phases, prices, notes), fmt))
+
+
+@audit.command("compare")
+@click.argument("dir_a", type=click.Path(file_okay=False))
+@click.argument("dir_b", type=click.Path(file_okay=False))
+@click.option("--out", "out", type=click.Path(file_okay=False), help="Write compare.json, compare.txt and compare.html here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print.")
+def compare_cmd(dir_a, dir_b, out, fmt) -> None:
+    """Compare two audits of one sealed suite (two judges, or two versions
+    of a rubric): every rate side by side per surface and operator, the
+    paired difference B - A over the shared variants, and the variants that
+    went wrong in one audit only. Exit status: 0 no difference, 1
+    differences, 2 folders that cannot be compared."""
+    from rubriclang.audit.compare import CompareError, compare, load, render_text
+
+    try:
+        doc = compare(load(dir_a), load(dir_b), (dir_a, dir_b))
+    except CompareError as exc:
+        raise DataError(str(exc)) from None
+    text = render_text(doc)
+    if out:
+        from rubriclang.audit.files import write_json
+        from rubriclang.audit.html.compare_page import render_compare
+        from rubriclang.safeio import describe_os_error, write_atomic
+
+        try:
+            os.makedirs(out, exist_ok=True)
+            write_json(os.path.join(out, "compare.json"), doc, indent=2)
+            write_atomic(os.path.join(out, "compare.txt"), text)
+            write_atomic(os.path.join(out, "compare.html"), render_compare(doc))
+        except OSError as exc:
+            raise DataError(f"`{exc.filename or out}`: {describe_os_error(exc)}") from None
+    click.echo(json.dumps(doc, sort_keys=True, indent=2) if fmt == "json" else text, nl=fmt == "json")
+    if doc["differences"]:
+        sys.exit(1)
 
 
 @audit.command("catalog")
