@@ -131,12 +131,20 @@ def _prices(graph_path: str) -> dict:
 class Audit:
     """One audit run; `run()` returns the report."""
 
-    def __init__(self, req: AuditRequest, graph: CheckedGraph, extra_backends: Iterable = (), tick: Callable[[], None] = lambda: None):
+    def __init__(
+        self,
+        req: AuditRequest,
+        graph: CheckedGraph,
+        extra_backends: Iterable = (),
+        tick: Callable[[], None] = lambda: None,
+        phase: Callable[[str, int | None], None] = lambda name, total: None,
+    ):
         self.req = req
         self.suite = req.suite
         self.graph = graph
         self.extra = list(extra_backends)
         self.tick = tick
+        self.phase = phase  # phase(name, judgments to make or None): progress, one call per phase
         self.paths = _paths(req.out)
         self.backends = Backends(req.cache, req.no_cache)
         self.notes: list[str] = []
@@ -190,6 +198,7 @@ class Audit:
             backend=self.judge_settings,
             notes=tuple(self.notes + self._notes(sealed)),
         )
+        self.phase("writing the report", None)
         report = build_report(data)
         if self.req.summary:
             report["summary"] = await summarise(self.backends.asker(self.suite.generator, role="summary"), report)
@@ -250,6 +259,7 @@ class Audit:
         skipped = {op.name: reason for op in ops if (reason := why_skipped(op, judge))}
         to_run = [op for op in ops if op.name not in skipped]
         generator = validator = None
+        self.phase(f"making and validating the variants of {len(to_run)} operator(s)", None)
         if any(op.generator == "llm" for op in to_run):
             generator = self.backends.asker(self.suite.generator, role="generate")
             validator = self.backends.asker(self.suite.validator, role="validate")
@@ -497,6 +507,8 @@ class Audit:
             await runner.run(arms[: len(sealed.items)], self.suite.repeats, done, store)
             estimate.phases["judge"] = estimate.get("judge:items").scaled(1)
             estimate.phase = "judge"
+        todo = sum(1 for arm in arms for r in range(self.suite.repeats) if r not in done.get(arm.key, {}))
+        self.phase(f"judging {len(arms)} items and variants x {self.suite.repeats} repeats", todo)
         try:
             await runner.run(arms, self.suite.repeats, done, store, self.tick)
         finally:

@@ -72,9 +72,9 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
     if not out:
         raise click.UsageError("give --out DIR: the audit's folder (or --estimate to count its calls first)")
     req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary)
-    progress = _Progress(enabled=fmt == "text" and sys.stderr.isatty())
+    progress = _Progress(terminal=sys.stderr.isatty(), lines=fmt == "text")
     try:
-        report = asyncio.run(Audit(req, graph, tick=progress.tick).run())
+        report = asyncio.run(Audit(req, graph, tick=progress.tick, phase=progress.phase).run())
     except AuditError as exc:
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     except KeyboardInterrupt:
@@ -261,18 +261,42 @@ def plan(graph, items, output, force, base_url, model, api_key_env, model_file, 
 
 
 class _Progress:
-    """A judgment counter on stderr, shown only on a terminal."""
+    """Progress on stderr: on a terminal, a judgment counter with an ETA;
+    elsewhere (a log, CI), one line per phase, so that a run of several
+    minutes is never silent. With `--format json` only the terminal gets it."""
 
-    def __init__(self, enabled: bool):
-        self.enabled, self.n = enabled, 0
+    def __init__(self, terminal: bool, lines: bool):
+        self.terminal, self.lines = terminal, lines and not terminal
+        self.n, self.total, self.started = 0, None, 0.0
 
-    def tick(self) -> None:
-        self.n += 1
-        if self.enabled and self.n % 10 == 0:
-            sys.stderr.write(f"\r  {self.n} judgments")
+    def phase(self, name: str, total: int | None) -> None:
+        import time
+
+        self._end_line()
+        self.n, self.total, self.started = 0, total, time.monotonic()
+        if self.lines:
+            sys.stderr.write(f"rbg audit: {name}" + (f": {total} judgments to make" if total is not None else "") + "\n")
             sys.stderr.flush()
 
+    def tick(self) -> None:
+        import time
+
+        self.n += 1
+        if not self.terminal:
+            return
+        shown = f"\r  {self.n}" + (f"/{self.total}" if self.total else "") + " judgments"
+        if self.total and self.n < self.total:
+            left = (time.monotonic() - self.started) / self.n * (self.total - self.n)
+            shown += f", about {int(left) // 60}m{int(left) % 60:02d}s left"
+        sys.stderr.write(shown + "\x1b[K")
+        sys.stderr.flush()
+
+    def _end_line(self) -> None:
+        if self.terminal and self.n:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.n = 0
+
     def done(self) -> None:
-        if self.enabled and self.n:
-            sys.stderr.write(f"\r  {self.n} judgments\n")
-            self.enabled = False
+        self._end_line()
+        self.terminal = self.lines = False

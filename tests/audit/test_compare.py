@@ -58,3 +58,4 @@ def test_audits_of_different_sealed_suites_are_refused(rbg, suite, tmp_path):
     assert result.exit_code == 2
     assert "different sealed suites" in result.output and "--sealed" in result.output
     assert "does not exist" in rbg("audit", "compare", tmp_path / "a", tmp_path / "nowhere").output
+
