@@ -7,7 +7,6 @@ the other. Read from the two `report.json` files alone (docs/audit.md,
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 
@@ -17,7 +16,6 @@ from rubriclang.evaluation.metrics import bootstrap
 from rubriclang.safetext import printable
 
 SCHEMA = "rubriclang.audit.compare/1"
-REPORTS = ("rubriclang.audit.report/1", "rubriclang.audit.report/2")
 # The rates of each block, by the outcome a variant counts for.
 _RATES = {"invariant": ("flip_rate", "judgment_flip_rate"), "directional": ("detection_rate", "contradiction_rate")}
 
@@ -27,17 +25,13 @@ class CompareError(Exception):
 
 
 def load(folder: str) -> dict:
-    path = os.path.join(folder, "report.json")
+    """`folder/report.json`, read and checked as the page reads it."""
+    from rubriclang.audit.html.write import ReportError, load_report
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            report = json.load(fh)
-    except FileNotFoundError:
-        raise CompareError(f"`{path}` does not exist; run `rbg audit SUITE --out {folder}` first") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CompareError(f"`{path}` cannot be read as JSON: {exc}") from None
-    if not isinstance(report, dict) or report.get("schema") not in REPORTS:
-        raise CompareError(f"`{path}` is not an audit report ({REPORTS[-1]})")
-    return report
+        return load_report(os.path.join(folder, "report.json"))
+    except ReportError as exc:
+        raise CompareError(str(exc)) from None
 
 
 def _flag(relation: str, outcome: str) -> int | None:
