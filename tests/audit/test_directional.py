@@ -192,3 +192,22 @@ def test_a_binary_judge_derived_from_a_score_reports_falls_that_do_not_cross_the
 def test_a_judge_whose_sink_is_no_threshold_has_no_threshold_block(rbg, suite, tmp_path):
     assert rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n'), "--out", tmp_path / "out").exit_code == 0
     assert report(tmp_path / "out")["metrics"]["directional"]["threshold"] is None
+
+
+def test_an_ordinal_judge_that_matches_gold_has_rank_correlation_one_and_a_diagonal_confusion(scripted, rbg, tmp_path, items_file):
+    rows = [json.loads(line) for line in items_file.read_text().splitlines()]
+    grade = {"full": 5, "bare": 3, "early": 1}
+    for row in rows:
+        row["gold"] = grade[row["id"].rsplit("-", 1)[1]]
+    items_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    score = {r["response"]: r["gold"] for r in rows}
+    server = scripted(lambda role, body: json.dumps({"reason": "scripted", "score": score.get(_response(body), 2)}))
+    path = _suite(tmp_path, items_file, RATE_JUDGE, server.url, 'repeats = 1\noperators = ["partial_completion"]')
+    result = rbg("audit", path, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    gold = report(tmp_path / "out")["metrics"]["gold"]
+    assert gold["rank_correlation"]["value"] == 1.0 and gold["rank_correlation"]["n"] == 12
+    assert gold["confusion"]["gold"] == [1, 3, 5]
+    assert [p["decision"] for p in gold["confusion"]["predicted"]] == [1, 3, 5]
+    assert gold["confusion"]["counts"] == [[4, 0, 0], [0, 4, 0], [0, 0, 4]]
+    assert "rank correlation     1.000" in (tmp_path / "out" / "report.txt").read_text()
