@@ -151,11 +151,13 @@ class Audit:
         self.judge_settings: dict | None = None
         self._judge_llms: list = []  # the judge's LLM backends, one per repeat, for their usage
 
-    async def run(self) -> dict:
+    async def run(self, preview: bool = False) -> dict:
         """The report; raises AuditError (a file that cannot be written, a
-        full disk and another audit of the folder included)."""
+        full disk and another audit of the folder included). With `preview`,
+        only the variants: made, validated and sealed into the folder, and
+        the preview document (`audit/preview.py`) written beside them."""
         try:
-            return await self._run()
+            return await self._run(preview)
         except OutputBusy as exc:
             raise AuditError(exc.message, "wait for it to finish, or give another --out") from None
         except OSError as exc:
@@ -164,7 +166,7 @@ class Audit:
         finally:
             await self.backends.aclose()
 
-    async def _run(self) -> dict:
+    async def _run(self, preview: bool = False) -> dict:
         local = local_backend(self.suite)
         items = load_items(self.suite, local)
         judge = self._judge(items)
@@ -172,7 +174,17 @@ class Audit:
         os.makedirs(self.req.out, exist_ok=True)
         # One audit at a time writes a folder: two would judge everything twice.
         with output_lock(self.req.out, f"the audit folder `{self.req.out}`"):
+            if preview:
+                return self._preview(await self._sealed(judge, items))
             return await self._locked(judge, items, local)
+
+    def _preview(self, sealed: sealing.Sealed) -> dict:
+        from rubriclang.audit.preview import preview_doc, render_preview
+
+        doc = preview_doc(sealed, self.graph, self.paths["validation"])
+        write_json(os.path.join(self.req.out, "preview.json"), doc, indent=2)
+        write_atomic(os.path.join(self.req.out, "preview.html"), render_preview(doc))
+        return doc
 
     async def _locked(self, judge: JudgeInfo, items: list[Item], local) -> dict:
         sealed = await self._sealed(judge, items)

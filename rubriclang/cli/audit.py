@@ -5,11 +5,13 @@
     rbg audit plan GRAPH ITEMS            an LLM proposes operators (runs nothing)
     rbg audit catalog                     list the perturbation operators
     rbg audit compare DIR_A DIR_B         two audits of one sealed suite side by side
+    rbg audit preview SUITE --out DIR     make and validate the variants, judge nothing
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 import sys
@@ -103,6 +105,28 @@ def _estimate(s, graph, sealed, fmt) -> None:
     except AuditError as exc:
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     click.echo(render(document(est, phases, prices, notes), fmt))
+
+
+@audit.command("preview")
+@click.argument("suite", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="The audit's folder: the run then reuses these variants.")
+@click.option("--cache", type=click.Path(dir_okay=False), help="The call cache.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
+def preview(suite, out, cache, no_cache) -> None:
+    """Make and validate the variants SUITE asks for, without judging, and
+    write DIR/preview.html and DIR/preview.json to review them. `rbg audit
+    SUITE --out DIR` then judges exactly these (the folder's sealed suite)."""
+    from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
+
+    s = _suite(suite)
+    graph = load_graph(s.judge)
+    try:
+        doc = asyncio.run(Audit(AuditRequest(s, out, cache=cache, no_cache=no_cache), graph).run(preview=True))
+    except AuditError as exc:
+        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+    verdicts = collections.Counter(r["verdict"] for r in doc["validation"])
+    click.echo(f"Sealed {doc['sealed'][:19]}...: {len(doc['variants'])} variant(s) accepted"
+               + "".join(f", {n} {k}" for k, n in sorted(verdicts.items()) if k != "accept") + f"; review {os.path.join(out, 'preview.html')}, then run `rbg audit {suite} --out {out}`.")
 
 
 @audit.command("compare")
