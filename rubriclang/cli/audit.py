@@ -231,16 +231,32 @@ _force = click.option("--force", is_flag=True, help="Overwrite an existing suite
 @click.argument("items", type=click.Path(dir_okay=False))
 @_output
 @_force
-def init(graph, items, output, force) -> None:
+@click.option("--base-url", metavar="URL", help="The server the judge, generator and validator use; without it the suite is sized for the embedded model.")
+def init(graph, items, output, force, base_url) -> None:
     """Write a starting suite for auditing GRAPH on ITEMS: every operator
-    that applies to this judge, and why the others do not."""
+    that applies to this judge, and why the others do not.
+
+    Sized to the backend: with --base-url (or a `default` model profile in
+    the project config) every applicable operator and 5 repeats; on the
+    embedded model the rule operators only (the 135M model writes poor
+    variants) and 2 repeats, and the suite's comments say so."""
     from rubriclang.audit.planner import candidates
     from rubriclang.audit.suite_writer import describe
+    from rubriclang.config import ConfigError, load_config
 
     judge, _ = _judge_and_items(graph, items)
     ok, skipped = candidates(judge)
-    _write_suite(output, force, graph, items, judge, [(op, describe(op)) for op in ok.values()], skipped, "rbg audit init")
-    click.echo(f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge); {len(skipped)} do not apply.")
+    try:
+        profiled = "default" in load_config(graph).models
+    except ConfigError as exc:
+        raise DataError(f"{exc.where}: {exc.message}") from None
+    embedded = not base_url and not profiled
+    if embedded:
+        skipped = [*skipped, *((name, "written by a generator model: the embedded 135M model writes poor variants; give `--base-url` for the full set") for name, op in ok.items() if op.generator == "llm")]
+        ok = {name: op for name, op in ok.items() if op.generator != "llm"}
+    _write_suite(output, force, graph, items, judge, [(op, describe(op)) for op in ok.values()], skipped, "rbg audit init", base_url, embedded)
+    sized = " (sized for the embedded model: rule operators and 2 repeats)" if embedded and judge.llm_criteria else ""
+    click.echo(f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge){sized}; {len(skipped)} do not apply.")
 
 
 @audit.command("plan")
