@@ -96,12 +96,12 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
 
 
 def _estimate(s, graph, sealed, fmt) -> None:
-    from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest, _prices
-    from rubriclang.cli.estimate import document, render
+    from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
+    from rubriclang.cli.estimate import document, prices_for, render
 
+    prices = prices_for(s.judge)
     try:
         est, phases, notes = asyncio.run(Audit(AuditRequest(s, "", sealed), graph).estimate())
-        prices = _prices(s.judge)
     except AuditError as exc:
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     click.echo(render(document(est, phases, prices, notes), fmt))
