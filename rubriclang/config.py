@@ -12,7 +12,9 @@ max_tokens = 1024
 ```
 
 A profile named `default` serves the criteria that name none, unless the
-command line gives `--base-url`. Settings are data: nothing here runs code.
+command line gives `--base-url`. `[prices."MODEL"]` (optional; `prompt` and
+`completion`, USD per million tokens) turns `--estimate` token counts into
+money; no prices are shipped. Settings are data: nothing here runs code.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class ModelProfile:
 class ProjectConfig:
     path: str | None  # None: no config file was found
     models: dict[str, ModelProfile] = attrs.field(factory=dict)
+    prices: dict[str, dict[str, float]] = attrs.field(factory=dict)  # model -> prompt/completion USD per 1M tokens
     raw: dict[str, Any] = attrs.field(factory=dict)  # the whole table, for other settings
 
 
@@ -104,7 +107,23 @@ def load_config(start: str) -> ProjectConfig:
     if not isinstance(models, dict):
         raise ConfigError(f"{shown}:{_line_of(text, prefix + 'models')}", "`models` must be a table of profiles", "write `[models.NAME]` tables")
     profiles = {name: _profile(name, spec, shown, text, prefix) for name, spec in models.items()}
-    return ProjectConfig(path, profiles, table)
+    return ProjectConfig(path, profiles, _prices(table.get("prices", {}), shown, text, prefix), table)
+
+
+def _prices(table: Any, shown: str, text: str, prefix: str) -> dict[str, dict[str, float]]:
+    """`[prices."MODEL"]` tables: `prompt` and `completion`, USD per million tokens."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{shown}:{_line_of(text, prefix + 'prices')}", "`prices` must be a table of models", 'write `[prices."MODEL"]` tables')
+    out = {}
+    for model, spec in table.items():
+        where = f"{shown}:{_line_of(text, f'{prefix}prices.{model}')}"
+        if not isinstance(spec, dict) or set(spec) != {"prompt", "completion"}:
+            raise ConfigError(where, f"`prices.\"{model}\"` needs exactly `prompt` and `completion`", "USD per million tokens, e.g. `prompt = 0.5`, `completion = 1.5`")
+        for key, value in spec.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ConfigError(where, f"`{key}` of `prices.\"{model}\"` must be a number of at least 0 (USD per million tokens), got {value!r}")
+        out[model] = {"prompt": float(spec["prompt"]), "completion": float(spec["completion"])}
+    return out
 
 
 def _profile(name: str, spec: Any, shown: str, text: str, prefix: str) -> ModelProfile:

@@ -40,11 +40,14 @@ class Backends:
     """Opens clients on demand (through `rubriclang.llm.connect`, as `rbg run`
     does); `aclose` closes them all, the cache and the embedded servers."""
 
-    def __init__(self, cache_path: str | None = None, no_cache: bool = False):
+    def __init__(self, cache_path: str | None = None, no_cache: bool = False, estimate=None):
+        """`estimate`: an `llm.estimate.Estimate` that tallies every request
+        instead of sending it (no cache is then read)."""
         self._cache_path = cache_path
-        self._no_cache = no_cache
+        self._no_cache = no_cache or estimate is not None
         self._cache: CallCache | None = None
-        self.connections = Connections()
+        self.connections = Connections(estimate)
+        self.askers: dict[str, list] = {}  # role -> the askers made for it, for their usage
 
     @property
     def cache(self) -> CallCache | None:
@@ -74,16 +77,18 @@ class Backends:
         except ConnectError as exc:
             raise BackendUnavailable(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
 
-    def asker(self, cfg: BackendConfig, retries: int = 2) -> JsonAsker | Unavailable:
+    def asker(self, cfg: BackendConfig, retries: int = 2, role: str = "other") -> JsonAsker | Unavailable:
         """A generator, validator or planner for `cfg` (its `seed` and
-        `temperature` as configured)."""
+        `temperature` as configured); `role` names its phase for the usage."""
         try:
             client = self.client(cfg)
             cache = self.cache
         except BackendUnavailable as exc:
             return Unavailable(str(exc))
         sampling = Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed)
-        return JsonAsker(client, cache, sampling, retries)
+        asker = JsonAsker(client, cache, sampling, retries)
+        self.askers.setdefault(role, []).append(asker)
+        return asker
 
     async def aclose(self) -> None:
         await self.connections.aclose()

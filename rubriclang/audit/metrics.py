@@ -3,11 +3,14 @@
 Every rate is a ratio of counts pooled over items, with a percentile
 bootstrap interval that resamples items (the variants of one item resample
 together, since they share its baseline). A failed judgment is never
-stable: it counts as a flip, and a variant with one is `failed`.
+stable: it counts as a flip, and a variant with one is `failed`; every rate
+also says how many of its units failed (`failed`), so a failure is never
+read as a non-flip.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -17,7 +20,7 @@ import numpy as np
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.localize import EPS, modal, rounded, same
 from rubriclang.evaluation.gold import item_gold
-from rubriclang.evaluation.metrics import bootstrap
+from rubriclang.evaluation.metrics import METRICS, bootstrap, confusion, sample
 from rubriclang.interp.items import Item
 
 
@@ -98,14 +101,23 @@ class Scorer:
         difference, the excess over noise, is zero in expectation for a
         perturbation that changes nothing. With one repeat there is no
         leave-one-out baseline: the whole baseline is used."""
+        return self._against_loo(variant, base, lambda d, s: not self.agrees(d, s))
+
+    def loo_falls(self, variant: list[dict | None], base: list[dict | None]) -> tuple[int, int]:
+        """(judgments below, judgments) of a variant's repeats against each
+        leave-one-out baseline: the judgment-level detection that
+        `detection_over_noise` compares with `repeat_falls`."""
+        return self._against_loo(variant, base, self.fell)
+
+    def _against_loo(self, variant: list[dict | None], base: list[dict | None], hit) -> tuple[int, int]:
         if len(base) < 2:
             s = self.summary(base)
-            return self.judgment_flips(self.summary(variant), s), len(variant)
-        flips = 0
+            return sum(hit(decision(t), s) for t in variant), len(variant)
+        count = 0
         for r in range(len(base)):
             others = self.summary(base[:r] + base[r + 1 :])
-            flips += sum(not self.agrees(decision(t), others) for t in variant)
-        return flips, len(variant) * len(base)
+            count += sum(hit(decision(t), others) for t in variant)
+        return count, len(variant) * len(base)
 
     def repeat_flips(self, traces: list[dict | None]) -> int:
         """Repeats that disagree with the summary of the OTHER repeats.
@@ -115,13 +127,57 @@ class Scorer:
         baseline they did not help make, so the repeats must be too, or the
         excess over noise comes out positive for a perturbation that does
         nothing. A single repeat measures no noise (0)."""
+        return self._repeats_loo(traces, lambda d, s: not self.agrees(d, s))
+
+    def repeat_falls(self, traces: list[dict | None]) -> int:
+        """Repeats below the summary of the other repeats: how often the
+        judge 'detects' a degradation that is not there."""
+        return self._repeats_loo(traces, self.fell)
+
+    def _repeats_loo(self, traces: list[dict | None], hit) -> int:
         if len(traces) < 2:
             return 0
-        flips = 0
-        for r, trace in enumerate(traces):
-            others = self.summary(traces[:r] + traces[r + 1 :])
-            flips += not self.agrees(decision(trace), others)
-        return flips
+        return sum(hit(decision(t), self.summary(traces[:r] + traces[r + 1 :])) for r, t in enumerate(traces))
+
+    def stability(self, base: Summary) -> str:
+        """`stable` when every repeat of the original item agrees with its
+        summary, `unstable` when some repeat disagrees (the summary then
+        rests on a mode or a mean the repeats do not share), `failed` when a
+        repeat failed."""
+        if base.failures:
+            return "failed"
+        return "stable" if all(self.agrees(d, base) for d in base.decisions) else "unstable"
+
+    def score(self, s: Summary | Decision) -> float | None:
+        """A verdict as a number on the judge's scale, or None: ordinal, the
+        value; binary, 1 for the `positive` verdict and 0 for the other;
+        pairwise and categorical verdicts have no direction."""
+        if s.status != "ok" or self.judge.type not in ("ordinal", "binary"):
+            return None
+        if self.ordinal:
+            return float(s.value)
+        return 1.0 if same(s.value, self.judge.positive) else 0.0
+
+    def fell(self, d: Summary | Decision, base: Summary) -> bool:
+        """Whether a verdict is below a baseline (ordinal: by more than
+        `tolerance`; binary: the other verdict than a `positive` baseline)."""
+        a, b = self.score(d), self.score(base)
+        return a is not None and b is not None and a < b - self.tolerance - EPS
+
+    def rose(self, d: Summary | Decision, base: Summary) -> bool:
+        a, b = self.score(d), self.score(base)
+        return a is not None and b is not None and a > b + self.tolerance + EPS
+
+    def can_rise(self, base: Summary) -> bool:
+        """Whether the baseline has room to rise (a failed one counts: its
+        variants are `failed`, never a free pass)."""
+        if base.status == "failed":
+            return True
+        b = self.score(base)
+        if b is None:
+            return False
+        top = float(self.judge.output.hi) if self.ordinal else 1.0
+        return top - b > self.tolerance + EPS
 
     def invariant_outcome(self, s: Summary, base: Summary) -> str:
         if s.failures or base.status == "failed":
@@ -144,11 +200,17 @@ class Scorer:
             return "ineligible"
         if s.failures or base.status == "failed":
             return "failed"
-        if s.status != "ok":
-            return "missed"
-        if self.ordinal:
-            return "detected" if float(s.value) < float(base.value) - self.tolerance - EPS else "missed"
-        return "detected" if same(s.value, not self.judge.positive) else "missed"
+        return "detected" if self.fell(s, base) else "missed"
+
+    def contradiction(self, s: Summary, base: Summary) -> str | None:
+        """A degradation's verdict against the direction it should move:
+        `contradicted` (it rose), `consistent`, `failed`, or None when the
+        baseline has no room to rise."""
+        if not self.can_rise(base):
+            return None
+        if s.failures or base.status == "failed":
+            return "failed"
+        return "contradicted" if self.rose(s, base) else "consistent"
 
     def gold(self, s: Summary, item: Item) -> tuple[bool, bool | None, float | None] | None:
         """(correct, agreement, abs error) of a verdict against the item's
@@ -177,11 +239,15 @@ class Tally:
 
     def __init__(self):
         self.per_item: dict[str, list[float]] = {}
+        self.failed = 0
 
-    def add(self, item: str, count: float, total: float = 1) -> None:
+    def add(self, item: str, count: float, total: float = 1, failed: int = 0) -> None:
+        """`failed`: how many of the `total` units failed (a failed judgment,
+        or a variant or item with one), reported beside the rate."""
         cell = self.per_item.setdefault(item, [0.0, 0.0])
         cell[0] += count
         cell[1] += total
+        self.failed += int(failed)
 
     @property
     def count(self) -> float:
@@ -199,7 +265,7 @@ class Tally:
         counts, totals = self.columns()
         est = bootstrap(_ratio, counts, totals) if counts else None
         out = est.to_json() if est else {"value": None, "low": None, "high": None, "n": 0}
-        return {**out, "count": _num(self.count), "total": _num(self.total)}
+        return {**out, "count": _num(self.count), "total": _num(self.total), "failed": self.failed}
 
 
 def _ratio(c, t):
@@ -226,3 +292,43 @@ def mean_estimate(tally: Tally) -> dict | None:
         return None
     counts, totals = tally.columns()
     return bootstrap(_ratio, counts, totals).to_json()
+
+
+def gold_extras(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
+    """`confusion` (gold value x predicted verdict, counts) and, for ordinal
+    judges, `rank_correlation` (Spearman's rho of the mean verdict and gold,
+    over the items with a decided verdict), beside accuracy."""
+    judge = scorer.judge
+    if judge.type == "pairwise" or not scored:
+        return {"confusion": None, "rank_correlation": None}
+    golds, preds = [], []
+    for item, s in scored:
+        golds.append(item_gold(item, judge.graph, f"item `{item.id}`", judge.mode))
+        if s.status != "ok":
+            preds.append(Decision(s.status).to_json())
+        else:
+            # Ordinal: the modal decision, the one accuracy compares with gold.
+            value = modal([float(d.value) for d in s.decisions if d.status == "ok"]) if scorer.ordinal else s.value
+            preds.append(Decision("ok", _num(value) if scorer.ordinal else value).to_json())
+    gold_values = sorted({_key(g): g for g in golds}.values(), key=_order)
+    pred_values = sorted({_key(p): p for p in preds}.values(), key=lambda p: (p["status"] != "ok", p["status"], _order(p["decision"])))
+    gk, pk = [_key(g) for g in gold_values], [_key(p) for p in pred_values]
+    counts = confusion([pk.index(_key(p)) for p in preds], [gk.index(_key(g)) for g in golds], len(pk), len(gk))
+    rank = None
+    if scorer.ordinal:
+        pairs = [(float(s.value), float(g)) for (_, s), g in zip(scored, golds) if s.status == "ok"]
+        rank = sample(METRICS["numeric"]["spearman"], [p for p, _ in pairs], [g for _, g in pairs]).estimate().to_json()
+    return {"confusion": {"gold": gold_values, "predicted": pred_values, "counts": counts}, "rank_correlation": rank}
+
+
+def _key(x: Any) -> str:
+    return json.dumps(x, sort_keys=True)
+
+
+def _order(x: Any) -> tuple:
+    """Numbers (and booleans, false first) in numeric order, then text."""
+    if x is None:
+        return (0, 0, "")
+    if isinstance(x, (bool, int, float)):
+        return (1, float(x), "")
+    return (2, 0, str(x))

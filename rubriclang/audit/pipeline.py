@@ -59,7 +59,7 @@ class AuditRequest:
 
 
 def _paths(out: str) -> dict[str, str]:
-    names = ("sealed.json", "validation.jsonl", "audit.json", "runs.jsonl", "report.json", "report.txt", "report.html")
+    names = ("sealed.json", "validation.jsonl", "audit.json", "runs.jsonl", "usage.json", "report.json", "report.txt", "report.html")
     return {n.removesuffix(".json").removesuffix(".jsonl"): os.path.join(out, n) for n in names}
 
 
@@ -108,25 +108,56 @@ def local_backend(suite: Suite):
     return LocalBackend(ann, rec)
 
 
+class _NoStore:
+    """Where an estimate's judgments go: nowhere."""
+
+    def write(self, *args) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def _prices(graph_path: str) -> dict:
+    """`[prices."MODEL"]` of the project config found upward from the judge."""
+    from rubriclang.config import ConfigError, load_config
+
+    try:
+        return load_config(graph_path).prices
+    except ConfigError as exc:
+        raise AuditError(f"{exc.where}: {exc.message}", exc.hint) from None
+
+
 class Audit:
     """One audit run; `run()` returns the report."""
 
-    def __init__(self, req: AuditRequest, graph: CheckedGraph, extra_backends: Iterable = (), tick: Callable[[], None] = lambda: None):
+    def __init__(
+        self,
+        req: AuditRequest,
+        graph: CheckedGraph,
+        extra_backends: Iterable = (),
+        tick: Callable[[], None] = lambda: None,
+        phase: Callable[[str, int | None], None] = lambda name, total: None,
+    ):
         self.req = req
         self.suite = req.suite
         self.graph = graph
         self.extra = list(extra_backends)
         self.tick = tick
+        self.phase = phase  # phase(name, judgments to make or None): progress, one call per phase
         self.paths = _paths(req.out)
         self.backends = Backends(req.cache, req.no_cache)
         self.notes: list[str] = []
         self.judge_settings: dict | None = None
+        self._judge_llms: list = []  # the judge's LLM backends, one per repeat, for their usage
 
-    async def run(self) -> dict:
+    async def run(self, preview: bool = False) -> dict:
         """The report; raises AuditError (a file that cannot be written, a
-        full disk and another audit of the folder included)."""
+        full disk and another audit of the folder included). With `preview`,
+        only the variants: made, validated and sealed into the folder, and
+        the preview document (`audit/preview.py`) written beside them."""
         try:
-            return await self._run()
+            return await self._run(preview)
         except OutputBusy as exc:
             raise AuditError(exc.message, "wait for it to finish, or give another --out") from None
         except OSError as exc:
@@ -135,7 +166,7 @@ class Audit:
         finally:
             await self.backends.aclose()
 
-    async def _run(self) -> dict:
+    async def _run(self, preview: bool = False) -> dict:
         local = local_backend(self.suite)
         items = load_items(self.suite, local)
         judge = self._judge(items)
@@ -143,7 +174,17 @@ class Audit:
         os.makedirs(self.req.out, exist_ok=True)
         # One audit at a time writes a folder: two would judge everything twice.
         with output_lock(self.req.out, f"the audit folder `{self.req.out}`"):
+            if preview:
+                return self._preview(await self._sealed(judge, items))
             return await self._locked(judge, items, local)
+
+    def _preview(self, sealed: sealing.Sealed) -> dict:
+        from rubriclang.audit.preview import preview_doc, render_preview
+
+        doc = preview_doc(sealed, self.graph, self.paths["validation"])
+        write_json(os.path.join(self.req.out, "preview.json"), doc, indent=2)
+        write_atomic(os.path.join(self.req.out, "preview.html"), render_preview(doc))
+        return doc
 
     async def _locked(self, judge: JudgeInfo, items: list[Item], local) -> dict:
         sealed = await self._sealed(judge, items)
@@ -169,9 +210,11 @@ class Audit:
             backend=self.judge_settings,
             notes=tuple(self.notes + self._notes(sealed)),
         )
+        self.phase("writing the report", None)
         report = build_report(data)
         if self.req.summary:
-            report["summary"] = await summarise(self.backends.asker(self.suite.generator), report)
+            report["summary"] = await summarise(self.backends.asker(self.suite.generator, role="summary"), report)
+        report["usage"] = self._usage()
         write_json(self.paths["report"], report, indent=2)
         write_atomic(self.paths["report.txt"], render_text(report))
         from rubriclang.audit.html import render_html
@@ -223,16 +266,18 @@ class Audit:
         except sealing.SealedError as exc:
             raise AuditError(str(exc)) from None
 
-    async def _generate(self, judge: JudgeInfo, items: list[Item]) -> dict:
+    async def _generate(self, judge: JudgeInfo, items: list[Item], log: bool = True) -> dict:
         ops = [self.suite.operator(name) for name in self.suite.requested()]
         skipped = {op.name: reason for op in ops if (reason := why_skipped(op, judge))}
         to_run = [op for op in ops if op.name not in skipped]
         generator = validator = None
+        self.phase(f"making and validating the variants of {len(to_run)} operator(s)", None)
         if any(op.generator == "llm" for op in to_run):
-            generator = self.backends.asker(self.suite.generator)
-            validator = self.backends.asker(self.suite.validator)
+            generator = self.backends.asker(self.suite.generator, role="generate")
+            validator = self.backends.asker(self.suite.validator, role="validate")
         result = await Generation(judge, self.suite.seed, generator, validator, self.suite.concurrency).run(to_run, items)
-        write_lines(self.paths["validation"], result.log)
+        if log:
+            write_lines(self.paths["validation"], result.log)
         return sealing.seal(
             judge={"name": self.graph.name, "hash": graph_hash(self.graph)},
             items=[item_json(it) for it in items],
@@ -283,6 +328,102 @@ class Audit:
             notes.append("the judge samples at temperature 0: its repeats measure only the server's own nondeterminism")
         return notes
 
+    # --- usage and estimates ---------------------------------------------------------
+
+    def _models(self) -> dict[str, tuple]:
+        """phase -> the models that served it."""
+        out = {role: tuple(sorted({a.client.model for a in askers}, key=str)) for role, askers in self.backends.askers.items()}
+        out["judge"] = tuple(sorted({c.client.model for b in self._judge_llms for c in b.callers.values()}, key=str))
+        return out
+
+    def _usage(self) -> dict:
+        """Calls and tokens sent to servers per phase, over every run into
+        this folder (`usage.json` adds each run's), with their price where
+        the project config has one. Cache hits cost nothing and are not
+        counted, so a rerun answered from the cache leaves it as it was."""
+        from rubriclang.llm.calls import Usage
+
+        path = self.paths["usage"]
+        have = {}
+        if os.path.exists(path):
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    have = json.load(fh).get("phases", {})
+            except (OSError, ValueError, AttributeError) as exc:
+                raise AuditError(f"cannot read `{path}`: {exc}", "remove it to count from this run on") from None
+        now: dict[str, Usage] = {}
+        for role, askers in self.backends.askers.items():
+            for a in askers:
+                now.setdefault(role, Usage()).add(a.caller.usage)
+        for b in self._judge_llms:
+            now.setdefault("judge", Usage()).add(b.usage)
+        phases = {}
+        for name in sorted(set(have) | set(now)):
+            old = have.get(name, {})
+            u = now.get(name, Usage())
+            phases[name] = {k: int(old.get(k, 0)) + getattr(u, k) for k in ("calls", "prompt_tokens", "completion_tokens")}
+        write_json(path, {"schema": "rubriclang.audit.usage/1", "phases": phases})
+        from rubriclang.llm.estimate import cost
+
+        prices = _prices(self.suite.judge)
+        models = self._models()
+        return {name: {**p, "usd": cost(p, models.get(name, ()), prices)} for name, p in phases.items()}
+
+    async def estimate(self) -> dict:
+        """`rbg audit SUITE --estimate`: the calls and tokens per phase
+        (generate, validate, judge), calling no model and writing nothing.
+        Rule variants are made and judged (requests tallied, not sent);
+        LLM-made variants cannot be, so their judging is counted as the
+        original item's, and validation as one call per generated variant
+        with the generator's prompt size: those two are approximations."""
+        import tempfile
+
+        from rubriclang.llm.estimate import Estimate
+
+        est = Estimate()
+        self.backends = Backends(None, True, estimate=est)
+        try:
+            local = local_backend(self.suite)
+            items = load_items(self.suite, local)
+            judge = self._judge(items)
+            _check_gold(judge, items, self.suite.items)
+            if self.req.sealed:
+                sealed = self._read_sealed(self.req.sealed)[0]
+            else:
+                est.phase = "generate"
+                doc = await self._generate(judge, items, log=False)
+                with tempfile.TemporaryDirectory() as tmp:
+                    write_json(os.path.join(tmp, "sealed.json"), doc)
+                    sealed = self._read_sealed(os.path.join(tmp, "sealed.json"))[0]
+            judge = self._judge(list(sealed.items))
+            skipped, variants, graphs = self._plan(judge, sealed)
+            est.phase = "judge"
+            await self._judge_all(judge, local, sealed, variants, graphs, store=_NoStore())
+            return self._estimate_doc(est, judge, sealed, skipped)
+        finally:
+            await self.backends.aclose()
+
+    def _estimate_doc(self, est, judge: JudgeInfo, sealed, skipped: dict) -> tuple:
+        """(estimate, phases, notes) for `cli/estimate.document`."""
+        gen = est.get("generate")
+        llm_ops = [self.suite.operator(n) for n in self.suite.requested() if n not in skipped and n not in sealed.skipped]
+        llm_ops = [op for op in llm_ops if op.generator == "llm"] if not self.req.sealed else []
+        notes = []
+        if gen.calls:
+            v = self.suite.validator.max_tokens
+            est.phases["validate"] = attrs.evolve(gen, completion_tokens=gen.calls * v if v else None)
+            est.models["validate"] = {self.suite.validator.model or ("embedded" if not self.suite.validator.base_url else None)}
+            notes.append("validation is counted as one call per generated variant, with the generator's prompt size (an approximation)")
+        if llm_ops:
+            per_item = est.get("judge:items")
+            styles = sum(len(op.options.get("styles") or ()) if op.judge_side and "styles" in op.options else 1 for op in llm_ops)
+            extra = per_item.scaled(styles)
+            judged = est.phases.setdefault("judge", extra.scaled(0))
+            judged.add(extra.calls, extra.prompt_tokens, extra.completion_tokens)
+            notes.append(f"the judging of {styles} LLM-made variant(s) per item is counted as the original item's (an approximation)")
+        est.phases.pop("judge:items", None)
+        return est, ["generate", "validate", "judge"], notes
+
     # --- judging -----------------------------------------------------------------
 
     def _manifest(self, sealed_hash: str) -> None:
@@ -329,7 +470,9 @@ class Audit:
 
         def backends_for(r: int) -> list:
             extra = {name: Profile(p.client, reseeded(p.sampling, r)) for name, p in profiles.items()}
-            return [*self.extra, local, LLMBackend(client, cache, reseeded(sampling, r), profiles=extra)]
+            llm = LLMBackend(client, cache, reseeded(sampling, r), profiles=extra)
+            self._judge_llms.append(llm)
+            return [*self.extra, local, llm]
 
         return backends_for
 
@@ -351,7 +494,7 @@ class Audit:
                 raise AuditError(f"the judge's LLM backend ({which}): {exc.message}", "check the [judge] table of the suite" if not name else "check the profile in the project config") from None
         self.judge_settings = {"model": clients[None].model, "temperature": self._sampling.temperature, "seed": self._sampling.seed}
 
-    async def _judge_all(self, judge: JudgeInfo, local, sealed, variants, graphs) -> dict:
+    async def _judge_all(self, judge: JudgeInfo, local, sealed, variants, graphs, store=None) -> dict:
         from rubriclang.interp.engine import BackendError
 
         items = sealed.items_by_id
@@ -363,11 +506,21 @@ class Audit:
         except BackendError as exc:
             raise AuditError(str(exc)) from None
         await self._check_judge_model()
-        store = RunStore(self.paths["runs"])
-        try:
-            done = store.load(drop_failed=self.req.retry_errors)
-        except RunsError as exc:
-            raise AuditError(str(exc), "give a new --out") from None
+        if store is None:
+            store = RunStore(self.paths["runs"])
+            try:
+                done = store.load(drop_failed=self.req.retry_errors)
+            except RunsError as exc:
+                raise AuditError(str(exc), "give a new --out") from None
+        else:  # an estimate: the original items first, tallied apart
+            done = {}
+            estimate = self.backends.connections.estimate
+            estimate.phase = "judge:items"
+            await runner.run(arms[: len(sealed.items)], self.suite.repeats, done, store)
+            estimate.phases["judge"] = estimate.get("judge:items").scaled(1)
+            estimate.phase = "judge"
+        todo = sum(1 for arm in arms for r in range(self.suite.repeats) if r not in done.get(arm.key, {}))
+        self.phase(f"judging {len(arms)} items and variants x {self.suite.repeats} repeats", todo)
         try:
             await runner.run(arms, self.suite.repeats, done, store, self.tick)
         finally:

@@ -1,4 +1,4 @@
-"""The audit report, `report.json` (schema `rubriclang.audit.report/1`,
+"""The audit report, `report.json` (schema `rubriclang.audit.report/2`,
 documented in docs/audit.md), and its short text form, `report.txt`.
 
 Everything in it is computed from the sealed suite and the recorded
@@ -15,14 +15,14 @@ import attrs
 
 from rubriclang.audit.catalog import SURFACES, Operator
 from rubriclang.audit.judge import JudgeInfo
-from rubriclang.audit.localize import Localizer, moved_criteria
-from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, mean_estimate
+from rubriclang.audit.localize import EPS, Localizer, moved_criteria
+from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, gold_extras, mean_estimate
 from rubriclang.audit.seal import Sealed
 from rubriclang.audit.variants import Variant, texts
 from rubriclang.interp.items import Item
 from rubriclang.safetext import printable
 
-SCHEMA = "rubriclang.audit.report/1"
+SCHEMA = "rubriclang.audit.report/2"
 
 
 @attrs.frozen
@@ -57,6 +57,14 @@ class VariantResult:
     gold: tuple | None
     # (flips, judgments) against each leave-one-out baseline, for the excess.
     loo_flips: tuple[int, int] = (0, 0)
+    # (judgments below, judgments) against the same baselines, for detection over noise.
+    loo_falls: tuple[int, int] = (0, 0)
+    contradiction: str | None = None  # directional: contradicted, consistent, failed, or None
+    underlying: Any = None  # the score a threshold sink reads, summarised over the repeats
+
+    @property
+    def failed_judgments(self) -> int:
+        return self.summary.failures
 
 
 class Reporter:
@@ -71,15 +79,20 @@ class Reporter:
         self.base_traces: dict[str, list] = {}
         self.base_nodes: dict[str, dict] = {}
         self.noise = Tally()
+        self.fall_noise = Tally()
+        self.stability: dict[str, str] = {}
         self.crit_noise: dict[str, Tally] = collections.defaultdict(Tally)
         for it in data.items:
             traces = self._traces(it.id, None)
             self.base_traces[it.id] = traces
             self.base[it.id] = self.scorer.summary(traces)
             self.base_nodes[it.id] = self.loc.summaries([t for t in traces if t])
-            self.noise.add(it.id, self.scorer.repeat_flips(traces), data.repeats)
+            self.stability[it.id] = self.scorer.stability(self.base[it.id])
+            self.noise.add(it.id, self.scorer.repeat_flips(traces), data.repeats, self.base[it.id].failures)
+            self.fall_noise.add(it.id, self.scorer.repeat_falls(traces), data.repeats)
             for crit, (k, n) in self.loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
                 self.crit_noise[crit].add(it.id, k, n)
+        self.threshold = _threshold_sink(data.judge)
         self.results = [self._result(v) for v in data.variants]
 
     def _traces(self, item: str, variant: str | None) -> list[dict | None]:
@@ -91,15 +104,69 @@ class Reporter:
         traces = self._traces(v.item, v.id)
         s = self.scorer.summary(traces)
         base = self.base[v.item]
+        contradiction = None
         if op.relation == "invariant":
             outcome = self.scorer.invariant_outcome(s, base)
             gold = self.scorer.gold(s, self.items[v.item])
         else:
             outcome = self.scorer.directional_outcome(s, base)
+            contradiction = self.scorer.contradiction(s, base)
             gold = None
-        localization = self.loc.compare(self.base_nodes[v.item], self.loc.summaries([t for t in traces if t]))
+        nodes = self.loc.summaries([t for t in traces if t])
+        localization = self.loc.compare(self.base_nodes[v.item], nodes)
         loo = self.scorer.loo_flips(traces, self.base_traces[v.item])
-        return VariantResult(v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold, loo)
+        falls = self.scorer.loo_falls(traces, self.base_traces[v.item])
+        under = _one(nodes.get(self.threshold.ports["value"][0])) if self.threshold else None
+        return VariantResult(v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold, loo, falls, contradiction, under)
+
+    def threshold_block(self, dirs: list[VariantResult]) -> dict | None:
+        """Binary judges whose sink thresholds a score: how the score under
+        the threshold moved on the eligible degradations, crossing or not."""
+        if self.threshold is None:
+            return None
+        node, at = self.threshold.ports["value"][0], float(self.threshold.params["at"])
+        fell, quiet, shift, margin = Tally(), Tally(), Tally(), Tally()
+        for r in dirs:
+            if r.outcome == "ineligible":
+                continue
+            item = r.variant.item
+            before = _one(self.base_nodes[item].get(node))
+            failed = r.outcome == "failed" or before is None or r.underlying is None
+            down = not failed and float(r.underlying) < float(before) - EPS
+            fell.add(item, down, failed=failed)
+            quiet.add(item, down and r.outcome != "detected", failed=failed)
+            if not failed:
+                shift.add(item, float(r.underlying) - float(before))
+                margin.add(item, float(before) - at)
+        return {
+            "node": node,
+            "at": at,
+            "inclusive": bool(self.threshold.params["inclusive"]),
+            "score_fell": fell.rate(),
+            "fell_without_crossing": quiet.rate(),
+            "score_shift": mean_estimate(shift),
+            "margin": mean_estimate(margin),
+        }
+
+    def _failed_of(self, r: VariantResult) -> int:
+        """Judgments of a variant that flip because something failed: its
+        own failed repeats, or all of them when the baseline failed."""
+        return self.d.repeats if self.base[r.variant.item].status == "failed" else r.failed_judgments
+
+    def _shift(self, results: list[VariantResult]) -> dict | None:
+        """The mean signed change of the verdict on the judge's scale
+        (variant minus baseline; binary: 1 = positive), with its interval;
+        None for judges without a scale or without a decided pair."""
+        shift = Tally()
+        for r in results:
+            a, b = self.scorer.score(r.summary), self.scorer.score(self.base[r.variant.item])
+            if a is not None and b is not None:
+                shift.add(r.variant.item, a - b)
+        return mean_estimate(shift)
+
+    def _unstable(self, results: list[VariantResult], hit: str) -> dict:
+        on = [r for r in results if self.stability[r.variant.item] == "unstable"]
+        return {"variants": len(on), hit: sum(r.outcome == hit for r in on)}
 
     # --- blocks ----------------------------------------------------------------
 
@@ -107,11 +174,14 @@ class Reporter:
         inv = [r for r in results if r.op.relation == "invariant"]
         if not inv:
             return None
-        flips, judgments, loo = Tally(), Tally(), Tally()
+        flips, judgments, loo, steady = Tally(), Tally(), Tally(), Tally()
         for r in inv:
-            flips.add(r.variant.item, r.outcome != "stable")
-            judgments.add(r.variant.item, r.judgment_flips, self.d.repeats)
+            failed = r.outcome == "failed"
+            flips.add(r.variant.item, r.outcome != "stable", failed=failed)
+            judgments.add(r.variant.item, r.judgment_flips, self.d.repeats, self._failed_of(r))
             loo.add(r.variant.item, *r.loo_flips)
+            if self.stability[r.variant.item] == "stable":
+                steady.add(r.variant.item, r.outcome != "stable", failed=failed)
         outcomes = collections.Counter(r.outcome for r in inv)
         return {
             "variants": len(inv),
@@ -119,19 +189,29 @@ class Reporter:
             "flipped": outcomes["flipped"],
             "failed": outcomes["failed"],
             "flip_rate": flips.rate(),
+            "flip_rate_stable_baseline": steady.rate(),
+            "unstable_baseline": self._unstable(inv, "flipped"),
             "judgment_flip_rate": judgments.rate(),
             "excess_over_noise": excess(loo, self.noise),
-            "gold": self.gold_block([(r.variant.item, r.gold) for r in inv]),
+            "score_shift": self._shift(inv),
+            "gold": self.gold_block([(self.items[r.variant.item], r.summary) for r in inv]),
         }
 
     def directional_block(self, results: list[VariantResult]) -> dict | None:
         dirs = [r for r in results if r.op.relation == "directional"]
         if not dirs:
             return None
-        detected = Tally()
+        detected, steady, falls, contra = Tally(), Tally(), Tally(), Tally()
         for r in dirs:
+            item = r.variant.item
             if r.outcome != "ineligible":
-                detected.add(r.variant.item, r.outcome == "detected")
+                failed = r.outcome == "failed"
+                detected.add(item, r.outcome == "detected", failed=failed)
+                falls.add(item, *r.loo_falls)
+                if self.stability[item] == "stable":
+                    steady.add(item, r.outcome == "detected", failed=failed)
+            if r.contradiction is not None:
+                contra.add(item, r.contradiction == "contradicted", failed=r.contradiction == "failed")
         outcomes = collections.Counter(r.outcome for r in dirs)
         return {
             "variants": len(dirs),
@@ -140,20 +220,31 @@ class Reporter:
             "detected": outcomes["detected"],
             "missed": outcomes["missed"],
             "failed": outcomes["failed"],
+            "contradicted": sum(r.contradiction == "contradicted" for r in dirs),
             "detection_rate": detected.rate(),
+            "detection_rate_stable_baseline": steady.rate(),
+            "unstable_baseline": self._unstable([r for r in dirs if r.outcome != "ineligible"], "detected"),
+            "detection_over_noise": excess(falls, self.fall_noise),
+            "contradiction_rate": contra.rate(),
+            "score_shift": self._shift(dirs),
+            "threshold": self.threshold_block(dirs),
         }
 
-    def gold_block(self, scored: list[tuple[str, tuple | None]]) -> dict | None:
+    def gold_block(self, scored: list[tuple[Item, Summary]]) -> dict | None:
         accuracy, agreement, mae = Tally(), Tally(), Tally()
-        for item, g in scored:
+        with_gold = []
+        for item, s in scored:
+            g = self.scorer.gold(s, item)
             if g is None:
                 continue
+            with_gold.append((item, s))
             correct, agree, err = g
-            accuracy.add(item, correct)
+            failed = s.status == "failed"
+            accuracy.add(item.id, correct, failed=failed)
             if agree is not None:
-                agreement.add(item, agree)
+                agreement.add(item.id, agree, failed=failed)
             if err is not None:
-                mae.add(item, err)
+                mae.add(item.id, err)
         if not accuracy.per_item:
             return None
         ordinal = self.scorer.ordinal
@@ -161,6 +252,7 @@ class Reporter:
             "accuracy": accuracy.rate(),
             "agreement": agreement.rate() if ordinal else None,
             "mae": mean_estimate(mae) if ordinal else None,
+            **gold_extras(self.scorer, with_gold),
         }
 
     def group(self, results: list[VariantResult]) -> dict:
@@ -175,7 +267,7 @@ class Reporter:
             in_flips = in_detections = 0
             for r in self.results:
                 moved = c.name in moved_criteria(r.localization)
-                (inv if r.op.relation == "invariant" else dirs).add(r.variant.item, moved)
+                (inv if r.op.relation == "invariant" else dirs).add(r.variant.item, moved, failed=r.outcome == "failed")
                 in_flips += moved and r.op.relation == "invariant" and r.outcome != "stable"
                 in_detections += moved and r.outcome == "detected"
             out[c.name] = {
@@ -198,6 +290,7 @@ class Reporter:
             g = self.scorer.gold(base, it)
             out[it.id] = {
                 "baseline": base.to_json(),
+                "baseline_stability": self.stability[it.id],
                 "gold": it.gold,
                 "correct": None if g is None else g[0],
                 "repeat_flips": self.scorer.judgment_flips(base, base),
@@ -229,9 +322,15 @@ class Reporter:
             "perturbed": perturbed,
             "validation": v.validation.to_json(),
             "baseline": self.base[v.item].to_json(),
+            "baseline_stability": self.stability[v.item],
             "result": r.summary.to_json(),
             "localization": r.localization,
         }
+
+    def baselines(self) -> dict:
+        """How many items have a stable, unstable or failed baseline, and which are unstable."""
+        c = collections.Counter(self.stability.values())
+        return {"stable": c["stable"], "unstable": c["unstable"], "failed": c["failed"], "unstable_items": sorted(k for k, v in self.stability.items() if v == "unstable")}
 
     def operators(self) -> list[dict]:
         out = []
@@ -276,9 +375,10 @@ class Reporter:
             "operators": self.operators(),
             "metrics": {
                 "repeat_flip_rate": self.noise.rate(),
+                "baselines": self.baselines(),
                 "invariant": self.invariant_block(results),
                 "directional": self.directional_block(results),
-                "gold": self.gold_block([(it.id, self.scorer.gold(self.base[it.id], it)) for it in d.items]),
+                "gold": self.gold_block([(it, self.base[it.id]) for it in d.items]),
             },
             "by_surface": surfaces,
             "by_operator": operators,
@@ -289,6 +389,19 @@ class Reporter:
             "notes": sorted(d.notes + ((f"{failed} judgment(s) failed: they count as flips, never as stable; `--retry-errors` judges them again",) if failed else ())),
             "summary": None,
         }
+
+
+def _threshold_sink(judge: JudgeInfo):
+    """The sink operator when it is `transform.threshold` of a binary
+    judge (a verdict derived from a score), else None."""
+    if judge.type != "binary":
+        return None
+    return next((o for o in judge.graph.operators if o.name == judge.graph.sink and o.operator == "transform.threshold"), None)
+
+
+def _one(per_candidate: dict | None) -> Any:
+    """A pointwise node's one summarised value (None when absent)."""
+    return next(iter(per_candidate.values()), None) if per_candidate else None
 
 
 def build_report(data: AuditData) -> dict:
@@ -302,15 +415,20 @@ def build_report(data: AuditData) -> dict:
 def _rate(r: dict | None, what: str = "") -> str:
     if r is None or r.get("value") is None:
         return "n/a"
-    count = f"  ({r['count']}/{r['total']}{' ' + what if what else ''})" if "count" in r else ""
+    failed = f", {r['failed']} failed" if r.get("failed") else ""
+    count = f"  ({r['count']}/{r['total']}{' ' + what if what else ''}{failed})" if "count" in r else ""
     return f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]{count}" if r.get("low") is not None else f"{r['value']:.3f}{count}"
 
 
 def _value(s: dict) -> str:
+    """A summary's verdict; one with failed repeats says how many failed
+    and is never shown as the verdict alone (it is not stable)."""
     if s["status"] != "ok":
         return s["status"]
     v: Any = s["value"]
-    return str(v).lower() if isinstance(v, bool) else str(v)
+    shown = str(v).lower() if isinstance(v, bool) else str(v)
+    failed = sum(d["status"] == "failed" for d in s.get("decisions", ()))
+    return f"{shown} with {failed}/{len(s['decisions'])} repeats failed" if failed else shown
 
 
 def render_text(report: dict, max_flips: int = 10) -> str:
@@ -321,24 +439,37 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         f"{report['counts']['variants']} variants; sealed suite {report['suite']['sealed'][:19]}..."
     )
     lines = [head, f"  repeat flip rate     {_rate(m['repeat_flip_rate'], 'judgments')}"]
+    b = m["baselines"]
+    if b["unstable"] or b["failed"]:
+        shown = ", ".join(b["unstable_items"][:max_flips]) + (", ..." if len(b["unstable_items"]) > max_flips else "")
+        lines.append(f"  unstable baselines   {b['unstable']} item(s){': ' + shown if shown else ''}; {b['failed']} failed")
     inv, dirs = m["invariant"], m["directional"]
     if inv:
         lines.append(f"  invariant flip rate  {_rate(inv['flip_rate'], 'variants')}; {inv['failed']} failed")
         ex = inv["excess_over_noise"]
         lines.append(f"    per judgment       {_rate(inv['judgment_flip_rate'])}; excess over noise {_rate(ex)}")
+        if inv["unstable_baseline"]["variants"]:
+            lines.append(f"    stable baselines   {_rate(inv['flip_rate_stable_baseline'], 'variants')}")
     if dirs:
         lines.append(f"  detection rate       {_rate(dirs['detection_rate'], 'eligible')}; {dirs['ineligible']} ineligible")
+        lines.append(f"    over noise         {_rate(dirs['detection_over_noise'])}; score shift {_rate(dirs['score_shift'])}")
+        lines.append(f"  contradiction rate   {_rate(dirs['contradiction_rate'], 'with room to rise')}")
+        if dirs["threshold"]:
+            t = dirs["threshold"]
+            lines.append(f"    `{t['node']}` (threshold {t['at']:g}): score fell {_rate(t['score_fell'])}; without crossing {_rate(t['fell_without_crossing'])}")
     if m["gold"]:
         lines.append(f"  gold accuracy        {_rate(m['gold']['accuracy'], 'items')}")
+        if m["gold"]["rank_correlation"]:
+            lines.append(f"  rank correlation     {_rate(m['gold']['rank_correlation'])} (Spearman, vs gold)")
     if report["by_operator"]:
         lines.append("By operator:")
         for name, block in report["by_operator"].items():
             if block["invariant"]:
                 b = block["invariant"]
-                lines.append(f"  {name:<24} flips {b['flipped'] + b['failed']}/{b['variants']}  rate {_rate(b['flip_rate'])}")
+                lines.append(f"  {name:<24} flips {b['flipped']}/{b['variants']}, failed {b['failed']}  rate {_rate(b['flip_rate'])}")
             if block["directional"]:
                 b = block["directional"]
-                lines.append(f"  {name:<24} detected {b['detected']}/{b['eligible']}  rate {_rate(b['detection_rate'])}")
+                lines.append(f"  {name:<24} detected {b['detected']}/{b['eligible']}, failed {b['failed']}  rate {_rate(b['detection_rate'])}")
     skipped = [op for op in report["operators"] if op["status"] == "skipped"]
     if skipped:
         lines.append("Skipped:")
@@ -350,6 +481,8 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         for f in findings[:max_flips]:
             moved = sorted({x["node"] for x in f["localization"]["moved"] if x["kind"] == "criterion"})
             where = f"; moved: {', '.join(moved)}" if moved else ""
+            if f.get("baseline_stability") == "unstable":
+                where += "; unstable baseline"
             lines.append(f"  {f['variant']}: {_value(f['baseline'])} -> {_value(f['result'])} ({f['outcome']}){where}")
         if len(findings) > max_flips:
             lines.append(f"  ... and {len(findings) - max_flips} more in report.json")

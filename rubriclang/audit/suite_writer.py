@@ -46,11 +46,16 @@ def render_suite(
     chosen: list[tuple[Operator, str]],
     skipped: list[tuple[str, str]],
     made_by: str,
+    base_url: str | None = None,
+    embedded: bool = False,
 ) -> str:
     """The suite's text: `chosen` (operator, comment) are listed in
-    `operators`; `skipped` (name, reason) are listed as comments. Raises
+    `operators`; `skipped` (name, reason) are listed as comments. `base_url`
+    is written into the backend tables; `embedded` says the suite is sized
+    for the embedded model (2 repeats, and its comments say why). Raises
     SuiteTextError for a path TOML cannot hold."""
     uses_llm = bool(judge.llm_criteria)
+    server = f"base_url = {_q(base_url)}" if base_url else '# base_url = "http://localhost:8000/v1"   # absent: the embedded local model'
     lines = [
         f"# An audit suite for `{_comment(judge.graph.name)}` ({judge.type} judge), written by `{made_by}`.",
         "# Edit it, then run:  rbg audit THIS_FILE --out DIR",
@@ -61,7 +66,9 @@ def render_suite(
     if not uses_llm:
         lines.append(f"judge = {_q(_rel(graph_path, suite_path))}")
     lines.append(f"items = {_q(_rel(items_path, suite_path))}")
-    if uses_llm:
+    if uses_llm and embedded:
+        lines.append("repeats = 2   # sized for the embedded 135M model; with a server, 5 measure the noise better")
+    elif uses_llm:
         lines.append("repeats = 5")
     else:
         lines.append("repeats = 1   # no llm.* criteria: the judge is deterministic, one repeat is enough")
@@ -80,7 +87,7 @@ def render_suite(
             "",
             "[judge]",
             f"graph = {_q(_rel(graph_path, suite_path))}",
-            '# base_url = "http://localhost:8000/v1"   # absent: the embedded local model',
+            server,
             '# model = "..."',
             '# api_key_env = "OPENAI_API_KEY"',
             "temperature = 0.7   # as the judge is used; repeat r samples with seed + r",
@@ -90,11 +97,11 @@ def render_suite(
         lines += [
             "",
             "[generator]   # writes the LLM-made variants; independent of the judge",
-            '# base_url = "http://localhost:8000/v1"   # absent: the embedded local model',
+            server,
             "temperature = 0.7",
             "",
             "[validator]   # accepts or rejects each LLM-made variant",
-            '# base_url = "http://localhost:8000/v1"',
+            server,
             "temperature = 0.0",
         ]
     return "\n".join(lines) + "\n"

@@ -4,11 +4,14 @@
     rbg audit init GRAPH ITEMS            write a starting suite
     rbg audit plan GRAPH ITEMS            an LLM proposes operators (runs nothing)
     rbg audit catalog                     list the perturbation operators
+    rbg audit compare DIR_A DIR_B         two audits of one sealed suite side by side
+    rbg audit preview SUITE --out DIR     make and validate the variants, judge nothing
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 import sys
@@ -46,14 +49,15 @@ def _suite(path: str):
 
 @audit.command("run")
 @click.argument("suite", type=click.Path(dir_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="The audit's folder; an existing one is resumed.")
+@click.option("--out", "out", type=click.Path(file_okay=False), help="The audit's folder; an existing one is resumed (required unless --estimate).")
 @click.option("--sealed", type=click.Path(dir_okay=False), help="Reuse this sealed suite (DIR/sealed.json of an earlier audit): the same variants.")
 @click.option("--cache", type=click.Path(dir_okay=False), help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
 @click.option("--retry-errors", is_flag=True, help="Judge again the repeats that failed.")
 @click.option("--summary", is_flag=True, help="Add a short LLM-written summary of the findings (the generator's model).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print.")
-def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt) -> None:
+@click.option("--estimate", is_flag=True, help="Print the calls and tokens per phase the audit would spend, calling no model and writing nothing.")
+def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimate) -> None:
     """Run the audit SUITE describes, writing everything under --out.
 
     Running it again with the same --out resumes: recorded judgments are
@@ -65,10 +69,14 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt) -> None
 
     s = _suite(suite)
     graph = load_graph(s.judge)
+    if estimate:
+        return _estimate(s, graph, sealed, fmt)
+    if not out:
+        raise click.UsageError("give --out DIR: the audit's folder (or --estimate to count its calls first)")
     req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary)
-    progress = _Progress(enabled=fmt == "text" and sys.stderr.isatty())
+    progress = _Progress(terminal=sys.stderr.isatty(), lines=fmt == "text")
     try:
-        report = asyncio.run(Audit(req, graph, tick=progress.tick).run())
+        report = asyncio.run(Audit(req, graph, tick=progress.tick, phase=progress.phase).run())
     except AuditError as exc:
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     except KeyboardInterrupt:
@@ -84,6 +92,75 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt) -> None
         click.echo(render_text(report), nl=False)
         click.echo(f"Report: {os.path.join(out, 'report.json')}")
     if report["counts"]["failed_judgments"]:
+        sys.exit(1)
+
+
+def _estimate(s, graph, sealed, fmt) -> None:
+    from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
+    from rubriclang.cli.estimate import document, prices_for, render
+
+    prices = prices_for(s.judge)
+    try:
+        est, phases, notes = asyncio.run(Audit(AuditRequest(s, "", sealed), graph).estimate())
+    except AuditError as exc:
+        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+    click.echo(render(document(est, phases, prices, notes), fmt))
+
+
+@audit.command("preview")
+@click.argument("suite", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="The audit's folder: the run then reuses these variants.")
+@click.option("--cache", type=click.Path(dir_okay=False), help="The call cache.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
+def preview(suite, out, cache, no_cache) -> None:
+    """Make and validate the variants SUITE asks for, without judging, and
+    write DIR/preview.html and DIR/preview.json to review them. `rbg audit
+    SUITE --out DIR` then judges exactly these (the folder's sealed suite)."""
+    from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
+
+    s = _suite(suite)
+    graph = load_graph(s.judge)
+    try:
+        doc = asyncio.run(Audit(AuditRequest(s, out, cache=cache, no_cache=no_cache), graph).run(preview=True))
+    except AuditError as exc:
+        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+    verdicts = collections.Counter(r["verdict"] for r in doc["validation"])
+    click.echo(f"Sealed {doc['sealed'][:19]}...: {len(doc['variants'])} variant(s) accepted"
+               + "".join(f", {n} {k}" for k, n in sorted(verdicts.items()) if k != "accept") + f"; review {os.path.join(out, 'preview.html')}, then run `rbg audit {suite} --out {out}`.")
+
+
+@audit.command("compare")
+@click.argument("dir_a", type=click.Path(file_okay=False))
+@click.argument("dir_b", type=click.Path(file_okay=False))
+@click.option("--out", "out", type=click.Path(file_okay=False), help="Write compare.json, compare.txt and compare.html here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print.")
+def compare_cmd(dir_a, dir_b, out, fmt) -> None:
+    """Compare two audits of one sealed suite (two judges, or two versions
+    of a rubric): every rate side by side per surface and operator, the
+    paired difference B - A over the shared variants, and the variants that
+    went wrong in one audit only. Exit status: 0 no difference, 1
+    differences, 2 folders that cannot be compared."""
+    from rubriclang.audit.compare import CompareError, compare, load, render_text
+
+    try:
+        doc = compare(load(dir_a), load(dir_b), (dir_a, dir_b))
+    except CompareError as exc:
+        raise DataError(str(exc)) from None
+    text = render_text(doc)
+    if out:
+        from rubriclang.audit.files import write_json
+        from rubriclang.audit.html.compare_page import render_compare
+        from rubriclang.safeio import describe_os_error, write_atomic
+
+        try:
+            os.makedirs(out, exist_ok=True)
+            write_json(os.path.join(out, "compare.json"), doc, indent=2)
+            write_atomic(os.path.join(out, "compare.txt"), text)
+            write_atomic(os.path.join(out, "compare.html"), render_compare(doc))
+        except OSError as exc:
+            raise DataError(f"`{exc.filename or out}`: {describe_os_error(exc)}") from None
+    click.echo(json.dumps(doc, sort_keys=True, indent=2) if fmt == "json" else text, nl=fmt == "json")
+    if doc["differences"]:
         sys.exit(1)
 
 
@@ -154,16 +231,32 @@ _force = click.option("--force", is_flag=True, help="Overwrite an existing suite
 @click.argument("items", type=click.Path(dir_okay=False))
 @_output
 @_force
-def init(graph, items, output, force) -> None:
+@click.option("--base-url", metavar="URL", help="The server the judge, generator and validator use; without it the suite is sized for the embedded model.")
+def init(graph, items, output, force, base_url) -> None:
     """Write a starting suite for auditing GRAPH on ITEMS: every operator
-    that applies to this judge, and why the others do not."""
+    that applies to this judge, and why the others do not.
+
+    Sized to the backend: with --base-url (or a `default` model profile in
+    the project config) every applicable operator and 5 repeats; on the
+    embedded model the rule operators only (the 135M model writes poor
+    variants) and 2 repeats, and the suite's comments say so."""
     from rubriclang.audit.planner import candidates
     from rubriclang.audit.suite_writer import describe
+    from rubriclang.config import ConfigError, load_config
 
     judge, _ = _judge_and_items(graph, items)
     ok, skipped = candidates(judge)
-    _write_suite(output, force, graph, items, judge, [(op, describe(op)) for op in ok.values()], skipped, "rbg audit init")
-    click.echo(f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge); {len(skipped)} do not apply.")
+    try:
+        profiled = "default" in load_config(graph).models
+    except ConfigError as exc:
+        raise DataError(f"{exc.where}: {exc.message}") from None
+    embedded = not base_url and not profiled
+    if embedded:
+        skipped = [*skipped, *((name, "written by a generator model: the embedded 135M model writes poor variants; give `--base-url` for the full set") for name, op in ok.items() if op.generator == "llm")]
+        ok = {name: op for name, op in ok.items() if op.generator != "llm"}
+    _write_suite(output, force, graph, items, judge, [(op, describe(op)) for op in ok.values()], skipped, "rbg audit init", base_url, embedded)
+    sized = " (sized for the embedded model: rule operators and 2 repeats)" if embedded and judge.llm_criteria else ""
+    click.echo(f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge){sized}; {len(skipped)} do not apply.")
 
 
 @audit.command("plan")
@@ -208,18 +301,42 @@ def plan(graph, items, output, force, base_url, model, api_key_env, model_file, 
 
 
 class _Progress:
-    """A judgment counter on stderr, shown only on a terminal."""
+    """Progress on stderr: on a terminal, a judgment counter with an ETA;
+    elsewhere (a log, CI), one line per phase, so that a run of several
+    minutes is never silent. With `--format json` only the terminal gets it."""
 
-    def __init__(self, enabled: bool):
-        self.enabled, self.n = enabled, 0
+    def __init__(self, terminal: bool, lines: bool):
+        self.terminal, self.lines = terminal, lines and not terminal
+        self.n, self.total, self.started = 0, None, 0.0
 
-    def tick(self) -> None:
-        self.n += 1
-        if self.enabled and self.n % 10 == 0:
-            sys.stderr.write(f"\r  {self.n} judgments")
+    def phase(self, name: str, total: int | None) -> None:
+        import time
+
+        self._end_line()
+        self.n, self.total, self.started = 0, total, time.monotonic()
+        if self.lines:
+            sys.stderr.write(f"rbg audit: {name}" + (f": {total} judgments to make" if total is not None else "") + "\n")
             sys.stderr.flush()
 
+    def tick(self) -> None:
+        import time
+
+        self.n += 1
+        if not self.terminal:
+            return
+        shown = f"\r  {self.n}" + (f"/{self.total}" if self.total else "") + " judgments"
+        if self.total and self.n < self.total:
+            left = (time.monotonic() - self.started) / self.n * (self.total - self.n)
+            shown += f", about {int(left) // 60}m{int(left) % 60:02d}s left"
+        sys.stderr.write(shown + "\x1b[K")
+        sys.stderr.flush()
+
+    def _end_line(self) -> None:
+        if self.terminal and self.n:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.n = 0
+
     def done(self) -> None:
-        if self.enabled and self.n:
-            sys.stderr.write(f"\r  {self.n} judgments\n")
-            self.enabled = False
+        self._end_line()
+        self.terminal = self.lines = False

@@ -215,7 +215,7 @@ def uses_llm(graph) -> bool:
     return any(c.procedure in LLMBackend.PROCEDURES for c in graph.criteria)
 
 
-def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
+def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions, estimate=None):
     """The LLM backend for `graph`, or None when it has no LLM criteria. The
     embedded server (no --base-url) and the cache are closed with `stack`;
     the clients, bound to the event loop, are closed by `llm_session`.
@@ -223,7 +223,9 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
     Criteria that name a model profile (`model = "NAME"`) are answered by
     `[models.NAME]` of the project config; the others by the command line's
     server, else the config's `default` profile, else the embedded model
-    (`rubriclang.llm.connect`, which `rbg audit` shares)."""
+    (`rubriclang.llm.connect`, which `rbg audit` shares). With `estimate`
+    (an `llm.estimate.Estimate`) nothing is sent and no cache is used: the
+    requests are tallied there."""
     if not uses_llm(graph):
         return None
     from rubriclang.llm.backend import LLMBackend
@@ -234,10 +236,10 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
     if opts.base_urls and opts.model_file:
         raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
     urls = tuple(checked_url(u) for u in opts.base_urls)
-    key = api_key_from_env(opts.api_key_env) if urls else None
+    key = api_key_from_env(opts.api_key_env) if urls and estimate is None else None
     server = Server(urls, opts.model, key, opts.model_file, opts.timeout, opts.max_retries, opts.per_endpoint, deadline=opts.deadline, max_reply_bytes=opts.max_reply_bytes)
     sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
-    connections = Connections()
+    connections = Connections(estimate)
     stack.callback(connections.stop)
     try:
         client, sampling, profiles = connections.judges(graph, server, sampling)
@@ -245,7 +247,7 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions):
         if exc.embedded:
             raise DataError(f"the graph has LLM criteria and no --base-url was given, so they need the embedded model: {exc.message}") from None
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
-    cache = None if opts.no_cache else open_cache(opts.cache)
+    cache = None if opts.no_cache or estimate is not None else open_cache(opts.cache)
     if cache is not None:
         stack.callback(cache.close)
     if opts.logprobs and not any(weighted_points(c) for c in graph.criteria):

@@ -45,8 +45,9 @@ from rubriclang.cli.execution import (
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
+@click.option("--estimate", is_flag=True, help="Print the calls and tokens the run would spend, calling no model and writing nothing.")
 @llm_options
-def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, estimate, llm) -> None:
     """Judge ITEMS with GRAPH, appending one trace line per item to --out.
 
     Rerunning with the same --out resumes: finished items are skipped, and
@@ -57,6 +58,10 @@ def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, 
     status: 0 every item in --out decided or abstained, 1 some failed, 2 bad
     input, an --out that cannot be written, or an unusable LLM server.
     """
+    if estimate:
+        from rubriclang.cli.estimate import run_estimate
+
+        return run_estimate(graph, items, mode, concurrency, annotations, recorded, fmt, llm)
     with contextlib.ExitStack() as stack:
         _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm)
 

@@ -55,7 +55,10 @@ class Connections:
     closes the clients (bound to their event loop); `stop()` stops the
     embedded servers."""
 
-    def __init__(self):
+    def __init__(self, estimate=None):
+        # An `llm.estimate.Estimate`: clients are then `DryClient`s that tally
+        # requests and send nothing, and no embedded model starts.
+        self.estimate = estimate
         self._embedded: dict[tuple, object] = {}
         self._servers = contextlib.ExitStack()
         self.clients: list = []
@@ -65,6 +68,13 @@ class Connections:
         model is needed and cannot start."""
         from rubriclang.llm.client import OpenAIClient
 
+        if self.estimate is not None:
+            from rubriclang.llm.estimate import DryClient
+
+            if not server.base_urls and server.model:
+                raise ConnectError(f"the model `{server.model}` is named without a server: the embedded model serves only its own")
+            identity = " ".join(server.base_urls) or "embedded"
+            return DryClient(self.estimate, server.model or (None if server.base_urls else "embedded"), identity)
         settings = {
             "timeout": server.timeout,
             "max_retries": server.max_retries,

@@ -84,9 +84,10 @@ def test_init_writes_a_suite_that_loads_and_lists_what_applies(rbg, tmp_path, it
     (tmp_path / "judge.rbg").write_text(LLM_JUDGE)
     out = tmp_path / "sub" / "suite.toml"
     out.parent.mkdir()
-    result = rbg("audit", "init", tmp_path / "judge.rbg", items_file, "-o", out)
+    result = rbg("audit", "init", tmp_path / "judge.rbg", items_file, "-o", out, "--base-url", "http://localhost:8000/v1")
     assert result.exit_code == 0, result.output
     suite = load_suite(str(out))
+    assert suite.repeats == 5 and suite.judge_backend.base_url == "http://localhost:8000/v1"
     assert suite.judge == str(tmp_path / "judge.rbg")
     assert "prompt_paraphrase" in suite.operators and "verbosity_shift" not in suite.operators
     assert "#   verbosity_shift: criterion `long` measures" in out.read_text()
@@ -94,11 +95,24 @@ def test_init_writes_a_suite_that_loads_and_lists_what_applies(rbg, tmp_path, it
     assert rbg("audit", "init", tmp_path / "judge.rbg", items_file, "-o", out).exit_code == 2  # exists: not overwritten
 
 
+def test_init_on_the_embedded_model_writes_rule_operators_and_two_repeats_and_says_why(rbg, tmp_path, items_file):
+    (tmp_path / "judge.rbg").write_text(LLM_JUDGE)
+    out = tmp_path / "suite.toml"
+    result = rbg("audit", "init", tmp_path / "judge.rbg", items_file, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "sized for the embedded model" in result.output
+    suite = load_suite(str(out))
+    assert suite.repeats == 2
+    assert suite.operators and all(suite.operator(n).generator == "rule" for n in suite.operators)
+    text = out.read_text()
+    assert "#   prompt_paraphrase: written by a generator model" in text and "--base-url" in text
+
+
 def test_init_for_a_deterministic_judge_asks_for_one_repeat(rbg, tmp_path, items_file):
     from .helpers import GSM8K_JUDGE
 
     out = tmp_path / "suite.toml"
-    assert rbg("audit", "init", GSM8K_JUDGE, items_file, "-o", out).exit_code == 0
+    assert rbg("audit", "init", GSM8K_JUDGE, items_file, "-o", out, "--base-url", "http://localhost:8000/v1").exit_code == 0
     suite = load_suite(str(out))
     assert suite.repeats == 1
     assert suite.operators[:2] == ("format_conversion", "tone_shift")

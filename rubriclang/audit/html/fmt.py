@@ -38,10 +38,12 @@ def interval(block: dict | None, form=percent) -> str:
 
 
 def fraction(rate: dict | None) -> str:
-    """`count/total` of a Rate."""
+    """`count/total` of a Rate, and how many of them failed (schema /2):
+    a failure is never shown as a non-flip."""
     if not rate:
         return DASH
-    return f"{number(rate['count'])}/{number(rate['total'])}"
+    failed = f" ({rate['failed']} failed)" if rate.get("failed") else ""
+    return f"{number(rate['count'])}/{number(rate['total'])}{failed}"
 
 
 def value(x: Any) -> str:
@@ -64,5 +66,10 @@ def decision(d: dict) -> str:
 
 
 def summary(s: dict) -> str:
-    """An item's or a variant's verdict over its repeats."""
-    return value(s.get("value")) if s.get("status") == "ok" else str(s.get("status"))
+    """An item's or a variant's verdict over its repeats; with failed
+    repeats it says how many (the verdict alone would read as stable)."""
+    if s.get("status") != "ok":
+        return str(s.get("status"))
+    decisions = s.get("decisions") or []
+    failed = sum(d.get("status") == "failed" for d in decisions)
+    return f"{value(s.get('value'))} with {failed}/{len(decisions)} repeats failed" if failed else value(s.get("value"))

@@ -42,11 +42,17 @@ def metrics(report: dict) -> Markup:
     rows.append(_rate_row("Judgment flip rate", "judgments of invariant variants that differ from the baseline", inv and inv["judgment_flip_rate"], no_inv))
     rows.append(_estimate_row("Excess over repeat noise", "judgment flip rate minus repeat flip rate, same items", inv and inv["excess_over_noise"], fmt.points, no_inv))
     rows.append(_rate_row("Degradation detection rate", "eligible degraded variants whose verdict fell", dirs and dirs["detection_rate"], no_dir))
+    if dirs and "contradiction_rate" in dirs:
+        rows.append(_estimate_row("Detection over repeat noise", "judgment-level detection minus the repeats' own falls, same items", dirs["detection_over_noise"], fmt.points, no_dir))
+        rows.append(_rate_row("Contradiction rate", "degraded variants with room to rise whose verdict rose", dirs["contradiction_rate"], no_dir))
+        rows.append(_estimate_row("Score shift under degradation", "mean change of the verdict's score, variant minus baseline", dirs["score_shift"], fmt.number, "not measured: the judge's verdicts have no scale"))
     rows.append(_rate_row("Accuracy vs gold", "original items whose verdict equals gold", gold and gold["accuracy"], no_gold))
     if gold and gold.get("agreement"):
         rows.append(_rate_row("Agreement vs gold", "mean within tolerance of gold", gold["agreement"], no_gold))
     if gold and gold.get("mae"):
         rows.append(_estimate_row("MAE vs gold", "mean absolute difference from gold", gold["mae"], fmt.number, no_gold))
+    if gold and gold.get("rank_correlation"):
+        rows.append(_estimate_row("Rank correlation vs gold", "Spearman's rho of the mean verdict and gold", gold["rank_correlation"], fmt.number, no_gold))
     if inv and inv.get("gold"):
         rows.append(_rate_row("Accuracy vs gold, invariant variants", "variants whose verdict equals their item's gold", inv["gold"]["accuracy"], no_gold))
     detail = []
@@ -55,8 +61,24 @@ def metrics(report: dict) -> Markup:
     if dirs:
         detail.append(f"Directional variants: {dirs['variants']} ({dirs['eligible']} eligible, {dirs['ineligible']} ineligible; "
                       f"{dirs['detected']} detected, {dirs['missed']} missed, {dirs['failed']} failed).")
+    b = m.get("baselines")
+    if b and (b["unstable"] or b["failed"]):
+        detail.append(f"Baselines: {b['stable']} stable, {b['unstable']} unstable (repeats disagree: {', '.join(b['unstable_items'])}), {b['failed']} failed; "
+                      "flips on unstable baselines are counted against their summary, and again apart.")
     table = _table(["Metric", "Value", "95% interval", "Count", "n items"], rows, "metrics")
     return Markup(table + el("p", {"class": "note"}, " ".join(detail))) if detail else table
+
+
+def confusion(report: dict) -> Markup | None:
+    """Gold values by the judge's verdicts on the original items (schema /2), or None."""
+    gold = report["metrics"]["gold"]
+    table = gold and gold.get("confusion")
+    if not table:
+        return None
+    head = ["gold \\ verdict", *[fmt.decision(p) for p in table["predicted"]]]
+    rows = [el("tr", None, el("th", {"scope": "row"}, fmt.value(g)), [el("td", {"class": "num"}, n) for n in row])
+            for g, row in zip(table["gold"], table["counts"])]
+    return _table(head, rows, "confusion")
 
 
 def counts(report: dict) -> Markup:

@@ -47,14 +47,14 @@ def _section(key: str, title: str, *body) -> Markup:
 
 
 def render_html(report: dict) -> str:
-    """The HTML page of a `rubriclang.audit.report/1` report (docs/audit.md,
+    """The HTML page of a `rubriclang.audit.report/1` or `/2` report (docs/audit.md,
     "The HTML report")."""
     judge = Judge.of(report)
     # The evidence follows the queue's order, worst first.
     found = [f for _, entries in ranked(report) for f, _ in entries]
     notes = overview.notes(report)
     main = el("main", None,
-              _section("overview", "Overview", overview.metrics(report), overview.counts(report), overview.judge_and_suite(report)),
+              _section("overview", "Overview", overview.metrics(report), overview.confusion(report), overview.counts(report), overview.judge_and_suite(report)),
               overview.machine_summary(report),
               _section("operators", "Operators", overview.operators(report)),
               _section("charts", "By operator", _charts(report)),

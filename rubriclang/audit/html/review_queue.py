@@ -58,6 +58,8 @@ def _item_facts(report: dict, item: str) -> str:
     if not info:
         return ""
     facts = [f"baseline {fmt.summary(info['baseline'])}", f"{info['repeat_flips']}/{info['repeats']} repeats differ from it"]
+    if info.get("baseline_stability") == "unstable":
+        facts.append("unstable baseline: its repeats disagree, flips on it are counted against their summary")
     if info.get("gold") is not None:
         verdict = "" if info.get("correct") is None else (", correct" if info["correct"] else ", wrong")
         facts.append(f"gold {fmt.value(info['gold'])}{verdict}")

@@ -12,12 +12,14 @@ import jsonschema
 from rubriclang.audit.html.page import render_html
 from rubriclang.safeio import write_atomic
 
-SCHEMA = "rubriclang.audit.report/1"
+# Reports of schema /1 (before failures, baselines and directional measures
+# were reported) still render: the page shows what they hold.
+SCHEMAS = ("rubriclang.audit.report/1", "rubriclang.audit.report/2")
 
 
 class ReportError(Exception):
-    """A report that cannot be rendered: missing, not JSON, or not of the
-    schema `rubriclang.audit.report/1`."""
+    """A report that cannot be rendered: missing, not JSON, or not of a
+    schema of `SCHEMAS`."""
 
 
 def _schema() -> dict | None:
@@ -34,8 +36,8 @@ def load_report(path: str) -> dict:
         raise ReportError(f"`{path}` does not exist; run `rbg audit SUITE --out DIR` first") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReportError(f"`{path}` cannot be read as JSON: {exc}") from None
-    if not isinstance(report, dict) or report.get("schema") != SCHEMA:
-        raise ReportError(f"`{path}` is not an audit report (schema `{SCHEMA}`)")
+    if not isinstance(report, dict) or report.get("schema") not in SCHEMAS:
+        raise ReportError(f"`{path}` is not an audit report (schema `{SCHEMAS[-1]}`)")
     schema = _schema()
     if schema is not None:
         error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(report))

@@ -1,0 +1,73 @@
+"""`--estimate` of `rbg run` and `rbg audit`: the calls and tokens a run
+would spend, per phase, without calling a model (`rubriclang.llm.estimate`),
+and their price where the project config has one."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+import click
+
+from rubriclang.cli.execution import DataError, ValidatedItems, data_error, interpreter, load_graph, local_backend, open_llm
+
+
+def prices_for(graph_path: str) -> dict:
+    """`[prices."MODEL"]` of the project config found upward from the graph."""
+    from rubriclang.config import ConfigError, load_config
+
+    try:
+        return load_config(graph_path).prices
+    except ConfigError as exc:
+        raise DataError(f"{exc.where}: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+
+
+def render(doc: dict, fmt: str) -> str:
+    """The estimate as JSON or as a few lines of text."""
+    if fmt == "json":
+        return json.dumps(doc, sort_keys=True, indent=2)
+    lines = [f"Estimate (no model was called; prompt tokens: {doc['rule']}; completion tokens: at most max_tokens per call):"]
+    for name, p in doc["phases"].items():
+        completion = "unbounded" if p["completion_tokens"] is None else f"<= {p['completion_tokens']}"
+        usd = f"  ${p['usd']:.4f}" if p["usd"] is not None else ""
+        lines.append(f"  {name:<11} {p['calls']} calls, {p['prompt_tokens']} prompt tokens, {completion} completion tokens{usd}")
+    lines += [f"Note: {n}" for n in doc["notes"]]
+    return "\n".join(lines)
+
+
+def document(estimate, phases: list[str], prices: dict, notes: list[str]) -> dict:
+    """The estimate's JSON: per phase calls, tokens and USD (null without a price)."""
+    from rubriclang.llm.estimate import RULE
+
+    out = {}
+    for name in phases:
+        models = tuple(sorted(estimate.models.get(name, set()), key=str))
+        out[name] = estimate.get(name).to_json(models, prices)
+    if prices and any(p["usd"] is None and p["calls"] for p in out.values()):
+        notes = [*notes, "a phase without a price has `usd` null: its model has no `[prices.\"MODEL\"]` table in the project config"]
+    return {"rule": RULE, "phases": out, "notes": notes}
+
+
+def run_estimate(graph: str, items: str, mode: str, concurrency: int, annotations, recorded, fmt: str, llm) -> None:
+    """`rbg run --estimate`: every item through the judge with requests tallied, not sent."""
+    from rubriclang.interp.items import ItemError, read_items
+    from rubriclang.llm.estimate import Estimate
+
+    g = load_graph(graph)
+    backend = local_backend(annotations, recorded)
+    estimate = Estimate()
+    with contextlib.ExitStack() as stack:
+        llm_backend = open_llm(stack, g, llm, estimate=estimate)
+        interp = interpreter(g, [backend, llm_backend], concurrency)
+        checked = ValidatedItems(read_items(items), backend)
+
+        async def go():
+            async for _ in interp.run(iter(checked), mode):
+                pass
+
+        try:
+            asyncio.run(go())
+        except ItemError as exc:
+            raise data_error(exc) from None
+    click.echo(render(document(estimate, ["judge"], prices_for(graph), []), fmt))
