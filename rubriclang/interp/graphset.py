@@ -13,8 +13,6 @@ graph judges it. Either way the record's `compile` field says why
 
 from __future__ import annotations
 
-import asyncio
-import collections
 import os
 from typing import AsyncIterator, Iterable
 
@@ -23,7 +21,7 @@ import attrs
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.errors import LocatedError
 from rubriclang.interp.compose import Composition
-from rubriclang.interp.items import Item, ItemError
+from rubriclang.interp.items import Item
 from rubriclang.interp.readout import Decision
 from rubriclang.interp.trace import SCHEMA
 
@@ -168,6 +166,8 @@ async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrenc
     results in input order, with up to `concurrency` items in flight; bad
     input raises after the items before it are yielded."""
 
+    from rubriclang.interp.engine import in_order
+
     def interp(g: CheckedGraph):
         return interps[id(g)]
 
@@ -185,30 +185,8 @@ async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrenc
         decision = Decision.from_json(record["readout"])
         return SetResult(item, m, Composition((), {}, {}, decision), record, ABSTAIN if gs.fallback == ABSTAIN else "failed")
 
-    window: collections.deque = collections.deque()
-    it = iter(items)
-    error: Exception | None = None
-    while True:
-        while len(window) < max(1, concurrency) and error is None:
-            try:
-                item = next(it)
-            except StopIteration:
-                break
-            except ItemError as exc:
-                error = exc
-                break
-            window.append(asyncio.ensure_future(one(item)))
-        if not window:
-            break
-        head = window.popleft()
-        try:
-            yield await head
-        except ItemError:
-            for task in window:
-                task.cancel()
-            raise
-    if error is not None:
-        raise error
+    async for result in in_order(items, one, max(1, concurrency)):
+        yield result
 
 
 @attrs.frozen
