@@ -56,9 +56,9 @@ class GraphSet:
 
     def route(self, item: Item) -> CheckedGraph | Missing:
         """The graph that judges `item`, or why it has none."""
-        gid = item.graph or item.id
-        if gid.endswith(".rbg"):
-            gid = gid[: -len(".rbg")]
+        gid = item.id
+        if item.graph is not None:
+            gid = item.graph[: -len(".rbg")] if item.graph.endswith(".rbg") else item.graph
         if gid in self.graphs:
             return self.graphs[gid]
         log = os.path.join(self.folder, gid + ".compile.jsonl")
@@ -165,7 +165,6 @@ async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrenc
     """Each item judged by its own graph's Interpreter (`interpreters`),
     results in input order, with up to `concurrency` items in flight; bad
     input raises after the items before it are yielded."""
-
     from rubriclang.interp.engine import in_order
 
     def interp(g: CheckedGraph):
