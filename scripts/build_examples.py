@@ -11,7 +11,10 @@ Writes, deterministically (same input, byte-identical output):
   for Q0-Q8, for `--recorded`);
 - examples/gsm8k/: items.jsonl (each selected problem three times: GSM8K's
   solution with an answer sentence, the same solution bare, and the solution
-  stopped one step early) and LICENSE (copied).
+  stopped one step early) and LICENSE (copied);
+- examples/biggen/: items.jsonl (the first instance of each of BiGGen-Bench's
+  first 20 tasks, with its own `score_rubric`; the responses are the data
+  set's placeholders), for `rbg compile --from-items`.
 
 The rubrics, READMEs and licence notices of the first two folders are written
 by hand; this script only rebuilds what is derived from the data.
@@ -173,12 +176,30 @@ def gsm8k(data: Path, out: Path) -> str:
     return f"gsm8k: {len(items)} items from {len(items) // 3} problems"
 
 
+BIGGEN_TASKS = 20
+_BIGGEN_FIELDS = ("id", "system_prompt", "input", "reference_answer", "score_rubric", "response")
+
+
+def biggen(data: Path, out: Path) -> str:
+    with open(data / "biggen" / "sample_responses.json", encoding="utf-8") as fh:
+        rows = json.load(fh)
+    items, tasks = [], set()
+    for row in rows.values():
+        task = (row["capability"], row["task"])
+        if task in tasks or len(items) == BIGGEN_TASKS:
+            continue
+        tasks.add(task)
+        items.append({k: row[k] for k in _BIGGEN_FIELDS})
+    write_jsonl(out / "items.jsonl", items)
+    return f"biggen: {len(items)} instances, one per task"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     parser.add_argument("--out", type=Path, default=EXAMPLES, help="where the example folders are")
     args = parser.parse_args(argv)
-    for name, build in (("topical_chat", topical_chat), ("llm_rubric", llm_rubric), ("gsm8k", gsm8k)):
+    for name, build in (("topical_chat", topical_chat), ("llm_rubric", llm_rubric), ("gsm8k", gsm8k), ("biggen", biggen)):
         out = args.out / name
         out.mkdir(parents=True, exist_ok=True)
         print(build(args.data, out))

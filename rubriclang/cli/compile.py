@@ -17,8 +17,19 @@ _EMBEDDED_CONTEXT = 16384
 
 
 @click.command("compile")
-@click.argument("spec", type=click.Path(dir_okay=False))
-@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="The .rbg file to write (only when compilation succeeds).")
+@click.argument("spec", required=False, type=click.Path(dir_okay=False))
+@click.option("-o", "--out", type=click.Path(dir_okay=False), help="The .rbg file to write (only when compilation succeeds).")
+@click.option("--out-dir", type=click.Path(file_okay=False), default=None, help="Compile every spec of a JSON Lines SPEC (or of --from-items) into this folder, one `ID.rbg` each.")
+@click.option("--from-items", "from_items", type=click.Path(dir_okay=False), default=None, metavar="ITEMS", help="Build the specs from an items file whose rows carry their own rubric (with --out-dir).")
+@click.option("--rubric-field", default=None, metavar="FIELD", help="With --from-items: the rubric's field (a dotted path; an object becomes its `key: value` lines).")
+@click.option("--input-field", default="input", show_default=True, metavar="FIELD", help="With --from-items: the task input's field.")
+@click.option("--id-field", default="id", show_default=True, metavar="FIELD", help="With --from-items: the id's field.")
+@click.option("--reference-field", default=None, metavar="FIELD", help="With --from-items: fixed reference material shown to the compiler.")
+@click.option("--system-field", default=None, metavar="FIELD", help="With --from-items: the task's system prompt.")
+@click.option("--scale", default="ordinal[1, 5]", show_default=True, help="With --from-items: the contract's scale.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="With --out-dir: specs compiled at once.")
+@click.option("--retry-failed", is_flag=True, help="With --out-dir: compile again the specs that failed within the budget before.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="With --out-dir: the summary's format.")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False), default=None, help="The compile log, JSON Lines (default: next to --out, `OUT.compile.jsonl`).")
 @click.option("--repairs", type=click.IntRange(0, 20), default=3, show_default=True, help="How many times the checker's findings are fed back.")
 @click.option("--constrained", is_flag=True, help="Ask for JSON IR under the server's JSON-schema constrained decoding, then print it as source.")
@@ -34,7 +45,7 @@ _EMBEDDED_CONTEXT = 16384
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache (default: the one `rbg run` uses).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
 @click.option("--model-file", type=click.Path(dir_okay=False), default=None, metavar="GGUF", help="The embedded model's GGUF file (when no --base-url is given).")
-def compile_command(spec, out, log_path, repairs, constrained, base_urls, model, api_key_env, temperature, seed, max_tokens, timeout, deadline, max_reply_bytes, cache_path, no_cache, model_file) -> None:
+def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, id_field, reference_field, system_field, scale, concurrency, retry_failed, fmt, log_path, repairs, constrained, base_urls, model, api_key_env, temperature, seed, max_tokens, timeout, deadline, max_reply_bytes, cache_path, no_cache, model_file) -> None:
     """Compile the rubric described by SPEC (TOML) into a checked .rbg program.
 
     The model is shown the language, the catalog and the spec; the checker's
@@ -43,20 +54,42 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     recorded in the compile log. Exit status: 0 compiled; 1 no program
     passed within the budget (nothing is written); 2 a bad spec, or an
     unusable server or model.
+
+    With --out-dir, SPEC is a JSON Lines file of specs (the TOML tables plus
+    an `id`), or --from-items builds them from items that carry their own
+    rubric; each compiles into OUT_DIR/ID.rbg with its log beside it, and a
+    rerun resumes (docs/compiler.md). Exit status: 0 all compiled, 1 some
+    failed or stopped on an error, 2 bad input.
     """
     from rubriclang.cli.execution import api_key_from_env, checked_url, open_cache
     from rubriclang.llm.client import LLMError, Sampling
     from rubriclang.llm.compiler import DEFAULT_SAMPLING, CompileLog, SpecError, compile_rubric, default_log_path, load_spec
     from rubriclang.llm.connect import ConnectError, Connections, Server
 
-    try:
-        parsed = load_spec(spec)
-    except SpecError as exc:
-        raise DataError(str(exc)) from None
+    if out_dir is not None or from_items is not None:
+        if out is not None or log_path is not None:
+            raise click.UsageError("--out-dir writes one graph and log per spec: give it without -o/--out and --log")
+        if out_dir is None:
+            raise click.UsageError("--from-items compiles many specs: give the folder with --out-dir")
+        if (spec is None) == (from_items is None):
+            raise click.UsageError("give a JSON Lines SPECS file or --from-items ITEMS, not both" if spec else "give a JSON Lines SPECS file, or --from-items ITEMS")
+        if from_items is not None and not rubric_field:
+            raise click.UsageError("--from-items needs --rubric-field: the field of each row that holds its rubric")
+        specs = _read_many(spec, from_items, rubric_field, input_field, id_field, reference_field, system_field, scale)
+    else:
+        if spec is None:
+            raise click.UsageError("give the SPEC to compile")
+        if out is None:
+            raise click.UsageError("give the .rbg file to write with -o/--out (or --out-dir for a JSON Lines file of specs)")
+        try:
+            parsed = load_spec(spec)
+        except SpecError as exc:
+            raise DataError(str(exc)) from None
     if base_urls and model_file:
         raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
     sampling = Sampling(temperature=temperature, top_p=DEFAULT_SAMPLING.top_p, max_tokens=max_tokens, seed=seed)
-    log_path = log_path or default_log_path(out)
+    if out_dir is None:
+        log_path = log_path or default_log_path(out)
     with contextlib.ExitStack() as stack:
         urls = tuple(checked_url(u) for u in base_urls)
         key = api_key_from_env(api_key_env) if urls else None
@@ -75,6 +108,13 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
         async def go():
             try:
                 await client.check_model()
+                if out_dir is not None:
+                    from rubriclang.llm.compiler.batch import compile_many
+
+                    return await compile_many(
+                        specs, client, out_dir, concurrency=concurrency, retry_failed=retry_failed,
+                        repairs=repairs, constrained=constrained, sampling=sampling, cache=cache,
+                    )
                 with CompileLog(log_path) as log:
                     return await compile_rubric(
                         parsed, client, repairs=repairs, constrained=constrained, sampling=sampling, cache=cache, log=log, out=out
@@ -85,9 +125,12 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
         try:
             result = asyncio.run(go())
         except LLMError as exc:
-            raise DataError(_explain(exc, constrained) + (f"\n  log: {log_path}" if os.path.exists(log_path) else "")) from None
+            raise DataError(_explain(exc, constrained) + (f"\n  log: {log_path}" if log_path and os.path.exists(log_path) else "")) from None
         except OSError as exc:
             raise DataError(f"cannot write `{exc.filename}`: {exc.strerror}") from None
+    if out_dir is not None:
+        _many_summary(specs, out_dir, result, fmt)
+        return
     n = len(result.attempts)
     if result.ok:
         click.echo(f"Compiled {spec} -> {out} in {n} attempt{'s' if n != 1 else ''}; log: {log_path}")
@@ -95,6 +138,31 @@ def compile_command(spec, out, log_path, repairs, constrained, base_urls, model,
     click.echo(f"Compilation failed: no program passed the checker in {n} attempt{'s' if n != 1 else ''}; nothing written.", err=True)
     click.echo(f"  log: {log_path}", err=True)
     raise SystemExit(1)
+
+
+def _read_many(spec, from_items, rubric_field, input_field, id_field, reference_field, system_field, scale):
+    """The specs of a JSON Lines file, or built from items; bad input exits 2."""
+    from rubriclang.llm.compiler import SpecError
+    from rubriclang.llm.compiler.batch import ItemFields, read_specs, specs_from_items
+
+    try:
+        if from_items is not None:
+            fields = ItemFields(rubric_field, input_field, id_field, reference_field, system_field, scale)
+            return specs_from_items(from_items, fields)
+        return read_specs(spec)
+    except SpecError as exc:
+        raise DataError(str(exc)) from None
+
+
+def _many_summary(specs, out_dir: str, this_run: dict, fmt: str) -> None:
+    import json
+
+    from rubriclang.llm.compiler.batch import summarize, summary_text
+
+    s = summarize(specs, out_dir, this_run)
+    click.echo(json.dumps(s, sort_keys=True, indent=2) if fmt == "json" else summary_text(s))
+    if s["compiled"] != s["specs"]:
+        raise SystemExit(1)
 
 
 def _explain(exc, constrained: bool) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 
 import click
 
@@ -15,10 +16,12 @@ from rubriclang.cli.execution import (
     annotations_option,
     concurrency_option,
     data_error,
+    fallback_option,
     interpreter,
     llm_options,
     llm_session,
     load_graph,
+    load_graph_set,
     local_backend,
     mode_option,
     open_llm,
@@ -31,7 +34,7 @@ from rubriclang.cli.params import FiniteFloat
 
 
 @click.command(name="eval")
-@click.argument("paths", nargs=-1, required=True, metavar="GRAPH... ITEMS", type=click.Path(exists=True, dir_okay=False))
+@click.argument("paths", nargs=-1, required=True, metavar="GRAPH... ITEMS", type=click.Path(exists=True))
 @click.option("--traces", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Replay these recorded judgments instead of judging: one file for every graph, or one per graph in order.")
 @click.option("--baseline", type=click.Choice(["equal", "graph-weights", "none"]), default="equal", show_default=True, help="The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, or none.")
 @click.option("--label", "labels", multiple=True, metavar="CODE=VALUE,...", help="Map the gold codes of a data set onto gold values, e.g. 1=a,2=b,0=tie; every gold value must then be a code.")
@@ -40,9 +43,10 @@ from rubriclang.cli.params import FiniteFloat
 @concurrency_option
 @annotations_option
 @recorded_option
+@fallback_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @llm_options
-def evaluate(paths, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def evaluate(paths, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fallback, fmt, llm) -> None:
     """Compare the decisions of each GRAPH on ITEMS with their `gold` labels.
 
     Pointwise numeric judges: exact, within-1, MAE, Pearson, Spearman,
@@ -53,13 +57,23 @@ def evaluate(paths, traces, baseline, labels, min_coverage, mode, concurrency, a
     it. With --traces the recorded judgments are replayed under each graph,
     never trusted. LLM calls go through the call cache, so evaluating again
     makes no calls. Exit status: 0, 1 below --min-coverage, 2 bad input.
+
+    A GRAPH may be a folder of graphs compiled per instance (`rbg compile
+    --out-dir`): each item is judged by its own graph, and the items whose
+    graph did not compile are counted apart (or judged by --fallback);
+    give a direct judge after it (`rbg eval GRAPHS/ direct.rbg ITEMS`) to
+    compare on the same items.
     """
     if len(paths) < 2:
         raise click.UsageError("give at least one GRAPH and the ITEMS file")
+    if os.path.isdir(paths[-1]):
+        raise click.UsageError(f"the last argument is the ITEMS file; `{paths[-1]}` is a folder")
+    if fallback is not None and not any(os.path.isdir(p) for p in paths[:-1]):
+        raise click.UsageError("--fallback is for a folder of compiled graphs: no GRAPH is a folder")
     if traces and len(traces) not in (1, len(paths) - 1):
         raise click.UsageError(f"give one --traces file for every graph, or one per graph ({len(paths) - 1}); got {len(traces)}")
     with contextlib.ExitStack() as stack:
-        _evaluate(stack, paths[:-1], paths[-1], traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fmt, llm)
+        _evaluate(stack, paths[:-1], paths[-1], traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fallback, fmt, llm)
 
 
 def _names(graphs, paths) -> list[str]:
@@ -91,16 +105,24 @@ def _same_modes(items, mode, traces, outcomes) -> None:
                 raise DataError(f"`{t}` judged item `{item}` {m}, but it is {want[item]} here; evaluate it in the mode it was judged in (--mode {m})")
 
 
-def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fallback, fmt, llm) -> None:
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation.evaluate import evaluate as do_eval
-    from rubriclang.evaluation.evaluate import graph_columns, no_baseline, render_text, replayed
+    from rubriclang.evaluation.evaluate import graph_columns, no_baseline, render_text
     from rubriclang.evaluation.gold import GoldValueError, parse_label_map, read_gold
+    from rubriclang.interp.graphset import GraphSet
     from rubriclang.interp.items import read_items
 
-    graphs = [load_graph(p) for p in graph_paths]
+    # A folder of compiled graphs answers in the type of its graphs, which must all agree.
+    judges = [load_graph_set(p, fallback) if os.path.isdir(p) else load_graph(p) for p in graph_paths]
+    graphs = [_representative(j, p) if isinstance(j, GraphSet) else j for j, p in zip(judges, graph_paths)]
+    for j, p in zip(judges, graph_paths):
+        if isinstance(j, GraphSet):
+            _same_task(graphs[:1] + j.all_graphs(), [graph_paths[0]] + [g.path for g in j.all_graphs()])
     _same_task(graphs, graph_paths)
-    names = _names(graphs, graph_paths)
+    if isinstance(judges[0], GraphSet) and baseline != "none":
+        baseline = "none"  # each item has its own graph: no one flat baseline
+    names = [p if isinstance(j, GraphSet) else n for j, p, n in zip(judges, graph_paths, _names(graphs, graph_paths))]
     try:
         label_map = parse_label_map(labels) if labels else None
     except GoldValueError as exc:
@@ -113,23 +135,30 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
             raise DataError(f"`{items}` has no `gold` labels to evaluate against")
         if traces:
             per_graph = list(traces) * len(graphs) if len(traces) == 1 else list(traces)
-            outcomes = [list(replayed(g, t)) for g, t in zip(graphs, per_graph)]
+            outcomes = [list(_replayed(j, t)) for j, t in zip(judges, per_graph)]
             _same_modes(item_list, mode, per_graph, outcomes)
         else:
             backend = local_backend(annotations, recorded)
-            llm_backend = open_llm(stack, next((g for g in graphs if uses_llm(g)), graphs[0]), llm)
+            llm_backend = open_llm(stack, _llm_judge(judges, graphs), llm)
             checked = ValidatedItems(item_list, backend)
-            outcomes = asyncio.run(judge_graphs(graphs, checked, backend, llm_backend, concurrency, mode))
+            outcomes = asyncio.run(judge_graphs(judges, checked, backend, llm_backend, concurrency, mode))
             checked.warn_unknown(items)
     except LocatedError as exc:
         raise data_error(exc) from None
     columns = []
-    for i, (g, name, outs) in enumerate(zip(graphs, names, outcomes)):
+    notes = []
+    for i, (g, j, name, outs) in enumerate(zip(graphs, judges, names, outcomes)):
         # The baseline (of the first graph) comes right after the graphs.
         cols = graph_columns(g, name, outs, baseline if i == 0 else "none")
+        if isinstance(j, GraphSet):
+            cols[0], note = _set_column(cols[0], j, item_list)
+            notes += [note] if note else []
         columns.insert(i, cols[0])
         columns.extend(cols[1:])
-    notes = [n] if (n := no_baseline(graphs[0], baseline)) else []
+    if isinstance(judges[0], GraphSet):
+        notes.append(f"no baseline: each item of `{graph_paths[0]}` has its own graph")
+    elif n := no_baseline(graphs[0], baseline):
+        notes.append(n)
     if traces:
         ids = {it.id for it in item_list}
         for t, outs in dict(zip(per_graph, outcomes)).items():
@@ -145,12 +174,62 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
         raise SystemExit(1)
 
 
-async def judge_graphs(graphs, items, backend, llm_backend, concurrency, mode):
-    """Each graph's (item id, mode, composition) for every item, in item
-    order; shared by `rbg eval` and `rbg fit`."""
+async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode):
+    """Each judge's (item id, mode, composition) for every item, in item
+    order; a judge is a graph or a folder of compiled graphs (GraphSet).
+    Shared by `rbg eval` and `rbg fit`."""
+    from rubriclang.interp.graphset import GraphSet, interpreters, run_set
+
     async with llm_session(llm_backend):
         out = []
-        for g in graphs:
-            interp = interpreter(g, [backend, llm_backend], concurrency)
-            out.append([(r.item.id, r.mode, r.composition) async for r in interp.run(items, mode)])
+        for j in judges:
+            if isinstance(j, GraphSet):
+                interps = interpreters(j, lambda g: interpreter(g, [backend, llm_backend], concurrency))
+                results = run_set(j, interps, items, concurrency, mode)
+            else:
+                results = interpreter(j, [backend, llm_backend], concurrency).run(items, mode)
+            out.append([(r.item.id, r.mode, r.composition) async for r in results])
         return out
+
+
+def _representative(gs, path: str):
+    g = gs.representative()
+    if g is None:
+        raise DataError(f"`{path}` holds no compiled graph: nothing compiled, so there is no judge to evaluate (give --fallback GRAPH.rbg to judge its items)")
+    return g
+
+
+def _llm_judge(judges, graphs):
+    """What `open_llm` serves: every criterion of every judge."""
+    from rubriclang.interp.graphset import GraphSet, Union, union
+
+    parts = [union(j) if isinstance(j, GraphSet) else j for j in judges]
+    return Union(tuple(c for p in parts for c in p.criteria), graphs[0].path)
+
+
+def _replayed(judge, traces):
+    from rubriclang.evaluation.evaluate import replayed
+    from rubriclang.interp.graphset import GraphSet
+    from rubriclang.interp.replay import replay_set
+
+    if not isinstance(judge, GraphSet):
+        return replayed(judge, traces)
+    return ((r.item, r.mode, r.composition) for r in replay_set(judge, traces))
+
+
+def _set_column(column, gs, items):
+    """The column of a folder of graphs, knowing which items had no compiled
+    graph, and a note on what the fallback did with them."""
+    import attrs
+
+    from rubriclang.interp.graphset import ABSTAIN, Missing
+
+    missing = frozenset(it.id for it in items if isinstance(gs.route(it), Missing))
+    column = attrs.evolve(column, graph=gs.folder)
+    if not missing:
+        return column, None
+    n = f"{len(missing)} of {len(items)} items have no compiled graph in `{gs.folder}`"
+    if gs.fallback_path is not None:
+        return column, f"{n}: judged by the fallback `{gs.fallback_path}`"
+    policy = "abstained on (--fallback abstain)" if gs.fallback == ABSTAIN else "recorded as compile failures"
+    return attrs.evolve(column, uncompiled=missing), f"{n}: {policy}, left out as `compile failed`"

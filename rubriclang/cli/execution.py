@@ -46,6 +46,29 @@ def load_graph(path: str):
     return result.graph
 
 
+def load_graph_set(path: str, fallback: str | None):
+    """The compiled graphs of the folder `path` (rubriclang.interp.graphset),
+    with the fallback (a .rbg path or `abstain`); bad input exits 2."""
+    from rubriclang.interp.graphset import ABSTAIN, GraphSetError, load_graph_set as load
+
+    if fallback not in (None, ABSTAIN) and not os.path.isfile(fallback):
+        raise DataError(f"--fallback `{fallback}`: no such graph file (give a .rbg file, or `abstain`)")
+    try:
+        return load(path, fallback, load_graph)
+    except GraphSetError as exc:
+        raise data_error(exc) from None
+    except OSError as exc:
+        raise DataError(f"cannot read `{path}`: {exc.strerror or exc}") from None
+
+
+fallback_option = click.option(
+    "--fallback",
+    metavar="GRAPH.rbg|abstain",
+    default=None,
+    help="With a folder of compiled graphs: judge the items whose graph did not compile with this graph (e.g. a direct judge), or abstain on them. Default: record them as compile failures.",
+)
+
+
 def data_error(exc) -> DataError:
     """An ItemError (file:line, message, hint) as a DataError."""
     hint = f"\n  hint: {exc.hint}" if getattr(exc, "hint", "") else ""

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import sys
 
 import click
 
-from rubriclang.cli.execution import data_error, load_graph
+from rubriclang.cli.execution import data_error, fallback_option, load_graph, load_graph_set
 
 
 @click.command()
-@click.argument("graph", type=click.Path(exists=True, dir_okay=False))
+@click.argument("graph", type=click.Path(exists=True))
 @click.argument("traces", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--limit", type=int, default=50, show_default=True, help="Changed items named in text output.")
-def replay(graph, traces, fmt, limit) -> None:
+@fallback_option
+def replay(graph, traces, fmt, limit, fallback) -> None:
     """Recompute composition and readout of TRACES under GRAPH, with no calls.
+
+    GRAPH may be the folder of compiled graphs (and --fallback) that `rbg
+    run GRAPHS/` judged with: each record is replayed under the graph it
+    was judged by.
 
     With the graph that wrote the traces, exit 0 when every decision is
     identical. With another version sharing the criteria, list the decisions
@@ -26,13 +32,19 @@ def replay(graph, traces, fmt, limit) -> None:
     from rubriclang.interp.items import ItemError
     from rubriclang.interp.readout import transition_lines
     from rubriclang.interp.replay import replay as do_replay
+    from rubriclang.interp.replay import replay_set
 
-    g = load_graph(graph)
+    if os.path.isdir(graph):
+        records = replay_set(load_graph_set(graph, fallback), traces)
+    elif fallback is not None:
+        raise click.UsageError("--fallback is for a folder of compiled graphs: GRAPH is one graph file")
+    else:
+        records = do_replay(load_graph(graph), traces)
     changed = []
     transitions = collections.Counter()
     n = 0
     try:
-        for r in do_replay(g, traces):
+        for r in records:
             n += 1
             if r.changed:
                 changed.append(r)

@@ -20,10 +20,12 @@ from rubriclang.cli.execution import (
     concurrency_option,
     data_error,
     earlier_text,
+    fallback_option,
     interpreter,
     llm_options,
     llm_session,
     load_graph,
+    load_graph_set,
     local_backend,
     locked_output,
     mode_option,
@@ -35,7 +37,7 @@ from rubriclang.cli.execution import (
 
 
 @click.command()
-@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("graph", type=click.Path())
 @click.argument("items", type=click.Path(dir_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(), help="Trace file (JSON Lines); an existing one is resumed.")
 @click.option("--retry-errors", is_flag=True, help="Judge again the items whose trace line in --out is an error.")
@@ -44,11 +46,17 @@ from rubriclang.cli.execution import (
 @concurrency_option
 @annotations_option
 @recorded_option
+@fallback_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
 @click.option("--estimate", is_flag=True, help="Print the calls and tokens the run would spend, calling no model and writing nothing.")
 @llm_options
-def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, estimate, llm) -> None:
+def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fallback, fmt, estimate, llm) -> None:
     """Judge ITEMS with GRAPH, appending one trace line per item to --out.
+
+    GRAPH may be a folder of graphs compiled per instance (`rbg compile
+    --out-dir`): each item is judged by the graph of its id (or of its
+    `graph` field); an item whose graph did not compile is recorded as a
+    compile failure, or handled by --fallback.
 
     Rerunning with the same --out resumes: finished items are skipped, and
     LLM calls already made are answered from the call cache; the summary
@@ -63,14 +71,20 @@ def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, 
 
         return run_estimate(graph, items, mode, concurrency, annotations, recorded, fmt, llm)
     with contextlib.ExitStack() as stack:
-        _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm)
+        _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fallback, fmt, llm)
 
 
-def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fmt, llm) -> None:
+def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fallback, fmt, llm) -> None:
+    from rubriclang.interp.graphset import interpreters, run_set, union
     from rubriclang.interp.items import ItemError, read_items
     from rubriclang.interp.trace import OutputError, graph_hash, scan_trace, usable_out
 
-    g = load_graph(graph)
+    if os.path.isdir(graph):
+        gs, g = load_graph_set(graph, fallback), None
+    elif fallback is not None:
+        raise click.UsageError("--fallback is for a folder of compiled graphs: GRAPH is one graph file")
+    else:
+        gs, g = None, load_graph(graph)
     backend = local_backend(annotations, recorded)
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
@@ -82,14 +96,19 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
     stack.enter_context(locked_output(out))
     try:
         # Before the LLM server starts: an unusable --out fails at once.
-        state = scan_trace(out, graph_hash(g))
+        state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(g))
         retry = _to_retry(state, items) if retry_errors else set()
     except ItemError as exc:
         raise data_error(exc) from None
-    llm_backend = open_llm(stack, g, llm)
-    interp = interpreter(g, [backend, llm_backend], concurrency)
+    judge = union(gs) if gs is not None else g
+    llm_backend = open_llm(stack, judge, llm)
+    if gs is not None:
+        interps = interpreters(gs, lambda one: interpreter(one, [backend, llm_backend], concurrency))
+    else:
+        interp = interpreter(g, [backend, llm_backend], concurrency)
     done = state.statuses.keys() - retry
     stats = collections.Counter()
+    routes = collections.Counter()
     decisions = collections.Counter()
     enabled = fmt == "text" and sys.stderr.isatty()
     progress = _Progress(_count_items(items) if enabled else None, len(done), enabled)
@@ -103,11 +122,14 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
         async with llm_session(llm_backend):
             if llm_backend is not None and not allow_mixed_judges:
                 # Once the servers have answered: the model they serve is part of the judge.
-                _same_judges(state, g, llm_backend, retry)
+                _same_judges(state, judge, llm_backend, retry)
             stream = (it for it in checked if it.id not in done)
             writer.open()
-            async for result in interp.run(stream, mode):
+            results = run_set(gs, interps, stream, concurrency, mode) if gs is not None else interp.run(stream, mode)
+            async for result in results:
                 writer.write(result.record)
+                if gs is not None:
+                    routes[result.route] += 1
                 d = result.composition.decision
                 stats[d.status] += 1
                 decisions[_label(d)] += 1
@@ -134,7 +156,7 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
     elapsed = time.perf_counter() - started
     earlier = state.counts(skip=retry)
     summary = {
-        "graph": g.name,
+        "graph": g.name if g is not None else graph,
         "out": out,
         "resumed": len(done),
         "earlier": earlier,
@@ -146,6 +168,11 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
         "decisions": dict(sorted(decisions.items())),
         "seconds": round(elapsed, 3),
     }
+    if gs is not None:
+        # How each item judged now was routed: its compiled graph, the
+        # fallback graph, an abstention, or a compile failure.
+        summary["routes"] = {k: routes[k] for k in ("compiled", "fallback", "abstain", "failed")}
+        summary["compile_failures"] = routes["fallback"] + routes["abstain"] + routes["failed"]
     if llm_backend is not None:
         summary["llm"] = usage_json(llm_backend)
     if fmt == "json":
@@ -229,6 +256,12 @@ def _table(s: dict) -> str:
         + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
+    if "routes" in s:
+        r = s["routes"]
+        lines.append(
+            f"  graphs: compiled {r['compiled']}   did not compile {s['compile_failures']}"
+            f" (fallback graph {r['fallback']}, abstained {r['abstain']}, recorded as compile failures {r['failed']})"
+        )
     if s["resumed"]:
         lines.append(earlier_text(s["out"], s["earlier"]))
     if s["retried"]:

@@ -48,7 +48,10 @@ from rubriclang.interp.readout import Decision
 
 # Why an item is left out of every column; checked in this order.
 NO_GOLD, NOT_JUDGED, FAILED, ABSTAINED = "no gold", "not judged", "judgment failed", "abstained"
-REASONS = (NO_GOLD, NOT_JUDGED, FAILED, ABSTAINED)
+# An item of a folder of compiled graphs whose own graph did not compile
+# (and that no fallback graph judged).
+UNCOMPILED = "compile failed"
+REASONS = (NO_GOLD, NOT_JUDGED, UNCOMPILED, FAILED, ABSTAINED)
 
 
 @attrs.frozen
@@ -61,6 +64,7 @@ class Column:
     kind: str = "graph"
     graph: str = ""
     weights: dict[str, float] | None = None
+    uncompiled: frozenset[str] = frozenset()  # items without a compiled graph, none judged them
 
     def to_json(self) -> dict:
         out = {"name": self.name, "kind": self.kind, "graph": self.graph}
@@ -190,9 +194,12 @@ def judge_kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
     return {"bool": "bool", "label": "label"}.get(out.kind, "numeric"), str(out)
 
 
-def _reason(d: Decision | None, mode: str) -> str | None:
+def _reason(c: Column, item: str, mode: str) -> str | None:
+    d = c.decisions.get(item)
     if d is None:
         return NOT_JUDGED
+    if item in c.uncompiled and d.status != "ok":
+        return UNCOMPILED
     if d.status == "error":
         return FAILED
     if d.status == "abstain" and mode == "pointwise":
@@ -238,7 +245,7 @@ def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> M
         if it.id not in gold:
             left.append(LeftOut(it.id, NO_GOLD, None))
             continue
-        reasons = [(c.name, r) for c in columns if (r := _reason(c.decisions.get(it.id), mode))]
+        reasons = [(c.name, r) for c in columns if (r := _reason(c, it.id, mode))]
         left.extend(LeftOut(it.id, r, name) for name, r in reasons)
         if not reasons:
             scored.append(it)

@@ -104,30 +104,38 @@ class Interpreter:
         on bad input, the items before it are still yielded, then the error
         is raised."""
         self._sem = asyncio.Semaphore(self.concurrency)
-        window = collections.deque()
-        limit = self.concurrency * 2 + 1
-        it = iter(items)
-        error: Exception | None = None
-        while True:
-            while len(window) < limit and error is None:
-                try:
-                    item = next(it)
-                except StopIteration:
-                    break
-                except ItemError as exc:
-                    error = exc
-                    break
-                window.append(asyncio.ensure_future(self.evaluate_async(item, mode)))
-            if not window:
-                break
-            head = window.popleft()
+        async for result in in_order(items, lambda item: self.evaluate_async(item, mode), self.concurrency * 2 + 1):
+            yield result
+
+
+async def in_order(items: Iterable[Item], start, limit: int) -> AsyncIterator:
+    """`await start(item)` for each item, results in input order, with up to
+    `limit` items in flight, pulled lazily. On bad input (an ItemError from
+    the items or from `start`), the results before it are still yielded,
+    then the error is raised and the tasks in flight are cancelled."""
+    window = collections.deque()
+    it = iter(items)
+    error: Exception | None = None
+    while True:
+        while len(window) < limit and error is None:
             try:
-                yield await head
+                item = next(it)
+            except StopIteration:
+                break
             except ItemError as exc:
-                for task in window:
-                    if task.done() and not task.cancelled():
-                        task.exception()  # retrieved: the first error is the one reported
-                    task.cancel()
-                raise exc
-        if error is not None:
-            raise error
+                error = exc
+                break
+            window.append(asyncio.ensure_future(start(item)))
+        if not window:
+            break
+        head = window.popleft()
+        try:
+            yield await head
+        except ItemError as exc:
+            for task in window:
+                if task.done() and not task.cancelled():
+                    task.exception()  # retrieved: the first error is the one reported
+                task.cancel()
+            raise exc
+    if error is not None:
+        raise error

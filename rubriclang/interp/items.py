@@ -38,6 +38,7 @@ class Item:
     annotations: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # candidate -> key -> value
     recorded: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     rubric: str | None = None  # the item's own score rubric (template = prometheus)
+    graph: str | None = None  # the graph of a folder of compiled graphs that judges it (default: its id)
     line: int = attrs.field(default=0, eq=False)
 
     @property
@@ -116,6 +117,7 @@ def item_from_json(obj: Any, where: str, line: int = 0) -> Item:
         reference=_optional_text(obj.get("reference"), where, "reference"),
         gold=obj.get("gold"),
         rubric=_optional_text(obj.get("rubric"), where, "rubric"),
+        graph=_optional_text(obj.get("graph"), where, "graph"),
         annotations=_per_candidate(obj.get("annotations"), cids, where, "annotations"),
         recorded=_per_candidate(obj.get("recorded"), cids, where, "recorded"),
         line=line,

@@ -41,25 +41,49 @@ def replay(graph: CheckedGraph, traces_path: str) -> Iterator[Replayed]:
     the graph, or when a shared criterion was redefined (its recorded
     judgments would not answer the new question).
     """
-    composer = Composer(graph)
-    want = criterion_hashes(graph)
+    composer, want = Composer(graph), criterion_hashes(graph)
+    for line, rec in read_traces(traces_path):
+        yield _replay_record(graph, composer, want, rec, f"{traces_path}:{line}")
+
+
+def replay_set(gs, traces_path: str) -> Iterator[Replayed]:
+    """Replay a trace of a folder of compiled graphs (`rbg run GRAPHS/`):
+    each record under the graph of the set with its hash; a record of an
+    item that no graph judged keeps its recorded decision. A record of a
+    graph the set does not have is an ItemError at its line."""
+    from rubriclang.interp.graphset import UNCOMPILED
+    from rubriclang.interp.trace import graph_hash
+
+    by_hash = {graph_hash(g): (g, Composer(g), criterion_hashes(g)) for g in gs.all_graphs()}
     for line, rec in read_traces(traces_path):
         where = f"{traces_path}:{line}"
-        recorded = rec["graph"].get("criteria", {})
-        for name, h in want.items():
-            if name not in rec["criteria"]:
-                raise ItemError(where, f"the trace has no judgments for criterion `{name}`", "replay needs the same criteria; run the new graph to judge new criteria")
-            if recorded.get(name) not in (None, h):
-                raise ItemError(where, f"criterion `{name}` is defined differently from when it was judged", "its recorded judgments do not apply; rerun it")
-        mode = rec["mode"]
-        try:
-            composer.check_mode(mode)
-        except Exception as exc:
-            raise ItemError(where, str(exc)) from None
-        cids = tuple(rec["candidates"])
-        judgments = {
-            c.name: {cid: judgment_from_json(rec["criteria"][c.name][cid]) for cid in cids}
-            for c in graph.criteria
-        }
-        comp = composer.compose(mode, cids, judgments)
-        yield Replayed(rec["item"], mode, decision_of(rec), comp.decision, comp)
+        h = rec["graph"]["hash"]
+        if h == UNCOMPILED:
+            d = decision_of(rec)
+            yield Replayed(rec["item"], rec["mode"], d, d, Composition((), {}, {}, d))
+            continue
+        if h not in by_hash:
+            raise ItemError(where, f"no graph in `{gs.folder}` has the hash this record was judged with ({h[:19]}...)", "replay a trace with the folder (and --fallback) that wrote it")
+        g, composer, want = by_hash[h]
+        yield _replay_record(g, composer, want, rec, where)
+
+
+def _replay_record(graph: CheckedGraph, composer: Composer, want: dict, rec: dict, where: str) -> Replayed:
+    recorded = rec["graph"].get("criteria", {})
+    for name, h in want.items():
+        if name not in rec["criteria"]:
+            raise ItemError(where, f"the trace has no judgments for criterion `{name}`", "replay needs the same criteria; run the new graph to judge new criteria")
+        if recorded.get(name) not in (None, h):
+            raise ItemError(where, f"criterion `{name}` is defined differently from when it was judged", "its recorded judgments do not apply; rerun it")
+    mode = rec["mode"]
+    try:
+        composer.check_mode(mode)
+    except Exception as exc:
+        raise ItemError(where, str(exc)) from None
+    cids = tuple(rec["candidates"])
+    judgments = {
+        c.name: {cid: judgment_from_json(rec["criteria"][c.name][cid]) for cid in cids}
+        for c in graph.criteria
+    }
+    comp = composer.compose(mode, cids, judgments)
+    return Replayed(rec["item"], mode, decision_of(rec), comp.decision, comp)

@@ -350,13 +350,14 @@ class TraceFile:
         return {item for item, status in self.statuses.items() if status == "error"}
 
 
-def scan_trace(path: str, ghash: str) -> TraceFile:
+def scan_trace(path: str, ghash: str | frozenset[str]) -> TraceFile:
     """Read an existing trace file (streaming, nothing changed) before a run
     appends to it: every line must be a trace record that the run may
     continue (`_resumable`), no item twice, and a torn last line must look
     like the start of a record. Raises ItemError naming the file (and line)
     otherwise, and for an --out that is not a regular file, or whose folder
-    is missing."""
+    is missing. `ghash` is the graph's hash, or for a folder of graphs the
+    set of hashes its records may have."""
     if not usable_out(path):
         return TraceFile(path, exists=False)
     lines = JsonLines(path, ItemError, what="trace line", keep_torn=True)
@@ -375,12 +376,13 @@ def scan_trace(path: str, ghash: str) -> TraceFile:
     torn = lines.torn
     if torn and not torn.isspace() and not (torn.startswith(RECORD_START) or RECORD_START.startswith(torn)):
         raise ItemError(f"{path}:{lines.count + 1}", "the last line is not a trace record, nor the start of one", "is this a trace file? give --out a new file")
-    return TraceFile(path, True, ghash if statuses else None, statuses, numbers, lines.end, lines.end + len(torn), judges)
+    return TraceFile(path, True, (ghash if isinstance(ghash, str) else None) if statuses else None, statuses, numbers, lines.end, lines.end + len(torn), judges)
 
 
-def _resumable(rec: dict, where: str, ghash: str) -> None:
-    """Raise ItemError at `where` unless a run of the graph `ghash` may append to the file holding `rec`."""
-    if rec["graph"]["hash"] != ghash:
+def _resumable(rec: dict, where: str, ghash: str | frozenset[str]) -> None:
+    """Raise ItemError at `where` unless a run of the graph `ghash` (or of a
+    set of graphs) may append to the file holding `rec`."""
+    if rec["graph"]["hash"] != ghash if isinstance(ghash, str) else rec["graph"]["hash"] not in ghash:
         raise ItemError(
             where,
             f"this trace was written by another version of the graph ({rec['graph']['hash'][:19]}...)",

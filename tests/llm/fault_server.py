@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible server on 127.0.0.1, for fault tests.
 
 Chat requests take the next scripted fault, if any, else get a normal
-completion from `answer(body)`. Faults: an HTTP status (429 with
+completion from `answer(body)` (a text, or `{"text", "logprobs",
+"finish_reason"}`). Faults: an HTTP status (429 with
 Retry-After, 500, 503, 404 "model not found", 401), a delay, a dropped
 connection, a malformed body, a body trickled a byte at a time, a body sent
 chunked, a reply or error message quoting the request's `Authorization`
@@ -247,7 +248,8 @@ def _handler(server: FaultServer):
                 return self._send(400, {"error": {"message": "response_format is not supported by this server"}})
             out = server.answer(body) if fault is None or fault.reply is None else fault.reply.replace("{authorization}", quoted)
             text, logprobs = (out["text"], out.get("logprobs")) if isinstance(out, dict) else (out, None)
-            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            finish = out.get("finish_reason", "stop") if isinstance(out, dict) else "stop"
+            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
             if logprobs is not None:
                 choice["logprobs"] = {"content": logprobs}
             prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))

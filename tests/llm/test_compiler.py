@@ -262,7 +262,7 @@ def test_spec_has_no_place_for_candidate_responses(where):
 
 def test_compile_api_takes_no_responses():
     params = set(inspect.signature(compile_rubric).parameters)
-    assert params == {"spec", "client", "repairs", "constrained", "sampling", "cache", "log", "out", "catalog"}
+    assert params == {"spec", "client", "repairs", "constrained", "sampling", "cache", "log", "out", "catalog", "header"}
 
 
 @pytest.mark.parametrize(

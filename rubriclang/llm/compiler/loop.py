@@ -79,6 +79,7 @@ async def compile_rubric(
     log: CompileLog | None = None,
     out: str | None = None,
     catalog: Catalog | None = None,
+    header: str = "",
 ) -> CompileResult:
     """Compile `spec` with the model behind `client` (an OpenAIClient or
     anything with `chat`, `model` and `identity`).
@@ -86,6 +87,7 @@ async def compile_rubric(
     There is no parameter for candidate responses: compilation never sees
     them. At most `1 + repairs` calls are made. With `out`, the accepted
     program is written there atomically; nothing is written on failure.
+    `header` (comment lines) goes before the written program.
     Raises LLMError when a call fails for good (after the client's retries).
     """
     catalog = catalog or load_catalog()
@@ -123,7 +125,7 @@ async def compile_rubric(
         repair = None if attempt.accepted else repair_message(_findings(attempt, path), attempt.program if constrained else None)
         _log(log, "attempt", **_attempt_record(attempt, key, repair))
         if attempt.accepted:
-            source = format_source(attempt.program, path).output
+            source = header + format_source(attempt.program, path).output
             graph = check_source(source, path).graph
             if out is not None:
                 try:

@@ -1,0 +1,201 @@
+"""A folder of graphs compiled per instance, run as one judge (docs/compiler.md).
+
+`rbg compile --out-dir GRAPHS/` leaves `ID.rbg` for each spec that compiled
+and `ID.compile.jsonl` for every spec. An item is judged by the graph named
+by its `graph` field, else by the one of its own id. An item with no graph
+(its spec failed to compile within the budget, its compilation stopped, or
+it was never compiled) is not skipped: the fallback policy decides. With no
+fallback its trace record is a compile failure (readout status `error`);
+with `abstain` it abstains; with a fallback graph (a direct judge, say) that
+graph judges it. Either way the record's `compile` field says why
+(docs/traces.md).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import AsyncIterator, Iterable
+
+import attrs
+
+from rubriclang.checker.graph import CheckedGraph
+from rubriclang.errors import LocatedError
+from rubriclang.interp.compose import Composition
+from rubriclang.interp.items import Item
+from rubriclang.interp.readout import Decision
+from rubriclang.interp.trace import SCHEMA
+
+ABSTAIN = "abstain"
+# The graph hash of a compile failure's record: no graph judged the item.
+UNCOMPILED = "uncompiled"
+
+
+class GraphSetError(LocatedError):
+    """A graph folder that cannot be used: a graph in it with errors, no graph and no log."""
+
+
+@attrs.frozen
+class Missing:
+    """Why an item has no compiled graph: the graph id, the reason, the log."""
+
+    graph: str
+    reason: str
+    log: str | None
+
+
+@attrs.frozen
+class GraphSet:
+    """The graphs of a folder by id, the ids whose compilation left no graph
+    (with the log's reason), and the fallback: a graph, `abstain`, or None."""
+
+    folder: str
+    graphs: dict[str, CheckedGraph]
+    failures: dict[str, str]
+    fallback: CheckedGraph | str | None = None
+    fallback_path: str | None = None
+
+    def route(self, item: Item) -> CheckedGraph | Missing:
+        """The graph that judges `item`, or why it has none."""
+        gid = item.id
+        if item.graph is not None:
+            gid = item.graph[: -len(".rbg")] if item.graph.endswith(".rbg") else item.graph
+        if gid in self.graphs:
+            return self.graphs[gid]
+        log = os.path.join(self.folder, gid + ".compile.jsonl")
+        reason = self.failures.get(gid, f"`{gid}.rbg` is not in `{self.folder}` (its spec was not compiled)")
+        return Missing(gid, reason, log if os.path.exists(log) else None)
+
+    def all_graphs(self) -> list[CheckedGraph]:
+        """Every graph that may judge an item: the compiled ones, then the fallback."""
+        out = list(self.graphs.values())
+        if isinstance(self.fallback, CheckedGraph):
+            out.append(self.fallback)
+        return out
+
+    def representative(self) -> CheckedGraph | None:
+        """The graph whose type the set answers in (the first compiled, else the fallback)."""
+        graphs = self.all_graphs()
+        return graphs[0] if graphs else None
+
+    def hashes(self) -> frozenset[str]:
+        """The graph hashes a trace of this set may hold."""
+        from rubriclang.interp.trace import graph_hash
+
+        return frozenset({graph_hash(g) for g in self.all_graphs()} | {UNCOMPILED})
+
+
+def load_graph_set(folder: str, fallback: str | None, load) -> GraphSet:
+    """Read `folder` with `load(path) -> CheckedGraph` (which reports a
+    graph with errors); `fallback` is a .rbg path, `abstain` or None."""
+    from rubriclang.llm.compiler.batch import COMPILED, status
+
+    names = sorted(os.listdir(folder))
+    graphs = {n[: -len(".rbg")]: load(os.path.join(folder, n)) for n in names if n.endswith(".rbg")}
+    failures = {}
+    for n in names:
+        if not n.endswith(".compile.jsonl"):
+            continue
+        gid = n[: -len(".compile.jsonl")]
+        state, records = status(folder, gid)
+        if state == COMPILED:
+            continue
+        # A graph beside a log that does not say it compiled (a kill between
+        # the two) is not the log's spec's graph: it judges nothing.
+        graphs.pop(gid, None)
+        end = records[-1] if records and records[-1].get("event") == "end" else None
+        if end is None:
+            failures[gid] = "its compilation did not finish (run `rbg compile` again to resume)"
+        else:
+            failures[gid] = f"compilation {end.get('outcome')}: {end.get('message') or 'no graph was written'}"
+    if not graphs and not failures:
+        raise GraphSetError(folder, "the folder holds no compiled graphs (`ID.rbg`) and no compile logs", "compile into it with `rbg compile SPECS.jsonl --out-dir FOLDER`")
+    if fallback is None or fallback == ABSTAIN:
+        return GraphSet(folder, graphs, failures, fallback)
+    return GraphSet(folder, graphs, failures, load(fallback), fallback)
+
+
+def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None) -> dict:
+    """The trace record of an item that no compiled graph judged: a compile
+    failure (readout `error`), or an abstention under the `abstain` policy."""
+    cids = list(item.candidate_ids)
+    if fallback == ABSTAIN:
+        decision = Decision("abstain")
+    else:
+        decision = Decision("error", error=f"no compiled graph for this item: {missing.reason}")
+    return {
+        "schema": SCHEMA,
+        "item": item.id,
+        "graph": {"name": missing.graph, "hash": UNCOMPILED, "criteria": {}},
+        "mode": mode,
+        "contract": None,
+        "candidates": cids,
+        "criteria": {},
+        "criterion_errors": {},
+        "operators": {},
+        "sink": None,
+        "readout": decision.to_json(),
+        "gold": item.gold,
+        "compile": compile_field(missing, fallback),
+    }
+
+
+def compile_field(missing: Missing, fallback: str | None) -> dict:
+    """The `compile` field of a record: which graph was missing, why, and what the policy did."""
+    return {"graph": missing.graph, "status": "missing", "reason": missing.reason, "log": missing.log, "fallback": fallback}
+
+
+@attrs.frozen
+class SetResult:
+    """One item's result under a graph set: as an Interpreter's ItemResult,
+    plus how it was routed (`compiled`, `fallback`, `abstain` or `failed`)."""
+
+    item: Item
+    mode: str
+    composition: Composition
+    record: dict
+    route: str
+
+
+def interpreters(gs: GraphSet, make) -> dict[int, object]:
+    """An Interpreter (`make(graph)`) for every graph of the set, by `id(graph)`."""
+    return {id(g): make(g) for g in gs.all_graphs()}
+
+
+async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrency: int, mode: str | None = None) -> AsyncIterator[SetResult]:
+    """Each item judged by its own graph's Interpreter (`interpreters`),
+    results in input order, with up to `concurrency` items in flight; bad
+    input raises after the items before it are yielded."""
+    from rubriclang.interp.engine import in_order
+
+    def interp(g: CheckedGraph):
+        return interps[id(g)]
+
+    async def one(item: Item) -> SetResult:
+        routed = gs.route(item)
+        if isinstance(routed, CheckedGraph):
+            r = await interp(routed).evaluate_async(item, mode)
+            return SetResult(item, r.mode, r.composition, r.record, "compiled")
+        m = mode or item.mode
+        if isinstance(gs.fallback, CheckedGraph):
+            r = await interp(gs.fallback).evaluate_async(item, mode)
+            record = {**r.record, "compile": compile_field(routed, gs.fallback_path)}
+            return SetResult(item, r.mode, r.composition, record, "fallback")
+        record = missing_record(item, m, routed, gs.fallback)
+        decision = Decision.from_json(record["readout"])
+        return SetResult(item, m, Composition((), {}, {}, decision), record, ABSTAIN if gs.fallback == ABSTAIN else "failed")
+
+    async for result in in_order(items, one, max(1, concurrency)):
+        yield result
+
+
+@attrs.frozen
+class Union:
+    """Every criterion of a set's graphs, for opening one LLM backend for all."""
+
+    criteria: tuple
+    path: str
+
+
+def union(gs: GraphSet) -> Union:
+    graphs = gs.all_graphs()
+    return Union(tuple(c for g in graphs for c in g.criteria), graphs[0].path if graphs else gs.folder)

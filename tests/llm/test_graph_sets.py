@@ -1,0 +1,152 @@
+"""A folder of graphs compiled per instance, run, replayed and evaluated as
+one judge: `rbg run GRAPHS/ ITEMS`, `rbg replay GRAPHS/ TRACES`, `rbg eval
+GRAPHS/ [DIRECT.rbg] ITEMS`, with the fallback policy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rubriclang.cli.main import cli
+from tests.llm.fault_server import FaultServer, rate_answer
+from tests.llm.test_compile_many import GOOD, scripted, spec_line, write_specs
+
+PLAN = {"alpha": "good", "beta": "repair", "gamma": "bad"}
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+@pytest.fixture
+def graphs(tmp_path) -> Path:
+    """alpha and beta compiled; gamma failed within the budget."""
+    specs = write_specs(tmp_path / "specs.jsonl", [spec_line(s) for s in PLAN])
+    out = tmp_path / "graphs"
+    with FaultServer(scripted(PLAN)) as server:
+        invoke("compile", specs, "--out-dir", out, "--base-url", server.url, "--no-cache", "--repairs", "1")
+    assert sorted(p.stem for p in out.glob("*.rbg")) == ["alpha", "beta"]
+    return out
+
+
+@pytest.fixture
+def items(tmp_path) -> Path:
+    """alpha, beta, gamma (failed), delta (never compiled), and epsilon,
+    which names alpha's graph."""
+    rows = [{"id": i, "input": "x", "response": "y", "gold": 4} for i in ("alpha", "beta", "gamma", "delta")]
+    rows.append({"id": "epsilon", "input": "x", "response": "y", "gold": 4, "graph": "alpha"})
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return path
+
+
+@pytest.fixture
+def direct(tmp_path) -> Path:
+    path = tmp_path / "direct.rbg"
+    path.write_text(GOOD.format(name="direct"), "utf-8")
+    return path
+
+
+def records(path: Path) -> dict[str, dict]:
+    return {r["item"]: r for r in map(json.loads, path.read_text("utf-8").splitlines())}
+
+
+def run(graphs, items, out, *extra):
+    with FaultServer(rate_answer(4)) as server:
+        return invoke("run", graphs, items, "--out", out, "--base-url", server.url, "--no-cache", *extra)
+
+
+def test_each_item_is_judged_by_its_own_graph_and_failures_are_recorded(tmp_path, graphs, items):
+    out = tmp_path / "t.jsonl"
+    r = run(graphs, items, out, "--format", "json")
+    assert r.exit_code == 1, r.output  # compile failures are errors
+    summary = json.loads(r.output)
+    assert summary["routes"] == {"compiled": 3, "fallback": 0, "abstain": 0, "failed": 2}
+    assert summary["compile_failures"] == 2
+    recs = records(out)
+    assert list(recs) == ["alpha", "beta", "gamma", "delta", "epsilon"]
+    assert recs["alpha"]["graph"]["name"] == "alpha" and recs["epsilon"]["graph"]["name"] == "alpha"
+    assert recs["beta"]["graph"]["name"] == "beta"
+    assert recs["alpha"]["readout"]["decision"] == 4
+    gamma = recs["gamma"]
+    assert gamma["readout"]["status"] == "error"
+    assert "compilation failed: no program passed the checker in 2 attempt(s)" in gamma["readout"]["error"]
+    assert gamma["compile"]["log"].endswith("gamma.compile.jsonl")
+    assert "is not in" in recs["delta"]["compile"]["reason"]
+
+
+def test_run_of_a_folder_resumes_and_replays_identically(tmp_path, graphs, items):
+    out = tmp_path / "t.jsonl"
+    with FaultServer(rate_answer(4)) as server:
+        invoke("run", graphs, items, "--out", out, "--base-url", server.url, "--no-cache")
+        before = out.read_bytes()
+        r = invoke("run", graphs, items, "--out", out, "--base-url", server.url, "--no-cache", "--format", "json")
+    assert json.loads(r.output)["resumed"] == 5 and out.read_bytes() == before
+    r = invoke("replay", graphs, out, "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["items"] == 5
+
+
+def test_trace_of_another_graph_is_refused_on_resume(tmp_path, graphs, items, direct):
+    out = tmp_path / "t.jsonl"
+    run(direct, items, out)
+    r = run(graphs, items, out)
+    assert r.exit_code == 2
+    assert "t.jsonl:1: this trace was written by another version of the graph" in r.output
+
+
+def test_fallback_graph_judges_the_items_without_a_graph(tmp_path, graphs, items, direct):
+    out = tmp_path / "t.jsonl"
+    r = run(graphs, items, out, "--fallback", direct, "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["routes"] == {"compiled": 3, "fallback": 2, "abstain": 0, "failed": 0}
+    gamma = records(out)["gamma"]
+    assert gamma["graph"]["name"] == "direct" and gamma["compile"]["fallback"] == str(direct)
+    r = invoke("replay", graphs, out, "--fallback", direct)
+    assert r.exit_code == 0, r.output
+    r = invoke("replay", graphs, out)  # without the fallback that judged them
+    assert r.exit_code == 2 and "no graph in" in r.output
+
+
+def test_fallback_abstain_abstains_and_counts(tmp_path, graphs, items):
+    out = tmp_path / "t.jsonl"
+    r = run(graphs, items, out, "--fallback", "abstain")
+    assert r.exit_code == 0, r.output
+    assert "did not compile 2 (fallback graph 0, abstained 2, recorded as compile failures 0)" in r.output
+    assert records(out)["delta"]["readout"]["status"] == "abstain"
+
+
+def test_eval_splits_coverage_and_compares_with_a_direct_judge(tmp_path, graphs, items, direct):
+    with FaultServer(rate_answer(4)) as server:
+        r = invoke("eval", graphs, direct, items, "--base-url", server.url, "--no-cache", "--format", "json")
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    point = report["modes"]["pointwise"]
+    assert point["scored"] == 3
+    assert point["left_out"]["counts"] == {"compile failed": {str(graphs): 2}}
+    assert [c["name"] for c in report["columns"]] == [str(graphs), "direct"]
+    assert any("2 of 5 items have no compiled graph" in n for n in report["notes"])
+
+
+def test_eval_of_recorded_traces_matches_eval_by_judging(tmp_path, graphs, items):
+    out = tmp_path / "t.jsonl"
+    run(graphs, items, out, "--fallback", "abstain")
+    replayed = invoke("eval", graphs, items, "--traces", out, "--fallback", "abstain", "--format", "json")
+    with FaultServer(rate_answer(4)) as server:
+        judged = invoke("eval", graphs, items, "--fallback", "abstain", "--base-url", server.url, "--no-cache", "--format", "json")
+    assert replayed.exit_code == 0, replayed.output
+    assert json.loads(replayed.stdout) == json.loads(judged.stdout)
+
+
+def test_fallback_with_one_graph_file_is_a_usage_error(tmp_path, items, direct):
+    r = invoke("run", direct, items, "--out", tmp_path / "t.jsonl", "--fallback", "abstain")
+    assert r.exit_code == 2 and "--fallback is for a folder of compiled graphs" in r.output
+
+
+def test_an_empty_folder_is_a_clear_error(tmp_path, items):
+    (tmp_path / "empty").mkdir()
+    r = invoke("run", tmp_path / "empty", items, "--out", tmp_path / "t.jsonl")
+    assert r.exit_code == 2 and "holds no compiled graphs" in r.output
