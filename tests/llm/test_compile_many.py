@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
-from tests.llm.fault_server import FaultServer
+from .fault_server import FaultServer
 
 ROOT = Path(__file__).resolve().parents[2]
 BIGGEN = ROOT / "examples" / "biggen" / "items.jsonl"

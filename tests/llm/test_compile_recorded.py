@@ -13,7 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
-from tests.llm.fault_server import FaultServer
+from .fault_server import FaultServer
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).with_name("fixtures")

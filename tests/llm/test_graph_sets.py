@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
-from tests.llm.fault_server import FaultServer, rate_answer
-from tests.llm.test_compile_many import GOOD, scripted, spec_line, write_specs
+from .fault_server import FaultServer, rate_answer
+from .test_compile_many import GOOD, scripted, spec_line, write_specs
 
 PLAN = {"alpha": "good", "beta": "repair", "gamma": "bad"}
 
