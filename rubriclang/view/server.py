@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import socket
+from urllib.parse import parse_qs
 from importlib import resources
 
 from starlette.applications import Starlette
@@ -22,7 +23,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from rubriclang.audit.html.page import CSP as REPORT_CSP
-from rubriclang.view.notes import NotesError, save_note
+from rubriclang.view.notes import MAX_NOTE, NotesError, save_note
 from rubriclang.view.pages import CSP, NotFound, Site
 from rubriclang.view.sources import Sources
 
@@ -72,7 +73,11 @@ def make_app(sources: Sources, token: str) -> Starlette:
         return Response(static_file(name), media_type=STATIC[name], headers=_headers())
 
     async def notes(request: Request) -> Response:
-        form = await request.form()
+        # The note form is URL-encoded: parsed here, so no multipart parser is needed.
+        body = await request.body()
+        if len(body) > 4 * MAX_NOTE:
+            return PlainTextResponse("the note is too long", status_code=413, headers=_headers())
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
         if not hmac.compare_digest(str(form.get("token", "")).encode(), token.encode()):
             return PlainTextResponse("a note needs the form's token", status_code=403, headers=_headers())
         n = request.query_params.get("n", "0")
