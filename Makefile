@@ -48,6 +48,7 @@ bench: $(BIN)/rbg model
 	-$(BIN)/python benchmarks/bench_execution.py
 	-$(BIN)/python benchmarks/bench_llm.py
 	-$(BIN)/python benchmarks/bench_embedded.py
+	-$(BIN)/python benchmarks/bench_view.py
 
 docs: $(BIN)/rbg
 	$(BIN)/python -m rubriclang.docs_gen
