@@ -58,9 +58,10 @@ def _truthy(value: Any) -> bool:
     return value is True
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A value as the viewer shows it: `true`, `absent`, 4 significant digits."""
     if isinstance(value, dict):
-        return " / ".join(f"{k}: {_shown(v)}" for k, v in value.items())
+        return " / ".join(f"{k}: {shown(v)}" for k, v in value.items())
     if value is None:
         return "absent"
     if isinstance(value, bool):
@@ -101,7 +102,7 @@ def render_svg(v: View, values: dict[str, Any] | None = None, sink: str | None =
     for n in v.nodes:
         x, y = pos[n.name]
         cls = " ".join(["node", n.kind, *(["on"] if n.name in on_nodes else []), *(["sink"] if n.sink else [])])
-        value = _shown(values[n.name]) if n.name in values else ""
+        value = shown(values[n.name]) if n.name in values else ""
         tip = f"{n.name}: {n.what} ({n.type})" + (f" = {value}" if value else "") + (f"\n{n.question}" if n.question else "")
         out.append(f'<g class="{cls}" data-node="{escape(n.name)}"><title>{escape(tip)}</title>'
                    f'<rect x="{x}" y="{y}" width="{W}" height="{H}" rx="6"></rect>'

@@ -105,7 +105,7 @@ class Site:
             svg = graphsvg.render_svg(view(graph), graphsvg.node_values(rec), graph.sink)
         criteria = [_criterion_view(name, per, rec, item, graph) for name, per in rec["criteria"].items()]
         return self._page("item.html", title=f"Item {rec['item']}", src=src, rec=rec, item=item, svg=svg,
-                          criteria=criteria, pretty=_pretty)
+                          criteria=criteria, pretty=_pretty, shown=graphsvg.shown)
 
     def evaluation(self, params: dict[str, str]) -> str:
         evals = self.sources.evals
