@@ -14,6 +14,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from rubriclang.review.view import View
+from rubriclang.view.table import shown
 
 W, H, GAP_X, GAP_Y, PAD = 190, 58, 60, 16, 12
 
@@ -56,19 +57,6 @@ def _truthy(value: Any) -> bool:
     if isinstance(value, dict):
         return any(v is True for v in value.values())
     return value is True
-
-
-def shown(value: Any) -> str:
-    """A value as the viewer shows it: `true`, `absent`, 4 significant digits."""
-    if isinstance(value, dict):
-        return " / ".join(f"{k}: {shown(v)}" for k, v in value.items())
-    if value is None:
-        return "absent"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return format(value, ".4g")
-    return str(value)
 
 
 def _clip(text: str, n: int = 30) -> str:

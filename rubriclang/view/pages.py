@@ -19,7 +19,7 @@ from rubriclang.review.view import view
 from rubriclang.view import graphsvg
 from rubriclang.view.notes import read_notes
 from rubriclang.view.sources import Sources, items_by_transition
-from rubriclang.view.table import Query, TraceTable, label
+from rubriclang.view.table import Query, TraceTable, label, shown
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
@@ -105,7 +105,7 @@ class Site:
             svg = graphsvg.render_svg(view(graph), graphsvg.node_values(rec), graph.sink)
         criteria = [_criterion_view(name, per, rec, item, graph) for name, per in rec["criteria"].items()]
         return self._page("item.html", title=f"Item {rec['item']}", src=src, rec=rec, item=item, svg=svg,
-                          criteria=criteria, pretty=_pretty, shown=graphsvg.shown)
+                          criteria=criteria, pretty=_pretty, shown=shown)
 
     def evaluation(self, params: dict[str, str]) -> str:
         evals = self.sources.evals

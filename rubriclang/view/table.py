@@ -101,14 +101,18 @@ def _shown(x: float | None) -> str:
     return "" if x is None else format(x, "g")
 
 
-def _value(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, float):
-        return format(v, ".4g")
-    return printable(str(v) if not isinstance(v, (list, dict)) else json.dumps(v, ensure_ascii=False))
+def shown(value: Any) -> str:
+    """A value as the viewer shows it: `true`, `absent`, numbers to 4
+    significant digits, a pairwise node's values as `a: x / b: y`."""
+    if isinstance(value, dict):
+        return " / ".join(f"{k}: {shown(v)}" for k, v in value.items())
+    if value is None:
+        return "absent"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return format(value, ".4g")
+    return printable(json.dumps(value, ensure_ascii=False) if isinstance(value, list) else str(value))
 
 
 def _disagrees(decision: Any, gold: Any, status: str) -> bool:
@@ -126,7 +130,7 @@ def _disagrees(decision: Any, gold: Any, status: str) -> bool:
 def row_of(line: int, rec: dict) -> Row:
     d = decision_of(rec)
     cids = rec["candidates"]
-    values = {name: " / ".join(_value(per[c].get("value")) for c in cids) for name, per in rec["criteria"].items()}
+    values = {name: " / ".join(shown(per[c].get("value")) for c in cids) for name, per in rec["criteria"].items()}
     number = d.margin if rec["mode"] == "pairwise" else d.decision
     if isinstance(number, bool) or not isinstance(number, (int, float)):
         number = None

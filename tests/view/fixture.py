@@ -11,7 +11,7 @@ from rubriclang.api import load
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.trace import canonical_json
 
-from tests.audit_html.fixture import MARK, PAYLOADS, SCRIPT, TITLE
+from tests.audit_html.fixture import MARK, PAYLOADS, SCRIPT, TITLE, make_report
 
 GRAPH = """rubric payload_judge { version = 1 }
 
@@ -73,7 +73,8 @@ def _trace(graph: Path, items_path: Path, out: Path) -> None:
 
 
 def make_run(folder: Path) -> dict[str, Path]:
-    """A graph, items and their trace, and a changed graph with its trace, in `folder`."""
+    """A graph, items and their trace, a changed graph with its trace, and an
+    audit directory (the audit HTML tests' report), in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"graph": folder / "judge.rbg", "items": folder / "items.jsonl", "trace": folder / "trace.jsonl",
              "graph2": folder / "judge2.rbg", "trace2": folder / "trace2.jsonl"}
@@ -82,6 +83,9 @@ def make_run(folder: Path) -> dict[str, Path]:
     paths["items"].write_text("".join(json.dumps(i) + "\n" for i in items()), encoding="utf-8")
     _trace(paths["graph"], paths["items"], paths["trace"])
     _trace(paths["graph2"], paths["items"], paths["trace2"])
+    paths["audit"] = folder / "audit"
+    paths["audit"].mkdir()
+    (paths["audit"] / "report.json").write_text(json.dumps(make_report()), encoding="utf-8")
     return paths
 
 

@@ -4,8 +4,6 @@ payloads staying inert, and notes kept across a restart."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import signal
 import subprocess
@@ -18,18 +16,16 @@ import pytest
 pytest.importorskip("starlette")
 
 from tests.audit_html.dom import Dom  # noqa: E402
-from tests.audit_html.fixture import make_report  # noqa: E402
 
 from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run  # noqa: E402
 
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.audit_html.test_chromium import CHROMIUM, _chromium  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
 
 
-def chromium(profile: Path, *args: str) -> str:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}"]
-    done = subprocess.run([str(CHROMIUM), *flags, *args], capture_output=True, text=True, timeout=90)
+def chromium(tmp_path: Path, *args: str) -> str:
+    done = _chromium(tmp_path, *args)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -60,12 +56,7 @@ class Viewer:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> dict[str, Path]:
-    paths = make_run(tmp_path_factory.mktemp("run"))
-    audit = paths["graph"].parent / "audit"
-    audit.mkdir()
-    (audit / "report.json").write_text(json.dumps(make_report()), encoding="utf-8")
-    paths["audit"] = audit
-    return paths
+    return make_run(tmp_path_factory.mktemp("run"))
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +67,7 @@ def viewer(run):
 
 
 def _dom(tmp_path: Path, url: str) -> Dom:
-    return Dom(chromium(tmp_path / "profile", "--dump-dom", url))
+    return Dom(chromium(tmp_path, "--dump-dom", url))
 
 
 def test_the_index_links_every_view(tmp_path, viewer):
@@ -106,7 +97,7 @@ def test_the_item_graph_in_chromium(tmp_path, viewer):
 def test_script_payloads_in_items_stay_inert(tmp_path, viewer):
     from urllib.parse import quote
 
-    out = chromium(tmp_path / "profile", "--dump-dom", viewer.url(f"/item?src=trace.jsonl&id={quote(BAD_ID)}"))
+    out = chromium(tmp_path, "--dump-dom", viewer.url(f"/item?src=trace.jsonl&id={quote(BAD_ID)}"))
     dom = Dom(out)
     assert [e.attrs.get("src") for e in dom.elements if e.tag == "script"] == ["/static/view.js"]
     assert not dom.tags() & {"img", "iframe", "object", "embed"}

@@ -3,7 +3,6 @@ escaping, filters, paging, the graph's decided path, compare, notes, export."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from rubriclang.view.notes import read_notes  # noqa: E402
 from rubriclang.view.server import make_app  # noqa: E402
 from rubriclang.view.table import Query  # noqa: E402
 from tests.audit_html.dom import Dom  # noqa: E402
-from tests.audit_html.fixture import make_report  # noqa: E402
 
 from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run  # noqa: E402
 
@@ -28,12 +26,7 @@ TOKEN = "t0ken-for-tests"
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> dict[str, Path]:
-    paths = make_run(tmp_path_factory.mktemp("run"))
-    audit = paths["graph"].parent / "audit"
-    audit.mkdir()
-    (audit / "report.json").write_text(json.dumps(make_report()), encoding="utf-8")
-    paths["audit"] = audit
-    return paths
+    return make_run(tmp_path_factory.mktemp("run"))
 
 
 @pytest.fixture(scope="module")
