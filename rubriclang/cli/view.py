@@ -34,14 +34,14 @@ def _kind(path: str) -> str:
                 raise DataError(f"`{path}` is JSON but not the output of `rbg eval --format json`")
         rec = json.loads(first) if first else {}
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"`{path}:1`: not JSON ({exc}); expected a trace, items (JSON Lines) or an eval output (JSON)") from None
+        raise DataError(f"`{path}:{getattr(exc, 'lineno', 1)}`: not JSON ({exc}); expected a trace, items (JSON Lines) or an eval output (JSON)") from None
     except OSError as exc:
         raise DataError(f"`{path}` cannot be read: {exc.strerror or exc}") from None
     if isinstance(rec, dict) and rec.get("schema", "").startswith("rubriclang.trace/"):
         return "trace"
     if isinstance(rec, dict) and "id" in rec:
         return "items"
-    raise DataError(f"`{path}:1`: neither a trace record nor an item; what is this file?")
+    raise DataError(f"`{path}:1`: neither a trace record (`rbg run --out`) nor an item (an `id`); give traces, items, an eval output (JSON), a graph or an audit directory")
 
 
 def _labels(paths: list[str]) -> list[str]:

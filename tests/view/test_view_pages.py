@@ -156,3 +156,17 @@ def test_inputs_are_left_unchanged(run, sources, client):
     _get(client, "/items?src=trace.jsonl")
     _get(client, f"/item?src=trace.jsonl&id={VETOED}")
     assert {p: p.read_bytes() for p in before} == before
+
+
+@pytest.mark.parametrize("content, said", [('{"a": 1}\n', "neither a trace record"), ("garbage\n", "not JSON"),
+                                           ('{"schema": "rubriclang.trace/1"}\n', "x.jsonl:1")])
+def test_unusable_paths_are_refused_with_exit_2(tmp_path, content, said):
+    from click.testing import CliRunner
+
+    from rubriclang.cli.view import view
+
+    path = tmp_path / "x.jsonl"
+    path.write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(view, [str(path), "--export", str(tmp_path / "out")])
+    assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
