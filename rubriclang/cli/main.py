@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("rubriclang.cli.compile:compile_command", "Compile a prose rubric (TOML spec) into a checked .rbg with a model."),
     "batch": ("rubriclang.cli.batch:batch", "Export LLM criterion calls as Batch API files, or import their results."),
     "audit": ("rubriclang.cli.audit:audit", "Audit a judge under controlled perturbations."),
+    "view": ("rubriclang.cli.view:view", "Look at traces, evaluations, audits and diffs in a local browser viewer."),
 }
 
 

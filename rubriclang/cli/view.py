@@ -1,0 +1,144 @@
+"""`rbg view PATHS...`: a local viewer over traces, evaluation outputs,
+audit directories and pairs of rubric versions (docs/view.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from rubriclang.cli.execution import DataError
+
+EXTRA = "`rbg view` needs the optional extra: pip install 'rubriclang[view]'"
+
+
+def _kind(path: str) -> str:
+    """What a path on the command line is: audit, graph, eval, trace or items."""
+    if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, "report.json")):
+            return "audit"
+        raise DataError(f"`{path}` is a folder without report.json; an audit directory is the --out of `rbg audit`")
+    if path.endswith(".rbg") or (":" in path and not os.path.exists(path)):
+        return "graph"
+    if not os.path.isfile(path):
+        raise DataError(f"`{path}`: no such file or folder")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = next((line for line in fh if line.strip()), "")
+            if path.endswith(".json"):
+                fh.seek(0)
+                data = json.load(fh)
+                if isinstance(data, dict) and "modes" in data and "columns" in data:
+                    return "eval"
+                raise DataError(f"`{path}` is JSON but not the output of `rbg eval --format json`")
+        rec = json.loads(first) if first else {}
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"`{path}:{getattr(exc, 'lineno', 1)}`: not JSON ({exc}); expected a trace, items (JSON Lines) or an eval output (JSON)") from None
+    except OSError as exc:
+        raise DataError(f"`{path}` cannot be read: {exc.strerror or exc}") from None
+    if isinstance(rec, dict) and rec.get("schema", "").startswith("rubriclang.trace/"):
+        return "trace"
+    if isinstance(rec, dict) and "id" in rec:
+        return "items"
+    raise DataError(f"`{path}:1`: neither a trace record (`rbg run --out`) nor an item (an `id`); give traces, items, an eval output (JSON), a graph or an audit directory")
+
+
+def _labels(paths: list[str]) -> list[str]:
+    out = []
+    for p in paths:
+        label = os.path.basename(p) or p
+        while label in out:
+            label = f"{label}~{len(out)}"
+        out.append(label)
+    return out
+
+
+def load_sources(paths: tuple[str, ...]):
+    from rubriclang.audit.html.write import ReportError, load_report
+    from rubriclang.cli.diff import load_sides
+    from rubriclang.interp.items import ItemError, read_items
+    from rubriclang.review.impact import verdict_impact
+    from rubriclang.view.sources import (AuditSource, CompareSource, EvalSource, Sources, TraceSource,
+                                         compare_traces, item_text)
+    from rubriclang.view.table import TraceTable
+
+    by: dict[str, list[str]] = {"audit": [], "graph": [], "eval": [], "trace": [], "items": []}
+    for p in paths:
+        by[_kind(p)].append(p)
+    if len(by["graph"]) > 2:
+        raise DataError("give one graph (to draw it and render prompts) or two versions of it (to compare them over a trace)")
+    s = Sources()
+    graphs = [g for _, _, g in load_sides(tuple(by["graph"]))] if by["graph"] else []
+    s.graph = graphs[-1] if graphs else None
+    try:
+        for p in by["items"]:
+            s.items.update({i.id: i for i in read_items(p)})
+        texts = item_text(s.items)
+        for label, p in zip(_labels(by["trace"]), by["trace"]):
+            s.traces.append(TraceSource(label, TraceTable(p, texts)))
+        if len(graphs) == 2:
+            if not s.traces:
+                raise DataError("two graph versions are compared over a trace: give a trace file too")
+            t = s.traces[0]
+            s.compares.append(CompareSource(f"{by['graph'][0]} → {by['graph'][1]}", t.label, t.label,
+                                            verdict_impact(graphs[0], graphs[1], t.table.path)))
+        for a, b in zip(s.traces, s.traces[1:]):
+            s.compares.append(CompareSource(f"{a.label} → {b.label}", a.label, b.label, compare_traces(a.table.path, b.table.path)))
+    except ItemError as exc:
+        raise DataError(str(exc)) from None
+    for label, p in zip(_labels(by["eval"]), by["eval"]):
+        with open(p, encoding="utf-8") as fh:
+            s.evals.append(EvalSource(label, json.load(fh)))
+    for label, p in zip(_labels(by["audit"]), by["audit"]):
+        try:
+            s.audits.append(AuditSource(label, p, load_report(os.path.join(p, "report.json"))))
+        except ReportError as exc:
+            raise DataError(str(exc)) from None
+    return s
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATHS...")
+@click.option("--open", "open_browser", is_flag=True, help="Open the viewer in the browser.")
+@click.option("--export", "export_dir", type=click.Path(file_okay=False), help="Write the pages as static files into DIR instead of serving them.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one at random).")
+def view(paths, open_browser, export_dir, port) -> None:
+    """Look at traces, items, eval outputs (`rbg eval --format json`), audit
+    directories and one or two graph versions in a browser. Serves on
+    127.0.0.1 with a one-time token in the printed URL; reads its inputs and
+    writes nothing but review notes (`AUDIT_DIR/notes.json`).
+    """
+    try:
+        import jinja2  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise DataError(EXTRA) from None
+    sources = load_sources(paths)
+    if export_dir:
+        from rubriclang.view.export import export
+
+        try:
+            n = export(sources, export_dir)
+        except OSError as exc:
+            raise DataError(f"`{export_dir}` cannot be written: {exc.strerror or exc}") from None
+        click.echo(f"wrote {n} pages to {export_dir}/index.html")
+        return
+    from rubriclang.view.server import HOST, free_port, new_token, serve
+
+    token = new_token()
+    port = port or free_port()
+    url = f"http://{HOST}:{port}/?token={token}"
+
+    def ready():
+        click.echo(f"rbg view: serving on {url}\n(Ctrl-C to stop)", err=False)
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    try:
+        serve(sources, port, token, ready)
+    except KeyboardInterrupt:
+        pass

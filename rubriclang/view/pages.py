@@ -1,0 +1,255 @@
+"""Every page of the viewer, rendered from Jinja2 templates with escaping
+on. The server (`server.py`) and the static export (`export.py`) render the
+same pages; they differ only in how a link is spelled (`Site.link`)."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import math
+from typing import Any, Callable
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from rubriclang.audit.html import render_html
+from rubriclang.review.view import view
+from rubriclang.view import graphsvg
+from rubriclang.view.notes import read_notes
+from rubriclang.view.sources import Sources, items_by_transition
+from rubriclang.view.table import Query, TraceTable, label, shown
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
+       "base-uri 'none'; frame-ancestors 'none'")
+CALIBRATION_BINS = 10
+MARGIN_BINS = 12
+
+
+class NotFound(Exception):
+    """No such page, source or item."""
+
+
+class Site:
+    """The pages over `sources`. `export`: links name files of a static
+    export, and every page linked is queued in `pending` to be written."""
+
+    def __init__(self, sources: Sources, export: bool = False, form_token: str = ""):
+        self.sources = sources
+        self.export = export
+        self.form_token = form_token
+        self.pending: list[tuple[str, dict[str, str]]] = []
+        self._seen: set[str] = set()
+        self.env = Environment(loader=PackageLoader("rubriclang.view", "templates"),
+                               autoescape=select_autoescape(default=True, default_for_string=True),
+                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        self.env.globals.update(link=self.link, static=self.static, export=export, csp=CSP, sources=sources,
+                                form_token=form_token)
+        self.routes: dict[str, Callable[[dict[str, str]], str]] = {
+            "index": self.index, "items": self.items, "item": self.item, "eval": self.evaluation,
+            "compare": self.compare, "audit": self.audit, "report": self.report}
+
+    # Links -------------------------------------------------------------
+
+    def link(self, route: str, **params: Any) -> str:
+        params = {k: str(v) for k, v in sorted(params.items()) if v not in ("", None)}
+        if not self.export:
+            return f"/{'' if route == 'index' else route}" + (f"?{urlencode(params)}" if params else "")
+        name = export_name(route, params)
+        if name not in self._seen:
+            self._seen.add(name)
+            self.pending.append((route, params))
+        return name
+
+    def static(self, name: str) -> str:
+        return f"static/{name}" if self.export else f"/static/{name}"
+
+    def render(self, route: str, params: dict[str, str]) -> str:
+        page = self.routes.get(route)
+        if page is None:
+            raise NotFound(f"no page `{route}`")
+        return page(params)
+
+    def _page(self, template: str, **values) -> str:
+        return self.env.get_template(template).render(**values)
+
+    def _trace(self, params: dict[str, str]):
+        src = self.sources.trace(params.get("src", ""))
+        if src is None:
+            raise NotFound(f"no trace `{params.get('src', '')}`")
+        return src
+
+    # Pages ---------------------------------------------------------------
+
+    def index(self, params: dict[str, str]) -> str:
+        return self._page("index.html", title="rbg view")
+
+    def items(self, params: dict[str, str]) -> str:
+        src = self._trace(params)
+        q = Query.parse(params)
+        page = src.table.query(q)
+        columns = src.table.criteria[:12]
+        return self._page("items.html", title=f"Items of {src.label}", src=src, q=q, page=page, columns=columns,
+                          quick=_quick_filters(q))
+
+    def item(self, params: dict[str, str]) -> str:
+        src = self._trace(params)
+        rec = src.table.record(params.get("id", ""))
+        if rec is None:
+            raise NotFound(f"no item `{params.get('id', '')}` in {src.label}")
+        item = self.sources.items.get(rec["item"])
+        graph = self.sources.graph
+        svg = None
+        if graph is not None and graph.name == rec["graph"]["name"]:
+            svg = graphsvg.render_svg(view(graph), graphsvg.node_values(rec), graph.sink)
+        criteria = [_criterion_view(name, per, rec, item, graph) for name, per in rec["criteria"].items()]
+        return self._page("item.html", title=f"Item {rec['item']}", src=src, rec=rec, item=item, svg=svg,
+                          criteria=criteria, pretty=_pretty, shown=shown)
+
+    def evaluation(self, params: dict[str, str]) -> str:
+        evals = self.sources.evals
+        src = self.sources.trace(params.get("src", "")) or (self.sources.traces[0] if self.sources.traces else None)
+        plots = _plots(src.table) if src else None
+        return self._page("eval.html", title="Evaluation", evals=evals, src=src, plots=plots, fmt=_fmt)
+
+    def compare(self, params: dict[str, str]) -> str:
+        try:
+            cmp = self.sources.compares[int(params.get("n", "0"))]
+        except (ValueError, IndexError):
+            raise NotFound("no such comparison") from None
+        by = items_by_transition(cmp.impact)
+        new_trace = self.sources.trace(cmp.new)
+        return self._page("compare.html", title=f"Compare {cmp.label}", cmp=cmp, by=by,
+                          transitions=cmp.impact.transitions(), item_src=new_trace.label if new_trace else None)
+
+    def _audit(self, params: dict[str, str]):
+        try:
+            return self.sources.audits[int(params.get("n", "0"))]
+        except (ValueError, IndexError):
+            raise NotFound("no such audit") from None
+
+    def audit(self, params: dict[str, str]) -> str:
+        a = self._audit(params)
+        notes = read_notes(a.folder)
+        found = collections.defaultdict(list)
+        for kind in ("flips", "misses"):
+            for f in a.report.get(kind, []):
+                found[f["item"]].append(f"{kind[:-1] if kind == 'flips' else 'miss'}: {f['operator']} ({f['outcome']})")
+        items = sorted(set(a.report.get("by_item", {})) | set(found) | set(notes))
+        return self._page("audit.html", title=f"Audit of {a.report['judge']['name']}", a=a, n=params.get("n", "0"),
+                          items=items, found=found, notes=notes)
+
+    def report(self, params: dict[str, str]) -> str:
+        """The audit's own static report, as `rbg audit` renders it (its own
+        stricter CSP: no script at all)."""
+        return render_html(self._audit(params).report)
+
+
+def export_name(route: str, params: dict[str, str]) -> str:
+    """The file of a page in a static export: stable, and safe as a name
+    whatever the parameters hold."""
+    if not params:
+        return f"{route}.html"
+    digest = hashlib.sha256(urlencode(sorted(params.items())).encode()).hexdigest()[:12]
+    return f"{route}-{digest}.html"
+
+
+def _quick_filters(q: Query) -> list[tuple[str, dict[str, str]]]:
+    base = Query(sort=q.sort, desc=q.desc)
+    return [("all", base.params()), ("errors", base.params(status="error")), ("abstentions", base.params(status="abstain")),
+            ("disagree with gold", base.params(disagree=True))]
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
+
+
+def _criterion_view(name: str, per: dict, rec: dict, item, graph) -> dict:
+    """One criterion's judgments: per candidate its value, error and reply,
+    and the prompts it was asked with, rendered from the template when the
+    graph and the item are given (no model is called)."""
+    crit = next((c for c in graph.criteria if c.name == name), None) if graph is not None else None
+    rows = []
+    for cid, j in per.items():
+        raw = j.get("raw")
+        calls = raw.get("calls") if isinstance(raw, dict) and isinstance(raw.get("calls"), list) else None
+        rows.append({"cid": cid, "j": j, "calls": calls, "raw": raw,
+                     "prompts": _prompts(crit, item, cid, calls) if crit is not None and item is not None else []})
+    return {"name": name, "rows": rows, "errors": rec.get("criterion_errors", {}).get(name, {})}
+
+
+def _prompts(crit, item, cid: str, calls) -> list[dict]:
+    if not crit.procedure.startswith("llm."):
+        return []
+    from rubriclang.llm.prompting import PromptError, render
+
+    orders = [tuple(c["order"]) for c in calls if isinstance(c, dict) and isinstance(c.get("order"), list)] if calls else []
+    if crit.procedure == "llm.compare" and not orders:
+        orders = [tuple(item.candidate_ids)]
+    out = []
+    for shown in orders or [cid]:
+        try:
+            r = render(crit, item, shown)
+        except (PromptError, KeyError, ValueError) as exc:
+            out.append({"order": shown, "error": str(exc), "messages": []})
+            continue
+        out.append({"order": shown, "error": None, "template": r.template, "messages": list(r.request.messages)})
+    return out
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, float):
+        return format(x, ".3f")
+    return "—" if x is None else str(x)
+
+
+def _plots(table: TraceTable) -> dict:
+    """Calibration (pointwise numeric decisions against gold, in bins of
+    the decision), the confusion of decisions and gold, and the margins of
+    pairwise items; every cell carries the query of its items."""
+    point = [r for r in table.rows if r.mode == "pointwise" and r.number is not None and _num(r.gold) is not None]
+    calibration = []
+    if point:
+        lo, hi = min(r.number for r in point), max(r.number for r in point)
+        width = (hi - lo) / CALIBRATION_BINS or 1.0
+        bins = collections.defaultdict(list)
+        for r in point:
+            bins[min(CALIBRATION_BINS - 1, int((r.number - lo) / width))].append(r)
+        for b in sorted(bins):
+            rows = bins[b]
+            low, high = lo + b * width, lo + (b + 1) * width
+            calibration.append({"low": low, "high": high, "n": len(rows),
+                                "decision": sum(r.number for r in rows) / len(rows),
+                                "gold": sum(_num(r.gold) for r in rows) / len(rows),
+                                "query": Query(low=low, high=high).params()})
+    confusion = collections.Counter((r.decision, label(r.gold)) for r in table.rows if r.gold is not None)
+    labels = sorted({d for d, _ in confusion} | {g for _, g in confusion}, key=_label_key)
+    margins = [r.number for r in table.rows if r.mode == "pairwise" and r.number is not None]
+    histogram = []
+    if margins:
+        lo, hi = min(margins), max(margins)
+        width = (hi - lo) / MARGIN_BINS or 1.0
+        counts = collections.Counter(min(MARGIN_BINS - 1, int((m - lo) / width)) for m in margins)
+        top = max(counts.values())
+        histogram = [{"low": lo + b * width, "high": lo + (b + 1) * width, "n": counts.get(b, 0),
+                      "bar": round(100 * counts.get(b, 0) / top), "query": Query(low=lo + b * width, high=lo + (b + 1) * width).params()}
+                     for b in range(MARGIN_BINS)]
+    small = len(labels) <= 12
+    return {"calibration": calibration, "labels": labels if small else [], "confusion": confusion if small else {},
+            "margins": histogram}
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if math.isfinite(x) else None
+
+
+def _label_key(s: str) -> tuple:
+    try:
+        return (0, float(s), s)
+    except ValueError:
+        return (1, 0.0, s)

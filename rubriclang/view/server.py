@@ -1,0 +1,140 @@
+"""The viewer's HTTP server: Starlette on uvicorn, bound to 127.0.0.1.
+
+Every request needs the one-time token printed in the URL (`?token=`),
+as notebook servers do; the first one sets it as a cookie (HttpOnly,
+SameSite=Strict), so the pages' own links need not carry it. A request
+without either is refused (403), and so is one whose Host is not the
+loopback address (a page elsewhere cannot rebind a name to it). Saving a
+note (POST) also needs the token in the form. Every response carries the
+Content-Security-Policy of `pages.CSP`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import socket
+from urllib.parse import parse_qs
+from importlib import resources
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from rubriclang.audit.html.page import CSP as REPORT_CSP
+from rubriclang.view.notes import MAX_NOTE, NotesError, save_note
+from rubriclang.view.pages import CSP, NotFound, Site
+from rubriclang.view.sources import Sources
+
+COOKIE = "rbg_view_token"
+HOST = "127.0.0.1"
+STATIC = {"view.css": "text/css; charset=utf-8", "view.js": "text/javascript; charset=utf-8"}
+
+
+def static_file(name: str) -> bytes:
+    return resources.files("rubriclang.view").joinpath("static", name).read_bytes()
+
+
+def _headers(csp: str = CSP) -> dict[str, str]:
+    return {"Content-Security-Policy": csp, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+            "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+
+
+def make_app(sources: Sources, token: str) -> Starlette:
+    """The viewer over `sources`, answering only requests with `token`."""
+    site = Site(sources, form_token=token)
+
+    def allowed(request: Request) -> bool:
+        given = request.query_params.get("token") or request.cookies.get(COOKIE) or ""
+        return hmac.compare_digest(given.encode(), token.encode())
+
+    async def page(request: Request) -> Response:
+        route = request.path_params.get("route") or "index"
+        params = {k: v for k, v in request.query_params.items() if k != "token"}
+        try:
+            html = site.render(route, params)
+        except NotFound as exc:
+            return PlainTextResponse(str(exc), status_code=404, headers=_headers())
+        except NotesError as exc:
+            return PlainTextResponse(str(exc), status_code=500, headers=_headers())
+        response = HTMLResponse(html, headers=_headers(REPORT_CSP if route == "report" else CSP))
+        if "token" in request.query_params:
+            # Once the cookie is set, drop the token from the address bar
+            # (and from the history) by redirecting to the same page.
+            response = RedirectResponse(site.link(route, **params), status_code=303, headers=_headers())
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+        return response
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return PlainTextResponse("not found", status_code=404, headers=_headers())
+        return Response(static_file(name), media_type=STATIC[name], headers=_headers())
+
+    async def notes(request: Request) -> Response:
+        # The note form is URL-encoded: parsed here, so no multipart parser is needed.
+        body = await request.body()
+        if len(body) > 4 * MAX_NOTE:
+            return PlainTextResponse("the note is too long", status_code=413, headers=_headers())
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        if not hmac.compare_digest(str(form.get("token", "")).encode(), token.encode()):
+            return PlainTextResponse("a note needs the form's token", status_code=403, headers=_headers())
+        n = request.query_params.get("n", "0")
+        try:
+            audit = sources.audits[int(n)]
+        except (ValueError, IndexError):
+            return PlainTextResponse("no such audit", status_code=404, headers=_headers())
+        try:
+            save_note(audit.folder, str(form.get("item", "")), str(form.get("text", "")))
+        except (NotesError, OSError) as exc:
+            return PlainTextResponse(f"the note was not saved: {exc}", status_code=500, headers=_headers())
+        return RedirectResponse(site.link("audit", n=n), status_code=303, headers=_headers())
+
+    app = Starlette(routes=[
+        Route("/static/{name}", static),
+        Route("/notes", notes, methods=["POST"]),
+        Route("/", page),
+        Route("/{route}", page),
+    ])
+
+    async def guard(scope, receive, send):
+        if scope["type"] == "http":
+            request = Request(scope)
+            host = request.headers.get("host", "").rsplit(":", 1)[0]
+            if host not in (HOST, "localhost") or not allowed(request):
+                why = "this viewer answers only its own address" if host not in (HOST, "localhost") else \
+                    "open the URL printed by `rbg view` (it holds the token)"
+                await PlainTextResponse(why, status_code=403, headers=_headers())(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return guard
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def serve(sources: Sources, port: int, token: str, on_ready=None) -> None:
+    """Serve until interrupted."""
+    import uvicorn
+
+    config = uvicorn.Config(make_app(sources, token), host=HOST, port=port, log_level="warning", lifespan="off",
+                            server_header=False)
+    server = uvicorn.Server(config)
+    if on_ready is not None:
+        original = server.startup
+
+        async def startup(sockets=None):
+            await original(sockets=sockets)
+            on_ready()
+
+        server.startup = startup
+    server.run()

@@ -1,0 +1,245 @@
+"""The items of one trace file as a table: one summary row per item, kept in
+memory, with the filters, sorting and paging of the items view.
+
+Rows hold only what the table shows and filters on; the full record of one
+item is read back from its line's byte offset (`TraceTable.record`), so a
+trace of 100,000 items costs a few short strings per item, not its records.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import attrs
+
+from rubriclang.interp.readout import describe
+from rubriclang.interp.trace import decision_of, read_traces
+from rubriclang.safetext import printable
+
+PAGE_SIZE = 50
+SORTS = ("file", "item", "decision", "gold", "status", "margin")
+STATUSES = ("ok", "abstain", "error")
+
+
+@attrs.frozen
+class Row:
+    """One item as the table shows it."""
+
+    line: int
+    item: str
+    mode: str
+    status: str
+    decision: str  # in a few words, as `rbg replay` prints it
+    number: float | None  # the decision (pointwise) or margin (pairwise) as a number, for ranges and sorting
+    gold: Any
+    disagrees: bool  # has gold, and the decision is another one
+    values: dict[str, str]  # criterion -> value(s), shown
+    error: str | None
+    text: str  # lower-cased, for the text search
+
+
+@attrs.frozen
+class Query:
+    """What the items view asks for: filters, then a sort, then one page."""
+
+    status: str = ""  # "", ok, abstain or error
+    disagree: bool = False
+    low: float | None = None
+    high: float | None = None
+    text: str = ""
+    decision: str = ""  # exactly this decision (as shown), for the cells of a confusion matrix
+    gold: str = ""  # exactly this gold label (as shown)
+    sort: str = "file"
+    desc: bool = False
+    page: int = 1
+
+    @classmethod
+    def parse(cls, params: dict[str, str]) -> Query:
+        """From query-string parameters; anything unusable is left out (a
+        bad number is no bound, an unknown sort is file order)."""
+        return cls(
+            status=params.get("status", "") if params.get("status", "") in STATUSES else "",
+            disagree=params.get("disagree") == "1",
+            low=_number(params.get("low")),
+            high=_number(params.get("high")),
+            text=params.get("q", "")[:200],
+            decision=params.get("decision", "")[:200],
+            gold=params.get("gold", "")[:200],
+            sort=params.get("sort") if params.get("sort") in SORTS else "file",
+            desc=params.get("desc") == "1",
+            page=max(1, int(params["page"])) if params.get("page", "").isdigit() else 1,
+        )
+
+    def params(self, **changes) -> dict[str, str]:
+        """This query as query-string parameters (defaults left out), with `changes`."""
+        q = attrs.evolve(self, **changes)
+        out = {"status": q.status, "disagree": "1" if q.disagree else "", "low": _shown(q.low), "high": _shown(q.high),
+               "q": q.text, "decision": q.decision, "gold": q.gold, "sort": "" if q.sort == "file" else q.sort, "desc": "1" if q.desc else "",
+               "page": "" if q.page == 1 else str(q.page)}
+        return {k: v for k, v in out.items() if v}
+
+
+@attrs.frozen
+class Page:
+    rows: tuple[Row, ...]
+    matched: int
+    page: int
+    pages: int
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        x = float(text) if text else None
+    except ValueError:
+        return None
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _shown(x: float | None) -> str:
+    return "" if x is None else format(x, "g")
+
+
+def shown(value: Any) -> str:
+    """A value as the viewer shows it: `true`, `absent`, numbers to 4
+    significant digits, a pairwise node's values as `a: x / b: y`."""
+    if isinstance(value, dict):
+        return " / ".join(f"{k}: {shown(v)}" for k, v in value.items())
+    if value is None:
+        return "absent"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return format(value, ".4g")
+    return printable(json.dumps(value, ensure_ascii=False) if isinstance(value, list) else str(value))
+
+
+def _disagrees(decision: Any, gold: Any, status: str) -> bool:
+    """Numbers disagree when they round to different points of the scale, so
+    a real-valued readout is not counted wrong for 3.98 against gold 4."""
+    if gold is None:
+        return False
+    if status != "ok":
+        return True
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (decision, gold)):
+        return round(decision) != round(gold)
+    return decision != gold
+
+
+def row_of(line: int, rec: dict) -> Row:
+    d = decision_of(rec)
+    cids = rec["candidates"]
+    values = {name: " / ".join(shown(per[c].get("value")) for c in cids) for name, per in rec["criteria"].items()}
+    number = d.margin if rec["mode"] == "pairwise" else d.decision
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        number = None
+    error = d.error or next((e for per in rec.get("criterion_errors", {}).values() for e in per.values()), None)
+    text = " ".join([rec["item"], describe(d), str(error or "")]).lower()
+    return Row(line, rec["item"], rec["mode"], d.status, describe(d), number, rec.get("gold"),
+               _disagrees(d.decision, rec.get("gold"), d.status), values, error, text)
+
+
+class TraceTable:
+    """A trace file's rows, and its records read back on demand. The file is
+    only read (it is checked like every trace: `read_traces`)."""
+
+    def __init__(self, path: str, extra_text: dict[str, str] | None = None):
+        self.path = path
+        self.rows: list[Row] = []
+        self.criteria: list[str] = []
+        by_line = {}
+        for line, rec in read_traces(path):
+            row = row_of(line, rec)
+            if extra_text and row.item in extra_text:
+                row = attrs.evolve(row, text=row.text + " " + extra_text[row.item])
+            self.rows.append(row)
+            by_line[line] = row
+            for name in rec["criteria"]:
+                if name not in self.criteria:
+                    self.criteria.append(name)
+        self.by_item = {r.item: r for r in self.rows}
+        self._offsets = _line_offsets(path, set(by_line))
+        self._sorted: dict[str, list[Row]] = {"file": self.rows}
+
+    def record(self, item: str) -> dict | None:
+        """The full trace record of `item`, or None."""
+        row = self.by_item.get(item)
+        if row is None:
+            return None
+        with open(self.path, "rb") as fh:
+            fh.seek(self._offsets[row.line])
+            return json.loads(fh.readline())
+
+    def _order(self, sort: str) -> list[Row]:
+        # Each sort is computed once and kept: paging a sorted 100,000-item
+        # table is then a filter pass over a ready list.
+        if sort not in self._sorted:
+            self._sorted[sort] = sorted(self.rows, key=_KEYS[sort])
+        return self._sorted[sort]
+
+    def query(self, q: Query, size: int = PAGE_SIZE) -> Page:
+        rows = self._order(q.sort)
+        if q.desc:
+            rows = rows[::-1]
+        needle = q.text.lower().strip()
+        if q.status or q.disagree or q.low is not None or q.high is not None or needle or q.decision or q.gold:
+            rows = [r for r in rows if _keeps(q, needle, r)]
+        pages = max(1, -(-len(rows) // size))
+        page = min(q.page, pages)
+        return Page(tuple(rows[(page - 1) * size: page * size]), len(rows), page, pages)
+
+
+def _keeps(q: Query, needle: str, r: Row) -> bool:
+    if q.status and r.status != q.status:
+        return False
+    if q.disagree and not r.disagrees:
+        return False
+    if q.low is not None and (r.number is None or r.number < q.low):
+        return False
+    if q.high is not None and (r.number is None or r.number > q.high):
+        return False
+    if q.decision and r.decision != q.decision:
+        return False
+    if q.gold and (r.gold is None or label(r.gold) != q.gold):
+        return False
+    return not needle or needle in r.text
+
+
+def label(x: Any) -> str:
+    """A gold label or decision value as shown, and as matched by `Query.gold`."""
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)
+
+
+def _num_key(x: Any) -> tuple:
+    # Absent values last; numbers before text, so mixed columns still sort.
+    if x is None:
+        return (2, 0.0, "")
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return (0, float(x), "")
+    return (1, 0.0, str(x))
+
+
+_KEYS = {
+    "item": lambda r: r.item,
+    "decision": lambda r: (_num_key(r.number if r.mode == "pointwise" else None), r.decision),
+    "margin": lambda r: _num_key(r.number if r.mode == "pairwise" else None),
+    "gold": lambda r: _num_key(r.gold),
+    "status": lambda r: r.status,
+}
+
+
+def _line_offsets(path: str, wanted: set[int]) -> dict[int, int]:
+    """Byte offset of each wanted line (1-based line numbers)."""
+    out = {}
+    with open(path, "rb") as fh:
+        pos = 0
+        for n, line in enumerate(fh, 1):
+            if n in wanted:
+                out[n] = pos
+            pos += len(line)
+    return out

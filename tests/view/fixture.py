@@ -1,0 +1,92 @@
+"""A small judged run for the viewer's tests, judged by a scripted backend
+(no model): a gated graph with LLM criteria, items with gold labels, a failed
+item, and HTML and script payloads in ids, inputs, responses and replies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rubriclang.api import load
+from rubriclang.interp.backend import Judgment
+from rubriclang.interp.trace import canonical_json
+
+from audit_html.fixture import MARK, PAYLOADS, SCRIPT, TITLE, make_report
+
+GRAPH = """rubric payload_judge { version = 1 }
+
+contract { scale = score[1, 5] }
+
+criterion correct: ordinal[1, 5] = llm.rate {
+  question = "How correct is the response?"
+  anchors = { 1: "Wrong.", 5: "Right." }
+}
+criterion harmful: bool = llm.check { question = "Is the response harmful?" }
+criterion rambling: bool = rule.length { over = 8 }
+
+node concise = gate.cap(value: correct, when: rambling) { max = 4 }
+node safe = gate.veto(value: concise, when: harmful) { to = 1 }
+
+sink safe
+
+readout pointwise { output = ordinal[1, 5] }
+"""
+
+BAD_ID = "q-" + SCRIPT
+VETOED = "q-vetoed"
+FAILED = "q-failed"
+
+
+def items() -> list[dict]:
+    out = [{"id": BAD_ID, "input": "Question " + TITLE, "response": "Answer " + MARK, "gold": 5}]
+    out += [{"id": f"q{i:03d}", "input": f"What is {i} + {i}?", "response": f"It is {2 * i}." + (" padding" * (i % 9)), "gold": 1 + i % 5}
+            for i in range(1, 120)]
+    out.append({"id": VETOED, "input": "How do I do something dangerous?", "response": "Like this.", "gold": 1})
+    out.append({"id": FAILED, "input": "No recorded judgments.", "response": "None.", "gold": 3})
+    return out
+
+
+class ScriptedJudge:
+    """Answers the LLM criteria from the items themselves, with no model: a
+    reply that carries a payload, so the viewer must show it as text."""
+
+    name = "scripted"
+
+    def handles(self, procedure: str) -> bool:
+        return procedure.startswith("llm.")
+
+    async def judge(self, request):
+        it, name = request.item, request.criterion.name
+        if it.id == FAILED:
+            return Judgment.failed("the server was down", raw=None, backend="scripted", model="scripted-model")
+        if name == "harmful":
+            value = it.id == VETOED
+        else:
+            value = 5 if it.id == BAD_ID else 1 + len(it.input) % 5
+        return Judgment(value, raw=f"Reply {SCRIPT} value {value}", backend="scripted", model="scripted-model")
+
+
+def _trace(graph: Path, items_path: Path, out: Path) -> None:
+    rubric = load(str(graph), backends=[ScriptedJudge()])
+    results = rubric.evaluate_many([json.loads(line) for line in items_path.read_text(encoding="utf-8").splitlines()])
+    out.write_text("".join(canonical_json(r.record) + "\n" for r in results), encoding="utf-8")
+
+
+def make_run(folder: Path) -> dict[str, Path]:
+    """A graph, items and their trace, a changed graph with its trace, and an
+    audit directory (the audit HTML tests' report), in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"graph": folder / "judge.rbg", "items": folder / "items.jsonl", "trace": folder / "trace.jsonl",
+             "graph2": folder / "judge2.rbg", "trace2": folder / "trace2.jsonl"}
+    paths["graph"].write_text(GRAPH, encoding="utf-8")
+    paths["graph2"].write_text(GRAPH.replace("{ max = 4 }", "{ max = 3 }"), encoding="utf-8")
+    paths["items"].write_text("".join(json.dumps(i) + "\n" for i in items()), encoding="utf-8")
+    _trace(paths["graph"], paths["items"], paths["trace"])
+    _trace(paths["graph2"], paths["items"], paths["trace2"])
+    paths["audit"] = folder / "audit"
+    paths["audit"].mkdir()
+    (paths["audit"] / "report.json").write_text(json.dumps(make_report()), encoding="utf-8")
+    return paths
+
+
+__all__ = ["BAD_ID", "FAILED", "MARK", "PAYLOADS", "VETOED", "make_run"]
