@@ -353,6 +353,15 @@ def test_check_and_fmt_do_not_import_network_or_audit_code(write, command):
     assert not {m for m in modules if m.split(".")[0] == "httpx" or m.startswith("rubriclang.audit")}
 
 
+def test_check_parses_no_toml_once_the_data_cache_is_written(write):
+    """The catalog and the diagnostic codes come from the on-disk cache after the first run."""
+    bad = write("bad.rbg", ERROR)
+    assert run_script("check", bad).returncode == 1  # writes the caches, if missing
+    modules = _imported("check", bad)
+    assert "rubriclang.catalog.loader" in modules and "rubriclang.diagnostics.codes" in modules
+    assert "tomllib" not in modules
+
+
 def test_help_lists_commands_without_importing_them():
     modules = _imported("--help")
     assert not {m for m in modules if m.startswith("rubriclang.cli.") and m != "rubriclang.cli.main"}
