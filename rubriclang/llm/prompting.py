@@ -72,7 +72,8 @@ REASONING = {
         "whether the response meets it, then give your answer."
     ),
 }
-_EXPLAIN = re.compile(r"First explain your \w+ in one or two sentences, then give it(?=[.:])")
+# (version 1's wording, then version 2's)
+_EXPLAIN = re.compile(r"First explain your \w+ in one or two sentences, then give it(?=[.:])|Give your \w+ first, then explain (?:it|them) in one short sentence(?=[.:])")
 
 
 class PromptError(ValueError):

@@ -92,7 +92,7 @@ def test_hook_operators_run_through_the_prompt_renderers_variants(rbg, tmp_path,
     assert graph_hash(check_source(RATED, "rated.rbg").graph) in {rec["trace"]["graph"]["hash"] for rec in runs}
     # The judge really was asked differently: the reply format first, another reasoning instruction.
     users = [m["content"] for body in server.requests for m in body["messages"] if m["role"] == "user"]
-    assert any(u.startswith("First explain") for u in users)
+    assert any(u.startswith("Give your rating first") for u in users)
     assert any("step by step" in u or "directly" in u or "each point of the scale" in u for u in users)
 
 
