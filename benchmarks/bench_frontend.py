@@ -37,6 +37,9 @@ HERE = Path(__file__).resolve().parent
 RUBRIC = HERE / "data" / "helpfulness.rbg"
 
 COLD_TARGET_MS = 100.0
+# Issue 13: cold `rbg check` within these multiples of `python -c pass`.
+COLD_RATIO_TARGET = 4.0
+NOPYC_RATIO_TARGET = 5.0
 THROUGHPUT_TARGET = 20_000.0  # lines per second
 
 sys.path.insert(0, str(HERE))
@@ -285,8 +288,8 @@ def cold_start(runs: int):
             f"{wall['rbg']:.1f} ms",
             f"`python -c pass` {wall['pass']:.1f} ms",
             f"{wall['rbg'] / wall['pass']:.2f}x",
-            f"<= {COLD_TARGET_MS:.0f} ms",
-            _verdict(wall["rbg"] <= COLD_TARGET_MS),
+            f"<= {COLD_RATIO_TARGET:.0f}x",
+            _verdict(wall["rbg"] <= COLD_RATIO_TARGET * wall["pass"]),
         ))
         if "black" in wall:
             rows.append((
@@ -303,8 +306,8 @@ def cold_start(runs: int):
                 f"{wall['rbg-nopyc']:.1f} ms",
                 f"`python -c pass` {wall['pass-nopyc']:.1f} ms",
                 f"{wall['rbg-nopyc'] / wall['pass-nopyc']:.2f}x",
-                "-",
-                "-",
+                f"<= {NOPYC_RATIO_TARGET:.0f}x",
+                _verdict(wall["rbg-nopyc"] <= NOPYC_RATIO_TARGET * wall["pass-nopyc"]),
             ))
     else:
         rows.append(("cold `rbg check`", "n/a", f"`python -c pass` {wall['pass']:.1f} ms", "-", f"<= {COLD_TARGET_MS:.0f} ms", f"SKIP ({why_not})"))
@@ -315,7 +318,9 @@ def cold_start(runs: int):
     notes = [
         f"cold start: wall-clock medians, commands interleaved; warm disk caches: .pyc files (in "
         f"{env['PYTHONPYCACHEPREFIX']}) and Lark's grammar cache ({len(lark_caches)} file(s) "
-        f"{tempfile.gettempdir()}/.lark_cache_*), both written by untimed warm-up runs",
+        f"{tempfile.gettempdir()}/.lark_cache_*) and the parsed catalog and codes "
+        f"({tempfile.gettempdir()}/.rubriclang_toml_*), all written by untimed warm-up runs; "
+        f"the absolute target of {COLD_TARGET_MS:.0f} ms: {_verdict(wall.get('rbg', 1e9) <= COLD_TARGET_MS)}",
         f"cold start, median CPU ms (user+sys) of each child: {cpu}",
     ]
     return rows, notes, (commands["rbg"].argv if "rbg" in commands else None), env

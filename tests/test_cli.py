@@ -370,6 +370,15 @@ def test_run_does_not_import_the_viewer(write, tmp_path):
     assert not _viewer_modules(modules)
 
 
+def test_check_parses_no_toml_once_the_data_cache_is_written(write):
+    """The catalog and the diagnostic codes come from the on-disk cache after the first run."""
+    bad = write("bad.rbg", ERROR)
+    assert run_script("check", bad).returncode == 1  # writes the caches, if missing
+    modules = _imported("check", bad)
+    assert "rubriclang.catalog.loader" in modules and "rubriclang.diagnostics.codes" in modules
+    assert "tomllib" not in modules
+
+
 def test_help_lists_commands_without_importing_them():
     modules = _imported("--help")
     assert not {m for m in modules if m.startswith("rubriclang.cli.") and m != "rubriclang.cli.main"}

@@ -179,7 +179,12 @@ def _patched(criterion: Criterion, changes: dict[str, Any]) -> Criterion:
     that replaces its prompt (its reply format and parsing stay its own)."""
     params = {k: _rekey(criterion.params.get(k), v) for k, v in changes.items() if k != PROMPT}
     out = attrs.evolve(criterion, params={**criterion.params, **params})
-    return attrs.evolve(out, prompt=PromptSource(changes[PROMPT], None)) if PROMPT in changes else out
+    if PROMPT not in changes:
+        return out
+    from rubriclang.llm.prompting import criterion_template
+
+    origin = criterion.prompt.rewritten_from if criterion.prompt is not None else criterion_template(criterion).id
+    return attrs.evolve(out, prompt=PromptSource(changes[PROMPT], None, rewritten_from=origin))
 
 
 def _current(criterion: Criterion, key: str) -> Any:

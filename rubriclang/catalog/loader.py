@@ -13,7 +13,6 @@ criterion backends, which plugins provide separately.
 from __future__ import annotations
 
 import functools
-import tomllib
 from importlib import resources
 
 import attrs
@@ -27,6 +26,7 @@ from rubriclang.catalog.model import (
     port_from_dict,
 )
 from rubriclang.catalog.rules import RULES, Rule
+from rubriclang.tomlcache import cached_parse
 
 ENTRY_POINT_GROUP = "rubriclang.catalogs"
 
@@ -51,14 +51,36 @@ class Catalog:
         return proc.params + self.common_params
 
 
-def _read_toml(root, name: str) -> dict:
+def _read_text(root, name: str) -> str | None:
     f = root.joinpath(name)
-    if not f.is_file():
+    return f.read_text("utf-8") if f.is_file() else None
+
+
+def _parse_toml(text: str | None, root, name: str) -> dict:
+    import tomllib  # only when the catalog cache misses
+
+    if text is None:
         return {}
     try:
-        return tomllib.loads(f.read_text("utf-8"))
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{name} in {root}: {exc}") from None
+
+
+def _read_toml(root, name: str) -> dict:
+    return _parse_toml(_read_text(root, name), root, name)
+
+
+def _standard_data() -> list[dict]:
+    """The standard operators, procedures and blocks files, parsed (through
+    the catalog cache)."""
+    files = (
+        (resources.files("rubriclang.stdlib_ops"), "operators.toml"),
+        (resources.files("rubriclang.stdlib_ops"), "procedures.toml"),
+        (resources.files("rubriclang.catalog"), "blocks.toml"),
+    )
+    texts = tuple(_read_text(root, name) for root, name in files)
+    return cached_parse(texts, lambda: [_parse_toml(t, root, name) for t, (root, name) in zip(texts, files)])
 
 
 def _operators(data: dict, source: str) -> dict[str, OperatorSpec]:
@@ -123,9 +145,8 @@ def load_catalog(plugins: bool = True) -> Catalog:
 
     Raises CatalogError when a plugin's catalog is malformed or redefines a name.
     """
-    std = resources.files("rubriclang.stdlib_ops")
-    operators = _operators(_read_toml(std, "operators.toml"), "stdlib")
-    proc_data = _read_toml(std, "procedures.toml")
+    op_data, proc_data, block_data = _standard_data()
+    operators = _operators(op_data, "stdlib")
     procedures = _procedures(proc_data, "stdlib")
     common = tuple(param_from_dict(p) for p in proc_data["common"]["params"])
     rules = dict(RULES)
@@ -150,7 +171,6 @@ def load_catalog(plugins: bool = True) -> Catalog:
     for op in operators.values():
         if op.output not in rules:
             raise CatalogError(f"operator `{op.name}` names an unknown output rule `{op.output}`")
-    block_data = _read_toml(resources.files("rubriclang.catalog"), "blocks.toml")
     blocks = {
         name: BlockSpec(name, d["summary"], tuple(param_from_dict(p) for p in d["params"]))
         for name, d in block_data["blocks"].items()

@@ -25,6 +25,9 @@ class PromptSource:
     text: str
     path: str | None
     span: Span = _span
+    # Set only on a judge the audit perturbed: the built-in template (`rate@v2`)
+    # this text was rewritten from, whose reply schema the judge keeps.
+    rewritten_from: str | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen

@@ -7,13 +7,13 @@ use this one table, so a code's severity and explanation live in one place.
 from __future__ import annotations
 
 import functools
-import tomllib
 from importlib import resources
 
 import attrs
 
 from rubriclang.diagnostics.diagnostic import Diagnostic, Severity
 from rubriclang.diagnostics.span import Span
+from rubriclang.tomlcache import cached_parse
 
 
 @attrs.frozen
@@ -44,9 +44,8 @@ GROUPS = {
 @functools.cache
 def registry() -> dict[str, CodeInfo]:
     """Every known code, in code order."""
-    data = tomllib.loads(
-        resources.files("rubriclang.diagnostics").joinpath("codes.toml").read_text("utf-8")
-    )
+    text = resources.files("rubriclang.diagnostics").joinpath("codes.toml").read_text("utf-8")
+    (data,) = cached_parse((text,), lambda: [_parse(text)])
     out = {}
     for code, entry in sorted(data.items()):
         out[code] = CodeInfo(
@@ -59,6 +58,12 @@ def registry() -> dict[str, CodeInfo]:
             right=entry["right"].strip("\n"),
         )
     return out
+
+
+def _parse(text: str) -> dict:
+    import tomllib  # only when the cache misses
+
+    return tomllib.loads(text)
 
 
 def make(code: str, span: Span, message: str, notes=()) -> Diagnostic:

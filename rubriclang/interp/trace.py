@@ -58,6 +58,8 @@ def _criterion_params(c) -> dict:
     params = _plain(_explicit(c.params, cat.procedure_params(cat.procedures[c.procedure])))
     if c.prompt is not None:
         params["prompt"] = {"path": c.prompt.path, "text": c.prompt.text}
+        if c.prompt.rewritten_from is not None:  # an audit's rewrite keeps the built-in reply schema
+            params["prompt"]["rewritten_from"] = c.prompt.rewritten_from
     return params
 
 

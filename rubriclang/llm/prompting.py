@@ -34,13 +34,20 @@ from rubriclang.llm.template import Template, TemplateError, load_packaged, pack
 # procedure -> (template file, the key of the answer in the reply's JSON).
 # Moving a procedure to a new template version is a deliberate edit here.
 TEMPLATES = {
-    "llm.rate": ("rate.v1", "score"),
-    "llm.check": ("check.v1", "answer"),
-    "llm.choose": ("choose.v1", "label"),
-    "llm.compare": ("compare.v1", "preference"),
+    "llm.rate": ("rate.v2", "score"),
+    "llm.check": ("check.v2", "answer"),
+    "llm.choose": ("choose.v2", "label"),
+    "llm.compare": ("compare.v2", "preference"),
 }
 # `llm.compare { reply = ratings }`: one rating per response in one reply.
-COMPARE_RATINGS = "compare_ratings.v1"
+COMPARE_RATINGS = "compare_ratings.v2"
+# The built-in templates whose replies give the answer before the reason,
+# with the reason at most REASON_MAX_CHARS long (version 2 on): a server that
+# constrains its reply to the schema then reaches the answer, and stops soon
+# after it, whatever the reply's token limit. Version 1 and a criterion's own
+# template keep the schema they were written for: reason first, unbounded.
+ANSWER_FIRST = frozenset({"rate@v2", "check@v2", "choose@v2", "compare@v2", "compare_ratings@v2"})
+REASON_MAX_CHARS = 200
 NUDGE = "nudge.v1"
 PATTERN_NUDGE = "nudge_pattern.v1"  # after a reply an answer pattern cannot read
 
@@ -143,9 +150,10 @@ def answer_schema(criterion: Criterion) -> dict:
 
 
 def response_format(criterion: Criterion) -> dict | None:
-    """The structured-output request: `{"reason": ..., KEY: answer}`, the
-    reason first so the model explains before it commits to an answer.
-    None when the criterion reads its answer with a pattern (or uses
+    """The structured-output request: `{KEY: answer, "reason": ...}` with a
+    bounded reason for the built-in templates in ANSWER_FIRST, else
+    `{"reason": ..., KEY: answer}` (the layout the template asks for in
+    words). None when the criterion reads its answer with a pattern (or uses
     Prometheus's prompt): the reply is then free text."""
     if criterion.params.get("answer", "json") != "json" or template_choice(criterion) == "prometheus":
         return None
@@ -156,12 +164,14 @@ def response_format(criterion: Criterion) -> dict | None:
     else:
         keys = (answer_key(criterion.procedure),)
         props = {keys[0]: answer_schema(criterion)}
-    schema = {
-        "type": "object",
-        "properties": {"reason": {"type": "string"}, **props},
-        "required": ["reason", *keys],
-        "additionalProperties": False,
-    }
+    built_in = criterion_template(criterion).id if criterion.prompt is None else criterion.prompt.rewritten_from
+    if built_in in ANSWER_FIRST:
+        properties = {**props, "reason": {"type": "string", "maxLength": REASON_MAX_CHARS}}
+        required = [*keys, "reason"]
+    else:
+        properties = {"reason": {"type": "string"}, **props}
+        required = ["reason", *keys]
+    schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
     return {"type": "json_schema", "json_schema": {"name": criterion.procedure.replace(".", "_"), "strict": True, "schema": schema}}
 
 

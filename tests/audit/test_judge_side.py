@@ -97,7 +97,9 @@ def _judge(text: str = RATED):
 
 
 def _with_prompt(criterion, text: str):
-    return attrs.evolve(criterion, prompt=PromptSource(text, None))
+    # As the audit patches a judge: the text, and the built-in template it came from.
+    origin = criterion.prompt.rewritten_from if criterion.prompt else prompting.criterion_template(criterion).id
+    return attrs.evolve(criterion, prompt=PromptSource(text, None, rewritten_from=origin))
 
 
 @pytest.mark.parametrize("kind", sorted(BUILT_INS))
@@ -126,7 +128,7 @@ def test_instruction_ordering_moves_the_reply_format_paragraph_of_the_last_user_
     assert after.messages[0] == before.messages[0]
     paras = before.messages[1]["content"].split("\n\n")
     assert after.messages[1]["content"] == "\n\n".join([paras[-1], *paras[:-1]])
-    assert after.messages[1]["content"].startswith("First explain your rating")
+    assert after.messages[1]["content"].startswith("Give your rating first")
 
 
 def test_instruction_ordering_on_a_users_template_keeps_its_few_shot_turns_or_says_why_not():

@@ -155,8 +155,8 @@ def test_an_llm_judge_samples_each_repeat_with_its_own_seed_and_reuses_the_cache
     assert inv["excess_over_noise"]["value"] == 0.8  # all five repeats flip, against one in five
     flip = r["flips"][0]
     assert flip["changed"] == ["criteria"] and flip["generator"] == "llm"
-    assert flip["original"]["criteria"]["correct"]["prompt"].startswith("<!--\nllm.check, version 1.")
-    assert "## user\nPlease check: Answer a question" in flip["perturbed"]["criteria"]["correct"]["prompt"]
+    assert flip["original"]["criteria"]["correct"]["prompt"].startswith("<!--\nllm.check, version 2.")
+    assert "## user\nPlease check: {{#input}}" in flip["perturbed"]["criteria"]["correct"]["prompt"]
     assert flip["localization"]["moved"] == [{"node": "correct", "kind": "criterion", "candidate": "response", "original": True, "perturbed": False}]
     assert flip["localization"]["reached_sink"] is True
     assert r["by_criterion"]["correct"]["in_flips"] == 12

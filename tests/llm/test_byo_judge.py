@@ -332,7 +332,7 @@ readout pairwise { epsilon = 0.5, resolve = tie }
         assert rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache").exit_code == 0
         assert len(server.chats) == 2
         schema = server.chats[0].body["response_format"]["json_schema"]["schema"]
-        assert schema["required"] == ["reason", "score_a", "score_b"]
+        assert schema["required"] == ["score_a", "score_b", "reason"]
     rec = json.loads((tmp_path / "t.jsonl").read_text())
     assert rec["criteria"]["rated"]["x"]["value"] == 6 and rec["criteria"]["rated"]["y"]["value"] == 6
 

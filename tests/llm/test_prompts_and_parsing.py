@@ -3,11 +3,16 @@ hash) and answer parsing (JSON, then end-anchored text; never clamped)."""
 
 from __future__ import annotations
 
+import re
+from importlib import resources
+
+import attrs
 import pytest
 
+from rubriclang.checker.graph import PromptSource
 from rubriclang.interp.items import Item
 from rubriclang.llm.parsing import parse
-from rubriclang.llm.prompting import PromptError, load_template, render
+from rubriclang.llm.prompting import ANSWER_FIRST, COMPARE_RATINGS, REASON_MAX_CHARS, TEMPLATES, PromptError, load_template, render
 
 from .conftest import criterion
 
@@ -67,18 +72,41 @@ def test_the_response_schema_follows_the_criterion_type(crit, key, schema):
     fmt = render(crit, ITEM, "response").request.response_format
     assert fmt["type"] == "json_schema"
     body = fmt["json_schema"]["schema"]
-    assert body["properties"][key] == schema and body["required"] == ["reason", key]
+    assert body["properties"][key] == schema and body["required"] == [key, "reason"]
+    # The answer comes before a bounded reason: a constrained reply reaches it whatever its token limit.
+    assert list(body["properties"]) == [key, "reason"]
+    assert body["properties"]["reason"] == {"type": "string", "maxLength": REASON_MAX_CHARS}
+
+
+@pytest.mark.parametrize("procedure", sorted(TEMPLATES))
+def test_each_built_in_prompt_asks_in_words_for_the_json_its_schema_asks_for(procedure):
+    """The reply-format sentence names the schema's keys in the schema's order."""
+    crit = {"llm.rate": RATE, "llm.check": CHECK, "llm.choose": CHOOSE}.get(procedure)
+    stems = [TEMPLATES[procedure][0]] + ([COMPARE_RATINGS] if procedure == "llm.compare" else [])
+    for stem in stems:
+        assert load_template(stem).id in ANSWER_FIRST
+        example = resources.files("rubriclang.llm").joinpath("prompts", f"{stem}.md").read_text().rstrip().splitlines()[-1]
+        keys = re.findall(r'"(\w+)": ', example)
+        if crit is not None:
+            assert keys == list(render(crit, ITEM, "response").request.response_format["json_schema"]["schema"]["properties"])
+        assert keys[-1] == "reason" and len(keys) >= 2
+
+
+def test_a_criterion_with_its_own_template_keeps_the_reason_first_schema():
+    own = attrs.evolve(RATE, prompt=PromptSource('## user\nRate {{response}} on {{question}} as {{scale}}. JSON: {"reason": "...", "score": n}', None))
+    body = render(own, ITEM, "response").request.response_format["json_schema"]["schema"]
+    assert list(body["properties"]) == ["reason", "score"] and body["properties"]["reason"] == {"type": "string"}
 
 
 def test_the_prompt_hash_depends_on_what_is_shown():
     a = render(RATE, ITEM, "response")
     assert a.prompt_hash == render(RATE, ITEM, "response").prompt_hash
     assert a.prompt_hash != render(RATE, Item("1", "What is 2 + 2?", {"response": "5"}), "response").prompt_hash
-    assert a.template == "rate@v1"
+    assert a.template == "rate@v2"
 
 
 def test_every_template_has_a_system_and_a_user_message():
-    for stem in ("rate.v1", "check.v1", "choose.v1"):
+    for stem in ("rate.v1", "check.v1", "choose.v1", "rate.v2", "check.v2", "choose.v2"):
         assert list(load_template(stem).roles) == ["system", "user"]
 
 
@@ -122,3 +150,15 @@ def test_answers_are_read(crit, text, value, method):
 def test_unreadable_or_out_of_type_answers_are_failures_never_clamped(crit, text, error):
     result = parse(crit, text)
     assert result.value is None and result.error.startswith(error)
+
+
+@pytest.mark.parametrize("item", [ITEM, Item("2", "", {"response": "Four."})])
+def test_built_in_prompts_of_one_candidate_share_everything_before_the_criterion(item):
+    """A server's prompt cache can reuse the system message, task, response and
+    reference across every criterion of a candidate."""
+    rendered = [render(c, item, "response").request.messages for c in (RATE, SCORE, CHECK, CHOOSE)]
+    assert len({m[0]["content"] for m in rendered}) == 1
+    users = [m[1]["content"] for m in rendered]
+    shared = users[0][: users[0].index("</response>") + len("</response>\n")]
+    assert all(u.startswith(shared) for u in users)
+    assert all(c.params["question"] not in shared for c in (RATE, SCORE, CHECK, CHOOSE))
