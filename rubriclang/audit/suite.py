@@ -79,6 +79,7 @@ class Suite:
     judge_backend: BackendConfig = BackendConfig()
     generator: BackendConfig = BackendConfig(temperature=0.7, max_tokens=1024)
     validator: BackendConfig = BackendConfig()
+    summarizer: BackendConfig | None = None  # None: rules, or the generator's model with --summary
     custom: dict[str, Operator] = attrs.field(factory=dict)
 
     def operator(self, name: str) -> Operator:
@@ -261,7 +262,7 @@ def _operators(value: Any, custom: dict, lines: Lines) -> tuple[str, ...] | None
 
 TOP_KEYS = (
     "judge", "items", "annotations", "recorded", "repeats", "tolerance", "seed", "positive", "gold", "limit",
-    "concurrency", "operators", "options", "generator", "validator", "custom",
+    "concurrency", "operators", "options", "generator", "validator", "summarizer", "custom",
 )  # fmt: skip
 
 
@@ -310,5 +311,6 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
         judge_backend=_backend(judge_table, "judge", BackendConfig(), base, lines, extra=("graph",)),
         generator=_backend(data.get("generator"), "generator", BackendConfig(temperature=0.7, max_tokens=1024), base, lines),
         validator=_backend(data.get("validator"), "validator", BackendConfig(), base, lines),
+        summarizer=None if data.get("summarizer") is None else _backend(data["summarizer"], "summarizer", BackendConfig(), base, lines),
         custom=custom,
     )
