@@ -26,7 +26,7 @@ from rubriclang.tomlfile import Lines, read_toml
 
 TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NAME = re.compile(r"[a-z][a-z0-9_]*")
+NAME = re.compile(r"[a-z][a-z0-9_]*")
 # Bounds of the numbers a suite may give (beyond them a server, the cache or
 # a timer would fail later, far from the line at fault). Seeds are 32-bit:
 # the most servers accept, and -1 is "random" to some.
@@ -226,7 +226,7 @@ def _custom(entries: Any, lines: Lines) -> dict[str, Operator]:
             if key not in d:
                 raise SuiteError(lines.at(None, "custom", i), f"a [[custom]] operator needs `{key}`")
         name = _typed(d, "name", str, lines, "custom", i)
-        if not _NAME.fullmatch(name):
+        if not NAME.fullmatch(name):
             raise SuiteError(lines.at("name", "custom", i), f"`{name}` is not a valid operator name", "lower case letters, digits and _, starting with a letter")
         if name in load_catalog() or name in out:
             raise SuiteError(lines.at("name", "custom", i), f"operator `{name}` is already defined", "give the custom operator another name")

@@ -12,7 +12,7 @@ import jsonschema
 
 from rubriclang.audit.suite import load_suite
 
-from .helpers import REPO, report, role_of, user_text
+from .helpers import GSM8K_JUDGE, REPO, report, role_of, user_text
 
 SENTINEL = "sk-audit-sentinel-7f3a9"
 
@@ -238,3 +238,27 @@ def test_an_unreachable_judge_stops_the_audit_before_any_judgment(rbg, tmp_path,
     assert "the judge's LLM backend" in result.output and "cannot reach" in result.output
     assert "Traceback" not in result.output
     assert not (tmp_path / "out" / "runs.jsonl").exists()
+
+
+def test_suggest_writes_the_valid_custom_operators_as_tables_a_suite_loads(rbg, suite, scripted, tmp_path, items_file):
+    good = {"name": "unit_swap", "surface": "output", "relation": "directional", "instruction": 'Change the final answer\'s unit "\\n[judge]', "rationale": "The verifier\nreads the number."}
+    answer = {"operators": [good, {**good, "name": "typo_noise"}, {**good, "name": "bad_surface", "surface": "rubric"}, {**good, "name": "Bad Name"}, {"name": "no_fields"}]}
+    server = scripted(lambda role, body: json.dumps(answer))
+    out = tmp_path / "custom.toml"
+    result = rbg("audit", "suggest", GSM8K_JUDGE, items_file, "--out", out, "--base-url", server.url)
+    assert result.exit_code == 0, result.output
+    assert "1 custom operator(s) proposed" in result.output
+    assert "dropped `typo_noise`: already a catalog operator" in result.output
+    assert "dropped `bad_surface`: surface `rubric` is not one of" in result.output
+    assert "dropped `Bad Name`: not a valid operator name" in result.output
+    assert "dropped `no_fields`: not an entry with" in result.output
+    # The generator was shown the judge's criteria and items.
+    shown = user_text(server.requests[0])
+    assert "criterion correct" in shown and "task:" in shown
+    # The tables are a valid suite's [[custom]] entries, the text kept exactly.
+    path = suite(out.read_text())
+    loaded = load_suite(str(path))
+    assert list(loaded.custom) == ["unit_swap"]
+    assert loaded.custom["unit_swap"].relation == "directional"
+    assert "# The verifier reads the number." in out.read_text()
+    assert rbg("audit", "suggest", GSM8K_JUDGE, items_file, "--out", out, "--base-url", server.url).exit_code == 2
