@@ -24,7 +24,7 @@ from rubriclang.audit.perturb.generate import Generation
 from rubriclang.audit.report_json import AuditData, build_report, render_text
 from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
 from rubriclang.audit.suite import Suite
-from rubriclang.audit.summary import summarise
+from rubriclang.audit.summary import rule_summary, summarise
 from rubriclang.audit.variants import item_json
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.evaluation.gold import GoldError, read_gold
@@ -212,8 +212,10 @@ class Audit:
         )
         self.phase("writing the report", None)
         report = build_report(data)
-        if self.req.summary:
-            report["summary"] = await summarise(self.backends.asker(self.suite.generator, role="summary"), report)
+        if self.req.summary or self.suite.summarizer is not None:
+            report["summary"] = await summarise(self.backends.asker(self.suite.summarizer or self.suite.generator, role="summary"), report)
+        else:
+            report["summary"] = rule_summary(report)
         report["usage"] = self._usage()
         write_json(self.paths["report"], report, indent=2)
         write_atomic(self.paths["report.txt"], render_text(report))

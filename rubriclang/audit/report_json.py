@@ -18,6 +18,7 @@ from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.localize import EPS, Localizer, moved_criteria
 from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, gold_extras, mean_estimate
 from rubriclang.audit.seal import Sealed
+from rubriclang.audit.summary import render_text as summary_lines
 from rubriclang.audit.variants import Variant, texts
 from rubriclang.interp.items import Item
 from rubriclang.safetext import printable
@@ -487,9 +488,8 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         if len(findings) > max_flips:
             lines.append(f"  ... and {len(findings) - max_flips} more in report.json")
     lines += [f"Note: {n}" for n in report["notes"]]
-    if report.get("summary") and report["summary"].get("text"):
-        lines.append("Summary (written by an LLM; check it against the figures):")
-        lines.append("  " + report["summary"]["text"])
+    if report.get("summary"):
+        lines += summary_lines(report["summary"])
     # Item ids, variant names and the model's summary are data: no control
     # character of theirs reaches a terminal or report.txt.
     return printable("\n".join(lines) + "\n")

@@ -26,7 +26,7 @@ from rubriclang.tomlfile import Lines, read_toml
 
 TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NAME = re.compile(r"[a-z][a-z0-9_]*")
+NAME = re.compile(r"[a-z][a-z0-9_]*")
 # Bounds of the numbers a suite may give (beyond them a server, the cache or
 # a timer would fail later, far from the line at fault). Seeds are 32-bit:
 # the most servers accept, and -1 is "random" to some.
@@ -79,6 +79,7 @@ class Suite:
     judge_backend: BackendConfig = BackendConfig()
     generator: BackendConfig = BackendConfig(temperature=0.7, max_tokens=1024)
     validator: BackendConfig = BackendConfig()
+    summarizer: BackendConfig | None = None  # None: rules, or the generator's model with --summary
     custom: dict[str, Operator] = attrs.field(factory=dict)
 
     def operator(self, name: str) -> Operator:
@@ -225,7 +226,7 @@ def _custom(entries: Any, lines: Lines) -> dict[str, Operator]:
             if key not in d:
                 raise SuiteError(lines.at(None, "custom", i), f"a [[custom]] operator needs `{key}`")
         name = _typed(d, "name", str, lines, "custom", i)
-        if not _NAME.fullmatch(name):
+        if not NAME.fullmatch(name):
             raise SuiteError(lines.at("name", "custom", i), f"`{name}` is not a valid operator name", "lower case letters, digits and _, starting with a letter")
         if name in load_catalog() or name in out:
             raise SuiteError(lines.at("name", "custom", i), f"operator `{name}` is already defined", "give the custom operator another name")
@@ -261,7 +262,7 @@ def _operators(value: Any, custom: dict, lines: Lines) -> tuple[str, ...] | None
 
 TOP_KEYS = (
     "judge", "items", "annotations", "recorded", "repeats", "tolerance", "seed", "positive", "gold", "limit",
-    "concurrency", "operators", "options", "generator", "validator", "custom",
+    "concurrency", "operators", "options", "generator", "validator", "summarizer", "custom",
 )  # fmt: skip
 
 
@@ -310,5 +311,6 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
         judge_backend=_backend(judge_table, "judge", BackendConfig(), base, lines, extra=("graph",)),
         generator=_backend(data.get("generator"), "generator", BackendConfig(temperature=0.7, max_tokens=1024), base, lines),
         validator=_backend(data.get("validator"), "validator", BackendConfig(), base, lines),
+        summarizer=None if data.get("summarizer") is None else _backend(data["summarizer"], "summarizer", BackendConfig(), base, lines),
         custom=custom,
     )

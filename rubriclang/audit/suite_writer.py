@@ -110,3 +110,13 @@ def render_suite(
 def describe(op: Operator) -> str:
     """The default comment of a chosen operator."""
     return f"{op.surface}, {op.relation}, {op.generator}: {op.summary}"
+
+
+def render_custom(entries: list[dict], made_by: str) -> str:
+    """Proposed `[[custom]]` tables, each under its rationale, to review
+    and paste into a suite."""
+    lines = [f"# Custom operators proposed by `{made_by}`: review each, then paste it into a suite.", "# The format: docs/audit.md (the [[custom]] table)."]
+    for e in entries:
+        lines += ["", f"# {_comment(e['rationale'])}", "[[custom]]"]
+        lines += [f"{k} = {_q(e[k])}" for k in ("name", "surface", "relation", "instruction")]
+    return "\n".join(lines) + "\n"

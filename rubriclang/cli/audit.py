@@ -207,13 +207,21 @@ def _judge_and_items(graph_path: str, items_path: str):
 
 def _write_suite(path: str, force: bool, *render_args) -> None:
     """Write the suite `render_suite(path, *render_args)` makes to `path`."""
-    from rubriclang.audit.suite_writer import SuiteTextError, render_suite
+    from rubriclang.audit.suite_writer import render_suite
+
+    _write_toml(path, force, lambda: render_suite(path, *render_args))
+
+
+def _write_toml(path: str, force: bool, render) -> None:
+    """Write the TOML text `render()` makes to `path`, never over a file
+    unless `force`."""
+    from rubriclang.audit.suite_writer import SuiteTextError
     from rubriclang.safeio import describe_os_error, write_atomic
 
     if os.path.exists(path) and not force:
-        raise DataError(f"`{path}` exists; give another --output, or --force to overwrite it")
+        raise DataError(f"`{path}` exists; give another path, or --force to overwrite it")
     try:
-        text = render_suite(path, *render_args)
+        text = render()
     except SuiteTextError as exc:
         raise DataError(str(exc)) from None
     try:
@@ -259,43 +267,85 @@ def init(graph, items, output, force, base_url) -> None:
     click.echo(f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge){sized}; {len(skipped)} do not apply.")
 
 
+def _model_options(role: str):
+    """The options naming the model of `plan` and `suggest`."""
+
+    def wrap(f):
+        for opt in reversed((
+            click.option("--base-url", metavar="URL", help=f"The {role}'s OpenAI-compatible server (default: the embedded local model)."),
+            click.option("--model", metavar="NAME", help=f"The {role}'s model (default: the server's only model)."),
+            click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key."),
+            click.option("--model-file", type=click.Path(dir_okay=False), metavar="GGUF", help="The embedded model's GGUF file."),
+            click.option("--cache", type=click.Path(dir_okay=False), help="The call cache."),
+            click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
+        )):
+            f = opt(f)
+        return f
+
+    return wrap
+
+
+def _ask(cfg, cache, no_cache, propose):
+    """propose(asker) run against the model `cfg`; a PlanError exits 1."""
+    from rubriclang.audit.backends import Backends
+    from rubriclang.audit.planner import PlanError
+
+    async def go():
+        backends = Backends(cache, no_cache)
+        try:
+            return await propose(backends.asker(cfg))
+        finally:
+            await backends.aclose()
+
+    try:
+        return asyncio.run(go())
+    except PlanError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)
+
+
 @audit.command("plan")
 @click.argument("graph", type=click.Path(dir_okay=False))
 @click.argument("items", type=click.Path(dir_okay=False))
 @_output
 @_force
-@click.option("--base-url", metavar="URL", help="The planner's OpenAI-compatible server (default: the embedded local model).")
-@click.option("--model", metavar="NAME", help="The planner's model (default: the server's only model).")
-@click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key.")
-@click.option("--model-file", type=click.Path(dir_okay=False), metavar="GGUF", help="The embedded model's GGUF file.")
-@click.option("--cache", type=click.Path(dir_okay=False), help="The call cache.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
+@_model_options("planner")
 def plan(graph, items, output, force, base_url, model, api_key_env, model_file, cache, no_cache) -> None:
     """Ask a model to propose operators for auditing GRAPH on ITEMS, each
     with a one-line rationale, and write them into an editable suite. It
     runs nothing: review the suite, then `rbg audit SUITE --out DIR`."""
-    from rubriclang.audit.backends import Backends
-    from rubriclang.audit.planner import PlanError
     from rubriclang.audit.planner import plan as propose
     from rubriclang.audit.suite import BackendConfig
 
     judge, item_list = _judge_and_items(graph, items)
     cfg = BackendConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.0, max_tokens=1024)
-
-    async def go():
-        backends = Backends(cache, no_cache)
-        try:
-            return await propose(backends.asker(cfg), judge, item_list)
-        finally:
-            await backends.aclose()
-
-    try:
-        chosen, dropped, skipped = asyncio.run(go())
-    except PlanError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(1)
+    chosen, dropped, skipped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
     _write_suite(output, force, graph, items, judge, chosen, skipped, "rbg audit plan")
     click.echo(f"Wrote {output}: {len(chosen)} operators proposed for `{judge.graph.name}`; nothing was run.")
+    for name, why in dropped:
+        click.echo(f"  dropped `{name}`: {why}", err=True)
+
+
+@audit.command("suggest")
+@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("items", type=click.Path(dir_okay=False))
+@click.option("--out", "output", default="custom.toml", show_default=True, type=click.Path(dir_okay=False), help="Where to write the proposed [[custom]] tables.")
+@_force
+@_model_options("generator")
+def suggest(graph, items, output, force, base_url, model, api_key_env, model_file, cache, no_cache) -> None:
+    """Ask the generator model for custom operators that fit GRAPH's task
+    (shown its criteria and a few ITEMS), each with a surface, relation,
+    instruction and rationale, and write them as [[custom]] tables to
+    review. It runs nothing."""
+    from rubriclang.audit.suggest import suggest as propose
+    from rubriclang.audit.suite import BackendConfig
+    from rubriclang.audit.suite_writer import render_custom
+
+    judge, item_list = _judge_and_items(graph, items)
+    cfg = BackendConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.7, max_tokens=1024)
+    kept, dropped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
+    _write_toml(output, force, lambda: render_custom(kept, "rbg audit suggest"))
+    click.echo(f"Wrote {output}: {len(kept)} custom operator(s) proposed for `{judge.graph.name}`; review them, then paste them into a suite.")
     for name, why in dropped:
         click.echo(f"  dropped `{name}`: {why}", err=True)
 

@@ -103,3 +103,29 @@ def test_text_report_names_the_figures(rbg, suite, tmp_path):
     result = rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n'), "--out", tmp_path / "out")
     assert "detection rate       0.500" in result.output
     assert (tmp_path / "out" / "report.txt").read_text() in result.output
+
+
+def test_the_summary_without_a_model_is_computed_from_the_figures_with_exact_pointers(rbg, suite, tmp_path):
+    result = rbg("audit", suite('repeats = 1\noperators = ["partial_completion", "typo_noise"]\n'), "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    r = report(tmp_path / "out")
+    s = r["summary"]
+    assert (s["written_by"], s["model"], s["findings"], s["actions"], s["follow_ups"], s["dropped"]) == ("rules", None, [], [], [], [])
+    # Detection is 4/8 (not below one half); typo_noise reads only the input, which the verifier ignores.
+    assert [(e["figures"], e["items"]) for e in s["limitations"]] == [(["operators.typo_noise"], [])]
+    jsonschema.validate(r, SCHEMA)
+    assert "Summary (computed from the figures):" in (tmp_path / "out" / "report.txt").read_text()
+
+
+def test_rule_summary_reports_a_missed_degradation_and_an_unstable_baseline_with_their_items(rbg, suite, tmp_path):
+    from rubriclang.audit.summary import rule_summary
+
+    rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n'), "--out", tmp_path / "out")
+    r = report(tmp_path / "out")
+    block = r["by_operator"]["partial_completion"]["directional"]
+    block["detection_rate"] = {**block["detection_rate"], "value": 0.25}
+    r["metrics"]["baselines"].update(unstable=1, unstable_items=["gsm8k-0001-full"])
+    s = rule_summary(r)
+    missed = [f"gsm8k-000{i}-full/partial_completion" for i in range(4)]
+    assert [(e["figures"], e["items"]) for e in s["findings"]] == [(["by_operator.partial_completion.directional.detection_rate"], missed)]
+    assert [(e["figures"], e["items"]) for e in s["limitations"]] == [(["metrics.baselines.unstable"], ["gsm8k-0001-full"])]

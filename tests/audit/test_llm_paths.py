@@ -8,9 +8,11 @@ import json
 import re
 import socket
 
+import jsonschema
+
 from rubriclang.audit.suite import load_suite
 
-from .helpers import report, role_of, user_text
+from .helpers import GSM8K_JUDGE, REPO, report, role_of, user_text
 
 SENTINEL = "sk-audit-sentinel-7f3a9"
 
@@ -197,12 +199,36 @@ def test_the_planner_proposes_operators_into_an_editable_suite(rbg, scripted, tm
 
 
 def test_summary_is_written_by_the_generator_model_and_marked_as_such(rbg, suite, scripted, tmp_path):
-    server = scripted(lambda role, body: json.dumps({"summary": "The verifier caught half of the cuts."}))
+    entry = {"text": "The verifier caught half of the cuts.", "figures": ["by_operator.partial_completion.directional.detection_rate"], "items": ["gsm8k-0000-full/partial_completion"]}
+    server = scripted(lambda role, body: json.dumps({"findings": [entry], "actions": [], "limitations": [], "follow_ups": []}))
     path = suite(f'repeats = 1\noperators = ["partial_completion"]\n[generator]\nbase_url = "{server.url}"\n')
     result = rbg("audit", path, "--out", tmp_path / "out", "--summary")
     assert result.exit_code == 0, result.output
-    assert report(tmp_path / "out")["summary"] == {"written_by": "llm", "model": "scripted", "text": "The verifier caught half of the cuts.", "error": None}
+    s = report(tmp_path / "out")["summary"]
+    assert (s["written_by"], s["model"], s["findings"], s["dropped"]) == ("llm", "scripted", [entry], [])
     assert "Summary (written by an LLM" in result.output
+
+
+def test_a_summary_entry_pointing_at_a_figure_or_item_the_report_lacks_is_dropped_and_noted(rbg, suite, scripted, tmp_path):
+    good = {"text": "Half of the cuts were caught.", "figures": ["metrics.directional.detection_rate"], "items": []}
+    bad_figure = {"text": "Typos flipped 40%.", "figures": ["by_operator.typo_noise.invariant.flip_rate"], "items": []}
+    bad_item = {"text": "An invented item.", "figures": ["metrics.repeat_flip_rate"], "items": ["gsm8k-9999-full"]}
+    answer = {"findings": [good, bad_figure], "actions": [bad_item], "limitations": [], "follow_ups": []}
+    server = scripted(lambda role, body: json.dumps(answer))
+    path = suite(f'repeats = 1\noperators = ["partial_completion"]\n[summarizer]\nbase_url = "{server.url}"\n')
+    result = rbg("audit", path, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    r = report(tmp_path / "out")
+    s = r["summary"]
+    assert (s["findings"], s["actions"]) == ([good], [])
+    assert s["dropped"] == [
+        'findings[1]: points at "by_operator.typo_noise.invariant.flip_rate", which the report does not hold',
+        'actions[0]: points at "gsm8k-9999-full", which the report does not hold',
+    ]
+    # The [summarizer] table is the only model asked.
+    assert [role_of(b) for b in server.requests] == ["summary"]
+    jsonschema.validate(r, json.loads((REPO / "rubriclang" / "audit" / "report.schema.json").read_text()))
+    assert "dropped: findings[1]" in (tmp_path / "out" / "report.txt").read_text()
 
 
 def test_an_unreachable_judge_stops_the_audit_before_any_judgment(rbg, tmp_path, items_file):
@@ -212,3 +238,27 @@ def test_an_unreachable_judge_stops_the_audit_before_any_judgment(rbg, tmp_path,
     assert "the judge's LLM backend" in result.output and "cannot reach" in result.output
     assert "Traceback" not in result.output
     assert not (tmp_path / "out" / "runs.jsonl").exists()
+
+
+def test_suggest_writes_the_valid_custom_operators_as_tables_a_suite_loads(rbg, suite, scripted, tmp_path, items_file):
+    good = {"name": "unit_swap", "surface": "output", "relation": "directional", "instruction": 'Change the final answer\'s unit "\\n[judge]', "rationale": "The verifier\nreads the number."}
+    answer = {"operators": [good, {**good, "name": "typo_noise"}, {**good, "name": "bad_surface", "surface": "rubric"}, {**good, "name": "Bad Name"}, {"name": "no_fields"}]}
+    server = scripted(lambda role, body: json.dumps(answer))
+    out = tmp_path / "custom.toml"
+    result = rbg("audit", "suggest", GSM8K_JUDGE, items_file, "--out", out, "--base-url", server.url)
+    assert result.exit_code == 0, result.output
+    assert "1 custom operator(s) proposed" in result.output
+    assert "dropped `typo_noise`: already a catalog operator" in result.output
+    assert "dropped `bad_surface`: surface `rubric` is not one of" in result.output
+    assert "dropped `Bad Name`: not a valid operator name" in result.output
+    assert "dropped `no_fields`: not an entry with" in result.output
+    # The generator was shown the judge's criteria and items.
+    shown = user_text(server.requests[0])
+    assert "criterion correct" in shown and "task:" in shown
+    # The tables are a valid suite's [[custom]] entries, the text kept exactly.
+    path = suite(out.read_text())
+    loaded = load_suite(str(path))
+    assert list(loaded.custom) == ["unit_swap"]
+    assert loaded.custom["unit_swap"].relation == "directional"
+    assert "# The verifier reads the number." in out.read_text()
+    assert rbg("audit", "suggest", GSM8K_JUDGE, items_file, "--out", out, "--base-url", server.url).exit_code == 2

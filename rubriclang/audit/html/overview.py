@@ -161,15 +161,25 @@ def notes(report: dict) -> Markup | None:
 
 
 def machine_summary(report: dict) -> Markup | None:
-    """The LLM-written summary, marked as such, or None when there is none."""
+    """The structured summary (marked as machine-written when a model wrote
+    it), each entry with the figures and items it rests on; None when none."""
+    from rubriclang.audit.summary import SECTIONS
+
     s = report.get("summary")
     if not s:
         return None
-    who = f"by the model {s['model']}" if s.get("model") else "by a language model"
-    warning = el("p", {"class": "warn"}, el("strong", None, "Machine-written"), f" {who}. It may be wrong: check every claim against the figures in this report.")
-    if s.get("text"):
-        paras = [p.strip() for p in s["text"].replace("\r\n", "\n").split("\n\n") if p.strip()]
-        body = [el("p", {"class": "prose"}, p) for p in paras]
-    else:
-        body = [el("p", {"class": "muted"}, "No summary could be written" + (f": {s['error']}" if s.get("error") else "."))]
-    return el("section", {"id": "summary", "class": "machine"}, el("h2", None, "Summary of findings (written by an LLM)"), warning, body)
+    body: list = []
+    if s["written_by"] == "llm":
+        who = f"by the model {s['model']}" if s.get("model") else "by a language model"
+        body.append(el("p", {"class": "warn"}, el("strong", None, "Machine-written"), f" {who}. It may be wrong: check every claim against the figures in this report."))
+    if s.get("error"):
+        body.append(el("p", {"class": "muted"}, s["error"]))
+    titles = {"findings": "Findings", "actions": "Recommended actions", "limitations": "Limitations", "follow_ups": "Follow-up audits"}
+    for section in SECTIONS:
+        if s[section]:
+            body += [el("h3", None, titles[section]), el("ul", None, [
+                el("li", None, e["text"], el("span", {"class": "muted"}, " \u2014 " + ", ".join(e["figures"] + e["items"]))) for e in s[section]])]
+    if s.get("dropped"):
+        body += [el("h3", None, "Dropped (pointing at figures the report does not hold)"), el("ul", None, [el("li", None, d) for d in s["dropped"]])]
+    title = "Summary of findings (written by an LLM)" if s["written_by"] == "llm" else "Summary of findings (computed from the figures)"
+    return el("section", {"id": "summary", "class": "machine"}, el("h2", None, title), body)
