@@ -74,7 +74,7 @@ def write_atomic(path: str, data: str | bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_folder(folder)
+    fsync_folder(folder)
 
 
 def _temporary(folder: str, name: str) -> tuple[int, str]:
@@ -88,7 +88,7 @@ def _temporary(folder: str, name: str) -> tuple[int, str]:
             continue
 
 
-def _fsync_folder(folder: str) -> None:
+def fsync_folder(folder: str) -> None:
     """Make a rename or a new file in `folder` durable (a no-op where
     folders cannot be opened)."""
     try:

@@ -26,6 +26,7 @@ from rubriclang.errors import LocatedError
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.readout import Decision
 from rubriclang.jsonl import JsonLines
+from rubriclang.safeio import fsync_folder
 
 SCHEMA = "rubriclang.trace/1"
 
@@ -471,22 +472,8 @@ def without_items(state: TraceFile, items: set[str]) -> TraceFile:
                 raise
     except OSError as exc:
         raise OutputError(state.path, f"cannot rewrite it: {exc.strerror or exc}", "nothing was changed; fix the cause and run again") from None
-    _fsync_folder(folder)
+    fsync_folder(folder)
     return TraceFile(state.path, True, state.graph if statuses else None, statuses, numbers, end, end)
-
-
-def _fsync_folder(folder: str) -> None:
-    """Make a rename in `folder` durable (where folders can be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def decision_of(rec: dict) -> Decision:
