@@ -172,11 +172,14 @@ def machine_summary(report: dict) -> Markup | None:
     if s["written_by"] == "llm":
         who = f"by the model {s['model']}" if s.get("model") else "by a language model"
         body.append(el("p", {"class": "warn"}, el("strong", None, "Machine-written"), f" {who}. It may be wrong: check every claim against the figures in this report."))
+    old_shape = "text" in s and "findings" not in s  # a report of schema /1: the model's free text
     if s.get("error"):
-        body.append(el("p", {"class": "muted"}, s["error"]))
+        body.append(el("p", {"class": "muted"}, f"No summary could be written: {s['error']}" if old_shape and not s.get("text") else s["error"]))
+    if s.get("text"):
+        body += [el("p", None, para) for para in s["text"].split("\n\n") if para.strip()]
     titles = {"findings": "Findings", "actions": "Recommended actions", "limitations": "Limitations", "follow_ups": "Follow-up audits"}
     for section in SECTIONS:
-        if s[section]:
+        if s.get(section):
             body += [el("h3", None, titles[section]), el("ul", None, [
                 el("li", None, e["text"], el("span", {"class": "muted"}, " \u2014 " + ", ".join(e["figures"] + e["items"]))) for e in s[section]])]
     if s.get("dropped"):
