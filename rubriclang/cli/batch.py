@@ -77,13 +77,14 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
     """Write one Batch API request per LLM criterion call that `rbg run`
     would make for ITEMS: the same body, byte for byte. Rule, annotation and
     recorded criteria make no call and are not exported."""
-    from rubriclang.llm.compiler.loop import write_atomic
+    from rubriclang.safeio import write_atomic
 
     g = load_graph(graph)
     _batchable(g)
     calls = _calls(g, _read_items(items), model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
     lines = "".join(json.dumps(c.line(model), ensure_ascii=False) + "\n" for c in calls)
     try:
+        os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
         write_atomic(out, lines)
     except OSError as exc:
         raise DataError(f"cannot write `{out}`: {exc.strerror}") from None

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
-import tempfile
 from typing import Any
 
 import attrs
@@ -30,6 +28,7 @@ from rubriclang.llm.compiler import ir as irmod
 from rubriclang.llm.compiler.log import CompileLog
 from rubriclang.llm.compiler.prompt import messages, repair_message, spec_message, system_message
 from rubriclang.llm.compiler.spec import Spec
+from rubriclang.safeio import write_atomic
 
 # Deterministic by default; room for a decomposed rubric's program.
 DEFAULT_SAMPLING = Sampling(temperature=0.0, max_tokens=2048, seed=0)
@@ -129,6 +128,7 @@ async def compile_rubric(
             graph = check_source(source, path).graph
             if out is not None:
                 try:
+                    os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
                     write_atomic(out, source)
                 except OSError as exc:
                     _log(log, "end", outcome="error", attempts=number, output=None, message=f"cannot write {out}: {exc.strerror}")
@@ -254,29 +254,3 @@ def _attempt_record(attempt: Attempt, key: str, repair: str | None) -> dict:
 def _log(log: CompileLog | None, event: str, **fields) -> None:
     if log is not None:
         log.write(event, **fields)
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write `text` to `path` so that readers see the old file or the whole
-    new one, never a part. A new file gets the permissions `open` would give
-    it; a replaced one keeps its own."""
-    target = os.path.realpath(path)
-    folder = os.path.dirname(target)
-    os.makedirs(folder, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
