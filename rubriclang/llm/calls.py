@@ -57,17 +57,23 @@ class Caller:
         self.usage = Usage()
         self._structured: bool | None = None  # unknown until the cache or a server says
         self._in_flight: dict[str, asyncio.Future] = {}
+        self._fingerprints: dict[tuple, str] = {}  # (sampling, server, model) -> fingerprint
 
     def fingerprint(self, sampling: Sampling) -> str:
         """A short hash of what answers a call: the server, the model, the
         profile and the sampling. Judgments record it, so a resumed run can
         refuse to mix answers from different judges."""
+        memo = (sampling, self.client.identity, self.client.model)  # the model may be found late (check_model)
+        known = self._fingerprints.get(memo)
+        if known is not None:
+            return known
         blob = json.dumps(
             {"server": self.client.identity, "model": self.client.model, "profile": self.profile, "sampling": attrs.asdict(sampling)},
             sort_keys=True,
             separators=(",", ":"),
         )
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        self._fingerprints[memo] = known = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return known
 
     async def complete(self, request: ChatRequest) -> Completion:
         """The completion of `request`, without structured output where the

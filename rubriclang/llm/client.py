@@ -77,6 +77,32 @@ class ChatRequest:
         return body
 
 
+def canonical_json(value: Any) -> str:
+    """The JSON that call keys and prompt hashes are taken of: sorted keys,
+    no spaces, non-ASCII as is."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+# id(messages) -> (messages, their canonical JSON): a judgment serialises its
+# prompt for its prompt hash, then for its call key; the second is free. The
+# tuple is kept beside its JSON, so an id is never mistaken for another's.
+_MESSAGES_JSON: dict[int, tuple[tuple, str]] = {}
+_MESSAGES_JSON_MAX = 64
+
+
+def messages_json(messages: tuple[dict, ...]) -> str:
+    """`canonical_json(list(messages))`, remembered for the last few
+    message tuples (rendered messages are never changed in place)."""
+    hit = _MESSAGES_JSON.get(id(messages))
+    if hit is not None and hit[0] is messages:
+        return hit[1]
+    text = canonical_json(list(messages))
+    if len(_MESSAGES_JSON) >= _MESSAGES_JSON_MAX:
+        _MESSAGES_JSON.clear()
+    _MESSAGES_JSON[id(messages)] = (messages, text)
+    return text
+
+
 @attrs.frozen
 class Completion:
     """A model's answer, with what it cost."""
