@@ -29,7 +29,7 @@ import attrs
 import httpx
 
 from rubriclang.llm.redact import Redactor
-from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts
+from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, request_head
 
 # The largest answer read: replies are kilobytes, and even top-20 logprobs of
 # thousands of tokens stay below this.
@@ -186,9 +186,15 @@ def retry_after_seconds(value: str | None) -> float | None:
 class _Endpoint:
     def __init__(self, url: str, limit: int):
         self.url = url.rstrip("/")
-        self.chat_url = httpx.URL(self.url + "/chat/completions")  # parsed once: httpx parses a str per call
         self.sem = asyncio.Semaphore(limit)
         self.in_flight = 0
+        parsed = httpx.URL(self.url)
+        self.host, self.port = parsed.host, parsed.port or 80
+        self.path = parsed.raw_path.rstrip(b"/")
+        # Set for a plain-http server called directly (no proxy): its calls
+        # skip httpx's client and go straight to the pool, with these headers.
+        self.direct: PoolTransport | None = None
+        self.headers: list[tuple[bytes, bytes]] = []
 
 
 class OpenAIClient:
@@ -230,9 +236,26 @@ class OpenAIClient:
         # pool: httpx's own costs milliseconds of CPU per call at dozens in
         # flight. https (hosted APIs) and proxied calls keep httpx's default
         # transport, which `limits` is for.
-        mounts = direct_mounts([e.url for e in self.endpoints], PoolTransport(per_endpoint, max_body=self.max_reply_bytes), trust_env=not local)
+        pool = PoolTransport(per_endpoint, max_body=self.max_reply_bytes)
+        mounts = direct_mounts([e.url for e in self.endpoints], pool, trust_env=not local)
+        self._timeouts = httpx.Timeout(timeout).as_dict()
+        for ep in self.endpoints:
+            if mounts.get(f"http://{httpx.URL(ep.url).netloc.decode('ascii')}") is pool:
+                ep.direct = pool
+                netloc = httpx.URL(ep.url).netloc
+                ep.headers = [(b"Host", netloc), (b"Accept", b"application/json"), (b"Content-Type", b"application/json"), (b"User-Agent", b"rubriclang")]
+                ep.headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        # With every server direct, httpx's client never sends a request, so
+        # it needs no default transport of its own (building one loads the
+        # system's TLS certificates: milliseconds per run).
+        direct = all(ep.direct is not None for ep in self.endpoints)
         self._http = _CookielessClient(
-            headers=headers, timeout=httpx.Timeout(timeout), limits=limits, trust_env=not local, mounts=mounts
+            headers=headers,
+            timeout=httpx.Timeout(timeout),
+            limits=limits,
+            trust_env=not local,
+            mounts=mounts,
+            **({"transport": pool} if direct else {}),
         )
         self._turn = 0
         # What the cache keys calls by: by default the set of servers (they
@@ -268,13 +291,15 @@ class OpenAIClient:
         message = self._redactor.text(err.message)
         return err if message == err.message else LLMError(err.kind, message, err.status, err.attempts)
 
-    async def _fetch(self, method: str, url, body: dict | None = None) -> "_Answer":
-        """One request and its whole answer, within the deadline; raises
-        TimeoutError past it, ReplyTooLarge past the size cap, and httpx's
-        errors."""
-        cap = self.max_reply_bytes
+    async def _fetch(self, ep: _Endpoint, method: str, path: str, body: dict | None = None) -> "_Answer":
+        """One request to `ep` and its whole answer, within the deadline;
+        raises TimeoutError past it, ReplyTooLarge past the size cap, and
+        httpx's errors."""
         async with asyncio.timeout(self.deadline):
-            async with self._http.stream(method, url, json=body) as r:
+            if ep.direct is not None:
+                return await self._fetch_direct(ep, method, path, body)
+            cap = self.max_reply_bytes
+            async with self._http.stream(method, ep.url + path, json=body) as r:
                 # The plain-http pool stops at the cap itself; httpx's
                 # default transport (https) streams, and stops here.
                 chunks, size = [], 0
@@ -283,7 +308,18 @@ class OpenAIClient:
                     if size > cap:
                         raise ReplyTooLarge(f"the answer passed {cap} bytes")
                     chunks.append(chunk)
-                return _Answer(r.status_code, r.headers, b"".join(chunks))
+                return _Answer(r.status_code, dict(r.headers), b"".join(chunks))
+
+    async def _fetch_direct(self, ep: _Endpoint, method: str, path: str, body: dict | None) -> "_Answer":
+        # The body as httpx's `json=` would send it.
+        data = b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        headers = ep.headers if body is None else [*ep.headers, (b"Content-Length", str(len(data)).encode())]
+        head = request_head(method, ep.path + path.encode(), headers)
+        answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts)
+        found = {k.decode("latin-1"): v.decode("latin-1") for k, v in answer.headers}
+        if found.get("content-encoding", "identity") != "identity":  # not asked for, but decoded as httpx would
+            content = await httpx.Response(answer.status_code, headers=answer.headers.raw_items(), stream=httpx.ByteStream(content)).aread()
+        return _Answer(answer.status_code, found, content)
 
     def _too_large(self, ep: _Endpoint, attempt: int = 1) -> LLMError:
         return LLMError("reply_too_large", f"{ep.url} answered more than {self.max_reply_bytes} bytes (the reply size cap)", None, attempt)
@@ -313,7 +349,7 @@ class OpenAIClient:
 
     async def _list_models(self, ep: _Endpoint) -> list[str]:
         try:
-            r = await self._fetch("GET", ep.url + "/models")
+            r = await self._fetch(ep, "GET", "/models")
         except TimeoutError:
             raise self._past_deadline(ep) from None
         except ReplyTooLarge:
@@ -375,7 +411,7 @@ class OpenAIClient:
     async def _once(self, ep: _Endpoint, body: dict, attempt: int) -> Completion:
         started = time.perf_counter()
         try:
-            r = await self._fetch("POST", ep.chat_url, body)
+            r = await self._fetch(ep, "POST", "/chat/completions", body)
         except TimeoutError:
             raise _Retry(self._past_deadline(ep)) from None
         except ReplyTooLarge:
@@ -429,7 +465,7 @@ class _Answer:
     """A server's answer, read whole."""
 
     status_code: int
-    headers: httpx.Headers
+    headers: dict[str, str]  # lower-case names
     content: bytes
 
     def json(self) -> Any:
