@@ -151,7 +151,7 @@ class LLMBackend:
         except PromptError as exc:
             return Judgment.failed(str(exc), attempts=0, **meta)
         meta["prompt_hash"] = rendered.prompt_hash
-        asked = await self._ask(crit, rendered, caller, sampling)
+        asked = await self._ask(crit, rendered, caller, sampling, _affinity(request.item, (request.candidate,)))
         meta["model"] = asked.model or meta["model"]
         raw = _raw(crit, rendered, asked.reply) if asked.reply else None
         if asked.error is not None:
@@ -161,9 +161,9 @@ class LLMBackend:
             raw = {"text": asked.reply, "method": "logprobs", "distribution": result.distribution}
         return Judgment(result.value, raw=raw, attempts=asked.attempts, latency_ms=asked.latency_ms, **meta)
 
-    async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling) -> _Asked:
+    async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling, affinity: str) -> _Asked:
         """Ask `rendered`, and again after a note while the reply is unreadable."""
-        call = attrs.evolve(rendered.request, sampling=sampling)
+        call = attrs.evolve(rendered.request, sampling=sampling, affinity=affinity)
         attempts, latency = 0, 0.0
         reply, model = "", None
         result: ParseResult | None = None
@@ -198,7 +198,7 @@ class LLMBackend:
         except PromptError as exc:
             return Judgment.failed(str(exc), attempts=0, **meta)
         # The orders are asked at once; each answer is read independently of the other.
-        asked = await asyncio.gather(*(self._ask(crit, r, caller, sampling) for r in rendered))
+        asked = await asyncio.gather(*(self._ask(crit, r, caller, sampling, _affinity(item, shown)) for r, shown in zip(rendered, orders)))
         meta["prompt_hash"] = ",".join(r.prompt_hash for r in rendered)
         calls, answers, error = [], [], None
         for shown, r, a in zip(orders, rendered, asked):
@@ -233,6 +233,12 @@ def combine(crit: Criterion, answers: list[tuple[tuple[str, str], Any]], candida
     if winner == "tie":
         return 0.5
     return 1.0 if winner == candidate else 0.0
+
+
+def _affinity(item, shown: tuple[str, ...]) -> str:
+    """What the calls sharing a prompt prefix have in common: the item and
+    the candidates shown, in order (the built-in prompts put them first)."""
+    return "\x00".join((item.id, *shown))
 
 
 def _raw(criterion: Criterion, rendered: Rendered, reply: str) -> str | dict:

@@ -19,6 +19,7 @@ is not read further and fails the call (`reply_too_large`).
 from __future__ import annotations
 
 import asyncio
+import collections
 import email.utils
 import json
 import random
@@ -66,9 +67,16 @@ class Sampling:
 
 @attrs.frozen
 class ChatRequest:
+    """One chat completion to ask for. `affinity` names the calls that
+    share a prompt prefix (an item's criteria for one candidate): a
+    llama.cpp server with slots gets them on one slot, whose prompt cache
+    then holds that prefix. It is how a call is sent, not what is asked, so
+    it is not in the body (nor the cache key)."""
+
     messages: tuple[dict, ...]
     sampling: Sampling = Sampling()
     response_format: dict | None = None
+    affinity: str | None = None
 
     def body(self, model: str) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": list(self.messages), **self.sampling.body()}
@@ -215,6 +223,7 @@ class OpenAIClient:
         identity: str | None = None,
         deadline: float | None = None,
         max_reply_bytes: int | None = None,
+        slots: int | None = None,
     ):
         if not base_urls:
             raise ValueError("at least one base URL is needed")
@@ -258,6 +267,12 @@ class OpenAIClient:
             **({"transport": pool} if direct else {}),
         )
         self._turn = 0
+        # llama.cpp servers with this many slots each (None: not llama.cpp,
+        # which would refuse or ignore the fields): calls of one affinity go
+        # to one slot, affinities taking the slots in turn as they first come.
+        self.slots = slots
+        self._slot_of: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self._next_slot = 0
         # What the cache keys calls by: by default the set of servers (they
         # serve the same model); an embedded server, whose port changes every
         # run, names its model file instead.
@@ -278,6 +293,15 @@ class OpenAIClient:
         n = len(self.endpoints)
         order = [self.endpoints[(self._turn + i) % n] for i in range(n)]
         return min(order, key=lambda e: e.in_flight)
+
+    def _slot(self, affinity: str) -> int:
+        slot = self._slot_of.get(affinity)
+        if slot is None:
+            slot = self._slot_of[affinity] = self._next_slot % self.slots
+            self._next_slot += 1
+            if len(self._slot_of) > _AFFINITIES_KEPT:  # items long done
+                self._slot_of.popitem(last=False)
+        return slot
 
     def _delay(self, attempt: int, after: float | None) -> float:
         if after is not None:
@@ -389,6 +413,9 @@ class OpenAIClient:
         if self.model is None:
             raise LLMError("unknown_model", "no model chosen: call check_model() first, or name one")
         body = request.body(self.model)
+        if self.slots and request.affinity is not None:
+            body["id_slot"] = self._slot(request.affinity)
+            body["cache_prompt"] = True
         attempt = 0
         while True:
             attempt += 1
@@ -458,6 +485,7 @@ class OpenAIClient:
 
 
 _DETAIL_CHARS = 300  # how much of an error answer a message quotes
+_AFFINITIES_KEPT = 4096  # far more items than are ever in flight at once
 
 
 @attrs.frozen

@@ -91,7 +91,7 @@ class Connections:
                     "give the server's URL (`--base-url`, or `base_url` in the suite's table), or drop the model name",
                 )
             embedded = self._start(server)
-            client = OpenAIClient([embedded.base_url], embedded.model, identity=embedded.identity, **settings)
+            client = OpenAIClient([embedded.base_url], embedded.model, identity=embedded.identity, slots=embedded.parallel, **settings)
         self.clients.append(client)
         return client
 
