@@ -199,6 +199,7 @@ class _Endpoint:
         parsed = httpx.URL(self.url)
         self.host, self.port = parsed.host, parsed.port or 80
         self.path = parsed.raw_path.rstrip(b"/")
+        self.origin = self.url[: len(self.url) - len(self.path)]  # the URL without its path (`/v1`)
         # Set for a plain-http server called directly (no proxy): its calls
         # skip httpx's client and go straight to the pool, with these headers.
         self.direct: PoolTransport | None = None
@@ -315,15 +316,16 @@ class OpenAIClient:
         message = self._redactor.text(err.message)
         return err if message == err.message else LLMError(err.kind, message, err.status, err.attempts)
 
-    async def _fetch(self, ep: _Endpoint, method: str, path: str, body: dict | None = None) -> "_Answer":
-        """One request to `ep` and its whole answer, within the deadline;
+    async def _fetch(self, ep: _Endpoint, method: str, path: str, body: dict | None = None, root: bool = False) -> "_Answer":
+        """One request to `ep` (`path` under its base URL, or under its
+        origin when `root`) and its whole answer, within the deadline;
         raises TimeoutError past it, ReplyTooLarge past the size cap, and
         httpx's errors."""
         async with asyncio.timeout(self.deadline):
             if ep.direct is not None:
-                return await self._fetch_direct(ep, method, path, body)
+                return await self._fetch_direct(ep, method, path if root else ep.path.decode("ascii") + path, body)
             cap = self.max_reply_bytes
-            async with self._http.stream(method, ep.url + path, json=body) as r:
+            async with self._http.stream(method, (ep.origin if root else ep.url) + path, json=body) as r:
                 # The plain-http pool stops at the cap itself; httpx's
                 # default transport (https) streams, and stops here.
                 chunks, size = [], 0
@@ -334,11 +336,11 @@ class OpenAIClient:
                     chunks.append(chunk)
                 return _Answer(r.status_code, dict(r.headers), b"".join(chunks))
 
-    async def _fetch_direct(self, ep: _Endpoint, method: str, path: str, body: dict | None) -> "_Answer":
+    async def _fetch_direct(self, ep: _Endpoint, method: str, target: str, body: dict | None) -> "_Answer":
         # The body as httpx's `json=` would send it.
         data = b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         headers = ep.headers if body is None else [*ep.headers, (b"Content-Length", str(len(data)).encode())]
-        head = request_head(method, ep.path + path.encode(), headers)
+        head = request_head(method, target.encode("ascii"), headers)
         answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts)
         found = {k.decode("latin-1"): v.decode("latin-1") for k, v in answer.headers}
         if found.get("content-encoding", "identity") != "identity":  # not asked for, but decoded as httpx would
@@ -367,11 +369,12 @@ class OpenAIClient:
     async def list_models(self, endpoint: int = 0) -> list[str]:
         """The model ids one server offers (GET /models)."""
         try:
-            return await self._list_models(self.endpoints[endpoint])
+            return [self._redactor.text(m["id"]) for m in await self._list_models(self.endpoints[endpoint])]
         except LLMError as err:
             raise self._redact(err) from None
 
-    async def _list_models(self, ep: _Endpoint) -> list[str]:
+    async def _list_models(self, ep: _Endpoint) -> list[dict]:
+        """The entries of a server's model list, each with its `id`."""
         try:
             r = await self._fetch(ep, "GET", "/models")
         except TimeoutError:
@@ -387,16 +390,35 @@ class OpenAIClient:
         if r.status_code != 200:
             raise LLMError("http", f"{ep.url}/models answered HTTP {r.status_code}: {self._error_detail(r)}", r.status_code)
         try:
-            return [self._redactor.text(m["id"]) for m in r.json().get("data", [])]
+            entries = r.json().get("data", [])
+            if all(isinstance(m["id"], str) for m in entries):
+                return entries
         except (ValueError, KeyError, TypeError, AttributeError):
-            raise LLMError("bad_response", f"{ep.url}/models answered something that is not a model list") from None
+            pass
+        raise LLMError("bad_response", f"{ep.url}/models answered something that is not a model list")
+
+    async def _llama_slots(self, ep: _Endpoint) -> int | None:
+        """The slots of a llama.cpp server, from its `/props` (None when it
+        does not say): a speed-up only, so any failure just leaves it off."""
+        try:
+            r = await self._fetch(ep, "GET", "/props", root=True)
+            slots = r.json().get("total_slots") if r.status_code == 200 else None
+        except (TimeoutError, ReplyTooLarge, httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
 
     async def check_model(self) -> None:
         """Fail early, clearly, when a server is unreachable, refuses the key
         or lacks the model. With no model named, the servers' only model is
-        chosen (several to choose from is an error that lists them)."""
+        chosen (several to choose from is an error that lists them). A
+        single llama.cpp server (its model list says `owned_by: llamacpp`)
+        also tells its slots, for slot affinity."""
         for i, ep in enumerate(self.endpoints):
-            models = await self.list_models(i)
+            try:
+                entries = await self._list_models(ep)
+            except LLMError as err:
+                raise self._redact(err) from None
+            models = [self._redactor.text(m["id"]) for m in entries]
             if self.model is None:
                 if len(models) != 1:
                     offered = ", ".join(models[:10]) or "none listed"
@@ -407,6 +429,8 @@ class OpenAIClient:
                     "unknown_model",
                     f"the server at {ep.url} has no model `{self.model}` (it has: {', '.join(models[:10])})",
                 )
+            if self.slots is None and len(self.endpoints) == 1 and entries and all(isinstance(m, dict) and m.get("owned_by") == "llamacpp" for m in entries):
+                self.slots = await self._llama_slots(ep)
 
     async def chat(self, request: ChatRequest) -> Completion:
         """One completion, retried on transient failures; raises LLMError."""

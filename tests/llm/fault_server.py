@@ -99,8 +99,12 @@ class FaultServer:
         reject_response_format: bool = False,
         lifetime: float = 60.0,
         max_requests: int = 5000,
+        owned_by: str | None = None,
+        props: dict | None = None,
     ):
         self.answer = answer
+        self.owned_by = owned_by  # each model entry's `owned_by` (llama.cpp says "llamacpp")
+        self.props = props  # what GET /props answers (llama.cpp's server properties); None: 404
         self.models = models
         self.api_key = api_key
         self.reject_response_format = reject_response_format
@@ -211,7 +215,10 @@ def _handler(server: FaultServer):
             if not self._authorised():
                 return
             if self.path.rstrip("/") == "/v1/models":
-                self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
+                extra = {"owned_by": server.owned_by} if server.owned_by else {}
+                self._send(200, {"object": "list", "data": [{"id": m, "object": "model", **extra} for m in server.models]})
+            elif self.path == "/props" and server.props is not None:
+                self._send(200, server.props)
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 

@@ -253,7 +253,7 @@ def test_without_a_base_url_the_embedded_model_is_used(fault_server, files, tmp_
     started = []
 
     class Embedded:
-        base_url, model, identity = server.url, "smol.gguf", "embedded:smol.gguf:0123"
+        base_url, model, identity, parallel = server.url, "smol.gguf", "embedded:smol.gguf:0123", 2
 
         def __enter__(self):
             return self
