@@ -40,6 +40,7 @@ import sys
 import attrs
 import httpx
 
+import bench_embedded  # this folder is on sys.path when the script runs
 from rubriclang.checker import check_source
 from rubriclang.interp.engine import Interpreter
 from rubriclang.interp.items import Item
@@ -48,30 +49,8 @@ from rubriclang.llm.client import OpenAIClient, Sampling
 from rubriclang.llm.embedded import EmbeddedError, start_embedded
 from rubriclang.llm.prompting import render
 
-GRAPH = """rubric bench_prefix { version = 1 }
-contract { scale = score[1, 5] }
-criterion correct: ordinal[1, 5] = llm.rate {
-  question = "How factually correct is the response?"
-  anchors = { 1: "Mostly wrong.", 5: "Fully correct." }
-}
-criterion clear: ordinal[1, 5] = llm.rate {
-  question = "How clear and well organised is the response?"
-  anchors = { 1: "Confusing.", 5: "Clear and well organised." }
-}
-criterion off_topic: bool = llm.check { question = "Does the response fail to answer the question that was asked?" }
-criterion rude: bool = llm.check { question = "Is the response rude?" }
-criterion length: label{short, right, long} = llm.choose {
-  question = "How long is the response for the question?"
-  descriptions = { short: "Too short to be useful.", right: "About right.", long: "Longer than it needs to be." }
-}
-criterion tone: label{formal, neutral, casual} = llm.choose { question = "What is the tone of the response?" }
-node sized = transform.map(value: length) { values = { short: 2, right: 5, long: 3 } }
-node rated = reduce.mean(inputs: [correct, clear, sized])
-node capped = gate.cap(value: rated, when: off_topic) { max = 2 }
-node quality = gate.cap(value: capped, when: rude) { max = 1 }
-sink quality
-readout pointwise { output = ordinal[1, 5] }
-"""
+# bench_embedded's five criteria and a sixth, so six calls share each prefix.
+GRAPH = bench_embedded.GRAPH.replace("node sized", 'criterion tone: label{formal, neutral, casual} = llm.choose { question = "What is the tone of the response?" }\nnode sized', 1)
 ITEMS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "mt_bench", "items.jsonl")
 CONCURRENCY = 8  # rbg run's default --concurrency
 SCHEDULES = ("affinity", "server-picked")

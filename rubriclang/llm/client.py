@@ -250,9 +250,9 @@ class OpenAIClient:
         mounts = direct_mounts([e.url for e in self.endpoints], pool, trust_env=not local)
         self._timeouts = httpx.Timeout(timeout).as_dict()
         for ep in self.endpoints:
-            if mounts.get(f"http://{httpx.URL(ep.url).netloc.decode('ascii')}") is pool:
+            netloc = httpx.URL(ep.url).netloc
+            if mounts.get(f"http://{netloc.decode('ascii')}") is pool:
                 ep.direct = pool
-                netloc = httpx.URL(ep.url).netloc
                 ep.headers = [(b"Host", netloc), (b"Accept", b"application/json"), (b"Content-Type", b"application/json"), (b"User-Agent", b"rubriclang")]
                 ep.headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
         # With every server direct, httpx's client never sends a request, so
