@@ -27,11 +27,12 @@ reference measured in the same run:
    flight). Target: at least 50x faster. Since the ratio depends on how fast
    the first run was, it is also shown against a first run at the bound,
    with the time per judgment a rerun would need to be 50x faster than that.
-   The rerun's wall time per judgment (rendering, key, cache read, parsing,
-   composition and the trace written: all of `rbg run` but start-up) has a
-   target of its own, at most 50 us, beside the floor of any cache hit
-   measured on the same cache file: a SQLite point read by key plus the JSON
-   decode of the stored completion.
+   The rerun's CPU time per judgment (rendering, key, cache read, parsing,
+   composition and the trace written: all of `rbg run` but start-up; CPU
+   time, as the rerun never waits, and other processes inflate wall time)
+   has a target of its own, at most 50 us, beside the floor of any cache hit
+   measured in CPU time on the same cache file: a SQLite point read by key
+   plus the JSON decode of the stored completion.
 
 The embedded model's speed (judgments per minute on this machine) is
 `benchmarks/bench_embedded.py`; this script needs no model.
@@ -363,7 +364,7 @@ async def measure(args) -> dict:
             "runs_calls_per_s": [r["calls"] / r["wall_s"] for r in uncached],
         },
         "cache_fill": {**filling, "calls_per_s": filling["calls"] / filling["wall_s"]},
-        "cache_rerun": {**cached, "speedup": filling["wall_s"] / cached["wall_s"], "same_traces": same, "us_per_judgment": cached["wall_s"] / cached["judgments"] * 1e6},
+        "cache_rerun": {**cached, "speedup": filling["wall_s"] / cached["wall_s"], "same_traces": same, "us_per_judgment": cached["wall_s"] / cached["judgments"] * 1e6, "cpu_us_per_judgment": cached["cpu_s"] / cached["judgments"] * 1e6},
         "sqlite_point_read_us": point_read * 1e6,
         "server": served,
         "load_average": os.getloadavg(),
@@ -371,7 +372,7 @@ async def measure(args) -> dict:
 
 
 def sqlite_point_reads(path: str) -> float:
-    """Seconds per read of one cached call by its key from the cache file
+    """CPU seconds per read of one cached call by its key from the cache file
     (a prepared point query on a warm connection) and the JSON decode of
     it: the floor of a cache hit. The median of 3 passes over every key."""
     import sqlite3
@@ -380,10 +381,10 @@ def sqlite_point_reads(path: str) -> float:
     keys = [k for (k,) in db.execute("SELECT key FROM calls")]
     times = []
     for _ in range(3):
-        t = time.perf_counter()
+        t = time.process_time()
         for k in keys:
             json.loads(db.execute("SELECT response FROM calls WHERE key = ?", (k,)).fetchone()[0])
-        times.append((time.perf_counter() - t) / len(keys))
+        times.append((time.process_time() - t) / len(keys))
     db.close()
     return sorted(times)[1]
 
@@ -407,7 +408,7 @@ def report(m: dict) -> tuple[str, bool]:
     fill, rerun = m["cache_fill"], m["cache_rerun"]
     fraction = rbg["calls_per_s"] / bound
     cpu_ratio = rbg["cpu_ms_per_call"] / lean["cpu_ms_per_call"]
-    hit_us, point = rerun["us_per_judgment"], m["sqlite_point_read_us"]
+    hit_us, point = rerun["cpu_us_per_judgment"], m["sqlite_point_read_us"]
     at_bound = rbg["judgments"] / bound  # the first run's wall time if it ran at the bound
     rows = [
         row(f"rbg path, calls/s at {n} in flight", f"{rbg['calls_per_s']:.0f}", f"bound {bound:.0f}", f"{fraction:.1%}", ">= 90%", fraction >= 0.9),
@@ -422,7 +423,7 @@ def report(m: dict) -> tuple[str, bool]:
         row("  CPU per call, h11 client", f"{lean['cpu_ms_per_call']:.3f} ms", f"bound {1000 / bound:.3f} ms/call", "", "", None),
         row("cached rerun, wall", f"{rerun['wall_s'] * 1000:.0f} ms", f"first run {fill['wall_s'] * 1000:.0f} ms", f"{rerun['speedup']:.0f}x faster", ">= 50x", rerun["speedup"] >= 50),
         row("  against a first run at the bound", f"{rerun['wall_s'] * 1000:.0f} ms", f"{at_bound * 1000:.0f} ms", f"{at_bound / rerun['wall_s']:.1f}x faster", "", None),
-        row("cache hit, per judgment (rerun)", f"{hit_us:.0f} us", f"SQLite point read + JSON {point:.1f} us", f"{hit_us / point:.1f}x", "<= 50 us", hit_us <= 50),
+        row("cache hit, CPU per judgment (rerun)", f"{hit_us:.0f} us", f"SQLite point read + JSON {point:.1f} us", f"{hit_us / point:.1f}x", "<= 50 us", hit_us <= 50),
     ]
     notes = [
         f"rbg path: the median of {len(rbg['runs_calls_per_s'])} uncached runs, which made"
