@@ -88,8 +88,8 @@ async def judge(srv, graph, items: list[Item], affinity: bool, evaluated: list[i
     client = OpenAIClient([srv.base_url], srv.model, identity=srv.identity, timeout=600, slots=srv.parallel if affinity else None)
     fetch = client._fetch
 
-    async def spy(ep, method, path, body=None):  # the server's timings, which the client does not keep
-        answer = await fetch(ep, method, path, body)
+    async def spy(ep, method, path, body=None, **kw):  # the server's timings, which the client does not keep
+        answer = await fetch(ep, method, path, body, **kw)
         if path == "/chat/completions" and answer.status_code == 200:
             evaluated.append(json.loads(answer.content)["timings"]["prompt_n"])
         return answer
