@@ -54,13 +54,14 @@ def test_the_assembled_prompt_hash_is_the_hash_of_template_and_messages(messages
     assert prompt_hash("rate@v2", messages) == _defined_prompt_hash("rate@v2", messages)
 
 
-def test_a_format_dict_changed_between_calls_is_not_mistaken_for_the_old_one():
-    fmt = {"type": "json_object"}
-    request = ChatRequest(MESSAGES[0], Sampling(), fmt)
-    before = call_key("s", "m", request)
-    fmt["type"] = "text"  # a new dict normally; the same one changed must still key correctly
-    changed = ChatRequest(MESSAGES[0], Sampling(), {"type": "text"})
-    assert call_key("s", "m", changed) == _defined_key("s", "m", changed) != before
+def test_keys_stay_right_when_calls_of_different_formats_and_samplings_alternate():
+    formats = [{"type": "json_object"}, {"type": "json_object"}, {"type": "text"}, None]
+    samplings = [Sampling(), Sampling(seed=1)]
+    for _ in range(3):  # the second and third rounds are answered from the remembered frames
+        for fmt in formats:
+            for sampling in samplings:
+                request = ChatRequest(MESSAGES[1], sampling, fmt)
+                assert call_key("s", "m", request, "p") == _defined_key("s", "m", request, "p")
 
 
 GRAPH = """rubric k { version = 1 }
@@ -129,6 +130,7 @@ def test_every_item_field_a_prompt_shows_changes_its_key_and_hash(change):
         ('"Is it harmful?"', '"Is it dangerous?"'),
         ("label{calm, rude}", "label{calm, rude, dry}"),
         ('"What tone?"', '"Which tone?"'),
+        ('question = "What tone?"', 'question = "What tone?"\n  descriptions = { calm: "Even." }'),
     ],
 )
 def test_every_criterion_parameter_a_prompt_shows_changes_its_key(old, new):
