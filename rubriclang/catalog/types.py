@@ -42,14 +42,30 @@ class JType:
     """A judgment type. Intervals are closed; `optional` admits an absent value."""
 
     kind: str
-    lo: float | int | None = None
-    hi: float | int | None = None
+    # Only numeric kinds have an interval: read it through `lo`/`hi`, which
+    # narrow it (and fail loudly on a bool or label type).
+    _lo: float | int | None = attrs.field(default=None, alias="lo")
+    _hi: float | int | None = attrs.field(default=None, alias="hi")
     labels: tuple[str, ...] = ()
     optional: bool = False
 
     @property
     def numeric(self) -> bool:
         return self.kind in NUMERIC
+
+    @property
+    def lo(self) -> float | int:
+        """The interval's lower bound (numeric kinds only)."""
+        if self._lo is None:
+            raise TypeError(f"a {self.kind} type has no interval")
+        return self._lo
+
+    @property
+    def hi(self) -> float | int:
+        """The interval's upper bound (numeric kinds only)."""
+        if self._hi is None:
+            raise TypeError(f"a {self.kind} type has no interval")
+        return self._hi
 
     def as_optional(self, optional: bool = True) -> "JType":
         return attrs.evolve(self, optional=optional)
