@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from rubriclang.errors import LocatedError, decode_utf8
 
@@ -75,7 +76,7 @@ class JsonLines:
     def __iter__(self) -> Iterator[tuple[str, Any]]:
         path, error = self.path, self.error
         try:
-            fh = open(path, "rb")
+            fh = open(path, "rb")  # noqa: SIM115 (closed by the `with` below, once open succeeded)
         except OSError as exc:
             raise error(path, f"cannot read it: {exc.strerror or exc}") from None
         with fh:

@@ -9,7 +9,7 @@ Rules also serve third-party catalogs, which may add their own.
 from __future__ import annotations
 
 import itertools
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
 

@@ -67,10 +67,10 @@ class JType:
             raise TypeError(f"a {self.kind} type has no interval")
         return self._hi
 
-    def as_optional(self, optional: bool = True) -> "JType":
+    def as_optional(self, optional: bool = True) -> JType:
         return attrs.evolve(self, optional=optional)
 
-    def fits(self, other: "JType") -> bool:
+    def fits(self, other: JType) -> bool:
         """Whether every value of `self` is a value of `other` (subtyping)."""
         if self.optional and not other.optional:
             return False

@@ -616,7 +616,7 @@ class _Checker:
         if t.kind == "label" and scale.kind == "label":
             extra = ", ".join(f"`{x}`" for x in t.labels if x not in scale.labels)
             return (f"the sink can be {extra}, which the contract's scale lacks: add it to the scale",)
-        return (f"map it onto the scale first (e.g. `transform.map`)",) if t.kind != scale.kind else ()
+        return ("map it onto the scale first (e.g. `transform.map`)",) if t.kind != scale.kind else ()
 
     def _check_pointwise(self, r: ast.ReadoutDecl, output: JType, scale: JType) -> None:
         span = next(p.value.span for p in r.block.params if p.name.value == "output")

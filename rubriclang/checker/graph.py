@@ -6,7 +6,7 @@ diagnostics) but never compared.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import attrs
 
@@ -60,7 +60,7 @@ class Operator:
         return tuple(n for slots in self.ports.values() for n in slots)
 
 
-Node = Union[Criterion, Operator]
+Node = Criterion | Operator
 
 
 @attrs.frozen
@@ -78,7 +78,7 @@ class PairwiseReadout:
     span: Span = _span
 
 
-Readout = Union[PointwiseReadout, PairwiseReadout]
+Readout = PointwiseReadout | PairwiseReadout
 
 
 @attrs.frozen

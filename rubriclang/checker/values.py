@@ -4,11 +4,13 @@ against the catalog's parameter specs."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NoReturn, Protocol
 
 from rubriclang.catalog.model import ParamSpec
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.diagnostics.codes import make
+from rubriclang.diagnostics.diagnostic import Diagnostic
 from rubriclang.diagnostics.span import Span
 from rubriclang.syntax import ast
 from rubriclang.syntax.strings import quote
@@ -162,13 +164,23 @@ class _Bad(Exception):
     """A value that does not fit its parameter's type (already reported)."""
 
 
-def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
+class _Wrong(Protocol):
+    """Reports that a value does not fit its parameter (RB202), then raises _Bad."""
+
+    def __call__(self, extra: tuple[str, ...] = (), part: ast.Value | None = None, what: str = "") -> NoReturn: ...
+
+
+# A converter: the Python value of an AST value for one parameter type.
+_Converter = Callable[[ParamSpec, ast.Value, list[Diagnostic], str, _Wrong], Any]
+
+
+def convert(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str) -> Any:
     """The Python value of `v` for parameter `spec`; raises _Bad after reporting."""
     t = spec.type
 
     expected = f"one of {', '.join(spec.choices)}" if t == "choice" else _EXPECTED.get(t, t)
 
-    def wrong(extra=(), part: ast.Value | None = None, what: str = ""):
+    def wrong(extra: tuple[str, ...] = (), part: ast.Value | None = None, what: str = "") -> NoReturn:
         # `part`: the item or map value at fault, when the container itself is right.
         found = f"{what} is {_describe(part)}" if part is not None else f"not {_describe(v)}"
         sep = ", but " if part is not None else ", "
@@ -182,85 +194,109 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
         )
         raise _Bad
 
-    if t == "number":
-        if not isinstance(v, ast.Number):
-            wrong()
-        value = v.value
-    elif t == "integer":
-        if not isinstance(v, ast.Number) or not isinstance(v.value, int):
-            wrong()
-        value = v.value
-    elif t == "string":
-        if not isinstance(v, ast.String):
-            wrong()
-        value = v.value
-    elif t == "boolean":
-        if not isinstance(v, ast.Bool):
-            wrong()
-        value = v.value
-    elif t == "choice":
-        if isinstance(v, ast.String) and v.value in spec.choices:
-            wrong((f"write it as a name, without quotes: `{v.value}`",))
-        if not isinstance(v, ast.Ident):
-            wrong()
-        value = v.value
-        if value not in spec.choices:
-            diags.append(
-                make(
-                    "RB203",
-                    v.span,
-                    f"`{value}` is not a valid `{spec.name}` for {where}: expected one of {', '.join(spec.choices)}",
-                    suggest(value, spec.choices),
-                )
-            )
-            raise _Bad
-    elif t in ("list<number>", "list<string>"):
-        item = ast.Number if t == "list<number>" else ast.String
-        if not isinstance(v, ast.ListValue):
-            wrong()
-        for i, x in enumerate(v.items, 1):
-            if not isinstance(x, item):
-                wrong(part=x, what=f"item {i}")
-        value = [x.value for x in v.items]
-    elif t in ("map<string>", "map<number>"):
-        item = ast.Number if t == "map<number>" else ast.String
-        if not isinstance(v, ast.MapValue):
-            wrong()
-        for e in v.entries:
-            if not isinstance(e.value, item):
-                wrong(part=e.value, what=f"the value of `{key_text(e.key)}`")
-        value = {}
-        seen: dict[Any, ast.Value] = {}  # key -> its first key node
-        for e in v.entries:
-            key = _scalar(e.key)
-            if key in seen:
-                _repeated_key(e.key, seen[key], diags)
-                raise _Bad
-            seen[key] = e.key
-            value[key] = e.value.value
-    elif t in ("type", "numeric_type"):
-        if not isinstance(v, ast.TypeExpr):
-            wrong()
-        value = type_from_ast(v, diags)
-        if value is None:
-            raise _Bad
-        if t == "numeric_type" and not value.numeric:
-            wrong()
-    elif t == "answer":
-        value = _answer(spec, v, diags, where, wrong)
-    elif t == "json":
-        before = len(diags)
-        value = _json(v, diags)
-        if len(diags) > before:
-            raise _Bad
-    else:  # a catalog bug, not a user error
+    converter = _CONVERTERS.get(t)
+    if converter is None:  # a catalog bug, not a user error
         raise ValueError(f"unknown parameter type {t!r} for {spec.name}")
+    value = converter(spec, v, diags, where, wrong)
     _check_finite(spec, v, diags, where)
     _check_range(spec, value, v, diags, where)
     return value
 
 
-def _answer(spec: ParamSpec, v: ast.Value, diags: list, where: str, wrong) -> Any:
+def _number(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.Number):
+        wrong()
+    return v.value
+
+
+def _integer(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.Number) or not isinstance(v.value, int):
+        wrong()
+    return v.value
+
+
+def _string(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.String):
+        wrong()
+    return v.value
+
+
+def _boolean(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.Bool):
+        wrong()
+    return v.value
+
+
+def _choice(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if isinstance(v, ast.String) and v.value in spec.choices:
+        wrong((f"write it as a name, without quotes: `{v.value}`",))
+    if not isinstance(v, ast.Ident):
+        wrong()
+    value = v.value
+    if value not in spec.choices:
+        diags.append(
+            make(
+                "RB203",
+                v.span,
+                f"`{value}` is not a valid `{spec.name}` for {where}: expected one of {', '.join(spec.choices)}",
+                suggest(value, spec.choices),
+            )
+        )
+        raise _Bad
+    return value
+
+
+def _list(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    item = ast.Number if spec.type == "list<number>" else ast.String
+    if not isinstance(v, ast.ListValue):
+        wrong()
+    values = []
+    for i, x in enumerate(v.items, 1):
+        if not isinstance(x, item):
+            wrong(part=x, what=f"item {i}")
+        values.append(x.value)
+    return values
+
+
+def _map(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    item = ast.Number if spec.type == "map<number>" else ast.String
+    if not isinstance(v, ast.MapValue):
+        wrong()
+    for e in v.entries:
+        if not isinstance(e.value, item):
+            wrong(part=e.value, what=f"the value of `{key_text(e.key)}`")
+    value: dict[Any, Any] = {}
+    seen: dict[Any, ast.Value] = {}  # key -> its first key node
+    for e in v.entries:
+        key = _scalar(e.key)
+        if key in seen:
+            _repeated_key(e.key, seen[key], diags)
+            raise _Bad
+        seen[key] = e.key
+        value[key] = _scalar(e.value)
+    return value
+
+
+def _type(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.TypeExpr):
+        wrong()
+    value = type_from_ast(v, diags)
+    if value is None:
+        raise _Bad
+    if spec.type == "numeric_type" and not value.numeric:
+        wrong()
+    return value
+
+
+def _json_param(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    before = len(diags)
+    value = _json(v, diags)
+    if len(diags) > before:
+        raise _Bad
+    return value
+
+
+def _answer(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
     """`json`, or `pattern("RE2")` with an optional map from matched text to
     values: {"pattern": str, "map": {text: value}}. What the pattern and the
     map must satisfy depends on the procedure (the checker's job)."""
@@ -293,6 +329,23 @@ def _answer(spec: ParamSpec, v: ast.Value, diags: list, where: str, wrong) -> An
             mapping[key] = e.value.value
         out["map"] = mapping
     return out
+
+
+_CONVERTERS: dict[str, _Converter] = {
+    "number": _number,
+    "integer": _integer,
+    "string": _string,
+    "boolean": _boolean,
+    "choice": _choice,
+    "list<number>": _list,
+    "list<string>": _list,
+    "map<string>": _map,
+    "map<number>": _map,
+    "type": _type,
+    "numeric_type": _type,
+    "answer": _answer,
+    "json": _json_param,
+}
 
 
 def _repeated_key(key: ast.Value, first: ast.Value, diags: list) -> None:

@@ -28,7 +28,6 @@ from rubriclang.cli.execution import (
     recorded_option,
     usage_json,
     usage_text,
-    uses_llm,
 )
 from rubriclang.cli.params import FiniteFloat
 
@@ -116,7 +115,7 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
     # A folder of compiled graphs answers in the type of its graphs, which must all agree.
     judges = [load_graph_set(p, fallback) if os.path.isdir(p) else load_graph(p) for p in graph_paths]
     graphs = [_representative(j, p) if isinstance(j, GraphSet) else j for j, p in zip(judges, graph_paths)]
-    for j, p in zip(judges, graph_paths):
+    for j in judges:
         if isinstance(j, GraphSet):
             _same_task(graphs[:1] + j.all_graphs(), [graph_paths[0]] + [g.path for g in j.all_graphs()])
     _same_task(graphs, graph_paths)

@@ -21,6 +21,7 @@ from rubriclang.cli.execution import (
     uses_llm,
 )
 
+
 def _split(ctx, param, value):
     if value is None:
         return None

@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -26,6 +27,7 @@ from rubriclang.evaluation.params import Param, concrete, weights_total, with_va
 from rubriclang.interp.ops import OPERATORS
 from rubriclang.interp.plan import compile_plan
 from rubriclang.interp.readout import Decision, pairwise, pointwise
+
 
 @attrs.frozen
 class Case:
@@ -278,8 +280,11 @@ def cross_validate(graph, params, all_cases: dict[str, Case], ids: list[str], go
         fitted = fit(graph, params, [all_cases[i] for i in train], [gold[i] for i in train], settings)
         test_cases = [all_cases[i] for i in fold]
         test_gold = [gold[i] for i in fold]
-        score = lambda g: metric_value(settings.metric, loss(settings.metric, composer.decisions(g, test_cases), test_gold, width))  # noqa: E731
-        out.append(Fold(len(fold), score(with_values(graph, params, fitted.values)), score(graph)))
+        fitted_score, prior_score = (
+            metric_value(settings.metric, loss(settings.metric, composer.decisions(g, test_cases), test_gold, width))
+            for g in (with_values(graph, params, fitted.values), graph)
+        )
+        out.append(Fold(len(fold), fitted_score, prior_score))
     return out
 
 

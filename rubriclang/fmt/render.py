@@ -21,7 +21,7 @@ WIDTH = 88
 INDENT = "  "
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _explode_orders(n: int) -> tuple[frozenset[int], ...]:
     """Every set of group indexes, fewest first, later groups preferred."""
     subsets = [

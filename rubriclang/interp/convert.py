@@ -14,7 +14,8 @@ import collections
 import json
 import math
 import re
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import attrs
 

@@ -14,7 +14,7 @@ graph judges it. Either way the record's `compile` field says why
 from __future__ import annotations
 
 import os
-from typing import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable
 
 import attrs
 

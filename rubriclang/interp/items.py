@@ -12,7 +12,8 @@ value tables").
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 

@@ -11,8 +11,8 @@ import re
 from typing import Any
 
 from rubriclang.interp.backend import Judgment, JudgmentRequest
-from rubriclang.regex import compile_regex
 from rubriclang.interp.tables import ValueTable
+from rubriclang.regex import compile_regex
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 _GSM8K_ANSWER = re.compile(r"####\s*(-?[\d,]*\.?\d+)")

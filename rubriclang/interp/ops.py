@@ -10,7 +10,8 @@ absent.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rubriclang.catalog.types import JType
 

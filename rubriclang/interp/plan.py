@@ -13,7 +13,8 @@ and the reference semantics agree on random graphs and judgments.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rubriclang.catalog import load_catalog
 from rubriclang.checker.graph import CheckedGraph, Operator

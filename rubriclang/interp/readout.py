@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from rubriclang.catalog.types import JType, fmt_num, fmt_short
+from rubriclang.catalog.types import JType, fmt_short
 from rubriclang.checker.graph import PairwiseReadout, PointwiseReadout
 from rubriclang.interp.domain import coerce
 
@@ -39,7 +39,7 @@ class Decision(NamedTuple):
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "Decision":
+    def from_json(cls, d: dict) -> Decision:
         return cls(d["status"], d.get("decision"), d.get("raw"), d.get("margin"), d.get("error"))
 
 

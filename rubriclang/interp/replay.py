@@ -7,7 +7,7 @@ the decisions that version would change.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import attrs
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import csv
 import json
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from rubriclang.interp.items import ItemError
 

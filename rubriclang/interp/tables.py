@@ -47,7 +47,7 @@ class ValueTable:
         return rows, len(missing), self.lines[missing[0]][0][1] if missing else ""
 
     @classmethod
-    def read(cls, path: str) -> "ValueTable":
+    def read(cls, path: str) -> ValueTable:
         """Read a table; raises ItemError naming the file and line on bad input."""
         table = cls({}, path)
         values = table.values

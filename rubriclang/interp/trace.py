@@ -13,16 +13,17 @@ import json
 import os
 import stat
 import tempfile
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
 from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import CheckedGraph, PairwiseReadout, PointwiseReadout
+from rubriclang.errors import LocatedError
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.compose import Composition
-from rubriclang.errors import LocatedError
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.readout import Decision
 from rubriclang.jsonl import JsonLines
@@ -193,7 +194,7 @@ class TraceWriter:
     file has not changed since, then cuts a torn last line in place (never
     rewriting the file). A failed write raises OutputError at once."""
 
-    def __init__(self, path: str, state: "TraceFile | None" = None):
+    def __init__(self, path: str, state: TraceFile | None = None):
         self.path = path
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -202,7 +203,7 @@ class TraceWriter:
         if state is not None:
             self._continue(state)
 
-    def _continue(self, state: "TraceFile") -> None:
+    def _continue(self, state: TraceFile) -> None:
         size = os.fstat(self._fd).st_size
         if size != state.size:
             self.close()

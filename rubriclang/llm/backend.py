@@ -23,7 +23,8 @@ order the candidates were shown in: `{"calls": [{"order": [...], "text": ...}]}`
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 

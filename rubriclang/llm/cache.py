@@ -20,7 +20,6 @@ import threading
 from rubriclang.llm.client import ChatRequest, Completion
 
 
-
 def default_path() -> str:
     """`$XDG_CACHE_HOME/rubriclang/calls.sqlite`, else under `~/.cache`."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")

@@ -40,7 +40,7 @@ class Usage:
     def to_json(self) -> dict:
         return attrs.asdict(self)
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         for f in attrs.fields(Usage):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 

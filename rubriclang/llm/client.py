@@ -107,7 +107,7 @@ class Completion:
         }
 
     @classmethod
-    def from_json(cls, d: dict, **extra) -> "Completion":
+    def from_json(cls, d: dict, **extra) -> Completion:
         return cls(
             d["text"],
             d["model"],
@@ -217,7 +217,7 @@ class OpenAIClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> "OpenAIClient":
+    async def __aenter__(self) -> OpenAIClient:
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -242,7 +242,7 @@ class OpenAIClient:
         message = self._redactor.text(err.message)
         return err if message == err.message else LLMError(err.kind, message, err.status, err.attempts)
 
-    async def _fetch(self, method: str, url, body: dict | None = None) -> "_Answer":
+    async def _fetch(self, method: str, url, body: dict | None = None) -> _Answer:
         """One request and its whole answer, within the deadline; raises
         TimeoutError past it, ReplyTooLarge past the size cap, and httpx's
         errors."""
@@ -265,15 +265,12 @@ class OpenAIClient:
     def _past_deadline(self, ep: _Endpoint) -> LLMError:
         return LLMError("timeout", f"{ep.url} did not finish answering within the {self.deadline:g} s deadline")
 
-    def _error_detail(self, r: "_Answer") -> str:
+    def _error_detail(self, r: _Answer) -> str:
         """The message of an error answer, redacted, then cut to 300 characters
         (cutting first could leave a piece of the key too short to recognise)."""
         try:
             err = r.json().get("error")
-            if isinstance(err, dict):
-                detail = str(err.get("message", ""))
-            else:
-                detail = str(err) if err else r.text
+            detail = str(err.get("message", "")) if isinstance(err, dict) else str(err) if err else r.text
         except (ValueError, AttributeError):
             detail = r.text
         return self._redactor.text(detail)[:_DETAIL_CHARS]

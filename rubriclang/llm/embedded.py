@@ -59,7 +59,7 @@ class EmbeddedServer:
         """Whether the server is started and not yet stopped."""
         return self._server is not None
 
-    def start(self) -> "EmbeddedServer":
+    def start(self) -> EmbeddedServer:
         """Load the model, start serving, and return once the server answers
         /health and /v1/models; raises EmbeddedError otherwise."""
         if self._server is not None:
@@ -113,13 +113,13 @@ class EmbeddedServer:
         p.verbosity = 0
         return p
 
-    def __enter__(self) -> "EmbeddedServer":
+    def __enter__(self) -> EmbeddedServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    async def __aenter__(self) -> "EmbeddedServer":
+    async def __aenter__(self) -> EmbeddedServer:
         return self.start()
 
     async def __aexit__(self, *exc) -> None:

@@ -46,7 +46,7 @@ class Phase:
         self.prompt_tokens += prompt
         self.completion_tokens = None if completion is None or self.completion_tokens is None else self.completion_tokens + completion
 
-    def scaled(self, k: int) -> "Phase":
+    def scaled(self, k: int) -> Phase:
         return Phase(self.calls * k, self.prompt_tokens * k, None if self.completion_tokens is None else self.completion_tokens * k)
 
     def to_json(self, models: tuple[str | None, ...] = (), prices: dict | None = None) -> dict:

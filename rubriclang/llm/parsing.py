@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 

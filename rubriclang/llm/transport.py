@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import urllib.request
-from typing import Iterable
+from collections.abc import Iterable
 
 import h11
 import httpx

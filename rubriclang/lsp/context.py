@@ -82,10 +82,11 @@ def _inside_literal(tokens: list[Token], offset: int) -> bool:
     for tok in tokens:
         if tok.start >= offset:
             return False
-        if tok.kind in ("string", "open_string", "comment"):
-            # A comment or an unclosed string still holds the cursor at its end.
-            if offset < tok.end or (offset == tok.end and tok.kind != "string"):
-                return True
+        # A comment or an unclosed string still holds the cursor at its end.
+        if tok.kind in ("string", "open_string", "comment") and (
+            offset < tok.end or (offset == tok.end and tok.kind != "string")
+        ):
+            return True
     return False
 
 

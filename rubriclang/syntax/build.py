@@ -14,7 +14,6 @@ from rubriclang.diagnostics.span import Span
 from rubriclang.syntax import ast
 from rubriclang.syntax.strings import BadEscape, decode
 
-
 # How deeply lists and maps may nest. The parser has no limit, but what walks
 # a value afterwards (the formatter, the checker, JSON Schema) recurses, and a
 # limit checked here, once, keeps every one of them from Python's recursion

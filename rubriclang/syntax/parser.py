@@ -13,7 +13,7 @@ from importlib import resources
 
 import attrs
 from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.span import Span

@@ -8,11 +8,11 @@ import collections
 import hashlib
 import json
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
 
 from rubriclang.audit.html import render_html
 from rubriclang.review.view import view
@@ -190,13 +190,13 @@ def _prompts(crit, item, cid: str, calls) -> list[dict]:
     if crit.procedure == "llm.compare" and not orders:
         orders = [tuple(item.candidate_ids)]
     out = []
-    for shown in orders or [cid]:
+    for order in orders or [cid]:
         try:
-            r = render(crit, item, shown)
+            r = render(crit, item, order)
         except (PromptError, KeyError, ValueError) as exc:
-            out.append({"order": shown, "error": str(exc), "messages": []})
+            out.append({"order": order, "error": str(exc), "messages": []})
             continue
-        out.append({"order": shown, "error": None, "template": r.template, "messages": list(r.request.messages)})
+        out.append({"order": order, "error": None, "template": r.template, "messages": list(r.request.messages)})
     return out
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import hmac
 import secrets
 import socket
-from urllib.parse import parse_qs
 from importlib import resources
+from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.requests import Request

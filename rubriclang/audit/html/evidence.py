@@ -13,7 +13,6 @@ from rubriclang.audit.html.markup import Markup, anchor, el, link
 from rubriclang.audit.html.textdiff import sides
 from rubriclang.audit.html.verdicts import Judge
 
-
 # --- what changed ----------------------------------------------------------------
 
 

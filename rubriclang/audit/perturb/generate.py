@@ -238,8 +238,7 @@ class Generation:
             new, problem, model = await llm.rewrite_text(self.generator, op, param, text)
             if new is None or problem:
                 return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
-            show = lambda t: "\n".join(f"{k}: {v}" for k, v in t.items())
-            return new, await self._validate(op, show(text), show(new))
+            return new, await self._validate(op, _show_fields(text), _show_fields(new))
 
     async def _template_text(self, op: Operator, c, text: str, style: str | None) -> tuple:
         """A rewrite of the criterion's whole template (paraphrase, reasoning
@@ -269,3 +268,8 @@ class Generation:
         if self.validator is None:
             return Validation("llm", "unavailable", "no validator backend")
         return await llm.validate(self.validator, op, original, rewrite, style)
+
+
+def _show_fields(fields: dict[str, str]) -> str:
+    """A rewritten item's fields as `name: text` lines, for the validator."""
+    return "\n".join(f"{k}: {v}" for k, v in fields.items())

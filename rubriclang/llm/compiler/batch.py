@@ -17,7 +17,8 @@ import hashlib
 import json
 import os
 import re
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import attrs
 
