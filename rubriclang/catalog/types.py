@@ -26,7 +26,7 @@ def fmt_short(x: float | int, digits: int = 4) -> str:
     return fmt_num(x)
 
 
-def fmt_value(v) -> str:
+def fmt_value(v: object) -> str:
     """A parameter value (a default, say) as the language writes it."""
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -85,7 +85,7 @@ class JType:
     def accepts_kind(self, accepted: tuple[str, ...]) -> bool:
         return "any" in accepted or self.kind in accepted or ("numeric" in accepted and self.numeric)
 
-    def point_values(self) -> Sequence | None:
+    def point_values(self) -> Sequence[bool] | Sequence[int] | Sequence[str] | None:
         """Every value of a finite type (bool, ordinal, label), else None.
         An ordinal's points are a lazy `range`: the interval may be huge."""
         if self.kind == "bool":
@@ -108,7 +108,7 @@ class JType:
 BOOL = JType("bool")
 
 
-def interval(lo, hi, integral: bool, optional: bool = False) -> JType:
+def interval(lo: float | int, hi: float | int, integral: bool, optional: bool = False) -> JType:
     """`ordinal[lo, hi]` when `integral` (and the bounds are whole), else `score`."""
     whole = float(lo).is_integer() and float(hi).is_integer()
     if integral and whole:
@@ -116,6 +116,6 @@ def interval(lo, hi, integral: bool, optional: bool = False) -> JType:
     return JType("score", _tidy(lo), _tidy(hi), optional=optional)
 
 
-def _tidy(x):
+def _tidy(x: float | int) -> float | int:
     x = round(x, 12)  # interval arithmetic noise, e.g. 0.1 * 3
     return int(x) if float(x).is_integer() else x
