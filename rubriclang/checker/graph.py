@@ -100,7 +100,8 @@ class CheckedGraph:
 
     @property
     def nodes(self) -> dict[str, Node]:
-        return {n.name: n for n in (*self.criteria, *self.operators)}
+        nodes: tuple[Node, ...] = (*self.criteria, *self.operators)
+        return {n.name: n for n in nodes}
 
     @property
     def sink_type(self) -> JType:

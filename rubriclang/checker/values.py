@@ -4,7 +4,7 @@ against the catalog's parameter specs."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, Protocol
 
 from rubriclang.catalog.model import ParamSpec
@@ -16,20 +16,20 @@ from rubriclang.syntax import ast
 from rubriclang.syntax.strings import quote
 
 
-def difflib_match(name: str, options) -> list[str]:
+def difflib_match(name: str, options: Iterable[str]) -> list[str]:
     """The option closest to `name`, if one is close enough (at most one)."""
     import difflib  # only on the error path
 
     return difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.6)
 
 
-def suggest(name: str, options) -> tuple[str, ...]:
+def suggest(name: str, options: Iterable[str]) -> tuple[str, ...]:
     """A 'did you mean' note, when a close option exists."""
     close = difflib_match(name, options)
     return (f"did you mean `{close[0]}`?",) if close else ()
 
 
-def suggest_qualified(name: str, options) -> tuple[str, ...]:
+def suggest_qualified(name: str, options: Iterable[str]) -> tuple[str, ...]:
     """'Did you mean' for a dotted name: the same last part under another
     prefix (`gate.min` -> `reduce.min`, `mean` -> `reduce.mean`) comes first."""
     last = name.rsplit(".", 1)[-1]
@@ -37,7 +37,7 @@ def suggest_qualified(name: str, options) -> tuple[str, ...]:
     return (f"did you mean `{same[0]}`?",) if same else suggest(name, options)
 
 
-def finite(x) -> bool:
+def finite(x: float | int) -> bool:
     """Whether a number is a finite float: huge integers and `1e999` are not,
     and the interval arithmetic downstream works in floats."""
     try:
@@ -51,13 +51,13 @@ def literal(n: ast.Number) -> str:
     return n.text if len(n.text) <= 24 else n.text[:20] + "..."
 
 
-def type_from_ast(expr: ast.TypeExpr, diags: list) -> JType | None:
+def type_from_ast(expr: ast.TypeExpr, diags: list[Diagnostic]) -> JType | None:
     """The JType an expression denotes, or None (with RB205) if it is malformed."""
     if expr.kind == "bool":
         return JType("bool", optional=expr.optional)
     if expr.kind == "label":
         names = [n.value for n in expr.labels]
-        seen = set()
+        seen: set[str] = set()
         for n in expr.labels:
             if n.value in seen:
                 diags.append(make("RB205", n.span, f"label `{n.value}` is listed twice"))
@@ -69,6 +69,8 @@ def type_from_ast(expr: ast.TypeExpr, diags: list) -> JType | None:
             )
             return None
         return JType("label", labels=tuple(names), optional=expr.optional)
+    # The grammar gives a numeric type its two bounds.
+    assert expr.lo is not None and expr.hi is not None, expr
     lo, hi = expr.lo.value, expr.hi.value
     if not (finite(lo) and finite(hi)):
         diags.append(
@@ -103,13 +105,13 @@ def type_from_ast(expr: ast.TypeExpr, diags: list) -> JType | None:
     return JType(expr.kind, lo, hi, optional=expr.optional)
 
 
-def _scalar(v) -> Any:
+def _scalar(v: ast.Value) -> Any:
     if isinstance(v, (ast.String, ast.Number, ast.Bool, ast.Ident)):
         return v.value
     raise TypeError
 
 
-def _describe(v) -> str:
+def _describe(v: ast.Value) -> str:
     """A value as a message names it: scalars with their text, so the reader sees which."""
     if isinstance(v, ast.String):
         text = quote(v.value)
@@ -141,7 +143,7 @@ _EXPECTED = {
 }
 
 
-def _json(v, diags: list) -> Any:
+def _json(v: ast.Value, diags: list[Diagnostic]) -> Any:
     if isinstance(v, ast.ListValue):
         return [_json(x, diags) for x in v.items]
     if isinstance(v, ast.MapValue):
@@ -348,7 +350,7 @@ _CONVERTERS: dict[str, _Converter] = {
 }
 
 
-def _repeated_key(key: ast.Value, first: ast.Value, diags: list) -> None:
+def _repeated_key(key: ast.Value, first: ast.Value, diags: list[Diagnostic]) -> None:
     # `1`, `1.0` and `true` are one key to Python, but `true` and `1` are
     # different keys to a reader: name the real problem in each case.
     if isinstance(key, ast.Bool) == isinstance(first, ast.Bool):
@@ -364,16 +366,16 @@ def _repeated_key(key: ast.Value, first: ast.Value, diags: list) -> None:
         )
 
 
-def key_text(k) -> str:
+def key_text(k: ast.Value) -> str:
     """A map key as it is written."""
     if isinstance(k, ast.Bool):
         return "true" if k.value else "false"
     if isinstance(k, ast.Number):
         return k.text
-    return str(k.value)
+    return str(_scalar(k))
 
 
-def _check_finite(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> None:
+def _check_finite(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str) -> None:
     if spec.type not in ("number", "list<number>", "map<number>"):
         return
     if isinstance(v, ast.ListValue):
@@ -395,7 +397,7 @@ def _check_finite(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Non
         raise _Bad
 
 
-def _check_range(spec: ParamSpec, value, v, diags: list, where: str) -> None:
+def _check_range(spec: ParamSpec, value: object, v: ast.Value, diags: list[Diagnostic], where: str) -> None:
     nums = value if isinstance(value, list) else [value]
     for x in nums:
         if not isinstance(x, (int, float)) or isinstance(x, bool):
@@ -412,18 +414,18 @@ def _check_range(spec: ParamSpec, value, v, diags: list, where: str) -> None:
             raise _Bad
 
 
-def _equals_default(spec: ParamSpec, value) -> bool:
+def _equals_default(spec: ParamSpec, value: object) -> bool:
     if spec.default is None or spec.required:
         return False
     if isinstance(spec.default, bool) or isinstance(value, bool):
         return value is spec.default
-    return value == spec.default
+    return bool(value == spec.default)
 
 
 def check_block(
     block: ast.Block,
     specs: tuple[ParamSpec, ...],
-    diags: list,
+    diags: list[Diagnostic],
     where: str,
     anchor: Span,
 ) -> tuple[dict[str, Any], set[str]]:
