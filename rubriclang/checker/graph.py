@@ -103,6 +103,19 @@ class CheckedGraph:
         nodes: tuple[Node, ...] = (*self.criteria, *self.operators)
         return {n.name: n for n in nodes}
 
+    # The readouts by mode, typed (KeyError when the graph has none of that mode).
+    @property
+    def pointwise_readout(self) -> PointwiseReadout:
+        r = self.readouts["pointwise"]
+        assert isinstance(r, PointwiseReadout)
+        return r
+
+    @property
+    def pairwise_readout(self) -> PairwiseReadout:
+        r = self.readouts["pairwise"]
+        assert isinstance(r, PairwiseReadout)
+        return r
+
     @property
     def sink_type(self) -> JType:
         return self.nodes[self.sink].type

@@ -238,8 +238,8 @@ METRICS: dict[str, dict[str, Stat]] = {
 }
 
 
-def confusion(pred: Sequence[int], gold: Sequence[int], n_pred: int, n_gold: int) -> list[list[int]]:
-    """counts[gold class][predicted class]."""
+def confusion(pred: Sequence[float], gold: Sequence[float], n_pred: int, n_gold: int) -> list[list[int]]:
+    """counts[gold class][predicted class], from class codes (whole numbers)."""
     counts = [[0] * n_pred for _ in range(n_gold)]
     for p, g in zip(pred, gold):
         counts[int(g)][int(p)] += 1

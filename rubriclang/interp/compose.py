@@ -111,5 +111,5 @@ class Composer:
         if isinstance(readout, PointwiseReadout):
             decision = pointwise(readout, g.scale, rows[cids[0]][s])
         else:
-            decision = pairwise(readout, g.scale, (cids[0], cids[1]), {cid: rows[cid][s] for cid in cids})
+            decision = pairwise(readout, g.scale, cids, {cid: rows[cid][s] for cid in cids})
         return Composition(self._names, rows, errors, decision)

@@ -76,7 +76,7 @@ def pointwise(readout: PointwiseReadout, scale: JType, sink: Any) -> Decision:
     return Decision("ok", value, raw=sink)
 
 
-def pairwise(readout: PairwiseReadout, scale: JType, cids: tuple[str, str], sinks: dict[str, Any]) -> Decision:
+def pairwise(readout: PairwiseReadout, scale: JType, cids: tuple[str, ...], sinks: dict[str, Any]) -> Decision:
     s1, s2 = sinks[cids[0]], sinks[cids[1]]
     for s in (s1, s2):
         if s is not None:
