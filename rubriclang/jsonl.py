@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rubriclang.errors import LocatedError, decode_utf8
+from rubriclang.errors import decode_utf8
 
 MAX_DEPTH = 200  # arrays and objects inside each other; no real record comes close
 MAX_LINE_BYTES = 64 << 20
@@ -28,7 +28,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # A JSON string (possibly unterminated), or a bracket.
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
 
-ErrorType = Callable[..., LocatedError]
+ErrorType = Callable[..., Exception]
 
 
 class _NotFinite(Exception):

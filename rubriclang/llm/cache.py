@@ -26,7 +26,7 @@ def default_path() -> str:
     return os.path.join(base, "rubriclang", "calls.sqlite")
 
 
-def call_key(identity: str, model: str, request: ChatRequest, profile: str | None = None) -> str:
+def call_key(identity: str, model: str | None, request: ChatRequest, profile: str | None = None) -> str:
     """The cache key of a call: the server, the request body and, for a
     criterion on a named model profile, the profile's name."""
     body = request.body(model)

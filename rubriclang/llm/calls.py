@@ -17,7 +17,7 @@ import json
 import attrs
 
 from rubriclang.llm.cache import CallCache, call_key
-from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
+from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError, Sampling
 
 # The cache note that says a server refuses `response_format`.
 _NO_STRUCTURED = "no_response_format"
@@ -50,7 +50,7 @@ class Caller:
     cache). `profile` names the model profile it serves, if any: it is part
     of the cache key, so two profiles never answer for each other."""
 
-    def __init__(self, client, cache: CallCache | None, profile: str | None = None):
+    def __init__(self, client: ChatClient, cache: CallCache | None, profile: str | None = None):
         self.client = client
         self.cache = cache
         self.profile = profile

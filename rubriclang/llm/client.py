@@ -23,7 +23,7 @@ import email.utils
 import json
 import random
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import httpx
@@ -70,7 +70,7 @@ class ChatRequest:
     sampling: Sampling = Sampling()
     response_format: dict | None = None
 
-    def body(self, model: str) -> dict[str, Any]:
+    def body(self, model: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": list(self.messages), **self.sampling.body()}
         if self.response_format is not None:
             body["response_format"] = self.response_format
@@ -163,6 +163,21 @@ class _Endpoint:
         self.chat_url = httpx.URL(self.url + "/chat/completions")  # parsed once: httpx parses a str per call
         self.sem = asyncio.Semaphore(limit)
         self.in_flight = 0
+
+
+class ChatClient(Protocol):
+    """What a judge needs of a client: OpenAIClient, or a stand-in that sends
+    nothing (an estimate's DryClient, a batch's NoCallClient)."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def identity(self) -> str: ...
+
+    async def chat(self, request: ChatRequest) -> Completion: ...
+
+    async def aclose(self) -> None: ...
 
 
 class OpenAIClient:
@@ -416,7 +431,7 @@ class _CookielessClient(httpx.AsyncClient):
     call cache assumes so). Also saves the ~30 us per call that httpx spends
     offering each response to even an empty cookie jar."""
 
-    @property
+    @property  # type: ignore[misc]  # read-only on purpose: there is no jar to set
     def cookies(self) -> httpx.Cookies:
         return _NO_COOKIES
 
