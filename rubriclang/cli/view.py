@@ -46,7 +46,7 @@ def _kind(path: str) -> str:
 
 
 def _labels(paths: list[str]) -> list[str]:
-    out = []
+    out: list[str] = []
     for p in paths:
         label = os.path.basename(p) or p
         while label in out:

@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 import threading
+from typing import Any
 
 from rubriclang.llm.client import ChatRequest, Completion
 
@@ -99,7 +100,7 @@ class CallCache:
     def set_note(self, server: str, name: str, value: str) -> None:
         self._conn().execute("INSERT OR REPLACE INTO notes (server, name, value) VALUES (?, ?, ?)", (server, name, value))
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         db = self._conn()
         n, p, c = db.execute(
             "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM calls"
