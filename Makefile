@@ -47,7 +47,7 @@ lint: $(BIN)/rbg
 
 # `make test` runs the static checks first: lint without the format check
 # until the tree has had its one wholesale `ruff format`.
-# LEAD: after that reformat, replace the three check lines below with `$(MAKE) lint`.
+# LEAD: after that reformat, replace the two check lines below with `$(MAKE) lint`.
 test: $(BIN)/rbg model editors/vscode/node_modules
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/mypy
