@@ -45,7 +45,6 @@ THROUGHPUT_TARGET = 20_000.0  # lines per second
 sys.path.insert(0, str(HERE))
 from gen import corpus  # noqa: E402  (benchmarks/ is not a package)
 
-
 # -- cold start ------------------------------------------------------------------
 
 

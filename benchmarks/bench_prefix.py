@@ -38,9 +38,9 @@ import os
 import sys
 
 import attrs
+import bench_embedded  # this folder is on sys.path when the script runs
 import httpx
 
-import bench_embedded  # this folder is on sys.path when the script runs
 from rubriclang.checker import check_source
 from rubriclang.interp.engine import Interpreter
 from rubriclang.interp.items import Item

@@ -357,7 +357,8 @@ class _Progress:
 
     def __init__(self, terminal: bool, lines: bool):
         self.terminal, self.lines = terminal, lines and not terminal
-        self.n, self.total, self.started = 0, None, 0.0
+        self.n, self.started = 0, 0.0
+        self.total: int | None = None
 
     def phase(self, name: str, total: int | None) -> None:
         import time

@@ -236,7 +236,7 @@ def _judge_into(out, interp, local, item_list, items, mode, client, backend) -> 
     except (ItemError, OutputError) as exc:
         raise data_error(exc) from None
     done = state.statuses.keys()
-    stats = collections.Counter()
+    stats: collections.Counter[str] = collections.Counter()
     checked = ValidatedItems(item_list, local)
 
     async def go():

@@ -10,6 +10,7 @@ import os
 import stat
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import click
 
@@ -34,6 +35,10 @@ from rubriclang.cli.execution import (
     usage_json,
     usage_text,
 )
+
+if TYPE_CHECKING:  # the CLI imports the engine lazily
+    from rubriclang.checker import CheckedGraph
+    from rubriclang.interp.trace import TraceWriter
 
 
 @click.command()
@@ -96,7 +101,7 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
     stack.enter_context(locked_output(out))
     try:
         # Before the LLM server starts: an unusable --out fails at once.
-        state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(g))
+        state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(_one(g)))
         retry = _to_retry(state, items) if retry_errors else set()
     except ItemError as exc:
         raise data_error(exc) from None
@@ -107,9 +112,9 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
     else:
         interp = interpreter(g, [backend, llm_backend], concurrency)
     done = state.statuses.keys() - retry
-    stats = collections.Counter()
-    routes = collections.Counter()
-    decisions = collections.Counter()
+    stats: collections.Counter[str] = collections.Counter()
+    routes: collections.Counter[str] = collections.Counter()
+    decisions: collections.Counter[str] = collections.Counter()
     enabled = fmt == "text" and sys.stderr.isatty()
     progress = _Progress(_count_items(items) if enabled else None, len(done), enabled)
     # Opened once the LLM server has answered, so an unusable server leaves the file as it was.
@@ -274,6 +279,12 @@ def _table(s: dict) -> str:
     return "\n".join(lines)
 
 
+def _one(g: CheckedGraph | None) -> CheckedGraph:
+    """The graph of a run on one graph file (not a folder)."""
+    assert g is not None
+    return g
+
+
 class _LazyWriter:
     """A TraceWriter opened on demand, continuing the scanned file (first
     dropping the lines of the items to retry); closing an unopened one does
@@ -281,7 +292,7 @@ class _LazyWriter:
 
     def __init__(self, state, retry: set[str]):
         self.state, self.retry = state, retry
-        self._writer = None
+        self._writer: TraceWriter | None = None
 
     def open(self) -> None:
         from rubriclang.interp.trace import TraceWriter, without_items
@@ -290,6 +301,7 @@ class _LazyWriter:
         self._writer = TraceWriter(state.path, state)
 
     def write(self, record: dict) -> None:
+        assert self._writer is not None  # opened before the first record
         self._writer.write(record)
 
     def close(self) -> None:

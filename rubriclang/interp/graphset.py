@@ -14,7 +14,8 @@ graph judges it. Either way the record's `compile` field says why
 from __future__ import annotations
 
 import os
-from typing import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -24,6 +25,9 @@ from rubriclang.interp.compose import Composition
 from rubriclang.interp.items import Item
 from rubriclang.interp.readout import Decision
 from rubriclang.interp.trace import SCHEMA
+
+if TYPE_CHECKING:
+    from rubriclang.interp.engine import Interpreter
 
 ABSTAIN = "abstain"
 # The graph hash of a compile failure's record: no graph judged the item.
@@ -84,7 +88,7 @@ class GraphSet:
         return frozenset({graph_hash(g) for g in self.all_graphs()} | {UNCOMPILED})
 
 
-def load_graph_set(folder: str, fallback: str | None, load) -> GraphSet:
+def load_graph_set(folder: str, fallback: str | None, load: Callable[[str], CheckedGraph]) -> GraphSet:
     """Read `folder` with `load(path) -> CheckedGraph` (which reports a
     graph with errors); `fallback` is a .rbg path, `abstain` or None."""
     from rubriclang.llm.compiler.batch import COMPILED, status
@@ -114,7 +118,7 @@ def load_graph_set(folder: str, fallback: str | None, load) -> GraphSet:
     return GraphSet(folder, graphs, failures, load(fallback), fallback)
 
 
-def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None) -> dict:
+def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None) -> dict[str, Any]:
     """The trace record of an item that no compiled graph judged: a compile
     failure (readout `error`), or an abstention under the `abstain` policy."""
     cids = list(item.candidate_ids)
@@ -139,7 +143,7 @@ def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None
     }
 
 
-def compile_field(missing: Missing, fallback: str | None) -> dict:
+def compile_field(missing: Missing, fallback: str | None) -> dict[str, Any]:
     """The `compile` field of a record: which graph was missing, why, and what the policy did."""
     return {"graph": missing.graph, "status": "missing", "reason": missing.reason, "log": missing.log, "fallback": fallback}
 
@@ -152,22 +156,22 @@ class SetResult:
     item: Item
     mode: str
     composition: Composition
-    record: dict
+    record: dict[str, Any]
     route: str
 
 
-def interpreters(gs: GraphSet, make) -> dict[int, object]:
+def interpreters(gs: GraphSet, make: Callable[[CheckedGraph], Interpreter]) -> dict[int, Interpreter]:
     """An Interpreter (`make(graph)`) for every graph of the set, by `id(graph)`."""
     return {id(g): make(g) for g in gs.all_graphs()}
 
 
-async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrency: int, mode: str | None = None) -> AsyncIterator[SetResult]:
+async def run_set(gs: GraphSet, interps: dict[int, Interpreter], items: Iterable[Item], concurrency: int, mode: str | None = None) -> AsyncIterator[SetResult]:
     """Each item judged by its own graph's Interpreter (`interpreters`),
     results in input order, with up to `concurrency` items in flight; bad
     input raises after the items before it are yielded."""
     from rubriclang.interp.engine import in_order
 
-    def interp(g: CheckedGraph):
+    def interp(g: CheckedGraph) -> Interpreter:
         return interps[id(g)]
 
     async def one(item: Item) -> SetResult:
@@ -192,7 +196,7 @@ async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrenc
 class Union:
     """Every criterion of a set's graphs, for opening one LLM backend for all."""
 
-    criteria: tuple
+    criteria: tuple[Any, ...]
     path: str
 
 

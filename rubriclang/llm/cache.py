@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 import threading
+from typing import Any
 
 from rubriclang.llm.client import ChatRequest, Completion, canonical_json, messages_json
 
@@ -26,7 +27,7 @@ def default_path() -> str:
     return os.path.join(base, "rubriclang", "calls.sqlite")
 
 
-def call_key(identity: str, model: str, request: ChatRequest, profile: str | None = None) -> str:
+def call_key(identity: str, model: str | None, request: ChatRequest, profile: str | None = None) -> str:
     """The cache key of a call: the server, the request body and, for a
     criterion on a named model profile, the profile's name. It is the SHA-256
     of `{"body": BODY, "profile": ..., "server": ...}` as canonical JSON;
@@ -45,7 +46,7 @@ _FRAMES: dict[tuple, tuple] = {}
 _FRAMES_MAX = 256
 
 
-def _frame(identity: str, model: str, sampling, response_format: dict | None, profile: str | None) -> tuple[str, str]:
+def _frame(identity: str, model: str | None, sampling, response_format: dict | None, profile: str | None) -> tuple[str, str]:
     """The key's canonical JSON before and after the messages' JSON. The
     response format is remembered by identity and kept alive beside its
     frame, so an id is never mistaken for another dict's; a criterion's
@@ -132,7 +133,7 @@ class CallCache:
     def set_note(self, server: str, name: str, value: str) -> None:
         self._conn().execute("INSERT OR REPLACE INTO notes (server, name, value) VALUES (?, ?, ?)", (server, name, value))
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         db = self._conn()
         n, p, c = db.execute(
             "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM calls"

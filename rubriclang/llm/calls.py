@@ -17,7 +17,7 @@ import json
 import attrs
 
 from rubriclang.llm.cache import CallCache, call_key
-from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
+from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError, Sampling
 
 # The cache note that says a server refuses `response_format`.
 _NO_STRUCTURED = "no_response_format"
@@ -40,7 +40,7 @@ class Usage:
     def to_json(self) -> dict:
         return attrs.asdict(self)
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         for f in attrs.fields(Usage):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
@@ -50,7 +50,7 @@ class Caller:
     cache). `profile` names the model profile it serves, if any: it is part
     of the cache key, so two profiles never answer for each other."""
 
-    def __init__(self, client, cache: CallCache | None, profile: str | None = None):
+    def __init__(self, client: ChatClient, cache: CallCache | None, profile: str | None = None):
         self.client = client
         self.cache = cache
         self.profile = profile

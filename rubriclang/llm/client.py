@@ -24,7 +24,7 @@ import email.utils
 import json
 import random
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import httpx
@@ -78,7 +78,7 @@ class ChatRequest:
     response_format: dict | None = None
     affinity: str | None = None
 
-    def body(self, model: str) -> dict[str, Any]:
+    def body(self, model: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": list(self.messages), **self.sampling.body()}
         if self.response_format is not None:
             body["response_format"] = self.response_format
@@ -141,7 +141,7 @@ class Completion:
         }
 
     @classmethod
-    def from_json(cls, d: dict, **extra) -> "Completion":
+    def from_json(cls, d: dict, **extra) -> Completion:
         return cls(
             d["text"],
             d["model"],
@@ -206,6 +206,21 @@ class _Endpoint:
         self.headers: list[tuple[bytes, bytes]] = []
 
 
+class ChatClient(Protocol):
+    """What a judge needs of a client: OpenAIClient, or a stand-in that sends
+    nothing (an estimate's DryClient, a batch's NoCallClient)."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def identity(self) -> str: ...
+
+    async def chat(self, request: ChatRequest) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
 class OpenAIClient:
     """Chat completions against one or more OpenAI-compatible servers."""
 
@@ -265,7 +280,7 @@ class OpenAIClient:
             limits=limits,
             trust_env=not local,
             mounts=mounts,
-            **({"transport": pool} if direct else {}),
+            transport=pool if direct else None,
         )
         self._turn = 0
         # llama.cpp servers with this many slots each (None: not llama.cpp,
@@ -282,7 +297,7 @@ class OpenAIClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> "OpenAIClient":
+    async def __aenter__(self) -> OpenAIClient:
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -295,10 +310,10 @@ class OpenAIClient:
         order = [self.endpoints[(self._turn + i) % n] for i in range(n)]
         return min(order, key=lambda e: e.in_flight)
 
-    def _slot(self, affinity: str) -> int:
+    def _slot(self, affinity: str, slots: int) -> int:
         slot = self._slot_of.get(affinity)
         if slot is None:
-            slot = self._slot_of[affinity] = self._next_slot % self.slots
+            slot = self._slot_of[affinity] = self._next_slot % slots
             self._next_slot += 1
             if len(self._slot_of) > _AFFINITIES_KEPT:  # items long done
                 self._slot_of.popitem(last=False)
@@ -316,7 +331,7 @@ class OpenAIClient:
         message = self._redactor.text(err.message)
         return err if message == err.message else LLMError(err.kind, message, err.status, err.attempts)
 
-    async def _fetch(self, ep: _Endpoint, method: str, path: str, body: dict | None = None, root: bool = False) -> "_Answer":
+    async def _fetch(self, ep: _Endpoint, method: str, path: str, body: dict | None = None, root: bool = False) -> _Answer:
         """One request to `ep` (`path` under its base URL, or under its
         origin when `root`) and its whole answer, within the deadline;
         raises TimeoutError past it, ReplyTooLarge past the size cap, and
@@ -336,11 +351,12 @@ class OpenAIClient:
                     chunks.append(chunk)
                 return _Answer(r.status_code, dict(r.headers), b"".join(chunks))
 
-    async def _fetch_direct(self, ep: _Endpoint, method: str, target: str, body: dict | None) -> "_Answer":
+    async def _fetch_direct(self, ep: _Endpoint, method: str, target: str, body: dict | None) -> _Answer:
         # The body as httpx's `json=` would send it.
         data = b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         headers = ep.headers if body is None else [*ep.headers, (b"Content-Length", str(len(data)).encode())]
         head = request_head(method, target.encode("ascii"), headers)
+        assert ep.direct is not None  # the caller's test
         answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts)
         found = {k.decode("latin-1"): v.decode("latin-1") for k, v in answer.headers}
         if found.get("content-encoding", "identity") != "identity":  # not asked for, but decoded as httpx would
@@ -353,15 +369,12 @@ class OpenAIClient:
     def _past_deadline(self, ep: _Endpoint) -> LLMError:
         return LLMError("timeout", f"{ep.url} did not finish answering within the {self.deadline:g} s deadline")
 
-    def _error_detail(self, r: "_Answer") -> str:
+    def _error_detail(self, r: _Answer) -> str:
         """The message of an error answer, redacted, then cut to 300 characters
         (cutting first could leave a piece of the key too short to recognise)."""
         try:
             err = r.json().get("error")
-            if isinstance(err, dict):
-                detail = str(err.get("message", ""))
-            else:
-                detail = str(err) if err else r.text
+            detail = str(err.get("message", "")) if isinstance(err, dict) else str(err) if err else r.text
         except (ValueError, AttributeError):
             detail = r.text
         return self._redactor.text(detail)[:_DETAIL_CHARS]
@@ -413,7 +426,7 @@ class OpenAIClient:
         chosen (several to choose from is an error that lists them). A
         single llama.cpp server (its model list says `owned_by: llamacpp`)
         also tells its slots, for slot affinity."""
-        for i, ep in enumerate(self.endpoints):
+        for ep in self.endpoints:
             try:
                 entries = await self._list_models(ep)
             except LLMError as err:
@@ -438,7 +451,7 @@ class OpenAIClient:
             raise LLMError("unknown_model", "no model chosen: call check_model() first, or name one")
         body = request.body(self.model)
         if self.slots and request.affinity is not None:
-            body["id_slot"] = self._slot(request.affinity)
+            body["id_slot"] = self._slot(request.affinity, self.slots)
             body["cache_prompt"] = True
         attempt = 0
         while True:
@@ -533,7 +546,7 @@ class _CookielessClient(httpx.AsyncClient):
     call cache assumes so). Also saves the ~30 us per call that httpx spends
     offering each response to even an empty cookie jar."""
 
-    @property
+    @property  # type: ignore[misc]  # read-only on purpose: there is no jar to set
     def cookies(self) -> httpx.Cookies:
         return _NO_COOKIES
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import urllib.request
-from typing import Iterable
+from collections.abc import Iterable
 
 import h11
 import httpx
@@ -114,17 +114,19 @@ class _Connection(asyncio.Protocol):
         """Send `data`; False when the socket was found dead and not a byte of
         it went out (asyncio's first send then fails synchronously, closing
         the transport; a partial send buffers the rest instead)."""
-        if self.transport.is_closing():
+        transport = self.transport
+        assert transport is not None  # set when the connection was made, before any request
+        if transport.is_closing():
             return False
-        self.transport.write(data)
-        return not self.transport.is_closing()
+        transport.write(data)
+        return not transport.is_closing()
 
     async def drain(self, timeout: float | None) -> None:
         """Wait until the send buffer is below its high-water mark."""
         while self._paused:
             if not await self._wait("_writer", timeout):
                 raise httpx.WriteTimeout("sending the request timed out")
-        if self.closed.done() or self.transport.is_closing():
+        if self.closed.done() or self.transport is None or self.transport.is_closing():
             raise httpx.WriteError("the connection closed while the request was being sent")
 
     async def next_event(self, timeout: float | None):
@@ -192,11 +194,11 @@ class _Pool:
         if self.slots < self.limit:
             self.slots += 1
             return await self.connect(timeouts)
-        conn = await self._wait(timeouts.get("pool"))
-        if conn is not None and conn.reusable:
-            return conn
-        if conn is not None:  # went bad between its release and now: a fresh one in its slot
-            self._discard(conn)
+        waited = await self._wait(timeouts.get("pool"))
+        if waited is not None and waited.reusable:
+            return waited
+        if waited is not None:  # went bad between its release and now: a fresh one in its slot
+            self._discard(waited)
         return await self.connect(timeouts)
 
     async def connect(self, timeouts: dict) -> _Connection:
@@ -336,7 +338,8 @@ class PoolTransport(httpx.AsyncBaseTransport):
         pool = self._pools.get(key)
         if pool is None:
             pool = self._pools[key] = _Pool(host, port, self.max_per_origin, self.keepalive_expiry)
-        conn: _Connection | None = await pool.acquire(timeouts)
+        conn: _Connection | None
+        conn = await pool.acquire(timeouts)
         try:
             if not _begin(conn, head, body):
                 # The server closed this idle connection and not a byte of
@@ -364,7 +367,7 @@ class PoolTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         """Close every connection, and wait until their sockets are closed."""
         self._closed = True
-        waiting = []
+        waiting: list[asyncio.Future[None]] = []
         for pool in self._pools.values():
             waiting.extend(conn.closed for conn in pool.open)
             pool.close()

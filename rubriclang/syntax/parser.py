@@ -13,7 +13,7 @@ from importlib import resources
 
 import attrs
 from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.span import Span
@@ -90,7 +90,7 @@ def parse(text: str, path: str = "<input>") -> ParseResult:
             break
         offset = nxt
     comment_nodes = tuple(
-        ast.Comment(str(t).rstrip(), span=Span(path, t.line, t.column, t.end_line, t.end_column))
+        ast.Comment(str(t).rstrip(), span=_token_span(path, t))
         for t in sorted(comments, key=lambda t: (t.line, t.column))
     )
     if diagnostics:
@@ -115,7 +115,15 @@ def _line_end(text: str, index: int) -> int:
     return len(text) if end < 0 else end
 
 
-def _parse_chunk(chunk, path, decls, comments, diagnostics) -> tuple[bool, int]:
+def _token_span(path: str, t: Token) -> Span:
+    # The lexer sets every position of a token (Lark types them optional).
+    assert t.line is not None and t.column is not None and t.end_line is not None and t.end_column is not None
+    return Span(path, t.line, t.column, t.end_line, t.end_column)
+
+
+def _parse_chunk(
+    chunk: str, path: str, decls: list[ast.Decl], comments: list[Token], diagnostics: list[Diagnostic]
+) -> tuple[bool, int]:
     """Parse one chunk; True when it parsed, else False and the error's offset."""
     _comment_sink.items = []
     try:

@@ -20,8 +20,8 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 import attrs
 
@@ -93,7 +93,7 @@ class FaultServer:
 
     def __init__(
         self,
-        answer: Callable[[dict], str | dict] = rate_answer(),
+        answer: Callable[[dict], str | dict] = rate_answer(),  # noqa: B008 (the answer function is stateless)
         models: tuple[str, ...] = ("judge",),
         api_key: str | None = None,
         reject_response_format: bool = False,
@@ -118,7 +118,7 @@ class FaultServer:
         self._timer = threading.Timer(lifetime, self.stop)
         self._timer.daemon = True
 
-    def __enter__(self) -> "FaultServer":
+    def __enter__(self) -> FaultServer:
         self._thread.start()
         self._timer.start()
         return self

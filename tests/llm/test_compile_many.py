@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
+
 from .fault_server import FaultServer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
+
 from .fault_server import FaultServer, rate_answer
 from .test_compile_many import GOOD, scripted, spec_line, write_specs
 

@@ -17,7 +17,8 @@ import hashlib
 import json
 import os
 import re
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import attrs
 
@@ -287,9 +288,9 @@ def summarize(specs: Iterable[SpecLine], out_dir: str, this_run: dict[str, str] 
     a resumed run counts what earlier runs did too): how many compiled,
     failed within the budget, stopped on an error or are still pending; the
     attempts each used; which findings needed repairs, most often first."""
-    counts = collections.Counter()
-    attempts: dict[str, collections.Counter] = {COMPILED: collections.Counter(), FAILED: collections.Counter()}
-    findings = collections.Counter()
+    counts: collections.Counter[str] = collections.Counter()
+    attempts: dict[str, collections.Counter[int]] = {COMPILED: collections.Counter(), FAILED: collections.Counter()}
+    findings: collections.Counter[str] = collections.Counter()
     per_id = {}
     for s in specs:
         state, records = status(out_dir, s.id, s.hash)
