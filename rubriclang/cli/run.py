@@ -112,8 +112,9 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
     decisions = collections.Counter()
     from rubriclang.cli.progress import Progress
 
-    # On stderr; with `--format json`, only a terminal gets it.
-    progress = Progress("items", _count_items(items), done=len(done), lines=fmt == "text")
+    # On stderr; with `--format json`, only a terminal gets it (and only then are the items counted).
+    shown = fmt == "text" or sys.stderr.isatty()
+    progress = Progress("items", _count_items(items) if shown else None, done=len(done), lines=fmt == "text")
     # Opened once the LLM server has answered, so an unusable server leaves the file as it was.
     writer = _LazyWriter(state, retry)
     checked = ValidatedItems(read_items(items), backend)
