@@ -13,7 +13,7 @@ import threading
 from importlib import resources
 
 import attrs
-from lark import Lark, Token
+from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from rubriclang.diagnostics import Diagnostic
@@ -54,7 +54,7 @@ def _lark() -> Lark:
     return _parser("contextual")
 
 
-def _tree(chunk: str):
+def _tree(chunk: str) -> Tree:
     """The parse tree of `chunk`, or the contextual parser's UnexpectedInput.
 
     A basic lexer (one regex for every terminal) tries first: the contextual
