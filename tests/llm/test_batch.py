@@ -165,7 +165,7 @@ def test_import_into_a_log_writes_progress_lines_on_stderr(files, tmp_path):
     requests = export(graph, items, tmp_path / "requests.jsonl")
     results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
     r = invoke("batch", "import", graph, items, results, "--out", tmp_path / "t.jsonl", "--model", MODEL,
-               "--base-url", closed_port_url(), "--cache", tmp_path / "calls.sqlite")
+               "--identity", "vllm-batch", "--cache", tmp_path / "calls.sqlite")
     assert r.exit_code == 0, r.output
     progress = [line.split(",")[0].strip() for line in r.stderr.splitlines() if line.startswith("  ") and "/4 items" in line]
     assert progress == ["1/4 items", "2/4 items", "3/4 items", "4/4 items"]
