@@ -22,7 +22,6 @@ from rubriclang.checker.values import suggest
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
-from rubriclang.llm import template as tpl
 from rubriclang.syntax import ast
 
 # `llm.compare { reply = preference }`: what a preference answer may be.
@@ -66,6 +65,8 @@ class PromptChecker:
             self.sources[file] = text
             source = PromptSource(text, node.value, span=node.span)
             text_line, text_col = 1, 1
+        from rubriclang.llm import template as tpl  # only graphs with their own prompts pay for it
+
         template, problems = tpl.parse(source.text, "user")
         for p in problems:
             self.err("RB208", _at(file, text_line, text_col, p.line, p.column, p.length), p.message, (p.fix,) if p.fix else ())

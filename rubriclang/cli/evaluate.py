@@ -144,7 +144,16 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
             backend = local_backend(annotations, recorded)
             llm_backend = open_llm(stack, _llm_judge(judges, graphs), llm)
             checked = ValidatedItems(item_list, backend)
-            outcomes = asyncio.run(judge_graphs(judges, checked, backend, llm_backend, concurrency, mode))
+            progress = None
+            if llm_backend is not None:  # only LLM criteria take long enough to need it
+                from rubriclang.cli.progress import Progress
+
+                progress = Progress("items", len(item_list) * len(judges), lines=fmt == "text")
+            try:
+                outcomes = asyncio.run(judge_graphs(judges, checked, backend, llm_backend, concurrency, mode, progress))
+            finally:
+                if progress is not None:
+                    progress.done()
             checked.warn_unknown(items)
     except LocatedError as exc:
         raise data_error(exc) from None
@@ -178,9 +187,10 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
         raise SystemExit(1)
 
 
-async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode):
+async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode, progress=None):
     """Each judge's (item id, mode, composition) for every item, in item
-    order; a judge is a graph or a folder of compiled graphs (GraphSet).
+    order; a judge is a graph or a folder of compiled graphs (GraphSet),
+    ticking `progress` (a `cli.progress.Progress`) once per item and judge.
     Shared by `rbg eval` and `rbg fit`."""
     from rubriclang.interp.graphset import GraphSet, interpreters, run_set
 
@@ -192,7 +202,12 @@ async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode):
                 results = run_set(j, interps, items, concurrency, mode)
             else:
                 results = interpreter(j, [backend, llm_backend], concurrency).run(items, mode)
-            out.append([(r.item.id, r.mode, r.composition) async for r in results])
+            outcomes = []
+            async for r in results:
+                outcomes.append((r.item.id, r.mode, r.composition))
+                if progress is not None:
+                    progress.tick()
+            out.append(outcomes)
         return out
 
 

@@ -115,8 +115,11 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
     stats: collections.Counter[str] = collections.Counter()
     routes: collections.Counter[str] = collections.Counter()
     decisions: collections.Counter[str] = collections.Counter()
-    enabled = fmt == "text" and sys.stderr.isatty()
-    progress = _Progress(_count_items(items) if enabled else None, len(done), enabled)
+    from rubriclang.cli.progress import Progress
+
+    # On stderr; with `--format json`, only a terminal gets it (and only then are the items counted).
+    shown = fmt == "text" or sys.stderr.isatty()
+    progress = Progress("items", _count_items(items) if shown else None, done=len(done), lines=fmt == "text")
     # Opened once the LLM server has answered, so an unusable server leaves the file as it was.
     writer = _LazyWriter(state, retry)
     checked = ValidatedItems(read_items(items), backend)
@@ -308,29 +311,3 @@ class _LazyWriter:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-
-
-class _Progress:
-    """A one-line progress counter on stderr, shown only on a terminal."""
-
-    def __init__(self, total: int | None, skipped: int, enabled: bool):
-        self.total, self.n, self.enabled = total, skipped, enabled
-        self.last = 0.0
-
-    def tick(self) -> None:
-        self.n += 1
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.1 or self.n == self.total):
-            self.last = now
-            if self.total is None:
-                sys.stderr.write(f"\r  {self.n} items")
-            else:
-                width = 30
-                filled = int(width * self.n / self.total) if self.total else width
-                sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.n}/{self.total}")
-            sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.enabled and self.n:
-            sys.stderr.write("\n")
-            self.enabled = False
