@@ -210,7 +210,12 @@ def status(out_dir: str, sid: str, shash: str | None = None) -> tuple[str, list[
     if shash is not None and recorded != shash:
         return PENDING, records
     if end is None:
-        return PENDING, records
+        # Killed between writing the graph (atomically, and only once it was
+        # accepted) and logging the end: the graph, stamped with its spec's
+        # hash, is the outcome, so it is never compiled again.
+        found = graph_spec_hash(graph_path(out_dir, sid))
+        want = shash if shash is not None else recorded
+        return (COMPILED if found is not None and found == want else PENDING), records
     if end.get("outcome") == COMPILED:
         found = graph_spec_hash(graph_path(out_dir, sid))
         return (COMPILED if found is not None and found == recorded else PENDING), records
