@@ -20,6 +20,7 @@ from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.backends import Backends, BackendUnavailable
 from rubriclang.audit.files import write_json, write_lines
 from rubriclang.audit.judge import JudgeError, JudgeInfo, judge_info
+from rubriclang.audit.perturb import llm
 from rubriclang.audit.perturb.generate import Generation
 from rubriclang.audit.report_json import AuditData, build_report, render_text
 from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
@@ -288,6 +289,7 @@ class Audit:
             operators=to_run,
             counts=result.counts,
             skipped=skipped,
+            prompts=llm.PROMPTS,
         )
 
     def _skipped_operators(self, sealed: sealing.Sealed) -> dict:
