@@ -220,9 +220,13 @@ class Audit:
         report["usage"] = self._usage()
         write_json(self.paths["report"], report, indent=2)
         write_atomic(self.paths["report.txt"], render_text(report))
-        from rubriclang.audit.html import render_html
+        from rubriclang.audit.html.write import ReportError, render_folder
 
-        write_atomic(self.paths["report.html"], render_html(report))
+        try:
+            page = render_folder(self.req.out, report)
+        except ReportError as exc:
+            raise AuditError(f"{exc}; report.json and report.txt are written, and `python -m rubriclang.audit.html {self.req.out}` renders the page once it is fixed") from None
+        write_atomic(self.paths["report.html"], page)
         return report
 
     def _judge(self, items: list[Item]) -> JudgeInfo:

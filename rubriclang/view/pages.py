@@ -17,7 +17,7 @@ from markupsafe import Markup
 from rubriclang.audit.html import render_html
 from rubriclang.review.view import view
 from rubriclang.view import graphsvg
-from rubriclang.view.notes import read_notes
+from rubriclang.audit.notes import read_notes
 from rubriclang.view.sources import Sources, items_by_transition
 from rubriclang.view.table import Query, TraceTable, label, shown
 
@@ -141,9 +141,10 @@ class Site:
                           items=items, found=found, notes=notes)
 
     def report(self, params: dict[str, str]) -> str:
-        """The audit's own static report, as `rbg audit` renders it (its own
-        stricter CSP: no script at all)."""
-        return render_html(self._audit(params).report)
+        """The audit's own static report, as `rbg audit` renders it, with
+        the notes as saved now (its own stricter CSP: no script at all)."""
+        a = self._audit(params)
+        return render_html(a.report, read_notes(a.folder))
 
 
 def export_name(route: str, params: dict[str, str]) -> str:

@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from rubriclang.audit.html.page import CSP as REPORT_CSP
-from rubriclang.view.notes import MAX_NOTE, NotesError, save_note
+from rubriclang.audit.notes import MAX_NOTE, NotesError, save_note
 from rubriclang.view.pages import CSP, NotFound, Site
 from rubriclang.view.sources import Sources
 

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from rubriclang.cli.view import load_sources  # noqa: E402
 from rubriclang.view.export import export  # noqa: E402
-from rubriclang.view.notes import read_notes  # noqa: E402
+from rubriclang.audit.notes import read_notes  # noqa: E402
 from rubriclang.view.server import make_app  # noqa: E402
 from rubriclang.view.table import Query  # noqa: E402
 from audit_html.dom import Dom  # noqa: E402
