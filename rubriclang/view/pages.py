@@ -88,10 +88,23 @@ class Site:
     def items(self, params: dict[str, str]) -> str:
         src = self._trace(params)
         q = Query.parse(params)
-        page = src.table.query(q)
+        scored, left_out = self._scored(q)
+        page = src.table.query(q, left_out=left_out)
         columns = src.table.criteria[:12]
         return self._page("items.html", title=f"Items of {src.label}", src=src, q=q, page=page, columns=columns,
-                          quick=_quick_filters(q))
+                          quick=_quick_filters(q), scored=scored)
+
+    def _scored(self, q: Query) -> tuple[str | None, frozenset[str]]:
+        """What `q.scored` names in words, and the items that evaluation
+        left out (an evaluation's metrics all rest on the same items)."""
+        if q.scored_in is None:
+            return None, frozenset()
+        n, mode = q.scored_in
+        if n >= len(self.sources.evals) or mode not in self.sources.evals[n].data.get("modes", {}):
+            raise NotFound(f"no {mode} items in evaluation output {n}")
+        e = self.sources.evals[n]
+        left = e.data["modes"][mode].get("left_out", {}).get("by_item", [])
+        return f"scored by {e.label} ({mode})", frozenset(x["item"] for x in left)
 
     def item(self, params: dict[str, str]) -> str:
         src = self._trace(params)
@@ -111,7 +124,8 @@ class Site:
         evals = self.sources.evals
         src = self.sources.trace(params.get("src", "")) or (self.sources.traces[0] if self.sources.traces else None)
         plots = _plots(src.table) if src else None
-        return self._page("eval.html", title="Evaluation", evals=evals, src=src, plots=plots, fmt=_fmt)
+        return self._page("eval.html", title="Evaluation", evals=evals, src=src, plots=plots, fmt=_fmt,
+                          items_of=lambda n, mode: self.link("items", src=src.label, scored=f"{n}:{mode}") if src else None)
 
     def compare(self, params: dict[str, str]) -> str:
         try:

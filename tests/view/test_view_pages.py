@@ -31,7 +31,7 @@ def run(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def sources(run):
-    return load_sources((str(run["graph"]), str(run["items"]), str(run["trace"]), str(run["trace2"]), str(run["audit"])))
+    return load_sources((str(run["graph"]), str(run["items"]), str(run["trace"]), str(run["trace2"]), str(run["eval"]), str(run["audit"])))
 
 
 @pytest.fixture()
@@ -120,6 +120,50 @@ def test_the_item_page_renders_the_prompt_from_the_template_with_the_reply(clien
     assert "How correct is the response?" in text  # the rendered prompt
     assert "What is 1 + 1?" in text and "It is 2." in text  # input and candidate
     assert "Reply <script>" in text  # the raw reply, as text
+
+
+def _items_shown(client, href: str) -> list[str]:
+    """Every item the items view lists for `href`, over all its pages."""
+    shown, page = [], href
+    while page:
+        dom = Dom(client.get(page).text)
+        shown += [e.attrs["href"] for e in dom.elements if e.tag == "a" and e.attrs.get("href", "").startswith("/item?")]
+        page = next((e.attrs["href"] for e in dom.elements if e.tag == "a" and e.attrs.get("rel") == "next"), None)
+    from urllib.parse import parse_qs, urlsplit
+
+    return sorted(parse_qs(urlsplit(h).query)["id"][0] for h in shown)
+
+
+def test_every_metric_cell_links_to_exactly_the_items_it_rests_on(client, run, sources):
+    import json
+
+    data = json.loads(run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]
+    dom = Dom(_get(client, "/eval").text)
+    cells = [e.attrs["href"] for e in dom.elements if e.tag == "a" and "cell" in (e.attrs.get("class") or "").split()]
+    metrics = sum(len(ms) for ms in data["metrics"].values()) + sum(len(ms) for ms in data["differences"].values())
+    assert len(cells) == metrics and len(set(cells)) == 1
+    left_out = {x["item"] for x in data["left_out"]["by_item"]}
+    assert left_out == {FAILED}
+    expected = sorted(r.item for r in sources.trace("trace.jsonl").table.rows if r.item not in left_out)
+    assert _items_shown(client, cells[0]) == expected and len(expected) == data["scored"]
+
+
+def test_every_count_of_the_plots_links_to_exactly_its_items(client, sources):
+    from urllib.parse import parse_qs, urlsplit
+
+    rows = sources.trace("trace.jsonl").table.rows
+    dom = Dom(_get(client, "/eval").text)
+    links = [e.attrs["href"] for e in dom.elements if e.tag == "a" and e.attrs.get("href", "").startswith("/items?")]
+    confusion = [h for h in links if "decision=" in h]
+    assert confusion
+    for href in confusion:
+        q = {k: v[0] for k, v in parse_qs(urlsplit(href).query).items()}
+        want = sorted(r.item for r in rows if r.decision == q["decision"] and r.gold is not None and str(r.gold) == q["gold"])
+        assert _items_shown(client, href) == want and want
+
+
+def test_a_metric_link_to_an_evaluation_that_is_not_there_is_not_found(client):
+    assert _get(client, "/items?src=trace.jsonl&scored=7:pointwise").status_code == 404
 
 
 def test_compare_lists_the_transitions_of_the_changed_cap(client, sources):
