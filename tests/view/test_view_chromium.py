@@ -21,6 +21,8 @@ from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run  # noqa: E402
 
 from audit_html.test_chromium import CHROMIUM, _chromium  # noqa: E402
 
+from .cdp import Browser  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
 
 
@@ -61,7 +63,7 @@ def run(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def viewer(run):
-    v = Viewer(run["graph"], run["items"], run["trace"], run["trace2"], run["audit"])
+    v = Viewer(run["graph"], run["items"], run["trace"], run["trace2"], run["eval"], run["audit"])
     yield v
     v.stop()
 
@@ -92,6 +94,49 @@ def test_the_item_graph_in_chromium(tmp_path, viewer):
     nodes = {e.attrs["data-node"]: e.attrs["class"].split() for e in dom.elements if e.tag == "g" and "data-node" in e.attrs}
     assert set(nodes) == {"correct", "harmful", "rambling", "concise", "safe"}
     assert "on" in nodes["harmful"] and "on" in nodes["safe"] and "on" not in nodes["correct"]
+
+
+# The items the items view shows, on every page (the test's own script reads the page).
+LISTED = "Array.from(document.querySelectorAll('#items tbody tr td:first-child a')).map(a => a.textContent)"
+
+
+def _all_listed(browser: Browser) -> list[str]:
+    shown = browser.js(LISTED)
+    while browser.js("!!document.querySelector('a[rel=next]')"):
+        browser.click("a[rel=next]")
+        shown += browser.js(LISTED)
+    return sorted(shown)
+
+
+def test_clicking_a_confusion_cell_shows_exactly_its_items(tmp_path, viewer, run):
+    from rubriclang.view.table import TraceTable, label
+
+    rows = TraceTable(str(run["trace"])).rows
+    with Browser(tmp_path / "profile") as browser:
+        browser.load(viewer.url("/eval"))
+        cells = browser.js("Array.from(document.querySelectorAll('table.confusion td a')).map(a => [a.closest('tr').firstElementChild.textContent, "
+                           "a.closest('table').rows[0].cells[a.closest('td').cellIndex].textContent, a.textContent])")
+        assert len(cells) > 1
+        for n, (decision, gold, count) in enumerate(cells[:3]):
+            if n:
+                browser.load(viewer.url("/eval"))
+            browser.click("table.confusion td a", index=n)
+            want = sorted(r.item for r in rows if r.decision == decision and r.gold is not None and label(r.gold) == gold)
+            assert _all_listed(browser) == want and len(want) == int(count)
+
+
+def test_clicking_a_metric_shows_the_items_it_rests_on(tmp_path, viewer, run):
+    import json
+
+    left_out = {x["item"] for x in json.loads(run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]["left_out"]["by_item"]}
+    from rubriclang.view.table import TraceTable
+
+    want = sorted(r.item for r in TraceTable(str(run["trace"])).rows if r.item not in left_out)
+    with Browser(tmp_path / "profile") as browser:
+        browser.load(viewer.url("/eval"))
+        browser.click("table.metrics a.cell")
+        assert "scored by eval.json (pointwise)" in browser.js("document.getElementById('count').textContent")
+        assert _all_listed(browser) == want
 
 
 def test_script_payloads_in_items_stay_inert(tmp_path, viewer):
