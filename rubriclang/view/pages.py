@@ -21,7 +21,9 @@ from rubriclang.audit.notes import read_notes
 from rubriclang.view.sources import Sources, items_by_transition
 from rubriclang.view.table import Query, TraceTable, label, shown
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
+# `connect-src 'self'`: a static export's items page reads its rows from a
+# JSON file next to it (`data_file`); the live viewer fetches nothing.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
 CALIBRATION_BINS = 10
 MARGIN_BINS = 12
@@ -44,7 +46,7 @@ class Site:
         self.env = Environment(loader=PackageLoader("rubriclang.view", "templates"),
                                autoescape=select_autoescape(default=True, default_for_string=True),
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-        self.env.globals.update(link=self.link, static=self.static, export=export, csp=CSP, sources=sources,
+        self.env.globals.update(link=self.link, static=self.static, data_file=self.data_file, export=export, csp=CSP, sources=sources,
                                 form_token=form_token)
         self.routes: dict[str, Callable[[dict[str, str]], str]] = {
             "index": self.index, "items": self.items, "item": self.item, "eval": self.evaluation,
@@ -64,6 +66,11 @@ class Site:
 
     def static(self, name: str) -> str:
         return f"static/{name}" if self.export else f"/static/{name}"
+
+    def data_file(self, label: str) -> str:
+        """In an export, the JSON file with the rows of the trace `label`
+        (`export.items_data`), which the items page filters in the browser."""
+        return "data/" + export_name("items", {"src": label}).removesuffix(".html") + ".json"
 
     def render(self, route: str, params: dict[str, str]) -> str:
         page = self.routes.get(route)
@@ -88,13 +95,13 @@ class Site:
     def items(self, params: dict[str, str]) -> str:
         src = self._trace(params)
         q = Query.parse(params)
-        scored, left_out = self._scored(q)
+        scored, left_out = self.scored(q)
         page = src.table.query(q, left_out=left_out)
         columns = src.table.criteria[:12]
         return self._page("items.html", title=f"Items of {src.label}", src=src, q=q, page=page, columns=columns,
                           quick=_quick_filters(q), scored=scored)
 
-    def _scored(self, q: Query) -> tuple[str | None, frozenset[str]]:
+    def scored(self, q: Query) -> tuple[str | None, frozenset[str]]:
         """What `q.scored` names in words, and the items that evaluation
         left out (an evaluation's metrics all rest on the same items)."""
         if q.scored_in is None:

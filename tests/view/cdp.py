@@ -91,12 +91,26 @@ class Browser:
         self._events.clear()
         self.call("Page.navigate", session=True, url=url)
         self._wait_for("Page.loadEventFired")
+        self.ready()
+
+    def navigated(self) -> None:
+        """Wait for the navigation the last action started, and the page's script."""
+        self._wait_for("Page.loadEventFired")
+        self.ready()
 
     def js(self, expression: str):
         """The value of `expression` in the page (a test's own script, not the page's)."""
         result = self.call("Runtime.evaluate", session=True, expression=expression, returnByValue=True)
         assert "exceptionDetails" not in result, result["exceptionDetails"]
         return result["result"].get("value")
+
+    def ready(self) -> None:
+        """Wait until the viewer's script has finished with the page (it sets
+        `data-ready` on the body, in an export after reading the rows)."""
+        deadline = time.monotonic() + WAIT
+        while self.js("document.body && document.body.getAttribute('data-ready')") != "1":
+            assert time.monotonic() < deadline, "the page's script never finished"
+            time.sleep(0.05)
 
     def click(self, selector: str, index: int = 0, navigates: bool = True) -> None:
         """A left click in the middle of the `index`th element matching `selector`."""
@@ -106,4 +120,4 @@ class Browser:
         for kind in ("mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", session=True, type=kind, x=box[0], y=box[1], button="left", clickCount=1)
         if navigates:
-            self._wait_for("Page.loadEventFired")
+            self.navigated()

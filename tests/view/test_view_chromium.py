@@ -165,3 +165,83 @@ def test_a_note_survives_a_restart(tmp_path, run):
     finally:
         second.stop()
     assert "Looked at it: <i>fine</i>" in dom.text and "i" not in dom.tags()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, run):
+    """`rbg view --export DIR`, served over loopback HTTP as a CI artefact would be."""
+    import functools
+    import http.server
+    import threading
+
+    from rubriclang.cli.view import load_sources
+    from rubriclang.view.export import export
+
+    folder = tmp_path_factory.mktemp("export")
+    sources = load_sources(tuple(str(run[k]) for k in ("graph", "items", "trace", "trace2", "eval", "audit")))
+    export(sources, str(folder))
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield folder, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _export_items_page(folder: Path) -> str:
+    from rubriclang.view.pages import export_name
+
+    name = export_name("items", {"src": "trace.jsonl"})
+    assert (folder / name).is_file()
+    return name
+
+
+def test_the_exports_filters_run_in_the_browser_from_its_json_rows(tmp_path, exported, run):
+    from rubriclang.view.table import TraceTable
+
+    folder, base = exported
+    rows = TraceTable(str(run["trace"])).rows
+    with Browser(tmp_path / "profile") as browser:
+        browser.load(f"{base}/{_export_items_page(folder)}")
+        browser.js("document.querySelector('#filters select[name=status]').value = 'error'; "
+                   "document.querySelector('#filters select[name=status]').dispatchEvent(new Event('change'))")
+        browser.navigated()
+        assert _all_listed(browser) == [FAILED]
+        # A text search (case-blind) and a decision range, typed and submitted.
+        browser.load(f"{base}/{_export_items_page(folder)}")
+        browser.js("const f = document.getElementById('filters'); f.elements.low.value = '2'; f.elements.high.value = '4'; f.elements.q.value = 'Q01'")
+        browser.click("#filters button[type=submit]")
+        want = sorted(r.item for r in rows if r.number is not None and 2 <= r.number <= 4 and "q01" in r.text)
+        assert want and _all_listed(browser) == want
+        # Every row links to the exported page of its item.
+        href = browser.js("document.querySelector('#items tbody a').getAttribute('href')")
+        assert (folder / href).is_file()
+
+
+def test_payloads_in_the_exports_rows_stay_text(tmp_path, exported):
+    folder, base = exported
+    with Browser(tmp_path / "profile") as browser:
+        browser.load(f"{base}/{_export_items_page(folder)}?src=trace.jsonl&q=q-")
+        assert BAD_ID in browser.js("document.getElementById('items').textContent")
+        assert browser.js("document.querySelectorAll('#items tbody img, #items tbody script').length") == 0
+        assert browser.js("document.body.hasAttribute('data-pwned')") is False
+
+
+def test_the_export_shows_notes_read_only_and_says_where_they_are_typed(tmp_path, exported):
+    folder, _ = exported
+    dom = Dom(next(folder.glob("audit*.html")).read_text(encoding="utf-8"))
+    assert "textarea" not in dom.tags() and "form" not in dom.tags()
+    assert "typed in the live viewer" in dom.text
+
+
+def test_an_export_opened_as_files_says_its_filters_need_http(tmp_path, exported):
+    folder, _ = exported
+    with Browser(tmp_path / "profile") as browser:
+        browser.load((folder / _export_items_page(folder)).as_uri() + "?src=trace.jsonl&status=error")
+        assert browser.js("document.body.getAttribute('data-filters')") == "unavailable"
+        assert "serve the export over HTTP" in browser.js("document.getElementById('filters-note').textContent")

@@ -195,6 +195,27 @@ def test_the_export_writes_linked_pages_that_need_no_server(tmp_path, sources):
     assert not any(h.startswith(("/", "http")) for p in tmp_path.glob("*.html") for h in Dom(p.read_text(encoding="utf-8")).hrefs())
 
 
+def test_the_export_filters_from_a_json_file_of_rows_with_no_script_from_data(tmp_path, sources):
+    import json
+
+    from rubriclang.view.pages import CSP, export_name
+
+    export(sources, str(tmp_path))
+    items = Dom((tmp_path / export_name("items", {"src": "trace.jsonl"})).read_text(encoding="utf-8"))
+    form = next(e for e in items.elements if e.tag == "form")
+    data = json.loads((tmp_path / form.attrs["data-rows"]).read_text(encoding="utf-8"))
+    table = sources.trace("trace.jsonl").table
+    assert [r["item"] for r in data["rows"]] == [r.item for r in table.rows]
+    assert all((tmp_path / r["href"]).is_file() for r in data["rows"])
+    assert [data["rows"][i]["item"] for i in data["orders"]["decision"]] == [r.item for r in table.query(Query(sort="decision"), size=10**6).rows]
+    assert sorted(data["rows"][i]["item"] for i in data["scored"]["0:pointwise"]) == sorted(r.item for r in table.rows if r.item != FAILED)
+    for page in tmp_path.glob("*.html"):
+        dom = Dom(page.read_text(encoding="utf-8"))
+        assert all(e.attrs.get("src") == "static/view.js" for e in dom.elements if e.tag == "script"), page.name
+        if page.name.startswith(("items", "audit", "eval", "index")):
+            assert next(e.attrs["content"] for e in dom.elements if e.tag == "meta" and e.attrs.get("http-equiv")) == CSP
+
+
 def test_inputs_are_left_unchanged(run, sources, client):
     before = {p: p.read_bytes() for p in run.values() if p.is_file()}
     _get(client, "/items?src=trace.jsonl")
