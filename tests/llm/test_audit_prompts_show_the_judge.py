@@ -10,6 +10,7 @@ import re
 
 from click.testing import CliRunner
 
+from audit.helpers import role_of, user_text
 from rubriclang.cli.main import cli
 
 from .fault_server import FaultServer
@@ -43,26 +44,18 @@ SHOWN = (
 )
 
 
-def _system(body: dict) -> str:
-    return next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
-
-
-def _user(body: dict) -> str:
-    return "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
-
-
 def answer(body: dict) -> str:
     """Generator: the form asked for, with every placeholder text as the new
     text (a template keeps its sections and placeholders); validator: accept;
     the judge: a 4."""
-    system, text = _system(body), _user(body)
-    if system.startswith("You rewrite texts"):
+    role, text = role_of(body), user_text(body)
+    if role == "generator":
         form = json.loads(text.rsplit("of this form:\n", 1)[1])
         if "template" in form:
             template = re.search(r"<template>\n(.*?)\n</template>", text, re.DOTALL).group(1)
             form["template"] = template.replace("## user\n", "## user\nPlease judge carefully.\n", 1)
         return json.dumps(form)
-    if system.startswith("You check rewrites"):
+    if role == "validator":
         return json.dumps({"reason": "It did what was asked.", "verdict": "accept"})
     return json.dumps({"reason": "Grounded.", "score": 4})
 
@@ -84,13 +77,13 @@ def test_every_generator_and_validator_prompt_shows_the_judges_criteria_and_rubr
         result = _audit(tmp_path, server)
         bodies = [r.body for r in server.chats]
     assert result.exit_code == 0, result.output
-    generated = [b for b in bodies if _system(b).startswith("You rewrite texts")]
-    validated = [b for b in bodies if _system(b).startswith("You check rewrites")]
+    generated = [b for b in bodies if role_of(b) == "generator"]
+    validated = [b for b in bodies if role_of(b) == "validator"]
     # One call per item for each item-side operator, one per LLM criterion for each judge-side one.
     assert len(generated) == 2 * 2 + 3 and len(validated) == len(generated)
     for body in generated + validated:
-        judge = re.search(r"<judge>\n(.*?)\n</judge>", _user(body), re.DOTALL)
-        assert judge is not None, _user(body)
+        judge = re.search(r"<judge>\n(.*?)\n</judge>", user_text(body), re.DOTALL)
+        assert judge is not None, user_text(body)
         for text in SHOWN:
             assert text in judge.group(1), (text, judge.group(1))
     sealed = json.loads((tmp_path / "out" / "sealed.json").read_text(encoding="utf-8"))
