@@ -1,6 +1,8 @@
 """`rbg view` served for real and loaded in headless Chromium: navigation,
 filters, the item graph, the viewer's own script running under its CSP,
-payloads staying inert, and notes kept across a restart."""
+payloads staying inert, notes kept across a restart, clicks on evaluation
+cells landing on exactly their items, and a static export's filters running
+in the browser."""
 
 from __future__ import annotations
 
