@@ -20,6 +20,7 @@ from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.backends import Backends, BackendUnavailable
 from rubriclang.audit.files import write_json, write_lines
 from rubriclang.audit.judge import JudgeError, JudgeInfo, judge_info
+from rubriclang.audit.perturb import llm
 from rubriclang.audit.perturb.generate import Generation
 from rubriclang.audit.report_json import AuditData, build_report, render_text
 from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
@@ -219,9 +220,13 @@ class Audit:
         report["usage"] = self._usage()
         write_json(self.paths["report"], report, indent=2)
         write_atomic(self.paths["report.txt"], render_text(report))
-        from rubriclang.audit.html import render_html
+        from rubriclang.audit.html.write import ReportError, render_folder
 
-        write_atomic(self.paths["report.html"], render_html(report))
+        try:
+            page = render_folder(self.req.out, report)
+        except ReportError as exc:
+            raise AuditError(f"{exc}; report.json and report.txt are written, and `python -m rubriclang.audit.html {self.req.out}` renders the page once it is fixed") from None
+        write_atomic(self.paths["report.html"], page)
         return report
 
     def _judge(self, items: list[Item]) -> JudgeInfo:
@@ -288,6 +293,7 @@ class Audit:
             operators=to_run,
             counts=result.counts,
             skipped=skipped,
+            prompts=llm.PROMPTS,
         )
 
     def _skipped_operators(self, sealed: sealing.Sealed) -> dict:

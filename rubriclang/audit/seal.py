@@ -4,7 +4,10 @@ the operators' definitions, under one content hash.
 A sealed suite is what makes two audits comparable: a later audit of
 another judge (`--sealed PATH`) runs on exactly these variants. The hash
 covers what decides the runs (items, variants, patches, operator
-definitions), not the bookkeeping (counts, skipped operators).
+definitions), not the bookkeeping (counts, skipped operators, the
+versions of the generator's and validator's prompts: the variants they made
+are sealed themselves, and suites sealed before the versions were recorded
+keep their hash).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from rubriclang.interp.trace import canonical_json
 
 SCHEMA = "rubriclang.audit.sealed/1"
 _HASHED = ("items", "operators", "patches", "variants")
+# What suites sealed before `prompts` was recorded were made with.
+_FIRST_PROMPTS = {"generate": "generate.v1", "validate": "validate.v1"}
 
 
 class SealedError(Exception):
@@ -45,17 +50,19 @@ class Sealed:
     counts: dict[str, dict[str, int]]
     skipped: dict[str, str]
     judge: dict
+    prompts: dict[str, str]  # generate/validate: the prompt versions the LLM variants were made with
 
     @property
     def items_by_id(self) -> dict[str, Item]:
         return {it.id: it for it in self.items}
 
 
-def seal(judge: dict, items: list[dict], variants: list[Variant], patches: list[Patch], operators: list[Operator], counts: dict, skipped: dict) -> dict:
+def seal(judge: dict, items: list[dict], variants: list[Variant], patches: list[Patch], operators: list[Operator], counts: dict, skipped: dict, prompts: dict[str, str]) -> dict:
     """The sealed document, with its hash."""
     doc = {
         "schema": SCHEMA,
         "judge": judge,
+        "prompts": dict(sorted(prompts.items())),
         "items": items,
         "variants": [v.to_json() for v in sorted(variants, key=lambda v: v.id)],
         "patches": [p.to_json() for p in sorted(patches, key=lambda p: p.id)],
@@ -90,6 +97,7 @@ def read_sealed(path: str) -> tuple[Sealed, dict]:
             counts=doc.get("counts", {}),
             skipped=doc.get("skipped", {}),
             judge=doc.get("judge", {}),
+            prompts=doc.get("prompts", _FIRST_PROMPTS),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise SealedError(f"`{path}` is a malformed sealed suite ({type(exc).__name__}: {exc})") from None
