@@ -17,6 +17,7 @@ __all__ = [
     "PairwiseReadout",
     "PointwiseReadout",
     "check",
+    "check_parsed",
     "check_source",
 ]
 
@@ -24,10 +25,16 @@ __all__ = [
 def check_source(text: str, path: str = "<input>", *, select=(), ignore=()):
     """Parse and check source text; warnings filtered by `select`/`ignore` and
     inline `# rbg: ignore[...]` comments. Returns a CheckResult."""
-    from rubriclang.checker.suppress import filter_warnings, inline_ignores
     from rubriclang.syntax import parse
 
-    parsed = parse(text, path)
+    return check_parsed(parse(text, path), select=select, ignore=ignore)
+
+
+def check_parsed(parsed, *, select=(), ignore=()):
+    """Check an already parsed text (a `syntax.ParseResult`), for callers that
+    also need the parse itself (the language server); as `check_source`."""
+    from rubriclang.checker.suppress import filter_warnings, inline_ignores
+
     if parsed.module is None:
         return CheckResult(None, parsed.diagnostics)
     result = check(parsed.module)
