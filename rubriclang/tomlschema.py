@@ -52,7 +52,9 @@ class Place:
     dotted name in the file ("" at the top level), `index` its position in
     an array of tables, `name` how a message names it ("the suite",
     "[judge]"), `prefix` what a key's name starts with in messages
-    (`rubric.` for `rubric.name`)."""
+    (`rubric.` for `rubric.name`). `anchor`: for an inline table inside an
+    array (`params = [{ ... }]`), whose keys have no lines of their own, the
+    key of `table` whose line stands for all of them."""
 
     lines: Lines
     error: Callable[..., Exception]
@@ -60,10 +62,11 @@ class Place:
     table: str = ""
     index: int = 0
     prefix: str = ""
+    anchor: str | None = None
 
     def at(self, key: str | None = None) -> str:
         """`path:line` of `key` in this table (else of the table, else the path)."""
-        return self.lines.at(key, self.table, self.index)
+        return self.lines.at(self.anchor or key, self.table, self.index)
 
     def fail(self, key: str | None, message: str, hint: str = "") -> Exception:
         """The error to raise for `key` of this table."""
