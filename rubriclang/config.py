@@ -19,7 +19,6 @@ money; no prices are shipped. Settings are data: nothing here runs code.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tomllib
@@ -27,10 +26,28 @@ from typing import Any
 
 import attrs
 
+from rubriclang.tomlfile import Lines
+from rubriclang.tomlschema import Field, Place, check
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SAMPLING = {"temperature": (0.0, None), "top_p": (0.0, 1.0), "max_tokens": (1, None), "seed": (None, None)}
-_PROFILE_KEYS = {"base_url", "model", "api_key_env", *_SAMPLING}
+_SAMPLING = ("temperature", "top_p", "max_tokens", "seed")
+# Checked by the one TOML validator (rubriclang.tomlschema); what a field
+# cannot say (URLs, variable names) is checked after.
+PROFILE_FIELDS = {
+    "base_url": Field(
+        (str, list), required=True, items=str, what="an http(s) URL, or a list of them",
+        hint='e.g. `base_url = "http://localhost:8000/v1"`',
+    ),
+    "model": Field(str, what="a model's name"),
+    "api_key_env": Field(str, what="the name of an environment variable", hint="the key itself never goes in a file"),
+    "temperature": Field(float, lo=0.0),
+    "top_p": Field(float, lo=0.0, hi=1.0),
+    "max_tokens": Field(int, lo=1),
+    "seed": Field(int),
+}
+_PRICE = Field(float, required=True, lo=0.0, what="a number of at least 0 (USD per million tokens)")
+PRICE_FIELDS = {"prompt": _PRICE, "completion": _PRICE}
 
 
 class ConfigError(ValueError):
@@ -114,15 +131,13 @@ def _prices(table: Any, shown: str, text: str, prefix: str) -> dict[str, dict[st
     """`[prices."MODEL"]` tables: `prompt` and `completion`, USD per million tokens."""
     if not isinstance(table, dict):
         raise ConfigError(f"{shown}:{_line_of(text, prefix + 'prices')}", "`prices` must be a table of models", 'write `[prices."MODEL"]` tables')
+    lines = Lines(shown, text)
     out = {}
     for model, spec in table.items():
-        where = f"{shown}:{_line_of(text, f'{prefix}prices.{model}')}"
-        if not isinstance(spec, dict) or set(spec) != {"prompt", "completion"}:
-            raise ConfigError(where, f"`prices.\"{model}\"` needs exactly `prompt` and `completion`", "USD per million tokens, e.g. `prompt = 0.5`, `completion = 1.5`")
-        for key, value in spec.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ConfigError(where, f"`{key}` of `prices.\"{model}\"` must be a number of at least 0 (USD per million tokens), got {value!r}")
-        out[model] = {"prompt": float(spec["prompt"]), "completion": float(spec["completion"])}
+        place = Place(lines, ConfigError, f'`prices."{model}"`', f"{prefix}prices.{model}", prefix=f'prices."{model}".')
+        if not isinstance(spec, dict):
+            raise place.fail(None, f'`prices."{model}"` must be a table', "USD per million tokens, e.g. `prompt = 0.5`, `completion = 1.5`")
+        out[model] = check(spec, PRICE_FIELDS, place)
     return out
 
 
@@ -130,35 +145,19 @@ def _profile(name: str, spec: Any, shown: str, text: str, prefix: str) -> ModelP
     where = f"{shown}:{_line_of(text, f'{prefix}models.{name}')}"
     if not isinstance(spec, dict):
         raise ConfigError(where, f"`models.{name}` must be a table", f"write `[{prefix}models.{name}]` with `base_url` and `model`")
-    unknown = sorted(set(spec) - _PROFILE_KEYS)
-    if unknown:
-        raise ConfigError(where, f"profile `{name}` has no setting `{unknown[0]}`", "its settings: " + ", ".join(sorted(_PROFILE_KEYS)))
-    urls = spec.get("base_url")
-    if isinstance(urls, str):
-        urls = [urls]
-    if not urls or not isinstance(urls, list) or not all(isinstance(u, str) and re.match(r"https?://[^/\s]+", u) for u in urls):
-        raise ConfigError(where, f"profile `{name}` needs `base_url`: an http(s) URL, or a list of them", 'e.g. `base_url = "http://localhost:8000/v1"`')
-    model = spec.get("model")
-    if model is not None and (not isinstance(model, str) or not model.strip()):
-        raise ConfigError(where, f"`model` of profile `{name}` must be a model's name")
-    key_env = spec.get("api_key_env")
-    if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.fullmatch(key_env)):
-        raise ConfigError(where, f"`api_key_env` of profile `{name}` must name an environment variable", "the key itself never goes in a file")
-    sampling = {}
-    for key, (lo, hi) in _SAMPLING.items():
-        if key not in spec:
-            continue
-        value = spec[key]
-        whole = key in ("max_tokens", "seed")
-        ok = isinstance(value, int) if whole else isinstance(value, (int, float))
-        ok = ok and not isinstance(value, bool) and math.isfinite(value)
-        ok = ok and (lo is None or value >= lo) and (hi is None or value <= hi)
-        if not ok:
-            bounds = "a whole number" if whole else "a finite number"
-            if lo is not None:
-                bounds += f" of at least {lo}" + (f" and at most {hi}" if hi is not None else "")
-            raise ConfigError(where, f"`{key}` of profile `{name}` must be {bounds}, got {value!r}")
-        sampling[key] = value
+    place = Place(Lines(shown, text), ConfigError, f"profile `{name}`", f"{prefix}models.{name}", prefix=f"models.{name}.")
+    values = check(spec, PROFILE_FIELDS, place)
+    urls = [values["base_url"]] if isinstance(values["base_url"], str) else values["base_url"]
+    if not urls or not all(re.match(r"https?://[^/\s]+", u) for u in urls):
+        raise place.fail("base_url", f"profile `{name}` needs `base_url`: an http(s) URL, or a list of them", PROFILE_FIELDS["base_url"].hint)
+    model = values.get("model")
+    if model is not None and not model.strip():
+        raise place.fail("model", f"`model` of profile `{name}` must be a model's name")
+    key_env = values.get("api_key_env")
+    if key_env is not None and not _ENV_NAME.fullmatch(key_env):
+        raise place.fail("api_key_env", f"`api_key_env` of profile `{name}` must name an environment variable", "the key itself never goes in a file")
+    # As written (an integer temperature stays one), so requests do not change.
+    sampling = {key: spec[key] for key in _SAMPLING if key in spec}
     return ModelProfile(name, tuple(urls), model, key_env, sampling, where)
 
 
