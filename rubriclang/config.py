@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from rubriclang.tomlfile import Lines
-from rubriclang.tomlschema import Field, Place, check
+from rubriclang.tomlschema import Field, Place, check, check_value
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -48,6 +48,8 @@ PROFILE_FIELDS = {
 }
 _PRICE = Field(float, required=True, lo=0.0, what="a number of at least 0 (USD per million tokens)")
 PRICE_FIELDS = {"prompt": _PRICE, "completion": _PRICE}
+MODELS = Field(dict, what="a table of profiles", hint="write `[models.NAME]` tables")
+PRICES = Field(dict, what="a table of models", hint='write `[prices."MODEL"]` tables')
 
 
 class ConfigError(ValueError):
@@ -120,18 +122,16 @@ def load_config(start: str) -> ProjectConfig:
         raise ConfigError(f"{shown}:1", f"cannot read it: {exc.strerror}") from None
     table = data.get("tool", {}).get("rubriclang", {}) if os.path.basename(path) == "pyproject.toml" else data
     prefix = "tool.rubriclang." if table is not data else ""
-    models = table.get("models", {})
-    if not isinstance(models, dict):
-        raise ConfigError(f"{shown}:{_line_of(text, prefix + 'models')}", "`models` must be a table of profiles", "write `[models.NAME]` tables")
-    profiles = {name: _profile(name, spec, shown, text, prefix) for name, spec in models.items()}
-    return ProjectConfig(path, profiles, _prices(table.get("prices", {}), shown, text, prefix), table)
-
-
-def _prices(table: Any, shown: str, text: str, prefix: str) -> dict[str, dict[str, float]]:
-    """`[prices."MODEL"]` tables: `prompt` and `completion`, USD per million tokens."""
-    if not isinstance(table, dict):
-        raise ConfigError(f"{shown}:{_line_of(text, prefix + 'prices')}", "`prices` must be a table of models", 'write `[prices."MODEL"]` tables')
     lines = Lines(shown, text)
+    top = Place(lines, ConfigError, "the config", prefix.rstrip("."))
+    models = check_value("models", table.get("models", {}), MODELS, top)
+    prices = check_value("prices", table.get("prices", {}), PRICES, top)
+    profiles = {name: _profile(name, spec, lines, prefix) for name, spec in models.items()}
+    return ProjectConfig(path, profiles, _prices(prices, lines, prefix), table)
+
+
+def _prices(table: dict, lines: Lines, prefix: str) -> dict[str, dict[str, float]]:
+    """`[prices."MODEL"]` tables: `prompt` and `completion`, USD per million tokens."""
     out = {}
     for model, spec in table.items():
         place = Place(lines, ConfigError, f'`prices."{model}"`', f"{prefix}prices.{model}", prefix=f'prices."{model}".')
@@ -141,11 +141,11 @@ def _prices(table: Any, shown: str, text: str, prefix: str) -> dict[str, dict[st
     return out
 
 
-def _profile(name: str, spec: Any, shown: str, text: str, prefix: str) -> ModelProfile:
-    where = f"{shown}:{_line_of(text, f'{prefix}models.{name}')}"
+def _profile(name: str, spec: Any, lines: Lines, prefix: str) -> ModelProfile:
+    place = Place(lines, ConfigError, f"profile `{name}`", f"{prefix}models.{name}", prefix=f"models.{name}.")
+    where = place.at()
     if not isinstance(spec, dict):
         raise ConfigError(where, f"`models.{name}` must be a table", f"write `[{prefix}models.{name}]` with `base_url` and `model`")
-    place = Place(Lines(shown, text), ConfigError, f"profile `{name}`", f"{prefix}models.{name}", prefix=f"models.{name}.")
     values = check(spec, PROFILE_FIELDS, place)
     urls = [values["base_url"]] if isinstance(values["base_url"], str) else values["base_url"]
     if not urls or not all(re.match(r"https?://[^/\s]+", u) for u in urls):
@@ -159,16 +159,6 @@ def _profile(name: str, spec: Any, shown: str, text: str, prefix: str) -> ModelP
     # As written (an integer temperature stays one), so requests do not change.
     sampling = {key: spec[key] for key in _SAMPLING if key in spec}
     return ModelProfile(name, tuple(urls), model, key_env, sampling, where)
-
-
-def _line_of(text: str, dotted: str) -> int:
-    """The line of the `[dotted]` table header (or the first mention), 1 when unknown."""
-    parts = [re.escape(p) for p in dotted.split(".")]
-    header = re.compile(r"^[ \t]*\[[ \t]*" + r"\s*\.\s*".join(f'(?:{p}|"{p}")' for p in parts) + r"\s*\]", re.M)
-    m = header.search(text)
-    if m is None:
-        m = re.search(re.escape(dotted.rsplit(".", 1)[-1]), text)
-    return text.count("\n", 0, m.start()) + 1 if m else 1
 
 
 def _line_from_message(message: str) -> int:
