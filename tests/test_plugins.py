@@ -88,3 +88,20 @@ def test_plugin_operator_needs_a_function(plugin):
     plugin(py=PLUGIN_PY.replace('OPERATORS = {"transform.square"', 'OPERATORS = {"transform.other"'), name="bad_plugin")
     with pytest.raises(loader.CatalogError, match="without a function.*transform.square"):
         loader.load_catalog()
+
+
+@pytest.mark.parametrize(
+    "edit, line, message",
+    [
+        (('kind = "transform"', 'kind = "transfrom"'), 3, "`kind` must be one of transform, reduce, gate, not `transfrom` (did you mean `transform`?)"),
+        (('output = "unit_square"\n', ""), 2, "operator `transform.square` needs `output`"),
+        (("params = []", 'params = [{ name = "k", typ = "number" }]'), 8, "unknown key `typ` in parameter `k` of operator `transform.square` (did you mean `type`?)"),
+        (('accepts = ["numeric"]', 'accepts = "numeric"'), 7, "`accepts` must be a list, not string 'numeric'"),
+    ],
+)
+def test_a_malformed_plugin_catalog_is_an_error_at_its_line(plugin, edit, line, message):
+    # Checked by the one TOML schema validator as the file is read, not a KeyError later.
+    plugin(toml=PLUGIN_TOML.replace(*edit), name="bad_plugin")
+    with pytest.raises(loader.CatalogError) as err:
+        loader.load_catalog()
+    assert str(err.value).endswith(f"operators.toml:{line}: {message}")

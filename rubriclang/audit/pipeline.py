@@ -26,10 +26,9 @@ from rubriclang.audit.report_json import AuditData, build_report, render_text
 from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
 from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import rule_summary, summarise
-from rubriclang.audit.variants import item_json
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.evaluation.gold import GoldError, read_gold
-from rubriclang.interp.items import Item, ItemError, read_items
+from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
 from rubriclang.interp.trace import graph_hash
 from rubriclang.safeio import OutputBusy, describe_os_error, output_lock, write_atomic
 
@@ -287,7 +286,7 @@ class Audit:
             write_lines(self.paths["validation"], result.log)
         return sealing.seal(
             judge={"name": self.graph.name, "hash": graph_hash(self.graph)},
-            items=[item_json(it) for it in items],
+            items=[item_to_json(it) for it in items],
             variants=result.variants,
             patches=result.patches,
             operators=to_run,

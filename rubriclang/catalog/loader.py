@@ -70,9 +70,13 @@ def _parse_toml(text: str | None, root: Traversable, name: str) -> dict[str, Any
     if text is None:
         return {}
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{name} in {root}: {exc}") from None
+    from rubriclang.catalog.schema import check_catalog
+
+    check_catalog(data, f"{root}/{name}", text, CatalogError)
+    return data
 
 
 def _read_toml(root: Traversable, name: str) -> dict[str, Any]:

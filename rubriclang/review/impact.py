@@ -14,9 +14,9 @@ import collections
 import attrs
 
 from rubriclang.checker.graph import CheckedGraph
-from rubriclang.interp.compose import Composer
 from rubriclang.interp.readout import describe
-from rubriclang.interp.trace import criterion_hashes, judgment_from_json, read_traces
+from rubriclang.interp.replay import Replayer
+from rubriclang.interp.trace import read_traces
 
 
 @attrs.frozen
@@ -55,38 +55,23 @@ class Impact:
 def verdict_impact(old: CheckedGraph, new: CheckedGraph, traces_path: str) -> Impact:
     """Replay `traces_path` under both graphs. Raises ItemError for a line
     that is not a trace record."""
-    sides = (("OLD", old), ("NEW", new))
-    composers = {label: Composer(g) for label, g in sides}
-    hashes = {label: criterion_hashes(g) for label, g in sides}
-    unjudged: dict[str, set[str]] = {"OLD": set(), "NEW": set()}
-    redefined: dict[str, set[str]] = {"OLD": set(), "NEW": set()}
-    no_readout: dict[str, set[str]] = {"OLD": set(), "NEW": set()}
+    sides = (("OLD", Replayer(old)), ("NEW", Replayer(new)))
+    unfit: dict[str, dict[str, set[str]]] = {
+        kind: {"OLD": set(), "NEW": set()} for kind in ("unjudged", "redefined", "mode")
+    }
     differences = []
     n = 0
     for _, rec in read_traces(traces_path):
         n += 1
-        recorded = rec["graph"].get("criteria", {})
-        for label, g in sides:
-            for name, h in hashes[label].items():
-                if name not in rec["criteria"]:
-                    unjudged[label].add(name)
-                elif recorded.get(name) not in (None, h):
-                    redefined[label].add(name)
-            if rec["mode"] not in g.readouts:
-                no_readout[label].add(rec["mode"])
-        if any(s for d in (unjudged, redefined, no_readout) for s in d.values()):
+        for label, replayer in sides:
+            for kind, name in replayer.unfit(rec):
+                unfit[kind][label].add(name)
+        if any(s for d in unfit.values() for s in d.values()):
             continue  # keep reading: the reasons should name every problem
-        cids = tuple(rec["candidates"])
-        decisions = []
-        for label, g in sides:
-            judgments = {
-                c.name: {cid: judgment_from_json(rec["criteria"][c.name][cid]) for cid in cids} for c in g.criteria
-            }
-            decisions.append(composers[label].compose(rec["mode"], cids, judgments).decision)
-        a, b = decisions
+        a, b = (replayer.compose(rec).decision for _, replayer in sides)
         if (a.status, a.decision) != (b.status, b.decision):
             differences.append(ItemImpact(rec["item"], describe(a), describe(b)))
-    reasons = _reasons(unjudged, redefined, no_readout)
+    reasons = _reasons(unfit["unjudged"], unfit["redefined"], unfit["mode"])
     return Impact(traces_path, n, () if reasons else tuple(differences), reasons)
 
 

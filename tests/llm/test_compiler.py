@@ -490,6 +490,18 @@ def test_ir_of_every_example_prints_back_to_the_same_graph(path):
     assert check_source(printed, str(path)).graph == check_source(text, str(path)).graph
 
 
+@pytest.mark.parametrize("path", EXAMPLES, ids=[str(p.relative_to(ROOT)) for p in EXAMPLES])
+def test_the_printed_ir_is_the_formatters_canonical_text_of_the_irs_ast(path):
+    # One printer: IR -> AST -> formatter, so what it prints is `rbg fmt`-clean.
+    from rubriclang.llm.compiler.ir import ir_to_module
+
+    catalog = load_catalog()
+    ir = json.loads(json.dumps(module_to_ir(parse(path.read_text("utf-8"), str(path)).module)))
+    printed = print_ir(ir, catalog)
+    assert format_source(printed).output == printed
+    assert parse(printed).module == ir_to_module(ir, catalog)
+
+
 def test_primer_example_checks_clean():
     result = check_source(example_program(), "example.rbg")
     assert result.diagnostics == ()

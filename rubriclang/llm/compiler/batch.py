@@ -91,7 +91,7 @@ def _spec_line(obj: Any, where: str, seen: dict[str, str]) -> SpecLine:
     try:
         spec = spec_from_dict(fields, named)
     except SpecError as exc:
-        raise SpecError(named, exc.message) from None
+        raise SpecError(named, exc.message, exc.hint) from None
     return SpecLine(sid, where, spec, spec_hash(fields))
 
 
