@@ -1,1 +1,7 @@
-"""The standard operator and procedure catalog (TOML data)."""
+"""The standard catalog, a catalog package like any plugin's: the TOML data
+beside this module, and the behaviour of each name it declares."""
+
+from rubriclang.catalog.rules import RULES as OUTPUT_RULES
+from rubriclang.stdlib_ops.operators import OPERATORS
+
+__all__ = ["OPERATORS", "OUTPUT_RULES"]

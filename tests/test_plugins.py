@@ -86,5 +86,5 @@ def test_plugin_may_not_redefine_a_standard_rule(plugin):
 
 def test_plugin_operator_needs_a_function(plugin):
     plugin(py=PLUGIN_PY.replace('OPERATORS = {"transform.square"', 'OPERATORS = {"transform.other"'), name="bad_plugin")
-    with pytest.raises(loader.CatalogError, match="without a function.*transform.square"):
+    with pytest.raises(loader.CatalogError, match="without an entry.*transform.square"):
         loader.load_catalog()

@@ -518,7 +518,7 @@ class _Checker:
         if not ok or failed:
             self.broken.add(name)
             return
-        out, problems = self.cat.rules[op.output](RuleInput(by_port, params))
+        out, problems = op.rule(RuleInput(by_port, params))
         for code, message, param in problems:
             span = self._param_span(d, param) if param else d.name.span
             self.err(code, span, message)

@@ -1,0 +1,66 @@
+"""The behaviour a catalog package registers beside its TOML data.
+
+A catalog package (the standard one, `rubriclang.stdlib_ops`, or a plugin's)
+holds `operators.toml` and/or `procedures.toml` and, in its module, one entry
+per name it declares: `OPERATORS` (operator name -> `OperatorImpl`),
+`OUTPUT_RULES` (rule name -> rule, for the rules its TOML names) and
+`PROCEDURES` (procedure name -> `ProcedureImpl`). The loader joins each
+entry to its TOML spec, so everything about one operator or procedure is
+found in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import attrs
+
+from rubriclang.catalog.types import JType
+
+Ports = dict[str, Any]
+# An operator's reference semantics: the node's inputs by port (`value` ports
+# hold one value, variadic ports a list, in slot order), its parameters, and the
+# types of its single-node ports; returns the output value (`None`: absent).
+OpFn = Callable[[Ports, dict[str, Any], dict[str, JType]], Any]
+
+
+@attrs.frozen
+class PlanSite:
+    """One application of an operator, as the plan compiler sees it."""
+
+    x: tuple[str, ...]  # the inputs' variable names, in slot order
+    types: tuple[JType, ...]  # their types, in the same order
+    params: dict[str, Any]
+    k: str  # the prefix every constant of this application must carry
+
+
+# A plan template: the Python expression computing the operator from `site.x`,
+# and the constants it names (each `site.k + ...`), or None to call the
+# operator's function instead. It must compute exactly what the function does.
+PlanTemplate = Callable[[PlanSite], "tuple[str, dict[str, Any]] | None"]
+
+
+@attrs.frozen
+class OperatorImpl:
+    """An operator's behaviour: its function and, optionally, a plan template."""
+
+    function: OpFn
+    plan: PlanTemplate | None = None
+
+
+@attrs.frozen
+class ProcedureImpl:
+    """A procedure's behaviour beyond its parameter specs; every hook is optional.
+
+    `check(ctx)`: extra checks on a criterion (see `rubriclang.checker.check`'s
+    `CriterionContext`). `prompt`: the template stem and the answer key of a
+    prompt procedure. `answer_keyword`: the regular expression naming the final
+    answer in a free-text reply. `traits`: facts other tools read (e.g. the
+    audit's `side_by_side`, `format_check`, `length_check`, `field_param`,
+    `reference`), as names.
+    """
+
+    check: Callable[[Any], None] | None = None
+    prompt: tuple[str, str] | None = None
+    answer_keyword: str | None = None
+    traits: frozenset[str] = frozenset()
