@@ -235,19 +235,28 @@ def default(r: RuleInput) -> RuleResult:
     plain = v.as_optional(False)
     problems: list[Problem] = []
     number = isinstance(d, (int, float)) and not isinstance(d, bool)
+    if v.kind == "bool":
+        want = "`true` or `false`"
+    elif v.kind == "label":
+        want = "one of " + ", ".join(f'"{x}"' for x in v.labels)
+    else:
+        want = f"{'a whole number' if v.kind == 'ordinal' else 'a number'} in [{fmt_num(v.lo)}, {fmt_num(v.hi)}]"
     if not v.optional:
-        problems.append(("RB203", f"the input is `{v}`, never absent, so the default never applies", None))
+        problems.append(("RB203", f"the input is `{v}`, never absent, so the default never applies; drop the `transform.default`", None))
     elif v.kind == "bool" and not isinstance(d, bool) or v.kind == "label" and not isinstance(d, str) or v.numeric and not number:
-        problems.append(("RB202", f"`value = {_value_text(d)}` is not a value of `{plain}`", "value"))
-    elif v.kind == "label" and d not in v.labels:
-        problems.append(("RB203", f"`value = {_value_text(d)}` is not one of the labels of `{plain}`", "value"))
-    elif v.numeric and not (v.lo <= d <= v.hi and (v.kind == "score" or isinstance(d, int))):
-        problems.append(("RB203", f"`value = {_value_text(d)}` is not a value of `{plain}`", "value"))
+        problems.append(("RB202", f"`value = {_value_text(d)}` is not a value of `{plain}`: give {want}", "value"))
+    elif (
+        v.kind == "label"
+        and d not in v.labels
+        or v.numeric
+        and not (v.lo <= d <= v.hi and (v.kind == "score" or isinstance(d, int)))
+    ):
+        problems.append(("RB203", f"`value = {_value_text(d)}` is not a value of `{plain}`: give {want}", "value"))
     return plain, problems
 
 
 def _value_text(d) -> str:
-    return f'"{d}"' if isinstance(d, str) else fmt_value(d)
+    return f'"{d}"' if isinstance(d, str) else "{ ... }" if isinstance(d, dict) else fmt_value(d)
 
 
 def mask(r: RuleInput) -> RuleResult:

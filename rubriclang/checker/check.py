@@ -495,7 +495,8 @@ class _Checker:
                         f"`{ref.value}: {t}` may be absent, but port `{spec.name}` of `{op.name}` needs a value",
                         (
                             "only value ports and reducer inputs accept optional values",
-                            f"make `{ref.value}` always present: drop the `?` (and an `on_error = abstain` upstream)",
+                            f"make `{ref.value}` always present: drop the `?` (and an `on_error = abstain` upstream), "
+                            f"or give it a default with `transform.default(value: {ref.value}) {{ value = ... }}`",
                         ),
                     )
                     ok = False
