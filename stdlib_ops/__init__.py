@@ -3,5 +3,6 @@ beside this module, and the behaviour of each name it declares."""
 
 from rubriclang.catalog.rules import RULES as OUTPUT_RULES
 from rubriclang.stdlib_ops.operators import OPERATORS
+from rubriclang.stdlib_ops.procedures import PROCEDURES
 
-__all__ = ["OPERATORS", "OUTPUT_RULES"]
+__all__ = ["OPERATORS", "OUTPUT_RULES", "PROCEDURES"]

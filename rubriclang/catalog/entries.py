@@ -52,14 +52,20 @@ class OperatorImpl:
 class ProcedureImpl:
     """A procedure's behaviour beyond its parameter specs; every hook is optional.
 
-    `check(ctx)`: extra checks on a criterion (see `rubriclang.checker.check`'s
-    `CriterionContext`). `prompt`: the template stem and the answer key of a
-    prompt procedure. `answer_keyword`: the regular expression naming the final
-    answer in a free-text reply. `traits`: facts other tools read (e.g. the
-    audit's `side_by_side`, `format_check`, `length_check`, `field_param`,
-    `reference`), as names.
+    `backend`: the standard backend that runs it (`llm` or `local`; None for a
+    plugin's, run by the plugin's own backend). `check(c)`: extra checks on a
+    criterion, given the checker's `CriterionCheck` context. `prompt`: a prompt
+    procedure's built-in template stem and the key of the answer in its JSON
+    reply. `answer_keyword`: a regular expression for the words that introduce
+    the final answer in a free-text reply. `traits`: facts other tools read:
+    `rates` (grades on a numeric scale its anchors define), `side_by_side`
+    (sees both candidates in one prompt, so it judges pairs only),
+    `reads_field` (reads the text its `field` parameter names),
+    `reads_reference` (compares the response with the reference),
+    `measures_length`, `checks_format`.
     """
 
+    backend: str | None = None
     check: Callable[[Any], None] | None = None
     prompt: tuple[str, str] | None = None
     answer_keyword: str | None = None

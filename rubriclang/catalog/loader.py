@@ -28,11 +28,12 @@ from rubriclang.catalog.model import (
     param_from_dict,
     port_from_dict,
 )
-from rubriclang.catalog.entries import OperatorImpl
+from rubriclang.catalog.entries import OperatorImpl, ProcedureImpl
 from rubriclang.tomlcache import cached_parse
 
 ENTRY_POINT_GROUP = "rubriclang.catalogs"
 STANDARD = "rubriclang.stdlib_ops"
+_NO_HOOKS = ProcedureImpl()
 
 
 class CatalogError(Exception):
@@ -51,6 +52,11 @@ class Catalog:
 
     def procedure_params(self, proc: ProcedureSpec) -> tuple[ParamSpec, ...]:
         return proc.params + self.common_params
+
+    def hooks(self, procedure: str) -> ProcedureImpl:
+        """The behaviour registered for a procedure (none for an unknown name)."""
+        spec = self.procedures.get(procedure)
+        return spec.hooks if spec is not None else _NO_HOOKS
 
 
 def _read_text(root, name: str) -> str | None:
