@@ -1,4 +1,4 @@
-"""The compiled plan computes exactly what the reference semantics (`ops.py`)
+"""The compiled plan computes exactly what the reference semantics (each operator's catalog function)
 compute, on random well-typed graphs and random judgments, including absent
 values."""
 

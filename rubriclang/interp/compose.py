@@ -3,7 +3,7 @@
 Pure and deterministic: the same judgments give the same values whatever
 order they arrived in. `rbg run` and `rbg replay` share this code, so a
 replay recomputes exactly what the run computed. The operators run as one
-compiled plan (`plan.py`) whose meaning is that of `ops.py`.
+compiled plan (`plan.py`) whose meaning is that of the operators' catalog functions.
 """
 
 from __future__ import annotations
