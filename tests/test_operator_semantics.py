@@ -68,3 +68,33 @@ def test_every_catalog_operator_has_a_function():
 
 def test_sum_of_integers_stays_integer_for_ordinal_sinks():
     assert load_catalog().operators["reduce.sum"].function({"inputs": [2, 3]}, {}, {}) == 5
+
+
+VOTE = """rubric vote { version = 1 }
+contract { scale = ordinal[1, 5] }
+criterion quality: ordinal[1, 5] = human.annotation { key = "quality" }
+criterion a: bool? = human.annotation { key = "a", on_error = abstain }
+criterion b: bool? = human.annotation { key = "b", on_error = abstain }
+node vote = reduce.majority(inputs: [a, b])
+node harmful = transform.default(value: vote) { value = true }
+node safe = gate.veto(value: quality, when: harmful) { to = 1 }
+sink safe
+readout pointwise { output = ordinal[1, 5] }
+"""
+
+
+@pytest.mark.parametrize(
+    "votes, expected",
+    [
+        ({"a": False, "b": False}, 4),  # a majority for "not harmful": the quality stands
+        ({"a": True, "b": False}, 1),  # a tie: no majority, the default (harmful) vetoes
+        ({"a": False}, 4),  # `b` abstains (no annotation): the present vote decides
+        ({}, 1),  # both abstain: the default
+    ],
+)
+def test_an_abstaining_vote_with_a_default_drives_a_gate(votes, expected):
+    import rubriclang
+
+    item = {"id": "1", "input": "", "response": "", "annotations": {"quality": 4, **votes}}
+    result = rubriclang.loads(VOTE).evaluate(item)
+    assert result.composition.decision.decision == expected
