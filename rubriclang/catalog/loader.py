@@ -162,7 +162,7 @@ def _entries(module, source: str, what: str, declared: dict, attr: str, kind=Non
     return impls
 
 
-def _load_package(module, source: str, data, operators: dict, procedures: dict, rules: dict, common: list) -> None:
+def _load_package(module, source: str, data, operators: dict, procedures: dict, rules: dict) -> None:
     """Add one catalog package (the standard one or a plugin's), with its
     parsed `operators.toml` and `procedures.toml`, to the catalog."""
     op_data, proc_data = data
@@ -179,7 +179,6 @@ def _load_package(module, source: str, data, operators: dict, procedures: dict, 
     procs = {n: attrs.evolve(p, hooks=hooks[n]) if n in hooks else p for n, p in procs.items()}
     _merge(operators, ops, "operator")
     _merge(procedures, procs, "procedure")
-    common.extend(param_from_dict(p) for p in proc_data.get("common", {}).get("params", ()))
 
 
 @functools.cache
@@ -191,9 +190,10 @@ def load_catalog(plugins: bool = True) -> Catalog:
     operators: dict[str, OperatorSpec] = {}
     procedures: dict[str, ProcedureSpec] = {}
     rules: dict = {}
-    common: list[ParamSpec] = []
     op_data, proc_data, block_data = _standard_data()
-    _load_package(importlib.import_module(STANDARD), "stdlib", (op_data, proc_data), operators, procedures, rules, common)
+    # The parameters every procedure takes are the standard catalog's.
+    common = tuple(param_from_dict(p) for p in proc_data["common"]["params"])
+    _load_package(importlib.import_module(STANDARD), "stdlib", (op_data, proc_data), operators, procedures, rules)
     for ep in _plugins() if plugins else ():
         try:
             module = ep.load()
@@ -201,9 +201,9 @@ def load_catalog(plugins: bool = True) -> Catalog:
         except Exception as exc:  # a broken plugin must not look like a broken rubric
             raise CatalogError(f"cannot load catalog plugin `{ep.name}` ({ep.value}): {exc}") from None
         data = (_read_toml(root, "operators.toml"), _read_toml(root, "procedures.toml"))
-        _load_package(module, f"plugin {ep.name}", data, operators, procedures, rules, common)
+        _load_package(module, f"plugin {ep.name}", data, operators, procedures, rules)
     blocks = {
         name: BlockSpec(name, d["summary"], tuple(param_from_dict(p) for p in d["params"]))
         for name, d in block_data["blocks"].items()
     }
-    return Catalog(operators, procedures, blocks, tuple(common))
+    return Catalog(operators, procedures, blocks, common)
