@@ -45,6 +45,10 @@ class ParamSpec:
     choices: tuple[str, ...] = ()
     length_of: str | None = None
     doc: str = ""
+    # What `rbg fit` may search this number over: `interval` (the value
+    # input's), `weights` (each weight, rescaled to their total) or `range`
+    # (each value of a map, over their range); None: fit leaves it.
+    fit: str | None = None
 
     def type_text(self) -> str:
         if self.type == "choice":
@@ -114,6 +118,7 @@ def param_from_dict(d: dict) -> ParamSpec:
         choices=tuple(d.get("choices", ())),
         length_of=d.get("length_of"),
         doc=d.get("doc", ""),
+        fit=d.get("fit"),
     )
 
 
