@@ -140,7 +140,7 @@ def _operator(op, catalog: Catalog) -> str:
             for p in op.ports
         ],
     )
-    rule_doc = inspect.getdoc(catalog.rules[op.output])
+    rule_doc = inspect.getdoc(op.rule)
     output = f"**Output type:** inferred by the `{op.output}` rule." + (f" {rule_doc}" if rule_doc else "")
     parts = [
         f"### `{op.name}`\n",

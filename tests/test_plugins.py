@@ -1,6 +1,8 @@
-"""Third-party catalogs register through entry points: their operators check,
-run through the interpreter, and may not redefine standard names."""
+"""Third-party catalogs register through entry points, by the mechanism the
+standard catalog uses (docs/extending.md): their operators check, run, replay
+and format, and may not redefine standard names."""
 
+import json
 import sys
 import textwrap
 
@@ -23,14 +25,22 @@ PLUGIN_TOML = textwrap.dedent(
 
 PLUGIN_PY = textwrap.dedent(
     '''
+    from rubriclang.catalog.entries import OperatorImpl
     from rubriclang.catalog.types import JType
 
     def _rule(r):
         v = r.one("value")
         return JType("score", 0, 1, optional=v.optional), []
 
+    def _square(ports, params, types):
+        return None if ports["value"] is None else ports["value"] ** 2
+
+    def _plan(site):
+        x = site.x[0]
+        return f"None if {x} is None else {x} ** 2", {}
+
     OUTPUT_RULES = {"unit_square": _rule}
-    OPERATORS = {"transform.square": lambda ports, params, types: None if ports["value"] is None else ports["value"] ** 2}
+    OPERATORS = {"transform.square": OperatorImpl(_square, _plan)}
     '''
 )
 
@@ -78,6 +88,37 @@ def test_plugin_operator_checks_and_runs(plugin):
     assert result.composition.decision.decision == 0.25
 
 
+def test_plugin_operator_works_end_to_end_through_the_cli(plugin, tmp_path):
+    from click.testing import CliRunner
+
+    from rubriclang.cli.main import cli
+
+    plugin()
+    graph = tmp_path / "g.rbg"
+    graph.write_text(GRAPH.replace("node sq = transform.square(value: x)", "node   sq =  transform.square( value: x )"))
+    items = tmp_path / "items.jsonl"
+    rows = [{"id": str(i), "input": "", "response": "", "annotations": {"x": x}} for i, x in enumerate((0.5, 0.25, 1.0))]
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "t.jsonl"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["check", str(graph)]).exit_code == 0
+    r = runner.invoke(cli, ["run", str(graph), str(items), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    traces = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [t["operators"]["sq"]["response"] for t in traces] == [0.25, 0.0625, 1.0]
+    r = runner.invoke(cli, ["replay", str(graph), str(out)])
+    assert r.exit_code == 0 and "every decision is identical" in r.output
+    assert runner.invoke(cli, ["fmt", str(graph)]).exit_code == 0
+    assert "node sq = transform.square(value: x)" in graph.read_text()
+
+
+def test_plugin_operator_without_a_template_calls_its_function(plugin):
+    plugin(py=PLUGIN_PY.replace("OperatorImpl(_square, _plan)", "_square"))
+    rubric = rubriclang.loads(GRAPH)
+    result = rubric.evaluate({"id": "1", "input": "", "response": "", "annotations": {"x": 0.5}})
+    assert result.composition.decision.decision == 0.25
+
+
 def test_plugin_may_not_redefine_a_standard_rule(plugin):
     plugin(py=PLUGIN_PY.replace('{"unit_square": _rule}', '{"unit_square": _rule, "mean": _rule}'), name="bad_plugin")
     with pytest.raises(loader.CatalogError, match="output rule `mean`"):
@@ -86,7 +127,7 @@ def test_plugin_may_not_redefine_a_standard_rule(plugin):
 
 def test_plugin_operator_needs_a_function(plugin):
     plugin(py=PLUGIN_PY.replace('OPERATORS = {"transform.square"', 'OPERATORS = {"transform.other"'), name="bad_plugin")
-    with pytest.raises(loader.CatalogError, match="without a function.*transform.square"):
+    with pytest.raises(loader.CatalogError, match="without an entry.*transform.square"):
         loader.load_catalog()
 
 

@@ -19,7 +19,7 @@ from rubriclang.audit import seal as sealing
 from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.backends import Backends, BackendUnavailable
 from rubriclang.audit.files import write_json, write_lines
-from rubriclang.audit.judge import JudgeError, JudgeInfo, judge_info
+from rubriclang.audit.judge import JudgeError, JudgeInfo, is_llm, judge_info
 from rubriclang.audit.perturb import llm
 from rubriclang.audit.perturb.generate import Generation
 from rubriclang.audit.report_json import AuditData, build_report, render_text
@@ -435,7 +435,7 @@ class Audit:
 
     def _manifest(self, sealed_hash: str) -> None:
         cfg = self.suite.judge_backend
-        uses_llm = any(c.procedure.startswith("llm.") for c in self.graph.criteria)
+        uses_llm = any(is_llm(c) for c in self.graph.criteria)
         backend = {"base_url": cfg.base_url, "model": cfg.model, "model_file": cfg.model_file, "temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens} if uses_llm else None
         want = {"schema": MANIFEST, "judge": graph_hash(self.graph), "sealed": sealed_hash, "backend": backend}
         path = self.paths["audit"]
@@ -458,7 +458,7 @@ class Audit:
         """backends_for(repeat): the extra backends, the local one, and an LLM
         backend sampling with seed + repeat when the judge has LLM criteria
         (each model profile's seed too, so repeats are distinct samples)."""
-        if not any(c.procedure.startswith("llm.") for c in self.graph.criteria):
+        if not any(is_llm(c) for c in self.graph.criteria):
             return lambda r: [*self.extra, local]
         from rubriclang.llm.backend import LLMBackend, Profile
         from rubriclang.llm.client import Sampling

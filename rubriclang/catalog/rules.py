@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
-from rubriclang.catalog.types import BOOL, JType, fmt_num, interval
+from rubriclang.catalog.types import BOOL, JType, fmt_num, fmt_value, interval
 
 
 @attrs.frozen
@@ -236,6 +236,49 @@ def veto(r: RuleInput) -> RuleResult:
     return interval(min(v.lo, to), max(v.hi, to), v.kind == "ordinal" and _is_int(to), v.optional), problems
 
 
+def majority(r: RuleInput) -> RuleResult:
+    """All bool inputs give a `bool`; label inputs give the union of their labels.
+    The result is optional unless every input is present and no tie can occur."""
+    ins = r.many("inputs")
+    kinds = {t.kind for t in ins}
+    if len(kinds) > 1:
+        shown = ", ".join(f"`{t.as_optional(False)}`" for t in ins)
+        return ins[0], [("RB201", f"`reduce.majority` takes inputs of one kind, all bool or all labels; these are {shown}", None)]
+    labels = tuple(dict.fromkeys(x for t in ins for x in t.labels))
+    values = 2 if "bool" in kinds else len(labels)
+    present = sum(1 for t in ins if not t.optional)
+    # A tie needs two or more present inputs: an even count splits two values,
+    # an odd count from three on splits three or more values.
+    tie = any(p % 2 == 0 and values >= 2 or p >= 3 and values >= 3 for p in range(max(present, 2), len(ins) + 1))
+    return JType(ins[0].kind, labels=labels, optional=present == 0 or tie), []
+
+
+def default(r: RuleInput) -> RuleResult:
+    """The input's type, no longer optional; `value` must be one of its values."""
+    v = r.one("value")
+    d = r.params["value"]
+    plain = v.as_optional(False)
+    problems: list[Problem] = []
+    number = isinstance(d, (int, float)) and not isinstance(d, bool)
+    if v.kind == "bool":
+        want = "`true` or `false`"
+    elif v.kind == "label":
+        want = "one of " + ", ".join(f'"{x}"' for x in v.labels)
+    else:
+        want = f"{'a whole number' if v.kind == 'ordinal' else 'a number'} in [{fmt_num(v.lo)}, {fmt_num(v.hi)}]"
+    if not v.optional:
+        problems.append(("RB203", f"the input is `{v}`, never absent, so the default never applies; drop the `transform.default`", None))
+    elif v.kind == "bool" and not isinstance(d, bool) or v.kind == "label" and not isinstance(d, str) or v.numeric and not number:
+        problems.append(("RB202", f"`value = {_value_text(d)}` is not a value of `{plain}`: give {want}", "value"))
+    elif v.kind == "label" and d not in v.labels or isinstance(d, (int, float)) and v.numeric and not (v.lo <= d <= v.hi and (v.kind == "score" or isinstance(d, int))):
+        problems.append(("RB203", f"`value = {_value_text(d)}` is not a value of `{plain}`: give {want}", "value"))
+    return plain, problems
+
+
+def _value_text(d: object) -> str:
+    return f'"{d}"' if isinstance(d, str) else "{ ... }" if isinstance(d, dict) else fmt_value(d)
+
+
 def mask(r: RuleInput) -> RuleResult:
     return r.one("value").as_optional(True), []
 
@@ -259,4 +302,6 @@ RULES: dict[str, Rule] = {
     "floor": floor,
     "veto": veto,
     "mask": mask,
+    "majority": majority,
+    "default": default,
 }

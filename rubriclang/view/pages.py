@@ -16,6 +16,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from rubriclang.audit.html import render_html
 from rubriclang.audit.notes import read_notes
+from rubriclang.catalog import load_catalog
 from rubriclang.review.view import view
 from rubriclang.view import graphsvg
 from rubriclang.view.sources import Sources, items_by_transition
@@ -204,12 +205,12 @@ def _criterion_view(name: str, per: dict, rec: dict, item, graph) -> dict:
 
 
 def _prompts(crit, item, cid: str, calls) -> list[dict]:
-    if not crit.procedure.startswith("llm."):
+    if load_catalog().hooks(crit.procedure).backend != "llm":
         return []
-    from rubriclang.llm.prompting import PromptError, render
+    from rubriclang.llm.prompting import PromptError, render, side_by_side
 
     orders = [tuple(c["order"]) for c in calls if isinstance(c, dict) and isinstance(c.get("order"), list)] if calls else []
-    if crit.procedure == "llm.compare" and not orders:
+    if side_by_side(crit) and not orders:
         orders = [tuple(item.candidate_ids)]
     out: list[dict[str, Any]] = []
     shown: list[tuple[str, ...] | str] = [*orders] or [cid]

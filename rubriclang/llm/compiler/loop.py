@@ -224,7 +224,8 @@ def contract_problems(graph: CheckedGraph, spec: Spec) -> list[str]:
         out.append(f"the pairwise readout must say `resolve = {spec.resolve}`")
     if not spec.reference_at_run_time:
         for c in graph.criteria:
-            if c.params.get("with_reference") or c.procedure == "rule.matches_reference" or c.params.get("field") == "reference":
+            reads_reference = "reads_reference" in load_catalog().hooks(c.procedure).traits
+            if c.params.get("with_reference") or reads_reference or c.params.get("field") == "reference":
                 out.append(f"criterion `{c.name}` reads the item's reference answer, but items will carry none")
     return out
 
