@@ -12,16 +12,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import needs
 
-pytest.importorskip("starlette")
+from audit_html.dom import Dom
 
-from audit_html.dom import Dom  # noqa: E402
+from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run
 
-from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run  # noqa: E402
+from audit_html.test_chromium import CHROMIUM, _chromium
 
-from audit_html.test_chromium import CHROMIUM, _chromium  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
+pytestmark = needs(CHROMIUM.exists(), "headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
 
 
 def chromium(tmp_path: Path, *args: str) -> str:

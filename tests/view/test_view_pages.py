@@ -7,19 +7,16 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("starlette")
-pytest.importorskip("jinja2")
+from starlette.testclient import TestClient
 
-from starlette.testclient import TestClient  # noqa: E402
+from rubriclang.cli.view import load_sources
+from rubriclang.view.export import export
+from rubriclang.view.notes import read_notes
+from rubriclang.view.server import make_app
+from rubriclang.view.table import Query
+from audit_html.dom import Dom
 
-from rubriclang.cli.view import load_sources  # noqa: E402
-from rubriclang.view.export import export  # noqa: E402
-from rubriclang.view.notes import read_notes  # noqa: E402
-from rubriclang.view.server import make_app  # noqa: E402
-from rubriclang.view.table import Query  # noqa: E402
-from audit_html.dom import Dom  # noqa: E402
-
-from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run  # noqa: E402
+from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run
 
 TOKEN = "t0ken-for-tests"
 
