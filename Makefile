@@ -38,7 +38,12 @@ demo: $(BIN)/rbg model
 editors/vscode/node_modules: editors/vscode/package-lock.json
 	if command -v npm >/dev/null; then cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error; fi
 
+# `make test` leaves out the tests marked slow; CI (.ci/run: RBG_CI=1 make test)
+# and `make test-all` run them too.
 test: $(BIN)/rbg model editors/vscode/node_modules
+	$(BIN)/pytest $(if $(RBG_CI),,-m "not slow")
+
+test-all: $(BIN)/rbg model editors/vscode/node_modules
 	$(BIN)/pytest
 
 # Speed benchmarks (figures against references measured in the same run; see benchmarks/).
