@@ -21,8 +21,8 @@ import re
 from pathlib import Path
 
 import pytest
-
-from goldens import assert_golden, render_diagnostics as render
+from goldens import assert_golden
+from goldens import render_diagnostics as render
 
 from rubriclang.catalog import load_catalog
 from rubriclang.checker import check_source

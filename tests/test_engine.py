@@ -6,9 +6,9 @@ import json
 import random
 
 import pytest
+from conftest import REPO_ROOT
 
 import rubriclang
-from conftest import REPO_ROOT
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.engine import Interpreter
 from rubriclang.interp.items import ItemError, item_from_json

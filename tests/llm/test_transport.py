@@ -467,7 +467,7 @@ def test_cancelled_requests_give_their_connection_or_slot_back():
                 running = asyncio.ensure_future(post(http, server.url, x_hold="never"))
                 waiting = asyncio.ensure_future(post(http, server.url))
                 # Once the server has the running one, the waiting one waits for its slot.
-                await server.wait_until(lambda: len(server.requests) == seen + 1)
+                await server.wait_until(lambda seen=seen: len(server.requests) == seen + 1)
                 running.cancel()
                 if handed_over:
                     # The running one gives up its slot to the waiting one,

@@ -8,7 +8,6 @@ import asyncio
 import sys
 
 import pytest
-
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import BaseLanguageClient
