@@ -53,3 +53,12 @@ def test_the_version_is_written_once():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert "version" not in project and "version" in project["dynamic"]
     assert CONFIG["dynamic"]["version"] == {"attr": "rubriclang.__version__"}
+
+
+def test_the_installed_version_is_the_one_written():
+    from click.testing import CliRunner
+
+    import rubriclang
+    from rubriclang.cli.main import cli
+
+    assert CliRunner().invoke(cli, ["--version"]).output.split()[-1] == rubriclang.__version__
