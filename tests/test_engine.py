@@ -6,6 +6,7 @@ import json
 import random
 
 import pytest
+from conftest import REPO_ROOT
 
 import rubriclang
 from rubriclang.interp.backend import Judgment
@@ -159,3 +160,13 @@ def test_trace_records_every_judgment_operator_value_and_decision():
     assert rec["operators"]["capped"]["response"] == 3
     assert rec["readout"] == {"status": "ok", "decision": 3, "raw": 3, "margin": None, "error": None}
     json.loads(canonical_json(rec))
+
+
+def test_api_docstring_example_runs_as_written(monkeypatch):
+    import doctest
+
+    from rubriclang import api
+
+    monkeypatch.chdir(REPO_ROOT)
+    failed, attempted = doctest.testmod(api, raise_on_error=False, report=True)
+    assert attempted >= 4 and failed == 0

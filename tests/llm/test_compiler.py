@@ -8,7 +8,6 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -422,11 +421,8 @@ def test_api_key_reaches_the_server_but_no_file(tmp_path):
     assert sentinel not in r.output
 
 
-def test_unreachable_server_is_exit_2(tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed once the block ends
-    r = compile_cli(TRAVEL, tmp_path / "t.rbg", f"http://127.0.0.1:{port}/v1")
+def test_unreachable_server_is_exit_2(tmp_path, unreachable_url):
+    r = compile_cli(TRAVEL, tmp_path / "t.rbg", f"{unreachable_url}/v1")
     assert r.exit_code == 2
     assert "cannot reach" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "t.rbg").exists()

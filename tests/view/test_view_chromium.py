@@ -14,16 +14,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from audit_html.dom import Dom
+from audit_html.test_chromium import CHROMIUM, _chromium
+from conftest import needs
 
-pytest.importorskip("starlette")
+from .cdp import Browser
+from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run
 
-from audit_html.dom import Dom  # noqa: E402
-from audit_html.test_chromium import CHROMIUM, _chromium  # noqa: E402
-
-from .cdp import Browser  # noqa: E402
-from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
+pytestmark = needs(CHROMIUM.exists(), "headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
 
 
 def chromium(tmp_path: Path, *args: str) -> str:

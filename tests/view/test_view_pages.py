@@ -6,20 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from audit_html.dom import Dom
+from starlette.testclient import TestClient
 
-pytest.importorskip("starlette")
-pytest.importorskip("jinja2")
+from rubriclang.audit.notes import read_notes
+from rubriclang.cli.view import load_sources
+from rubriclang.view.export import export
+from rubriclang.view.server import make_app
+from rubriclang.view.table import Query
 
-from audit_html.dom import Dom  # noqa: E402
-from starlette.testclient import TestClient  # noqa: E402
-
-from rubriclang.audit.notes import read_notes  # noqa: E402
-from rubriclang.cli.view import load_sources  # noqa: E402
-from rubriclang.view.export import export  # noqa: E402
-from rubriclang.view.server import make_app  # noqa: E402
-from rubriclang.view.table import Query  # noqa: E402
-
-from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run  # noqa: E402
+from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run
 
 TOKEN = "t0ken-for-tests"
 
