@@ -163,9 +163,16 @@ def interpreters(gs: GraphSet, make) -> dict[int, object]:
 
 async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrency: int, mode: str | None = None) -> AsyncIterator[SetResult]:
     """Each item judged by its own graph's Interpreter (`interpreters`),
-    results in input order, with up to `concurrency` items in flight; bad
-    input raises after the items before it are yielded."""
-    from rubriclang.interp.engine import in_order
+    results in input order, with up to `concurrency` criterion calls in
+    flight across all the graphs (as for one graph); bad input raises after
+    the items before it are yielded."""
+    import asyncio
+
+    from rubriclang.interp.engine import in_order, window
+
+    slots = asyncio.Semaphore(max(1, concurrency))
+    for it in interps.values():
+        it.share_slots(slots)
 
     def interp(g: CheckedGraph):
         return interps[id(g)]
@@ -184,7 +191,7 @@ async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrenc
         decision = Decision.from_json(record["readout"])
         return SetResult(item, m, Composition((), {}, {}, decision), record, ABSTAIN if gs.fallback == ABSTAIN else "failed")
 
-    async for result in in_order(items, one, max(1, concurrency)):
+    async for result in in_order(items, one, window(concurrency)):
         yield result
 
 

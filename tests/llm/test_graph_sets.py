@@ -5,6 +5,7 @@ GRAPHS/ [DIRECT.rbg] ITEMS`, with the fallback policy."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,38 @@ def test_an_empty_folder_is_a_clear_error(tmp_path, items):
     (tmp_path / "empty").mkdir()
     r = invoke("run", tmp_path / "empty", items, "--out", tmp_path / "t.jsonl")
     assert r.exit_code == 2 and "holds no compiled graphs" in r.output
+
+
+THREE = """\
+rubric {name} {{ version = 1 }}
+contract {{ scale = ordinal[1, 5] }}
+criterion a: ordinal[1, 5] = llm.rate {{ question = "Is it {name}-correct?" }}
+criterion b: ordinal[1, 5] = llm.rate {{ question = "Is it {name}-clear?" }}
+criterion c: ordinal[1, 5] = llm.rate {{ question = "Is it {name}-complete?" }}
+node m = reduce.min(inputs: [a, b, c])
+sink m
+readout pointwise {{ output = ordinal[1, 5] }}
+"""
+
+
+def slow(body: dict) -> str:
+    time.sleep(0.05)  # holds each call open, so that calls overlap
+    return "4"
+
+
+@pytest.mark.parametrize("concurrency", [1, 2, 3])
+def test_concurrency_bounds_the_calls_in_flight_of_a_folder_in_all(tmp_path, concurrency):
+    folder = tmp_path / "graphs"
+    folder.mkdir()
+    rows = []
+    for i in range(6):
+        (folder / f"g{i}.rbg").write_text(THREE.format(name=f"g{i}"), "utf-8")
+        rows.append({"id": f"i{i}", "input": "x", "response": "y", "graph": f"g{i}"})
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    out = tmp_path / "t.jsonl"
+    with FaultServer(slow) as server:
+        r = invoke("run", folder, items, "--out", out, "--base-url", server.url, "--no-cache", "--concurrency", concurrency)
+        assert r.exit_code == 0, r.output
+        assert len(server.chats) == 18
+        assert 1 <= server.max_in_flight <= concurrency
