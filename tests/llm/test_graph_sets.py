@@ -186,3 +186,53 @@ def test_concurrency_bounds_the_calls_in_flight_of_a_folder_in_all(tmp_path, con
         assert r.exit_code == 0, r.output
         assert len(server.chats) == 18
         assert 1 <= server.max_in_flight <= concurrency
+
+
+def traced(tmp_path, graphs, items) -> Path:
+    out = tmp_path / "t.jsonl"
+    run(graphs, items, out)
+    return out
+
+
+def test_diff_of_folders_counts_compile_failures_in_the_transitions(tmp_path, graphs, items):
+    import shutil
+
+    traces = traced(tmp_path, graphs, items)
+    new = tmp_path / "new"
+    shutil.copytree(graphs, new)
+    (new / "alpha.rbg").unlink()
+    (new / "alpha.compile.jsonl").unlink()
+    r = invoke("diff", graphs, new, "--traces", traces, "--format", "json")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    assert doc["graphs"] == {"added": [], "removed": ["alpha"], "changed": [], "unchanged": 1}
+    impact = doc["impact"]
+    assert impact["available"] and impact["items"] == 5
+    # alpha and epsilon (which names alpha's graph) lose their graph; gamma
+    # and delta were compile failures before and still are.
+    assert impact["transitions"] == {"4 -> compile failure": 2}
+    assert sorted(d["item"] for d in impact["differences"]) == ["alpha", "epsilon"]
+    text = invoke("diff", graphs, new, "--traces", traces)
+    assert "- alpha" in text.output and "2 decisions change" in text.output
+
+
+def test_diff_of_a_folder_with_itself_changes_nothing(tmp_path, graphs, items):
+    traces = traced(tmp_path, graphs, items)
+    r = invoke("diff", graphs, graphs, "--traces", traces)
+    assert r.exit_code == 0, r.output
+    assert "Verdict impact over 5 traced items" in r.output and "no decision changes" in r.output
+
+
+def test_diff_against_a_direct_judge_file_routes_each_item(tmp_path, graphs, items, direct):
+    traces = traced(tmp_path, graphs, items)
+    r = invoke("diff", graphs, direct, "--traces", traces, "--format", "json")
+    impact = json.loads(r.output)["impact"]
+    # The direct judge has the folder's criterion, so the judged items keep
+    # their 4; the items that did not compile have no judgments to replay.
+    assert not impact["available"]
+    assert any("2 item(s) (`gamma`, `delta`)" in reason for reason in impact["reasons"]), impact
+
+
+def test_diff_of_a_folder_needs_traces(tmp_path, graphs):
+    r = invoke("diff", graphs, graphs)
+    assert r.exit_code == 2 and "--traces" in r.output
