@@ -140,9 +140,10 @@ def _judge(side, gid: str) -> CheckedGraph | str:
         return side
     if gid in side.graphs:
         return side.graphs[gid]
-    if isinstance(side.fallback, CheckedGraph):
-        return side.fallback
-    return "abstain" if side.fallback == ABSTAIN else COMPILE_FAILURE
+    fallback = side.fallback_for(gid)
+    if isinstance(fallback, CheckedGraph):
+        return fallback
+    return "abstain" if fallback == ABSTAIN else COMPILE_FAILURE
 
 
 def _uncompiled_reasons(uncompiled: dict[str, list[str]]) -> tuple[str, ...]:

@@ -236,3 +236,68 @@ def test_diff_against_a_direct_judge_file_routes_each_item(tmp_path, graphs, ite
 def test_diff_of_a_folder_needs_traces(tmp_path, graphs):
     r = invoke("diff", graphs, graphs)
     assert r.exit_code == 2 and "--traces" in r.output
+
+
+def test_fallback_stated_in_the_spec_is_recorded_and_used_by_run(tmp_path, direct):
+    plan = {"alpha": "good", "gamma": "bad", "zeta": "bad"}
+    lines = [spec_line("alpha"), spec_line("gamma"), spec_line("zeta")]
+    lines[1]["contract"]["fallback"] = "direct.rbg"  # beside the specs file
+    lines[2]["contract"]["fallback"] = "abstain"
+    specs = write_specs(tmp_path / "specs.jsonl", lines)
+    out = tmp_path / "graphs"
+    with FaultServer(scripted(plan)) as server:
+        r = invoke("compile", specs, "--out-dir", out, "--base-url", server.url, "--no-cache", "--repairs", "0")
+    assert sorted(p.stem for p in out.glob("*.rbg")) == ["alpha"], r.output
+    rows = [{"id": i, "input": "x", "response": "y", "gold": 4} for i in ("alpha", "gamma", "zeta", "delta")]
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(x) + "\n" for x in rows), "utf-8")
+    t = tmp_path / "t.jsonl"
+    r = run(out, items, t, "--format", "json")
+    # delta was never compiled and has no policy: a compile failure.
+    assert json.loads(r.output)["routes"] == {"compiled": 1, "fallback": 1, "abstain": 1, "failed": 1}, r.output
+    recs = records(t)
+    assert recs["gamma"]["graph"]["name"] == "direct" and recs["gamma"]["compile"]["fallback"].endswith("direct.rbg")
+    assert recs["zeta"]["readout"]["status"] == "abstain"
+    # The command line's --fallback replaces every recorded policy.
+    t2 = tmp_path / "t2.jsonl"
+    r = run(out, items, t2, "--format", "json", "--fallback", "abstain")
+    assert json.loads(r.output)["routes"] == {"compiled": 1, "fallback": 0, "abstain": 3, "failed": 0}
+    # The policy travels with the folder: the recorded path is relative to it.
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    out.rename(moved / "graphs")
+    (tmp_path / "direct.rbg").rename(moved / "direct.rbg")
+    t3 = tmp_path / "t3.jsonl"
+    r = run(moved / "graphs", items, t3, "--format", "json")
+    assert json.loads(r.output)["routes"]["fallback"] == 1, r.output
+    # Replay and diff of the folder use the recorded policy too.
+    r = invoke("replay", moved / "graphs", t3)
+    assert r.exit_code == 0, r.output
+    r = invoke("diff", moved / "graphs", moved / "graphs", "--traces", t3)
+    assert r.exit_code == 0 and "no decision changes" in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    "fallback, message",
+    [
+        ("direct", 'must be "abstain" or the path of a .rbg graph'),
+        ("nowhere.rbg", "no such graph file `nowhere.rbg`"),
+        (3, "`contract.fallback` must be"),
+    ],
+)
+def test_a_bad_fallback_in_a_spec_line_is_an_error_at_its_line(tmp_path, fallback, message):
+    lines = [spec_line("alpha"), spec_line("beta")]
+    lines[1]["contract"]["fallback"] = fallback
+    specs = write_specs(tmp_path / "specs.jsonl", lines)
+    r = invoke("compile", specs, "--out-dir", tmp_path / "graphs", "--base-url", "http://127.0.0.1:9/v1", "--no-cache")
+    assert r.exit_code == 2, r.output
+    assert f"{specs}:2: spec `beta`" in r.output and message in r.output
+    assert "Traceback" not in r.output
+
+
+def test_a_bad_fallback_in_a_toml_spec_is_an_error_at_its_line(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[rubric]\nname = "x"\ntext = "Score it."\n[task]\ninput = "t"\n[contract]\nscale = "ordinal[1, 5]"\nfallback = "missing.rbg"\n', "utf-8")
+    r = invoke("compile", spec, "-o", tmp_path / "x.rbg", "--base-url", "http://127.0.0.1:9/v1", "--no-cache")
+    assert r.exit_code == 2, r.output
+    assert f"{spec}:8" in r.output and "no such graph file `missing.rbg`" in r.output

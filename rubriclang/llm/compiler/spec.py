@@ -50,6 +50,7 @@ _SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], str]]] = {
         "output": ((str,), 'a type, e.g. "ordinal[1, 5]"'),
         "epsilon": ((int, float), "a non-negative number"),
         "resolve": ((str,), "one of " + ", ".join(RESOLVE)),
+        "fallback": ((str,), '"abstain" or a graph file, e.g. "direct.rbg"'),
     },
 }
 _REQUIRED = {"rubric": ("name", "text"), "contract": ("scale",)}
@@ -83,12 +84,34 @@ class Spec:
     system_prompt: str | None = None
     reference: str | None = None
     reference_at_run_time: bool = False
+    # What a folder run does with this instance if it does not compile:
+    # `abstain`, or the path of a fallback graph (relative to the spec's
+    # file); None records it as a compile failure. Not part of the program.
+    fallback: str | None = None
 
 
 def load_spec(path: str) -> Spec:
     """Read and validate a spec file; raises SpecError naming the problem and its line."""
+    import os
+
     data, text = read_toml(path, SpecError, "spec")
-    return spec_from_dict(data, path, text)
+    spec = spec_from_dict(data, path, text)
+    resolve_fallback(spec.fallback, os.path.dirname(path), Lines(path, text).at("fallback", "contract"))
+    return spec
+
+
+def resolve_fallback(fallback: str | None, base: str, where: str) -> str | None:
+    """`contract.fallback` as a path from here (a graph file is relative to
+    `base`, the spec file's folder), or `abstain`, or None; SpecError at
+    `where` for a graph file that is not there."""
+    import os
+
+    if fallback is None or fallback == "abstain":
+        return fallback
+    path = os.path.normpath(os.path.join(base, fallback))
+    if not os.path.isfile(path):
+        raise SpecError(where, f"`contract.fallback`: no such graph file `{fallback}` (looked for `{path}`; a path is relative to the spec file's folder)")
+    return path
 
 
 def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") -> Spec:
@@ -136,6 +159,9 @@ def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") 
         raise SpecError(lines.at("epsilon", "contract") if "epsilon" in contract else lines.at("resolve", "contract"), "`contract.epsilon` and `contract.resolve` need a pairwise readout in `readouts`")
     if contract.get("epsilon", 0) < 0:
         raise SpecError(lines.at("epsilon", "contract"), "`contract.epsilon` must be a non-negative number")
+    fallback = contract.get("fallback")
+    if fallback is not None and fallback != "abstain" and not fallback.endswith(".rbg"):
+        raise SpecError(lines.at("fallback", "contract"), f'`contract.fallback` must be "abstain" or the path of a .rbg graph (such as a direct judge), got `{fallback}`')
     if "resolve" in contract and contract["resolve"] not in RESOLVE:
         raise SpecError(lines.at("resolve", "contract"), f"`contract.resolve` must be one of {', '.join(RESOLVE)}")
     spec = Spec(
@@ -154,6 +180,7 @@ def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") 
         system_prompt=task.get("system_prompt"),
         reference=reference.get("text"),
         reference_at_run_time=reference.get("at_run_time", False),
+        fallback=fallback,
     )
     _check_contract(spec, lines.at(None, "contract"))
     return spec
