@@ -36,7 +36,6 @@ import platform
 import resource
 import sys
 import time
-
 from unittest import mock
 
 import httpx
@@ -44,9 +43,9 @@ import httpx
 from rubriclang.checker import check_source
 from rubriclang.interp.engine import Interpreter
 from rubriclang.interp.items import Item
+from rubriclang.llm import prompting
 from rubriclang.llm.backend import LLMBackend
 from rubriclang.llm.client import OpenAIClient, Sampling
-from rubriclang.llm import prompting
 from rubriclang.llm.embedded import EmbeddedError, default_threads, start_embedded
 
 GRAPH = """rubric bench_embedded { version = 1 }

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -87,9 +86,9 @@ def hand_replay(path: str) -> list[tuple[str, int | None]]:
 
 
 def bench_replay(n: int) -> None:
+    from rubriclang.interp.items import item_from_json
     from rubriclang.interp.replay import replay
     from rubriclang.interp.trace import TraceWriter, criterion_hashes, graph_hash, trace_record
-    from rubriclang.interp.items import item_from_json
 
     graph = rubriclang.loads(GRAPH).graph
     composer = Composer(graph)
@@ -111,7 +110,7 @@ def bench_replay(n: int) -> None:
         path = os.path.join(tmp, "traces.jsonl")
         writer = TraceWriter(path)
         ghash, chashes = graph_hash(graph), criterion_hashes(graph)
-        for i, (v, j) in enumerate(zip(values, recorded)):
+        for i, (_v, j) in enumerate(zip(values, recorded)):
             item = item_from_json({"id": i, "input": "q", "response": "a"}, "bench")
             writer.write(trace_record(graph, ghash, chashes, item, "pointwise", j, composer.compose("pointwise", cids, j)))
         writer.close()

@@ -82,7 +82,7 @@ def main() -> int:
                    ("last page", Query(page=10**9))]
         worst = first = 0.0
         for name, q in queries:
-            t = timed(lambda: table.query(q))
+            t = timed(lambda q=q: table.query(q))
             if "first time" in name:
                 first = t / ref
             else:

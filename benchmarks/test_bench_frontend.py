@@ -13,8 +13,8 @@ reported, not asserted: a busy machine must not fail a test run. The script
 from __future__ import annotations
 
 import pytest
-
 from gen import MAX_LINES, MIN_LINES, corpus, rubric  # benchmarks/ is on sys.path (rootdir import)
+
 from rubriclang.checker import check_source
 from rubriclang.syntax import parse
 

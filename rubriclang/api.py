@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Iterable
+from collections.abc import Iterable
 
 from rubriclang.checker import CheckedGraph, check_source
 from rubriclang.diagnostics import Diagnostic

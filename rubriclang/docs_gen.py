@@ -78,7 +78,7 @@ def _constraints(p: ParamSpec) -> str:
 def _params_table(params, common: frozenset[str] = frozenset()) -> str:
     if not params:
         return "No parameters.\n"
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             f"`{p.name}`" + (" (common)" if p.name in common else ""),
             f"`{p.type_text()}`",

@@ -4,6 +4,8 @@ can report any of them the same way, with no traceback."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class LocatedError(Exception):
     """Bad input at `where` (`path:line`, or a path, or an item id)."""
@@ -15,7 +17,7 @@ class LocatedError(Exception):
         self.hint = hint
 
 
-def decode_utf8(data: bytes, path: str, error: type[LocatedError] = LocatedError, first_line: int = 1) -> str:
+def decode_utf8(data: bytes, path: str, error: Callable[..., Exception] = LocatedError, first_line: int = 1) -> str:
     """`data` as UTF-8 text; otherwise `error` at `path:line` (`data` starting
     on line `first_line`) naming the first byte that is not, and its column."""
     try:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from rubriclang.errors import LocatedError, decode_utf8
+from rubriclang.errors import decode_utf8
 
 MAX_DEPTH = 200  # arrays and objects inside each other; no real record comes close
 MAX_LINE_BYTES = 64 << 20
@@ -27,7 +28,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # A JSON string (possibly unterminated), or a bracket.
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
 
-ErrorType = Callable[..., LocatedError]
+ErrorType = Callable[..., Exception]
 
 
 class _NotFinite(Exception):
@@ -75,7 +76,7 @@ class JsonLines:
     def __iter__(self) -> Iterator[tuple[str, Any]]:
         path, error = self.path, self.error
         try:
-            fh = open(path, "rb")
+            fh = open(path, "rb")  # noqa: SIM115 (closed by the `with` below, once open succeeded)
         except OSError as exc:
             raise error(path, f"cannot read it: {exc.strerror or exc}") from None
         with fh:

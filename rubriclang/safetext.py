@@ -86,11 +86,11 @@ class _Guarded(io.TextIOBase):
         return True
 
     @property
-    def encoding(self):
+    def encoding(self):  # type: ignore[override]  # the wrapped stream's, read-only as on a real stream
         return getattr(self.raw_stream, "encoding", None)
 
     @property
-    def errors(self):
+    def errors(self):  # type: ignore[override]  # the wrapped stream's, read-only as on a real stream
         return getattr(self.raw_stream, "errors", None)
 
 

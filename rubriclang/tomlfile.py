@@ -19,7 +19,8 @@ class Lines:
         self.path = path
         self.keys: dict[tuple[str, int, str], int] = {}
         self.tables: dict[tuple[str, int], int] = {}
-        table, index, counts = "", 0, {}
+        table, index = "", 0
+        counts: dict[str, int] = {}
         for n, line in enumerate(text.splitlines(), 1):
             m = _HEADER.match(line)
             if m:
@@ -65,7 +66,7 @@ def read_toml(path: str, error: Callable[[str, str], Exception], what: str) -> t
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        line = m.group(1) if m else len(text.splitlines()) if "end of document" in str(exc) else None
-        where = f"{path}:{line}" if line else path
+        at: str | int | None = m.group(1) if m else len(text.splitlines()) if "end of document" in str(exc) else None
+        where = f"{path}:{at}" if at else path
         detail = re.sub(r" \(at (line|end of).*\)", "", str(exc))
         raise error(where, f"not valid TOML: {detail}") from None

@@ -25,7 +25,6 @@ data is not what it expects.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path

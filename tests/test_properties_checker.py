@@ -10,12 +10,12 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import CATALOG, CORPUS, SEED_FILES, SEEDS, Graph, applications, values_of, well_typed_graphs
 
 from rubriclang.catalog import JType
 from rubriclang.checker import check, check_source
 from rubriclang.interp.ops import OPERATORS
 from rubriclang.syntax import ast, parse
-from strategies import CATALOG, CORPUS, SEED_FILES, SEEDS, Graph, applications, values_of, well_typed_graphs
 
 
 @settings(deadline=None, max_examples=200)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import grammatical_programs, mutated_programs, token_soup
 
 from rubriclang.checker import check_source
 from rubriclang.diagnostics.codes import registry
 from rubriclang.syntax import parse
-from strategies import grammatical_programs, mutated_programs, token_soup
 
 texts = st.one_of(st.text(max_size=200), token_soup, mutated_programs(), grammatical_programs)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from evaluation.judges import SCORE, pointwise, write, write_items
 
 from rubriclang.catalog.types import fmt_short
 from rubriclang.cli.main import cli
-from evaluation.judges import SCORE, pointwise, write, write_items
 
 # The mean of three ordinals, read out as a real number: thirds everywhere.
 REAL = SCORE.replace("readout pointwise { output = ordinal[1, 5] }", "readout pointwise { output = score[1, 5] }")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rubriclang.audit.catalog import Operator
 from rubriclang.audit.judge import JudgeInfo
+from rubriclang.checker.graph import PairwiseReadout
 
 _FIELD_WORDS = {"input": "the task input", "response": "the response", "order": "the candidates' order"}
 
@@ -24,7 +25,7 @@ def _needs(cond: str, judge: JudgeInfo) -> str | None:
             return "it needs pairwise items (two candidates to swap)"
     elif cond == "order_shown":
         readout = judge.graph.readouts.get("pairwise")
-        if judge.mode == "pairwise" and not judge.side_by_side and readout.resolve not in ("first", "second"):
+        if judge.mode == "pairwise" and not judge.side_by_side and isinstance(readout, PairwiseReadout) and readout.resolve not in ("first", "second"):
             return (
                 "every criterion of this judge sees one candidate at a time (none is an `llm.compare`), and its "
                 f"pairwise readout resolves close calls by `resolve = {readout.resolve}`, not by position: the "
@@ -50,7 +51,7 @@ def _unless(cond: str, judge: JudgeInfo) -> str | None:
     elif cond == "checks_format":
         names = judge.response_criteria(["rule.json_valid", "rule.regex"])
         if names:
-            return f"criterion `{names[0]}` checks the response's format ({judge.graph.nodes[names[0]].procedure}), which this operator changes by design"
+            return f"criterion `{names[0]}` checks the response's format ({next(c.procedure for c in judge.graph.criteria if c.name == names[0])}), which this operator changes by design"
     else:
         raise ValueError(f"unknown condition `{cond}` in the operator catalog")
     return None

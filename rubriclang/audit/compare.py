@@ -42,7 +42,7 @@ def _flag(relation: str, outcome: str) -> int | None:
     return None if outcome == "ineligible" else int(outcome != "detected")
 
 
-def _variants(report: dict, relations: dict[str, str]) -> dict[str, tuple[str, str, str]]:
+def _variants(report: dict, relations: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str, str]]:
     """variant id -> (item, operator, outcome)."""
     return {vid: (item, v["operator"], v["outcome"]) for item, e in report["by_item"].items() for vid, v in e["variants"].items() if v["operator"] in relations}
 
@@ -64,9 +64,9 @@ def paired(rows: Iterable[tuple[str, int, int]]) -> dict:
     keys = sorted(per)
     if not keys:
         return {"value": None, "low": None, "high": None, "n": 0, "a": 0, "b": 0, "total": 0}
-    a, b, t = ([per[k][i] for k in keys] for i in range(3))
-    est = bootstrap(lambda a, b, t: (np.sum(b) - np.sum(a)) / np.sum(t), a, b, t).to_json()
-    return {**est, "a": sum(a), "b": sum(b), "total": sum(t)}
+    sa, sb, st = ([per[k][i] for k in keys] for i in range(3))
+    est = bootstrap(lambda a, b, t: (np.sum(b) - np.sum(a)) / np.sum(t), sa, sb, st).to_json()
+    return {**est, "a": sum(sa), "b": sum(sb), "total": sum(st)}
 
 
 def _block_rates(block: dict | None, relation: str) -> dict:

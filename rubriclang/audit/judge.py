@@ -85,6 +85,6 @@ def judge_info(graph: CheckedGraph, items: list[Item], positive: bool = True) ->
     fields = frozenset().union(*(reads(c) for c in graph.criteria))
     if mode == "pairwise":
         return JudgeInfo(graph, mode, "pairwise", None, None, fields | {"order"})
-    output = graph.readouts["pointwise"].output
+    output = graph.pointwise_readout.output
     kind = {"bool": "binary", "label": "categorical"}.get(output.kind, "ordinal")
     return JudgeInfo(graph, mode, kind, output, positive if kind == "binary" else None, fields)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+from typing import Protocol
 
 import attrs
 
@@ -46,6 +47,12 @@ class Answer:
     error: str | None = None
     model: str | None = None
 
+    @property
+    def fields(self) -> dict:
+        """`value`, of an ok answer (which has one)."""
+        assert self.value is not None, self.status
+        return self.value
+
 
 def last_object(text: str, fields: dict[str, dict]) -> tuple[dict | None, str | None]:
     """The last JSON object in `text` with every field of the right JSON
@@ -77,7 +84,14 @@ def _fits(value, schema: dict) -> bool:
 def _describe(schema: dict) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
-    return {"string": "a non-empty string", "object": "an object of strings", "array": "a list"}.get(schema.get("type"), "valid")
+    return {"string": "a non-empty string", "object": "an object of strings", "array": "a list"}.get(str(schema.get("type")), "valid")
+
+
+class Asker(Protocol):
+    """What the generator, validator and planner need: a JsonAsker, or an
+    `Unavailable` stand-in that answers every question `unavailable`."""
+
+    async def ask(self, msgs: tuple[dict, ...], fields: dict[str, dict], name: str) -> Answer: ...
 
 
 class JsonAsker:

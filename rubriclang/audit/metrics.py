@@ -19,6 +19,7 @@ import numpy as np
 
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.localize import EPS, modal, rounded, same
+from rubriclang.catalog.types import JType
 from rubriclang.evaluation.gold import item_gold
 from rubriclang.evaluation.metrics import METRICS, bootstrap, confusion, sample
 from rubriclang.interp.items import Item
@@ -148,6 +149,11 @@ class Scorer:
             return "failed"
         return "stable" if all(self.agrees(d, base) for d in base.decisions) else "unstable"
 
+    def _scale(self) -> JType:
+        """The judge's output type (an ordinal judge's scale; every pointwise judge has one)."""
+        assert self.judge.output is not None
+        return self.judge.output
+
     def score(self, s: Summary | Decision) -> float | None:
         """A verdict as a number on the judge's scale, or None: ordinal, the
         value; binary, 1 for the `positive` verdict and 0 for the other;
@@ -176,7 +182,7 @@ class Scorer:
         b = self.score(base)
         if b is None:
             return False
-        top = float(self.judge.output.hi) if self.ordinal else 1.0
+        top = float(self._scale().hi) if self.ordinal else 1.0
         return top - b > self.tolerance + EPS
 
     def invariant_outcome(self, s: Summary, base: Summary) -> str:
@@ -192,7 +198,7 @@ class Scorer:
         if base.status != "ok":
             return False
         if self.ordinal:
-            return float(base.value) - self.judge.output.lo > self.tolerance + EPS
+            return float(base.value) - self._scale().lo > self.tolerance + EPS
         return same(base.value, self.judge.positive)
 
     def directional_outcome(self, s: Summary, base: Summary) -> str:

@@ -371,7 +371,7 @@ class Audit:
         models = self._models()
         return {name: {**p, "usd": cost(p, models.get(name, ()), prices)} for name, p in phases.items()}
 
-    async def estimate(self) -> dict:
+    async def estimate(self) -> tuple[dict, list[str], list[str]]:
         """`rbg audit SUITE --estimate`: the calls and tokens per phase
         (generate, validate, judge), calling no model and writing nothing.
         Rule variants are made and judged (requests tallied, not sent);
@@ -405,7 +405,7 @@ class Audit:
         finally:
             await self.backends.aclose()
 
-    def _estimate_doc(self, est, judge: JudgeInfo, sealed, skipped: dict) -> tuple:
+    def _estimate_doc(self, est, judge: JudgeInfo, sealed, skipped: dict) -> tuple[dict, list[str], list[str]]:
         """(estimate, phases, notes) for `cli/estimate.document`."""
         gen = est.get("generate")
         llm_ops = [self.suite.operator(n) for n in self.suite.requested() if n not in skipped and n not in sealed.skipped]

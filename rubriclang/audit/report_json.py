@@ -283,7 +283,7 @@ class Reporter:
 
     def by_item(self) -> dict:
         out = {}
-        per_item = collections.defaultdict(dict)
+        per_item: collections.defaultdict[str, dict[str, dict]] = collections.defaultdict(dict)
         for r in self.results:
             per_item[r.variant.item][r.variant.id] = {"operator": r.op.name, "outcome": r.outcome, "result": r.summary.to_json()}
         for it in self.d.items:

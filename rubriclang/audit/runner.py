@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable
+from typing import TextIO
 
 import attrs
 
@@ -55,7 +56,7 @@ class RunStore:
 
     def __init__(self, path: str):
         self.path = path
-        self._fh = None
+        self._fh: TextIO | None = None
 
     def load(self, drop_failed: bool = False) -> dict[tuple[str, str | None], dict[int, dict]]:
         """(item, variant) -> repeat -> trace. A torn last line (a killed
@@ -108,16 +109,17 @@ class RunStore:
     def write(self, item: str, variant: str | None, repeat: int, trace: dict) -> None:
         if self._fh is None:
             self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - held open across writes; close() closes it
+        fh = self._fh
         rec = {"schema": SCHEMA, "item": item, "variant": variant, "repeat": repeat, "trace": trace}
         try:
-            self._fh.write(canonical_json(rec) + "\n")
-            self._fh.flush()
+            fh.write(canonical_json(rec) + "\n")
+            fh.flush()
         except OSError:
             # A full disk: what did not reach the file is dropped here, so
             # that closing does not fail a second time (a torn last line is
             # cut when the audit resumes).
             with contextlib.suppress(OSError):
-                self._fh.close()
+                fh.close()
             self._fh = None
             raise
 

@@ -36,10 +36,11 @@ async def suggest(asker, judge: JudgeInfo, items: list[Item]) -> tuple[list[dict
     if answer.status != "ok":
         raise PlanError(f"the generator model gave no usable suggestion: {answer.error}")
     kept, dropped, taken = [], [], set(load_catalog())
-    for entry in answer.value["operators"]:
+    for entry in answer.fields["operators"]:
         why = _problem(entry, taken)
         if why:
-            label = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) else str(entry)
+            name = entry.get("name") if isinstance(entry, dict) else None
+            label = name if isinstance(name, str) else str(entry)
             dropped.append((label[:60], why))
             continue
         taken.add(entry["name"])

@@ -293,10 +293,13 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
     if "items" not in data:
         raise SuiteError(path, "the suite names no `items`", 'add `items = "path/to/items.jsonl"`')
     custom = _custom(data.get("custom"), lines)
+    judge_path = _path(base, graph, graph_where[0], lines, graph_where[1])
+    items_path = _path(base, _typed(data, "items", str, lines), "items", lines)
+    assert judge_path is not None and items_path is not None  # both required, checked above
     return Suite(
         path=path,
-        judge=_path(base, graph, graph_where[0], lines, graph_where[1]),
-        items=_path(base, _typed(data, "items", str, lines), "items", lines),
+        judge=judge_path,
+        items=items_path,
         annotations=_path(base, _typed(data, "annotations", str, lines), "annotations", lines),
         recorded=_path(base, _typed(data, "recorded", str, lines), "recorded", lines),
         repeats=_typed(data, "repeats", int, lines, lo=1, hi=100) or 5,

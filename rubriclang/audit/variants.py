@@ -126,8 +126,8 @@ class Patch:
 
     def texts(self, graph: CheckedGraph) -> tuple[dict, dict]:
         """(original, perturbed) of what the patch changes, side by side."""
-        nodes = graph.nodes
-        original = {name: {k: _current(nodes[name], k) for k in params} for name, params in self.criteria.items() if name in nodes}
+        criteria = {c.name: c for c in graph.criteria}
+        original = {name: {k: _current(criteria[name], k) for k in params} for name, params in self.criteria.items() if name in criteria}
         before = {"criteria": original, "criterion_order": [c.name for c in graph.criteria] if self.criterion_order else None}
         after = {"criteria": self.criteria, "criterion_order": list(self.criterion_order) if self.criterion_order else None}
         return before, after

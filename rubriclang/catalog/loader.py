@@ -13,7 +13,9 @@ criterion backends, which plugins provide separately.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
 from importlib import resources
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -27,6 +29,12 @@ from rubriclang.catalog.model import (
 )
 from rubriclang.catalog.rules import RULES, Rule
 from rubriclang.tomlcache import cached_parse
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+    from importlib.resources.abc import Traversable
+
+_Spec = TypeVar("_Spec", OperatorSpec, ProcedureSpec)
 
 ENTRY_POINT_GROUP = "rubriclang.catalogs"
 
@@ -45,18 +53,18 @@ class Catalog:
     common_params: tuple[ParamSpec, ...]
     rules: dict[str, Rule]
     # Plugin operators' functions (the standard ones live in rubriclang.interp.ops).
-    functions: dict = attrs.field(factory=dict)
+    functions: dict[str, Callable[..., Any]] = attrs.field(factory=dict)
 
     def procedure_params(self, proc: ProcedureSpec) -> tuple[ParamSpec, ...]:
         return proc.params + self.common_params
 
 
-def _read_text(root, name: str) -> str | None:
+def _read_text(root: Traversable, name: str) -> str | None:
     f = root.joinpath(name)
     return f.read_text("utf-8") if f.is_file() else None
 
 
-def _parse_toml(text: str | None, root, name: str) -> dict:
+def _parse_toml(text: str | None, root: Traversable, name: str) -> dict[str, Any]:
     import tomllib  # only when the catalog cache misses
 
     if text is None:
@@ -67,11 +75,11 @@ def _parse_toml(text: str | None, root, name: str) -> dict:
         raise CatalogError(f"{name} in {root}: {exc}") from None
 
 
-def _read_toml(root, name: str) -> dict:
+def _read_toml(root: Traversable, name: str) -> dict[str, Any]:
     return _parse_toml(_read_text(root, name), root, name)
 
 
-def _standard_data() -> list[dict]:
+def _standard_data() -> list[dict[str, Any]]:
     """The standard operators, procedures and blocks files, parsed (through
     the catalog cache)."""
     files = (
@@ -83,7 +91,7 @@ def _standard_data() -> list[dict]:
     return cached_parse(texts, lambda: [_parse_toml(t, root, name) for t, (root, name) in zip(texts, files)])
 
 
-def _operators(data: dict, source: str) -> dict[str, OperatorSpec]:
+def _operators(data: dict[str, Any], source: str) -> dict[str, OperatorSpec]:
     out = {}
     for name, d in data.get("operators", {}).items():
         out[name] = OperatorSpec(
@@ -100,7 +108,7 @@ def _operators(data: dict, source: str) -> dict[str, OperatorSpec]:
     return out
 
 
-def _procedures(data: dict, source: str) -> dict[str, ProcedureSpec]:
+def _procedures(data: dict[str, Any], source: str) -> dict[str, ProcedureSpec]:
     out = {}
     for name, d in data.get("procedures", {}).items():
         out[name] = ProcedureSpec(
@@ -117,7 +125,7 @@ def _procedures(data: dict, source: str) -> dict[str, ProcedureSpec]:
     return out
 
 
-def _merge(into: dict, new: dict, what: str) -> None:
+def _merge(into: dict[str, _Spec], new: Mapping[str, _Spec], what: str) -> None:
     for name, spec in new.items():
         if name in into:
             raise CatalogError(
@@ -126,15 +134,15 @@ def _merge(into: dict, new: dict, what: str) -> None:
         into[name] = spec
 
 
-def _merge_plain(into: dict, new: dict, what: str, source: str) -> None:
+def _merge_plain(into: dict[str, Rule], new: dict[str, Rule], what: str, source: str) -> None:
     for name, value in new.items():
         if name in into:
             raise CatalogError(f"{what} `{name}` from `{source}` clashes with an existing one")
         into[name] = value
 
 
-def _plugins():
-    from importlib.metadata import entry_points
+def _plugins() -> list[EntryPoint]:
+    from importlib.metadata import entry_points  # only when plugins are loaded
 
     return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
 
@@ -150,7 +158,7 @@ def load_catalog(plugins: bool = True) -> Catalog:
     procedures = _procedures(proc_data, "stdlib")
     common = tuple(param_from_dict(p) for p in proc_data["common"]["params"])
     rules = dict(RULES)
-    functions: dict = {}
+    functions: dict[str, Callable[..., Any]] = {}
     if plugins:
         for ep in _plugins():
             try:

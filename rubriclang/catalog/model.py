@@ -94,7 +94,7 @@ class BlockSpec:
     params: tuple[ParamSpec, ...]
 
 
-def param_from_dict(d: dict) -> ParamSpec:
+def param_from_dict(d: dict[str, Any]) -> ParamSpec:
     return ParamSpec(
         name=d["name"],
         type=d["type"],
@@ -108,7 +108,7 @@ def param_from_dict(d: dict) -> ParamSpec:
     )
 
 
-def port_from_dict(d: dict) -> PortSpec:
+def port_from_dict(d: dict[str, Any]) -> PortSpec:
     variadic = d.get("variadic", False)
     return PortSpec(
         name=d["name"],

@@ -9,7 +9,7 @@ Rules also serve third-party catalogs, which may add their own.
 from __future__ import annotations
 
 import itertools
-from typing import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -29,31 +29,54 @@ class RuleInput:
     def many(self, port: str) -> tuple[JType, ...]:
         return self.ports[port]
 
+    # Typed views of the params, which the checker has already converted and
+    # checked against the operator's ParamSpecs (so a mismatch is a catalog bug).
+    def number(self, name: str) -> Number:
+        x = self.params[name]
+        assert isinstance(x, (int, float)), (name, x)
+        return x
 
+    def numbers(self, name: str) -> list[Number]:
+        xs = self.params[name]
+        assert isinstance(xs, list), (name, xs)
+        return xs
+
+    def jtype(self, name: str) -> JType:
+        t = self.params[name]
+        assert isinstance(t, JType), (name, t)
+        return t
+
+    def table(self, name: str) -> dict[object, object]:
+        d = self.params[name]
+        assert isinstance(d, dict), (name, d)
+        return d
+
+
+Number = float | int
 Problem = tuple[str, str, "str | None"]
 RuleResult = tuple[JType, list[Problem]]
 Rule = Callable[[RuleInput], RuleResult]
 
 
-def _mean(xs):
+def _mean(xs: Sequence[Number]) -> Number:
     return sum(xs) / len(xs)
 
 
-def _median(xs):
+def _median(xs: Sequence[Number]) -> Number:
     xs = sorted(xs)
     mid = len(xs) // 2
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
-def _all_optional(types) -> bool:
+def _all_optional(types: Iterable[JType]) -> bool:
     return all(t.optional for t in types)
 
 
-def _integral(types) -> bool:
+def _integral(types: Iterable[JType]) -> bool:
     return all(t.kind == "ordinal" for t in types)
 
 
-def _is_int(x) -> bool:
+def _is_int(x: object) -> bool:
     return isinstance(x, int) or (isinstance(x, float) and x.is_integer())
 
 
@@ -67,8 +90,8 @@ def boolean(r: RuleInput) -> RuleResult:
 
 def threshold(r: RuleInput) -> RuleResult:
     v = r.one("value")
-    at = r.params["at"]
-    problems = []
+    at = r.number("at")
+    problems: list[Problem] = []
     if not (v.lo <= at <= v.hi):
         problems.append(
             ("RB203", f"`at = {fmt_num(at)}` lies outside the input's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}], so the result never changes", "at")
@@ -82,8 +105,8 @@ def bool_reduce(r: RuleInput) -> RuleResult:
 
 def rescale(r: RuleInput) -> RuleResult:
     v = r.one("value")
-    to: JType = r.params["to"]
-    problems = []
+    to = r.jtype("to")
+    problems: list[Problem] = []
     if v.lo == v.hi:  # the mapping would divide by the input's width, zero
         problems.append(("RB203", f"the input of `transform.rescale` is always {fmt_num(v.lo)} (`{v.as_optional(False)}`), so there is no interval to rescale from", None))
     return JType("score", to.lo, to.hi, optional=v.optional), problems
@@ -91,13 +114,15 @@ def rescale(r: RuleInput) -> RuleResult:
 
 def map_values(r: RuleInput) -> RuleResult:
     v = r.one("value")
-    table: dict = r.params["values"]
+    table = r.table("values")
     problems: list[Problem] = []
     # `true == 1` in Python, so keys are compared together with their boolness.
     keys = {(isinstance(k, bool), k) for k in table}
     # An ordinal's points are produced lazily and only the first few missing
     # ones are named: `ordinal[0, 1000000000]` must not build a billion points.
-    missing = list(itertools.islice((p for p in v.point_values() if (isinstance(p, bool), p) not in keys), _SHOWN + 1))
+    points = v.point_values()
+    assert points is not None, v  # the catalog gives `transform.map` finite inputs only
+    missing = list(itertools.islice((p for p in points if (isinstance(p, bool), p) not in keys), _SHOWN + 1))
     extra = [k for k in table if not _is_point(v, k)]
     if missing:
         shown = ", ".join(_key_text(p) for p in missing[:_SHOWN]) + (", ..." if len(missing) > _SHOWN else "")
@@ -114,7 +139,7 @@ def map_values(r: RuleInput) -> RuleResult:
 _SHOWN = 5  # missing points named in a message
 
 
-def _is_point(t: JType, k) -> bool:
+def _is_point(t: JType, k: object) -> bool:
     """Whether `k` is one of the values of the finite type `t`."""
     if t.kind == "bool":
         return isinstance(k, bool)
@@ -123,7 +148,7 @@ def _is_point(t: JType, k) -> bool:
     return isinstance(k, (int, float)) and not isinstance(k, bool) and _is_int(k) and t.lo <= k <= t.hi
 
 
-def _key_text(k) -> str:
+def _key_text(k: object) -> str:
     if isinstance(k, bool):
         return "`true`" if k else "`false`"
     return f"`{k}`"
@@ -131,7 +156,7 @@ def _key_text(k) -> str:
 
 def clamp(r: RuleInput) -> RuleResult:
     v = r.one("value")
-    lo, hi = r.params["lo"], r.params["hi"]
+    lo, hi = r.number("lo"), r.number("hi")
     if lo >= hi:
         return v, [("RB203", f"`lo = {fmt_num(lo)}` must be below `hi = {fmt_num(hi)}`", "hi")]
     new_lo, new_hi = max(v.lo, lo), min(v.hi, hi)
@@ -140,7 +165,7 @@ def clamp(r: RuleInput) -> RuleResult:
     return interval(new_lo, new_hi, v.kind == "ordinal" and _is_int(lo) and _is_int(hi), v.optional), []
 
 
-def _reduce(fn, integral_ok: bool) -> Rule:
+def _reduce(fn: Callable[[list[Number]], Number], integral_ok: bool) -> Rule:
     def rule(r: RuleInput) -> RuleResult:
         ins = r.many("inputs")
         if any(t.optional for t in ins):
@@ -156,9 +181,9 @@ def _reduce(fn, integral_ok: bool) -> Rule:
 
 def weighted_mean(r: RuleInput) -> RuleResult:
     ins = r.many("inputs")
-    weights = r.params["weights"]
+    weights = r.numbers("weights")
     if len(weights) != len(ins) or sum(weights) <= 0:
-        problems = []
+        problems: list[Problem] = []
         if sum(weights) <= 0 and len(weights) == len(ins):
             problems.append(("RB203", "`weights` must not all be zero", "weights"))
         return JType("score", min(t.lo for t in ins), max(t.hi for t in ins), optional=_all_optional(ins)), problems
@@ -190,20 +215,20 @@ def count(r: RuleInput) -> RuleResult:
 
 def cap(r: RuleInput) -> RuleResult:
     v = r.one("value")
-    m = r.params["max"]
+    m = r.number("max")
     return interval(min(v.lo, m), v.hi, v.kind == "ordinal" and _is_int(m), v.optional), []
 
 
 def floor(r: RuleInput) -> RuleResult:
     v = r.one("value")
-    m = r.params["min"]
+    m = r.number("min")
     return interval(v.lo, max(v.hi, m), v.kind == "ordinal" and _is_int(m), v.optional), []
 
 
 def veto(r: RuleInput) -> RuleResult:
     v = r.one("value")
-    to = r.params["to"]
-    problems = []
+    to = r.number("to")
+    problems: list[Problem] = []
     if not (v.lo <= to <= v.hi):
         problems.append(
             ("RB203", f"`to = {fmt_num(to)}` lies outside the value's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}]", "to")

@@ -26,7 +26,7 @@ def fmt_short(x: float | int, digits: int = 4) -> str:
     return fmt_num(x)
 
 
-def fmt_value(v) -> str:
+def fmt_value(v: object) -> str:
     """A parameter value (a default, say) as the language writes it."""
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -42,8 +42,10 @@ class JType:
     """A judgment type. Intervals are closed; `optional` admits an absent value."""
 
     kind: str
-    lo: float | int | None = None
-    hi: float | int | None = None
+    # Only numeric kinds have an interval: read it through `lo`/`hi`, which
+    # narrow it (and fail loudly on a bool or label type).
+    _lo: float | int | None = attrs.field(default=None, alias="lo")
+    _hi: float | int | None = attrs.field(default=None, alias="hi")
     labels: tuple[str, ...] = ()
     optional: bool = False
 
@@ -51,10 +53,24 @@ class JType:
     def numeric(self) -> bool:
         return self.kind in NUMERIC
 
-    def as_optional(self, optional: bool = True) -> "JType":
+    @property
+    def lo(self) -> float | int:
+        """The interval's lower bound (numeric kinds only)."""
+        if self._lo is None:
+            raise TypeError(f"a {self.kind} type has no interval")
+        return self._lo
+
+    @property
+    def hi(self) -> float | int:
+        """The interval's upper bound (numeric kinds only)."""
+        if self._hi is None:
+            raise TypeError(f"a {self.kind} type has no interval")
+        return self._hi
+
+    def as_optional(self, optional: bool = True) -> JType:
         return attrs.evolve(self, optional=optional)
 
-    def fits(self, other: "JType") -> bool:
+    def fits(self, other: JType) -> bool:
         """Whether every value of `self` is a value of `other` (subtyping)."""
         if self.optional and not other.optional:
             return False
@@ -69,7 +85,7 @@ class JType:
     def accepts_kind(self, accepted: tuple[str, ...]) -> bool:
         return "any" in accepted or self.kind in accepted or ("numeric" in accepted and self.numeric)
 
-    def point_values(self) -> Sequence | None:
+    def point_values(self) -> Sequence[bool] | Sequence[int] | Sequence[str] | None:
         """Every value of a finite type (bool, ordinal, label), else None.
         An ordinal's points are a lazy `range`: the interval may be huge."""
         if self.kind == "bool":
@@ -92,7 +108,7 @@ class JType:
 BOOL = JType("bool")
 
 
-def interval(lo, hi, integral: bool, optional: bool = False) -> JType:
+def interval(lo: float | int, hi: float | int, integral: bool, optional: bool = False) -> JType:
     """`ordinal[lo, hi]` when `integral` (and the bounds are whole), else `score`."""
     whole = float(lo).is_integer() and float(hi).is_integer()
     if integral and whole:
@@ -100,6 +116,6 @@ def interval(lo, hi, integral: bool, optional: bool = False) -> JType:
     return JType("score", _tidy(lo), _tidy(hi), optional=optional)
 
 
-def _tidy(x):
+def _tidy(x: float | int) -> float | int:
     x = round(x, 12)  # interval arithmetic noise, e.g. 0.1 * 3
     return int(x) if float(x).is_integer() else x

@@ -1,5 +1,7 @@
 """The checker: AST -> checked graph + diagnostics."""
 
+from collections.abc import Iterable
+
 from rubriclang.checker.check import CheckResult, check
 from rubriclang.checker.graph import (
     CheckedGraph,
@@ -21,7 +23,7 @@ __all__ = [
 ]
 
 
-def check_source(text: str, path: str = "<input>", *, select=(), ignore=()):
+def check_source(text: str, path: str = "<input>", *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> CheckResult:
     """Parse and check source text; warnings filtered by `select`/`ignore` and
     inline `# rbg: ignore[...]` comments. Returns a CheckResult."""
     from rubriclang.checker.suppress import filter_warnings, inline_ignores

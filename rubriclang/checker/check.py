@@ -10,11 +10,13 @@ a node whose inputs failed is not checked again (no cascades).
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
 from rubriclang.catalog import Catalog, JType, load_catalog
+from rubriclang.catalog.model import OperatorSpec, ProcedureSpec
 from rubriclang.catalog.rules import RuleInput
 from rubriclang.catalog.types import fmt_num
 from rubriclang.checker.graph import (
@@ -23,6 +25,7 @@ from rubriclang.checker.graph import (
     Operator,
     PairwiseReadout,
     PointwiseReadout,
+    Readout,
 )
 from rubriclang.checker.prompts import PromptChecker
 from rubriclang.checker.values import check_block, key_text, suggest, suggest_qualified, type_from_ast
@@ -55,12 +58,15 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
     return _Checker(module, catalog).run()
 
 
+_Spec = TypeVar("_Spec", OperatorSpec, ProcedureSpec)
+
+
 def _file_span(path: str) -> Span:
     return Span(path, 1, 1, 1, 1)
 
 
 class _Checker:
-    def __init__(self, module: ast.Module, catalog: Catalog):
+    def __init__(self, module: ast.Module, catalog: Catalog | None):
         self.m = module
         # The standard catalog first: installed plugins are only looked up
         # (which costs a scan of every installed package's metadata) when the
@@ -77,15 +83,15 @@ class _Checker:
         self.broken: set[str] = set()  # nodes whose type could not be inferred
         self.sources: dict[str, str] = {}  # template files read
 
-    def _lookup(self, table: str, name: str):
-        spec = getattr(self.cat, table).get(name)
+    def _lookup(self, find: Callable[[Catalog], _Spec | None]) -> _Spec | None:
+        spec = find(self.cat)
         if spec is None and not self._with_plugins:
             self.cat = load_catalog(plugins=True)
             self._with_plugins = True
-            spec = getattr(self.cat, table).get(name)
+            spec = find(self.cat)
         return spec
 
-    def err(self, code: str, span: Span, message: str, notes=()) -> None:
+    def err(self, code: str, span: Span, message: str, notes: Sequence[str] = ()) -> None:
         self.diags.append(make(code, span, message, notes))
 
     # -- driver ---------------------------------------------------------------
@@ -113,7 +119,9 @@ class _Checker:
         diags = tuple(sorted_diagnostics(self.diags))
         if any(d.is_error for d in diags):
             return CheckResult(None, diags, self.sources)
-        operators = tuple(self._operator(self.decls[n]) for n in order if n not in self.criteria)
+        # Without errors, the header, the contract and the sink are all there.
+        assert header is not None and scale is not None and sink is not None
+        operators = tuple(self._operator(d) for n in order if isinstance(d := self.decls[n], ast.NodeDecl))
         graph = CheckedGraph(
             name=header.name.value,
             header=header_values,
@@ -128,8 +136,11 @@ class _Checker:
 
     # -- declarations ---------------------------------------------------------
 
-    def _declarations(self):
-        header = contract = None
+    def _declarations(
+        self,
+    ) -> tuple[ast.RubricDecl | None, ast.ContractDecl | None, list[ast.SinkDecl], list[ast.ReadoutDecl]]:
+        header: ast.RubricDecl | None = None
+        contract: ast.ContractDecl | None = None
         sinks: list[ast.SinkDecl] = []
         readouts: list[ast.ReadoutDecl] = []
         for d in self.m.decls:
@@ -198,7 +209,7 @@ class _Checker:
     def _criterion(self, d: ast.CriterionDecl) -> None:
         name = d.name.value
         declared = type_from_ast(d.type, self.diags)
-        proc = self._lookup("procedures", d.procedure.text)
+        proc = self._lookup(lambda c: c.procedures.get(d.procedure.text))
         if proc is None:
             self.err(
                 "RB104",
@@ -246,18 +257,18 @@ class _Checker:
             return ()
         return (f"procedures that produce `{declared.kind}`: " + ", ".join(makers),)
 
-    def _param_span(self, d, name: str) -> Span:
+    def _param_span(self, d: ast.CriterionDecl | ast.NodeDecl, name: str) -> Span:
         for p in d.block.params:
             if p.name.value == name:
                 return p.value.span
-        return d.procedure.span
+        return d.procedure.span if isinstance(d, ast.CriterionDecl) else d.operator.span
 
-    def _map_keys(self, d, name: str) -> tuple:
+    def _map_keys(self, d: ast.CriterionDecl, name: str) -> tuple[ast.String | ast.Number | ast.Bool | ast.Ident, ...]:
         """The key nodes of the map given for parameter `name` (its first occurrence)."""
         value = next(p.value for p in d.block.params if p.name.value == name)
         return tuple(e.key for e in value.entries) if isinstance(value, ast.MapValue) else ()
 
-    def _procedure_specifics(self, d, proc: str, t: JType, values: dict, failed: set) -> None:
+    def _procedure_specifics(self, d: ast.CriterionDecl, proc: str, t: JType, values: dict[str, Any], failed: set[str]) -> None:
         """Checks that need a procedure's semantics, beyond its parameter specs."""
         plain = t.as_optional(False)
         if proc == "llm.rate":
@@ -286,7 +297,7 @@ class _Checker:
             elif t.kind != "bool" and given:
                 self.err("RB203", self._param_span(d, given[0]), f"`{given[0]}` only applies to a bool `rule.length`; a numeric one yields the length itself")
 
-    def _rate_specifics(self, d, t: JType, values: dict, failed: set) -> None:
+    def _rate_specifics(self, d: ast.CriterionDecl, t: JType, values: dict[str, Any], failed: set[str]) -> None:
         """`llm.rate`: the scale its template grades on, and anchors that are points of the type."""
         plain = t.as_optional(False)
         if values.get("template") == "prometheus" and plain != _PROMETHEUS_SCALE:
@@ -302,7 +313,7 @@ class _Checker:
             points = f"integers from {fmt_num(t.lo)} to {fmt_num(t.hi)}" if t.kind == "ordinal" else f"numbers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
             for key in self._map_keys(d, "anchors"):
                 k = key.value
-                ok = isinstance(key, ast.Number) and t.lo <= k <= t.hi
+                ok = isinstance(key, ast.Number) and t.lo <= key.value <= t.hi
                 if ok and t.kind == "ordinal" and not float(k).is_integer():
                     ok = False
                 if not ok:
@@ -316,7 +327,7 @@ class _Checker:
     def _node_shape(self, d: ast.NodeDecl) -> None:
         """Ports, arity, references and parameters of an operator node."""
         name = d.name.value
-        op = self._lookup("operators", d.operator.text)
+        op = self._lookup(lambda c: c.operators.get(d.operator.text))
         self.edges[name] = []
         for port in d.ports:
             for ref in port.refs:
@@ -424,7 +435,7 @@ class _Checker:
                         if w == node:
                             break
                     if len(comp) > 1 or node in self.edges.get(node, []):
-                        self._report_cycle(sorted(comp, key=index.get))
+                        self._report_cycle(sorted(comp, key=index.__getitem__))
                         cyclic.update(comp)
         self.broken |= cyclic
         # Kahn's algorithm, smallest source index first, so the order is fixed.
@@ -479,6 +490,7 @@ class _Checker:
         by_port: dict[str, tuple[JType, ...]] = {}
         for port in d.ports:
             spec = op.port(port.name.value)
+            assert spec is not None  # _node_shape reported an unknown port and marked the node broken
             slot_types = []
             for ref in port.refs:
                 t = self.types[ref.value]
@@ -503,24 +515,24 @@ class _Checker:
             by_port[spec.name] = tuple(slot_types)
         params = self.op_params[name]
         failed = self.op_failed[name]
-        for spec in op.params:
-            if spec.length_of and spec.name not in failed and params.get(spec.name) is not None:
-                want = len(by_port.get(spec.length_of, ()))
-                got = len(params[spec.name])
+        for param in op.params:
+            if param.length_of and param.name not in failed and params.get(param.name) is not None:
+                want = len(by_port.get(param.length_of, ()))
+                got = len(params[param.name])
                 if got != want:
                     self.err(
                         "RB203",
-                        self._param_span(d, spec.name),
-                        f"`{spec.name}` has {got} entries but `{spec.length_of}` has {want} nodes",
-                        (f"give one `{spec.name[:-1] if spec.name.endswith('s') else spec.name}` per input, in the order of `{spec.length_of}`",),
+                        self._param_span(d, param.name),
+                        f"`{param.name}` has {got} entries but `{param.length_of}` has {want} nodes",
+                        (f"give one `{param.name[:-1] if param.name.endswith('s') else param.name}` per input, in the order of `{param.length_of}`",),
                     )
-                    failed.add(spec.name)
+                    failed.add(param.name)
         if not ok or failed:
             self.broken.add(name)
             return
         out, problems = self.cat.rules[op.output](RuleInput(by_port, params))
-        for code, message, param in problems:
-            span = self._param_span(d, param) if param else d.name.span
+        for code, message, at in problems:
+            span = self._param_span(d, at) if at else d.name.span
             self.err(code, span, message)
         if problems:
             self.broken.add(name)
@@ -562,9 +574,9 @@ class _Checker:
             if name not in seen:
                 self.err("RB304", d.name.span, f"`{name}` does not reach the sink `{sink}`, so it cannot affect the verdict", ("route it into the graph, or remove it",))
 
-    def _readouts(self, readouts: list[ast.ReadoutDecl], sink: str | None, scale: JType | None) -> dict:
+    def _readouts(self, readouts: list[ast.ReadoutDecl], sink: str | None, scale: JType | None) -> dict[str, Readout]:
         sink_type = self.types.get(sink) if sink and sink not in self.broken else None
-        if sink_type is not None and scale is not None and not sink_type.as_optional(False).fits(scale):
+        if sink is not None and sink_type is not None and scale is not None and not sink_type.as_optional(False).fits(scale):
             self.err(
                 "RB403",
                 self._sink_span(sink),
@@ -574,7 +586,7 @@ class _Checker:
             sink_type = None
         if not readouts:
             self.err("RB405", _file_span(self.m.path), "the graph has no readout", ("add `readout pointwise { output = ... }` and/or `readout pairwise { ... }`",))
-        out = {}
+        out: dict[str, Readout] = {}
         for r in readouts:
             mode = r.mode.value
             if mode not in ("pointwise", "pairwise"):
@@ -616,7 +628,7 @@ class _Checker:
         if t.kind == "label" and scale.kind == "label":
             extra = ", ".join(f"`{x}`" for x in t.labels if x not in scale.labels)
             return (f"the sink can be {extra}, which the contract's scale lacks: add it to the scale",)
-        return (f"map it onto the scale first (e.g. `transform.map`)",) if t.kind != scale.kind else ()
+        return ("map it onto the scale first (e.g. `transform.map`)",) if t.kind != scale.kind else ()
 
     def _check_pointwise(self, r: ast.ReadoutDecl, output: JType, scale: JType) -> None:
         span = next(p.value.span for p in r.block.params if p.name.value == "output")

@@ -6,7 +6,7 @@ diagnostics) but never compared.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import attrs
 
@@ -60,7 +60,7 @@ class Operator:
         return tuple(n for slots in self.ports.values() for n in slots)
 
 
-Node = Union[Criterion, Operator]
+Node = Criterion | Operator
 
 
 @attrs.frozen
@@ -78,7 +78,7 @@ class PairwiseReadout:
     span: Span = _span
 
 
-Readout = Union[PointwiseReadout, PairwiseReadout]
+Readout = PointwiseReadout | PairwiseReadout
 
 
 @attrs.frozen
@@ -100,7 +100,21 @@ class CheckedGraph:
 
     @property
     def nodes(self) -> dict[str, Node]:
-        return {n.name: n for n in (*self.criteria, *self.operators)}
+        nodes: tuple[Node, ...] = (*self.criteria, *self.operators)
+        return {n.name: n for n in nodes}
+
+    # The readouts by mode, typed (KeyError when the graph has none of that mode).
+    @property
+    def pointwise_readout(self) -> PointwiseReadout:
+        r = self.readouts["pointwise"]
+        assert isinstance(r, PointwiseReadout)
+        return r
+
+    @property
+    def pairwise_readout(self) -> PairwiseReadout:
+        r = self.readouts["pairwise"]
+        assert isinstance(r, PairwiseReadout)
+        return r
 
     @property
     def sink_type(self) -> JType:

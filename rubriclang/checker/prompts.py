@@ -10,6 +10,7 @@ the judge text that ships with it.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -18,9 +19,9 @@ from rubriclang.catalog.model import ProcedureSpec
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.checker.graph import PromptSource
 from rubriclang.checker.values import suggest
+from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
-from rubriclang.llm import template as tpl
 from rubriclang.syntax import ast
 
 # `llm.compare { reply = preference }`: what a preference answer may be.
@@ -32,15 +33,15 @@ class PromptChecker:
     """Checks one LLM criterion; diagnostics go to `diags`."""
 
     rbg_path: str
-    diags: list
-    sources: dict  # template file -> its text, for diagnostic excerpts
+    diags: list[Diagnostic]
+    sources: dict[str, str]  # template file -> its text, for diagnostic excerpts
 
-    def err(self, code: str, span: Span, message: str, notes=()) -> None:
+    def err(self, code: str, span: Span, message: str, notes: Sequence[str] = ()) -> None:
         self.diags.append(make(code, span, message, notes))
 
     # -- the template ------------------------------------------------------------
 
-    def prompt(self, d: ast.CriterionDecl, proc: ProcedureSpec, values: dict, failed: set) -> PromptSource | None:
+    def prompt(self, d: ast.CriterionDecl, proc: ProcedureSpec, values: dict[str, Any], failed: set[str]) -> PromptSource | None:
         """The criterion's own template, read and checked; None when it has
         none (the built-in prompt) or it has errors (reported)."""
         param = _param(d, "prompt")
@@ -64,6 +65,8 @@ class PromptChecker:
             self.sources[file] = text
             source = PromptSource(text, node.value, span=node.span)
             text_line, text_col = 1, 1
+        from rubriclang.llm import template as tpl  # only graphs with their own prompts pay for it
+
         template, problems = tpl.parse(source.text, "user")
         for p in problems:
             self.err("RB208", _at(file, text_line, text_col, p.line, p.column, p.length), p.message, (p.fix,) if p.fix else ())
@@ -107,7 +110,7 @@ class PromptChecker:
 
     # -- the answer --------------------------------------------------------------
 
-    def answer(self, d: ast.CriterionDecl, proc: str, t: JType, values: dict, failed: set) -> None:
+    def answer(self, d: ast.CriterionDecl, proc: str, t: JType, values: dict[str, Any], failed: set[str]) -> None:
         """A declared `pattern(...)`: it compiles, has the groups the reply
         shape needs, and its map yields values of the criterion's type."""
         spec = values.get("answer")
@@ -144,7 +147,7 @@ class PromptChecker:
                     self.err("RB210", span, f"the answer map sends `{k}` to `{v}`, which is not a point of `{plain}`", (f"the scale runs from {fmt_num(plain.lo)} to {fmt_num(plain.hi)}",))
                     return
 
-    def _map_to(self, span: Span, mapping: dict | None, allowed, what: str, required=()) -> None:
+    def _map_to(self, span: Span, mapping: dict[str, Any] | None, allowed: Sequence[str], what: str, required: Sequence[str] = ()) -> None:
         if mapping is None:
             self.err("RB210", span, f"the answer pattern needs a map from the matched text to {what}", (f"e.g. `pattern(\"\\\\[\\\\[(A|B|C)\\\\]\\\\]\", {{ A: {allowed[0]}, B: {allowed[1]}{', C: ' + allowed[2] if len(allowed) > 2 else ''} }})`",))
             return
@@ -158,14 +161,15 @@ class PromptChecker:
 
     # -- llm.compare ---------------------------------------------------------------
 
-    def compare_type(self, d: ast.CriterionDecl, t: JType, values: dict) -> None:
+    def compare_type(self, d: ast.CriterionDecl, t: JType, values: dict[str, Any]) -> None:
         plain = t.as_optional(False)
         reply, order = values.get("reply"), values.get("order")
         if reply != "ratings":
             if plain != JType("score", 0, 1):
                 self.err("RB204", d.type.span, f"`llm.compare` with `reply = preference` produces `score[0, 1]` (1 preferred, 0.5 a tie), not `{t}`", (f"declare `{JType('score', 0, 1).as_optional(t.optional)}`, or set `reply = ratings` to rate each response on `{plain}`",))
-            if values.get("anchors"):
-                self.err("RB203", _param(d, "anchors").name.span, "`anchors` describe a rating scale; a preference has none", ("remove `anchors`, or set `reply = ratings`",))
+            anchors = _param(d, "anchors")
+            if values.get("anchors") and anchors is not None:
+                self.err("RB203", anchors.name.span, "`anchors` describe a rating scale; a preference has none", ("remove `anchors`, or set `reply = ratings`",))
         elif order == "both" and plain.kind == "ordinal":
             self.err("RB204", d.type.span, f"`order = both` averages the two orders' ratings, which need not be a point of `{plain}`", (f"declare `score[{fmt_num(plain.lo)}, {fmt_num(plain.hi)}]`",))
 

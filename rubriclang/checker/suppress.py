@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.syntax import ast
@@ -28,15 +29,15 @@ def inline_ignores(module: ast.Module, source: str) -> dict[int, set[str]]:
     return out
 
 
-def _matches(code: str, patterns) -> bool:
+def _matches(code: str, patterns: Iterable[str]) -> bool:
     return any(code.startswith(p.upper()) for p in patterns)
 
 
 def filter_warnings(
-    diagnostics,
+    diagnostics: Iterable[Diagnostic],
     *,
-    select=(),
-    ignore=(),
+    select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
     ignores_by_line: dict[int, set[str]] | None = None,
 ) -> list[Diagnostic]:
     """Drop warnings not selected, ignored by code (or code prefix such as

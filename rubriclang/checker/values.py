@@ -4,30 +4,32 @@ against the catalog's parameter specs."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, NoReturn, Protocol
 
 from rubriclang.catalog.model import ParamSpec
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.diagnostics.codes import make
+from rubriclang.diagnostics.diagnostic import Diagnostic
 from rubriclang.diagnostics.span import Span
 from rubriclang.syntax import ast
 from rubriclang.syntax.strings import quote
 
 
-def difflib_match(name: str, options) -> list[str]:
+def difflib_match(name: str, options: Iterable[str]) -> list[str]:
     """The option closest to `name`, if one is close enough (at most one)."""
     import difflib  # only on the error path
 
     return difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.6)
 
 
-def suggest(name: str, options) -> tuple[str, ...]:
+def suggest(name: str, options: Iterable[str]) -> tuple[str, ...]:
     """A 'did you mean' note, when a close option exists."""
     close = difflib_match(name, options)
     return (f"did you mean `{close[0]}`?",) if close else ()
 
 
-def suggest_qualified(name: str, options) -> tuple[str, ...]:
+def suggest_qualified(name: str, options: Iterable[str]) -> tuple[str, ...]:
     """'Did you mean' for a dotted name: the same last part under another
     prefix (`gate.min` -> `reduce.min`, `mean` -> `reduce.mean`) comes first."""
     last = name.rsplit(".", 1)[-1]
@@ -35,7 +37,7 @@ def suggest_qualified(name: str, options) -> tuple[str, ...]:
     return (f"did you mean `{same[0]}`?",) if same else suggest(name, options)
 
 
-def finite(x) -> bool:
+def finite(x: float | int) -> bool:
     """Whether a number is a finite float: huge integers and `1e999` are not,
     and the interval arithmetic downstream works in floats."""
     try:
@@ -49,13 +51,13 @@ def literal(n: ast.Number) -> str:
     return n.text if len(n.text) <= 24 else n.text[:20] + "..."
 
 
-def type_from_ast(expr: ast.TypeExpr, diags: list) -> JType | None:
+def type_from_ast(expr: ast.TypeExpr, diags: list[Diagnostic]) -> JType | None:
     """The JType an expression denotes, or None (with RB205) if it is malformed."""
     if expr.kind == "bool":
         return JType("bool", optional=expr.optional)
     if expr.kind == "label":
         names = [n.value for n in expr.labels]
-        seen = set()
+        seen: set[str] = set()
         for n in expr.labels:
             if n.value in seen:
                 diags.append(make("RB205", n.span, f"label `{n.value}` is listed twice"))
@@ -67,6 +69,8 @@ def type_from_ast(expr: ast.TypeExpr, diags: list) -> JType | None:
             )
             return None
         return JType("label", labels=tuple(names), optional=expr.optional)
+    # The grammar gives a numeric type its two bounds.
+    assert expr.lo is not None and expr.hi is not None, expr
     lo, hi = expr.lo.value, expr.hi.value
     if not (finite(lo) and finite(hi)):
         diags.append(
@@ -101,13 +105,13 @@ def type_from_ast(expr: ast.TypeExpr, diags: list) -> JType | None:
     return JType(expr.kind, lo, hi, optional=expr.optional)
 
 
-def _scalar(v) -> Any:
+def _scalar(v: ast.Value) -> Any:
     if isinstance(v, (ast.String, ast.Number, ast.Bool, ast.Ident)):
         return v.value
     raise TypeError
 
 
-def _describe(v) -> str:
+def _describe(v: ast.Value) -> str:
     """A value as a message names it: scalars with their text, so the reader sees which."""
     if isinstance(v, ast.String):
         text = quote(v.value)
@@ -139,7 +143,7 @@ _EXPECTED = {
 }
 
 
-def _json(v, diags: list) -> Any:
+def _json(v: ast.Value, diags: list[Diagnostic]) -> Any:
     if isinstance(v, ast.ListValue):
         return [_json(x, diags) for x in v.items]
     if isinstance(v, ast.MapValue):
@@ -162,13 +166,23 @@ class _Bad(Exception):
     """A value that does not fit its parameter's type (already reported)."""
 
 
-def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
+class _Wrong(Protocol):
+    """Reports that a value does not fit its parameter (RB202), then raises _Bad."""
+
+    def __call__(self, extra: tuple[str, ...] = (), part: ast.Value | None = None, what: str = "") -> NoReturn: ...
+
+
+# A converter: the Python value of an AST value for one parameter type.
+_Converter = Callable[[ParamSpec, ast.Value, list[Diagnostic], str, _Wrong], Any]
+
+
+def convert(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str) -> Any:
     """The Python value of `v` for parameter `spec`; raises _Bad after reporting."""
     t = spec.type
 
     expected = f"one of {', '.join(spec.choices)}" if t == "choice" else _EXPECTED.get(t, t)
 
-    def wrong(extra=(), part: ast.Value | None = None, what: str = ""):
+    def wrong(extra: tuple[str, ...] = (), part: ast.Value | None = None, what: str = "") -> NoReturn:
         # `part`: the item or map value at fault, when the container itself is right.
         found = f"{what} is {_describe(part)}" if part is not None else f"not {_describe(v)}"
         sep = ", but " if part is not None else ", "
@@ -182,85 +196,109 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Any:
         )
         raise _Bad
 
-    if t == "number":
-        if not isinstance(v, ast.Number):
-            wrong()
-        value = v.value
-    elif t == "integer":
-        if not isinstance(v, ast.Number) or not isinstance(v.value, int):
-            wrong()
-        value = v.value
-    elif t == "string":
-        if not isinstance(v, ast.String):
-            wrong()
-        value = v.value
-    elif t == "boolean":
-        if not isinstance(v, ast.Bool):
-            wrong()
-        value = v.value
-    elif t == "choice":
-        if isinstance(v, ast.String) and v.value in spec.choices:
-            wrong((f"write it as a name, without quotes: `{v.value}`",))
-        if not isinstance(v, ast.Ident):
-            wrong()
-        value = v.value
-        if value not in spec.choices:
-            diags.append(
-                make(
-                    "RB203",
-                    v.span,
-                    f"`{value}` is not a valid `{spec.name}` for {where}: expected one of {', '.join(spec.choices)}",
-                    suggest(value, spec.choices),
-                )
-            )
-            raise _Bad
-    elif t in ("list<number>", "list<string>"):
-        item = ast.Number if t == "list<number>" else ast.String
-        if not isinstance(v, ast.ListValue):
-            wrong()
-        for i, x in enumerate(v.items, 1):
-            if not isinstance(x, item):
-                wrong(part=x, what=f"item {i}")
-        value = [x.value for x in v.items]
-    elif t in ("map<string>", "map<number>"):
-        item = ast.Number if t == "map<number>" else ast.String
-        if not isinstance(v, ast.MapValue):
-            wrong()
-        for e in v.entries:
-            if not isinstance(e.value, item):
-                wrong(part=e.value, what=f"the value of `{key_text(e.key)}`")
-        value = {}
-        seen: dict[Any, ast.Value] = {}  # key -> its first key node
-        for e in v.entries:
-            key = _scalar(e.key)
-            if key in seen:
-                _repeated_key(e.key, seen[key], diags)
-                raise _Bad
-            seen[key] = e.key
-            value[key] = e.value.value
-    elif t in ("type", "numeric_type"):
-        if not isinstance(v, ast.TypeExpr):
-            wrong()
-        value = type_from_ast(v, diags)
-        if value is None:
-            raise _Bad
-        if t == "numeric_type" and not value.numeric:
-            wrong()
-    elif t == "answer":
-        value = _answer(spec, v, diags, where, wrong)
-    elif t == "json":
-        before = len(diags)
-        value = _json(v, diags)
-        if len(diags) > before:
-            raise _Bad
-    else:  # a catalog bug, not a user error
+    converter = _CONVERTERS.get(t)
+    if converter is None:  # a catalog bug, not a user error
         raise ValueError(f"unknown parameter type {t!r} for {spec.name}")
+    value = converter(spec, v, diags, where, wrong)
     _check_finite(spec, v, diags, where)
     _check_range(spec, value, v, diags, where)
     return value
 
 
-def _answer(spec: ParamSpec, v: ast.Value, diags: list, where: str, wrong) -> Any:
+def _number(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.Number):
+        wrong()
+    return v.value
+
+
+def _integer(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.Number) or not isinstance(v.value, int):
+        wrong()
+    return v.value
+
+
+def _string(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.String):
+        wrong()
+    return v.value
+
+
+def _boolean(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.Bool):
+        wrong()
+    return v.value
+
+
+def _choice(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if isinstance(v, ast.String) and v.value in spec.choices:
+        wrong((f"write it as a name, without quotes: `{v.value}`",))
+    if not isinstance(v, ast.Ident):
+        wrong()
+    value = v.value
+    if value not in spec.choices:
+        diags.append(
+            make(
+                "RB203",
+                v.span,
+                f"`{value}` is not a valid `{spec.name}` for {where}: expected one of {', '.join(spec.choices)}",
+                suggest(value, spec.choices),
+            )
+        )
+        raise _Bad
+    return value
+
+
+def _list(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    item = ast.Number if spec.type == "list<number>" else ast.String
+    if not isinstance(v, ast.ListValue):
+        wrong()
+    values = []
+    for i, x in enumerate(v.items, 1):
+        if not isinstance(x, item):
+            wrong(part=x, what=f"item {i}")
+        values.append(x.value)
+    return values
+
+
+def _map(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    item = ast.Number if spec.type == "map<number>" else ast.String
+    if not isinstance(v, ast.MapValue):
+        wrong()
+    for e in v.entries:
+        if not isinstance(e.value, item):
+            wrong(part=e.value, what=f"the value of `{key_text(e.key)}`")
+    value: dict[Any, Any] = {}
+    seen: dict[Any, ast.Value] = {}  # key -> its first key node
+    for e in v.entries:
+        key = _scalar(e.key)
+        if key in seen:
+            _repeated_key(e.key, seen[key], diags)
+            raise _Bad
+        seen[key] = e.key
+        value[key] = _scalar(e.value)
+    return value
+
+
+def _type(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    if not isinstance(v, ast.TypeExpr):
+        wrong()
+    value = type_from_ast(v, diags)
+    if value is None:
+        raise _Bad
+    if spec.type == "numeric_type" and not value.numeric:
+        wrong()
+    return value
+
+
+def _json_param(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
+    before = len(diags)
+    value = _json(v, diags)
+    if len(diags) > before:
+        raise _Bad
+    return value
+
+
+def _answer(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, wrong: _Wrong) -> Any:
     """`json`, or `pattern("RE2")` with an optional map from matched text to
     values: {"pattern": str, "map": {text: value}}. What the pattern and the
     map must satisfy depends on the procedure (the checker's job)."""
@@ -295,7 +333,24 @@ def _answer(spec: ParamSpec, v: ast.Value, diags: list, where: str, wrong) -> An
     return out
 
 
-def _repeated_key(key: ast.Value, first: ast.Value, diags: list) -> None:
+_CONVERTERS: dict[str, _Converter] = {
+    "number": _number,
+    "integer": _integer,
+    "string": _string,
+    "boolean": _boolean,
+    "choice": _choice,
+    "list<number>": _list,
+    "list<string>": _list,
+    "map<string>": _map,
+    "map<number>": _map,
+    "type": _type,
+    "numeric_type": _type,
+    "answer": _answer,
+    "json": _json_param,
+}
+
+
+def _repeated_key(key: ast.Value, first: ast.Value, diags: list[Diagnostic]) -> None:
     # `1`, `1.0` and `true` are one key to Python, but `true` and `1` are
     # different keys to a reader: name the real problem in each case.
     if isinstance(key, ast.Bool) == isinstance(first, ast.Bool):
@@ -311,16 +366,16 @@ def _repeated_key(key: ast.Value, first: ast.Value, diags: list) -> None:
         )
 
 
-def key_text(k) -> str:
+def key_text(k: ast.Value) -> str:
     """A map key as it is written."""
     if isinstance(k, ast.Bool):
         return "true" if k.value else "false"
     if isinstance(k, ast.Number):
         return k.text
-    return str(k.value)
+    return str(_scalar(k))
 
 
-def _check_finite(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> None:
+def _check_finite(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str) -> None:
     if spec.type not in ("number", "list<number>", "map<number>"):
         return
     if isinstance(v, ast.ListValue):
@@ -342,7 +397,7 @@ def _check_finite(spec: ParamSpec, v: ast.Value, diags: list, where: str) -> Non
         raise _Bad
 
 
-def _check_range(spec: ParamSpec, value, v, diags: list, where: str) -> None:
+def _check_range(spec: ParamSpec, value: object, v: ast.Value, diags: list[Diagnostic], where: str) -> None:
     nums = value if isinstance(value, list) else [value]
     for x in nums:
         if not isinstance(x, (int, float)) or isinstance(x, bool):
@@ -359,18 +414,18 @@ def _check_range(spec: ParamSpec, value, v, diags: list, where: str) -> None:
             raise _Bad
 
 
-def _equals_default(spec: ParamSpec, value) -> bool:
+def _equals_default(spec: ParamSpec, value: object) -> bool:
     if spec.default is None or spec.required:
         return False
     if isinstance(spec.default, bool) or isinstance(value, bool):
         return value is spec.default
-    return value == spec.default
+    return bool(value == spec.default)
 
 
 def check_block(
     block: ast.Block,
     specs: tuple[ParamSpec, ...],
-    diags: list,
+    diags: list[Diagnostic],
     where: str,
     anchor: Span,
 ) -> tuple[dict[str, Any], set[str]]:

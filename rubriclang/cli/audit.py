@@ -74,7 +74,10 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
     if not out:
         raise click.UsageError("give --out DIR: the audit's folder (or --estimate to count its calls first)")
     req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary)
-    progress = _Progress(terminal=sys.stderr.isatty(), lines=fmt == "text")
+    from rubriclang.cli.progress import Progress
+
+    # With `--format json` only a terminal gets progress.
+    progress = Progress("judgments", lines=fmt == "text", command="rbg audit")
     try:
         report = asyncio.run(Audit(req, graph, tick=progress.tick, phase=progress.phase).run())
     except AuditError as exc:
@@ -348,45 +351,3 @@ def suggest(graph, items, output, force, base_url, model, api_key_env, model_fil
     click.echo(f"Wrote {output}: {len(kept)} custom operator(s) proposed for `{judge.graph.name}`; review them, then paste them into a suite.")
     for name, why in dropped:
         click.echo(f"  dropped `{name}`: {why}", err=True)
-
-
-class _Progress:
-    """Progress on stderr: on a terminal, a judgment counter with an ETA;
-    elsewhere (a log, CI), one line per phase, so that a run of several
-    minutes is never silent. With `--format json` only the terminal gets it."""
-
-    def __init__(self, terminal: bool, lines: bool):
-        self.terminal, self.lines = terminal, lines and not terminal
-        self.n, self.total, self.started = 0, None, 0.0
-
-    def phase(self, name: str, total: int | None) -> None:
-        import time
-
-        self._end_line()
-        self.n, self.total, self.started = 0, total, time.monotonic()
-        if self.lines:
-            sys.stderr.write(f"rbg audit: {name}" + (f": {total} judgments to make" if total is not None else "") + "\n")
-            sys.stderr.flush()
-
-    def tick(self) -> None:
-        import time
-
-        self.n += 1
-        if not self.terminal:
-            return
-        shown = f"\r  {self.n}" + (f"/{self.total}" if self.total else "") + " judgments"
-        if self.total and self.n < self.total:
-            left = (time.monotonic() - self.started) / self.n * (self.total - self.n)
-            shown += f", about {int(left) // 60}m{int(left) % 60:02d}s left"
-        sys.stderr.write(shown + "\x1b[K")
-        sys.stderr.flush()
-
-    def _end_line(self) -> None:
-        if self.terminal and self.n:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-            self.n = 0
-
-    def done(self) -> None:
-        self._end_line()
-        self.terminal = self.lines = False

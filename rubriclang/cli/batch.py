@@ -168,7 +168,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, api_key
         loaded = load_into_cache(calls, answers, cache, identity, model)
         if loaded.missing:
             raise DataError(_missing_message(loaded, calls, answers))
-        summary = _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded)
+        summary = _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded, fmt)
     finally:
         cache.close()
     summary.update(stored=loaded.stored, cached_before=loaded.cached_before)
@@ -208,7 +208,7 @@ def _missing_message(loaded, calls, answers) -> str:
     return "\n".join(lines)
 
 
-def _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded) -> dict:
+def _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded, fmt) -> dict:
     """`rbg run`'s loop over `item_list` (read from the path `items`), with a
     backend that answers from the cache only."""
     from rubriclang.interp.items import ItemError
@@ -223,10 +223,10 @@ def _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs,
     except ItemError as exc:
         raise data_error(exc) from None
     with locked_output(out):
-        return _judge_into(out, interp, local, item_list, items, mode, client, backend)
+        return _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt)
 
 
-def _judge_into(out, interp, local, item_list, items, mode, client, backend) -> dict:
+def _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt) -> dict:
     from rubriclang.interp.items import ItemError
     from rubriclang.interp.trace import OutputError, TraceWriter, scan_trace
 
@@ -236,14 +236,20 @@ def _judge_into(out, interp, local, item_list, items, mode, client, backend) -> 
     except (ItemError, OutputError) as exc:
         raise data_error(exc) from None
     done = state.statuses.keys()
-    stats = collections.Counter()
+    stats: collections.Counter[str] = collections.Counter()
     checked = ValidatedItems(item_list, local)
+
+    from rubriclang.cli.progress import Progress
+
+    resumed = sum(1 for it in item_list if it.id in done)
+    progress = Progress("items", len(item_list), done=resumed, lines=fmt == "text")
 
     async def go():
         stream = (it for it in checked if it.id not in done)
         async for result in interp.run(stream, mode):
             writer.write(result.record)
             stats[result.composition.decision.status] += 1
+            progress.tick()
 
     try:
         asyncio.run(go())
@@ -251,6 +257,7 @@ def _judge_into(out, interp, local, item_list, items, mode, client, backend) -> 
         raise data_error(exc) from None
     finally:
         writer.close()
+        progress.done()
     checked.warn_unknown(items)
     return {
         "out": out,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from typing import Any
 
 import click
 
@@ -27,7 +28,7 @@ def stats(path, fmt) -> None:
     """How many calls are cached, their tokens, per model, and the file's size."""
     found = _existing(path)
     if found is None:
-        s = {"path": _path(path), "entries": 0, "prompt_tokens": 0, "completion_tokens": 0, "bytes": 0, "models": {}}
+        s: dict[str, Any] = {"path": _path(path), "entries": 0, "prompt_tokens": 0, "completion_tokens": 0, "bytes": 0, "models": {}}
     else:
         with found as c:
             s = c.stats()

@@ -63,7 +63,14 @@ def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, i
     """
     from rubriclang.cli.execution import api_key_from_env, checked_url, open_cache
     from rubriclang.llm.client import LLMError, Sampling
-    from rubriclang.llm.compiler import DEFAULT_SAMPLING, CompileLog, SpecError, compile_rubric, default_log_path, load_spec
+    from rubriclang.llm.compiler import (
+        DEFAULT_SAMPLING,
+        CompileLog,
+        SpecError,
+        compile_rubric,
+        default_log_path,
+        load_spec,
+    )
     from rubriclang.llm.connect import ConnectError, Connections, Server
 
     if out_dir is not None or from_items is not None:

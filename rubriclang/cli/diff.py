@@ -132,7 +132,8 @@ def _git_driver(args, fmt, color, limit) -> None:
         raise click.UsageError(f"git passes 7 (or 9, for a rename) arguments to a diff driver, got {len(args)}")
     path, old_file, new_file = args[0], args[1], args[4]
     new_path = args[7] if len(args) == 9 else path
-    labels = tuple(NULL if f == NULL else f"{ab}/{p}" for f, ab, p in ((old_file, "a", path), (new_file, "b", new_path)))
+    old_label, new_label = (NULL if f == NULL else f"{ab}/{p}" for f, ab, p in ((old_file, "a", path), (new_file, "b", new_path)))
+    labels = (old_label, new_label)
     texts = [None if f == NULL else _read(f) for f in (old_file, new_file)]
     graphs = []
     for label, text in zip(labels, texts):
@@ -141,11 +142,11 @@ def _git_driver(args, fmt, color, limit) -> None:
             # A broken version is still a version: show its lines rather than nothing.
             click.echo(f"rbg diff: `{label}` does not check ({len(errors)} error(s)); showing a line diff")
             old_text, new_text = (t or "" for t in texts)
-            lines = difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True), *labels)
+            lines = difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True), old_label, new_label)
             click.echo("".join(lines), nl=False)
             return
         graphs.append(graph)
-    _show(*labels, *graphs, fmt, color, limit)
+    _show(old_label, new_label, graphs[0], graphs[1], fmt, color, limit)
 
 
 def _read(path: str) -> str:

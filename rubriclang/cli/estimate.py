@@ -10,7 +10,15 @@ import json
 
 import click
 
-from rubriclang.cli.execution import DataError, ValidatedItems, data_error, interpreter, load_graph, local_backend, open_llm
+from rubriclang.cli.execution import (
+    DataError,
+    ValidatedItems,
+    data_error,
+    interpreter,
+    load_graph,
+    local_backend,
+    open_llm,
+)
 
 
 def prices_for(graph_path: str) -> dict:

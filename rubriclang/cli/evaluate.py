@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+from typing import TYPE_CHECKING
 
 import click
 
@@ -28,9 +29,11 @@ from rubriclang.cli.execution import (
     recorded_option,
     usage_json,
     usage_text,
-    uses_llm,
 )
 from rubriclang.cli.params import FiniteFloat
+
+if TYPE_CHECKING:  # the CLI imports the evaluation lazily
+    from rubriclang.evaluation.evaluate import Column
 
 
 @click.command(name="eval")
@@ -116,7 +119,7 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
     # A folder of compiled graphs answers in the type of its graphs, which must all agree.
     judges = [load_graph_set(p, fallback) if os.path.isdir(p) else load_graph(p) for p in graph_paths]
     graphs = [_representative(j, p) if isinstance(j, GraphSet) else j for j, p in zip(judges, graph_paths)]
-    for j, p in zip(judges, graph_paths):
+    for j in judges:
         if isinstance(j, GraphSet):
             _same_task(graphs[:1] + j.all_graphs(), [graph_paths[0]] + [g.path for g in j.all_graphs()])
     _same_task(graphs, graph_paths)
@@ -141,12 +144,21 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
             backend = local_backend(annotations, recorded)
             llm_backend = open_llm(stack, _llm_judge(judges, graphs), llm)
             checked = ValidatedItems(item_list, backend)
-            outcomes = asyncio.run(judge_graphs(judges, checked, backend, llm_backend, concurrency, mode))
+            progress = None
+            if llm_backend is not None:  # only LLM criteria take long enough to need it
+                from rubriclang.cli.progress import Progress
+
+                progress = Progress("items", len(item_list) * len(judges), lines=fmt == "text")
+            try:
+                outcomes = asyncio.run(judge_graphs(judges, checked, backend, llm_backend, concurrency, mode, progress))
+            finally:
+                if progress is not None:
+                    progress.done()
             checked.warn_unknown(items)
     except LocatedError as exc:
         raise data_error(exc) from None
-    columns = []
-    notes = []
+    columns: list[Column] = []
+    notes: list[str] = []
     for i, (g, j, name, outs) in enumerate(zip(graphs, judges, names, outcomes)):
         # The baseline (of the first graph) comes right after the graphs.
         cols = graph_columns(g, name, outs, baseline if i == 0 else "none")
@@ -166,17 +178,19 @@ def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage,
                 notes.append(f"{extra} records of `{t}` are for items not in `{items}`: not scored")
     report = do_eval(graphs[0], item_list, gold, columns, mode, notes)
     click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2) if fmt == "json" else render_text(report))
-    if llm_backend is not None:
+    usage = usage_json(llm_backend) if llm_backend is not None else None
+    if usage is not None:
         # On stderr: stdout is the report, which scripts may read.
-        click.echo(usage_text(usage_json(llm_backend)), err=True)
+        click.echo(usage_text(usage), err=True)
     if min_coverage is not None and (report.coverage or 0.0) < min_coverage:
         click.echo(f"coverage {report.coverage or 0.0:.3f} is below --min-coverage {min_coverage:g}", err=True)
         raise SystemExit(1)
 
 
-async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode):
+async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode, progress=None):
     """Each judge's (item id, mode, composition) for every item, in item
-    order; a judge is a graph or a folder of compiled graphs (GraphSet).
+    order; a judge is a graph or a folder of compiled graphs (GraphSet),
+    ticking `progress` (a `cli.progress.Progress`) once per item and judge.
     Shared by `rbg eval` and `rbg fit`."""
     from rubriclang.interp.graphset import GraphSet, interpreters, run_set
 
@@ -188,7 +202,12 @@ async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode):
                 results = run_set(j, interps, items, concurrency, mode)
             else:
                 results = interpreter(j, [backend, llm_backend], concurrency).run(items, mode)
-            out.append([(r.item.id, r.mode, r.composition) async for r in results])
+            outcomes = []
+            async for r in results:
+                outcomes.append((r.item.id, r.mode, r.composition))
+                if progress is not None:
+                    progress.tick()
+            out.append(outcomes)
         return out
 
 

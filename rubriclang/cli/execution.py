@@ -49,7 +49,8 @@ def load_graph(path: str):
 def load_graph_set(path: str, fallback: str | None):
     """The compiled graphs of the folder `path` (rubriclang.interp.graphset),
     with the fallback (a .rbg path or `abstain`); bad input exits 2."""
-    from rubriclang.interp.graphset import ABSTAIN, GraphSetError, load_graph_set as load
+    from rubriclang.interp.graphset import ABSTAIN, GraphSetError
+    from rubriclang.interp.graphset import load_graph_set as load
 
     if fallback not in (None, ABSTAIN) and not os.path.isfile(fallback):
         raise DataError(f"--fallback `{fallback}`: no such graph file (give a .rbg file, or `abstain`)")

@@ -65,7 +65,7 @@ def explanation(info) -> str:
 def code_list(codes) -> str:
     """One line per code: code, severity, name, summary; grouped as in the docs."""
     width = max(len(info.name) for info in codes.values())
-    lines = []
+    lines: list[str] = []
     group = None
     for info in codes.values():
         if info.group != group:

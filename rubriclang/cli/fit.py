@@ -21,6 +21,7 @@ from rubriclang.cli.execution import (
     uses_llm,
 )
 
+
 def _split(ctx, param, value):
     if value is None:
         return None
@@ -94,6 +95,7 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
         raise click.BadParameter(exc.message, param_hint="--label") from None
     with open(graph_path, encoding="utf-8") as fh:
         parsed = parse(fh.read(), graph_path)
+    assert parsed.module is not None  # the graph loaded above, so it parses
     fixed, stray = fixed_nodes(parsed.module, parsed.source)
     if stray:
         raise DataError(f"{stray[0]}: this `# rbg: fixed` marks no node\n  hint: put it on the line above a node, or at the end of its declaration")
@@ -141,9 +143,8 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
         held_items = [by_id[i] for i in held]
         held_gold = {it.id: gv for it in held_items if (gv := item_gold(it, g, f"{items_path}:{it.line}", mode, label_map)) is not None}
     except LocatedError as exc:
-        err = data_error(exc)
-        err.message += f"\n  note: {out} was written before the held-out labels were read; its numbers do not depend on them"
-        raise err from None
+        note = f"{out} was written before the held-out labels were read; its numbers do not depend on them"
+        raise DataError(f"{data_error(exc).message}\n  note: {note}") from None
     report = F.held_out_report(g, fitted, graphs, (graph_path, *compare), outcomes, cases, held_items, held_gold, mode)
     summary = F.Summary(out, metric, seed, params, result, cv, len(dev), len(fit_ids), len(held), left_out)
     if fmt == "json":

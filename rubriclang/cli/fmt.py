@@ -31,7 +31,9 @@ def fmt(paths, check_only, diff, stdin_filename) -> None:
     """Format PATHS (files, folders of *.rbg, or - for stdin to stdout)."""
     dry = check_only or diff
     sources = read_sources(paths, stdin_filename)
-    changed, unchanged, refused = [], [], []
+    changed: list[str] = []
+    unchanged: list[str] = []
+    refused: list[str] = []
     for src in sources:
         result = format_source(src.text, src.path)
         if result.output is None:

@@ -61,7 +61,7 @@ def expand(paths: tuple[str, ...]) -> tuple[list[str], list[str]]:
 
 
 def _rbg_files_below(folder: str) -> list[str]:
-    found = []
+    found: list[str] = []
     for root, dirs, names in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         found.extend(

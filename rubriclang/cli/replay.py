@@ -41,7 +41,7 @@ def replay(graph, traces, fmt, limit, fallback) -> None:
     else:
         records = do_replay(load_graph(graph), traces)
     changed = []
-    transitions = collections.Counter()
+    transitions: collections.Counter[str] = collections.Counter()
     n = 0
     try:
         for r in records:

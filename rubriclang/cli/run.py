@@ -10,6 +10,7 @@ import os
 import stat
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import click
 
@@ -34,6 +35,10 @@ from rubriclang.cli.execution import (
     usage_json,
     usage_text,
 )
+
+if TYPE_CHECKING:  # the CLI imports the engine lazily
+    from rubriclang.checker import CheckedGraph
+    from rubriclang.interp.trace import TraceWriter
 
 
 @click.command()
@@ -96,7 +101,7 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
     stack.enter_context(locked_output(out))
     try:
         # Before the LLM server starts: an unusable --out fails at once.
-        state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(g))
+        state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(_one(g)))
         retry = _to_retry(state, items) if retry_errors else set()
     except ItemError as exc:
         raise data_error(exc) from None
@@ -107,11 +112,14 @@ def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concu
     else:
         interp = interpreter(g, [backend, llm_backend], concurrency)
     done = state.statuses.keys() - retry
-    stats = collections.Counter()
-    routes = collections.Counter()
-    decisions = collections.Counter()
-    enabled = fmt == "text" and sys.stderr.isatty()
-    progress = _Progress(_count_items(items) if enabled else None, len(done), enabled)
+    stats: collections.Counter[str] = collections.Counter()
+    routes: collections.Counter[str] = collections.Counter()
+    decisions: collections.Counter[str] = collections.Counter()
+    from rubriclang.cli.progress import Progress
+
+    # On stderr; with `--format json`, only a terminal gets it (and only then are the items counted).
+    shown = fmt == "text" or sys.stderr.isatty()
+    progress = Progress("items", _count_items(items) if shown else None, done=len(done), lines=fmt == "text")
     # Opened once the LLM server has answered, so an unusable server leaves the file as it was.
     writer = _LazyWriter(state, retry)
     checked = ValidatedItems(read_items(items), backend)
@@ -274,6 +282,12 @@ def _table(s: dict) -> str:
     return "\n".join(lines)
 
 
+def _one(g: CheckedGraph | None) -> CheckedGraph:
+    """The graph of a run on one graph file (not a folder)."""
+    assert g is not None
+    return g
+
+
 class _LazyWriter:
     """A TraceWriter opened on demand, continuing the scanned file (first
     dropping the lines of the items to retry); closing an unopened one does
@@ -281,7 +295,7 @@ class _LazyWriter:
 
     def __init__(self, state, retry: set[str]):
         self.state, self.retry = state, retry
-        self._writer = None
+        self._writer: TraceWriter | None = None
 
     def open(self) -> None:
         from rubriclang.interp.trace import TraceWriter, without_items
@@ -290,35 +304,10 @@ class _LazyWriter:
         self._writer = TraceWriter(state.path, state)
 
     def write(self, record: dict) -> None:
+        assert self._writer is not None  # opened before the first record
         self._writer.write(record)
 
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-
-
-class _Progress:
-    """A one-line progress counter on stderr, shown only on a terminal."""
-
-    def __init__(self, total: int | None, skipped: int, enabled: bool):
-        self.total, self.n, self.enabled = total, skipped, enabled
-        self.last = 0.0
-
-    def tick(self) -> None:
-        self.n += 1
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.1 or self.n == self.total):
-            self.last = now
-            if self.total is None:
-                sys.stderr.write(f"\r  {self.n} items")
-            else:
-                width = 30
-                filled = int(width * self.n / self.total) if self.total else width
-                sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.n}/{self.total}")
-            sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.enabled and self.n:
-            sys.stderr.write("\n")
-            self.enabled = False

@@ -3,6 +3,7 @@ audit directories and pairs of rubric versions (docs/view.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -45,7 +46,7 @@ def _kind(path: str) -> str:
 
 
 def _labels(paths: list[str]) -> list[str]:
-    out = []
+    out: list[str] = []
     for p in paths:
         label = os.path.basename(p) or p
         while label in out:
@@ -59,8 +60,15 @@ def load_sources(paths: tuple[str, ...]):
     from rubriclang.cli.diff import load_sides
     from rubriclang.interp.items import ItemError, read_items
     from rubriclang.review.impact import verdict_impact
-    from rubriclang.view.sources import (AuditSource, CompareSource, EvalSource, Sources, TraceSource,
-                                         compare_traces, item_text)
+    from rubriclang.view.sources import (
+        AuditSource,
+        CompareSource,
+        EvalSource,
+        Sources,
+        TraceSource,
+        compare_traces,
+        item_text,
+    )
     from rubriclang.view.table import TraceTable
 
     by: dict[str, list[str]] = {"audit": [], "graph": [], "eval": [], "trace": [], "items": []}
@@ -138,7 +146,5 @@ def view(paths, open_browser, export_dir, port) -> None:
 
             webbrowser.open(url)
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         serve(sources, port, token, ready)
-    except KeyboardInterrupt:
-        pass

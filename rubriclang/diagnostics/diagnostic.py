@@ -9,7 +9,7 @@ import attrs
 from rubriclang.diagnostics.span import Span
 
 
-class Severity(str, enum.Enum):
+class Severity(str, enum.Enum):  # noqa: UP042 (StrEnum changes str() of a member, which output relies on)
     ERROR = "error"
     WARNING = "warning"
 

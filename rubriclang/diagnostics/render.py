@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from rubriclang.diagnostics.diagnostic import Diagnostic
 from rubriclang.safetext import REPLACEMENT, is_unsafe, one_line, printable

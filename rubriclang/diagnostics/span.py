@@ -18,7 +18,7 @@ class Span:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
 
-    def union(self, other: "Span") -> "Span":
+    def union(self, other: Span) -> Span:
         """The smallest span covering both."""
         start = min((self.line, self.column), (other.line, other.column))
         end = max((self.end_line, self.end_column), (other.end_line, other.end_column))

@@ -53,7 +53,7 @@ def _criteria_under(graph: CheckedGraph, name: str) -> list[str]:
             # A gate's `when` is a condition on the value, not part of it.
             todo.extend(s for p, slots in node.ports.items() if p != "when" for s in slots)
     order = {c.name: i for i, c in enumerate(graph.criteria)}
-    return sorted({c for c in out if nodes[c].type.kind != "label"}, key=order.get)
+    return sorted({c for c in out if nodes[c].type.kind != "label"}, key=order.__getitem__)
 
 
 def _graph_weights(graph: CheckedGraph) -> dict[str, float]:
@@ -105,14 +105,14 @@ def baseline_sink(graph: CheckedGraph, weights: dict[str, float], values: dict[s
         # On a bool contract, a weighted majority of the checks that hold.
         target = JType("score", 0, 1)
         xs = [(w, _on_scale(values.get(c), graph.nodes[c].type, target)) for c, w in weights.items() if w > 0]
-        xs = [(w, x) for w, x in xs if x is not None]
-        if not xs:
+        held = [(w, x) for w, x in xs if x is not None]
+        if not held:
             return None
-        return math.fsum(w * x for w, x in xs) / math.fsum(w for w, _ in xs) >= 0.5
+        return math.fsum(w * x for w, x in held) / math.fsum(w for w, _ in held) >= 0.5
     if not scale.numeric:
         return None
-    pairs = [(w, _on_scale(values.get(c), graph.nodes[c].type, scale)) for c, w in weights.items() if w > 0]
-    pairs = [(w, x) for w, x in pairs if x is not None]
+    on_scale = [(w, _on_scale(values.get(c), graph.nodes[c].type, scale)) for c, w in weights.items() if w > 0]
+    pairs = [(w, x) for w, x in on_scale if x is not None]
     if not pairs:
         return None
     # As reduce.weighted_mean computes it; with weights of 1, as reduce.mean.
@@ -125,5 +125,5 @@ def baseline_decision(graph: CheckedGraph, weights: dict[str, float], mode: str,
     values = comp.values
     sinks = {cid: baseline_sink(graph, weights, {c: values.get(c, {}).get(cid) for c in weights}) for cid in cids}
     if mode == "pointwise":
-        return pointwise(graph.readouts["pointwise"], graph.scale, sinks[cids[0]])
-    return pairwise(graph.readouts["pairwise"], graph.scale, cids, sinks)
+        return pointwise(graph.pointwise_readout, graph.scale, sinks[cids[0]])
+    return pairwise(graph.pairwise_readout, graph.scale, cids, sinks)

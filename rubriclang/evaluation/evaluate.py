@@ -67,7 +67,7 @@ class Column:
     uncompiled: frozenset[str] = frozenset()  # items without a compiled graph, none judged them
 
     def to_json(self) -> dict:
-        out = {"name": self.name, "kind": self.kind, "graph": self.graph}
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "graph": self.graph}
         if self.weights is not None:
             out["weights"] = {k: round(v, 6) for k, v in self.weights.items()}
         return out
@@ -190,7 +190,7 @@ def judge_kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
     """(metric family: numeric, bool, label or pairwise; the gold type in words)."""
     if mode == "pairwise":
         return "pairwise", "a candidate or tie"
-    out = graph.readouts["pointwise"].output.as_optional(False)
+    out = graph.pointwise_readout.output.as_optional(False)
     return {"bool": "bool", "label": "label"}.get(out.kind, "numeric"), str(out)
 
 
@@ -214,7 +214,7 @@ class Codes:
     def __init__(self, graph: CheckedGraph, kind: str):
         self.kind = kind
         if kind == "label":
-            self.classes = list(graph.readouts["pointwise"].output.labels)
+            self.classes = list(graph.pointwise_readout.output.labels)
         elif kind == "bool":
             self.classes = ["false", "true"]
         elif kind == "pairwise":
@@ -304,7 +304,10 @@ def evaluate(
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    fmt = lambda r: "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()  # noqa: E731
+
+    def fmt(r: list[str]) -> str:
+        return "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+
     return [fmt(header), *map(fmt, rows)]
 
 
@@ -343,8 +346,8 @@ def render_text(ev: Evaluation) -> str:
             rows = [[m] + [_signed(r.differences[c][m]) for c in r.differences] for m in METRICS[r.kind]]
             lines += _table(["metric", *r.differences], rows)
         if r.confusion:
-            for c, m in r.confusion.items():
-                lines += ["", f"  confusion of `{c}` (rows: gold, columns: decision):"]
+            for col, m in r.confusion.items():
+                lines += ["", f"  confusion of `{col}` (rows: gold, columns: decision):"]
                 lines += _table(["", *m["predicted"]], [[g, *map(str, row)] for g, row in zip(m["gold"], m["counts"])])
         lines += _left_out_text(r)
     lines += ["", f"Intervals: percentile bootstrap over items, 95%, {BOOTSTRAP_SAMPLES} resamples (seed {SEED})."]

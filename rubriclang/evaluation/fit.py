@@ -16,16 +16,18 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
 from rubriclang.catalog import load_catalog
-from rubriclang.checker.graph import CheckedGraph
+from rubriclang.checker.graph import CheckedGraph, Operator
 from rubriclang.evaluation.params import Param, concrete, weights_total, with_values
 from rubriclang.interp.ops import OPERATORS
 from rubriclang.interp.plan import compile_plan
 from rubriclang.interp.readout import Decision, pairwise, pointwise
+
 
 @attrs.frozen
 class Case:
@@ -58,9 +60,9 @@ def folds(ids: Sequence[str], k: int, seed: int) -> list[list[str]]:
 def metric_problem(graph: CheckedGraph, mode: str, metric: str) -> str | None:
     """Why `metric` cannot score this judge, or None: MAE and Spearman need
     numbers, which pairwise, bool and label decisions are not."""
-    numeric = mode == "pointwise" and graph.readouts["pointwise"].output.numeric
+    numeric = mode == "pointwise" and graph.pointwise_readout.output.numeric
     if metric in ("mae", "spearman") and not numeric:
-        judge = "pairwise" if mode == "pairwise" else str(graph.readouts["pointwise"].output)
+        judge = "pairwise" if mode == "pairwise" else str(graph.pointwise_readout.output)
         return f"--metric {metric} needs a numeric pointwise output, and this judge is {judge}: use --metric accuracy"
     return None
 
@@ -69,7 +71,7 @@ def default_metric(graph: CheckedGraph, mode: str) -> str:
     """accuracy for pairwise, bool and label judges; exact for ordinal; spearman for score."""
     if mode == "pairwise":
         return "accuracy"
-    kind = graph.readouts["pointwise"].output.kind
+    kind = graph.pointwise_readout.output.kind
     return {"ordinal": "exact", "score": "spearman"}.get(kind, "accuracy")
 
 
@@ -88,9 +90,9 @@ class Recomposer:
         for case in cases:
             sinks = {cid: (row + plan(*row))[s] for cid, row in case.rows.items()}
             if case.mode == "pointwise":
-                out.append(pointwise(graph.readouts["pointwise"], graph.scale, sinks[case.cids[0]]))
+                out.append(pointwise(graph.pointwise_readout, graph.scale, sinks[case.cids[0]]))
             else:
-                out.append(pairwise(graph.readouts["pairwise"], graph.scale, case.cids, sinks))
+                out.append(pairwise(graph.pairwise_readout, graph.scale, case.cids, sinks))
         return out
 
 
@@ -204,6 +206,7 @@ class _Validity:
         self.rules = {}
         for name in dict.fromkeys(p.node for p in params):
             op = nodes[name]
+            assert isinstance(op, Operator)  # free parameters are operators' parameters
             ports = {port: tuple(nodes[s].type for s in slots) for port, slots in op.ports.items()}
             rule = cat.rules[cat.operators[op.operator].output]
             self.rules[name] = (lambda params, rule=rule, ports=ports: rule(RuleInput(ports, params)), op.type)
@@ -278,8 +281,11 @@ def cross_validate(graph, params, all_cases: dict[str, Case], ids: list[str], go
         fitted = fit(graph, params, [all_cases[i] for i in train], [gold[i] for i in train], settings)
         test_cases = [all_cases[i] for i in fold]
         test_gold = [gold[i] for i in fold]
-        score = lambda g: metric_value(settings.metric, loss(settings.metric, composer.decisions(g, test_cases), test_gold, width))  # noqa: E731
-        out.append(Fold(len(fold), score(with_values(graph, params, fitted.values)), score(graph)))
+        fitted_score, prior_score = (
+            metric_value(settings.metric, loss(settings.metric, composer.decisions(g, test_cases), test_gold, width))
+            for g in (with_values(graph, params, fitted.values), graph)
+        )
+        out.append(Fold(len(fold), fitted_score, prior_score))
     return out
 
 

@@ -72,14 +72,20 @@ class GoldType:
     type: JType | None = None
     candidates: tuple[str, ...] = ()
 
+    @property
+    def output(self) -> JType:
+        """`type`, for the pointwise kinds (all but pairwise), which have one."""
+        assert self.type is not None, self.kind
+        return self.type
+
     def expected(self) -> str:
         """What a gold value of this type looks like, for error messages."""
         if self.kind == "pairwise":
             ids = " or ".join(f"`{c}`" for c in self.candidates)
             return f"a candidate id ({ids}) or `{TIE}`"
-        t = self.type
         if self.kind == "bool":
             return 'a bool: true or false (or "true", "false", "yes", "no")'
+        t = self.output
         if self.kind == "label":
             return "one of the labels " + ", ".join(f"`{x}`" for x in t.labels)
         if self.kind == "ordinal":
@@ -91,7 +97,7 @@ def gold_type(graph: CheckedGraph, mode: str, candidates: tuple[str, ...] = ()) 
     """The gold type of an item judged in `mode` (its candidates, pairwise)."""
     if mode == "pairwise":
         return GoldType("pairwise", candidates=tuple(candidates))
-    out = graph.readouts["pointwise"].output.as_optional(False)
+    out = graph.pointwise_readout.output.as_optional(False)
     return GoldType(out.kind, out)
 
 
@@ -196,13 +202,13 @@ def parse_gold(value: Any, gtype: GoldType, label_map: LabelMap | None = None) -
             return value.strip().lower() in _TRUE
         raise bad
     if gtype.kind == "label":
-        if isinstance(value, str) and value in gtype.type.labels:
+        if isinstance(value, str) and value in gtype.output.labels:
             return value
         raise bad
     x = _number(value)
     if x is None:
         raise bad
-    x, problem = coerce(x, gtype.type)
+    x, problem = coerce(x, gtype.output)
     if problem:
         raise GoldValueError(f"gold {problem}; expected {gtype.expected()}", _hint(gtype, raw, label_map))
     return x

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
@@ -110,7 +110,7 @@ class Sampled:
         low, high = _percentile(self.rows)
         return Estimate(self.point, low, high, self.n)
 
-    def minus(self, base: "Sampled") -> Estimate:
+    def minus(self, base: Sampled) -> Estimate:
         """self - base, with the paired bootstrap interval."""
         if self.point is None or base.point is None:
             return Estimate(None, None, None, self.n)
@@ -238,8 +238,8 @@ METRICS: dict[str, dict[str, Stat]] = {
 }
 
 
-def confusion(pred: Sequence[int], gold: Sequence[int], n_pred: int, n_gold: int) -> list[list[int]]:
-    """counts[gold class][predicted class]."""
+def confusion(pred: Sequence[float], gold: Sequence[float], n_pred: int, n_gold: int) -> list[list[int]]:
+    """counts[gold class][predicted class], from class codes (whole numbers)."""
     counts = [[0] * n_pred for _ in range(n_gold)]
     for p, g in zip(pred, gold):
         counts[int(g)][int(p)] += 1

@@ -23,25 +23,25 @@ def attach(root: Group, notes: tuple[Note, ...]) -> None:
 
 def _in_group(group: Group, note: Note) -> None:
     for item in group.items:
-        if item.start <= note.at < item.end:
+        if item.start is not None and item.end is not None and item.start <= note.at < item.end:
             _in_item(item, note)
             return
     if note.own_line:
-        following = next((i for i in group.items if i.start > note.at), None)
+        following = next((i for i in group.items if i.start is not None and i.start > note.at), None)
         (group.end_notes if following is None else following.leading).append(note)
         return
-    preceding = [i for i in group.items if i.end <= note.at]
+    preceding = [i for i in group.items if i.end is not None and i.end <= note.at]
     (preceding[-1].trailing if preceding else group.open_notes).append(note)
 
 
 def _in_item(item: Item, note: Note) -> None:
     groups = item.groups()
     for g in groups:
-        if g.open_at < note.at < g.close_at:
+        if g.open_at is not None and g.close_at is not None and g.open_at < note.at < g.close_at:
             _in_group(g, note)
             return
     if note.own_line:
         item.hoisted.append(note)
         return
-    opened_after = next((g for g in groups if g.open_at > note.at), None)
+    opened_after = next((g for g in groups if g.open_at is not None and g.open_at > note.at), None)
     (item.trailing if opened_after is None else opened_after.open_notes).append(note)

@@ -10,8 +10,6 @@ after the tree is built.
 
 from __future__ import annotations
 
-from typing import Union
-
 import attrs
 
 from rubriclang.fmt.source import Note
@@ -34,7 +32,7 @@ class Group:
     commas: bool
     # Blank lines the author left between items survive (blocks, the file).
     keeps_blanks: bool
-    items: tuple["Item", ...]
+    items: tuple[Item, ...]
     # Source offsets of the brackets: comments between them belong inside.
     open_at: int | None
     close_at: int | None
@@ -44,7 +42,7 @@ class Group:
     end_notes: list[Note] = attrs.field(factory=list)
 
 
-Part = Union[str, Group, LongString]
+Part = str | Group | LongString
 
 
 @attrs.frozen(eq=False)

@@ -21,7 +21,7 @@ WIDTH = 88
 INDENT = "  "
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _explode_orders(n: int) -> tuple[frozenset[int], ...]:
     """Every set of group indexes, fewest first, later groups preferred."""
     subsets = [
@@ -48,8 +48,9 @@ class Renderer:
         """`g` on one line, or None when it cannot be (comments, multi-line strings)."""
         key = id(g)
         if key not in self._flat:
-            texts = [self.flat_item(i) for i in g.items]
-            if g.open_notes or g.end_notes or None in texts:
+            items = [self.flat_item(i) for i in g.items]
+            texts = [t for t in items if t is not None]
+            if g.open_notes or g.end_notes or len(texts) < len(items):
                 self._flat[key] = None
             elif not texts:
                 self._flat[key] = g.open + g.close
@@ -58,12 +59,19 @@ class Renderer:
                 self._flat[key] = g.open + pad + ", ".join(texts) + pad + g.close
         return self._flat[key]
 
+    def _flat_text(self, g: Group) -> str:
+        """`g` on one line, for a group that is not exploded (so it can be)."""
+        text = self.flat_group(g)
+        assert text is not None, g
+        return text
+
     def flat_item(self, item: Item) -> str | None:
         key = id(item)
         if key not in self._flat:
-            pieces = [self._flat_part(p) for p in item.parts]
+            parts = [self._flat_part(p) for p in item.parts]
+            pieces = [p for p in parts if p is not None]
             commented = item.leading or item.hoisted or item.trailing
-            self._flat[key] = None if commented or None in pieces else "".join(pieces)
+            self._flat[key] = None if commented or len(pieces) < len(parts) else "".join(pieces)
         return self._flat[key]
 
     def _flat_part(self, part: str | Group | LongString) -> str | None:
@@ -99,7 +107,7 @@ class Renderer:
                     return False
                 width = indent + len(p.close)
             else:
-                width += len(self.flat_group(p))
+                width += len(self._flat_text(p))
         return width + suffix <= WIDTH
 
     # -- printing -------------------------------------------------------------------
@@ -170,6 +178,7 @@ class Renderer:
                 # Never None here: the builder made a LongString only for a value
                 # that has a literal, and that does not depend on the indent.
                 literal = long_literal(p.value, indent + INDENT)
+                assert literal is not None
                 first, *middle, last = literal.split("\n")
                 own.append((len(lines), [], True))
                 lines.append(current + first)
@@ -181,7 +190,7 @@ class Renderer:
                 self._body(p, indent + INDENT, lines)
                 current = indent + p.close
             else:
-                current += self.flat_group(p)
+                current += self._flat_text(p)
         own.append((len(lines), [], False))
         lines.append(current + suffix)
         return lines, own

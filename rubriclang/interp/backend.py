@@ -50,7 +50,7 @@ class Judgment(NamedTuple):
     fingerprint: str | None = None
 
     @classmethod
-    def failed(cls, message: str, raw: Any = None, **kw) -> "Judgment":
+    def failed(cls, message: str, raw: Any = None, **kw: Any) -> Judgment:
         """A judgment that produced no value, and why."""
         return cls(None, raw=raw, error=message, **kw)
 

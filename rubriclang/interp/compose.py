@@ -8,11 +8,12 @@ compiled plan (`plan.py`) whose meaning is that of `ops.py`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
-from rubriclang.checker.graph import CheckedGraph
+from rubriclang.checker.graph import CheckedGraph, PointwiseReadout
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.domain import coerce
 from rubriclang.interp.ops import OPERATORS
@@ -33,7 +34,7 @@ class Composition(NamedTuple):
     the replay hot path."""
 
     names: tuple[str, ...]
-    rows: dict[str, tuple]  # candidate -> value of each node in `names` order
+    rows: dict[str, tuple[Any, ...]]  # candidate -> value of each node in `names` order
     errors: dict[str, dict[str, str]]  # criterion -> candidate -> why its value failed
     decision: Decision
 
@@ -47,7 +48,7 @@ class Composition(NamedTuple):
         return out
 
 
-def _fast_check(t: JType):
+def _fast_check(t: JType) -> Callable[[Any], bool]:
     """A predicate accepting the common, already-canonical values of `t`
     cheaply; anything else goes through `coerce` (which also explains why)."""
     if t.kind == "bool":
@@ -85,7 +86,7 @@ class Composer:
     def compose(self, mode: str, cids: tuple[str, ...], judgments: dict[str, dict[str, Judgment]]) -> Composition:
         errors: dict[str, dict[str, str]] = {}
         failures = []
-        rows = {}
+        values: dict[str, list[Any]] = {}
         for cid in cids:
             row = []
             for name, t, ok, abstains in self._criteria:
@@ -99,15 +100,16 @@ class Composer:
                             failures.append(f"criterion `{name}` failed for candidate `{cid}`: {problem}")
                         value = None
                 row.append(value)
-            rows[cid] = row
+            values[cid] = row
         if failures:
-            rows = {cid: tuple(row) for cid, row in rows.items()}
+            rows = {cid: tuple(row) for cid, row in values.items()}
             return Composition(self._crit_names, rows, errors, Decision("error", error="; ".join(failures)))
-        rows = {cid: (*row, *self._plan(*row)) for cid, row in rows.items()}
+        rows = {cid: (*row, *self._plan(*row)) for cid, row in values.items()}
         s = self._sink
         g = self.graph
-        if mode == "pointwise":
-            decision = pointwise(g.readouts["pointwise"], g.scale, rows[cids[0]][s])
+        readout = g.readouts[mode]
+        if isinstance(readout, PointwiseReadout):
+            decision = pointwise(readout, g.scale, rows[cids[0]][s])
         else:
-            decision = pairwise(g.readouts["pairwise"], g.scale, cids, {cid: rows[cid][s] for cid in cids})
+            decision = pairwise(readout, g.scale, cids, {cid: rows[cid][s] for cid in cids})
         return Composition(self._names, rows, errors, decision)

@@ -14,7 +14,8 @@ import collections
 import json
 import math
 import re
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import attrs
 
@@ -90,7 +91,7 @@ def _as_text(value: Any) -> str:
     return fmt_num(value) if isinstance(value, (int, float)) else str(value)
 
 
-def lookup(record: dict, path: str) -> tuple[bool, Any]:
+def lookup(record: dict[str, Any], path: str) -> tuple[bool, Any]:
     """(found, value) of `path` in a record: the field of that exact name, else
     a dotted path into nested objects and lists (`scores.overall`, `turns.0`)."""
     if path in record:
@@ -118,12 +119,12 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, float) and math.isnan(value))
 
 
-def _fields_text(record: dict) -> str:
+def _fields_text(record: dict[str, Any]) -> str:
     names = list(record)
     return ", ".join(f"`{n}`" for n in names[:12]) + (" ..." if len(names) > 12 else "")
 
 
-def _required(record: dict, path: str, target: str, where: str) -> Any:
+def _required(record: dict[str, Any], path: str, target: str, where: str) -> Any:
     found, value = lookup(record, path)
     if not found:
         raise ItemError(where, f"the record has no `{path}` (for `{target}`)", f"its fields: {_fields_text(record)}")
@@ -152,15 +153,15 @@ class Converter:
         self.fields = fields
         self.cids = mapping.candidates
         self.counts = Counts()
-        self._seen: dict[str, str] = {}
+        self._seen: dict[str | None, str] = {}  # item id -> where it was first
         self._row = 0
 
-    def items(self, records: Iterable[tuple[str, dict]]) -> Iterator[dict]:
+    def items(self, records: Iterable[tuple[str, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
         for where, record in records:
             self._row += 1
             yield self.item(record, where)
 
-    def item(self, record: dict, where: str) -> dict:
+    def item(self, record: dict[str, Any], where: str) -> dict[str, Any]:
         m = self.mapping
         f = self.fields
         if self.cids and "response" in f:
@@ -195,7 +196,7 @@ class Converter:
         self.counts = attrs.evolve(self.counts, items=self.counts.items + 1)
         return out
 
-    def _table(self, record: dict, table: str, where: str) -> dict:
+    def _table(self, record: dict[str, Any], table: str, where: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for target, path in self.fields.items():
             parts = target.split(".")
@@ -212,7 +213,7 @@ class Converter:
                 out[parts[1]] = value
         return out
 
-    def _gold(self, record: dict, where: str) -> Any:
+    def _gold(self, record: dict[str, Any], where: str) -> Any:
         m = self.mapping
         labels = []
         for path in m.gold:
@@ -243,7 +244,7 @@ class Converter:
             raise ItemError(where, f"{exc.message} (in `{path}`)", "add the code to --label, or fix the gold value") from None
         return value if self.cids else _cell(value)
 
-    def _combine(self, labels: list, where: str) -> Any:
+    def _combine(self, labels: list[Any], where: str) -> Any:
         m = self.mapping
         if m.combine == "mean":
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in labels):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from typing import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 import attrs
 
@@ -33,7 +34,7 @@ class ItemResult:
     mode: str
     judgments: dict[str, dict[str, Judgment]]
     composition: Composition
-    record: dict
+    record: dict[str, Any]
 
 
 class Interpreter:
@@ -122,12 +123,15 @@ def window(concurrency: int) -> int:
     return max(1, concurrency) * 2 + 1
 
 
-async def in_order(items: Iterable[Item], start, limit: int) -> AsyncIterator:
+_R = TypeVar("_R")
+
+
+async def in_order(items: Iterable[Item], start: Callable[[Item], Awaitable[_R]], limit: int) -> AsyncIterator[_R]:
     """`await start(item)` for each item, results in input order, with up to
     `limit` items in flight, pulled lazily. On bad input (an ItemError from
     the items or from `start`), the results before it are still yielded,
     then the error is raised and the tasks in flight are cancelled."""
-    window = collections.deque()
+    window: collections.deque[asyncio.Task[_R]] = collections.deque()
     it = iter(items)
     error: Exception | None = None
     while True:

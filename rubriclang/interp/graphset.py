@@ -14,7 +14,8 @@ graph judges it. Either way the record's `compile` field says why
 from __future__ import annotations
 
 import os
-from typing import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -24,6 +25,9 @@ from rubriclang.interp.compose import Composition
 from rubriclang.interp.items import Item
 from rubriclang.interp.readout import Decision
 from rubriclang.interp.trace import SCHEMA
+
+if TYPE_CHECKING:
+    from rubriclang.interp.engine import Interpreter
 
 ABSTAIN = "abstain"
 # The graph hash of a compile failure's record: no graph judged the item.
@@ -97,24 +101,25 @@ class GraphSet:
         return frozenset({graph_hash(g) for g in self.all_graphs()} | {UNCOMPILED})
 
 
-def load_graph_set(folder: str, fallback: str | None, load) -> GraphSet:
+def load_graph_set(folder: str, fallback: str | None, load: Callable[[str], CheckedGraph]) -> GraphSet:
     """Read `folder` with `load(path) -> CheckedGraph` (which reports a
     graph with errors); `fallback`, the command line's policy (a .rbg path
     or `abstain`), overrides the one each compile log records; None keeps
     them."""
-    from rubriclang.llm.compiler.batch import COMPILED, read_log, recorded_policy, status
+    from rubriclang.llm.compiler.batch import COMPILED, recorded_policy, status
 
     names = sorted(os.listdir(folder))
     graphs = {n[: -len(".rbg")]: load(os.path.join(folder, n)) for n in names if n.endswith(".rbg")}
-    failures, policies = {}, {}
+    failures: dict[str, str] = {}
+    policies: dict[str, str] = {}
     for n in names:
         if not n.endswith(".compile.jsonl"):
             continue
         gid = n[: -len(".compile.jsonl")]
-        policy = recorded_policy(read_log(os.path.join(folder, n)), folder)
+        state, records = status(folder, gid)
+        policy = recorded_policy(records, folder)
         if policy is not None:
             policies[gid] = policy
-        state, records = status(folder, gid)
         if state == COMPILED:
             continue
         # A graph beside a log that does not say it compiled (a kill between
@@ -127,6 +132,7 @@ def load_graph_set(folder: str, fallback: str | None, load) -> GraphSet:
             failures[gid] = f"compilation {end.get('outcome')}: {end.get('message') or 'no graph was written'}"
     if not graphs and not failures:
         raise GraphSetError(folder, "the folder holds no compiled graphs (`ID.rbg`) and no compile logs", "compile into it with `rbg compile SPECS.jsonl --out-dir FOLDER`")
+    used: dict[str, str | None]  # policy -> an id that needs it (None: the command line's)
     if fallback is not None:
         used = {fallback: None}
     else:  # the recorded fallback graphs that some id without a graph needs
@@ -138,7 +144,7 @@ def load_graph_set(folder: str, fallback: str | None, load) -> GraphSet:
     return GraphSet(folder, graphs, failures, policies, fallbacks, fallback)
 
 
-def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None) -> dict:
+def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None) -> dict[str, Any]:
     """The trace record of an item that no compiled graph judged: a compile
     failure (readout `error`), or an abstention under the `abstain` policy."""
     cids = list(item.candidate_ids)
@@ -163,7 +169,7 @@ def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None
     }
 
 
-def compile_field(missing: Missing, fallback: str | None) -> dict:
+def compile_field(missing: Missing, fallback: str | None) -> dict[str, Any]:
     """The `compile` field of a record: which graph was missing, why, and what the policy did."""
     return {"graph": missing.graph, "status": "missing", "reason": missing.reason, "log": missing.log, "fallback": fallback}
 
@@ -176,16 +182,16 @@ class SetResult:
     item: Item
     mode: str
     composition: Composition
-    record: dict
+    record: dict[str, Any]
     route: str
 
 
-def interpreters(gs: GraphSet, make) -> dict[int, object]:
+def interpreters(gs: GraphSet, make: Callable[[CheckedGraph], Interpreter]) -> dict[int, Interpreter]:
     """An Interpreter (`make(graph)`) for every graph of the set, by `id(graph)`."""
     return {id(g): make(g) for g in gs.all_graphs()}
 
 
-async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrency: int, mode: str | None = None) -> AsyncIterator[SetResult]:
+async def run_set(gs: GraphSet, interps: dict[int, Interpreter], items: Iterable[Item], concurrency: int, mode: str | None = None) -> AsyncIterator[SetResult]:
     """Each item judged by its own graph's Interpreter (`interpreters`),
     results in input order, with up to `concurrency` criterion calls in
     flight across all the graphs (as for one graph); bad input raises after
@@ -198,7 +204,7 @@ async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrenc
     for it in interps.values():
         it.share_slots(slots)
 
-    def interp(g: CheckedGraph):
+    def interp(g: CheckedGraph) -> Interpreter:
         return interps[id(g)]
 
     async def one(item: Item) -> SetResult:
@@ -224,7 +230,7 @@ async def run_set(gs: GraphSet, interps: dict, items: Iterable[Item], concurrenc
 class Union:
     """Every criterion of a set's graphs, for opening one LLM backend for all."""
 
-    criteria: tuple
+    criteria: tuple[Any, ...]
     path: str
 
 

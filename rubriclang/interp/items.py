@@ -12,7 +12,8 @@ value tables").
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
@@ -50,7 +51,7 @@ class Item:
         return tuple(self.candidates)
 
 
-def _text(value, where: str, field: str) -> str:
+def _text(value: object, where: str, field: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -58,22 +59,23 @@ def _text(value, where: str, field: str) -> str:
     return value
 
 
-def _json_type(value) -> str:
+def _json_type(value: object) -> str:
     """The JSON name of a decoded value's type."""
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (int, float)):
         return f"the number {value}"
-    return {dict: "an object", list: "an array"}.get(type(value), type(value).__name__)
+    kinds: dict[type, str] = {dict: "an object", list: "an array"}
+    return kinds.get(type(value), type(value).__name__)
 
 
-def _optional_text(value, where: str, field: str) -> str | None:
+def _optional_text(value: object, where: str, field: str) -> str | None:
     if value is None:
         return None
     return _text(value, where, field)
 
 
-def _per_candidate(raw, cids, where: str, field: str) -> dict[str, dict[str, Any]]:
+def _per_candidate(raw: object, cids: tuple[str, ...], where: str, field: str) -> dict[str, dict[str, Any]]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
+from rubriclang.catalog.types import JType
 from rubriclang.interp.backend import Judgment, JudgmentRequest
-from rubriclang.regex import compile_regex
 from rubriclang.interp.tables import ValueTable
+from rubriclang.regex import compile_regex
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 _GSM8K_ANSWER = re.compile(r"####\s*(-?[\d,]*\.?\d+)")
@@ -79,10 +81,10 @@ class LocalBackend:
 
     def judge_now(self, request: JudgmentRequest) -> Judgment:
         crit = request.criterion
-        method = getattr(self, "_" + crit.procedure.replace(".", "_"))
+        method: Callable[[JudgmentRequest, dict[str, Any]], Judgment] = getattr(self, "_" + crit.procedure.replace(".", "_"))
         return method(request, crit.params)
 
-    def _rule_regex(self, request, p) -> Judgment:
+    def _rule_regex(self, request: JudgmentRequest, p: dict[str, Any]) -> Judgment:
         text = _field(request, p["field"])
         if text is None:
             return Judgment.failed(f"the item has no `{p['field']}`")
@@ -92,7 +94,7 @@ class LocalBackend:
             return Judgment.failed(f"invalid pattern: {exc}")
         return Judgment(rx.search(text) is not None)
 
-    def _rule_length(self, request, p) -> Judgment:
+    def _rule_length(self, request: JudgmentRequest, p: dict[str, Any]) -> Judgment:
         text = _field(request, p["field"])
         if text is None:
             return Judgment.failed(f"the item has no `{p['field']}`")
@@ -103,7 +105,7 @@ class LocalBackend:
             return Judgment(n > p["over"], raw=n)
         return Judgment(n < p["under"], raw=n)
 
-    def _rule_contains(self, request, p) -> Judgment:
+    def _rule_contains(self, request: JudgmentRequest, p: dict[str, Any]) -> Judgment:
         text = _field(request, p["field"])
         if text is None:
             return Judgment.failed(f"the item has no `{p['field']}`")
@@ -112,7 +114,7 @@ class LocalBackend:
         found = [n in hay for n in needles]
         return Judgment(all(found) if p["mode"] == "all" else any(found))
 
-    def _rule_json_valid(self, request, p) -> Judgment:
+    def _rule_json_valid(self, request: JudgmentRequest, p: dict[str, Any]) -> Judgment:
         text = _field(request, p["field"])
         if text is None:
             return Judgment.failed(f"the item has no `{p['field']}`")
@@ -132,7 +134,7 @@ class LocalBackend:
             return Judgment.failed(f"the criterion's schema is invalid: {exc.message}")
         return Judgment(True)
 
-    def _rule_matches_reference(self, request, p) -> Judgment:
+    def _rule_matches_reference(self, request: JudgmentRequest, p: dict[str, Any]) -> Judgment:
         ref = request.item.reference
         if ref is None:
             return Judgment.failed("the item has no `reference` to match")
@@ -148,7 +150,7 @@ class LocalBackend:
             return Judgment(False, raw=raw)
         return Judgment(abs(got - want) <= p["tolerance"], raw=raw)
 
-    def _lookup(self, table: ValueTable, field: dict, request, what: str) -> tuple[bool, Any]:
+    def _lookup(self, table: ValueTable, field: dict[str, Any], request: JudgmentRequest, what: str) -> tuple[bool, Any]:
         key = request.criterion.params["key"]
         found, value = table.get(request.item.id, request.candidate, key)
         if found:
@@ -158,13 +160,13 @@ class LocalBackend:
             return True, values[key]
         return False, f"no {what} `{key}` for item `{request.item.id}`, candidate `{request.candidate}`"
 
-    def _human_annotation(self, request, p) -> Judgment:
+    def _human_annotation(self, request: JudgmentRequest, p: dict[str, Any]) -> Judgment:
         found, value = self._lookup(self.annotations, request.item.annotations, request, "annotation")
         if not found:
             return Judgment.failed(value)
         return Judgment(value, raw=value)
 
-    def _recorded_value(self, request, p) -> Judgment:
+    def _recorded_value(self, request: JudgmentRequest, p: dict[str, Any]) -> Judgment:
         found, value = self._lookup(self.recorded, request.item.recorded, request, "recorded value")
         if not found:
             return Judgment.failed(value)
@@ -172,7 +174,7 @@ class LocalBackend:
             return self._read_distribution(value, p["read"], request)
         return Judgment(value, raw=value)
 
-    def _read_distribution(self, dist: dict, read: str, request) -> Judgment:
+    def _read_distribution(self, dist: dict[str, Any], read: str, request: JudgmentRequest) -> Judgment:
         t = request.criterion.type
         try:
             points = {_point(k, t): float(v) for k, v in dist.items()}
@@ -186,11 +188,11 @@ class LocalBackend:
             best = max(points.values())
             value = min(k for k, v in points.items() if v == best)
         else:
-            value = sum(k * v for k, v in sorted(points.items())) / total
+            value = sum(float(k) * v for k, v in sorted(points.items())) / total
         return Judgment(value, raw=dist)
 
 
-def _point(key, t):
+def _point(key: str, t: JType) -> str | float | int:
     if t.kind == "label":
         return str(key)
     x = float(key)

@@ -13,30 +13,37 @@ and the reference semantics agree on random graphs and judgments.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
-from rubriclang.catalog import load_catalog
+from rubriclang.catalog import JType, load_catalog
+from rubriclang.catalog.model import OperatorSpec
 from rubriclang.checker.graph import CheckedGraph, Operator
-from rubriclang.interp.ops import OPERATORS, _median, _sum
+from rubriclang.interp.ops import OPERATORS, OpFn, _median, _sum
+
+# A template: the expression computing an operator's value from its inputs'
+# variables `x`, its constants' prefix `k` and its input types; None when the
+# node must call the reference function instead.
+_Emit = Callable[[Operator, list[str], str, list[JType]], "str | None"]
 
 
-def _unary(expr: str) -> Callable:
-    def emit(op, x, k, types):
+def _unary(expr: str) -> _Emit:
+    def emit(op: Operator, x: list[str], k: str, types: list[JType]) -> str | None:
         return f"None if {x[0]} is None else {expr.format(x=x[0], k=k)}"
 
     return emit
 
 
-def _gate(expr: str) -> Callable:
-    def emit(op, x, k, types):
+def _gate(expr: str) -> _Emit:
+    def emit(op: Operator, x: list[str], k: str, types: list[JType]) -> str | None:
         v, w = x
         return f"None if {v} is None else ({expr.format(x=v, k=k)} if {w} else {v})"
 
     return emit
 
 
-def _reducer(call: str) -> Callable | None:
-    def emit(op, x, k, types):
+def _reducer(call: str) -> _Emit:
+    def emit(op: Operator, x: list[str], k: str, types: list[JType]) -> str | None:
         if any(t.optional for t in types):
             return None  # absent inputs: the reference function skips them
         return f"{call}(({', '.join(x)},))"
@@ -44,7 +51,7 @@ def _reducer(call: str) -> Callable | None:
     return emit
 
 
-def _weighted_mean(op, x, k, types):
+def _weighted_mean(op: Operator, x: list[str], k: str, types: list[JType]) -> str | None:
     if any(t.optional for t in types):
         return None
     terms = ", ".join(f"{k}w[{i}] * {v}" for i, v in enumerate(x))
@@ -52,13 +59,13 @@ def _weighted_mean(op, x, k, types):
     return f"(_fsum(({terms},)) / {k}total) if {k}total > 0 else None"
 
 
-def _mean(op, x, k, types):
+def _mean(op: Operator, x: list[str], k: str, types: list[JType]) -> str | None:
     if any(t.optional for t in types):
         return None
     return f"_fsum(({', '.join(x)},)) / {len(x)}"
 
 
-TEMPLATES: dict[str, Callable] = {
+TEMPLATES: dict[str, _Emit] = {
     "transform.rescale": _unary("{k}to_lo + ({x} - {k}lo) * {k}to_w / {k}w"),
     "transform.threshold": _unary("{x} {k}cmp {k}at"),
     "transform.map": _unary("{k}table[{x}]"),
@@ -79,7 +86,7 @@ TEMPLATES: dict[str, Callable] = {
 }
 
 
-def _constants(op: Operator, types, k: str) -> dict[str, Any]:
+def _constants(op: Operator, types: list[JType], k: str) -> dict[str, Any]:
     p = op.params
     name = op.operator
     if name == "transform.rescale":
@@ -101,7 +108,7 @@ def _constants(op: Operator, types, k: str) -> dict[str, Any]:
     return {}
 
 
-def compile_plan(graph: CheckedGraph, operators=OPERATORS) -> Callable[..., tuple]:
+def compile_plan(graph: CheckedGraph, operators: Mapping[str, OpFn] = OPERATORS) -> Plan:
     """A function from the criteria's values (in `graph.criteria` order) to
     the operators' values (in `graph.operators` order), for one candidate."""
     catalog = load_catalog()
@@ -126,7 +133,7 @@ def compile_plan(graph: CheckedGraph, operators=OPERATORS) -> Callable[..., tupl
             spec = catalog.operators[op.operator]
             ports = ", ".join(
                 f"{p!r}: [{', '.join(var[s] for s in op.ports[p])}]"
-                if spec.port(p).variadic
+                if _variadic(spec, p)
                 else f"{p!r}: {var[op.ports[p][0]]}"
                 for p in op.ports
             )
@@ -142,6 +149,20 @@ def compile_plan(graph: CheckedGraph, operators=OPERATORS) -> Callable[..., tupl
     outs = ", ".join(var[o.name] for o in graph.operators)
     source = f"def _plan({args}):\n" + "\n".join(body or ["    pass"]) + f"\n    return ({outs}{',' if outs else ''})\n"
     exec(compile(source, f"<plan of {graph.name}>", "exec"), ns)  # noqa: S102 — our own templates only
-    fn = ns["_plan"]
+    fn: Plan = ns["_plan"]
     fn.source = source
     return fn
+
+
+def _variadic(spec: OperatorSpec, port: str) -> bool:
+    p = spec.port(port)
+    assert p is not None, (spec.name, port)  # the checker accepted only the operator's ports
+    return p.variadic
+
+
+class Plan(Protocol):
+    """The compiled function, with its source (for tests' messages)."""
+
+    source: str
+
+    def __call__(self, *values: Any) -> tuple[Any, ...]: ...

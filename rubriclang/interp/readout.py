@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from rubriclang.catalog.types import JType, fmt_num, fmt_short
+from rubriclang.catalog.types import JType, fmt_short
 from rubriclang.checker.graph import PairwiseReadout, PointwiseReadout
 from rubriclang.interp.domain import coerce
 
@@ -29,7 +29,7 @@ class Decision(NamedTuple):
     margin: float | None = None  # pairwise: s1 - s2
     error: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "status": self.status,
             "decision": self.decision,
@@ -39,7 +39,7 @@ class Decision(NamedTuple):
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "Decision":
+    def from_json(cls, d: dict[str, Any]) -> Decision:
         return cls(d["status"], d.get("decision"), d.get("raw"), d.get("margin"), d.get("error"))
 
 
@@ -52,7 +52,7 @@ def quantize(x: float, how: str, ties: str) -> int:
     return math.floor(x + 0.5) if ties == "up" else math.ceil(x - 0.5)
 
 
-def _check_sink(value, scale: JType) -> str | None:
+def _check_sink(value: object, scale: JType) -> str | None:
     if scale.numeric and (value.__class__ is int or value.__class__ is float) and scale.lo <= value <= scale.hi:
         return None  # the common case, without building an error message
     _, problem = coerce(value, scale.as_optional(False))
@@ -76,7 +76,7 @@ def pointwise(readout: PointwiseReadout, scale: JType, sink: Any) -> Decision:
     return Decision("ok", value, raw=sink)
 
 
-def pairwise(readout: PairwiseReadout, scale: JType, cids: tuple[str, str], sinks: dict) -> Decision:
+def pairwise(readout: PairwiseReadout, scale: JType, cids: tuple[str, ...], sinks: dict[str, Any]) -> Decision:
     s1, s2 = sinks[cids[0]], sinks[cids[1]]
     for s in (s1, s2):
         if s is not None:

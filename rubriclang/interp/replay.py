@@ -7,12 +7,14 @@ the decisions that version would change.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.compose import Composer, Composition
+from rubriclang.interp.graphset import GraphSet
 from rubriclang.interp.items import ItemError
 from rubriclang.interp.readout import Decision, describe
 from rubriclang.interp.trace import criterion_hashes, decision_of, judgment_from_json, read_traces
@@ -46,7 +48,7 @@ def replay(graph: CheckedGraph, traces_path: str) -> Iterator[Replayed]:
         yield _replay_record(graph, composer, want, rec, f"{traces_path}:{line}")
 
 
-def replay_set(gs, traces_path: str) -> Iterator[Replayed]:
+def replay_set(gs: GraphSet, traces_path: str) -> Iterator[Replayed]:
     """Replay a trace of a folder of compiled graphs (`rbg run GRAPHS/`):
     each record under the graph of the set with its hash; a record of an
     item that no graph judged keeps its recorded decision. A record of a
@@ -68,7 +70,7 @@ def replay_set(gs, traces_path: str) -> Iterator[Replayed]:
         yield _replay_record(g, composer, want, rec, where)
 
 
-def _replay_record(graph: CheckedGraph, composer: Composer, want: dict, rec: dict, where: str) -> Replayed:
+def _replay_record(graph: CheckedGraph, composer: Composer, want: dict[str, Any], rec: dict[str, Any], where: str) -> Replayed:
     recorded = rec["graph"].get("criteria", {})
     for name, h in want.items():
         if name not in rec["criteria"]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import csv
 import json
 import os
-from typing import Any, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from rubriclang.interp.items import ItemError
 
@@ -44,15 +45,17 @@ def read_records(path: str, fmt: str) -> Iterator[tuple[str, dict[str, Any]]]:
             yield from _table(path, fh, "\t" if fmt == "tsv" else ",")
 
 
-def _object(obj: Any, where: str) -> dict:
+def _object(obj: Any, where: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ItemError(where, f"a record must be an object, got {type(obj).__name__}")
     return obj
 
 
-def _json_array(path: str, text: str) -> Iterator[tuple[str, dict]]:
+def _json_array(path: str, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
     decoder = json.JSONDecoder()
-    line_of = lambda i: f"{path}:{text.count(chr(10), 0, i) + 1}"  # noqa: E731
+
+    def line_of(i: int) -> str:
+        return f"{path}:{text.count(chr(10), 0, i) + 1}"
 
     def skip(i: int) -> int:
         while i < len(text) and text[i] in " \t\r\n":
@@ -84,7 +87,7 @@ def _json_array(path: str, text: str) -> Iterator[tuple[str, dict]]:
 _CELL_LIMIT = 1 << 30
 
 
-def _table(path: str, fh, delimiter: str) -> Iterator[tuple[str, dict]]:
+def _table(path: str, fh: Iterable[str], delimiter: str) -> Iterator[tuple[str, dict[str, Any]]]:
     csv.field_size_limit(max(csv.field_size_limit(), _CELL_LIMIT))
     reader = csv.reader(fh, delimiter=delimiter)
     try:

@@ -8,6 +8,7 @@ supplies the file, so graphs never embed data paths.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Container
 from typing import Any
 
 from rubriclang.interp.items import POINTWISE_CANDIDATE, ItemError
@@ -29,7 +30,7 @@ class ValueTable:
             return True, self.values[k]
         return False, None
 
-    def validate(self, item_id: str, candidates) -> None:
+    def validate(self, item_id: str, candidates: Collection[str]) -> None:
         """Raise ItemError (at the table's line) if it names a candidate the item lacks."""
         for cid, where in self.lines.get(item_id, ()):
             if cid not in candidates:
@@ -39,7 +40,7 @@ class ValueTable:
                     f"the item's candidates: {', '.join(candidates)}",
                 )
 
-    def unknown(self, ids) -> tuple[int, int, str]:
+    def unknown(self, ids: Container[str]) -> tuple[int, int, str]:
         """(rows, items, `path:line` of the first such row): the rows naming
         an item that is not in `ids`."""
         missing = [i for i in self.lines if i not in ids]
@@ -47,7 +48,7 @@ class ValueTable:
         return rows, len(missing), self.lines[missing[0]][0][1] if missing else ""
 
     @classmethod
-    def read(cls, path: str) -> "ValueTable":
+    def read(cls, path: str) -> ValueTable:
         """Read a table; raises ItemError naming the file and line on bad input."""
         table = cls({}, path)
         values = table.values

@@ -13,16 +13,18 @@ import json
 import os
 import stat
 import tempfile
-from typing import Any, Iterator
+from collections.abc import Container, Iterable, Iterator
+from typing import Any
 
 import attrs
 
 from rubriclang.catalog import load_catalog
+from rubriclang.catalog.model import ParamSpec
 from rubriclang.catalog.types import JType
-from rubriclang.checker.graph import CheckedGraph, PairwiseReadout, PointwiseReadout
+from rubriclang.checker.graph import CheckedGraph, Criterion, Operator, PairwiseReadout, PointwiseReadout, Readout
+from rubriclang.errors import LocatedError
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.compose import Composition
-from rubriclang.errors import LocatedError
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.readout import Decision
 from rubriclang.jsonl import JsonLines
@@ -45,18 +47,18 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _explicit(params: dict, specs) -> dict:
+def _explicit(params: dict[str, Any], specs: Iterable[ParamSpec]) -> dict[str, Any]:
     """The parameters that differ from their catalog defaults: writing a default
     out, or the catalog gaining a parameter with a default, changes no hash."""
     defaults = {p.name: p.default for p in specs if not p.required}
     return {k: v for k, v in params.items() if k not in defaults or v != defaults[k] or type(v) is not type(defaults[k])}
 
 
-def _criterion_params(c) -> dict:
+def _criterion_params(c: Criterion) -> dict[str, Any]:
     """The criterion's explicit parameters, with its own prompt template's
     text (not just its path): editing the template changes the hashes."""
     cat = load_catalog()
-    params = _plain(_explicit(c.params, cat.procedure_params(cat.procedures[c.procedure])))
+    params: dict[str, Any] = _plain(_explicit(c.params, cat.procedure_params(cat.procedures[c.procedure])))
     if c.prompt is not None:
         params["prompt"] = {"path": c.prompt.path, "text": c.prompt.text}
         if c.prompt.rewritten_from is not None:  # an audit's rewrite keeps the built-in reply schema
@@ -64,15 +66,16 @@ def _criterion_params(c) -> dict:
     return params
 
 
-def _operator_params(o) -> dict:
-    return _plain(_explicit(o.params, load_catalog().operators[o.operator].params))
+def _operator_params(o: Operator) -> dict[str, Any]:
+    params: dict[str, Any] = _plain(_explicit(o.params, load_catalog().operators[o.operator].params))
+    return params
 
 
-def graph_json(graph: CheckedGraph) -> dict:
+def graph_json(graph: CheckedGraph) -> dict[str, Any]:
     """The graph's meaning as plain data: no layout, no comments, no spans, and
     no parameter that merely repeats its default."""
 
-    def readout(r):
+    def readout(r: Readout) -> dict[str, Any]:
         if isinstance(r, PointwiseReadout):
             return {"output": str(r.output), "quantize": r.quantize, "ties": r.ties}
         assert isinstance(r, PairwiseReadout)
@@ -111,7 +114,7 @@ def criterion_hashes(graph: CheckedGraph) -> dict[str, str]:
     return out
 
 
-def judgment_json(j: Judgment, procedure: str) -> dict:
+def judgment_json(j: Judgment, procedure: str) -> dict[str, Any]:
     out = {
         "value": list(j.value) if isinstance(j.value, tuple) else j.value,
         "raw": j.raw,
@@ -130,7 +133,7 @@ def judgment_json(j: Judgment, procedure: str) -> dict:
     return out
 
 
-def judgment_from_json(d: dict) -> Judgment:
+def judgment_from_json(d: dict[str, Any]) -> Judgment:
     return Judgment(
         d["value"],
         raw=d.get("raw"),
@@ -153,7 +156,7 @@ def trace_record(
     mode: str,
     judgments: dict[str, dict[str, Judgment]],
     comp: Composition,
-) -> dict:
+) -> dict[str, Any]:
     cids = item.candidate_ids
     procs = {c.name: c.procedure for c in graph.criteria}
     values = comp.values
@@ -193,7 +196,7 @@ class TraceWriter:
     file has not changed since, then cuts a torn last line in place (never
     rewriting the file). A failed write raises OutputError at once."""
 
-    def __init__(self, path: str, state: "TraceFile | None" = None):
+    def __init__(self, path: str, state: TraceFile | None = None):
         self.path = path
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -202,7 +205,7 @@ class TraceWriter:
         if state is not None:
             self._continue(state)
 
-    def _continue(self, state: "TraceFile") -> None:
+    def _continue(self, state: TraceFile) -> None:
         size = os.fstat(self._fd).st_size
         if size != state.size:
             self.close()
@@ -214,7 +217,7 @@ class TraceWriter:
                 self.close()
                 raise OutputError(self.path, f"cannot cut its torn last line: {exc.strerror or exc}") from None
 
-    def write(self, record: dict) -> None:
+    def write(self, record: dict[str, Any]) -> None:
         data = (canonical_json(record) + "\n").encode("utf-8")
         try:
             while data:
@@ -234,7 +237,7 @@ _MODES = {"pointwise": 1, "pairwise": 2}
 _FIELDS = (("item", str), ("graph", dict), ("mode", str), ("candidates", list), ("criteria", dict), ("readout", dict))
 
 
-def check_record(rec: Any, where: str) -> dict:
+def check_record(rec: Any, where: str) -> dict[str, Any]:
     """`rec` if it is a well-formed trace record, else ItemError at `where`.
 
     The one check every reader of traces (replay, eval, diff, resume) relies
@@ -277,7 +280,7 @@ def _bad(where: str, message: str) -> ItemError:
     return ItemError(where, message, "this line was not written by `rbg run`; remove it, or judge the item again")
 
 
-_KINDS = {str: "a string", dict: "an object", list: "an array"}
+_KINDS: dict[type, str] = {str: "a string", dict: "an object", list: "an array"}
 
 
 def _kind(value: Any) -> str:
@@ -290,7 +293,7 @@ def _kind(value: Any) -> str:
     return _KINDS.get(type(value), type(value).__name__)
 
 
-def _records(lines: JsonLines) -> Iterator[tuple[int, dict]]:
+def _records(lines: JsonLines) -> Iterator[tuple[int, dict[str, Any]]]:
     seen: dict[str, int] = {}
     for where, rec in lines:
         check_record(rec, where)
@@ -301,7 +304,7 @@ def _records(lines: JsonLines) -> Iterator[tuple[int, dict]]:
         yield n, rec
 
 
-def read_traces(path: str) -> Iterator[tuple[int, dict]]:
+def read_traces(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, record) from a trace file, each checked by `check_record`, no
     item twice; raises ItemError naming a bad line."""
     return _records(JsonLines(path, ItemError, what="trace line"))
@@ -329,7 +332,7 @@ class TraceFile:
     # LLM judgments in the file, so a resumed run can refuse another judge.
     judges: dict[str, dict[str, tuple[int, str | None, str | None]]] = attrs.field(factory=dict)
 
-    def other_judges(self, expected: dict[str, str], skip=()) -> list[tuple[str, int, str | None, str | None]]:
+    def other_judges(self, expected: dict[str, str], skip: Container[int] = ()) -> list[tuple[str, int, str | None, str | None]]:
         """(criterion, line, profile, model) of each judge in the file that
         is not the one this run would ask (`expected`: criterion ->
         fingerprint), outside the items in `skip` (those being re-judged)."""
@@ -340,7 +343,7 @@ class TraceFile:
                     out.append((crit, line, profile, model))
         return out
 
-    def counts(self, skip=()) -> dict[str, int]:
+    def counts(self, skip: Container[str] = ()) -> dict[str, int]:
         """ok / abstain / error among the traced items, less `skip`."""
         out = dict.fromkeys(sorted(_STATUSES), 0)
         for item, status in self.statuses.items():
@@ -382,7 +385,7 @@ def scan_trace(path: str, ghash: str | frozenset[str]) -> TraceFile:
     return TraceFile(path, True, (ghash if isinstance(ghash, str) else None) if statuses else None, statuses, numbers, lines.end, lines.end + len(torn), judges)
 
 
-def _resumable(rec: dict, where: str, ghash: str | frozenset[str]) -> None:
+def _resumable(rec: dict[str, Any], where: str, ghash: str | frozenset[str]) -> None:
     """Raise ItemError at `where` unless a run of the graph `ghash` (or of a
     set of graphs) may append to the file holding `rec`."""
     if rec["graph"]["hash"] != ghash if isinstance(ghash, str) else rec["graph"]["hash"] not in ghash:
@@ -476,5 +479,5 @@ def without_items(state: TraceFile, items: set[str]) -> TraceFile:
     return TraceFile(state.path, True, state.graph if statuses else None, statuses, numbers, end, end)
 
 
-def decision_of(rec: dict) -> Decision:
+def decision_of(rec: dict[str, Any]) -> Decision:
     return Decision.from_json(rec["readout"])

@@ -23,7 +23,8 @@ order the candidates were shown in: `{"calls": [{"order": [...], "text": ...}]}`
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
@@ -31,7 +32,7 @@ from rubriclang.checker.graph import Criterion
 from rubriclang.interp.backend import Judgment, JudgmentRequest
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
-from rubriclang.llm.client import LLMError, OpenAIClient, Sampling
+from rubriclang.llm.client import ChatClient, LLMError, Sampling
 from rubriclang.llm.parsing import ParseResult, parse, weighted_points
 from rubriclang.llm.prompting import PromptError, Rendered, nudge, render, template_choice
 
@@ -44,7 +45,7 @@ __all__ = ["LLMBackend", "Profile", "Usage"]
 class Profile:
     """A judge: a client (server and model) and its sampling settings."""
 
-    client: OpenAIClient
+    client: ChatClient
     sampling: Sampling
 
 
@@ -55,9 +56,15 @@ class _Asked:
     result: ParseResult | None
     reply: str
     attempts: int
-    latency_ms: float
+    latency_ms: float | None
     model: str | None
     error: str | None = None
+
+    @property
+    def parsed(self) -> ParseResult:
+        """The parsed answer (there is one when there is no error)."""
+        assert self.result is not None, self.error
+        return self.result
 
 
 class LLMBackend:
@@ -68,7 +75,7 @@ class LLMBackend:
 
     def __init__(
         self,
-        client: OpenAIClient,
+        client: ChatClient,
         cache: CallCache | None,
         sampling: Sampling,
         parse_retries: int = 2,
@@ -80,8 +87,10 @@ class LLMBackend:
         self.sampling = sampling
         self.parse_retries = parse_retries
         self.use_logprobs = use_logprobs
-        self.profiles: dict[str | None, Profile] = {None: Profile(client, sampling), **(profiles or {})}
-        self.callers = {name: Caller(p.client, cache, name) for name, p in self.profiles.items() if name is not None}
+        self.profiles: dict[str | None, Profile] = {None: Profile(client, sampling)}
+        for name, profile in (profiles or {}).items():
+            self.profiles[name] = profile
+        self.callers: dict[str | None, Caller] = {name: Caller(p.client, cache, name) for name, p in self.profiles.items() if name is not None}
         named_default = self.profiles.get("default")
         if named_default is not None and named_default.client is client:
             # The `default` profile serves the criteria that name none: they are its judgments.
@@ -102,7 +111,7 @@ class LLMBackend:
         return {name: (c.client.model, c.usage) for name, c in self.callers.items() if name is None or c is not self.callers[None]}
 
     @property
-    def clients(self) -> list[OpenAIClient]:
+    def clients(self) -> list[ChatClient]:
         return [p.client for p in self.profiles.values()]
 
     def handles(self, procedure: str) -> bool:
@@ -151,19 +160,19 @@ class LLMBackend:
         except PromptError as exc:
             return Judgment.failed(str(exc), attempts=0, **meta)
         meta["prompt_hash"] = rendered.prompt_hash
-        asked = await self._ask(crit, rendered, caller, sampling)
+        asked = await self._ask(crit, rendered, caller, sampling, _affinity(request.item, (request.candidate,)))
         meta["model"] = asked.model or meta["model"]
         raw = _raw(crit, rendered, asked.reply) if asked.reply else None
         if asked.error is not None:
             return Judgment.failed(asked.error, raw=raw, attempts=asked.attempts, latency_ms=asked.latency_ms, **meta)
-        result = asked.result
+        result = asked.parsed
         if result.method == "logprobs":
             raw = {"text": asked.reply, "method": "logprobs", "distribution": result.distribution}
         return Judgment(result.value, raw=raw, attempts=asked.attempts, latency_ms=asked.latency_ms, **meta)
 
-    async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling) -> _Asked:
+    async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling, affinity: str) -> _Asked:
         """Ask `rendered`, and again after a note while the reply is unreadable."""
-        call = attrs.evolve(rendered.request, sampling=sampling)
+        call = attrs.evolve(rendered.request, sampling=sampling, affinity=affinity)
         attempts, latency = 0, 0.0
         reply, model = "", None
         result: ParseResult | None = None
@@ -198,13 +207,13 @@ class LLMBackend:
         except PromptError as exc:
             return Judgment.failed(str(exc), attempts=0, **meta)
         # The orders are asked at once; each answer is read independently of the other.
-        asked = await asyncio.gather(*(self._ask(crit, r, caller, sampling) for r in rendered))
+        asked = await asyncio.gather(*(self._ask(crit, r, caller, sampling, _affinity(item, shown)) for r, shown in zip(rendered, orders)))
         meta["prompt_hash"] = ",".join(r.prompt_hash for r in rendered)
         calls, answers, error = [], [], None
         for shown, r, a in zip(orders, rendered, asked):
             entry = {"order": list(shown), "template": r.template, "text": a.reply}
             if a.error is None:
-                value = a.result.value
+                value = a.parsed.value
                 entry["answer"] = list(value) if isinstance(value, tuple) else value
                 answers.append((shown, value))
             error = error or a.error
@@ -218,7 +227,7 @@ class LLMBackend:
         return Judgment(value, raw={"calls": calls}, attempts=attempts, latency_ms=latency, **meta)
 
 
-def combine(crit: Criterion, answers: list[tuple[tuple[str, str], Any]], candidate: str) -> float | int:
+def combine(crit: Criterion, answers: list[tuple[tuple[str, ...], Any]], candidate: str) -> float | int:
     """A candidate's `llm.compare` value from the answers in each order shown.
     A preference gives the preferred candidate 1, the other 0, and each 0.5 on
     a tie; preferences that disagree between orders are a tie (MT-Bench's
@@ -233,6 +242,12 @@ def combine(crit: Criterion, answers: list[tuple[tuple[str, str], Any]], candida
     if winner == "tie":
         return 0.5
     return 1.0 if winner == candidate else 0.0
+
+
+def _affinity(item, shown: tuple[str, ...]) -> str:
+    """What the calls sharing a prompt prefix have in common: the item and
+    the candidates shown, in order (the built-in prompts put them first)."""
+    return "\x00".join((item.id, *shown))
 
 
 def _raw(criterion: Criterion, rendered: Rendered, reply: str) -> str | dict:

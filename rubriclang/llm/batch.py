@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
 from rubriclang.checker.graph import CheckedGraph
-from rubriclang.interp.backend import JudgmentRequest
 from rubriclang.errors import LocatedError
+from rubriclang.interp.backend import JudgmentRequest
 from rubriclang.interp.items import Item
 from rubriclang.jsonl import read_jsonl
 from rubriclang.llm.backend import LLMBackend

@@ -16,9 +16,9 @@ import json
 import os
 import sqlite3
 import threading
+from typing import Any
 
-from rubriclang.llm.client import ChatRequest, Completion
-
+from rubriclang.llm.client import ChatRequest, Completion, canonical_json, messages_json
 
 
 def default_path() -> str:
@@ -27,15 +27,48 @@ def default_path() -> str:
     return os.path.join(base, "rubriclang", "calls.sqlite")
 
 
-def call_key(identity: str, model: str, request: ChatRequest, profile: str | None = None) -> str:
+def call_key(identity: str, model: str | None, request: ChatRequest, profile: str | None = None) -> str:
     """The cache key of a call: the server, the request body and, for a
-    criterion on a named model profile, the profile's name."""
-    body = request.body(model)
+    criterion on a named model profile, the profile's name. It is the SHA-256
+    of `{"body": BODY, "profile": ..., "server": ...}` as canonical JSON;
+    that text is assembled from the messages' JSON (shared with the prompt
+    hash, so a cache hit serialises the prompt once) and the JSON of
+    everything else (the same for every call of a criterion, so kept), which
+    gives exactly the bytes `json.dumps(..., sort_keys=True)` of the whole
+    would."""
+    before, after = _frame(identity, model, request.sampling, request.response_format, profile)
+    blob = before + messages_json(request.messages) + after
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# (identity, model, sampling, id(response_format), profile) -> (response_format, before, after)
+_FRAMES: dict[tuple, tuple] = {}
+_FRAMES_MAX = 256
+
+
+def _frame(identity: str, model: str | None, sampling, response_format: dict | None, profile: str | None) -> tuple[str, str]:
+    """The key's canonical JSON before and after the messages' JSON. The
+    response format is remembered by identity and kept alive beside its
+    frame, so an id is never mistaken for another dict's; a criterion's
+    format is one dict for the whole run (`prompting.response_format`)."""
+    memo = (identity, model, sampling, id(response_format), profile)
+    hit = _FRAMES.get(memo)
+    if hit is not None and hit[0] is response_format:
+        return hit[1], hit[2]
+    body = ChatRequest((), sampling, response_format).body(model)
+    marker = "\x00messages\x00"  # a placeholder the JSON of other fields cannot contain unescaped
+    body["messages"] = marker
     key = {"server": identity, "body": body}
     if profile is not None:
         key["profile"] = profile
-    blob = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
+    text = canonical_json(key)
+    quoted = canonical_json(marker)
+    at = text.index(quoted)  # the first: "body" sorts first, and "messages" before every later key in it
+    before, after = text[:at], text[at + len(quoted) :]
+    if len(_FRAMES) >= _FRAMES_MAX:
+        _FRAMES.clear()
+    _FRAMES[memo] = (response_format, before, after)
+    return before, after
 
 
 class CallCache:
@@ -100,7 +133,7 @@ class CallCache:
     def set_note(self, server: str, name: str, value: str) -> None:
         self._conn().execute("INSERT OR REPLACE INTO notes (server, name, value) VALUES (?, ?, ?)", (server, name, value))
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         db = self._conn()
         n, p, c = db.execute(
             "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM calls"

@@ -17,7 +17,7 @@ import json
 import attrs
 
 from rubriclang.llm.cache import CallCache, call_key
-from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
+from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError, Sampling
 
 # The cache note that says a server refuses `response_format`.
 _NO_STRUCTURED = "no_response_format"
@@ -40,7 +40,7 @@ class Usage:
     def to_json(self) -> dict:
         return attrs.asdict(self)
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         for f in attrs.fields(Usage):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
@@ -50,24 +50,30 @@ class Caller:
     cache). `profile` names the model profile it serves, if any: it is part
     of the cache key, so two profiles never answer for each other."""
 
-    def __init__(self, client, cache: CallCache | None, profile: str | None = None):
+    def __init__(self, client: ChatClient, cache: CallCache | None, profile: str | None = None):
         self.client = client
         self.cache = cache
         self.profile = profile
         self.usage = Usage()
         self._structured: bool | None = None  # unknown until the cache or a server says
         self._in_flight: dict[str, asyncio.Future] = {}
+        self._fingerprints: dict[tuple, str] = {}  # (sampling, server, model) -> fingerprint
 
     def fingerprint(self, sampling: Sampling) -> str:
         """A short hash of what answers a call: the server, the model, the
         profile and the sampling. Judgments record it, so a resumed run can
         refuse to mix answers from different judges."""
+        memo = (sampling, self.client.identity, self.client.model)  # the model may be found late (check_model)
+        known = self._fingerprints.get(memo)
+        if known is not None:
+            return known
         blob = json.dumps(
             {"server": self.client.identity, "model": self.client.model, "profile": self.profile, "sampling": attrs.asdict(sampling)},
             sort_keys=True,
             separators=(",", ":"),
         )
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        self._fingerprints[memo] = known = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return known
 
     async def complete(self, request: ChatRequest) -> Completion:
         """The completion of `request`, without structured output where the

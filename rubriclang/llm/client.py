@@ -19,17 +19,18 @@ is not read further and fails the call (`reply_too_large`).
 from __future__ import annotations
 
 import asyncio
+import collections
 import email.utils
 import json
 import random
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import httpx
 
 from rubriclang.llm.redact import Redactor
-from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts
+from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, request_head
 
 # The largest answer read: replies are kilobytes, and even top-20 logprobs of
 # thousands of tokens stay below this.
@@ -66,15 +67,48 @@ class Sampling:
 
 @attrs.frozen
 class ChatRequest:
+    """One chat completion to ask for. `affinity` names the calls that
+    share a prompt prefix (an item's criteria for one candidate): a
+    llama.cpp server with slots gets them on one slot, whose prompt cache
+    then holds that prefix. It is how a call is sent, not what is asked, so
+    it is not in the body (nor the cache key)."""
+
     messages: tuple[dict, ...]
     sampling: Sampling = Sampling()
     response_format: dict | None = None
+    affinity: str | None = None
 
-    def body(self, model: str) -> dict[str, Any]:
+    def body(self, model: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": list(self.messages), **self.sampling.body()}
         if self.response_format is not None:
             body["response_format"] = self.response_format
         return body
+
+
+def canonical_json(value: Any) -> str:
+    """The JSON that call keys and prompt hashes are taken of: sorted keys,
+    no spaces, non-ASCII as is."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+# id(messages) -> (messages, their canonical JSON): a judgment serialises its
+# prompt for its prompt hash, then for its call key; the second is free. The
+# tuple is kept beside its JSON, so an id is never mistaken for another's.
+_MESSAGES_JSON: dict[int, tuple[tuple, str]] = {}
+_MESSAGES_JSON_MAX = 64
+
+
+def messages_json(messages: tuple[dict, ...]) -> str:
+    """`canonical_json(list(messages))`, remembered for the last few
+    message tuples (rendered messages are never changed in place)."""
+    hit = _MESSAGES_JSON.get(id(messages))
+    if hit is not None and hit[0] is messages:
+        return hit[1]
+    text = canonical_json(list(messages))
+    if len(_MESSAGES_JSON) >= _MESSAGES_JSON_MAX:
+        _MESSAGES_JSON.clear()
+    _MESSAGES_JSON[id(messages)] = (messages, text)
+    return text
 
 
 @attrs.frozen
@@ -107,7 +141,7 @@ class Completion:
         }
 
     @classmethod
-    def from_json(cls, d: dict, **extra) -> "Completion":
+    def from_json(cls, d: dict, **extra) -> Completion:
         return cls(
             d["text"],
             d["model"],
@@ -160,9 +194,31 @@ def retry_after_seconds(value: str | None) -> float | None:
 class _Endpoint:
     def __init__(self, url: str, limit: int):
         self.url = url.rstrip("/")
-        self.chat_url = httpx.URL(self.url + "/chat/completions")  # parsed once: httpx parses a str per call
         self.sem = asyncio.Semaphore(limit)
         self.in_flight = 0
+        parsed = httpx.URL(self.url)
+        self.host, self.port = parsed.host, parsed.port or 80
+        self.path = parsed.raw_path.rstrip(b"/")
+        self.origin = self.url[: len(self.url) - len(self.path)]  # the URL without its path (`/v1`)
+        # Set for a plain-http server called directly (no proxy): its calls
+        # skip httpx's client and go straight to the pool, with these headers.
+        self.direct: PoolTransport | None = None
+        self.headers: list[tuple[bytes, bytes]] = []
+
+
+class ChatClient(Protocol):
+    """What a judge needs of a client: OpenAIClient, or a stand-in that sends
+    nothing (an estimate's DryClient, a batch's NoCallClient)."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def identity(self) -> str: ...
+
+    async def chat(self, request: ChatRequest) -> Completion: ...
+
+    async def aclose(self) -> None: ...
 
 
 class OpenAIClient:
@@ -183,6 +239,7 @@ class OpenAIClient:
         identity: str | None = None,
         deadline: float | None = None,
         max_reply_bytes: int | None = None,
+        slots: int | None = None,
     ):
         if not base_urls:
             raise ValueError("at least one base URL is needed")
@@ -204,11 +261,34 @@ class OpenAIClient:
         # pool: httpx's own costs milliseconds of CPU per call at dozens in
         # flight. https (hosted APIs) and proxied calls keep httpx's default
         # transport, which `limits` is for.
-        mounts = direct_mounts([e.url for e in self.endpoints], PoolTransport(per_endpoint, max_body=self.max_reply_bytes), trust_env=not local)
+        pool = PoolTransport(per_endpoint, max_body=self.max_reply_bytes)
+        mounts = direct_mounts([e.url for e in self.endpoints], pool, trust_env=not local)
+        self._timeouts = httpx.Timeout(timeout).as_dict()
+        for ep in self.endpoints:
+            netloc = httpx.URL(ep.url).netloc
+            if mounts.get(f"http://{netloc.decode('ascii')}") is pool:
+                ep.direct = pool
+                ep.headers = [(b"Host", netloc), (b"Accept", b"application/json"), (b"Content-Type", b"application/json"), (b"User-Agent", b"rubriclang")]
+                ep.headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        # With every server direct, httpx's client never sends a request, so
+        # it needs no default transport of its own (building one loads the
+        # system's TLS certificates: milliseconds per run).
+        direct = all(ep.direct is not None for ep in self.endpoints)
         self._http = _CookielessClient(
-            headers=headers, timeout=httpx.Timeout(timeout), limits=limits, trust_env=not local, mounts=mounts
+            headers=headers,
+            timeout=httpx.Timeout(timeout),
+            limits=limits,
+            trust_env=not local,
+            mounts=mounts,
+            transport=pool if direct else None,
         )
         self._turn = 0
+        # llama.cpp servers with this many slots each (None: not llama.cpp,
+        # which would refuse or ignore the fields): calls of one affinity go
+        # to one slot, affinities taking the slots in turn as they first come.
+        self.slots = slots
+        self._slot_of: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self._next_slot = 0
         # What the cache keys calls by: by default the set of servers (they
         # serve the same model); an embedded server, whose port changes every
         # run, names its model file instead.
@@ -217,7 +297,7 @@ class OpenAIClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> "OpenAIClient":
+    async def __aenter__(self) -> OpenAIClient:
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -229,6 +309,15 @@ class OpenAIClient:
         n = len(self.endpoints)
         order = [self.endpoints[(self._turn + i) % n] for i in range(n)]
         return min(order, key=lambda e: e.in_flight)
+
+    def _slot(self, affinity: str, slots: int) -> int:
+        slot = self._slot_of.get(affinity)
+        if slot is None:
+            slot = self._slot_of[affinity] = self._next_slot % slots
+            self._next_slot += 1
+            if len(self._slot_of) > _AFFINITIES_KEPT:  # items long done
+                self._slot_of.popitem(last=False)
+        return slot
 
     def _delay(self, attempt: int, after: float | None) -> float:
         if after is not None:
@@ -242,13 +331,16 @@ class OpenAIClient:
         message = self._redactor.text(err.message)
         return err if message == err.message else LLMError(err.kind, message, err.status, err.attempts)
 
-    async def _fetch(self, method: str, url, body: dict | None = None) -> "_Answer":
-        """One request and its whole answer, within the deadline; raises
-        TimeoutError past it, ReplyTooLarge past the size cap, and httpx's
-        errors."""
-        cap = self.max_reply_bytes
+    async def _fetch(self, ep: _Endpoint, method: str, path: str, body: dict | None = None, root: bool = False) -> _Answer:
+        """One request to `ep` (`path` under its base URL, or under its
+        origin when `root`) and its whole answer, within the deadline;
+        raises TimeoutError past it, ReplyTooLarge past the size cap, and
+        httpx's errors."""
         async with asyncio.timeout(self.deadline):
-            async with self._http.stream(method, url, json=body) as r:
+            if ep.direct is not None:
+                return await self._fetch_direct(ep, method, path if root else ep.path.decode("ascii") + path, body)
+            cap = self.max_reply_bytes
+            async with self._http.stream(method, (ep.origin if root else ep.url) + path, json=body) as r:
                 # The plain-http pool stops at the cap itself; httpx's
                 # default transport (https) streams, and stops here.
                 chunks, size = [], 0
@@ -257,7 +349,19 @@ class OpenAIClient:
                     if size > cap:
                         raise ReplyTooLarge(f"the answer passed {cap} bytes")
                     chunks.append(chunk)
-                return _Answer(r.status_code, r.headers, b"".join(chunks))
+                return _Answer(r.status_code, dict(r.headers), b"".join(chunks))
+
+    async def _fetch_direct(self, ep: _Endpoint, method: str, target: str, body: dict | None) -> _Answer:
+        # The body as httpx's `json=` would send it.
+        data = b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        headers = ep.headers if body is None else [*ep.headers, (b"Content-Length", str(len(data)).encode())]
+        head = request_head(method, target.encode("ascii"), headers)
+        assert ep.direct is not None  # the caller's test
+        answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts)
+        found = {k.decode("latin-1"): v.decode("latin-1") for k, v in answer.headers}
+        if found.get("content-encoding", "identity") != "identity":  # not asked for, but decoded as httpx would
+            content = await httpx.Response(answer.status_code, headers=answer.headers.raw_items(), stream=httpx.ByteStream(content)).aread()
+        return _Answer(answer.status_code, found, content)
 
     def _too_large(self, ep: _Endpoint, attempt: int = 1) -> LLMError:
         return LLMError("reply_too_large", f"{ep.url} answered more than {self.max_reply_bytes} bytes (the reply size cap)", None, attempt)
@@ -265,15 +369,12 @@ class OpenAIClient:
     def _past_deadline(self, ep: _Endpoint) -> LLMError:
         return LLMError("timeout", f"{ep.url} did not finish answering within the {self.deadline:g} s deadline")
 
-    def _error_detail(self, r: "_Answer") -> str:
+    def _error_detail(self, r: _Answer) -> str:
         """The message of an error answer, redacted, then cut to 300 characters
         (cutting first could leave a piece of the key too short to recognise)."""
         try:
             err = r.json().get("error")
-            if isinstance(err, dict):
-                detail = str(err.get("message", ""))
-            else:
-                detail = str(err) if err else r.text
+            detail = str(err.get("message", "")) if isinstance(err, dict) else str(err) if err else r.text
         except (ValueError, AttributeError):
             detail = r.text
         return self._redactor.text(detail)[:_DETAIL_CHARS]
@@ -281,13 +382,14 @@ class OpenAIClient:
     async def list_models(self, endpoint: int = 0) -> list[str]:
         """The model ids one server offers (GET /models)."""
         try:
-            return await self._list_models(self.endpoints[endpoint])
+            return [self._redactor.text(m["id"]) for m in await self._list_models(self.endpoints[endpoint])]
         except LLMError as err:
             raise self._redact(err) from None
 
-    async def _list_models(self, ep: _Endpoint) -> list[str]:
+    async def _list_models(self, ep: _Endpoint) -> list[dict]:
+        """The entries of a server's model list, each with its `id`."""
         try:
-            r = await self._fetch("GET", ep.url + "/models")
+            r = await self._fetch(ep, "GET", "/models")
         except TimeoutError:
             raise self._past_deadline(ep) from None
         except ReplyTooLarge:
@@ -301,16 +403,35 @@ class OpenAIClient:
         if r.status_code != 200:
             raise LLMError("http", f"{ep.url}/models answered HTTP {r.status_code}: {self._error_detail(r)}", r.status_code)
         try:
-            return [self._redactor.text(m["id"]) for m in r.json().get("data", [])]
+            entries = r.json().get("data", [])
+            if all(isinstance(m["id"], str) for m in entries):
+                return entries
         except (ValueError, KeyError, TypeError, AttributeError):
-            raise LLMError("bad_response", f"{ep.url}/models answered something that is not a model list") from None
+            pass
+        raise LLMError("bad_response", f"{ep.url}/models answered something that is not a model list")
+
+    async def _llama_slots(self, ep: _Endpoint) -> int | None:
+        """The slots of a llama.cpp server, from its `/props` (None when it
+        does not say): a speed-up only, so any failure just leaves it off."""
+        try:
+            r = await self._fetch(ep, "GET", "/props", root=True)
+            slots = r.json().get("total_slots") if r.status_code == 200 else None
+        except (TimeoutError, ReplyTooLarge, httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
 
     async def check_model(self) -> None:
         """Fail early, clearly, when a server is unreachable, refuses the key
         or lacks the model. With no model named, the servers' only model is
-        chosen (several to choose from is an error that lists them)."""
-        for i, ep in enumerate(self.endpoints):
-            models = await self.list_models(i)
+        chosen (several to choose from is an error that lists them). A
+        single llama.cpp server (its model list says `owned_by: llamacpp`)
+        also tells its slots, for slot affinity."""
+        for ep in self.endpoints:
+            try:
+                entries = await self._list_models(ep)
+            except LLMError as err:
+                raise self._redact(err) from None
+            models = [self._redactor.text(m["id"]) for m in entries]
             if self.model is None:
                 if len(models) != 1:
                     offered = ", ".join(models[:10]) or "none listed"
@@ -321,12 +442,17 @@ class OpenAIClient:
                     "unknown_model",
                     f"the server at {ep.url} has no model `{self.model}` (it has: {', '.join(models[:10])})",
                 )
+            if self.slots is None and len(self.endpoints) == 1 and entries and all(isinstance(m, dict) and m.get("owned_by") == "llamacpp" for m in entries):
+                self.slots = await self._llama_slots(ep)
 
     async def chat(self, request: ChatRequest) -> Completion:
         """One completion, retried on transient failures; raises LLMError."""
         if self.model is None:
             raise LLMError("unknown_model", "no model chosen: call check_model() first, or name one")
         body = request.body(self.model)
+        if self.slots and request.affinity is not None:
+            body["id_slot"] = self._slot(request.affinity, self.slots)
+            body["cache_prompt"] = True
         attempt = 0
         while True:
             attempt += 1
@@ -349,7 +475,7 @@ class OpenAIClient:
     async def _once(self, ep: _Endpoint, body: dict, attempt: int) -> Completion:
         started = time.perf_counter()
         try:
-            r = await self._fetch("POST", ep.chat_url, body)
+            r = await self._fetch(ep, "POST", "/chat/completions", body)
         except TimeoutError:
             raise _Retry(self._past_deadline(ep)) from None
         except ReplyTooLarge:
@@ -396,6 +522,7 @@ class OpenAIClient:
 
 
 _DETAIL_CHARS = 300  # how much of an error answer a message quotes
+_AFFINITIES_KEPT = 4096  # far more items than are ever in flight at once
 
 
 @attrs.frozen
@@ -403,7 +530,7 @@ class _Answer:
     """A server's answer, read whole."""
 
     status_code: int
-    headers: httpx.Headers
+    headers: dict[str, str]  # lower-case names
     content: bytes
 
     def json(self) -> Any:
@@ -419,7 +546,7 @@ class _CookielessClient(httpx.AsyncClient):
     call cache assumes so). Also saves the ~30 us per call that httpx spends
     offering each response to even an empty cookie jar."""
 
-    @property
+    @property  # type: ignore[misc]  # read-only on purpose: there is no jar to set
     def cookies(self) -> httpx.Cookies:
         return _NO_COOKIES
 

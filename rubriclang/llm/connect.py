@@ -12,6 +12,7 @@ Importing this module costs no HTTP client: clients are built on demand.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 
 import attrs
@@ -75,15 +76,16 @@ class Connections:
                 raise ConnectError(f"the model `{server.model}` is named without a server: the embedded model serves only its own")
             identity = " ".join(server.base_urls) or "embedded"
             return DryClient(self.estimate, server.model or (None if server.base_urls else "embedded"), identity)
-        settings = {
-            "timeout": server.timeout,
-            "max_retries": server.max_retries,
-            "per_endpoint": server.per_endpoint,
-            "deadline": server.deadline,
-            "max_reply_bytes": server.max_reply_bytes,
-        }
+        make = functools.partial(
+            OpenAIClient,
+            timeout=server.timeout,
+            max_retries=server.max_retries,
+            per_endpoint=server.per_endpoint,
+            deadline=server.deadline,
+            max_reply_bytes=server.max_reply_bytes,
+        )
         if server.base_urls:
-            client = OpenAIClient(list(server.base_urls), server.model, server.api_key, **settings)
+            client = make(list(server.base_urls), server.model, server.api_key)
         else:
             if server.model:
                 raise ConnectError(
@@ -91,7 +93,7 @@ class Connections:
                     "give the server's URL (`--base-url`, or `base_url` in the suite's table), or drop the model name",
                 )
             embedded = self._start(server)
-            client = OpenAIClient([embedded.base_url], embedded.model, identity=embedded.identity, **settings)
+            client = make([embedded.base_url], embedded.model, identity=embedded.identity, slots=embedded.parallel)
         self.clients.append(client)
         return client
 
@@ -155,6 +157,7 @@ class Connections:
         extra = {name: Profile(self.profile_client(profiles[name], default), profile_sampling(profiles[name], sampling)) for name in sorted(named - {"default"})}
         if default_profile is not None:
             # The config's `default` profile serves the unnamed criteria too: one judge, named so.
+            assert client is not None  # made from the default profile above
             extra["default"] = Profile(client, sampling)
         elif "default" in named:
             extra["default"] = Profile(self.profile_client(profiles["default"], default), profile_sampling(profiles["default"], sampling))

@@ -59,7 +59,7 @@ class EmbeddedServer:
         """Whether the server is started and not yet stopped."""
         return self._server is not None
 
-    def start(self) -> "EmbeddedServer":
+    def start(self) -> EmbeddedServer:
         """Load the model, start serving, and return once the server answers
         /health and /v1/models; raises EmbeddedError otherwise."""
         if self._server is not None:
@@ -70,7 +70,7 @@ class EmbeddedServer:
         try:
             # Blocks (holding the GIL) until the model is loaded and the HTTP
             # listener is up, or fails fast on a file llama.cpp cannot load.
-            self._server = xlc.Server(self._params(xlc))
+            server = self._server = xlc.Server(self._params(xlc))
         except (RuntimeError, ValueError) as exc:
             raise EmbeddedError(
                 f"llama.cpp could not load {self.model_file} ({exc})\n"
@@ -78,7 +78,7 @@ class EmbeddedServer:
                 f"for a context of {self.ctx_size} tokens x {self.parallel} slots?"
             ) from None
         try:
-            address = self._server.listening_address
+            address = server.listening_address
             if not address.startswith(f"http://{LOOPBACK}:"):
                 raise EmbeddedError(f"the embedded server listens on {address!r}, not on {LOOPBACK}")
             self.base_url = address
@@ -113,13 +113,13 @@ class EmbeddedServer:
         p.verbosity = 0
         return p
 
-    def __enter__(self) -> "EmbeddedServer":
+    def __enter__(self) -> EmbeddedServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    async def __aenter__(self) -> "EmbeddedServer":
+    async def __aenter__(self) -> EmbeddedServer:
         return self.start()
 
     async def __aexit__(self, *exc) -> None:

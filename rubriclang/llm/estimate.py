@@ -19,10 +19,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from typing import Any
 
 import attrs
 
-from rubriclang.llm.client import ChatRequest, LLMError
+from rubriclang.llm.client import ChatRequest, Completion, LLMError
 
 CHARS_PER_TOKEN = 4
 RULE = "ceil(characters / 4) per message"
@@ -46,11 +47,11 @@ class Phase:
         self.prompt_tokens += prompt
         self.completion_tokens = None if completion is None or self.completion_tokens is None else self.completion_tokens + completion
 
-    def scaled(self, k: int) -> "Phase":
+    def scaled(self, k: int) -> Phase:
         return Phase(self.calls * k, self.prompt_tokens * k, None if self.completion_tokens is None else self.completion_tokens * k)
 
     def to_json(self, models: tuple[str | None, ...] = (), prices: dict | None = None) -> dict:
-        out = {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        out: dict[str, Any] = {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
         out["usd"] = cost(out, models, prices)
         return out
 
@@ -88,7 +89,7 @@ class DryClient:
     async def check_model(self) -> None:
         return None
 
-    async def chat(self, request: ChatRequest):
+    async def chat(self, request: ChatRequest) -> Completion:
         self.estimate.record(request, self.model, self.identity)
         raise LLMError("estimate", "not sent: this is an estimate")
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
@@ -78,8 +79,9 @@ def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> Pars
     value, problem = _read(raw, t)
     if problem:
         return ParseResult(None, f"`{key}`: {problem}", method)
-    if logprobs and weighted_points(criterion):
-        dist = _distribution(logprobs, value, weighted_points(criterion))
+    points = weighted_points(criterion) if logprobs else None
+    if logprobs and points:
+        dist = _distribution(logprobs, value, points)
         if dist:
             mean = sum(int(p) * q for p, q in dist.items())
             return ParseResult(round(mean, 6), None, "logprobs", dist)

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 
 import attrs
 
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
-from rubriclang.llm.client import ChatRequest
+from rubriclang.llm.client import ChatRequest, canonical_json, messages_json
 from rubriclang.llm.template import Template, TemplateError, load_packaged, packaged_text, parse
 
 # procedure -> (template file, the key of the answer in the reply's JSON).
@@ -184,15 +183,15 @@ def _reference(criterion: Criterion, item: Item) -> str:
     return item.reference
 
 
-def _values(criterion: Criterion, item: Item, shown: tuple[str, ...]) -> dict[str, str]:
+def _values(criterion: Criterion, item: Item, shown: tuple[str, ...], own: dict[str, str]) -> dict[str, str]:
     """Every value the criterion's procedure can show (the catalog's
     `placeholders`); `shown` is the candidate, or for `llm.compare` both
-    candidates in presentation order."""
+    candidates in presentation order; `own` is `rubric_values(criterion)`."""
     values = {
         "input": item.input,
         "reference": _reference(criterion, item),
         "rubric": (item.rubric or "").strip(),
-        **rubric_values(criterion),
+        **own,
     }
     if criterion.procedure == "llm.compare":
         values["response_a"], values["response_b"] = (item.candidates[c] for c in shown)
@@ -247,34 +246,65 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+@attrs.frozen
+class _Fixed:
+    """What a criterion's requests share, whatever the item: worked out once."""
+
+    template: Template
+    response_format: dict | None
+    rubric_values: dict[str, str]
+    nudge: str
+    prometheus: bool
+
+
+# id(criterion) -> (criterion, its _Fixed); the criterion is kept beside its
+# entry, so an id is never mistaken for another criterion's.
+_FIXED: dict[int, tuple[Criterion, _Fixed]] = {}
+_FIXED_MAX = 1024
+
+
+def _fixed(criterion: Criterion) -> _Fixed:
+    hit = _FIXED.get(id(criterion))
+    if hit is not None and hit[0] is criterion:
+        return hit[1]
+    prometheus = template_choice(criterion) == "prometheus"
+    nudge_stem = NUDGE
+    # `template = prometheus` (never beside `prompt` in a `.rbg` file: RB203)
+    # keeps Prometheus's rubric and reply format under an audit's rewrite of its text.
+    if prometheus:
+        nudge_stem = PROMETHEUS[1]
+    elif criterion.params.get("answer", "json") != "json":
+        nudge_stem = PATTERN_NUDGE  # the template asked for its own format, not JSON
+    fixed = _Fixed(criterion_template(criterion), response_format(criterion), rubric_values(criterion), nudge_stem, prometheus)
+    if len(_FIXED) >= _FIXED_MAX:
+        _FIXED.clear()
+    _FIXED[id(criterion)] = (criterion, fixed)
+    return fixed
+
+
 def render(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> Rendered:
     """The request judging `shown` of `item` on `criterion`: one candidate
     id, or for `llm.compare` both ids in the order the judge sees them.
     Raises PromptError when the item lacks what the prompt needs."""
     shown = (shown,) if isinstance(shown, str) else tuple(shown)
-    template = criterion_template(criterion)
-    values = _values(criterion, item, shown)
-    nudge_stem = NUDGE
-    # `template = prometheus` (never beside `prompt` in a `.rbg` file: RB203)
-    # keeps Prometheus's rubric and reply format under an audit's rewrite of its text.
-    if template_choice(criterion) == "prometheus":
-        values = {**values, "rubric": prometheus_rubric(criterion, item)}
-        nudge_stem = PROMETHEUS[1]
-    elif criterion.params.get("answer", "json") != "json":
-        nudge_stem = PATTERN_NUDGE  # the template asked for its own format, not JSON
-    messages = template.fill(values)
+    fixed = _fixed(criterion)
+    values = _values(criterion, item, shown, fixed.rubric_values)
+    if fixed.prometheus:
+        values["rubric"] = prometheus_rubric(criterion, item)
+    messages = fixed.template.fill(values)
     return Rendered(
-        request=ChatRequest(messages, response_format=response_format(criterion)),
-        prompt_hash=prompt_hash(template.id, messages),
-        template=template.id,
-        nudge=nudge_stem,
+        request=ChatRequest(messages, response_format=fixed.response_format),
+        prompt_hash=prompt_hash(fixed.template.id, messages),
+        template=fixed.template.id,
+        nudge=fixed.nudge,
     )
 
 
 def prompt_hash(template_id: str, messages: tuple[dict, ...]) -> str:
     """A short content hash of what the judge is shown (not of the sampling
     or the response format, which the trace records elsewhere)."""
-    blob = json.dumps({"template": template_id, "messages": list(messages)}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # canonical_json({"template": ..., "messages": ...}), assembled ("messages" sorts first)
+    blob = '{"messages":' + messages_json(messages) + ',"template":' + canonical_json(template_id) + "}"
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

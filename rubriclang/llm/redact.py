@@ -96,7 +96,7 @@ class Redactor:
     def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
             # A string shorter than the shortest hidden run cannot hold one.
-            return value if len(value) < min(FRAGMENT, len(self.secret)) else self.text(value)
+            return value if self.secret is None or len(value) < min(FRAGMENT, len(self.secret)) else self.text(value)
         if isinstance(value, list):
             return [self._walk(v) for v in value]
         if isinstance(value, dict):

@@ -23,7 +23,7 @@ Importing this module costs no HTTP client: the checker reads templates too.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import urllib.request
-from typing import Iterable
+from collections.abc import Iterable
 
 import h11
 import httpx
@@ -114,17 +114,19 @@ class _Connection(asyncio.Protocol):
         """Send `data`; False when the socket was found dead and not a byte of
         it went out (asyncio's first send then fails synchronously, closing
         the transport; a partial send buffers the rest instead)."""
-        if self.transport.is_closing():
+        transport = self.transport
+        assert transport is not None  # set when the connection was made, before any request
+        if transport.is_closing():
             return False
-        self.transport.write(data)
-        return not self.transport.is_closing()
+        transport.write(data)
+        return not transport.is_closing()
 
     async def drain(self, timeout: float | None) -> None:
         """Wait until the send buffer is below its high-water mark."""
         while self._paused:
             if not await self._wait("_writer", timeout):
                 raise httpx.WriteTimeout("sending the request timed out")
-        if self.closed.done() or self.transport.is_closing():
+        if self.closed.done() or self.transport is None or self.transport.is_closing():
             raise httpx.WriteError("the connection closed while the request was being sent")
 
     async def next_event(self, timeout: float | None):
@@ -192,11 +194,11 @@ class _Pool:
         if self.slots < self.limit:
             self.slots += 1
             return await self.connect(timeouts)
-        conn = await self._wait(timeouts.get("pool"))
-        if conn is not None and conn.reusable:
-            return conn
-        if conn is not None:  # went bad between its release and now: a fresh one in its slot
-            self._discard(conn)
+        waited = await self._wait(timeouts.get("pool"))
+        if waited is not None and waited.reusable:
+            return waited
+        if waited is not None:  # went bad between its release and now: a fresh one in its slot
+            self._discard(waited)
         return await self.connect(timeouts)
 
     async def connect(self, timeouts: dict) -> _Connection:
@@ -308,19 +310,36 @@ class PoolTransport(httpx.AsyncBaseTransport):
         url = request.url
         if url.scheme != "http":
             raise httpx.UnsupportedProtocol(f"this transport speaks plain http, not {url.scheme}")
-        if self._closed:
-            raise RuntimeError("the HTTP transport was closed")
         timeouts = request.extensions.get("timeout") or {}
         head = _head(request)
         try:
             body = request.content  # JSON and other bytes bodies are read already
         except httpx.RequestNotRead:
             body = None  # a streamed body, sent as it comes
-        key = (url.host, url.port or 80)
+        answer, content = await self.exchange(url.host, url.port or 80, head, body, timeouts, request.stream)
+        return httpx.Response(
+            answer.status_code,
+            headers=answer.headers.raw_items(),
+            stream=httpx.ByteStream(content),
+            request=request,
+            extensions={"http_version": b"HTTP/" + answer.http_version, "reason_phrase": answer.reason},
+        )
+
+    async def exchange(self, host: str, port: int, head: h11.Request, body: bytes | None, timeouts: dict, stream=None) -> tuple[h11.Response, bytes]:
+        """One request to `host:port` and its whole answer: (the answer's
+        head, its body). `body` None sends `stream` (an async iterable of
+        bytes) instead. What `handle_async_request` does without httpx's
+        request and response objects: the LLM client's plain-http calls
+        come straight here, as httpx's client costs more CPU per call than
+        this whole transport."""
+        if self._closed:
+            raise RuntimeError("the HTTP transport was closed")
+        key = (host, port)
         pool = self._pools.get(key)
         if pool is None:
-            pool = self._pools[key] = _Pool(key[0], key[1], self.max_per_origin, self.keepalive_expiry)
-        conn: _Connection | None = await pool.acquire(timeouts)
+            pool = self._pools[key] = _Pool(host, port, self.max_per_origin, self.keepalive_expiry)
+        conn: _Connection | None
+        conn = await pool.acquire(timeouts)
         try:
             if not _begin(conn, head, body):
                 # The server closed this idle connection and not a byte of
@@ -331,8 +350,8 @@ class PoolTransport(httpx.AsyncBaseTransport):
                 stale, conn = conn, None
                 conn = await pool.replace(stale, timeouts)  # frees the slot if it fails
                 if not _begin(conn, head, body):
-                    raise httpx.WriteError(f"{key[0]}:{key[1]} closed the connection before the request could be sent")
-            response = await _exchange(conn, request, body is None, timeouts, self.max_body)
+                    raise httpx.WriteError(f"{host}:{port} closed the connection before the request could be sent")
+            answer = await _exchange(conn, stream if body is None else None, timeouts, self.max_body)
         except BaseException as exc:
             if conn is not None:
                 pool.release(conn, keep=False)
@@ -343,12 +362,12 @@ class PoolTransport(httpx.AsyncBaseTransport):
             raise
         # Kept when both sides allow keep-alive and nothing unasked-for followed the answer.
         pool.release(conn, keep=conn.h11.our_state is h11.IDLE and not conn.h11.trailing_data[0])
-        return response
+        return answer
 
     async def aclose(self) -> None:
         """Close every connection, and wait until their sockets are closed."""
         self._closed = True
-        waiting = []
+        waiting: list[asyncio.Future[None]] = []
         for pool in self._pools.values():
             waiting.extend(conn.closed for conn in pool.open)
             pool.close()
@@ -358,8 +377,14 @@ class PoolTransport(httpx.AsyncBaseTransport):
 
 
 def _head(request: httpx.Request) -> h11.Request:
+    return request_head(request.method, request.url.raw_path, request.headers.raw)
+
+
+def request_head(method: str | bytes, target: bytes, headers) -> h11.Request:
+    """An h11 request head; httpx's LocalProtocolError for a header that
+    HTTP/1.1 does not allow."""
     try:
-        return h11.Request(method=request.method, target=request.url.raw_path, headers=request.headers.raw)
+        return h11.Request(method=method, target=target, headers=headers)
     except h11.LocalProtocolError:
         # h11's message would quote the offending header, which may be the key.
         raise httpx.LocalProtocolError("the request has a header that HTTP/1.1 does not allow") from None
@@ -377,13 +402,14 @@ def _begin(conn: _Connection, head: h11.Request, body: bytes | None) -> bool:
     return conn.write(data)
 
 
-async def _exchange(conn: _Connection, request: httpx.Request, streamed: bool, timeouts: dict, max_body: int | None) -> httpx.Response:
-    """Finish sending the request, then read the whole answer (at most
-    `max_body` bytes of body). The connection is left ready for the next
-    request (h11 in state IDLE) when both sides allow keep-alive."""
+async def _exchange(conn: _Connection, stream, timeouts: dict, max_body: int | None) -> tuple[h11.Response, bytes]:
+    """Finish sending the request (the rest of its body is `stream`, if
+    not None), then read the whole answer (at most `max_body` bytes of
+    body). The connection is left ready for the next request (h11 in state
+    IDLE) when both sides allow keep-alive."""
     write_timeout, read_timeout = timeouts.get("write"), timeouts.get("read")
-    if streamed:
-        async for chunk in request.stream:
+    if stream is not None:
+        async for chunk in stream:
             if chunk and not conn.write(conn.h11.send(h11.Data(data=chunk))):
                 raise httpx.WriteError("the connection closed while the request was being sent")
             await conn.drain(write_timeout)
@@ -412,13 +438,7 @@ async def _exchange(conn: _Connection, request: httpx.Request, streamed: bool, t
             break
     if conn.h11.our_state is h11.DONE and conn.h11.their_state is h11.DONE:
         conn.h11.start_next_cycle()
-    return httpx.Response(
-        head.status_code,
-        headers=head.headers.raw_items(),
-        stream=httpx.ByteStream(b"".join(chunks)),
-        request=request,
-        extensions={"http_version": b"HTTP/" + head.http_version, "reason_phrase": head.reason},
-    )
+    return head, b"".join(chunks)
 
 
 def direct_mounts(urls: Iterable[str], transport: httpx.AsyncBaseTransport, trust_env: bool) -> dict[str, httpx.AsyncBaseTransport]:
@@ -437,4 +457,4 @@ def direct_mounts(urls: Iterable[str], transport: httpx.AsyncBaseTransport, trus
     return out
 
 
-__all__ = ["PoolTransport", "ReplyTooLarge", "direct_mounts"]
+__all__ = ["PoolTransport", "ReplyTooLarge", "direct_mounts", "request_head"]

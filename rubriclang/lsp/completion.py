@@ -3,13 +3,19 @@ names the file declares."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import attrs
 
 from rubriclang.catalog import Catalog
 from rubriclang.lsp import context as ctx
-from rubriclang.lsp.catalog_info import block_params, operator_markdown, param_detail, param_markdown, procedure_markdown
+from rubriclang.lsp.catalog_info import (
+    block_params,
+    operator_markdown,
+    param_detail,
+    param_markdown,
+    procedure_markdown,
+)
 from rubriclang.lsp.scanner import KEYWORDS
 
 

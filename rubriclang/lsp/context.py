@@ -82,10 +82,11 @@ def _inside_literal(tokens: list[Token], offset: int) -> bool:
     for tok in tokens:
         if tok.start >= offset:
             return False
-        if tok.kind in ("string", "open_string", "comment"):
-            # A comment or an unclosed string still holds the cursor at its end.
-            if offset < tok.end or (offset == tok.end and tok.kind != "string"):
-                return True
+        # A comment or an unclosed string still holds the cursor at its end.
+        if tok.kind in ("string", "open_string", "comment") and (
+            offset < tok.end or (offset == tok.end and tok.kind != "string")
+        ):
+            return True
     return False
 
 
@@ -187,24 +188,26 @@ class _Walk:
             self.state = "after"
 
     def context(self, start: int, prefix: str) -> Context:
-        common = dict(start=start, prefix=prefix, decl=self.decl, head=self.head, own_name=self.own_name)
+        def at(kind: str, used: frozenset[str] = frozenset(), param: str | None = None) -> Context:
+            return Context(kind, start, prefix, self.decl, self.head, self.own_name, used, param)
+
         role = self.stack[-1] if self.stack else None
         if role == "ports":
             if self.slot == "port":
-                return Context(PORT, used=frozenset(self.ports), **common)
-            return Context(NODE if self.slot == "ref" else NONE, **common)
+                return at(PORT, used=frozenset(self.ports))
+            return at(NODE if self.slot == "ref" else NONE)
         if role == "refs":
-            return Context(NODE if self.slot == "ref" else NONE, **common)
+            return at(NODE if self.slot == "ref" else NONE)
         if role == "block":
             if self.state in ("name", "after"):
-                return Context(PARAM, used=frozenset(self.params), **common)
+                return at(PARAM, used=frozenset(self.params))
             if self.state == "value":
-                return Context(VALUE, param=self.param, **common)
-            return Context(NONE, **common)
+                return at(VALUE, param=self.param)
+            return at(NONE)
         if role is not None:
-            return Context(NONE, **common)
+            return at(NONE)
         if self.decl == "sink" and self.own_name is None:
-            return Context(NODE, **common)
+            return at(NODE)
         if self.header_eq and self.head is None:
-            return Context(PROCEDURE if self.decl == "criterion" else OPERATOR, **common)
-        return Context(KEYWORD if self.done else NONE, **common)
+            return at(PROCEDURE if self.decl == "criterion" else OPERATOR)
+        return at(KEYWORD if self.done else NONE)

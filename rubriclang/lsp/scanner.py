@@ -57,7 +57,9 @@ def scan(text: str) -> list[Token]:
     out: list[Token] = []
     at_line_start = True
     for m in _TOKEN.finditer(text):
-        kind = _KIND.get(m.lastgroup, m.lastgroup)
+        group = m.lastgroup
+        assert group is not None  # every alternative of _TOKEN is a named group
+        kind = _KIND.get(group, group)
         if kind == "space":
             if "\n" in m.group():
                 at_line_start = True

@@ -20,7 +20,7 @@ from rubriclang.diagnostics import Diagnostic, Severity
 from rubriclang.diagnostics.render import package_version
 from rubriclang.fmt import format_source
 from rubriclang.lsp import navigation
-from rubriclang.lsp.analysis import Analysis, Range, analyse
+from rubriclang.lsp.analysis import UTF16, Analysis, Range, analyse
 from rubriclang.lsp.completion import complete
 from rubriclang.lsp.folding import folding_ranges
 from rubriclang.lsp.hover import hover
@@ -58,7 +58,8 @@ class RubricServer(LanguageServer):
             return cached
         path = os.path.basename(doc.path) if doc.path else uri
         encoding = self.workspace.position_encoding
-        result = analyse(doc.source, path, getattr(encoding, "value", encoding))
+        # The negotiated encoding (an enum, or its string); none negotiated is UTF-16.
+        result = analyse(doc.source, path, getattr(encoding, "value", encoding) or UTF16)
         self.analyses[uri] = result
         if result.graph is not None:
             self.last_good[uri] = result.graph

@@ -52,7 +52,7 @@ def slots(op: Operator, catalog: Catalog) -> list[tuple[str, int | None, str]]:
     # The catalog's port order, not the author's: `(when: a, value: b)` and
     # `(value: b, when: a)` are one graph.
     order = [p.name for p in spec.ports] if spec else []
-    out = []
+    out: list[tuple[str, int | None, str]] = []
     for port in sorted(op.ports, key=lambda p: (order.index(p) if p in order else len(order), p)):
         names = op.ports[port]
         pspec = spec.port(port) if spec else None

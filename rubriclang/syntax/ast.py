@@ -7,8 +7,6 @@ out of equality, so two files that differ only in layout compare equal.
 
 from __future__ import annotations
 
-from typing import Union
-
 import attrs
 
 from rubriclang.diagnostics.span import Span
@@ -68,14 +66,14 @@ class Ident:
 
 @attrs.frozen
 class ListValue:
-    items: tuple["Value", ...]
+    items: tuple[Value, ...]
     span: Span = _span
 
 
 @attrs.frozen
 class Entry:
-    key: Union[String, Number, Bool, Ident]
-    value: "Value"
+    key: String | Number | Bool | Ident
+    value: Value
     span: Span = _span
 
 
@@ -91,7 +89,7 @@ class Call:
     for the checker, which knows each constructor by name."""
 
     name: Name
-    args: tuple["Value", ...]
+    args: tuple[Value, ...]
     span: Span = _span
 
 
@@ -107,7 +105,7 @@ class TypeExpr:
     span: Span = _span
 
 
-Value = Union[String, Number, Bool, Ident, Call, ListValue, MapValue, TypeExpr]
+Value = String | Number | Bool | Ident | Call | ListValue | MapValue | TypeExpr
 
 
 @attrs.frozen
@@ -179,7 +177,7 @@ class ReadoutDecl:
     span: Span = _span
 
 
-Decl = Union[RubricDecl, ContractDecl, CriterionDecl, NodeDecl, SinkDecl, ReadoutDecl]
+Decl = RubricDecl | ContractDecl | CriterionDecl | NodeDecl | SinkDecl | ReadoutDecl
 
 
 @attrs.frozen

@@ -8,11 +8,14 @@ example) add a hint that shows the right form.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 
+from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
+from rubriclang.diagnostics.span import Span
 
 _WORDS = {
     "NAME": "a name",
@@ -76,7 +79,7 @@ _HINTS = {
 }
 
 
-def _word(name: str, lark_factory) -> str:
+def _word(name: str, lark_factory: Callable[[], Lark]) -> str:
     if name in _WORDS:
         return _WORDS[name]
     try:
@@ -88,7 +91,7 @@ def _word(name: str, lark_factory) -> str:
     return name.lower()
 
 
-def _expected_words(names, lark_factory) -> str:
+def _expected_words(names: Iterable[str], lark_factory: Callable[[], Lark]) -> str:
     words = sorted({_word(n, lark_factory) for n in names})
     if not words:
         return "something else"
@@ -103,7 +106,7 @@ def _expected_words(names, lark_factory) -> str:
 _AFTER_A_DECLARATION = "sink x\n"
 
 
-def _hint(exc: UnexpectedInput, lark_factory) -> str | None:
+def _hint(exc: UnexpectedInput, lark_factory: Callable[[], Lark]) -> str | None:
     if not isinstance(exc, UnexpectedToken):
         return None
     for prefix in ("", _AFTER_A_DECLARATION):
@@ -143,10 +146,13 @@ def _unclosed(text: str) -> str | None:
     return f"the `{text[at]}` at line {line}, column {column} is never closed"
 
 
-def describe_unexpected(exc: UnexpectedInput, text: str, lark_factory):
+def describe_unexpected(
+    exc: UnexpectedInput, text: str, lark_factory: Callable[[], Lark]
+) -> tuple[str, int, int, int, str, tuple[str, ...]]:
     """(code, line, column, end_column, message, notes) for a Lark error."""
     if isinstance(exc, UnexpectedCharacters):
         pos = exc.pos_in_stream
+        assert pos is not None  # the lexer always says where it stopped
         char = text[pos]
         if text.startswith('"""', pos) or (char == '"' and pos >= 2 and text.startswith('""', pos - 2)):
             return (
@@ -161,7 +167,7 @@ def describe_unexpected(exc: UnexpectedInput, text: str, lark_factory):
                 ('a `"` string ends on the line it starts; use `"""` for text over several lines',),
             )
         shown = repr(char)[1:-1] if not char.isprintable() else char
-        notes = (f"expected {_expected_words(exc.allowed, lark_factory)}",) if exc.allowed else ()
+        notes: tuple[str, ...] = (f"expected {_expected_words(exc.allowed, lark_factory)}",) if exc.allowed else ()
         return ("RB005", exc.line, exc.column, exc.column + 1, f"unexpected character `{shown}`", notes)
     if isinstance(exc, UnexpectedEOF) or (
         isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
@@ -180,9 +186,10 @@ def describe_unexpected(exc: UnexpectedInput, text: str, lark_factory):
     shown = str(tok).replace("\n", "\\n")
     if len(shown) > 40:
         shown = shown[:37] + "..."
-    end = tok.end_column if tok.end_line == tok.line else tok.column + len(str(tok).split("\n")[0])
+    assert tok.line is not None and tok.column is not None  # a real token, not `$END`
+    end = tok.end_column if tok.end_line == tok.line and tok.end_column is not None else tok.column + len(str(tok).split("\n")[0])
     return ("RB001", tok.line, tok.column, end, f"unexpected `{shown}`: expected {expected}", notes)
 
 
-def syntax_diagnostic(code, span, message, notes=()) -> Diagnostic:
+def syntax_diagnostic(code: str, span: Span, message: str, notes: Sequence[str] = ()) -> Diagnostic:
     return make(code, span, message, notes)

@@ -1,7 +1,8 @@
 """Parsing: text -> `ast.Module` plus syntax diagnostics.
 
-The LALR parser is built once per process and cached on disk by Lark, so a
-cold `rbg check` does not re-analyse the grammar.
+The LALR parsers (a fast one, and one whose errors are reported: `_tree`)
+are built once per process and cached on disk by Lark, so a cold `rbg check`
+does not re-analyse the grammar.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import threading
 from importlib import resources
 
 import attrs
-from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.span import Span
@@ -33,18 +34,41 @@ def _collect_comment(tok: Token) -> Token:
     return tok
 
 
-@functools.lru_cache(maxsize=1)
-def _lark() -> Lark:
+@functools.lru_cache(maxsize=2)
+def _parser(lexer: str) -> Lark:
     grammar = resources.files("rubriclang.grammar").joinpath("rubric.lark").read_text("utf-8")
     return Lark(
         grammar,
         parser="lalr",
-        lexer="contextual",
+        lexer=lexer,
         propagate_positions=True,
         maybe_placeholders=True,
         lexer_callbacks={"COMMENT": _collect_comment},
         cache=True,
     )
+
+
+def _lark() -> Lark:
+    """The parser whose errors are reported: its contextual lexer knows the
+    tokens each parser state accepts, and lexes only those."""
+    return _parser("contextual")
+
+
+def _tree(chunk: str) -> Tree[Token]:
+    """The parse tree of `chunk`, or the contextual parser's UnexpectedInput.
+
+    A basic lexer (one regex for every terminal) tries first: the contextual
+    lexer compiles a regex per parser state, which is most of a cold parse.
+    Where the basic lexer's tokens parse, they are the contextual lexer's
+    (each accepted token is the first matching terminal of a subset that
+    holds it, so that subset picks it too); where they do not (a keyword
+    used as a name, or an error), the contextual parser decides and reports.
+    """
+    try:
+        return _parser("basic").parse(chunk)
+    except UnexpectedInput:
+        _comment_sink.items = []
+        return _lark().parse(chunk)
 
 
 @attrs.frozen
@@ -90,7 +114,7 @@ def parse(text: str, path: str = "<input>") -> ParseResult:
             break
         offset = nxt
     comment_nodes = tuple(
-        ast.Comment(str(t).rstrip(), span=Span(path, t.line, t.column, t.end_line, t.end_column))
+        ast.Comment(str(t).rstrip(), span=_token_span(path, t))
         for t in sorted(comments, key=lambda t: (t.line, t.column))
     )
     if diagnostics:
@@ -115,11 +139,19 @@ def _line_end(text: str, index: int) -> int:
     return len(text) if end < 0 else end
 
 
-def _parse_chunk(chunk, path, decls, comments, diagnostics) -> tuple[bool, int]:
+def _token_span(path: str, t: Token) -> Span:
+    # The lexer sets every position of a token (Lark types them optional).
+    assert t.line is not None and t.column is not None and t.end_line is not None and t.end_column is not None
+    return Span(path, t.line, t.column, t.end_line, t.end_column)
+
+
+def _parse_chunk(
+    chunk: str, path: str, decls: list[ast.Decl], comments: list[Token], diagnostics: list[Diagnostic]
+) -> tuple[bool, int]:
     """Parse one chunk; True when it parsed, else False and the error's offset."""
     _comment_sink.items = []
     try:
-        tree = _lark().parse(chunk)
+        tree = _tree(chunk)
     except UnexpectedInput as exc:
         diagnostics.append(_from_lark(exc, chunk, path))
         return False, _error_offset(exc, chunk)

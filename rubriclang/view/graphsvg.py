@@ -82,8 +82,8 @@ def render_svg(v: View, values: dict[str, Any] | None = None, sink: str | None =
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="graph" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img">',
            f"<title>{escape(v.title)}</title>"]
     for e in v.edges:
-        (x1, y1), (x2, y2) = pos[e.src], pos[e.dst]
-        x1, y1, y2 = x1 + W, y1 + H / 2, y2 + H / 2
+        (sx, sy), (x2, dy) = pos[e.src], pos[e.dst]
+        x1, y1, y2 = sx + W, sy + H / 2, dy + H / 2
         mid = (x1 + x2) / 2
         cls = "edge on" if (e.src, e.dst) in on_edges else "edge"
         out.append(f'<path class="{cls}" d="M{x1:g},{y1:g} C{mid:g},{y1:g} {mid:g},{y2:g} {x2:g},{y2:g}"><title>{escape(e.src)} \u2192 {escape(e.dst)} ({escape(e.label)})</title></path>')

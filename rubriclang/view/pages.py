@@ -8,11 +8,11 @@ import collections
 import hashlib
 import json
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
 
 from rubriclang.audit.html import render_html
 from rubriclang.review.view import view
@@ -189,14 +189,15 @@ def _prompts(crit, item, cid: str, calls) -> list[dict]:
     orders = [tuple(c["order"]) for c in calls if isinstance(c, dict) and isinstance(c.get("order"), list)] if calls else []
     if crit.procedure == "llm.compare" and not orders:
         orders = [tuple(item.candidate_ids)]
-    out = []
-    for shown in orders or [cid]:
+    out: list[dict[str, Any]] = []
+    shown: list[tuple[str, ...] | str] = [*orders] or [cid]
+    for order in shown:
         try:
-            r = render(crit, item, shown)
+            r = render(crit, item, order)
         except (PromptError, KeyError, ValueError) as exc:
-            out.append({"order": shown, "error": str(exc), "messages": []})
+            out.append({"order": order, "error": str(exc), "messages": []})
             continue
-        out.append({"order": shown, "error": None, "template": r.template, "messages": list(r.request.messages)})
+        out.append({"order": order, "error": None, "template": r.template, "messages": list(r.request.messages)})
     return out
 
 
@@ -210,20 +211,21 @@ def _plots(table: TraceTable) -> dict:
     """Calibration (pointwise numeric decisions against gold, in bins of
     the decision), the confusion of decisions and gold, and the margins of
     pairwise items; every cell carries the query of its items."""
-    point = [r for r in table.rows if r.mode == "pointwise" and r.number is not None and _num(r.gold) is not None]
+    # (decision, gold) of the pointwise items with numbers for both.
+    point = [(r.number, g) for r in table.rows if r.mode == "pointwise" and r.number is not None and (g := _num(r.gold)) is not None]
     calibration = []
     if point:
-        lo, hi = min(r.number for r in point), max(r.number for r in point)
+        lo, hi = min(x for x, _ in point), max(x for x, _ in point)
         width = (hi - lo) / CALIBRATION_BINS or 1.0
-        bins = collections.defaultdict(list)
-        for r in point:
-            bins[min(CALIBRATION_BINS - 1, int((r.number - lo) / width))].append(r)
+        bins: collections.defaultdict[int, list[tuple[float, float]]] = collections.defaultdict(list)
+        for x, g in point:
+            bins[min(CALIBRATION_BINS - 1, int((x - lo) / width))].append((x, g))
         for b in sorted(bins):
             rows = bins[b]
             low, high = lo + b * width, lo + (b + 1) * width
             calibration.append({"low": low, "high": high, "n": len(rows),
-                                "decision": sum(r.number for r in rows) / len(rows),
-                                "gold": sum(_num(r.gold) for r in rows) / len(rows),
+                                "decision": sum(x for x, _ in rows) / len(rows),
+                                "gold": sum(g for _, g in rows) / len(rows),
                                 "query": Query(low=low, high=high).params()})
     confusion = collections.Counter((r.decision, label(r.gold)) for r in table.rows if r.gold is not None)
     labels = sorted({d for d, _ in confusion} | {g for _, g in confusion}, key=_label_key)

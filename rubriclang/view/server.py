@@ -14,13 +14,14 @@ from __future__ import annotations
 import hmac
 import secrets
 import socket
-from urllib.parse import parse_qs
 from importlib import resources
+from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from rubriclang.audit.html.page import CSP as REPORT_CSP
 from rubriclang.view.notes import MAX_NOTE, NotesError, save_note
@@ -41,7 +42,7 @@ def _headers(csp: str = CSP) -> dict[str, str]:
             "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
 
 
-def make_app(sources: Sources, token: str) -> Starlette:
+def make_app(sources: Sources, token: str) -> ASGIApp:
     """The viewer over `sources`, answering only requests with `token`."""
     site = Site(sources, form_token=token)
 
@@ -58,7 +59,7 @@ def make_app(sources: Sources, token: str) -> Starlette:
             return PlainTextResponse(str(exc), status_code=404, headers=_headers())
         except NotesError as exc:
             return PlainTextResponse(str(exc), status_code=500, headers=_headers())
-        response = HTMLResponse(html, headers=_headers(REPORT_CSP if route == "report" else CSP))
+        response: Response = HTMLResponse(html, headers=_headers(REPORT_CSP if route == "report" else CSP))
         if "token" in request.query_params:
             # Once the cookie is set, drop the token from the address bar
             # (and from the history) by redirecting to the same page.
@@ -136,5 +137,5 @@ def serve(sources: Sources, port: int, token: str, on_ready=None) -> None:
             await original(sockets=sockets)
             on_ready()
 
-        server.startup = startup
+        server.startup = startup  # type: ignore[method-assign]  # uvicorn has no startup hook: wrap its method
     server.run()

@@ -4,7 +4,6 @@ at start-up, never written."""
 from __future__ import annotations
 
 import collections
-from typing import Any
 
 import attrs
 

@@ -67,7 +67,7 @@ class Query:
             text=params.get("q", "")[:200],
             decision=params.get("decision", "")[:200],
             gold=params.get("gold", "")[:200],
-            sort=params.get("sort") if params.get("sort") in SORTS else "file",
+            sort=params["sort"] if params.get("sort") in SORTS else "file",
             desc=params.get("desc") == "1",
             page=max(1, int(params["page"])) if params.get("page", "").isdigit() else 1,
         )

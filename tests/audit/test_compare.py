@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from .helpers import GSM8K_JUDGE
-
 ALWAYS_TRUE = """\
 rubric lenient { version = 1 }
 contract { scale = bool }

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from llm.conftest import fault_server  # noqa: F401 (a fixture, for the modules that import it from here)
 from llm.fault_server import FaultServer
+
 from rubriclang.llm.client import ChatRequest, Completion, OpenAIClient
 
 

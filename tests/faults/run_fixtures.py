@@ -44,7 +44,7 @@ def setup(tmp_path: Path, n: int = 6, failing=()) -> tuple[Path, Path]:
     return g, items
 
 
-def rbg(*args) -> "CliRunner.Result":
+def rbg(*args) -> CliRunner.Result:
     """`rbg ARGS...` in-process; stdout and stderr together in `.output`."""
     return CliRunner().invoke(cli, [str(a) for a in args])
 

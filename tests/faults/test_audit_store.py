@@ -13,12 +13,12 @@ import sys
 import textwrap
 
 import pytest
+from audit.helpers import GSM8K_JUDGE, gsm8k_items
 from click.testing import CliRunner
 
 from rubriclang import safeio
 from rubriclang.audit.runner import SCHEMA, RunsError, RunStore
 from rubriclang.cli.main import cli
-from audit.helpers import GSM8K_JUDGE, gsm8k_items
 
 BODY = 'repeats = 2\noperators = ["typo_noise", "partial_completion"]\n[options.typo_noise]\nfields = ["response"]\n'
 

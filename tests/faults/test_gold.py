@@ -8,9 +8,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from evaluation.judges import BOOL, LABEL, ORDINAL, PAIRWISE, SCORE, pair, pointwise, write, write_items
 
 from rubriclang.cli.main import cli
-from evaluation.judges import BOOL, LABEL, ORDINAL, PAIRWISE, SCORE, pair, pointwise, write, write_items
 
 
 def rbg(*args):

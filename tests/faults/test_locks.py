@@ -11,11 +11,11 @@ import sys
 import textwrap
 
 import pytest
+from audit.helpers import GSM8K_JUDGE, gsm8k_items
 from click.testing import CliRunner
 
 from rubriclang import safeio
 from rubriclang.cli.main import cli
-from audit.helpers import GSM8K_JUDGE, gsm8k_items
 
 GRAPH = """rubric verifier { version = 1 }
 contract { scale = bool }

@@ -8,9 +8,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from evaluation.judges import ORDINAL, pointwise, write, write_items
 
 from rubriclang.cli.main import cli
-from evaluation.judges import ORDINAL, pointwise, write, write_items
 
 ANNOTATED = ORDINAL.replace('recorded.value { key = "q" }', 'human.annotation { key = "q" }')
 

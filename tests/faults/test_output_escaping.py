@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import GOOD as LLM_GRAPH
-from .llm_fixtures import fault_server  # noqa: F401 (a fixture)
 from llm.fault_server import reply
+
 from rubriclang.cli.main import cli
+
+from .llm_fixtures import fault_server  # noqa: F401 (a fixture)
 
 REPO = Path(__file__).resolve().parents[2]
 # ESC sequences (clear screen, retitle, a hyperlink), a C1 CSI, BEL, a

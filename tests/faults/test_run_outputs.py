@@ -14,9 +14,9 @@ import subprocess
 
 import pytest
 
+from faults.run_fixtures import GRAPH, RBG, assert_clean_error, rbg, rbg_process, setup, traces, write_jsonl
 from rubriclang.interp.items import ItemError
 from rubriclang.interp.trace import RECORD_START, OutputError, TraceWriter, scan_trace
-from faults.run_fixtures import GRAPH, RBG, assert_clean_error, rbg, rbg_process, setup, traces, write_jsonl
 
 
 def _other_graph_trace(tmp_path) -> bytes:

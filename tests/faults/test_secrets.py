@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import GOOD
-from .llm_fixtures import chat, client, fault_server, write_items  # noqa: F401 (fault_server: a fixture)
 from llm.fault_server import reply, status
+
 from rubriclang.cli.main import cli
 from rubriclang.llm.client import LLMError
 from rubriclang.llm.redact import MASK, Redactor
+
+from .llm_fixtures import chat, client, fault_server, write_items  # noqa: F401 (fault_server: a fixture)
 
 KEY = "sk-SENTINEL12-9f8e7d6c5b4a3210zyxw"
 # The error body's message quotes `Bearer KEY`; the client shows 300 characters of it.

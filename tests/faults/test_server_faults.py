@@ -11,13 +11,14 @@ import time
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import GOOD
-from .llm_fixtures import chat, client, fault_server, write_items  # noqa: F401 (fault_server: a fixture)
 from llm.fault_server import Fault, FaultServer, trickle
+
 from rubriclang.cli.main import cli
 from rubriclang.llm import client as client_module
 from rubriclang.llm.client import DEFAULT_MAX_REPLY_BYTES, LLMError, OpenAIClient
+
+from .llm_fixtures import chat, client, fault_server, write_items  # noqa: F401 (fault_server: a fixture)
 
 # Each byte comes well inside the read timeout: only an overall deadline ends it.
 BYTE_EVERY = 0.25

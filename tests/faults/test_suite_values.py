@@ -6,11 +6,11 @@ a silent default."""
 from __future__ import annotations
 
 import pytest
+from audit.helpers import GSM8K_ITEMS, GSM8K_JUDGE
 from click.testing import CliRunner
 
 from rubriclang.audit.suite import _BACKEND_KEYS, SuiteError, load_suite
 from rubriclang.cli.main import cli
-from audit.helpers import GSM8K_ITEMS, GSM8K_JUDGE
 
 JUDGE = f'judge = "{GSM8K_JUDGE}"\n'
 HEAD = f'items = "{GSM8K_ITEMS}"\n'

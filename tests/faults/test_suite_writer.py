@@ -11,6 +11,7 @@ import shutil
 import tomllib
 
 import pytest
+from audit.helpers import GSM8K_JUDGE, Scripted, gsm8k_items
 from click.testing import CliRunner
 
 from rubriclang.audit.judge import judge_info
@@ -20,7 +21,6 @@ from rubriclang.audit.suite_writer import render_suite
 from rubriclang.checker import check_source
 from rubriclang.cli.main import cli
 from rubriclang.interp.items import read_items
-from audit.helpers import GSM8K_JUDGE, Scripted, gsm8k_items
 
 HOSTILE = [
     "reads\x00 the final number",

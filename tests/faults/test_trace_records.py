@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from rubriclang.interp.trace import RECORD_START, canonical_json
 from faults.run_fixtures import assert_every_trace_reader_refuses, rbg, traces
+from rubriclang.interp.trace import RECORD_START, canonical_json
 
 
 def _drop(field):

@@ -21,8 +21,8 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 import attrs
 
@@ -94,14 +94,18 @@ class FaultServer:
 
     def __init__(
         self,
-        answer: Callable[[dict], str | dict] = rate_answer(),
+        answer: Callable[[dict], str | dict] = rate_answer(),  # noqa: B008 (the answer function is stateless)
         models: tuple[str, ...] = ("judge",),
         api_key: str | None = None,
         reject_response_format: bool = False,
         lifetime: float = 60.0,
         max_requests: int = 5000,
+        owned_by: str | None = None,
+        props: dict | None = None,
     ):
         self.answer = answer
+        self.owned_by = owned_by  # each model entry's `owned_by` (llama.cpp says "llamacpp")
+        self.props = props  # what GET /props answers (llama.cpp's server properties); None: 404
         self.models = models
         self.api_key = api_key
         self.reject_response_format = reject_response_format
@@ -118,7 +122,7 @@ class FaultServer:
         self._timer = threading.Timer(lifetime, self.stop)
         self._timer.daemon = True
 
-    def __enter__(self) -> "FaultServer":
+    def __enter__(self) -> FaultServer:
         self._thread.start()
         self._timer.start()
         return self
@@ -224,7 +228,10 @@ def _handler(server: FaultServer):
             if not self._authorised():
                 return
             if self.path.rstrip("/") == "/v1/models":
-                self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
+                extra = {"owned_by": server.owned_by} if server.owned_by else {}
+                self._send(200, {"object": "list", "data": [{"id": m, "object": "model", **extra} for m in server.models]})
+            elif self.path == "/props" and server.props is not None:
+                self._send(200, server.props)
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 

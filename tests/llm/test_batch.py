@@ -160,6 +160,18 @@ def test_import_judges_from_the_results_without_any_call(files, tmp_path, fault_
     assert decisions(traces) == decisions(live)
 
 
+def test_import_into_a_log_writes_progress_lines_on_stderr(files, tmp_path):
+    graph, items = files
+    requests = export(graph, items, tmp_path / "requests.jsonl")
+    results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
+    r = invoke("batch", "import", graph, items, results, "--out", tmp_path / "t.jsonl", "--model", MODEL,
+               "--identity", "vllm-batch", "--cache", tmp_path / "calls.sqlite")
+    assert r.exit_code == 0, r.output
+    progress = [line.split(",")[0].strip() for line in r.stderr.splitlines() if line.startswith("  ") and "/4 items" in line]
+    assert progress == ["1/4 items", "2/4 items", "3/4 items", "4/4 items"]
+    assert "/4 items" not in r.stdout
+
+
 def test_imported_results_answer_a_later_live_run_from_the_cache(files, tmp_path, fault_server):
     graph, items = files
     server = fault_server(answer=judge_answer, models=(MODEL,))

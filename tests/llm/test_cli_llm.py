@@ -171,6 +171,18 @@ def test_eval_judges_with_the_server_and_reports_usage_on_stderr(fault_server, f
     assert "LLM `judge`: 12 calls" in r.stderr
 
 
+def test_eval_with_llm_criteria_writes_progress_lines_on_stderr_only(fault_server, files, tmp_path):
+    server = fault_server(answer=judge_by_content)
+    g, items = files
+    r = rbg("eval", g, items, "--base-url", server.url, "--cache", tmp_path / "c.sqlite")
+    assert r.exit_code == 0, r.output
+    progress = [line.strip() for line in r.stderr.splitlines() if re.match(r"  \d+/12 items", line)]
+    assert len(progress) >= 6 and progress[-1].startswith("12/12 items, ")
+    assert not re.search(r"\d+/12 items", r.stdout)
+    again = rbg("eval", g, items, "--base-url", server.url, "--cache", tmp_path / "c.sqlite", "--format", "json")
+    assert again.exit_code == 0 and not re.search(r"\d+/12 items", again.stderr)
+
+
 def test_failing_calls_fail_their_items_with_the_reason(fault_server, files, tmp_path):
     server = fault_server()
     server.script(*[status(400, "context length exceeded")] * 100)
@@ -253,7 +265,7 @@ def test_without_a_base_url_the_embedded_model_is_used(fault_server, files, tmp_
     started = []
 
     class Embedded:
-        base_url, model, identity = server.url, "smol.gguf", "embedded:smol.gguf:0123"
+        base_url, model, identity, parallel = server.url, "smol.gguf", "embedded:smol.gguf:0123", 2
 
         def __enter__(self):
             return self

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
+
 from .fault_server import FaultServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,6 +151,22 @@ def test_rerun_compiles_nothing_and_a_changed_spec_recompiles(tmp_path, specs):
         r = compile_many(specs, out, server.url, "--format", "json")
         assert json.loads(r.output)["this_run"] == {"compiled": 1, "skipped": 2}
         assert len(server.chats) == before + 1
+
+
+def test_a_graph_written_before_its_log_ended_is_never_compiled_again(tmp_path, specs):
+    # A kill can land between the graph's atomic write and the log's end
+    # record: the graph, stamped with its spec's hash, is then the outcome.
+    out = tmp_path / "graphs"
+    with FaultServer(scripted(PLAN)) as server:
+        compile_many(specs, out, server.url)
+        log = out / "alpha.compile.jsonl"
+        lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+        assert json.loads(lines[-1])["event"] == "end"
+        log.write_text("".join(lines[:-1]), encoding="utf-8")
+        before = len(server.chats)
+        r = compile_many(specs, out, server.url, "--format", "json")
+        assert len(server.chats) == before
+        assert json.loads(r.output)["this_run"] == {"skipped": 3}
 
 
 def test_retry_failed_compiles_the_failures_again(tmp_path, specs):

@@ -13,6 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
+
 from .fault_server import FaultServer
 
 ROOT = Path(__file__).resolve().parents[2]

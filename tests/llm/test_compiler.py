@@ -20,7 +20,15 @@ from rubriclang.catalog import load_catalog
 from rubriclang.checker import check_source
 from rubriclang.cli.main import cli
 from rubriclang.fmt import format_source
-from rubriclang.llm.compiler import SpecError, compile_rubric, ir_schema, load_spec, print_ir, spec_from_dict, validate_ir
+from rubriclang.llm.compiler import (
+    SpecError,
+    compile_rubric,
+    ir_schema,
+    load_spec,
+    print_ir,
+    spec_from_dict,
+    validate_ir,
+)
 from rubriclang.llm.compiler.ir import module_to_ir
 from rubriclang.llm.compiler.loop import extract_program
 from rubriclang.llm.compiler.reference import example_program
@@ -90,7 +98,7 @@ class ScriptedServer:
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         self._thread.start()
         return self
 

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
+
 from .fault_server import FaultServer, rate_answer
 from .test_cli_llm import without_latency
 from .test_compile_many import GOOD, scripted, spec_line, write_specs

@@ -12,7 +12,15 @@ import pytest
 from rubriclang.checker.graph import PromptSource
 from rubriclang.interp.items import Item
 from rubriclang.llm.parsing import parse
-from rubriclang.llm.prompting import ANSWER_FIRST, COMPARE_RATINGS, REASON_MAX_CHARS, TEMPLATES, PromptError, load_template, render
+from rubriclang.llm.prompting import (
+    ANSWER_FIRST,
+    COMPARE_RATINGS,
+    REASON_MAX_CHARS,
+    TEMPLATES,
+    PromptError,
+    load_template,
+    render,
+)
 
 from .conftest import criterion
 

@@ -46,7 +46,7 @@ class Server:
         self.requests: list[bytes] = []  # request targets, in arrival order
         self._server: asyncio.AbstractServer | None = None
 
-    async def __aenter__(self) -> "Server":
+    async def __aenter__(self) -> Server:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
         return self
@@ -270,7 +270,7 @@ class ResettingServer:
 
     def __init__(self):
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = "http://127.0.0.1:%d" % self.listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         self.reset_now, self.reset_done = threading.Event(), threading.Event()
         self.requests = self.connections = 0
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -353,7 +353,7 @@ def test_a_server_that_reads_nothing_is_a_write_timeout():
     async def go():
         # Connections complete in the kernel's backlog, but nobody reads them.
         with socket.create_server(("127.0.0.1", 0)) as listener:
-            url = "http://127.0.0.1:%d" % listener.getsockname()[1]
+            url = f"http://127.0.0.1:{listener.getsockname()[1]}"
             async with client(write=0.2) as http:
                 with pytest.raises(httpx.WriteTimeout):
                     await http.post(url + "/v1/x", content=endless())

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from audit_html.fixture import MARK, PAYLOADS, SCRIPT, TITLE, make_report
+
 from rubriclang.api import load
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.trace import canonical_json
-
-from audit_html.fixture import MARK, PAYLOADS, SCRIPT, TITLE, make_report
 
 GRAPH = """rubric payload_judge { version = 1 }
 
@@ -59,10 +59,7 @@ class ScriptedJudge:
         it, name = request.item, request.criterion.name
         if it.id == FAILED:
             return Judgment.failed("the server was down", raw=None, backend="scripted", model="scripted-model")
-        if name == "harmful":
-            value = it.id == VETOED
-        else:
-            value = 5 if it.id == BAD_ID else 1 + len(it.input) % 5
+        value = it.id == VETOED if name == "harmful" else 5 if it.id == BAD_ID else 1 + len(it.input) % 5
         return Judgment(value, raw=f"Reply {SCRIPT} value {value}", backend="scripted", model="scripted-model")
 
 

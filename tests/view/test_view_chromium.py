@@ -16,10 +16,9 @@ import pytest
 pytest.importorskip("starlette")
 
 from audit_html.dom import Dom  # noqa: E402
+from audit_html.test_chromium import CHROMIUM, _chromium  # noqa: E402
 
 from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run  # noqa: E402
-
-from audit_html.test_chromium import CHROMIUM, _chromium  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
 

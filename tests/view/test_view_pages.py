@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("jinja2")
 
+from audit_html.dom import Dom  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from rubriclang.cli.view import load_sources  # noqa: E402
@@ -17,7 +18,6 @@ from rubriclang.view.export import export  # noqa: E402
 from rubriclang.view.notes import read_notes  # noqa: E402
 from rubriclang.view.server import make_app  # noqa: E402
 from rubriclang.view.table import Query  # noqa: E402
-from audit_html.dom import Dom  # noqa: E402
 
 from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run  # noqa: E402
 

@@ -13,7 +13,6 @@ from rubriclang.audit.html.markup import Markup, anchor, el, link
 from rubriclang.audit.html.textdiff import sides
 from rubriclang.audit.html.verdicts import Judge
 
-
 # --- what changed ----------------------------------------------------------------
 
 
@@ -50,9 +49,9 @@ def _item_fields(original: dict, perturbed: dict) -> list[tuple[str, Any, Any]]:
             title += f" (position {a[0] + 1} \u2192 {b[0] + 1})"
         fields.append((title, a and a[1], b and b[1]))
     fields.append(("reference", original.get("reference"), perturbed.get("reference")))
-    orders = [", ".join(cid for cid, _ in t.get("candidates", [])) for t in (original, perturbed)]
-    if orders[0] != orders[1]:
-        fields.insert(1, ("order of the candidates", *orders))
+    old_order, new_order = (", ".join(cid for cid, _ in t.get("candidates", [])) for t in (original, perturbed))
+    if old_order != new_order:
+        fields.insert(1, ("order of the candidates", old_order, new_order))
     return fields
 
 
@@ -72,9 +71,9 @@ def _judge_fields(original: dict, perturbed: dict) -> list[tuple[str, Any, Any]]
     _flatten("criterion", original.get("criteria") or {}, a)
     _flatten("criterion", perturbed.get("criteria") or {}, b)
     fields = [(path, a.get(path), b.get(path)) for path in sorted(set(a) | set(b))]
-    orders = [o.get("criterion_order") for o in (original, perturbed)]
-    if any(orders):
-        fields.append(("criterion order", *[", ".join(o) if o else None for o in orders]))
+    old, new = (o.get("criterion_order") for o in (original, perturbed))
+    if old or new:
+        fields.append(("criterion order", ", ".join(old) if old else None, ", ".join(new) if new else None))
     return fields
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-from typing import Iterable, Union
+from collections.abc import Iterable
+from typing import Union
 
 _TAG = re.compile(r"^[a-z][a-z0-9]*$")
 _ATTR = re.compile(r"^[a-zA-Z][a-zA-Z0-9-]*$")  # SVG has viewBox

@@ -4,13 +4,15 @@ LLM-written summary."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rubriclang.audit.html import fmt
 from rubriclang.audit.html.markup import Markup, el
 
 COUNT_KEYS = ("generated", "accepted", "rejected", "unavailable", "failed")
 
 
-def _table(head: list[str], rows: list[list], cls: str | None = None) -> Markup:
+def _table(head: list[str], rows: list[Any], cls: str | None = None) -> Markup:
     return el("table", {"class": cls},
               el("thead", None, el("tr", None, [el("th", {"scope": "col"}, h) for h in head])),
               el("tbody", None, rows))

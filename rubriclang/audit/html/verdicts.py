@@ -29,7 +29,7 @@ class Judge:
     tolerance: float
 
     @classmethod
-    def of(cls, report: dict) -> "Judge":
+    def of(cls, report: dict) -> Judge:
         j = report["judge"]
         ordinal = j["type"] == "ordinal"
         return cls(j["type"], j.get("positive"), float(report["suite"]["tolerance"]) if ordinal else 0.0)

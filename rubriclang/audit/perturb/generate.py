@@ -12,14 +12,16 @@ from __future__ import annotations
 import asyncio
 import collections
 from random import Random
+from typing import Any
 
 import attrs
 
 from rubriclang.audit.catalog import Operator
 from rubriclang.audit.judge import JudgeInfo
-from rubriclang.audit.llmcall import JsonAsker
+from rubriclang.audit.llmcall import Asker
 from rubriclang.audit.perturb import judge_prompt, llm, rules
 from rubriclang.audit.variants import PROMPT, Patch, Validation, Variant, apply_changes
+from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item
 from rubriclang.llm import prompting
 
@@ -128,7 +130,7 @@ def rule_patch(op: Operator, judge: JudgeInfo) -> tuple[Patch | None, list[tuple
             problem = new and judge_prompt.check_reversed(c, original, new)
         else:
             raise ValueError(f"no rule for judge-side operator `{op.name}`")
-        v = Validation("structure", "failed", why) if new is None else _structural([problem])
+        v = Validation("structure", "failed", why or "") if new is None else _structural([problem])
         results.append((c.name, v))
         if v.verdict == "accept":
             criteria[c.name] = {PROMPT: new}
@@ -146,7 +148,7 @@ def rule_patch(op: Operator, judge: JudgeInfo) -> tuple[Patch | None, list[tuple
 class Generation:
     """Runs every operator over the items, at most `concurrency` LLM units at once."""
 
-    def __init__(self, judge: JudgeInfo, seed: int, generator: JsonAsker | None, validator: JsonAsker | None, concurrency: int = 4):
+    def __init__(self, judge: JudgeInfo, seed: int, generator: Asker | None, validator: Asker | None, concurrency: int = 4):
         self.judge = judge
         self.seed = seed
         self.generator = generator
@@ -196,7 +198,7 @@ class Generation:
                 self.out.record(op.name, f"{op.name}:{name}", v, criterion=name)
             patches = [patch] if patch is not None else []
         else:
-            styles = op.options.get("styles") if op.target == "template" and "styles" in op.options else [None]
+            styles = op.options["styles"] if op.target == "template" and "styles" in op.options else [None]
             patches = [p for p in [await self._llm_patch(op, style) for style in styles] if p is not None]
         for p in patches:
             self.out.patches.append(p)
@@ -207,7 +209,7 @@ class Generation:
         """One patch with every criterion text the validator accepted; a
         reasoning style names its own patch."""
         pid = f"{op.name}.{style}" if style else op.name
-        jobs = []
+        jobs: list[tuple[Criterion, str, Any]] = []  # (criterion, parameter, its current text or map)
         for c in self.judge.llm_criteria:
             if op.target == "anchors":
                 param = "anchors" if c.params.get("anchors") else "descriptions"
@@ -216,6 +218,7 @@ class Generation:
             elif style and (why := judge_prompt.fixed_reply(c)):
                 self.out.record(op.name, f"{pid}:{c.name}", Validation("structure", "failed", why), criterion=c.name)
             else:
+                assert op.target is not None  # an llm operator names what it rewrites
                 jobs.append((c, op.target, judge_prompt.starting_text(c)))
         results = await asyncio.gather(*(self._llm_text(op, *job, style) for job in jobs))
         criteria = {}
@@ -238,13 +241,13 @@ class Generation:
             new, problem, model = await llm.rewrite_text(self.generator, op, param, text)
             if new is None or problem:
                 return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
-            show = lambda t: "\n".join(f"{k}: {v}" for k, v in t.items())
-            return new, await self._validate(op, show(text), show(new))
+            return new, await self._validate(op, _show_fields(text), _show_fields(new))
 
     async def _template_text(self, op: Operator, c, text: str, style: str | None) -> tuple:
         """A rewrite of the criterion's whole template (paraphrase, reasoning
         style): it must parse and keep every placeholder, then pass the validator."""
         rubric = judge_prompt.rubric_text(c, self.judge.graph.name)
+        assert self.generator is not None  # LLM operators run with a generator
         new, problem, model = await llm.rewrite_template(self.generator, op, rubric, text, style)
         if new is None or problem:
             return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
@@ -255,6 +258,7 @@ class Generation:
 
     async def _system_text(self, op: Operator, c, text: str) -> tuple:
         """A new system section for the criterion's template (added where it has none)."""
+        assert self.generator is not None  # LLM operators run with a generator
         new, problem, model = await llm.rewrite_text(self.generator, op, "system", judge_prompt.system_text(text))
         if new is None or problem:
             return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
@@ -269,3 +273,8 @@ class Generation:
         if self.validator is None:
             return Validation("llm", "unavailable", "no validator backend")
         return await llm.validate(self.validator, op, original, rewrite, style)
+
+
+def _show_fields(fields: dict[str, str]) -> str:
+    """A rewritten item's fields as `name: text` lines, for the validator."""
+    return "\n".join(f"{k}: {v}" for k, v in fields.items())

@@ -10,9 +10,10 @@ be reached, or whose reply cannot be read, gives `unavailable`, never
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rubriclang.audit.catalog import Operator
-from rubriclang.audit.llmcall import JsonAsker, messages
+from rubriclang.audit.llmcall import Asker, messages
 from rubriclang.audit.variants import Validation
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item
 
@@ -26,7 +27,7 @@ REASONING = {
     "criterion_by_criterion": "go through the criterion and each point of the scale (or each option) in turn, saying whether the response meets it, then answer",
 }
 REASONING_STYLES = tuple(REASONING)
-_VERDICT = {"reason": _TEXT, "verdict": {"type": "string", "enum": ["accept", "reject"]}}
+_VERDICT: dict[str, dict[str, Any]] = {"reason": _TEXT, "verdict": {"type": "string", "enum": ["accept", "reject"]}}
 
 
 def _tag(name: str, text: str) -> str:
@@ -47,7 +48,7 @@ def _instruction(op: Operator, style: str | None = None) -> dict[str, str]:
     return {"instruction": instruction, "preserves": op.preserves or "everything else", "breaks": op.breaks}
 
 
-async def rewrite_item(asker: JsonAsker, op: Operator, item: Item) -> tuple[dict | None, str | None, str | None]:
+async def rewrite_item(asker: Asker, op: Operator, item: Item) -> tuple[dict | None, str | None, str | None]:
     """(changes, why it failed, model) for one item-side LLM operator.
 
     `changes` maps `input` and/or `candidates` to the new texts; every
@@ -60,7 +61,7 @@ async def rewrite_item(asker: JsonAsker, op: Operator, item: Item) -> tuple[dict
         answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _tag("task", item.input), "form": '{"input": "<the rewritten task>"}'}), {"input": _TEXT}, "rewrite")
         if answer.status != "ok":
             return None, answer.error, answer.model
-        changes["input"], model = answer.value["input"], answer.model
+        changes["input"], model = answer.fields["input"], answer.model
     elif op.target == "response":
         texts = []
         for cid in cids:
@@ -71,7 +72,7 @@ async def rewrite_item(asker: JsonAsker, op: Operator, item: Item) -> tuple[dict
             )
             if answer.status != "ok":
                 return None, answer.error, answer.model
-            texts.append([cid, answer.value["response"]])
+            texts.append([cid, answer.fields["response"]])
             model = answer.model
         changes["candidates"] = texts
     else:  # input+response: one call, so renamings stay consistent across the texts
@@ -83,7 +84,7 @@ async def rewrite_item(asker: JsonAsker, op: Operator, item: Item) -> tuple[dict
         answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _material(item, cids), "form": form}), fields, "rewrite")
         if answer.status != "ok":
             return None, answer.error, answer.model
-        value, model = answer.value, answer.model
+        value, model = answer.fields, answer.model
         new = {POINTWISE_CANDIDATE: value["response"]} if "response" in fields else value["responses"]
         if set(new) != set(cids):
             return None, f"the generator returned responses for {sorted(new)}, not for {list(cids)}", model
@@ -106,7 +107,7 @@ def shown(item: Item) -> str:
     return _material(item, item.candidate_ids)
 
 
-async def rewrite_text(asker: JsonAsker, op: Operator, what: str, text) -> tuple:
+async def rewrite_text(asker: Asker, op: Operator, what: str, text) -> tuple:
     """(new, why it failed, model) for a judge-side text: a criterion's
     `question` (a string), its `anchors` (a map of point -> text) or a
     `system` framing."""
@@ -116,7 +117,7 @@ async def rewrite_text(asker: JsonAsker, op: Operator, what: str, text) -> tuple
         answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _tag(what, shown_text), "form": form}), {what: {"type": "object"}}, "rewrite")
         if answer.status != "ok":
             return None, answer.error, answer.model
-        new = answer.value[what]
+        new = answer.fields[what]
         if set(new) != {str(k) for k in text}:
             return None, f"the generator returned keys {sorted(new)}, not {sorted(str(k) for k in text)}", answer.model
         if all(new[str(k)].strip() == v.strip() for k, v in text.items()):
@@ -126,13 +127,13 @@ async def rewrite_text(asker: JsonAsker, op: Operator, what: str, text) -> tuple
     answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _tag(what, text), "form": form}), {what: _TEXT}, "rewrite")
     if answer.status != "ok":
         return None, answer.error, answer.model
-    new = answer.value[what]
+    new = answer.fields[what]
     if new.strip() == text.strip():
         return None, f"the generator returned the {what} unchanged", answer.model
     return new, None, answer.model
 
 
-async def rewrite_template(asker: JsonAsker, op: Operator, rubric: str, text: str, style: str | None = None) -> tuple:
+async def rewrite_template(asker: Asker, op: Operator, rubric: str, text: str, style: str | None = None) -> tuple:
     """(new template text, why it failed, model): the judge's whole prompt
     template rewritten; the generator is shown the criterion it serves, so
     the rewrite fits the task."""
@@ -141,16 +142,16 @@ async def rewrite_template(asker: JsonAsker, op: Operator, rubric: str, text: st
     answer = await asker.ask(messages("generate.v1", {**_instruction(op, style), "material": material, "form": form}), {"template": _TEXT}, "rewrite")
     if answer.status != "ok":
         return None, answer.error, answer.model
-    new = answer.value["template"]
+    new = answer.fields["template"]
     if new.strip() == text.strip():
         return None, "the generator returned the template unchanged", answer.model
     return new, None, answer.model
 
 
-async def validate(asker: JsonAsker, op: Operator, original: str, rewrite: str, style: str | None = None) -> Validation:
+async def validate(asker: Asker, op: Operator, original: str, rewrite: str, style: str | None = None) -> Validation:
     """The validator's verdict on one rewrite."""
     values = {**_instruction(op, style), "original": original, "rewrite": rewrite}
     answer = await asker.ask(messages("validate.v1", values), _VERDICT, "verdict")
     if answer.status != "ok":
         return Validation("llm", "unavailable", answer.error or "", answer.model)
-    return Validation("llm", answer.value["verdict"], answer.value["reason"].strip(), answer.model)
+    return Validation("llm", answer.fields["verdict"], answer.fields["reason"].strip(), answer.model)

@@ -17,7 +17,8 @@ import hashlib
 import json
 import os
 import re
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import attrs
 
@@ -212,7 +213,12 @@ def status(out_dir: str, sid: str, shash: str | None = None) -> tuple[str, list[
     if shash is not None and recorded != shash:
         return PENDING, records
     if end is None:
-        return PENDING, records
+        # Killed between writing the graph (atomically, and only once it was
+        # accepted) and logging the end: the graph, stamped with its spec's
+        # hash, is the outcome, so it is never compiled again.
+        found = graph_spec_hash(graph_path(out_dir, sid))
+        want = shash if shash is not None else recorded
+        return (COMPILED if found is not None and found == want else PENDING), records
     if end.get("outcome") == COMPILED:
         found = graph_spec_hash(graph_path(out_dir, sid))
         return (COMPILED if found is not None and found == recorded else PENDING), records
@@ -307,9 +313,9 @@ def summarize(specs: Iterable[SpecLine], out_dir: str, this_run: dict[str, str] 
     a resumed run counts what earlier runs did too): how many compiled,
     failed within the budget, stopped on an error or are still pending; the
     attempts each used; which findings needed repairs, most often first."""
-    counts = collections.Counter()
-    attempts: dict[str, collections.Counter] = {COMPILED: collections.Counter(), FAILED: collections.Counter()}
-    findings = collections.Counter()
+    counts: collections.Counter[str] = collections.Counter()
+    attempts: dict[str, collections.Counter[int]] = {COMPILED: collections.Counter(), FAILED: collections.Counter()}
+    findings: collections.Counter[str] = collections.Counter()
     per_id = {}
     for s in specs:
         state, records = status(out_dir, s.id, s.hash)

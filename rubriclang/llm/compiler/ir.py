@@ -360,6 +360,7 @@ def _type_ir(t: ast.TypeExpr) -> dict:
     if t.kind == "label":
         out["labels"] = [n.value for n in t.labels]
     elif t.kind != "bool":
+        assert t.lo is not None and t.hi is not None  # the grammar gives a numeric type its bounds
         out["lo"], out["hi"] = t.lo.value, t.hi.value
     if t.optional:
         out["optional"] = True

@@ -22,7 +22,7 @@ class CompileLog:
         self.path = path
         folder = os.path.dirname(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
-        self._fh = open(path, "w", encoding="utf-8")
+        self._fh = open(path, "w", encoding="utf-8")  # noqa: SIM115 (the log stays open across calls; close() closes it)
 
     def write(self, event: str, **fields: Any) -> None:
         record = {"event": event, **fields}
@@ -32,7 +32,7 @@ class CompileLog:
     def close(self) -> None:
         self._fh.close()
 
-    def __enter__(self) -> "CompileLog":
+    def __enter__(self) -> CompileLog:
         return self
 
     def __exit__(self, *exc) -> None:

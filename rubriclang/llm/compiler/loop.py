@@ -18,6 +18,7 @@ import attrs
 
 from rubriclang.catalog import Catalog, load_catalog
 from rubriclang.checker import CheckedGraph, check_source
+from rubriclang.checker.graph import PairwiseReadout, PointwiseReadout
 from rubriclang.diagnostics import Diagnostic, sorted_diagnostics
 from rubriclang.diagnostics.render import render
 from rubriclang.fmt import format_source
@@ -124,7 +125,10 @@ async def compile_rubric(
         repair = None if attempt.accepted else repair_message(_findings(attempt, path), attempt.program if constrained else None)
         _log(log, "attempt", **_attempt_record(attempt, key, repair))
         if attempt.accepted:
-            source = header + format_source(attempt.program, path).output
+            assert attempt.program is not None  # an accepted attempt has a program
+            formatted = format_source(attempt.program, path).output
+            assert formatted is not None  # an accepted program parses
+            source = header + formatted
             graph = check_source(source, path).graph
             if out is not None:
                 try:
@@ -135,6 +139,7 @@ async def compile_rubric(
                     raise
             _log(log, "end", outcome="compiled", attempts=number, output=out, message=None)
             return CompileResult(source, graph, tuple(attempts))
+        assert repair is not None  # an attempt not accepted has a repair request
         previous = (completion.text, repair)
     _log(
         log,
@@ -210,9 +215,11 @@ def contract_problems(graph: CheckedGraph, spec: Spec) -> list[str]:
     if set(graph.readouts) != set(spec.readouts):
         out.append("the readouts must be exactly: " + ", ".join(f"`readout {r}`" for r in spec.readouts))
     point = graph.readouts.get("pointwise")
+    assert point is None or isinstance(point, PointwiseReadout)
     if point is not None and spec.output is not None and point.output != spec.output:
         out.append(f"the pointwise readout must say `output = {spec.output}`, not `output = {point.output}`")
     pair = graph.readouts.get("pairwise")
+    assert pair is None or isinstance(pair, PairwiseReadout)
     if pair is not None and spec.epsilon is not None and pair.epsilon != spec.epsilon:
         out.append(f"the pairwise readout must say `epsilon = {spec.epsilon}`")
     if pair is not None and spec.resolve is not None and pair.resolve != spec.resolve:
@@ -226,7 +233,7 @@ def contract_problems(graph: CheckedGraph, spec: Spec) -> list[str]:
 
 def _findings(attempt: Attempt, path: str) -> str:
     errors = [d for d in attempt.diagnostics if d.is_error]
-    text = render("text", errors, sources={path: attempt.program}) if errors else ""
+    text = render("text", errors, sources={path: attempt.program or ""}) if errors else ""
     return text + "".join(f"error: {p}\n" for p in attempt.problems)
 
 

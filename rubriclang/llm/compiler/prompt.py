@@ -50,7 +50,9 @@ def system_message(catalog: Catalog, constrained: bool) -> str:
     if constrained:
         from rubriclang.syntax import parse
 
-        example = module_to_ir(parse(example_program(), "example.rbg").module)
+        parsed = parse(example_program(), "example.rbg")
+        assert parsed.module is not None  # the shipped example parses
+        example = module_to_ir(parsed.module)
         parts += [_IR_OUTPUT, json.dumps(example, ensure_ascii=False)]
     else:
         parts.append(_TEXT_OUTPUT)

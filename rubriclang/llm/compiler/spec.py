@@ -230,7 +230,8 @@ def parse_type(text: str, where: str, key: str) -> JType:
 
     parsed = parse(f"contract {{ scale = {text} }}", "<spec>")
     decls = parsed.module.decls if parsed.module is not None else ()
-    value = decls[0].block.params[0].value if len(decls) == 1 and len(decls[0].block.params) == 1 else None
+    contract = decls[0] if len(decls) == 1 and isinstance(decls[0], ast.ContractDecl) else None
+    value = contract.block.params[0].value if contract is not None and len(contract.block.params) == 1 else None
     problems: list = []
     jtype = type_from_ast(value, problems) if isinstance(value, ast.TypeExpr) else None
     if jtype is None:
