@@ -137,9 +137,9 @@ def load_graph_set(folder: str, fallback: str | None, load: Callable[[str], Chec
         used = {fallback: None}
     else:  # the recorded fallback graphs that some id without a graph needs
         used = {p: gid for gid, p in sorted(policies.items(), reverse=True) if gid not in graphs}
-    for p, gid in used.items():
-        if gid is not None and p != ABSTAIN and not os.path.isfile(p):
-            raise GraphSetError(os.path.join(folder, gid + ".compile.jsonl"), f"the fallback graph `{p}` recorded for `{gid}` (its spec's `contract.fallback`) is not there", "put it back, or give --fallback GRAPH.rbg|abstain to replace the recorded policy")
+    for p, needs in used.items():
+        if needs is not None and p != ABSTAIN and not os.path.isfile(p):
+            raise GraphSetError(os.path.join(folder, needs + ".compile.jsonl"), f"the fallback graph `{p}` recorded for `{needs}` (its spec's `contract.fallback`) is not there", "put it back, or give --fallback GRAPH.rbg|abstain to replace the recorded policy")
     fallbacks = {p: load(p) for p in sorted(used) if p != ABSTAIN}
     return GraphSet(folder, graphs, failures, policies, fallbacks, fallback)
 

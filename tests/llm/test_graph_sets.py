@@ -282,6 +282,10 @@ def test_fallback_stated_in_the_spec_is_recorded_and_used_by_run(tmp_path, direc
     assert r.exit_code == 0, r.output
     r = invoke("diff", moved / "graphs", moved / "graphs", "--traces", t3)
     assert r.exit_code == 0 and "no decision changes" in r.output, r.output
+    # A recorded fallback graph that is gone is an error at the log recording it.
+    (moved / "direct.rbg").unlink()
+    r = run(moved / "graphs", items, tmp_path / "t4.jsonl")
+    assert r.exit_code == 2 and "gamma.compile.jsonl" in r.output and "is not there" in r.output, r.output
 
 
 @pytest.mark.parametrize(
