@@ -60,6 +60,13 @@ class Interpreter:
                 )
             self._route[crit.name] = backend
         self._sem: asyncio.Semaphore | None = None
+        self._shared = False
+
+    def share_slots(self, slots: asyncio.Semaphore) -> None:
+        """Take criterion calls from `slots`, shared with other Interpreters:
+        a folder of graphs run as one judge bounds its calls in flight in all,
+        not per graph (rubriclang.interp.graphset.run_set)."""
+        self._sem, self._shared = slots, True
 
     def mode_for(self, item: Item, mode: str | None) -> str:
         """The readout mode: as asked, or from the item's shape; checks it fits."""
@@ -104,9 +111,16 @@ class Interpreter:
         flight. Items are pulled lazily, so memory stays flat on long inputs;
         on bad input, the items before it are still yielded, then the error
         is raised."""
-        self._sem = asyncio.Semaphore(self.concurrency)
-        async for result in in_order(items, lambda item: self.evaluate_async(item, mode), self.concurrency * 2 + 1):
+        if not self._shared:
+            self._sem = asyncio.Semaphore(self.concurrency)
+        async for result in in_order(items, lambda item: self.evaluate_async(item, mode), window(self.concurrency)):
             yield result
+
+
+def window(concurrency: int) -> int:
+    """How many items are started ahead with `concurrency` calls in flight:
+    enough that a slow item does not leave the slots idle."""
+    return max(1, concurrency) * 2 + 1
 
 
 _R = TypeVar("_R")

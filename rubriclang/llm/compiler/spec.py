@@ -52,6 +52,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "output": Field(str, what=_TYPE),
         "epsilon": Field(float, lo=0, what="a non-negative number"),
         "resolve": Field(str, choices=RESOLVE),
+        "fallback": Field(str, what='"abstain" or a graph file, e.g. "direct.rbg"'),
     },
 }
 _TABLES = {
@@ -82,12 +83,34 @@ class Spec:
     system_prompt: str | None = None
     reference: str | None = None
     reference_at_run_time: bool = False
+    # What a folder run does with this instance if it does not compile:
+    # `abstain`, or the path of a fallback graph (relative to the spec's
+    # file); None records it as a compile failure. Not part of the program.
+    fallback: str | None = None
 
 
 def load_spec(path: str) -> Spec:
     """Read and validate a spec file; raises SpecError naming the problem and its line."""
+    import os
+
     data, text = read_toml(path, SpecError, "spec")
-    return spec_from_dict(data, path, text)
+    spec = spec_from_dict(data, path, text)
+    resolve_fallback(spec.fallback, os.path.dirname(path), Lines(path, text).at("fallback", "contract"))
+    return spec
+
+
+def resolve_fallback(fallback: str | None, base: str, where: str) -> str | None:
+    """`contract.fallback` as a path from here (a graph file is relative to
+    `base`, the spec file's folder), or `abstain`, or None; SpecError at
+    `where` for a graph file that is not there."""
+    import os
+
+    if fallback is None or fallback == "abstain":
+        return fallback
+    path = os.path.normpath(os.path.join(base, fallback))
+    if not os.path.isfile(path):
+        raise SpecError(where, f"`contract.fallback`: no such graph file `{fallback}` (looked for `{path}`; a path is relative to the spec file's folder)")
+    return path
 
 
 def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") -> Spec:
@@ -119,6 +142,9 @@ def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") 
         raise SpecError(lines.at("output", "contract"), "`contract.output` is the pointwise readout's output, but `readouts` has no pointwise")
     if "pairwise" not in readouts and ({"epsilon", "resolve"} & set(contract)):
         raise SpecError(lines.at("epsilon", "contract") if "epsilon" in contract else lines.at("resolve", "contract"), "`contract.epsilon` and `contract.resolve` need a pairwise readout in `readouts`")
+    fallback = contract.get("fallback")
+    if fallback is not None and fallback != "abstain" and not fallback.endswith(".rbg"):
+        raise SpecError(lines.at("fallback", "contract"), f'`contract.fallback` must be "abstain" or the path of a .rbg graph (such as a direct judge), got `{fallback}`')
     spec = Spec(
         name=rubric["name"],
         rubric=rubric["text"],
@@ -135,6 +161,7 @@ def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") 
         system_prompt=task.get("system_prompt"),
         reference=reference.get("text"),
         reference_at_run_time=reference.get("at_run_time", False),
+        fallback=fallback,
     )
     _check_contract(spec, lines.at(None, "contract"))
     return spec
