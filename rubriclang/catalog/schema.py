@@ -22,6 +22,7 @@ PARAM = {
     "max": Field(float),
     "choices": Field(list, items=str),
     "length_of": Field(str),
+    "fit": Field(str, choices=("weights", "range", "interval")),
     "doc": Field(str),
 }
 PORT = {
