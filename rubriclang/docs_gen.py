@@ -9,6 +9,7 @@ Run from the repository root: `python -m rubriclang.docs_gen [DOCS_FOLDER]`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from rubriclang.catalog import Catalog, load_catalog
@@ -253,7 +254,7 @@ def _code_section(info: CodeInfo) -> str:
 # -- language.md's operator tables ----------------------------------------------
 
 
-def _grouped(rows: list[tuple[str, tuple[str, ...]]]) -> list[tuple[str, ...]]:
+def _grouped(rows: Sequence[tuple[str, tuple[str, ...]]]) -> list[tuple[str, ...]]:
     """Table rows, operators next to each other with the same cells sharing one."""
     out: list[tuple[list[str], tuple[str, ...]]] = []
     for name, cells in rows:
