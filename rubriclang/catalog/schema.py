@@ -24,7 +24,6 @@ PARAM = {
     "length_of": Field(str),
     "fit": Field(str, choices=("weights", "range", "interval")),
     "doc": Field(str),
-    "fit": Field(str, choices=("interval", "weights", "range")),
 }
 PORT = {
     "name": Field(str, required=True),
