@@ -18,7 +18,7 @@ import sys
 
 import click
 
-from rubriclang.cli.execution import DataError, load_graph
+from rubriclang.cli.backends import DataError, load_graph
 
 
 class _AuditGroup(click.Group):

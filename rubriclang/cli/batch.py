@@ -18,7 +18,7 @@ import os
 
 import click
 
-from rubriclang.cli.execution import (
+from rubriclang.cli.backends import (
     DataError,
     ValidatedItems,
     annotations_option,
@@ -147,7 +147,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, api_key
     rerun `rbg run` with the same cache to make only those calls); 2 bad
     input or missing results.
     """
-    from rubriclang.cli.execution import api_key_from_env, open_cache
+    from rubriclang.cli.backends import api_key_from_env, open_cache
     from rubriclang.llm.batch import BatchError, load_into_cache, read_results
     from rubriclang.llm.redact import Redactor
 
@@ -181,7 +181,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, api_key
 
 
 def _identity(base_urls, model: str) -> str:
-    from rubriclang.cli.execution import checked_url
+    from rubriclang.cli.backends import checked_url
     from rubriclang.llm.client import OpenAIClient
 
     async def identity() -> str:

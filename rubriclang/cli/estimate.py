@@ -10,7 +10,7 @@ import json
 
 import click
 
-from rubriclang.cli.execution import (
+from rubriclang.cli.backends import (
     DataError,
     ValidatedItems,
     data_error,

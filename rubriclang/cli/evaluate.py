@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rubriclang.cli.execution import (
+from rubriclang.cli.backends import (
     DataError,
     ValidatedItems,
     annotations_option,

@@ -9,7 +9,7 @@ import os
 
 import click
 
-from rubriclang.cli.execution import (
+from rubriclang.cli.backends import (
     DataError,
     annotations_option,
     concurrency_option,

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from rubriclang.cli.execution import data_error, fallback_option, load_graph, load_graph_set
+from rubriclang.cli.backends import data_error, fallback_option, load_graph, load_graph_set
 
 
 @click.command()
