@@ -79,6 +79,7 @@ def llm_options(f):
 
 
 def checked_url(url: str) -> str:
+    """`url`, when it is an http(s) URL with a host; else a --base-url error."""
     import httpx
 
     try:
@@ -91,6 +92,8 @@ def checked_url(url: str) -> str:
 
 
 def api_key_from_env(name: str) -> str | None:
+    """The API key in the environment variable `name` (None when unset and
+    --api-key-env was left at its default)."""
     # The key is read from the environment, never taken as a flag, and never
     # echoed: a value that is not a variable name may be the key itself.
     if not _ENV_NAME.fullmatch(name):
