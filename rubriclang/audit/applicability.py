@@ -1,13 +1,13 @@
 """Which operators make sense for a judge, and why the others are skipped.
 
-The conditions are named in catalog.toml (`needs`, `unless`); each has its
+The conditions are named in perturbations.toml (`needs`, `unless`); each has its
 test here and a reason that the report prints for a skipped operator.
 """
 
 from __future__ import annotations
 
-from rubriclang.audit.catalog import Operator
 from rubriclang.audit.judge import JudgeInfo
+from rubriclang.audit.perturbations import Perturbation
 from rubriclang.checker.graph import PairwiseReadout
 
 _FIELD_WORDS = {"input": "the task input", "response": "the response", "order": "the candidates' order"}
@@ -38,8 +38,8 @@ def _needs(cond: str, judge: JudgeInfo) -> str | None:
     elif cond == "ordered_output":
         if judge.type == "categorical":
             return f"the judge's output `{judge.output}` has no order, so a degradation has no direction"
-    else:  # a catalog naming an unknown condition is a bug, not a user's mistake
-        raise ValueError(f"unknown condition `{cond}` in the operator catalog")
+    else:  # perturbations.toml naming an unknown condition is a bug, not a user's mistake
+        raise ValueError(f"unknown condition `{cond}` in perturbations.toml")
     return None
 
 
@@ -53,7 +53,7 @@ def _unless(cond: str, judge: JudgeInfo) -> str | None:
         if names:
             return f"criterion `{names[0]}` checks the response's format ({next(c.procedure for c in judge.graph.criteria if c.name == names[0])}), which this operator changes by design"
     else:
-        raise ValueError(f"unknown condition `{cond}` in the operator catalog")
+        raise ValueError(f"unknown condition `{cond}` in perturbations.toml")
     return None
 
 
@@ -71,7 +71,7 @@ _UNLESS_WORDS = {
 }
 
 
-def conditions(op: Operator) -> list[str]:
+def conditions(op: Perturbation) -> list[str]:
     """When the operator applies, in words (for `rbg audit catalog`)."""
     out = [_NEEDS_WORDS[cond] for cond in op.needs]
     if op.changes:
@@ -79,7 +79,7 @@ def conditions(op: Operator) -> list[str]:
     return out + [_UNLESS_WORDS[cond] for cond in op.unless]
 
 
-def why_skipped(op: Operator, judge: JudgeInfo) -> str | None:
+def why_skipped(op: Perturbation, judge: JudgeInfo) -> str | None:
     """None when `op` applies to `judge`, else the reason it is skipped."""
     for cond in op.needs:
         reason = _needs(cond, judge)

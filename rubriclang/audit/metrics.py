@@ -1,4 +1,4 @@
-"""Decisions, baselines, outcomes and rates (definitions: docs/audit.md).
+"""Verdicts, baselines, outcomes and rates (definitions: docs/audit.md).
 
 Every rate is a ratio of counts pooled over items, with a percentile
 bootstrap interval that resamples items (the variants of one item resample
@@ -25,7 +25,7 @@ from rubriclang.evaluation.metrics import METRICS, bootstrap, confusion, sample
 from rubriclang.interp.items import Item
 
 
-class Decision(NamedTuple):
+class Verdict(NamedTuple):
     """One judgment's verdict: status ok, abstain or failed."""
 
     status: str
@@ -35,14 +35,14 @@ class Decision(NamedTuple):
         return {"status": self.status, "decision": self.value}
 
 
-def decision(trace: dict | None) -> Decision:
+def verdict(trace: dict | None) -> Verdict:
     """The verdict of one trace record (a missing record is a failure)."""
     if trace is None:
-        return Decision("failed")
+        return Verdict("failed")
     readout = trace["readout"]
     if readout["status"] == "ok":
-        return Decision("ok", readout["decision"])
-    return Decision("abstain") if readout["status"] == "abstain" else Decision("failed")
+        return Verdict("ok", readout["decision"])
+    return Verdict("abstain") if readout["status"] == "abstain" else Verdict("failed")
 
 
 @attrs.frozen
@@ -51,14 +51,14 @@ class Summary:
 
     status: str
     value: Any
-    decisions: tuple[Decision, ...]
+    verdicts: tuple[Verdict, ...]
 
     @property
     def failures(self) -> int:
-        return sum(d.status == "failed" for d in self.decisions)
+        return sum(d.status == "failed" for d in self.verdicts)
 
     def to_json(self) -> dict:
-        return {"status": self.status, "value": self.value, "decisions": [d.to_json() for d in self.decisions]}
+        return {"status": self.status, "value": self.value, "decisions": [d.to_json() for d in self.verdicts]}
 
 
 class Scorer:
@@ -70,7 +70,7 @@ class Scorer:
         self.tolerance = tolerance if self.ordinal else 0.0
 
     def summary(self, traces: list[dict | None]) -> Summary:
-        decs = tuple(decision(t) for t in traces)
+        decs = tuple(verdict(t) for t in traces)
         kept = [d for d in decs if d.status != "failed"]
         if self.ordinal:
             values = [float(d.value) for d in kept if d.status == "ok"]
@@ -82,7 +82,7 @@ class Scorer:
         top = modal([(d.status, d.value) for d in kept])
         return Summary(top[0], top[1], decs)
 
-    def agrees(self, a: Summary | Decision, b: Summary) -> bool:
+    def agrees(self, a: Summary | Verdict, b: Summary) -> bool:
         """Whether a verdict (one judgment or a summary) matches a baseline."""
         if a.status == "failed" or b.status == "failed" or a.status != b.status:
             return False
@@ -93,7 +93,7 @@ class Scorer:
         return same(a.value, b.value)
 
     def judgment_flips(self, s: Summary, base: Summary) -> int:
-        return sum(not self.agrees(d, base) for d in s.decisions)
+        return sum(not self.agrees(d, base) for d in s.verdicts)
 
     def loo_flips(self, variant: list[dict | None], base: list[dict | None]) -> tuple[int, int]:
         """(flips, judgments) of a variant's repeats against each
@@ -113,11 +113,11 @@ class Scorer:
     def _against_loo(self, variant: list[dict | None], base: list[dict | None], hit) -> tuple[int, int]:
         if len(base) < 2:
             s = self.summary(base)
-            return sum(hit(decision(t), s) for t in variant), len(variant)
+            return sum(hit(verdict(t), s) for t in variant), len(variant)
         count = 0
         for r in range(len(base)):
             others = self.summary(base[:r] + base[r + 1 :])
-            count += sum(hit(decision(t), others) for t in variant)
+            count += sum(hit(verdict(t), others) for t in variant)
         return count, len(variant) * len(base)
 
     def repeat_flips(self, traces: list[dict | None]) -> int:
@@ -138,7 +138,7 @@ class Scorer:
     def _repeats_loo(self, traces: list[dict | None], hit) -> int:
         if len(traces) < 2:
             return 0
-        return sum(hit(decision(t), self.summary(traces[:r] + traces[r + 1 :])) for r, t in enumerate(traces))
+        return sum(hit(verdict(t), self.summary(traces[:r] + traces[r + 1 :])) for r, t in enumerate(traces))
 
     def stability(self, base: Summary) -> str:
         """`stable` when every repeat of the original item agrees with its
@@ -147,14 +147,14 @@ class Scorer:
         repeat failed."""
         if base.failures:
             return "failed"
-        return "stable" if all(self.agrees(d, base) for d in base.decisions) else "unstable"
+        return "stable" if all(self.agrees(d, base) for d in base.verdicts) else "unstable"
 
     def _scale(self) -> JType:
         """The judge's output type (an ordinal judge's scale; every pointwise judge has one)."""
         assert self.judge.output is not None
         return self.judge.output
 
-    def score(self, s: Summary | Decision) -> float | None:
+    def score(self, s: Summary | Verdict) -> float | None:
         """A verdict as a number on the judge's scale, or None: ordinal, the
         value; binary, 1 for the `positive` verdict and 0 for the other;
         pairwise and categorical verdicts have no direction."""
@@ -164,13 +164,13 @@ class Scorer:
             return float(s.value)
         return 1.0 if same(s.value, self.judge.positive) else 0.0
 
-    def fell(self, d: Summary | Decision, base: Summary) -> bool:
+    def fell(self, d: Summary | Verdict, base: Summary) -> bool:
         """Whether a verdict is below a baseline (ordinal: by more than
         `tolerance`; binary: the other verdict than a `positive` baseline)."""
         a, b = self.score(d), self.score(base)
         return a is not None and b is not None and a < b - self.tolerance - EPS
 
-    def rose(self, d: Summary | Decision, base: Summary) -> bool:
+    def rose(self, d: Summary | Verdict, base: Summary) -> bool:
         a, b = self.score(d), self.score(base)
         return a is not None and b is not None and a > b + self.tolerance + EPS
 
@@ -229,7 +229,7 @@ class Scorer:
         if self.ordinal:
             if s.status != "ok":
                 return (False, False, None)
-            mode = modal([float(d.value) for d in s.decisions if d.status == "ok"])
+            mode = modal([float(d.value) for d in s.verdicts if d.status == "ok"])
             err = abs(float(s.value) - float(gold))
             return (abs(mode - float(gold)) <= EPS, err <= self.tolerance + EPS, err)
         if s.status != "ok":
@@ -311,11 +311,11 @@ def gold_extras(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
     for item, s in scored:
         golds.append(item_gold(item, judge.graph, f"item `{item.id}`", judge.mode))
         if s.status != "ok":
-            preds.append(Decision(s.status).to_json())
+            preds.append(Verdict(s.status).to_json())
         else:
-            # Ordinal: the modal decision, the one accuracy compares with gold.
-            value = modal([float(d.value) for d in s.decisions if d.status == "ok"]) if scorer.ordinal else s.value
-            preds.append(Decision("ok", _num(value) if scorer.ordinal else value).to_json())
+            # Ordinal: the modal verdict, the one accuracy compares with gold.
+            value = modal([float(d.value) for d in s.verdicts if d.status == "ok"]) if scorer.ordinal else s.value
+            preds.append(Verdict("ok", _num(value) if scorer.ordinal else value).to_json())
     gold_values = sorted({_key(g): g for g in golds}.values(), key=_order)
     pred_values = sorted({_key(p): p for p in preds}.values(), key=lambda p: (p["status"] != "ok", p["status"], _order(p["decision"])))
     gk, pk = [_key(g) for g in gold_values], [_key(p) for p in pred_values]

@@ -17,9 +17,9 @@ import attrs
 
 from rubriclang.audit import seal as sealing
 from rubriclang.audit.applicability import why_skipped
-from rubriclang.audit.backends import Backends, BackendUnavailable
 from rubriclang.audit.files import write_json, write_lines
 from rubriclang.audit.judge import JudgeError, JudgeInfo, is_llm, judge_info
+from rubriclang.audit.models import Models, ModelUnavailable
 from rubriclang.audit.perturb import llm
 from rubriclang.audit.perturb.generate import Generation
 from rubriclang.audit.report_json import AuditData, build_report, render_text
@@ -146,7 +146,7 @@ class Audit:
         self.tick = tick
         self.phase = phase  # phase(name, judgments to make or None): progress, one call per phase
         self.paths = _paths(req.out)
-        self.backends = Backends(req.cache, req.no_cache)
+        self.models = Models(req.cache, req.no_cache)
         self.notes: list[str] = []
         self.judge_settings: dict | None = None
         self._judge_llms: list = []  # the judge's LLM backends, one per repeat, for their usage
@@ -164,7 +164,7 @@ class Audit:
             where = exc.filename or self.req.out
             raise AuditError(f"`{where}`: {describe_os_error(exc)}") from None
         finally:
-            await self.backends.aclose()
+            await self.models.aclose()
 
     async def _run(self, preview: bool = False) -> dict:
         local = local_backend(self.suite)
@@ -213,7 +213,7 @@ class Audit:
         self.phase("writing the report", None)
         report = build_report(data)
         if self.req.summary or self.suite.summarizer is not None:
-            report["summary"] = await summarise(self.backends.asker(self.suite.summarizer or self.suite.generator, role="summary"), report)
+            report["summary"] = await summarise(self.models.asker(self.suite.summarizer or self.suite.generator, role="summary"), report)
         else:
             report["summary"] = rule_summary(report)
         report["usage"] = self._usage()
@@ -273,14 +273,14 @@ class Audit:
             raise AuditError(str(exc)) from None
 
     async def _generate(self, judge: JudgeInfo, items: list[Item], log: bool = True) -> dict:
-        ops = [self.suite.operator(name) for name in self.suite.requested()]
+        ops = [self.suite.perturbation(name) for name in self.suite.requested()]
         skipped = {op.name: reason for op in ops if (reason := why_skipped(op, judge))}
         to_run = [op for op in ops if op.name not in skipped]
         generator = validator = None
         self.phase(f"making and validating the variants of {len(to_run)} operator(s)", None)
         if any(op.generator == "llm" for op in to_run):
-            generator = self.backends.asker(self.suite.generator, role="generate")
-            validator = self.backends.asker(self.suite.validator, role="validate")
+            generator = self.models.asker(self.suite.generator, role="generate")
+            validator = self.models.asker(self.suite.validator, role="validate")
         result = await Generation(judge, self.suite.seed, generator, validator, self.suite.concurrency).run(to_run, items)
         if log:
             write_lines(self.paths["validation"], result.log)
@@ -297,10 +297,10 @@ class Audit:
 
     def _skipped_operators(self, sealed: sealing.Sealed) -> dict:
         """Definitions of the operators the sealed suite skipped (for the report's list)."""
-        from rubriclang.audit.catalog import load_catalog
+        from rubriclang.audit.perturbations import load_perturbations
 
-        catalog = {**load_catalog(), **self.suite.custom}
-        return {name: catalog[name] for name in sealed.skipped if name in catalog and name not in sealed.operators}
+        perturbations = {**load_perturbations(), **self.suite.custom}
+        return {name: perturbations[name] for name in sealed.skipped if name in perturbations and name not in sealed.operators}
 
     def _plan(self, judge: JudgeInfo, sealed: sealing.Sealed):
         """(skipped operators with reasons, variants to judge, graphs by patch)
@@ -339,7 +339,7 @@ class Audit:
 
     def _models(self) -> dict[str, tuple]:
         """phase -> the models that served it."""
-        out = {role: tuple(sorted({a.client.model for a in askers}, key=str)) for role, askers in self.backends.askers.items()}
+        out = {role: tuple(sorted({a.client.model for a in askers}, key=str)) for role, askers in self.models.askers.items()}
         out["judge"] = tuple(sorted({c.client.model for b in self._judge_llms for c in b.callers.values()}, key=str))
         return out
 
@@ -359,7 +359,7 @@ class Audit:
             except (OSError, ValueError, AttributeError) as exc:
                 raise AuditError(f"cannot read `{path}`: {exc}", "remove it to count from this run on") from None
         now: dict[str, Usage] = {}
-        for role, askers in self.backends.askers.items():
+        for role, askers in self.models.askers.items():
             for a in askers:
                 now.setdefault(role, Usage()).add(a.caller.usage)
         for b in self._judge_llms:
@@ -388,7 +388,7 @@ class Audit:
         from rubriclang.llm.estimate import Estimate
 
         est = Estimate()
-        self.backends = Backends(None, True, estimate=est)
+        self.models = Models(None, True, estimate=est)
         try:
             local = local_backend(self.suite)
             items = load_items(self.suite, local)
@@ -408,12 +408,12 @@ class Audit:
             await self._judge_all(judge, local, sealed, variants, graphs, store=_NoStore())
             return self._estimate_doc(est, judge, sealed, skipped)
         finally:
-            await self.backends.aclose()
+            await self.models.aclose()
 
     def _estimate_doc(self, est, judge: JudgeInfo, sealed, skipped: dict) -> tuple[dict, list[str], list[str]]:
         """(estimate, phases, notes) for `cli/estimate.document`."""
         gen = est.get("generate")
-        llm_ops = [self.suite.operator(n) for n in self.suite.requested() if n not in skipped and n not in sealed.skipped]
+        llm_ops = [self.suite.perturbation(n) for n in self.suite.requested() if n not in skipped and n not in sealed.skipped]
         llm_ops = [op for op in llm_ops if op.generator == "llm"] if not self.req.sealed else []
         notes = []
         if gen.calls:
@@ -434,7 +434,7 @@ class Audit:
     # --- judging -----------------------------------------------------------------
 
     def _manifest(self, sealed_hash: str) -> None:
-        cfg = self.suite.judge_backend
+        cfg = self.suite.judge_model
         uses_llm = any(is_llm(c) for c in self.graph.criteria)
         backend = {"base_url": cfg.base_url, "model": cfg.model, "model_file": cfg.model_file, "temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens} if uses_llm else None
         want = {"schema": MANIFEST, "judge": graph_hash(self.graph), "sealed": sealed_hash, "backend": backend}
@@ -463,11 +463,11 @@ class Audit:
         from rubriclang.llm.backend import LLMBackend, Profile
         from rubriclang.llm.client import Sampling
 
-        cfg = self.suite.judge_backend
+        cfg = self.suite.judge_model
         try:
-            client, sampling, profiles = self.backends.judges(self.graph, cfg, Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed))
-            cache = self.backends.cache
-        except BackendUnavailable as exc:
+            client, sampling, profiles = self.models.judges(self.graph, cfg, Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed))
+            cache = self.models.cache
+        except ModelUnavailable as exc:
             raise AuditError(f"the judge's LLM backend: {exc}") from None
         self._clients = {None: client, **{name: p.client for name, p in profiles.items()}}
         self._sampling = sampling
@@ -497,7 +497,7 @@ class Audit:
             try:
                 await client.check_model()
             except LLMError as exc:
-                which = f"model profile `{name}`" if name else self.suite.judge_backend.describe()
+                which = f"model profile `{name}`" if name else self.suite.judge_model.describe()
                 raise AuditError(f"the judge's LLM backend ({which}): {exc.message}", "check the [judge] table of the suite" if not name else "check the profile in the project config") from None
         self.judge_settings = {"model": clients[None].model, "temperature": self._sampling.temperature, "seed": self._sampling.seed}
 
@@ -521,7 +521,7 @@ class Audit:
                 raise AuditError(str(exc), "give a new --out") from None
         else:  # an estimate: the original items first, tallied apart
             done = {}
-            estimate = self.backends.connections.estimate
+            estimate = self.models.connections.estimate
             estimate.phase = "judge:items"
             await runner.run(arms[: len(sealed.items)], self.suite.repeats, done, store)
             estimate.phases["judge"] = estimate.get("judge:items").scaled(1)

@@ -1,7 +1,7 @@
 """`rbg audit plan`: a model proposes operators for a judge, each with a
 one-line rationale, and they are written into an editable suite. The
 planner only proposes: it runs nothing, and every proposal is checked
-against the catalog and the judge (unknown or inapplicable names are
+against the built-in operators and the judge (unknown or inapplicable names are
 dropped, and said to be).
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 from rubriclang.audit.applicability import why_skipped
-from rubriclang.audit.catalog import Operator, load_catalog
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import messages
+from rubriclang.audit.perturbations import Perturbation, load_perturbations
 from rubriclang.interp.items import Item
 from rubriclang.llm.prompting import listed_points
 
@@ -56,10 +56,10 @@ def describe_items(items: list[Item]) -> str:
     return "\n\n".join(out)
 
 
-def candidates(judge: JudgeInfo) -> tuple[dict[str, Operator], list[tuple[str, str]]]:
+def candidates(judge: JudgeInfo) -> tuple[dict[str, Perturbation], list[tuple[str, str]]]:
     """(applicable operators by name, [(name, why skipped)])."""
     ok, skipped = {}, []
-    for name, op in load_catalog().items():
+    for name, op in load_perturbations().items():
         reason = why_skipped(op, judge)
         if reason:
             skipped.append((name, reason))
@@ -68,7 +68,7 @@ def candidates(judge: JudgeInfo) -> tuple[dict[str, Operator], list[tuple[str, s
     return ok, skipped
 
 
-async def plan(asker, judge: JudgeInfo, items: list[Item]) -> tuple[list[tuple[Operator, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+async def plan(asker, judge: JudgeInfo, items: list[Item]) -> tuple[list[tuple[Perturbation, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(chosen operators with their rationale, proposals dropped with why,
     inapplicable operators with why); raises PlanError."""
     ok, skipped = candidates(judge)
@@ -85,7 +85,7 @@ async def plan(asker, judge: JudgeInfo, items: list[Item]) -> tuple[list[tuple[O
             dropped.append((str(entry)[:60], "not an operator entry"))
         elif name in seen:
             continue
-        elif name not in load_catalog():
+        elif name not in load_perturbations():
             dropped.append((name, "not a catalog operator"))
         elif name not in ok:
             dropped.append((name, dict(skipped)[name]))

@@ -13,10 +13,10 @@ from typing import Any
 
 import attrs
 
-from rubriclang.audit.catalog import SURFACES, Operator
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.localize import EPS, Localizer, moved_criteria
 from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, gold_extras, mean_estimate
+from rubriclang.audit.perturbations import SURFACES, Perturbation
 from rubriclang.audit.seal import Sealed
 from rubriclang.audit.summary import render_text as summary_lines
 from rubriclang.audit.variants import Variant, texts
@@ -36,7 +36,7 @@ class AuditData:
     judge_hash: str
     judge: JudgeInfo
     sealed: Sealed
-    operators: dict[str, Operator]  # every requested operator
+    operators: dict[str, Perturbation]  # every requested operator
     skipped: dict[str, str]  # operator -> why it did not run
     items: tuple[Item, ...]
     variants: tuple[Variant, ...]  # the variants judged
@@ -51,7 +51,7 @@ class AuditData:
 @attrs.frozen
 class VariantResult:
     variant: Variant
-    op: Operator
+    op: Perturbation
     summary: Summary
     outcome: str
     judgment_flips: int

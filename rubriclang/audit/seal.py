@@ -17,7 +17,7 @@ import json
 
 import attrs
 
-from rubriclang.audit.catalog import Operator
+from rubriclang.audit.perturbations import Perturbation
 from rubriclang.audit.variants import Patch, Variant
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item, ItemError, item_from_json
 from rubriclang.interp.trace import canonical_json
@@ -49,7 +49,7 @@ class Sealed:
     items: tuple[Item, ...]
     variants: tuple[Variant, ...]
     patches: dict[str, Patch]
-    operators: dict[str, Operator]
+    operators: dict[str, Perturbation]
     counts: dict[str, dict[str, int]]
     skipped: dict[str, str]
     judge: dict
@@ -60,7 +60,7 @@ class Sealed:
         return {it.id: it for it in self.items}
 
 
-def seal(judge: dict, items: list[dict], variants: list[Variant], patches: list[Patch], operators: list[Operator], counts: dict, skipped: dict, prompts: dict[str, str]) -> dict:
+def seal(judge: dict, items: list[dict], variants: list[Variant], patches: list[Patch], operators: list[Perturbation], counts: dict, skipped: dict, prompts: dict[str, str]) -> dict:
     """The sealed document, with its hash."""
     doc = {
         "schema": SCHEMA,
@@ -96,7 +96,7 @@ def read_sealed(path: str) -> tuple[Sealed, dict]:
             items=tuple(_item(d, doc["schema"], f"{path}: items[{n}]") for n, d in enumerate(doc["items"])),
             variants=tuple(Variant.from_json(d) for d in doc["variants"]),
             patches={d["id"]: Patch.from_json(d) for d in doc["patches"]},
-            operators={name: Operator.from_json(d) for name, d in doc["operators"].items()},
+            operators={name: Perturbation.from_json(d) for name, d in doc["operators"].items()},
             counts=doc.get("counts", {}),
             skipped=doc.get("skipped", {}),
             judge=doc.get("judge", {}),

@@ -4,9 +4,9 @@ name, surface and relation), to be reviewed before use."""
 
 from __future__ import annotations
 
-from rubriclang.audit.catalog import CUSTOM_SURFACES, RELATIONS, load_catalog
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import messages
+from rubriclang.audit.perturbations import CUSTOM_SURFACES, RELATIONS, load_perturbations
 from rubriclang.audit.planner import PlanError, describe_items, describe_judge
 from rubriclang.audit.suite import NAME
 from rubriclang.interp.items import Item
@@ -35,7 +35,7 @@ async def suggest(asker, judge: JudgeInfo, items: list[Item]) -> tuple[list[dict
     answer = await asker.ask(messages("suggest.v1", values), {"operators": {"type": "array"}}, "suggest")
     if answer.status != "ok":
         raise PlanError(f"the generator model gave no usable suggestion: {answer.error}")
-    kept, dropped, taken = [], [], set(load_catalog())
+    kept, dropped, taken = [], [], set(load_perturbations())
     for entry in answer.fields["operators"]:
         why = _problem(entry, taken)
         if why:

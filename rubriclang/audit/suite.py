@@ -1,6 +1,7 @@
-"""Audit suites: a TOML file naming the judge, the items, the operators and
-the backends. Every mistake is a SuiteError naming the file and line (found
-by scanning the text, since tomllib keeps no positions), with a hint.
+"""Audit suites: a TOML file naming the judge, the items, the operators
+(`Perturbation`s in the code) and the models. Every mistake is a SuiteError
+naming the file and line (found by scanning the text, since tomllib keeps no
+positions), with a hint.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from typing import Any
 
 import attrs
 
-from rubriclang.audit.catalog import (
+from rubriclang.audit.perturb.llm import REASONING_STYLES
+from rubriclang.audit.perturbations import (
     CUSTOM_SURFACES,
     RELATIONS,
-    Operator,
-    custom_operator,
-    load_catalog,
+    Perturbation,
+    custom_perturbation,
+    load_perturbations,
 )
-from rubriclang.audit.perturb.llm import REASONING_STYLES
 from rubriclang.errors import LocatedError
 from rubriclang.tomlfile import Lines, read_toml
 from rubriclang.tomlschema import Field, Place, check, check_keys, shown, toml_type
@@ -41,8 +42,9 @@ class SuiteError(LocatedError):
 
 
 @attrs.frozen
-class BackendConfig:
-    """An OpenAI-compatible backend; no `base_url` means the embedded model."""
+class ModelConfig:
+    """The model a suite table names: an OpenAI-compatible server, or the
+    embedded model when there is no `base_url`."""
 
     base_url: str | None = None
     model: str | None = None
@@ -74,22 +76,22 @@ class Suite:
     gold: bool = True  # compare verdicts with the items' gold (false: ignore it)
     limit: int | None = None
     concurrency: int = 4
-    operators: tuple[str, ...] | None = None  # None: every applicable catalog operator
+    operators: tuple[str, ...] | None = None  # None: every applicable built-in operator
     options: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-    judge_backend: BackendConfig = BackendConfig()
-    generator: BackendConfig = BackendConfig(temperature=0.7, max_tokens=1024)
-    validator: BackendConfig = BackendConfig()
-    summarizer: BackendConfig | None = None  # None: rules, or the generator's model with --summary
-    custom: dict[str, Operator] = attrs.field(factory=dict)
+    judge_model: ModelConfig = ModelConfig()
+    generator: ModelConfig = ModelConfig(temperature=0.7, max_tokens=1024)
+    validator: ModelConfig = ModelConfig()
+    summarizer: ModelConfig | None = None  # None: rules, or the generator's model with --summary
+    custom: dict[str, Perturbation] = attrs.field(factory=dict)
 
-    def operator(self, name: str) -> Operator:
-        """A catalog or custom operator, with the suite's options applied."""
-        op = self.custom.get(name) or load_catalog()[name]
+    def perturbation(self, name: str) -> Perturbation:
+        """A built-in or custom perturbation, with the suite's options applied."""
+        op = self.custom.get(name) or load_perturbations()[name]
         return op.with_options(self.options[name]) if name in self.options else op
 
     def requested(self) -> tuple[str, ...]:
-        """The operators to run: those named (or all of the catalog), then the custom ones."""
-        names = list(self.operators if self.operators is not None else load_catalog())
+        """The operators to run: those named (or every built-in one), then the custom ones."""
+        names = list(self.operators if self.operators is not None else load_perturbations())
         names += [n for n in self.custom if n not in names]
         return tuple(names)
 
@@ -108,7 +110,7 @@ def _path(base: str, value: str | None, key: str, place: Place, must_exist: bool
     return resolved
 
 
-BACKEND_FIELDS = {
+MODEL_FIELDS = {
     "base_url": Field(str),
     "model": Field(str),
     "api_key_env": Field(str),
@@ -119,16 +121,16 @@ BACKEND_FIELDS = {
     "max_retries": Field(int, lo=0, hi=100),
     "model_file": Field(str),
 }
-_BACKEND_KEYS = tuple(BACKEND_FIELDS)
+_MODEL_KEYS = tuple(MODEL_FIELDS)
 
 
-def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: Lines, extra: dict | None = None) -> BackendConfig:
+def _model_config(d: Any, table: str, default: ModelConfig, base: str, lines: Lines, extra: dict | None = None) -> ModelConfig:
     if d is None:
         return default
     place = Place(lines, SuiteError, f"[{table}]", table)
     if not isinstance(d, dict):
         raise place.fail(None, f"`{table}` must be a table")
-    values = check(d, {**BACKEND_FIELDS, **(extra or {})}, place)
+    values = check(d, {**MODEL_FIELDS, **(extra or {})}, place)
     url = values.get("base_url")
     if url is not None and not re.match(r"https?://[^/\s]+", url):
         raise place.fail("base_url", f"`base_url` must be an http(s) URL, not {url!r}", "e.g. http://localhost:8000/v1")
@@ -138,19 +140,19 @@ def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: Lines
     values["model_file"] = _path(base, values.get("model_file"), "model_file", place, must_exist=False)
     if url is not None and values["model_file"] is not None:
         raise place.fail("model_file", f"[{table}] gives both `base_url` and `model_file`", "`model_file` is the embedded model, which `base_url` replaces")
-    return attrs.evolve(default, **{k: v for k, v in values.items() if k in BACKEND_FIELDS and v is not None})
+    return attrs.evolve(default, **{k: v for k, v in values.items() if k in MODEL_FIELDS and v is not None})
 
 
 def _options(d: Any, lines: Lines) -> dict[str, dict[str, Any]]:
     if d is None:
         return {}
-    catalog = load_catalog()
+    perturbations = load_perturbations()
     out = {}
     for name, opts in d.items():
         place = Place(lines, SuiteError, f"[options.{name}]", f"options.{name}")
-        op = catalog.get(name)
+        op = perturbations.get(name)
         if op is None or not op.options:
-            have = [n for n, o in catalog.items() if o.options]
+            have = [n for n, o in perturbations.items() if o.options]
             raise place.fail(None, f"operator `{name}` takes no options", _suggest(name, have) or f"operators with options: {', '.join(have)}")
         if not isinstance(opts, dict):
             raise place.fail(None, f"`options.{name}` must be a table")
@@ -179,10 +181,10 @@ CUSTOM_FIELDS = {
 }
 
 
-def _custom(entries: Any, lines: Lines) -> dict[str, Operator]:
+def _custom(entries: Any, lines: Lines) -> dict[str, Perturbation]:
     if entries is None:
         return {}
-    out: dict[str, Operator] = {}
+    out: dict[str, Perturbation] = {}
     for i, d in enumerate(entries):
         place = Place(lines, SuiteError, "a [[custom]] operator", "custom", i)
         if not isinstance(d, dict):
@@ -191,18 +193,18 @@ def _custom(entries: Any, lines: Lines) -> dict[str, Operator]:
         name = v["name"]
         if not NAME.fullmatch(name):
             raise place.fail("name", f"`{name}` is not a valid operator name", "lower case letters, digits and _, starting with a letter")
-        if name in load_catalog() or name in out:
+        if name in load_perturbations() or name in out:
             raise place.fail("name", f"operator `{name}` is already defined", "give the custom operator another name")
         if not v["instruction"].strip():
             raise place.fail("instruction", "`instruction` is empty")
-        out[name] = custom_operator(name, v["surface"], v["relation"], v["instruction"], v.get("preserve", ""))
+        out[name] = custom_perturbation(name, v["surface"], v["relation"], v["instruction"], v.get("preserve", ""))
     return out
 
 
 def _operators(value: Any, custom: dict, lines: Lines) -> tuple[str, ...] | None:
     if value is None:
         return None
-    known = {**load_catalog(), **custom}
+    known = {**load_perturbations(), **custom}
     seen = []
     for name in value:
         if name not in known:
@@ -251,7 +253,7 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
     if isinstance(v["judge"], dict):
         judge_table = v["judge"]
         judge_place = Place(lines, SuiteError, "[judge]", "judge")
-        graph = _path(base, check(judge_table, {**BACKEND_FIELDS, **JUDGE_FIELDS}, judge_place)["graph"], "graph", judge_place)
+        graph = _path(base, check(judge_table, {**MODEL_FIELDS, **JUDGE_FIELDS}, judge_place)["graph"], "graph", judge_place)
     else:
         graph = _path(base, v["judge"], "judge", top)
     custom = _custom(v.get("custom"), lines)
@@ -272,9 +274,9 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
         concurrency=v.get("concurrency", 4),
         operators=_operators(v.get("operators"), custom, lines),
         options=_options(v.get("options"), lines),
-        judge_backend=_backend(judge_table, "judge", BackendConfig(), base, lines, extra=JUDGE_FIELDS),
-        generator=_backend(v.get("generator"), "generator", BackendConfig(temperature=0.7, max_tokens=1024), base, lines),
-        validator=_backend(v.get("validator"), "validator", BackendConfig(), base, lines),
-        summarizer=None if v.get("summarizer") is None else _backend(v["summarizer"], "summarizer", BackendConfig(), base, lines),
+        judge_model=_model_config(judge_table, "judge", ModelConfig(), base, lines, extra=JUDGE_FIELDS),
+        generator=_model_config(v.get("generator"), "generator", ModelConfig(temperature=0.7, max_tokens=1024), base, lines),
+        validator=_model_config(v.get("validator"), "validator", ModelConfig(), base, lines),
+        summarizer=None if v.get("summarizer") is None else _model_config(v["summarizer"], "summarizer", ModelConfig(), base, lines),
         custom=custom,
     )

@@ -7,8 +7,8 @@ import os
 import re
 import unicodedata
 
-from rubriclang.audit.catalog import Operator
 from rubriclang.audit.judge import JudgeInfo
+from rubriclang.audit.perturbations import Perturbation
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 # What a TOML basic string must escape: `"`, `\`, and every control character.
@@ -43,7 +43,7 @@ def render_suite(
     graph_path: str,
     items_path: str,
     judge: JudgeInfo,
-    chosen: list[tuple[Operator, str]],
+    chosen: list[tuple[Perturbation, str]],
     skipped: list[tuple[str, str]],
     made_by: str,
     base_url: str | None = None,
@@ -107,7 +107,7 @@ def render_suite(
     return "\n".join(lines) + "\n"
 
 
-def describe(op: Operator) -> str:
+def describe(op: Perturbation) -> str:
     """The default comment of a chosen operator."""
     return f"{op.surface}, {op.relation}, {op.generator}: {op.summary}"
 

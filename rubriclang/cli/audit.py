@@ -18,7 +18,8 @@ import sys
 
 import click
 
-from rubriclang.cli.execution import DataError, load_graph
+from rubriclang.cli.errors import DataError
+from rubriclang.cli.loading import load_graph
 
 
 class _AuditGroup(click.Group):
@@ -173,9 +174,9 @@ def catalog(fmt) -> None:
     """List the perturbation operators: surface, relation, generator, what
     each preserves or breaks, when it applies and how it is validated."""
     from rubriclang.audit.applicability import conditions
-    from rubriclang.audit.catalog import load_catalog
+    from rubriclang.audit.perturbations import load_perturbations
 
-    ops = load_catalog()
+    ops = load_perturbations()
     if fmt == "json":
         click.echo(json.dumps([op.to_json() for op in ops.values()], indent=2, sort_keys=True))
         return
@@ -290,15 +291,15 @@ def _model_options(role: str):
 
 def _ask(cfg, cache, no_cache, propose):
     """propose(asker) run against the model `cfg`; a PlanError exits 1."""
-    from rubriclang.audit.backends import Backends
+    from rubriclang.audit.models import Models
     from rubriclang.audit.planner import PlanError
 
     async def go():
-        backends = Backends(cache, no_cache)
+        models = Models(cache, no_cache)
         try:
-            return await propose(backends.asker(cfg))
+            return await propose(models.asker(cfg))
         finally:
-            await backends.aclose()
+            await models.aclose()
 
     try:
         return asyncio.run(go())
@@ -318,10 +319,10 @@ def plan(graph, items, output, force, base_url, model, api_key_env, model_file, 
     with a one-line rationale, and write them into an editable suite. It
     runs nothing: review the suite, then `rbg audit SUITE --out DIR`."""
     from rubriclang.audit.planner import plan as propose
-    from rubriclang.audit.suite import BackendConfig
+    from rubriclang.audit.suite import ModelConfig
 
     judge, item_list = _judge_and_items(graph, items)
-    cfg = BackendConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.0, max_tokens=1024)
+    cfg = ModelConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.0, max_tokens=1024)
     chosen, dropped, skipped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
     _write_suite(output, force, graph, items, judge, chosen, skipped, "rbg audit plan")
     click.echo(f"Wrote {output}: {len(chosen)} operators proposed for `{judge.graph.name}`; nothing was run.")
@@ -341,11 +342,11 @@ def suggest(graph, items, output, force, base_url, model, api_key_env, model_fil
     instruction and rationale, and write them as [[custom]] tables to
     review. It runs nothing."""
     from rubriclang.audit.suggest import suggest as propose
-    from rubriclang.audit.suite import BackendConfig
+    from rubriclang.audit.suite import ModelConfig
     from rubriclang.audit.suite_writer import render_custom
 
     judge, item_list = _judge_and_items(graph, items)
-    cfg = BackendConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.7, max_tokens=1024)
+    cfg = ModelConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.7, max_tokens=1024)
     kept, dropped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
     _write_toml(output, force, lambda: render_custom(kept, "rbg audit suggest"))
     click.echo(f"Wrote {output}: {len(kept)} custom operator(s) proposed for `{judge.graph.name}`; review them, then paste them into a suite.")

@@ -18,22 +18,11 @@ import os
 
 import click
 
-from rubriclang.cli.execution import (
-    DataError,
-    ValidatedItems,
-    annotations_option,
-    concurrency_option,
-    data_error,
-    earlier_text,
-    interpreter,
-    load_graph,
-    local_backend,
-    locked_output,
-    mode_option,
-    recorded_option,
-    uses_llm,
-)
-from rubriclang.cli.params import FiniteFloat
+from rubriclang.cli.backends import interpreter, local_backend, uses_llm
+from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.loading import ValidatedItems, load_graph
+from rubriclang.cli.outputs import earlier_text, locked_output
+from rubriclang.cli.params import FiniteFloat, annotations_option, concurrency_option, mode_option, recorded_option
 
 # How many missing calls an error lists before it only counts the rest.
 _LIST_AT_MOST = 20
@@ -147,7 +136,8 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, api_key
     rerun `rbg run` with the same cache to make only those calls); 2 bad
     input or missing results.
     """
-    from rubriclang.cli.execution import api_key_from_env, open_cache
+    from rubriclang.cli.backends import open_cache
+    from rubriclang.cli.llmoptions import api_key_from_env
     from rubriclang.llm.batch import BatchError, load_into_cache, read_results
     from rubriclang.llm.redact import Redactor
 
@@ -181,7 +171,7 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, api_key
 
 
 def _identity(base_urls, model: str) -> str:
-    from rubriclang.cli.execution import checked_url
+    from rubriclang.cli.llmoptions import checked_url
     from rubriclang.llm.client import OpenAIClient
 
     async def identity() -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from rubriclang.cli.execution import DataError
+from rubriclang.cli.errors import DataError
 
 cache_path_option = click.option(
     "--cache", "path", type=click.Path(dir_okay=False), default=None, help="The call cache (default: the one `rbg run` uses)."

@@ -8,7 +8,8 @@ import os
 
 import click
 
-from rubriclang.cli.execution import DataError, data_error, deadline_option, max_reply_option
+from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.llmoptions import deadline_option, max_reply_option
 from rubriclang.cli.params import FiniteFloat
 
 # The embedded model reads the whole catalog, the spec and a repair; its
@@ -61,7 +62,8 @@ def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, i
     rerun resumes (docs/compiler.md). Exit status: 0 all compiled, 1 some
     failed or stopped on an error, 2 bad input.
     """
-    from rubriclang.cli.execution import api_key_from_env, checked_url, open_cache
+    from rubriclang.cli.backends import open_cache
+    from rubriclang.cli.llmoptions import api_key_from_env, checked_url
     from rubriclang.llm.client import LLMError, Sampling
     from rubriclang.llm.compiler import (
         DEFAULT_SAMPLING,

@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from rubriclang.cli.execution import DataError, data_error
+from rubriclang.cli.errors import DataError, data_error
 from rubriclang.review.render import FORMATS
 from rubriclang.safetext import unguarded
 
@@ -107,7 +107,7 @@ def _show(old_label, new_label, old, new, fmt, color, limit, traces=None) -> int
 
 def _show_sets(args, fmt, limit, traces) -> int:
     """The diff where OLD or NEW is a folder of compiled graphs."""
-    from rubriclang.cli.execution import load_graph, load_graph_set
+    from rubriclang.cli.loading import load_graph, load_graph_set
     from rubriclang.interp.items import ItemError
     from rubriclang.review.impact import verdict_impact
     from rubriclang.review.setdiff import graphs_of, render, set_diff

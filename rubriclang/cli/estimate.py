@@ -10,15 +10,9 @@ import json
 
 import click
 
-from rubriclang.cli.execution import (
-    DataError,
-    ValidatedItems,
-    data_error,
-    interpreter,
-    load_graph,
-    local_backend,
-    open_llm,
-)
+from rubriclang.cli.backends import interpreter, local_backend, open_llm
+from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.loading import ValidatedItems, load_graph
 
 
 def prices_for(graph_path: str) -> dict:

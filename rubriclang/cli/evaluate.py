@@ -11,26 +11,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rubriclang.cli.execution import (
-    DataError,
-    ValidatedItems,
+from rubriclang.cli.backends import interpreter, llm_session, local_backend, open_llm
+from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.llmoptions import llm_options
+from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
+from rubriclang.cli.outputs import usage_json, usage_text
+from rubriclang.cli.params import (
+    FiniteFloat,
     annotations_option,
     concurrency_option,
-    data_error,
     fallback_option,
-    interpreter,
-    llm_options,
-    llm_session,
-    load_graph,
-    load_graph_set,
-    local_backend,
     mode_option,
-    open_llm,
     recorded_option,
-    usage_json,
-    usage_text,
 )
-from rubriclang.cli.params import FiniteFloat
 
 if TYPE_CHECKING:  # the CLI imports the evaluation lazily
     from rubriclang.evaluation.evaluate import Column

@@ -9,17 +9,10 @@ import os
 
 import click
 
-from rubriclang.cli.execution import (
-    DataError,
-    annotations_option,
-    concurrency_option,
-    data_error,
-    load_graph,
-    local_backend,
-    mode_option,
-    recorded_option,
-    uses_llm,
-)
+from rubriclang.cli.backends import local_backend, uses_llm
+from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.loading import load_graph
+from rubriclang.cli.params import annotations_option, concurrency_option, mode_option, recorded_option
 
 
 def _split(ctx, param, value):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rubriclang.cli.execution import DataError
+from rubriclang.cli.errors import DataError
 
 
 @click.command()

@@ -8,7 +8,7 @@ import tempfile
 
 import click
 
-from rubriclang.cli.execution import DataError, data_error
+from rubriclang.cli.errors import DataError, data_error
 
 
 @click.group()
@@ -69,7 +69,7 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
         raise click.BadParameter("would overwrite SRC: write the items to another file", param_hint="-o")
     g = None
     if graph:
-        from rubriclang.cli.execution import load_graph
+        from rubriclang.cli.loading import load_graph
 
         g = load_graph(graph)
     try:

@@ -9,7 +9,9 @@ import sys
 
 import click
 
-from rubriclang.cli.execution import data_error, fallback_option, load_graph, load_graph_set
+from rubriclang.cli.errors import data_error
+from rubriclang.cli.loading import load_graph, load_graph_set
+from rubriclang.cli.params import fallback_option
 
 
 @click.command()

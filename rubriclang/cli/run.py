@@ -14,27 +14,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rubriclang.cli.execution import (
-    DataError,
-    ValidatedItems,
-    annotations_option,
-    concurrency_option,
-    data_error,
-    earlier_text,
-    fallback_option,
-    interpreter,
-    llm_options,
-    llm_session,
-    load_graph,
-    load_graph_set,
-    local_backend,
-    locked_output,
-    mode_option,
-    open_llm,
-    recorded_option,
-    usage_json,
-    usage_text,
-)
+from rubriclang.cli.backends import interpreter, llm_session, local_backend, open_llm
+from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.llmoptions import llm_options
+from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
+from rubriclang.cli.outputs import earlier_text, locked_output, usage_json, usage_text
+from rubriclang.cli.params import annotations_option, concurrency_option, fallback_option, mode_option, recorded_option
 
 if TYPE_CHECKING:  # the CLI imports the engine lazily
     from rubriclang.checker import CheckedGraph

@@ -9,7 +9,7 @@ import os
 
 import click
 
-from rubriclang.cli.execution import DataError
+from rubriclang.cli.errors import DataError
 
 EXTRA = "`rbg view` needs the optional extra: pip install 'rubriclang[view]'"
 

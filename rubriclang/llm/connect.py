@@ -3,7 +3,7 @@
 and how a graph's LLM criteria get their judges (the default one, and one
 per model profile: `model = "NAME"` on a criterion, `[models.NAME]` in the
 project config, docs/judges.md). `rbg run` and `rbg eval` (through
-`cli/execution.py: open_llm`), `rbg compile` and `rbg audit` (its judge,
+`cli/backends.py: open_llm`), `rbg compile` and `rbg audit` (its judge,
 generator, validator and planner) all connect through `Connections`.
 
 Importing this module costs no HTTP client: clients are built on demand.

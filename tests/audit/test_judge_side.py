@@ -10,10 +10,10 @@ import re
 import attrs
 import pytest
 
-from rubriclang.audit.catalog import load_catalog
 from rubriclang.audit.judge import judge_info
 from rubriclang.audit.perturb import judge_prompt
-from rubriclang.audit.perturb.generate import rule_patch
+from rubriclang.audit.perturb.generate import deterministic_patch
+from rubriclang.audit.perturbations import load_perturbations
 from rubriclang.audit.variants import Patch, Validation
 from rubriclang.checker import check_source
 from rubriclang.checker.graph import PromptSource
@@ -118,7 +118,7 @@ def test_a_built_in_prompt_given_as_template_text_renders_the_same_request(kind)
 
 def test_instruction_ordering_moves_the_reply_format_paragraph_of_the_last_user_message_first():
     judge = _judge()
-    patch, results = rule_patch(load_catalog()["instruction_ordering"], judge)
+    patch, results = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
     assert [(name, v.verdict) for name, v in results] == [("correct", "accept")]
     patched = patch.apply(judge.graph).nodes["correct"]
     assert set(patched.params) == set(judge.graph.nodes["correct"].params)  # no hidden parameter
@@ -133,12 +133,12 @@ def test_instruction_ordering_moves_the_reply_format_paragraph_of_the_last_user_
 
 def test_instruction_ordering_on_a_users_template_keeps_its_few_shot_turns_or_says_why_not():
     judge = _judge(OWN)
-    patch, [(_, v)] = rule_patch(load_catalog()["instruction_ordering"], judge)
+    patch, [(_, v)] = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
     # The last paragraph shows {{input}} and {{response}}: material, not a reply format.
     assert patch is None and v.verdict == "failed" and "`{{input}}`" in v.reason
     moved = OWN.replace("Finish with your grade as [[n]], from 1 to 10.\n\nQuestion: {{input}}\nAnswer: {{response}}", "Question: {{input}}\nAnswer: {{response}}\n\nFinish with your grade as [[n]], from 1 to 10.")
     judge = _judge(moved)
-    patch, [(_, v)] = rule_patch(load_catalog()["instruction_ordering"], judge)
+    patch, [(_, v)] = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
     assert v.verdict == "accept"
     messages = prompting.render(patch.apply(judge.graph).nodes["quality"], _item(False), "response").request.messages
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
@@ -148,7 +148,7 @@ def test_instruction_ordering_on_a_users_template_keeps_its_few_shot_turns_or_sa
 
 def test_criterion_reorder_lists_the_scale_from_the_top_in_the_prompt_without_a_hidden_parameter():
     judge = _judge()
-    patch, results = rule_patch(load_catalog()["criterion_reorder"], judge)
+    patch, results = deterministic_patch(load_perturbations()["criterion_reorder"], judge)
     assert patch.criterion_order == ("short", "correct")
     patched = patch.apply(judge.graph)
     assert [c.name for c in patched.criteria] == ["short", "correct"]
@@ -260,7 +260,7 @@ def test_role_framing_adds_a_system_section_where_the_template_has_none():
 
 def test_a_prometheus_judge_keeps_its_reply_instructions_under_instruction_ordering():
     judge = _judge(f"rubric p {{ version = 1 }}\ncontract {{ scale = ordinal[1, 5] }}\n{BUILT_INS['prometheus']}\nsink c\nreadout pointwise {{ output = ordinal[1, 5] }}\n")
-    patch, [(_, v)] = rule_patch(load_catalog()["instruction_ordering"], judge)
+    patch, [(_, v)] = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
     assert patch is None and v.verdict == "failed" and "Prometheus" in v.reason
 
 

@@ -64,7 +64,7 @@ def test_the_side_by_side_suites_differ_only_in_the_judge():
     multi, direct = (load_suite(str(SUITES / n)) for n in ("mt_bench_multi.toml", "mt_bench_direct.toml"))
     same = ("items", "repeats", "tolerance", "seed", "operators", "options")
     assert all(getattr(multi, k) == getattr(direct, k) for k in same)
-    assert multi.judge_backend == direct.judge_backend and multi.judge != direct.judge
+    assert multi.judge_model == direct.judge_model and multi.judge != direct.judge
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")

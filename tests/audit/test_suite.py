@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rubriclang.audit.catalog import load_catalog
+from rubriclang.audit.perturbations import load_perturbations
 from rubriclang.audit.suite import SuiteError, load_suite
 
 from .helpers import GSM8K_JUDGE
@@ -14,8 +14,8 @@ from .helpers import GSM8K_JUDGE
 def test_a_minimal_suite_takes_the_defaults(suite):
     s = load_suite(str(suite()))
     assert (s.repeats, s.tolerance, s.seed, s.positive, s.operators) == (5, 0.0, 0, True, None)
-    assert s.requested() == tuple(load_catalog())
-    assert s.judge_backend.base_url is None and s.generator.temperature == 0.7
+    assert s.requested() == tuple(load_perturbations())
+    assert s.judge_model.base_url is None and s.generator.temperature == 0.7
 
 
 def test_the_judge_table_names_the_graph_and_its_backend(tmp_path, items_file):
@@ -27,9 +27,9 @@ def test_the_judge_table_names_the_graph_and_its_backend(tmp_path, items_file):
     )
     s = load_suite(str(path))
     assert s.judge == str(GSM8K_JUDGE)
-    assert (s.judge_backend.model, s.judge_backend.temperature, s.judge_backend.seed) == ("m", 0.7, 3)
+    assert (s.judge_model.model, s.judge_model.temperature, s.judge_model.seed) == ("m", 0.7, 3)
     assert s.generator.base_url is None and s.validator.base_url == "http://127.0.0.1:9/v1"
-    assert s.requested()[-1] == "emoji" and s.operator("emoji").generator == "llm"
+    assert s.requested()[-1] == "emoji" and s.perturbation("emoji").generator == "llm"
 
 
 @pytest.mark.parametrize(

@@ -146,14 +146,14 @@ def test_the_audit_refuses_gold_that_names_no_candidate_before_it_runs(tmp_path)
 
 def test_the_audit_compares_gold_as_eval_reads_it(tmp_path):
     from rubriclang.audit.judge import judge_info
-    from rubriclang.audit.metrics import Decision, Scorer, Summary
+    from rubriclang.audit.metrics import Scorer, Summary, Verdict
     from rubriclang.checker import check_source
     from rubriclang.interp.items import item_from_json
 
     graph = check_source(BOOL, "g.rbg").graph
     items = [item_from_json({"id": str(i), "response": "x", "gold": g}, "x") for i, g in enumerate([True, "true", "yes", "no"])]
     scorer = Scorer(judge_info(graph, items), 0.0)
-    said_true = Summary("ok", True, (Decision("ok", True),))
+    said_true = Summary("ok", True, (Verdict("ok", True),))
     assert [scorer.gold(said_true, it)[0] for it in items] == [True, True, True, False]
 
 

@@ -9,7 +9,7 @@ import pytest
 from audit.helpers import GSM8K_ITEMS, GSM8K_JUDGE
 from click.testing import CliRunner
 
-from rubriclang.audit.suite import _BACKEND_KEYS, SuiteError, load_suite
+from rubriclang.audit.suite import _MODEL_KEYS, SuiteError, load_suite
 from rubriclang.cli.main import cli
 
 JUDGE = f'judge = "{GSM8K_JUDGE}"\n'
@@ -66,7 +66,7 @@ def test_a_top_level_value_of_the_wrong_type_is_refused_at_its_line(tmp_path, ke
 
 
 @pytest.mark.parametrize("value", ["[1, 2]", "{ a = 1 }", "1979-05-27", "true"])
-@pytest.mark.parametrize("key", list(_BACKEND_KEYS))
+@pytest.mark.parametrize("key", list(_MODEL_KEYS))
 @pytest.mark.parametrize("table", BACKENDS)
 def test_a_backend_value_of_the_wrong_type_is_refused_at_its_line(tmp_path, table, key, value):
     _refused(tmp_path, table, f"{key} = {value}", f"`{key}` must be")

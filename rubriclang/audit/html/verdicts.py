@@ -35,7 +35,7 @@ class Judge:
         return cls(j["type"], j.get("positive"), float(report["suite"]["tolerance"]) if ordinal else 0.0)
 
     def agrees(self, d: dict, base: dict) -> bool:
-        """Whether one judgment (a Decision) matches a baseline Summary."""
+        """Whether one judgment (a Verdict) matches a baseline Summary."""
         if d["status"] == "failed" or base["status"] == "failed" or d["status"] != base["status"]:
             return False
         if d["status"] == "abstain":

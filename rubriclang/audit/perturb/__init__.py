@@ -1,2 +1,2 @@
-"""Perturbations: rule generators (`rules`), LLM generation and validation
-(`llm`), and the whole suite's generation (`generate`)."""
+"""Perturbations: deterministic generators (`deterministic`), LLM generation
+and validation (`llm`), and the whole suite's generation (`generate`)."""

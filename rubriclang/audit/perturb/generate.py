@@ -16,10 +16,10 @@ from typing import Any
 
 import attrs
 
-from rubriclang.audit.catalog import Operator
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import Asker
-from rubriclang.audit.perturb import judge_prompt, llm, rules
+from rubriclang.audit.perturb import deterministic, judge_prompt, llm
+from rubriclang.audit.perturbations import Perturbation
 from rubriclang.audit.planner import describe_judge
 from rubriclang.audit.variants import PROMPT, Patch, Validation, Variant, apply_changes
 from rubriclang.checker.graph import Criterion
@@ -56,21 +56,21 @@ def rng_for(seed: int, item: str, op: str, field: str) -> Random:
     return Random(f"{seed}\x1f{item}\x1f{op}\x1f{field}")
 
 
-# --- rules -------------------------------------------------------------------
+# --- deterministic perturbations (generator `rule`) ---------------------------
 
 
-def _typo_variant(op: Operator, item: Item, seed: int) -> tuple[dict, Validation]:
+def _typo_variant(op: Perturbation, item: Item, seed: int) -> tuple[dict, Validation]:
     fields = op.changes
     rate = op.options.get("rate", 0.05)
     changes: dict = {}
     if "input" in fields:
-        new = rules.typo_noise(item.input, rng_for(seed, item.id, op.name, "input"), rate)
+        new = deterministic.typo_noise(item.input, rng_for(seed, item.id, op.name, "input"), rate)
         if new is not None:
             changes["input"] = new
     if "response" in fields:
         cands = []
         for cid, text in item.candidates.items():
-            new = rules.typo_noise(text, rng_for(seed, item.id, op.name, cid), rate)
+            new = deterministic.typo_noise(text, rng_for(seed, item.id, op.name, cid), rate)
             cands.append([cid, new if new is not None else text])
         if any(new != text for (_, new), text in zip(cands, item.candidates.values())):
             changes["candidates"] = cands
@@ -78,27 +78,27 @@ def _typo_variant(op: Operator, item: Item, seed: int) -> tuple[dict, Validation
         return {}, Validation("structure", "failed", "no word is long enough for a typo")
     problems = []
     if "input" in changes:
-        problems.append(rules.check_typos(item.input, changes["input"]))
+        problems.append(deterministic.check_typos(item.input, changes["input"]))
     for cid, new in changes.get("candidates", ()):
         if new != item.candidates[cid]:
-            problems.append(rules.check_typos(item.candidates[cid], new))
+            problems.append(deterministic.check_typos(item.candidates[cid], new))
     return changes, _structural(problems)
 
 
 def _partial_variant(item: Item) -> tuple[dict, Validation, dict]:
     original = item.candidates[POINTWISE_CANDIDATE]
-    cut = rules.partial_completion(original)
+    cut = deterministic.partial_completion(original)
     if cut is None:
         return {}, Validation("structure", "failed", "the response is one sentence: there is no last part to remove"), {}
     kept, unit = cut
-    v = _structural([rules.check_partial(original, kept, unit)])
+    v = _structural([deterministic.check_partial(original, kept, unit)])
     return {"candidates": [[POINTWISE_CANDIDATE, kept]]}, v, {"removed": unit}
 
 
 def _swap_variant(item: Item) -> tuple[dict, Validation]:
     original = [[cid, text] for cid, text in item.candidates.items()]
-    swapped = rules.position_swap(original)
-    return {"candidates": swapped}, _structural([rules.check_swap(original, swapped)])
+    swapped = deterministic.position_swap(original)
+    return {"candidates": swapped}, _structural([deterministic.check_swap(original, swapped)])
 
 
 def _structural(problems) -> Validation:
@@ -106,8 +106,8 @@ def _structural(problems) -> Validation:
     return Validation("structure", "reject", problem) if problem else _STRUCTURE_OK
 
 
-def rule_item_variant(op: Operator, item: Item, seed: int) -> tuple[dict, Validation, dict]:
-    """(changes, validation, detail) of a rule operator on one item."""
+def deterministic_item_variant(op: Perturbation, item: Item, seed: int) -> tuple[dict, Validation, dict]:
+    """(changes, validation, detail) of a deterministic perturbation on one item."""
     if op.name == "typo_noise":
         return (*_typo_variant(op, item, seed), {})
     if op.name == "partial_completion":
@@ -117,8 +117,8 @@ def rule_item_variant(op: Operator, item: Item, seed: int) -> tuple[dict, Valida
     raise ValueError(f"no rule for item-side operator `{op.name}`")
 
 
-def rule_patch(op: Operator, judge: JudgeInfo) -> tuple[Patch | None, list[tuple[str, Validation]]]:
-    """The patch of a judge-side rule operator (None when it changes
+def deterministic_patch(op: Perturbation, judge: JudgeInfo) -> tuple[Patch | None, list[tuple[str, Validation]]]:
+    """The patch of a judge-side deterministic perturbation (None when it changes
     nothing), and how each LLM criterion's new prompt was checked."""
     results, criteria = [], {}
     for c in judge.llm_criteria:
@@ -159,7 +159,7 @@ class Generation:
         self.sem = asyncio.Semaphore(max(1, concurrency))
         self.out = Generated()
 
-    async def run(self, ops: list[Operator], items: list[Item]) -> Generated:
+    async def run(self, ops: list[Perturbation], items: list[Item]) -> Generated:
         for op in ops:
             self.out.counts.setdefault(op.name, collections.Counter())
         units = []
@@ -174,11 +174,11 @@ class Generation:
         self.out.log.sort(key=lambda e: (e["operator"], e["variant"], e["criterion"] or ""))
         return self.out
 
-    async def _item_side(self, op: Operator, item: Item) -> None:
+    async def _item_side(self, op: Perturbation, item: Item) -> None:
         vid = f"{item.id}/{op.name}"
         detail: dict = {}
         if op.generator == "rule":
-            changes, v, detail = rule_item_variant(op, item, self.seed)
+            changes, v, detail = deterministic_item_variant(op, item, self.seed)
         else:
             async with self.sem:
                 changes, v = await self._llm_item(op, item)
@@ -186,7 +186,7 @@ class Generation:
         if v.verdict == "accept":
             self.out.variants.append(Variant(vid, item.id, op.name, changes, None, v, detail))
 
-    async def _llm_item(self, op: Operator, item: Item) -> tuple[dict, Validation]:
+    async def _llm_item(self, op: Perturbation, item: Item) -> tuple[dict, Validation]:
         if self.generator is None:
             return {}, Validation("llm", "failed", "no generator backend")
         changes, problem, model = await llm.rewrite_item(self.generator, op, self.described, item)
@@ -194,9 +194,9 @@ class Generation:
             return {}, Validation("llm", "failed", problem or "the generator produced nothing", model)
         return changes, await self._validate(op, llm.shown(item), llm.shown(apply_changes(item, changes)))
 
-    async def _judge_side(self, op: Operator, items: list[Item]) -> None:
+    async def _judge_side(self, op: Perturbation, items: list[Item]) -> None:
         if op.generator == "rule":
-            patch, results = rule_patch(op, self.judge)
+            patch, results = deterministic_patch(op, self.judge)
             for name, v in results:
                 self.out.record(op.name, f"{op.name}:{name}", v, criterion=name)
             patches = [patch] if patch is not None else []
@@ -208,7 +208,7 @@ class Generation:
             for item in items:
                 self.out.variants.append(Variant(f"{item.id}/{p.id}", item.id, op.name, {}, p.id, p.validation))
 
-    async def _llm_patch(self, op: Operator, style: str | None = None) -> Patch | None:
+    async def _llm_patch(self, op: Perturbation, style: str | None = None) -> Patch | None:
         """One patch with every criterion text the validator accepted; a
         reasoning style names its own patch."""
         pid = f"{op.name}.{style}" if style else op.name
@@ -233,7 +233,7 @@ class Generation:
             return None
         return Patch(pid, op.name, criteria, None, Validation("llm", "accept", f"{len(criteria)} of {len(jobs)} criterion texts accepted"))
 
-    async def _llm_text(self, op: Operator, c, param: str, text, style: str | None) -> tuple:
+    async def _llm_text(self, op: Perturbation, c, param: str, text, style: str | None) -> tuple:
         if self.generator is None:
             return None, Validation("llm", "failed", "no generator backend")
         async with self.sem:
@@ -246,7 +246,7 @@ class Generation:
                 return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
             return new, await self._validate(op, _show_fields(text), _show_fields(new))
 
-    async def _template_text(self, op: Operator, c, text: str, style: str | None) -> tuple:
+    async def _template_text(self, op: Perturbation, c, text: str, style: str | None) -> tuple:
         """A rewrite of the criterion's whole template (paraphrase, reasoning
         style): it must parse and keep every placeholder, then pass the validator."""
         rubric = judge_prompt.rubric_text(c, self.judge.graph.name)
@@ -259,7 +259,7 @@ class Generation:
             return None, Validation("template", "reject", problem, model)
         return new, await self._validate(op, text, new, style)
 
-    async def _system_text(self, op: Operator, c, text: str) -> tuple:
+    async def _system_text(self, op: Perturbation, c, text: str) -> tuple:
         """A new system section for the criterion's template (added where it has none)."""
         assert self.generator is not None  # LLM operators run with a generator
         new, problem, model = await llm.rewrite_text(self.generator, op, self.described, "system", judge_prompt.system_text(text))
@@ -272,7 +272,7 @@ class Generation:
             return None, Validation("template", "reject", problem, model)
         return patched, await self._validate(op, judge_prompt.system_text(text), new)
 
-    async def _validate(self, op: Operator, original: str, rewrite: str, style: str | None = None) -> Validation:
+    async def _validate(self, op: Perturbation, original: str, rewrite: str, style: str | None = None) -> Validation:
         if self.validator is None:
             return Validation("llm", "unavailable", "no validator backend")
         return await llm.validate(self.validator, op, self.described, original, rewrite, style)

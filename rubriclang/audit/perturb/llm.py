@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rubriclang.audit.catalog import Operator
 from rubriclang.audit.llmcall import Asker, messages
+from rubriclang.audit.perturbations import Perturbation
 from rubriclang.audit.variants import Validation
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item
 
@@ -46,7 +46,7 @@ def _material(item: Item, cids: tuple[str, ...]) -> str:
     return "\n\n".join(parts)
 
 
-def _instruction(op: Operator, judge: str, style: str | None = None) -> dict[str, str]:
+def _instruction(op: Perturbation, judge: str, style: str | None = None) -> dict[str, str]:
     """The values every generator and validator prompt shares; `judge` is
     the judge under audit as `planner.describe_judge` renders it."""
     instruction = op.instruction or op.summary
@@ -55,7 +55,7 @@ def _instruction(op: Operator, judge: str, style: str | None = None) -> dict[str
     return {"judge": judge, "instruction": instruction, "preserves": op.preserves or "everything else", "breaks": op.breaks}
 
 
-async def rewrite_item(asker: Asker, op: Operator, judge: str, item: Item) -> tuple[dict | None, str | None, str | None]:
+async def rewrite_item(asker: Asker, op: Perturbation, judge: str, item: Item) -> tuple[dict | None, str | None, str | None]:
     """(changes, why it failed, model) for one item-side LLM operator.
 
     `changes` maps `input` and/or `candidates` to the new texts; every
@@ -114,7 +114,7 @@ def shown(item: Item) -> str:
     return _material(item, item.candidate_ids)
 
 
-async def rewrite_text(asker: Asker, op: Operator, judge: str, what: str, text) -> tuple:
+async def rewrite_text(asker: Asker, op: Perturbation, judge: str, what: str, text) -> tuple:
     """(new, why it failed, model) for a judge-side text: a criterion's
     `question` (a string), its `anchors` (a map of point -> text) or a
     `system` framing."""
@@ -140,7 +140,7 @@ async def rewrite_text(asker: Asker, op: Operator, judge: str, what: str, text) 
     return new, None, answer.model
 
 
-async def rewrite_template(asker: Asker, op: Operator, judge: str, rubric: str, text: str, style: str | None = None) -> tuple:
+async def rewrite_template(asker: Asker, op: Perturbation, judge: str, rubric: str, text: str, style: str | None = None) -> tuple:
     """(new template text, why it failed, model): the judge's whole prompt
     template rewritten; the generator is shown the criterion it serves, so
     the rewrite fits the task."""
@@ -155,7 +155,7 @@ async def rewrite_template(asker: Asker, op: Operator, judge: str, rubric: str, 
     return new, None, answer.model
 
 
-async def validate(asker: Asker, op: Operator, judge: str, original: str, rewrite: str, style: str | None = None) -> Validation:
+async def validate(asker: Asker, op: Perturbation, judge: str, original: str, rewrite: str, style: str | None = None) -> Validation:
     """The validator's verdict on one rewrite."""
     values = {**_instruction(op, judge, style), "original": original, "rewrite": rewrite}
     answer = await asker.ask(messages(VALIDATE, values), _VERDICT, "verdict")

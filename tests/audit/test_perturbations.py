@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from rubriclang.audit.applicability import why_skipped
-from rubriclang.audit.catalog import GENERATORS, RELATIONS, SURFACES, load_catalog
 from rubriclang.audit.judge import judge_info
+from rubriclang.audit.perturbations import GENERATORS, RELATIONS, SURFACES, load_perturbations
 from rubriclang.audit.suite import load_suite
 from rubriclang.checker import check_source
 from rubriclang.interp.items import item_from_json
@@ -28,7 +28,7 @@ DIRECTIONAL = {"unmet_requirement", "partial_completion", "format_violation", "u
 
 
 def test_the_catalog_holds_every_operator_of_the_issue():
-    ops = load_catalog()
+    ops = load_perturbations()
     assert {s: {n for n, op in ops.items() if op.surface == s} for s in SURFACES} == EXPECTED
     assert {n for n, op in ops.items() if op.generator == "rule"} == RULES
     assert {n for n, op in ops.items() if op.relation == "directional"} == DIRECTIONAL
@@ -41,9 +41,9 @@ def test_the_catalog_holds_every_operator_of_the_issue():
 
 def test_catalog_command_lists_every_operator(rbg):
     text = rbg("audit", "catalog").output
-    assert all(f"{name}  (" in text for name in load_catalog())
+    assert all(f"{name}  (" in text for name in load_perturbations())
     data = json.loads(rbg("audit", "catalog", "--format", "json").output)
-    assert [d["name"] for d in data] == list(load_catalog())
+    assert [d["name"] for d in data] == list(load_perturbations())
 
 
 LLM_JUDGE = """\
@@ -66,7 +66,7 @@ def _judge(text: str, item: dict):
 
 def test_which_operators_apply_follows_the_judge():
     judge = _judge(LLM_JUDGE, {"id": "1", "input": "q", "response": "r"})
-    ops = load_catalog()
+    ops = load_perturbations()
     for name in ("prompt_paraphrase", "instruction_ordering", "role_framing", "reasoning_style", "criterion_reorder"):
         assert why_skipped(ops[name], judge) is None, name
     assert "measures the response's length" in why_skipped(ops["verbosity_shift"], judge)
@@ -87,7 +87,7 @@ def test_init_writes_a_suite_that_loads_and_lists_what_applies(rbg, tmp_path, it
     result = rbg("audit", "init", tmp_path / "judge.rbg", items_file, "-o", out, "--base-url", "http://localhost:8000/v1")
     assert result.exit_code == 0, result.output
     suite = load_suite(str(out))
-    assert suite.repeats == 5 and suite.judge_backend.base_url == "http://localhost:8000/v1"
+    assert suite.repeats == 5 and suite.judge_model.base_url == "http://localhost:8000/v1"
     assert suite.judge == str(tmp_path / "judge.rbg")
     assert "prompt_paraphrase" in suite.operators and "verbosity_shift" not in suite.operators
     assert "#   verbosity_shift: criterion `long` measures" in out.read_text()
@@ -103,7 +103,7 @@ def test_init_on_the_embedded_model_writes_rule_operators_and_two_repeats_and_sa
     assert "sized for the embedded model" in result.output
     suite = load_suite(str(out))
     assert suite.repeats == 2
-    assert suite.operators and all(suite.operator(n).generator == "rule" for n in suite.operators)
+    assert suite.operators and all(suite.perturbation(n).generator == "rule" for n in suite.operators)
     text = out.read_text()
     assert "#   prompt_paraphrase: written by a generator model" in text and "--base-url" in text
 

@@ -1,4 +1,4 @@
-"""Rule perturbations and their structural checks."""
+"""Deterministic perturbations and their structural checks."""
 
 from __future__ import annotations
 
@@ -8,23 +8,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rubriclang.audit.perturb import rules
+from rubriclang.audit.perturb import deterministic
 from rubriclang.audit.perturb.generate import rng_for
 
 PROBLEM = "Janet's ducks lay 16 eggs per day. She eats three for breakfast and bakes muffins with 4,000 grams of flour at 2.5 degrees."
 
 
 def test_typos_keep_every_number_and_pass_their_check():
-    noisy = rules.typo_noise(PROBLEM, Random(0), rate=0.3)
+    noisy = deterministic.typo_noise(PROBLEM, Random(0), rate=0.3)
     assert noisy != PROBLEM
-    assert rules._NUMBER.findall(noisy) == ["16", "4,000", "2.5"]
-    assert rules.check_typos(PROBLEM, noisy) is None
+    assert deterministic._NUMBER.findall(noisy) == ["16", "4,000", "2.5"]
+    assert deterministic.check_typos(PROBLEM, noisy) is None
 
 
 def test_typos_are_the_same_for_the_same_seed_item_and_operator():
-    a = rules.typo_noise(PROBLEM, rng_for(0, "q1", "typo_noise", "input"), 0.2)
-    b = rules.typo_noise(PROBLEM, rng_for(0, "q1", "typo_noise", "input"), 0.2)
-    c = rules.typo_noise(PROBLEM, rng_for(1, "q1", "typo_noise", "input"), 0.2)
+    a = deterministic.typo_noise(PROBLEM, rng_for(0, "q1", "typo_noise", "input"), 0.2)
+    b = deterministic.typo_noise(PROBLEM, rng_for(0, "q1", "typo_noise", "input"), 0.2)
+    c = deterministic.typo_noise(PROBLEM, rng_for(1, "q1", "typo_noise", "input"), 0.2)
     assert a == b != c
 
 
@@ -40,15 +40,15 @@ def test_typos_are_the_same_for_the_same_seed_item_and_operator():
     ],
 )
 def test_the_typo_check_accepts_only_inner_swaps(variant, why):
-    problem = rules.check_typos(PROBLEM, variant)
+    problem = deterministic.check_typos(PROBLEM, variant)
     assert (problem is None) if why is None else (why in problem)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=st.sampled_from("abcdeXYZ 0123456789.,\n'"), min_size=1, max_size=200), st.integers(0, 10**6))
 def test_any_typo_the_rule_makes_passes_the_check(text, seed):
-    noisy = rules.typo_noise(text, Random(seed), 0.2)
-    assert noisy is None or rules.check_typos(text, noisy) is None
+    noisy = deterministic.typo_noise(text, Random(seed), 0.2)
+    assert noisy is None or deterministic.check_typos(text, noisy) is None
 
 
 @pytest.mark.parametrize(
@@ -62,12 +62,12 @@ def test_any_typo_the_rule_makes_passes_the_check(text, seed):
     ],
 )
 def test_partial_completion_drops_the_last_item_else_paragraph_else_sentence(text, kept, unit):
-    assert rules.partial_completion(text) == (kept, unit)
-    assert rules.check_partial(text, kept, unit) is None
+    assert deterministic.partial_completion(text) == (kept, unit)
+    assert deterministic.check_partial(text, kept, unit) is None
 
 
 def test_a_single_sentence_has_nothing_to_drop():
-    assert rules.partial_completion("The answer is 18.") is None
+    assert deterministic.partial_completion("The answer is 18.") is None
 
 
 @pytest.mark.parametrize(
@@ -81,13 +81,13 @@ def test_a_single_sentence_has_nothing_to_drop():
     ],
 )
 def test_the_partial_completion_check_rejects_other_cuts(text, variant, unit):
-    assert rules.check_partial(text, variant, unit) is not None
+    assert deterministic.check_partial(text, variant, unit) is not None
 
 
 def test_a_swap_is_exactly_a_swap():
     pair = [["a", "first"], ["b", "second"]]
-    swapped = rules.position_swap(pair)
+    swapped = deterministic.position_swap(pair)
     assert swapped == [["b", "second"], ["a", "first"]]
-    assert rules.check_swap(pair, swapped) is None
-    assert rules.check_swap(pair, [["b", "first"], ["a", "second"]]) is not None  # texts moved, ids did not
-    assert rules.check_swap(pair, pair) is not None
+    assert deterministic.check_swap(pair, swapped) is None
+    assert deterministic.check_swap(pair, [["b", "first"], ["a", "second"]]) is not None  # texts moved, ids did not
+    assert deterministic.check_swap(pair, pair) is not None

@@ -1,5 +1,9 @@
-"""The perturbation operators, read from `catalog.toml` (one place for the
-CLI listing, the suite checks, the generators, the validator and the report).
+"""The audit's perturbations, read from `perturbations.toml` (one place for
+the CLI listing, the suite checks, the generators, the validator and the
+report). Users call them "operators" (`rbg audit catalog`, a suite's
+`operators`, the report); in the code a perturbation is a `Perturbation`, so
+that "operator" means only a graph's operator and "catalog" only
+`rubriclang.catalog`.
 """
 
 from __future__ import annotations
@@ -14,13 +18,13 @@ import attrs
 SURFACES = ("judge_prompt", "rubric", "input", "output", "paired")
 RELATIONS = ("invariant", "directional")
 GENERATORS = ("rule", "llm")
-# What a custom operator of each surface rewrites, and what the generator returns.
+# What a custom perturbation of each surface rewrites, and what the generator returns.
 CUSTOM_SURFACES = {"input": (("input",), "input"), "output": (("response",), "response"), "paired": (("input", "response"), "input+response")}
 
 
 @attrs.frozen
-class Operator:
-    """One perturbation operator (see catalog.toml for the fields' meaning)."""
+class Perturbation:
+    """One perturbation (see perturbations.toml for the fields' meaning)."""
 
     name: str
     surface: str
@@ -43,8 +47,8 @@ class Operator:
         """Whether it perturbs the judge (a patched graph) rather than the items."""
         return self.surface in ("judge_prompt", "rubric")
 
-    def with_options(self, options: dict[str, Any]) -> Operator:
-        """The operator with a suite's options. A `fields` option moves its
+    def with_options(self, options: dict[str, Any]) -> Perturbation:
+        """The perturbation with a suite's options. A `fields` option moves its
         surface to what it then rewrites: the input, the output, or both."""
         op = attrs.evolve(self, options={**self.options, **options})
         fields = tuple(op.options.get("fields", ()))
@@ -58,7 +62,7 @@ class Operator:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> Operator:
+    def from_json(cls, d: dict) -> Perturbation:
         return cls(**{**d, "changes": tuple(d["changes"]), "needs": tuple(d["needs"]), "unless": tuple(d["unless"])})
 
 
@@ -66,8 +70,8 @@ def _clean(text: str | None) -> str | None:
     return " ".join(text.split()) if text else text
 
 
-def _operator(name: str, d: dict) -> Operator:
-    return Operator(
+def _perturbation(name: str, d: dict) -> Perturbation:
+    return Perturbation(
         name=name,
         surface=d["surface"],
         relation=d["relation"],
@@ -86,19 +90,19 @@ def _operator(name: str, d: dict) -> Operator:
 
 
 @functools.cache
-def load_catalog() -> dict[str, Operator]:
-    """Every catalog operator by name, in catalog order."""
-    text = importlib.resources.files("rubriclang.audit").joinpath("catalog.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)["operators"]
-    return {name: _operator(name, d) for name, d in data.items()}
+def load_perturbations() -> dict[str, Perturbation]:
+    """Every built-in perturbation by name, in file order."""
+    text = importlib.resources.files("rubriclang.audit").joinpath("perturbations.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)["perturbations"]
+    return {name: _perturbation(name, d) for name, d in data.items()}
 
 
-def custom_operator(name: str, surface: str, relation: str, instruction: str, preserve: str = "") -> Operator:
-    """An operator declared in a suite's `[[custom]]` table; its variants are
+def custom_perturbation(name: str, surface: str, relation: str, instruction: str, preserve: str = "") -> Perturbation:
+    """A perturbation declared in a suite's `[[custom]]` table; its variants are
     written by the generator and checked by the validator."""
     changes, target = CUSTOM_SURFACES[surface]
     directional = relation == "directional"
-    return Operator(
+    return Perturbation(
         name=name,
         surface=surface,
         relation=relation,

@@ -1,9 +1,10 @@
-"""The audit's model backends: the judge's, the generator's and the
+"""The audit's models: the judge's, the generator's and the
 validator's, each configured on its own (a suite's `[judge]`, `[generator]`
 and `[validator]` tables), sharing one call cache and, when several use the
 embedded model, one embedded server. The judge's criteria that name a model
 profile (`model = "NAME"`) are answered by the project config's profile, as
-in `rbg run`.
+in `rbg run`. (A criterion backend, `interp.backend.CriterionBackend`, is another
+thing: what runs a procedure.)
 
 The API key is read from the environment variable a table names; it goes
 to the client's header and nowhere else.
@@ -15,14 +16,14 @@ import os
 import sqlite3
 
 from rubriclang.audit.llmcall import Answer, JsonAsker
-from rubriclang.audit.suite import BackendConfig
+from rubriclang.audit.suite import ModelConfig
 from rubriclang.llm.cache import CallCache, default_path
 from rubriclang.llm.client import OpenAIClient, Sampling
 from rubriclang.llm.connect import ConnectError, Connections, Server
 
 
-class BackendUnavailable(Exception):
-    """A backend that cannot be started (the embedded model is missing, ...)."""
+class ModelUnavailable(Exception):
+    """A model that cannot be started (the embedded model is missing, ...)."""
 
 
 class Unavailable:
@@ -36,7 +37,7 @@ class Unavailable:
         return Answer("unavailable", error=self.reason)
 
 
-class Backends:
+class Models:
     """Opens clients on demand (through `rubriclang.llm.connect`, as `rbg run`
     does); `aclose` closes them all, the cache and the embedded servers."""
 
@@ -57,33 +58,33 @@ class Backends:
             try:
                 self._cache = CallCache(path)
             except (sqlite3.Error, OSError) as exc:
-                raise BackendUnavailable(f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)") from None
+                raise ModelUnavailable(f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)") from None
         return self._cache
 
-    def client(self, cfg: BackendConfig) -> OpenAIClient:
-        """A client for `cfg`; raises BackendUnavailable."""
+    def client(self, cfg: ModelConfig) -> OpenAIClient:
+        """A client for `cfg`; raises ModelUnavailable."""
         try:
             return self.connections.client(server(cfg))
         except ConnectError as exc:
-            raise BackendUnavailable(exc.message) from None
+            raise ModelUnavailable(exc.message) from None
 
-    def judges(self, graph, cfg: BackendConfig, sampling: Sampling):
+    def judges(self, graph, cfg: ModelConfig, sampling: Sampling):
         """(client, sampling, profiles) for the judge `graph`: criteria that
         name a model profile go to it, the others to `cfg`'s server (else the
         config's `default` profile, else the embedded model), as in `rbg run`.
-        Raises BackendUnavailable."""
+        Raises ModelUnavailable."""
         try:
             return self.connections.judges(graph, server(cfg), sampling)
         except ConnectError as exc:
-            raise BackendUnavailable(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
+            raise ModelUnavailable(exc.message + (f" ({exc.hint})" if exc.hint else "")) from None
 
-    def asker(self, cfg: BackendConfig, retries: int = 2, role: str = "other") -> JsonAsker | Unavailable:
+    def asker(self, cfg: ModelConfig, retries: int = 2, role: str = "other") -> JsonAsker | Unavailable:
         """A generator, validator or planner for `cfg` (its `seed` and
         `temperature` as configured); `role` names its phase for the usage."""
         try:
             client = self.client(cfg)
             cache = self.cache
-        except BackendUnavailable as exc:
+        except ModelUnavailable as exc:
             return Unavailable(str(exc))
         sampling = Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed)
         asker = JsonAsker(client, cache, sampling, retries)
@@ -97,7 +98,7 @@ class Backends:
             self._cache.close()
 
 
-def server(cfg: BackendConfig) -> Server:
+def server(cfg: ModelConfig) -> Server:
     """A suite table's server, its API key read from the variable it names;
     without `base_url`, the embedded model (whose model is its own)."""
     if not cfg.base_url:

@@ -1,10 +1,11 @@
-"""Rule perturbations, each with the structural check its variants must pass.
+"""Deterministic perturbations (`generator = "rule"` in perturbations.toml),
+each with the structural check its variants must pass.
 
-Every rule is deterministic: randomness comes from a `random.Random` seeded
-by the suite's seed, the item and the operator, so a suite perturbs the same
-way on every machine. A check is written independently of its rule (it
-inspects the original and the variant, not the rule's own steps), so a rule
-bug is caught rather than confirmed.
+Randomness comes from a `random.Random` seeded by the suite's seed, the
+item and the perturbation, so a suite perturbs the same way on every
+machine. A check is written independently of its perturbation (it inspects
+the original and the variant, not the perturbation's own steps), so a bug in
+one is caught rather than confirmed.
 """
 
 from __future__ import annotations

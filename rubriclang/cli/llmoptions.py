@@ -1,0 +1,111 @@
+"""The command-line options of the LLM backend (`LLMOptions`, added to a
+command by `llm_options`), with the checks of its URL and API-key variable."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+import attrs
+import click
+
+from rubriclang.cli.errors import DataError
+from rubriclang.cli.params import FiniteFloat
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@attrs.frozen
+class LLMOptions:
+    """The command-line settings of the LLM backend."""
+
+    base_urls: tuple[str, ...]
+    model: str | None
+    api_key_env: str
+    temperature: float
+    top_p: float | None
+    max_tokens: int
+    seed: int | None
+    logprobs: bool
+    timeout: float
+    deadline: float | None
+    max_reply_bytes: int | None
+    max_retries: int
+    per_endpoint: int
+    cache: str | None
+    no_cache: bool
+    model_file: str | None
+
+
+# Also `rbg compile`'s: every command that asks a server bounds a request's
+# time in all and its answer's size.
+deadline_option = click.option("--deadline", type=FiniteFloat(min=0, min_open=True), default=None, metavar="SECONDS", help="The longest one request may take in all, however slowly the server sends its answer; past it the request is retried like a timeout (default: 4 x --timeout).")
+max_reply_option = click.option("--max-reply-bytes", type=click.IntRange(min=1), default=None, metavar="BYTES", help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).")
+
+_LLM_OPTIONS = [
+    click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local model."),
+    click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
+    click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key (the key itself is never a flag)."),
+    click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."),
+    click.option("--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."),
+    click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."),
+    click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
+    click.option("--logprobs", is_flag=True, help="Read `score[lo, hi]` ratings as probability-weighted means of the scale's tokens (G-Eval)."),
+    click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=120.0, show_default=True, help="Seconds to wait for one answer."),
+    deadline_option,
+    max_reply_option,
+    click.option("--max-retries", type=click.IntRange(0, 100), default=5, show_default=True, help="Retries of a call after 429, 5xx, timeouts and dropped connections."),
+    click.option("--per-endpoint", type=click.IntRange(1, 4096), default=16, show_default=True, help="Requests in flight per server."),
+    click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None, help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite, else ~/.cache/...)."),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
+    click.option("--model-file", type=click.Path(dir_okay=False), default=None, metavar="GGUF", help="The embedded model's GGUF file (used when no --base-url is given)."),
+]
+_LLM_FIELDS = [a.name for a in attrs.fields(LLMOptions)]
+
+
+def llm_options(f):
+    """Adds the LLM backend's options to a command; they reach it as one
+    `llm: LLMOptions` argument."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        opts = LLMOptions(**{name: kwargs.pop(name) for name in _LLM_FIELDS})
+        return f(*args, llm=opts, **kwargs)
+
+    for option in reversed(_LLM_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def checked_url(url: str) -> str:
+    """`url`, when it is an http(s) URL with a host; else a --base-url error."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError):
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        raise click.BadParameter(f"`{url}` is not an http(s) URL (e.g. http://localhost:8000/v1)", param_hint="--base-url")
+    return url
+
+
+def api_key_from_env(name: str) -> str | None:
+    """The API key in the environment variable `name` (None when unset and
+    --api-key-env was left at its default)."""
+    # The key is read from the environment, never taken as a flag, and never
+    # echoed: a value that is not a variable name may be the key itself.
+    if not _ENV_NAME.fullmatch(name):
+        raise click.BadParameter("expects the NAME of an environment variable that holds the key, not the key", param_hint="--api-key-env")
+    key = os.environ.get(name)
+    if _given("api_key_env") and not key:
+        raise DataError(f"the environment variable `{name}` (--api-key-env) is not set")
+    return key or None
+
+
+def _given(param: str) -> bool:
+    """Whether the user set the option, rather than leaving its default."""
+    ctx = click.get_current_context(silent=True)
+    source = ctx.get_parameter_source(param) if ctx is not None else None
+    return source not in (None, click.core.ParameterSource.DEFAULT)
