@@ -69,8 +69,8 @@ class JudgeInfo:
 
     @property
     def criteria(self) -> tuple[Criterion, ...]:
-        """The criteria of every graph of the set, graph by graph (by id)."""
-        return tuple(c for gid in sorted(self.graphs) for c in self.graphs[gid].criteria)
+        """The criteria of every graph of the set, graph by graph."""
+        return tuple(c for g in self.graphs.values() for c in g.criteria)
 
     @property
     def llm_criteria(self) -> tuple[Criterion, ...]:
@@ -120,7 +120,8 @@ class JudgeInfo:
 
 
 def judge_graphs(source: JudgeSource) -> dict[str, CheckedGraph]:
-    """Every graph of the judge by id: one graph's by its name."""
+    """Every graph of the judge by id, the compiled ones (by id) before the
+    fallbacks: one graph's by its name."""
     return source.by_id() if isinstance(source, GraphSet) else {source.name: source}
 
 
@@ -142,13 +143,13 @@ def judge_info(source: JudgeSource, items: list[Item], positive: bool = True) ->
     graphs = judge_graphs(source)
     if not graphs:
         raise JudgeError(f"the folder `{source.folder if isinstance(source, GraphSet) else source.path}` has no graph that compiled: there is no judge to audit")
-    infos = {gid: _one(g, mode, positive) for gid, g in sorted(graphs.items())}
+    infos = {gid: _one(g, mode, positive) for gid, g in graphs.items()}
     first_id, first = next(iter(infos.items()))
     for gid, info in infos.items():
         if (info.type, info.output) != (first.type, first.output):
-            raise JudgeError(f"the judge's graphs answer in different types: `{gid}` is a {_kind(info)} judge, `{first_id}` a {_kind(first)} one; every graph of a folder must answer in one type (audit them apart)")
+            raise JudgeError(f"the judge's graphs answer in different types: `{gid}` in {_kind(info)}, `{first_id}` in {_kind(first)}; every graph of a folder (its fallbacks too) must answer in one type (audit them apart)")
     fields = frozenset().union(*(i.reads for i in infos.values()))
-    return attrs.evolve(first, reads=fields, graphs=dict(sorted(graphs.items())), routes=routes(source, items))
+    return attrs.evolve(first, reads=fields, graphs=graphs, routes=routes(source, items))
 
 
 def _kind(info: JudgeInfo) -> str:

@@ -415,7 +415,7 @@ class Reporter:
 
 
 def _criteria(judge: JudgeInfo) -> list[dict]:
-    """The judge's criteria by name, each as the first graph (by id) that has it declares it."""
+    """The judge's criteria by name, each as the first graph that has it declares it."""
     first: dict[str, dict] = {}
     for c in judge.criteria:
         first.setdefault(c.name, {"name": c.name, "procedure": c.procedure, "type": str(c.type)})
