@@ -24,7 +24,7 @@ def preview_doc(sealed: Sealed, judge: JudgeInfo, validation_path: str) -> dict:
     for v in sealed.variants:
         if v.patch is not None:
             patch = sealed.patches[v.patch]
-            original, perturbed = patch.texts(judge.graphs.get(patch.graph, judge.graph))
+            original, perturbed = patch.texts(judge.graphs[patch.graph] if patch.graph is not None else judge.graph)
         else:
             original, perturbed = texts(items[v.item]), texts(v.apply(items[v.item]))
         variants.append({"variant": v.id, "item": v.item, "operator": v.operator, "validation": v.validation.to_json(), "original": original, "perturbed": perturbed})

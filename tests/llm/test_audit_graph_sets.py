@@ -83,7 +83,7 @@ def runs(out: Path) -> dict[tuple[str, str | None, int], dict]:
 
 
 def test_a_folder_of_rule_graphs_is_audited_item_by_item_and_identically_at_any_concurrency(tmp_path):
-    graphs = folder(tmp_path, {"alpha": ALPHA, "beta": BETA}, "bool", ALPHA)
+    folder(tmp_path, {"alpha": ALPHA, "beta": BETA}, "bool", ALPHA)
     items(tmp_path)
     reports = []
     for c in (1, 4):
@@ -94,8 +94,7 @@ def test_a_folder_of_rule_graphs_is_audited_item_by_item_and_identically_at_any_
         reports.append(json.loads((out / "report.json").read_text("utf-8")))
         assert (out / "runs.jsonl").read_bytes() == (tmp_path / "audit1" / "runs.jsonl").read_bytes()
     report = reports[0]
-    for k in ("suite",):
-        reports[1][k]["path"] = report[k]["path"]
+    reports[1]["suite"]["path"] = report["suite"]["path"]
     assert reports[1] == report
     judge = report["judge"]
     direct = str(tmp_path / "direct.rbg")
@@ -120,6 +119,18 @@ def test_a_folder_of_rule_graphs_is_audited_item_by_item_and_identically_at_any_
     assert json.loads((tmp_path / "audit1" / "audit.json").read_text("utf-8"))["judge"] == judge["hash"]
 
 
+def test_audit_init_and_estimate_take_a_folder(tmp_path):
+    graphs = folder(tmp_path, {"alpha": ALPHA, "beta": BETA}, "bool", ALPHA)
+    path = items(tmp_path)
+    r = invoke("audit", "init", graphs, path, "-o", tmp_path / "init.toml")
+    assert r.exit_code == 0, r.output
+    assert "(binary judge)" in r.output
+    text = (tmp_path / "init.toml").read_text("utf-8")
+    assert 'judge = "graphs"' in text and "partial_completion" in text
+    r = invoke("audit", tmp_path / "init.toml", "--estimate", "--format", "json")
+    assert r.exit_code == 0, r.output
+
+
 def test_changing_one_graph_of_the_folder_is_another_judge(tmp_path):
     graphs = folder(tmp_path, {"alpha": ALPHA, "beta": BETA}, "bool", ALPHA)
     items(tmp_path)
@@ -132,7 +143,7 @@ def test_changing_one_graph_of_the_folder_is_another_judge(tmp_path):
 
 
 def test_graphs_of_a_folder_that_answer_in_different_types_are_refused_naming_the_odd_one(tmp_path):
-    graphs = folder(tmp_path, {"alpha": ALPHA, "beta": BETA}, "bool", ALPHA)
+    folder(tmp_path, {"alpha": ALPHA, "beta": BETA}, "bool", ALPHA)
     items(tmp_path)
     (tmp_path / "direct.rbg").write_text(GOOD.format(name="direct"), "utf-8")  # gamma's fallback
     s = suite(tmp_path, 'judge = "graphs"', 'operators = ["typo_noise"]\n')
@@ -144,7 +155,7 @@ def test_graphs_of_a_folder_that_answer_in_different_types_are_refused_naming_th
 
 def test_judge_side_patches_are_made_per_graph_and_judged_on_that_graphs_items(tmp_path):
     programs = {"alpha": GOOD, "beta": GOOD.replace("How well", "How clearly")}
-    graphs = folder(tmp_path, programs, "ordinal[1, 5]", GOOD.replace("How well", "How directly"))
+    folder(tmp_path, programs, "ordinal[1, 5]", GOOD.replace("How well", "How directly"))
     items(tmp_path)
     with FaultServer(rate_answer(4)) as server:
         judge = f'[judge]\ngraph = "graphs"\nbase_url = "{server.url}"\nmax_retries = 0\n'
