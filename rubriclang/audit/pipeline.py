@@ -106,6 +106,20 @@ def local_backend(suite: Suite):
     return LocalBackend(ann, rec)
 
 
+def _compile_notes(judge: JudgeInfo) -> list[str]:
+    """What the report says of the items no compiled graph judged."""
+    routes = [r.route for r in judge.routes.values()]
+    notes = []
+    if routes.count("failed") or routes.count("abstain"):
+        notes.append(
+            f"{routes.count('failed')} item(s) had no compiled graph and no fallback (compile failures) and {routes.count('abstain')} abstained by their policy: "
+            "their records are in runs.jsonl, and they are left out of the metrics (`judge.compile`)"
+        )
+    if routes.count("fallback"):
+        notes.append(f"{routes.count('fallback')} item(s) whose graph did not compile were judged by their fallback graph")
+    return notes
+
+
 class _NoStore:
     """Where an estimate's judgments go: nowhere."""
 
@@ -209,7 +223,7 @@ class Audit:
             tolerance=self.suite.tolerance,
             seed=self.suite.seed,
             backend=self.judge_settings,
-            notes=tuple(self.notes + self._notes(sealed)),
+            notes=tuple(self.notes + self._notes(sealed) + _compile_notes(judge)),
         )
         self.phase("writing the report", None)
         report = build_report(data)

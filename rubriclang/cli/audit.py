@@ -68,8 +68,9 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
 
     Running it again with the same --out resumes: recorded judgments are
     kept and calls already made come from the cache. Exit status: 0 the
-    audit ran, 1 some judgments failed, 2 bad input or an unusable judge
-    backend.
+    audit ran, 1 some judgments failed (or, with a folder of graphs, some
+    items' graphs did not compile and have no fallback), 2 bad input or an
+    unusable judge backend.
     """
     from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
 
@@ -100,7 +101,7 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
 
         click.echo(render_text(report), nl=False)
         click.echo(f"Report: {os.path.join(out, 'report.json')}")
-    if report["counts"]["failed_judgments"]:
+    if report["counts"]["failed_judgments"] or report["judge"]["compile"]["failed"]:
         sys.exit(1)
 
 

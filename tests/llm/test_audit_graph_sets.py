@@ -90,7 +90,7 @@ def test_a_folder_of_rule_graphs_is_audited_item_by_item_and_identically_at_any_
         s = suite(tmp_path, 'judge = "graphs"', f'concurrency = {c}\noperators = ["typo_noise", "partial_completion"]\n', f"suite{c}.toml")
         out = tmp_path / f"audit{c}"
         r = invoke("audit", s, "--out", out, "--no-cache", "--format", "json")
-        assert r.exit_code == 0, r.output
+        assert r.exit_code == 1, r.output  # delta's graph did not compile
         reports.append(json.loads((out / "report.json").read_text("utf-8")))
         assert (out / "runs.jsonl").read_bytes() == (tmp_path / "audit1" / "runs.jsonl").read_bytes()
     report = reports[0]
@@ -136,7 +136,7 @@ def test_changing_one_graph_of_the_folder_is_another_judge(tmp_path):
     items(tmp_path)
     s = suite(tmp_path, 'judge = "graphs"', 'operators = ["typo_noise"]\n')
     out = tmp_path / "audit"
-    assert invoke("audit", s, "--out", out, "--no-cache").exit_code == 0
+    assert invoke("audit", s, "--out", out, "--no-cache").exit_code == 1
     (graphs / "beta.rbg").write_text(BETA.replace("answer", "four").format(name="beta"), "utf-8")
     r = invoke("audit", s, "--out", out, "--no-cache")
     assert r.exit_code == 2 and "holds an audit with another judge" in r.output
@@ -162,7 +162,7 @@ def test_judge_side_patches_are_made_per_graph_and_judged_on_that_graphs_items(t
         s = suite(tmp_path, 'gold = false\noperators = ["instruction_ordering", "typo_noise"]\n' + judge, "")
         out = tmp_path / "audit"
         r = invoke("audit", s, "--out", out, "--no-cache", "--format", "json")
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 1, r.output  # delta's graph did not compile
     sealed = json.loads((out / "sealed.json").read_text("utf-8"))
     direct = str(tmp_path / "direct.rbg")
     by_id = {p["id"]: p for p in sealed["patches"]}
@@ -177,4 +177,5 @@ def test_judge_side_patches_are_made_per_graph_and_judged_on_that_graphs_items(t
     assert recorded[("gamma", f"gamma/instruction_ordering@{direct}", 0)]["graph"]["name"] == "direct"
     report = json.loads((out / "report.json").read_text("utf-8"))
     assert report["judge"]["compile"]["failed"] == 1 and report["counts"]["failed_judgments"] == 0
+    assert any("1 item(s) had no compiled graph and no fallback" in n for n in report["notes"])
     assert report["by_criterion"]["quality"]["graphs"] == 3
