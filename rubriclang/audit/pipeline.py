@@ -153,7 +153,7 @@ class Audit:
     ):
         self.req = req
         self.suite = req.suite
-        self.graph = graph  # one graph, or a folder of them (judge.py)
+        self.source = graph  # one graph, or a folder of them (judge.py)
         self.extra = list(extra_backends)
         self.tick = tick
         self.phase = phase  # phase(name, judgments to make or None): progress, one call per phase
@@ -245,7 +245,7 @@ class Audit:
 
     def _judge(self, items: list[Item]) -> JudgeInfo:
         try:
-            return judge_info(self.graph, items, self.suite.positive)
+            return judge_info(self.source, items, self.suite.positive)
         except JudgeError as exc:
             raise AuditError(str(exc)) from None
 
