@@ -161,8 +161,13 @@ def test_judge_side_patches_are_made_per_graph_and_judged_on_that_graphs_items(t
         judge = f'[judge]\ngraph = "graphs"\nbase_url = "{server.url}"\nmax_retries = 0\n'
         s = suite(tmp_path, 'gold = false\noperators = ["instruction_ordering", "typo_noise"]\n' + judge, "")
         out = tmp_path / "audit"
+        r = invoke("audit", "preview", s, "--out", out, "--no-cache")
+        assert r.exit_code == 0, r.output
         r = invoke("audit", s, "--out", out, "--no-cache", "--format", "json")
     assert r.exit_code == 1, r.output  # delta's graph did not compile
+    # The preview shows each patch against its own graph's criterion.
+    shown = {v["variant"]: v for v in json.loads((out / "preview.json").read_text("utf-8"))["variants"]}
+    assert "quality" in shown["beta/instruction_ordering@beta"]["original"]["criteria"]
     sealed = json.loads((out / "sealed.json").read_text("utf-8"))
     direct = str(tmp_path / "direct.rbg")
     by_id = {p["id"]: p for p in sealed["patches"]}
