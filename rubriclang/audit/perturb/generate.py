@@ -155,6 +155,7 @@ class Generation:
         # What generators and validators are shown of the judge, so variants
         # fit what it judges: of an item, its own graph.
         self.described = {gid: describe_judge(judge.only(gid)) for gid in judge.graphs}
+        self.judged = judge.judged
         self.seed = seed
         self.generator = generator
         self.validator = validator
@@ -192,7 +193,7 @@ class Generation:
         if self.generator is None:
             return {}, Validation("llm", "failed", "no generator backend")
         # An item no graph judges is shown the graph the judge's type was read from.
-        described = self.described[self.judge.judged.get(item.id, self.judge.graph_id)]
+        described = self.described[self.judged.get(item.id, self.judge.graph_id)]
         changes, problem, model = await llm.rewrite_item(self.generator, op, described, item)
         if changes is None or problem:
             return {}, Validation("llm", "failed", problem or "the generator produced nothing", model)
@@ -202,7 +203,7 @@ class Generation:
         """The operator's patches of each graph that judges some item, each
         judged on that graph's items; with several graphs a patch names its
         graph (its id is `PATCH@GRAPH`)."""
-        judged = self.judge.judged
+        judged = self.judged
         several = len(self.judge.graphs) > 1
         for gid in sorted(set(judged.values())):
             graph_items = [it for it in items if judged.get(it.id) == gid]
