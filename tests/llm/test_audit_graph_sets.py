@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
 
-from .fault_server import FaultServer, rate_answer
+from .fault_server import FaultServer
 from .test_compile_many import GOOD, named, spec_line, write_specs
 
 # Rule-only graphs (no LLM judges them): alpha and the fallback read the
@@ -153,18 +153,44 @@ def test_graphs_of_a_folder_that_answer_in_different_types_are_refused_naming_th
     assert "every graph of a folder (its fallbacks too) must answer in one type" in r.output
 
 
+def runs_without_latency(out: Path) -> list[tuple]:
+    """The lines of `runs.jsonl` in order, each trace's latencies blanked."""
+    lines = [json.loads(line) for line in (out / "runs.jsonl").read_text("utf-8").splitlines()]
+    for line in lines:
+        for per in line["trace"]["criteria"].values():
+            for j in per.values():
+                j["latency_ms"] = None
+    return [(line["item"], line["variant"], line["repeat"], line["trace"]) for line in lines]
+
+
+def prompt_score(body: dict) -> str:
+    """A judge whose score depends on the prompt it is sent: another graph
+    or another patch gives another judgment, so a judgment routed to the
+    wrong one shows."""
+    text = json.dumps(body["messages"], sort_keys=True)
+    return json.dumps({"reason": "Scored.", "score": 1 + sum(text.encode()) % 5})
+
+
 def test_judge_side_patches_are_made_per_graph_and_judged_on_that_graphs_items(tmp_path):
     programs = {"alpha": GOOD, "beta": GOOD.replace("How well", "How clearly")}
     folder(tmp_path, programs, "ordinal[1, 5]", GOOD.replace("How well", "How directly"))
     items(tmp_path)
-    with FaultServer(rate_answer(4)) as server:
+    with FaultServer(prompt_score) as server:
         judge = f'[judge]\ngraph = "graphs"\nbase_url = "{server.url}"\nmax_retries = 0\n'
-        s = suite(tmp_path, 'gold = false\noperators = ["instruction_ordering", "typo_noise"]\n' + judge, "")
-        out = tmp_path / "audit"
-        r = invoke("audit", "preview", s, "--out", out, "--no-cache")
-        assert r.exit_code == 0, r.output
-        r = invoke("audit", s, "--out", out, "--no-cache", "--format", "json")
-    assert r.exit_code == 1, r.output  # delta's graph did not compile
+        for c in (4, 1):
+            s = suite(tmp_path, f'gold = false\nconcurrency = {c}\noperators = ["instruction_ordering", "typo_noise"]\n' + judge, "", f"suite{c}.toml")
+            out = tmp_path / f"audit{c}"
+            r = invoke("audit", "preview", s, "--out", out, "--no-cache")
+            assert r.exit_code == 0, r.output
+            r = invoke("audit", s, "--out", out, "--no-cache", "--format", "json")
+            assert r.exit_code == 1, r.output  # delta's graph did not compile
+    # The same judgments, in the same order, at any concurrency (latencies aside).
+    lines = runs_without_latency(out)
+    assert lines == runs_without_latency(tmp_path / "audit4")
+    assert len({t["readout"].get("decision") for *_, t in lines if t["readout"]["status"] == "ok"}) > 1  # the prompts differ
+    first, other = (json.loads((tmp_path / d / "report.json").read_text("utf-8")) for d in ("audit1", "audit4"))
+    other["suite"]["path"] = first["suite"]["path"]
+    assert first == other
     # The preview shows each patch against its own graph's criterion.
     shown = {v["variant"]: v for v in json.loads((out / "preview.json").read_text("utf-8"))["variants"]}
     assert "quality" in shown["beta/instruction_ordering@beta"]["original"]["criteria"]
