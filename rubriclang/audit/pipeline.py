@@ -18,7 +18,7 @@ import attrs
 from rubriclang.audit import seal as sealing
 from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.files import write_json, write_lines
-from rubriclang.audit.judge import JudgeError, JudgeInfo, is_llm, judge_info
+from rubriclang.audit.judge import JudgeError, JudgeInfo, JudgeSource, judge_info
 from rubriclang.audit.models import Models, ModelUnavailable
 from rubriclang.audit.perturb import llm
 from rubriclang.audit.perturb.generate import Generation
@@ -26,10 +26,8 @@ from rubriclang.audit.report_json import AuditData, build_report, render_text
 from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
 from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import rule_summary, summarise
-from rubriclang.checker.graph import CheckedGraph
 from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
-from rubriclang.interp.trace import graph_hash
 from rubriclang.safeio import OutputBusy, describe_os_error, output_lock, write_atomic
 
 MANIFEST = "rubriclang.audit.manifest/1"
@@ -108,6 +106,20 @@ def local_backend(suite: Suite):
     return LocalBackend(ann, rec)
 
 
+def _compile_notes(judge: JudgeInfo) -> list[str]:
+    """What the report says of the items no compiled graph judged."""
+    routes = [r.route for r in judge.routes.values()]
+    notes = []
+    if routes.count("failed") or routes.count("abstain"):
+        notes.append(
+            f"{routes.count('failed')} item(s) had no compiled graph and no fallback (compile failures) and {routes.count('abstain')} abstained by their policy: "
+            "their records are in runs.jsonl, and they are left out of the metrics (`judge.compile`)"
+        )
+    if routes.count("fallback"):
+        notes.append(f"{routes.count('fallback')} item(s) whose graph did not compile were judged by their fallback graph")
+    return notes
+
+
 class _NoStore:
     """Where an estimate's judgments go: nowhere."""
 
@@ -134,14 +146,14 @@ class Audit:
     def __init__(
         self,
         req: AuditRequest,
-        graph: CheckedGraph,
+        graph: JudgeSource,
         extra_backends: Iterable = (),
         tick: Callable[[], None] = lambda: None,
         phase: Callable[[str, int | None], None] = lambda name, total: None,
     ):
         self.req = req
         self.suite = req.suite
-        self.graph = graph
+        self.source = graph  # one graph, or a folder of them (judge.py)
         self.extra = list(extra_backends)
         self.tick = tick
         self.phase = phase  # phase(name, judgments to make or None): progress, one call per phase
@@ -181,7 +193,7 @@ class Audit:
     def _preview(self, sealed: sealing.Sealed) -> dict:
         from rubriclang.audit.preview import preview_doc, render_preview
 
-        doc = preview_doc(sealed, self.graph, self.paths["validation"])
+        doc = preview_doc(sealed, self._judge(list(sealed.items)), self.paths["validation"])
         write_json(os.path.join(self.req.out, "preview.json"), doc, indent=2)
         write_atomic(os.path.join(self.req.out, "preview.html"), render_preview(doc))
         return doc
@@ -191,24 +203,27 @@ class Audit:
         judge = self._judge(list(sealed.items))
         gold_items = _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
         skipped, variants, graphs = self._plan(judge, sealed)
-        self._manifest(sealed.hash)
+        self._manifest(judge, sealed.hash)
         records = await self._judge_all(judge, local, sealed, variants, graphs)
+        judged = judge.judged
         data = AuditData(
             suite_path=self.suite.path,
             judge_path=self.suite.judge,
-            judge_hash=graph_hash(self.graph),
+            judge_hash=judge.hash,
             judge=judge,
             sealed=sealed,
             operators={**sealed.operators, **self._skipped_operators(sealed)},
             skipped=skipped,
-            items=gold_items,
-            variants=tuple(variants),
+            # Items no graph judges are counted apart (`compile` in the
+            # report's judge), not as judgments that failed or abstained.
+            items=tuple(it for it in gold_items if it.id in judged),
+            variants=tuple(v for v in variants if v.item in judged),
             records=records,
             repeats=self.suite.repeats,
             tolerance=self.suite.tolerance,
             seed=self.suite.seed,
             backend=self.judge_settings,
-            notes=tuple(self.notes + self._notes(sealed)),
+            notes=tuple(self.notes + self._notes(sealed) + _compile_notes(judge)),
         )
         self.phase("writing the report", None)
         report = build_report(data)
@@ -230,7 +245,7 @@ class Audit:
 
     def _judge(self, items: list[Item]) -> JudgeInfo:
         try:
-            return judge_info(self.graph, items, self.suite.positive)
+            return judge_info(self.source, items, self.suite.positive)
         except JudgeError as exc:
             raise AuditError(str(exc)) from None
 
@@ -248,7 +263,7 @@ class Audit:
                     raise AuditError(f"`{self.req.out}` holds an audit of another sealed suite ({mine.hash[:19]}...)", "give a new --out")
             else:
                 write_json(here, doc)
-            if sealed.judge.get("hash") != graph_hash(self.graph):
+            if sealed.judge.get("hash") != judge.hash:
                 self.notes.append(f"the sealed suite was made for the judge `{sealed.judge.get('name')}` ({str(sealed.judge.get('hash'))[:19]}...): this audit reuses its variants")
         elif os.path.exists(here):
             sealed = self._read_sealed(here)[0]
@@ -285,7 +300,7 @@ class Audit:
         if log:
             write_lines(self.paths["validation"], result.log)
         return sealing.seal(
-            judge={"name": self.graph.name, "hash": graph_hash(self.graph)},
+            judge={"name": judge.graph.name, "hash": judge.hash, "graphs": judge.hashes},
             items=[item_to_json(it) for it in items],
             variants=result.variants,
             patches=result.patches,
@@ -303,24 +318,33 @@ class Audit:
         return {name: perturbations[name] for name in sealed.skipped if name in perturbations and name not in sealed.operators}
 
     def _plan(self, judge: JudgeInfo, sealed: sealing.Sealed):
-        """(skipped operators with reasons, variants to judge, graphs by patch)
-        for this judge: a sealed suite made for another judge may hold
-        operators or patches that do not apply to this one."""
+        """(skipped operators with reasons, variants to judge, graphs by
+        (graph id, patch)) for this judge: each patch applies to its graph
+        (to every graph when it names none), and a sealed suite made for
+        another judge may hold operators or patches that do not apply to
+        this one."""
         skipped = dict(sealed.skipped)
         for name, op in sealed.operators.items():
             reason = why_skipped(op, judge)
             if reason:
                 skipped[name] = reason
-        graphs: dict = {None: self.graph}
+        graphs: dict = {(gid, None): g for gid, g in judge.graphs.items()}
         for pid, patch in sealed.patches.items():
-            missing, unknown = patch.missing(self.graph), patch.unknown(self.graph)
-            if missing:
-                skipped.setdefault(patch.operator, f"the sealed suite's patch names criteria this judge lacks: {', '.join(missing)}")
-            elif unknown:
-                skipped.setdefault(patch.operator, f"the sealed suite's patch sets {', '.join(f'`{u}`' for u in unknown)}, which no procedure reads (sealed by an older version): seal the suite again with a new --out")
-            else:
-                graphs[pid] = patch.apply(self.graph)
-        variants = [v for v in sealed.variants if v.operator not in skipped and (v.patch is None or v.patch in graphs)]
+            targets = [patch.graph] if patch.graph is not None else sorted(judge.graphs)
+            for gid in targets:
+                graph = judge.graphs.get(gid)
+                if graph is None:
+                    skipped.setdefault(patch.operator, f"the sealed suite's patch `{pid}` is of the graph `{gid}`, which this judge lacks")
+                    continue
+                missing, unknown = patch.missing(graph), patch.unknown(graph)
+                if missing:
+                    skipped.setdefault(patch.operator, f"the sealed suite's patch names criteria this judge lacks: {', '.join(missing)}")
+                elif unknown:
+                    skipped.setdefault(patch.operator, f"the sealed suite's patch sets {', '.join(f'`{u}`' for u in unknown)}, which no procedure reads (sealed by an older version): seal the suite again with a new --out")
+                else:
+                    graphs[(gid, pid)] = patch.apply(graph)
+        judged = judge.judged
+        variants = [v for v in sealed.variants if v.operator not in skipped and (v.patch is None or (judged.get(v.item), v.patch) in graphs)]
         return skipped, variants, graphs
 
     def _notes(self, sealed: sealing.Sealed) -> list[str]:
@@ -433,11 +457,11 @@ class Audit:
 
     # --- judging -----------------------------------------------------------------
 
-    def _manifest(self, sealed_hash: str) -> None:
+    def _manifest(self, judge: JudgeInfo, sealed_hash: str) -> None:
         cfg = self.suite.judge_model
-        uses_llm = any(is_llm(c) for c in self.graph.criteria)
+        uses_llm = bool(judge.llm_criteria)
         backend = {"base_url": cfg.base_url, "model": cfg.model, "model_file": cfg.model_file, "temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens} if uses_llm else None
-        want = {"schema": MANIFEST, "judge": graph_hash(self.graph), "sealed": sealed_hash, "backend": backend}
+        want = {"schema": MANIFEST, "judge": judge.hash, "sealed": sealed_hash, "backend": backend}
         path = self.paths["audit"]
         if os.path.exists(path):
             try:
@@ -454,18 +478,20 @@ class Audit:
         else:
             write_json(path, want)
 
-    def _judge_backends(self, local) -> Callable[[int], list]:
+    def _judge_backends(self, judge: JudgeInfo, local) -> Callable[[int], list]:
         """backends_for(repeat): the extra backends, the local one, and an LLM
         backend sampling with seed + repeat when the judge has LLM criteria
-        (each model profile's seed too, so repeats are distinct samples)."""
-        if not any(is_llm(c) for c in self.graph.criteria):
+        (each model profile's seed too, so repeats are distinct samples);
+        one for every graph of the set."""
+        if not judge.llm_criteria:
             return lambda r: [*self.extra, local]
+        from rubriclang.interp.graphset import Union
         from rubriclang.llm.backend import LLMBackend, Profile
         from rubriclang.llm.client import Sampling
 
         cfg = self.suite.judge_model
         try:
-            client, sampling, profiles = self.models.judges(self.graph, cfg, Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed))
+            client, sampling, profiles = self.models.judges(Union(judge.criteria, judge.graph.path), cfg, Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed))
             cache = self.models.cache
         except ModelUnavailable as exc:
             raise AuditError(f"the judge's LLM backend: {exc}") from None
@@ -507,9 +533,10 @@ class Audit:
         items = sealed.items_by_id
         arms = [Arm(it.id, None, None, it) for it in sealed.items]
         arms += [Arm(v.item, v.id, v.patch, v.apply(items[v.item])) for v in variants]
-        runner = Runner(graphs, self._judge_backends(local), judge.mode, self.suite.concurrency)
+        runner = Runner(graphs, judge.routes, self._judge_backends(judge, local), judge.mode, self.suite.concurrency)
         try:
-            runner.interpreter(None, 0)
+            for gid in judge.graphs:
+                runner.interpreter(gid, None, 0)
         except BackendError as exc:
             raise AuditError(str(exc)) from None
         await self._check_judge_model()

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import os
 
+from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.seal import Sealed
 from rubriclang.audit.variants import texts
 
 SCHEMA = "rubriclang.audit.preview/1"
 
 
-def preview_doc(sealed: Sealed, graph, validation_path: str) -> dict:
+def preview_doc(sealed: Sealed, judge: JudgeInfo, validation_path: str) -> dict:
     """Every accepted variant with what it changed (original and perturbed
     side by side), every validation decision (rejected and unavailable
     ones included), the counts and the skipped operators."""
@@ -22,7 +23,8 @@ def preview_doc(sealed: Sealed, graph, validation_path: str) -> dict:
     variants = []
     for v in sealed.variants:
         if v.patch is not None:
-            original, perturbed = sealed.patches[v.patch].texts(graph)
+            patch = sealed.patches[v.patch]
+            original, perturbed = patch.texts(judge.graphs[patch.graph] if patch.graph is not None else judge.graph)
         else:
             original, perturbed = texts(items[v.item]), texts(v.apply(items[v.item]))
         variants.append({"variant": v.id, "item": v.item, "operator": v.operator, "validation": v.validation.to_json(), "original": original, "perturbed": perturbed})

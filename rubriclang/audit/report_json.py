@@ -75,7 +75,9 @@ class Reporter:
     def __init__(self, data: AuditData):
         self.d = data
         self.scorer = Scorer(data.judge, data.tolerance)
-        self.loc = Localizer(data.judge.graph)
+        # Each item's nodes are those of its own graph.
+        self.locs = {gid: Localizer(g) for gid, g in data.judge.graphs.items()}
+        self.judged = data.judge.judged
         self.items = {it.id: it for it in data.items}
         self.base: dict[str, Summary] = {}
         self.base_traces: dict[str, list] = {}
@@ -88,14 +90,19 @@ class Reporter:
             traces = self._traces(it.id, None)
             self.base_traces[it.id] = traces
             self.base[it.id] = self.scorer.summary(traces)
-            self.base_nodes[it.id] = self.loc.summaries([t for t in traces if t])
+            loc = self.loc(it.id)
+            self.base_nodes[it.id] = loc.summaries([t for t in traces if t])
             self.stability[it.id] = self.scorer.stability(self.base[it.id])
             self.noise.add(it.id, self.scorer.repeat_flips(traces), data.repeats, self.base[it.id].failures)
             self.fall_noise.add(it.id, self.scorer.repeat_falls(traces), data.repeats)
-            for crit, (k, n) in self.loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
+            for crit, (k, n) in loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
                 self.crit_noise[crit].add(it.id, k, n)
         self.threshold = _threshold_sink(data.judge)
         self.results = [self._result(v) for v in data.variants]
+
+    def loc(self, item: str) -> Localizer:
+        """The localizer of the graph that judges `item`."""
+        return self.locs[self.judged[item]]
 
     def _traces(self, item: str, variant: str | None) -> list[dict | None]:
         got = self.d.records.get((item, variant), {})
@@ -114,8 +121,9 @@ class Reporter:
             outcome = self.scorer.directional_outcome(s, base)
             contradiction = self.scorer.contradiction(s, base)
             gold = None
-        nodes = self.loc.summaries([t for t in traces if t])
-        localization = self.loc.compare(self.base_nodes[v.item], nodes)
+        loc = self.loc(v.item)
+        nodes = loc.summaries([t for t in traces if t])
+        localization = loc.compare(self.base_nodes[v.item], nodes)
         loo = self.scorer.loo_flips(traces, self.base_traces[v.item])
         falls = self.scorer.loo_falls(traces, self.base_traces[v.item])
         under = _one(nodes.get(self.threshold.ports["value"][0])) if self.threshold else None
@@ -263,11 +271,22 @@ class Reporter:
     # --- sections ----------------------------------------------------------------
 
     def by_criterion(self) -> dict:
+        """Per criterion name, over the graphs that have a criterion of that
+        name (`graphs`: how many): of a folder compiled per instance, the
+        same name may ask each instance's own question."""
         out = {}
-        for c in self.d.judge.graph.criteria:
+        having: dict[str, set[str]] = collections.defaultdict(set)
+        for gid, g in self.d.judge.graphs.items():
+            for c in g.criteria:
+                having[c.name].add(gid)
+        for c in self.d.judge.criteria:
+            if c.name in out:
+                continue
             inv, dirs = Tally(), Tally()
             in_flips = in_detections = 0
             for r in self.results:
+                if self.judged[r.variant.item] not in having[c.name]:
+                    continue
                 moved = c.name in moved_criteria(r.localization)
                 (inv if r.op.relation == "invariant" else dirs).add(r.variant.item, moved, failed=r.outcome == "failed")
                 in_flips += moved and r.op.relation == "invariant" and r.outcome != "stable"
@@ -279,6 +298,7 @@ class Reporter:
                 "directional_move_rate": dirs.rate(),
                 "in_flips": int(in_flips),
                 "in_detections": int(in_detections),
+                "graphs": len(having[c.name]),
             }
         return out
 
@@ -306,7 +326,7 @@ class Reporter:
         item = self.items[v.item]
         if v.patch is not None:
             patch = self.d.sealed.patches[v.patch]
-            original, perturbed = patch.texts(self.d.judge.graph)
+            original, perturbed = patch.texts(self.d.judge.graphs[self.judged[v.item]])
             changed = ["criteria"] + (["criterion_order"] if patch.criterion_order else [])
         else:
             original, perturbed = texts(item), texts(v.apply(item))
@@ -370,7 +390,9 @@ class Reporter:
                 "mode": g.mode,
                 "output": str(g.output) if g.output is not None else None,
                 "positive": g.positive,
-                "criteria": [{"name": c.name, "procedure": c.procedure, "type": str(c.type)} for c in g.graph.criteria],
+                "criteria": _criteria(g),
+                "graphs": g.hashes,
+                "compile": {route: sum(1 for r in g.routes.values() if r.route == route) for route in ("compiled", "fallback", "abstain", "failed")},
                 "backend": d.backend,
             },
             "counts": {"items": len(d.items), "variants": len(results), "judgments": judged, "failed_judgments": failed},
@@ -391,6 +413,14 @@ class Reporter:
             "notes": sorted(d.notes + ((f"{failed} judgment(s) failed: they count as flips, never as stable; `--retry-errors` judges them again",) if failed else ())),
             "summary": None,
         }
+
+
+def _criteria(judge: JudgeInfo) -> list[dict]:
+    """The judge's criteria by name, each as the first graph that has it declares it."""
+    first: dict[str, dict] = {}
+    for c in judge.criteria:
+        first.setdefault(c.name, {"name": c.name, "procedure": c.procedure, "type": str(c.type)})
+    return list(first.values())
 
 
 def _threshold_sink(judge: JudgeInfo):

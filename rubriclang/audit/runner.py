@@ -25,6 +25,7 @@ import attrs
 
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.engine import Interpreter
+from rubriclang.interp.graphset import Resolved
 from rubriclang.interp.items import Item
 from rubriclang.interp.trace import canonical_json
 from rubriclang.safeio import cut_torn_line, write_atomic
@@ -130,30 +131,43 @@ class RunStore:
 
 
 class Runner:
-    """Judges arms with one interpreter per (patch, repeat)."""
+    """Judges arms with one interpreter per (graph id, patch, repeat): each
+    item by its own graph (`routes`, interp.graphset.Resolved), patched as
+    its arm says; an item no graph judges gets its compile-failure (or
+    abstention) record, with no interpreter."""
 
     def __init__(
         self,
-        graphs: dict[str | None, CheckedGraph],
+        graphs: dict[tuple[str, str | None], CheckedGraph],
+        routes: dict[str, Resolved],
         backends_for: Callable[[int], list],
         mode: str,
         concurrency: int = 4,
     ):
         self.graphs = graphs
+        self.routes = routes
         self.backends_for = backends_for
         self.mode = mode
         self.concurrency = max(1, concurrency)
-        self._interps: dict[tuple[str | None, int], Interpreter] = {}
+        self._interps: dict[tuple[str, str | None, int], Interpreter] = {}
         self._backends: dict[int, list] = {}
 
-    def interpreter(self, patch: str | None, repeat: int) -> Interpreter:
+    def interpreter(self, gid: str, patch: str | None, repeat: int) -> Interpreter:
         """Raises interp.engine.BackendError when no backend runs a procedure."""
-        key = (patch, repeat)
+        key = (gid, patch, repeat)
         if key not in self._interps:
             if repeat not in self._backends:
                 self._backends[repeat] = self.backends_for(repeat)
-            self._interps[key] = Interpreter(self.graphs[patch], self._backends[repeat], self.concurrency)
+            self._interps[key] = Interpreter(self.graphs[(gid, patch)], self._backends[repeat], self.concurrency)
         return self._interps[key]
+
+    async def judge(self, arm: Arm, repeat: int) -> dict:
+        """One judgment's trace record."""
+        how = self.routes[arm.item]
+        if how.gid is None:
+            return how.unjudged(arm.subject, self.mode)
+        result = await self.interpreter(how.gid, arm.patch, repeat).evaluate_async(arm.subject, self.mode)
+        return how.mark(result.record)
 
     async def run(
         self,
@@ -170,8 +184,7 @@ class Runner:
 
         async def judge(arm: Arm, r: int) -> dict:
             async with sem:
-                result = await self.interpreter(arm.patch, r).evaluate_async(arm.subject, self.mode)
-            return result.record
+                return await self.judge(arm, r)
 
         window: collections.deque = collections.deque()
         it = iter(todo)

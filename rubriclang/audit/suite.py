@@ -101,11 +101,13 @@ def _suggest(word: str, choices) -> str:
     return f"did you mean `{close[0]}`?" if close else ""
 
 
-def _path(base: str, value: str | None, key: str, place: Place, must_exist: bool = True) -> str | None:
+def _path(base: str, value: str | None, key: str, place: Place, must_exist: bool = True, folder: bool = False) -> str | None:
+    """`value` relative to the suite's folder; with `must_exist` it names a
+    file (or, with `folder`, a file or a folder)."""
     if value is None:
         return None
     resolved = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
-    if must_exist and not os.path.isfile(resolved):
+    if must_exist and not (os.path.isfile(resolved) or (folder and os.path.isdir(resolved))):
         raise place.fail(key, f"`{key}`: no such file `{value}` (looked for {resolved})", "paths are relative to the suite file")
     return resolved
 
@@ -253,9 +255,9 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
     if isinstance(v["judge"], dict):
         judge_table = v["judge"]
         judge_place = Place(lines, SuiteError, "[judge]", "judge")
-        graph = _path(base, check(judge_table, {**MODEL_FIELDS, **JUDGE_FIELDS}, judge_place)["graph"], "graph", judge_place)
+        graph = _path(base, check(judge_table, {**MODEL_FIELDS, **JUDGE_FIELDS}, judge_place)["graph"], "graph", judge_place, folder=True)
     else:
-        graph = _path(base, v["judge"], "judge", top)
+        graph = _path(base, v["judge"], "judge", top, folder=True)
     custom = _custom(v.get("custom"), lines)
     items = _path(base, v["items"], "items", top)
     assert graph is not None and items is not None  # both required, checked above

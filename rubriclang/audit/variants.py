@@ -89,13 +89,16 @@ PROMPT = "prompt"
 class Patch:
     """A perturbed judge: new parameters for some criteria (`prompt`: a new
     template text) and, optionally, a new criterion order. Node names never
-    change, so judgments stay comparable."""
+    change, so judgments stay comparable. A judge of several graphs has a
+    patch per graph, which names it (`graph`); a patch that names none
+    applies to every graph (a judge of one graph's)."""
 
     id: str
     operator: str
     criteria: dict[str, dict[str, Any]]
     criterion_order: tuple[str, ...] | None
     validation: Validation
+    graph: str | None = None
 
     def texts(self, graph: CheckedGraph) -> tuple[dict, dict]:
         """(original, perturbed) of what the patch changes, side by side."""
@@ -139,12 +142,14 @@ class Patch:
             "criteria": self.criteria,
             "criterion_order": list(self.criterion_order) if self.criterion_order else None,
             "validation": self.validation.to_json(),
+            # Only when named, so that a one-graph suite seals as it always did.
+            **({"graph": self.graph} if self.graph is not None else {}),
         }
 
     @classmethod
     def from_json(cls, d: dict) -> Patch:
         order = d.get("criterion_order")
-        return cls(d["id"], d["operator"], d["criteria"], tuple(order) if order else None, Validation(**d["validation"]))
+        return cls(d["id"], d["operator"], d["criteria"], tuple(order) if order else None, Validation(**d["validation"]), d.get("graph"))
 
 
 def _patched(criterion: Criterion, changes: dict[str, Any]) -> Criterion:

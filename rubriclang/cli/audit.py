@@ -19,7 +19,7 @@ import sys
 import click
 
 from rubriclang.cli.errors import DataError
-from rubriclang.cli.loading import load_graph
+from rubriclang.cli.loading import load_graph, load_graph_set
 
 
 class _AuditGroup(click.Group):
@@ -48,6 +48,12 @@ def _suite(path: str):
         raise DataError(f"{exc.where}: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
 
 
+def _load_judge(path: str):
+    """The judge at `path`: one graph, or a folder of graphs compiled per
+    instance (with the fallback policy its compile logs record)."""
+    return load_graph_set(path, None) if os.path.isdir(path) else load_graph(path)
+
+
 @audit.command("run")
 @click.argument("suite", type=click.Path(dir_okay=False))
 @click.option("--out", "out", type=click.Path(file_okay=False), help="The audit's folder; an existing one is resumed (required unless --estimate).")
@@ -63,13 +69,14 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
 
     Running it again with the same --out resumes: recorded judgments are
     kept and calls already made come from the cache. Exit status: 0 the
-    audit ran, 1 some judgments failed, 2 bad input or an unusable judge
-    backend.
+    audit ran, 1 some judgments failed (or, with a folder of graphs, some
+    items' graphs did not compile and have no fallback), 2 bad input or an
+    unusable judge backend.
     """
     from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
 
     s = _suite(suite)
-    graph = load_graph(s.judge)
+    graph = _load_judge(s.judge)
     if estimate:
         return _estimate(s, graph, sealed, fmt)
     if not out:
@@ -95,7 +102,7 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
 
         click.echo(render_text(report), nl=False)
         click.echo(f"Report: {os.path.join(out, 'report.json')}")
-    if report["counts"]["failed_judgments"]:
+    if report["counts"]["failed_judgments"] or report["judge"]["compile"]["failed"]:
         sys.exit(1)
 
 
@@ -123,7 +130,7 @@ def preview(suite, out, cache, no_cache) -> None:
     from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
 
     s = _suite(suite)
-    graph = load_graph(s.judge)
+    graph = _load_judge(s.judge)
     try:
         doc = asyncio.run(Audit(AuditRequest(s, out, cache=cache, no_cache=no_cache), graph).run(preview=True))
     except AuditError as exc:
@@ -196,7 +203,7 @@ def _judge_and_items(graph_path: str, items_path: str):
     from rubriclang.audit.judge import JudgeError, judge_info
     from rubriclang.interp.items import ItemError, read_items
 
-    graph = load_graph(graph_path)
+    graph = _load_judge(graph_path)
     if not os.path.isfile(items_path):
         raise DataError(f"`{items_path}`: no such file")
     try:
@@ -239,7 +246,7 @@ _force = click.option("--force", is_flag=True, help="Overwrite an existing suite
 
 
 @audit.command("init")
-@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("graph", type=click.Path())
 @click.argument("items", type=click.Path(dir_okay=False))
 @_output
 @_force
@@ -309,7 +316,7 @@ def _ask(cfg, cache, no_cache, propose):
 
 
 @audit.command("plan")
-@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("graph", type=click.Path())
 @click.argument("items", type=click.Path(dir_okay=False))
 @_output
 @_force
@@ -331,7 +338,7 @@ def plan(graph, items, output, force, base_url, model, api_key_env, model_file, 
 
 
 @audit.command("suggest")
-@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("graph", type=click.Path())
 @click.argument("items", type=click.Path(dir_okay=False))
 @click.option("--out", "output", default="custom.toml", show_default=True, type=click.Path(dir_okay=False), help="Where to write the proposed [[custom]] tables.")
 @_force

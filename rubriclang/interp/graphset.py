@@ -38,6 +38,13 @@ class GraphSetError(LocatedError):
     """A graph folder that cannot be used: a graph in it with errors, no graph and no log."""
 
 
+def graph_id(item: Item) -> str:
+    """The id of the graph that judges `item`: its `graph` field (an id or `ID.rbg`), else its own id."""
+    if item.graph is None:
+        return item.id
+    return item.graph.removesuffix(".rbg")
+
+
 @attrs.frozen
 class Missing:
     """Why an item has no compiled graph: the graph id, the reason, the log."""
@@ -45,6 +52,37 @@ class Missing:
     graph: str
     reason: str
     log: str | None
+
+
+@attrs.frozen
+class Resolved:
+    """How one item is judged under a set: by `graph` (id `gid`: its own,
+    or, when its own is `missing`, the fallback graph its policy names), or
+    by no graph (`graph` None: a compile failure, or an abstention under the
+    `abstain` policy)."""
+
+    gid: str | None
+    graph: CheckedGraph | None
+    missing: Missing | None = None
+    policy: str | None = None
+
+    @property
+    def route(self) -> str:
+        """`compiled`, `fallback`, `abstain` or `failed`."""
+        if self.missing is None:
+            return "compiled"
+        if self.graph is not None:
+            return "fallback"
+        return ABSTAIN if self.policy == ABSTAIN else "failed"
+
+    def mark(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A judged item's trace record, with the `compile` field of a fallback."""
+        return record if self.missing is None else {**record, "compile": compile_field(self.missing, self.policy)}
+
+    def unjudged(self, item: Item, mode: str) -> dict[str, Any]:
+        """The record of an item that no graph judges (`graph` is None)."""
+        assert self.missing is not None
+        return missing_record(item, mode, self.missing, self.policy)
 
 
 @attrs.frozen
@@ -65,14 +103,23 @@ class GraphSet:
 
     def route(self, item: Item) -> CheckedGraph | Missing:
         """The graph compiled for `item`, or why it has none."""
-        gid = item.id
-        if item.graph is not None:
-            gid = item.graph[: -len(".rbg")] if item.graph.endswith(".rbg") else item.graph
+        gid = graph_id(item)
         if gid in self.graphs:
             return self.graphs[gid]
         log = os.path.join(self.folder, gid + ".compile.jsonl")
         reason = self.failures.get(gid, f"`{gid}.rbg` is not in `{self.folder}` (its spec was not compiled)")
         return Missing(gid, reason, log if os.path.exists(log) else None)
+
+    def resolve(self, item: Item) -> Resolved:
+        """How `item` is judged: by its own graph, by the fallback graph its
+        policy names, or by none (a compile failure, or an abstention)."""
+        routed = self.route(item)
+        if isinstance(routed, CheckedGraph):
+            return Resolved(graph_id(item), routed)
+        policy, fallback = self.policy(routed.graph), self.fallback_for(routed.graph)
+        if isinstance(fallback, CheckedGraph):
+            return Resolved(policy, fallback, routed, policy)
+        return Resolved(None, None, routed, policy)
 
     def policy(self, gid: str) -> str | None:
         """What is done with graph id `gid` when it has no graph: `abstain`, a fallback graph's path, or None."""
@@ -82,6 +129,11 @@ class GraphSet:
         """The fallback graph that judges in place of `gid`, or `abstain`, or None."""
         p = self.policy(gid)
         return self.fallbacks[p] if p is not None and p != ABSTAIN else p
+
+    def by_id(self) -> dict[str, CheckedGraph]:
+        """Every graph that may judge an item, by id: a compiled graph's, or
+        a fallback graph's path (which ends in `.rbg`, so never a compiled id)."""
+        return {**self.graphs, **self.fallbacks}
 
     def all_graphs(self) -> list[CheckedGraph]:
         """Every graph that may judge an item: the compiled ones, then the fallbacks."""
@@ -208,19 +260,14 @@ async def run_set(gs: GraphSet, interps: dict[int, Interpreter], items: Iterable
         return interps[id(g)]
 
     async def one(item: Item) -> SetResult:
-        routed = gs.route(item)
-        if isinstance(routed, CheckedGraph):
-            r = await interp(routed).evaluate_async(item, mode)
-            return SetResult(item, r.mode, r.composition, r.record, "compiled")
+        how = gs.resolve(item)
+        if how.graph is not None:
+            r = await interp(how.graph).evaluate_async(item, mode)
+            return SetResult(item, r.mode, r.composition, how.mark(r.record), how.route)
         m = mode or item.mode
-        policy, fallback = gs.policy(routed.graph), gs.fallback_for(routed.graph)
-        if isinstance(fallback, CheckedGraph):
-            r = await interp(fallback).evaluate_async(item, mode)
-            record = {**r.record, "compile": compile_field(routed, policy)}
-            return SetResult(item, r.mode, r.composition, record, "fallback")
-        record = missing_record(item, m, routed, policy)
+        record = how.unjudged(item, m)
         decision = Decision.from_json(record["readout"])
-        return SetResult(item, m, Composition((), {}, {}, decision), record, ABSTAIN if policy == ABSTAIN else "failed")
+        return SetResult(item, m, Composition((), {}, {}, decision), record, how.route)
 
     async for result in in_order(items, one, window(concurrency)):
         yield result

@@ -120,6 +120,8 @@ def make_report() -> dict:
             "criteria": [{"name": "correct", "procedure": "llm.rate", "type": "ordinal[1, 5]"},
                          {"name": "clear", "procedure": "llm.rate", "type": "ordinal[1, 5]"},
                          {"name": "rambling", "procedure": "rule.length", "type": "bool"}],
+            "graphs": {f"helpfulness{SCRIPT}": "sha256:" + "cd" * 32},
+            "compile": {"compiled": 3, "fallback": 0, "abstain": 0, "failed": 0},
             "backend": {"model": f"judge-model{SCRIPT}", "temperature": 0.7, "seed": 0},
         },
         "counts": {"items": 3, "variants": 7, "judgments": 30, "failed_judgments": 1},
@@ -163,7 +165,7 @@ def make_report() -> dict:
         },
         "by_criterion": {
             name: {"procedure": proc, "repeat_move_rate": rate(k, 9, 3), "invariant_move_rate": rate(j, 6, 3),
-                   "directional_move_rate": rate(d, 3, 3), "in_flips": j, "in_detections": d}
+                   "directional_move_rate": rate(d, 3, 3), "in_flips": j, "in_detections": d, "graphs": 1}
             for name, proc, k, j, d in (("correct", "llm.rate", 1, 2, 1), ("clear", "llm.rate", 0, 1, 1), ("rambling", "rule.length", 0, 0, 0))
         },
         "flips": FLIPS,

@@ -118,8 +118,9 @@ def deterministic_item_variant(op: Perturbation, item: Item, seed: int) -> tuple
 
 
 def deterministic_patch(op: Perturbation, judge: JudgeInfo) -> tuple[Patch | None, list[tuple[str, Validation]]]:
-    """The patch of a judge-side deterministic perturbation (None when it changes
-    nothing), and how each LLM criterion's new prompt was checked."""
+    """The patch of a judge-side deterministic perturbation for a judge of one graph
+    (None when it changes nothing), and how each LLM criterion's new prompt
+    was checked."""
     results, criteria = [], {}
     for c in judge.llm_criteria:
         original = prompting.criterion_template_text(c)
@@ -151,8 +152,10 @@ class Generation:
 
     def __init__(self, judge: JudgeInfo, seed: int, generator: Asker | None, validator: Asker | None, concurrency: int = 4):
         self.judge = judge
-        # What generators and validators are shown of the judge, so variants fit what it judges.
-        self.described = describe_judge(judge)
+        # What generators and validators are shown of the judge, so variants
+        # fit what it judges: of an item, its own graph.
+        self.described = {gid: describe_judge(judge.only(gid)) for gid in judge.graphs}
+        self.judged = judge.judged
         self.seed = seed
         self.generator = generator
         self.validator = validator
@@ -189,80 +192,96 @@ class Generation:
     async def _llm_item(self, op: Perturbation, item: Item) -> tuple[dict, Validation]:
         if self.generator is None:
             return {}, Validation("llm", "failed", "no generator backend")
-        changes, problem, model = await llm.rewrite_item(self.generator, op, self.described, item)
+        # An item no graph judges is shown the graph the judge's type was read from.
+        described = self.described[self.judged.get(item.id, self.judge.graph_id)]
+        changes, problem, model = await llm.rewrite_item(self.generator, op, described, item)
         if changes is None or problem:
             return {}, Validation("llm", "failed", problem or "the generator produced nothing", model)
-        return changes, await self._validate(op, llm.shown(item), llm.shown(apply_changes(item, changes)))
+        return changes, await self._validate(op, llm.shown(item), llm.shown(apply_changes(item, changes)), described)
 
     async def _judge_side(self, op: Perturbation, items: list[Item]) -> None:
+        """The operator's patches of each graph that judges some item, each
+        judged on that graph's items; with several graphs a patch names its
+        graph (its id is `PATCH@GRAPH`)."""
+        judged = self.judged
+        several = len(self.judge.graphs) > 1
+        for gid in sorted(set(judged.values())):
+            graph_items = [it for it in items if judged.get(it.id) == gid]
+            await self._graph_side(op, self.judge.only(gid), gid if several else None, graph_items)
+
+    async def _graph_side(self, op: Perturbation, judge: JudgeInfo, gid: str | None, items: list[Item]) -> None:
+        at = f"@{gid}" if gid is not None else ""
         if op.generator == "rule":
-            patch, results = deterministic_patch(op, self.judge)
+            patch, results = deterministic_patch(op, judge)
             for name, v in results:
-                self.out.record(op.name, f"{op.name}:{name}", v, criterion=name)
+                self.out.record(op.name, f"{op.name}{at}:{name}", v, criterion=name)
             patches = [patch] if patch is not None else []
         else:
             styles = op.options["styles"] if op.target == "template" and "styles" in op.options else [None]
-            patches = [p for p in [await self._llm_patch(op, style) for style in styles] if p is not None]
+            patches = [p for p in [await self._llm_patch(op, judge, at, style) for style in styles] if p is not None]
         for p in patches:
+            p = attrs.evolve(p, id=p.id + at, graph=gid)
             self.out.patches.append(p)
             for item in items:
                 self.out.variants.append(Variant(f"{item.id}/{p.id}", item.id, op.name, {}, p.id, p.validation))
 
-    async def _llm_patch(self, op: Perturbation, style: str | None = None) -> Patch | None:
-        """One patch with every criterion text the validator accepted; a
-        reasoning style names its own patch."""
+    async def _llm_patch(self, op: Perturbation, judge: JudgeInfo, at: str, style: str | None = None) -> Patch | None:
+        """One patch of `judge` (of one graph) with every criterion text the
+        validator accepted; a reasoning style names its own patch."""
         pid = f"{op.name}.{style}" if style else op.name
+        described = describe_judge(judge)
         jobs: list[tuple[Criterion, str, Any]] = []  # (criterion, parameter, its current text or map)
-        for c in self.judge.llm_criteria:
+        for c in judge.llm_criteria:
             if op.target == "anchors":
                 param = "anchors" if c.params.get("anchors") else "descriptions"
                 if c.params.get(param):
                     jobs.append((c, param, dict(c.params[param])))
             elif style and (why := judge_prompt.fixed_reply(c)):
-                self.out.record(op.name, f"{pid}:{c.name}", Validation("structure", "failed", why), criterion=c.name)
+                self.out.record(op.name, f"{pid}{at}:{c.name}", Validation("structure", "failed", why), criterion=c.name)
             else:
                 assert op.target is not None  # an llm operator names what it rewrites
                 jobs.append((c, op.target, judge_prompt.starting_text(c)))
-        results = await asyncio.gather(*(self._llm_text(op, *job, style) for job in jobs))
+        results = await asyncio.gather(*(self._llm_text(op, described, judge.graph.name, *job, style) for job in jobs))
         criteria = {}
         for (c, param, _), (new, v) in zip(jobs, results):
-            self.out.record(op.name, f"{pid}:{c.name}", v, criterion=c.name)
+            self.out.record(op.name, f"{pid}{at}:{c.name}", v, criterion=c.name)
             if v.verdict == "accept":
                 criteria[c.name] = {param: new} if param in ("anchors", "descriptions") else {PROMPT: new}
         if not criteria:
             return None
         return Patch(pid, op.name, criteria, None, Validation("llm", "accept", f"{len(criteria)} of {len(jobs)} criterion texts accepted"))
 
-    async def _llm_text(self, op: Perturbation, c, param: str, text, style: str | None) -> tuple:
+    async def _llm_text(self, op: Perturbation, described: str, name: str, c, param: str, text, style: str | None) -> tuple:
+        """A new text of criterion `c` of the graph `name` (shown as `described`)."""
         if self.generator is None:
             return None, Validation("llm", "failed", "no generator backend")
         async with self.sem:
             if param == "template":
-                return await self._template_text(op, c, text, style)
+                return await self._template_text(op, described, name, c, text, style)
             if param == "system":
-                return await self._system_text(op, c, text)
-            new, problem, model = await llm.rewrite_text(self.generator, op, self.described, param, text)
+                return await self._system_text(op, described, c, text)
+            new, problem, model = await llm.rewrite_text(self.generator, op, described, param, text)
             if new is None or problem:
                 return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
-            return new, await self._validate(op, _show_fields(text), _show_fields(new))
+            return new, await self._validate(op, _show_fields(text), _show_fields(new), described)
 
-    async def _template_text(self, op: Perturbation, c, text: str, style: str | None) -> tuple:
+    async def _template_text(self, op: Perturbation, described: str, name: str, c, text: str, style: str | None) -> tuple:
         """A rewrite of the criterion's whole template (paraphrase, reasoning
         style): it must parse and keep every placeholder, then pass the validator."""
-        rubric = judge_prompt.rubric_text(c, self.judge.graph.name)
+        rubric = judge_prompt.rubric_text(c, name)
         assert self.generator is not None  # LLM operators run with a generator
-        new, problem, model = await llm.rewrite_template(self.generator, op, self.described, rubric, text, style)
+        new, problem, model = await llm.rewrite_template(self.generator, op, described, rubric, text, style)
         if new is None or problem:
             return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
         problem = judge_prompt.check_rewrite(text, new)
         if problem:
             return None, Validation("template", "reject", problem, model)
-        return new, await self._validate(op, text, new, style)
+        return new, await self._validate(op, text, new, described, style)
 
-    async def _system_text(self, op: Perturbation, c, text: str) -> tuple:
+    async def _system_text(self, op: Perturbation, described: str, c, text: str) -> tuple:
         """A new system section for the criterion's template (added where it has none)."""
         assert self.generator is not None  # LLM operators run with a generator
-        new, problem, model = await llm.rewrite_text(self.generator, op, self.described, "system", judge_prompt.system_text(text))
+        new, problem, model = await llm.rewrite_text(self.generator, op, described, "system", judge_prompt.system_text(text))
         if new is None or problem:
             return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
         patched = judge_prompt.with_system(text, new)
@@ -270,12 +289,12 @@ class Generation:
         problem = judge_prompt.check_rewrite(text, patched, roles)
         if problem:
             return None, Validation("template", "reject", problem, model)
-        return patched, await self._validate(op, judge_prompt.system_text(text), new)
+        return patched, await self._validate(op, judge_prompt.system_text(text), new, described)
 
-    async def _validate(self, op: Perturbation, original: str, rewrite: str, style: str | None = None) -> Validation:
+    async def _validate(self, op: Perturbation, original: str, rewrite: str, described: str, style: str | None = None) -> Validation:
         if self.validator is None:
             return Validation("llm", "unavailable", "no validator backend")
-        return await llm.validate(self.validator, op, self.described, original, rewrite, style)
+        return await llm.validate(self.validator, op, described, original, rewrite, style)
 
 
 def _show_fields(fields: dict[str, str]) -> str:
