@@ -9,7 +9,7 @@ reads out as abstain.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from rubriclang.catalog.types import JType, fmt_short
@@ -74,6 +74,33 @@ def pointwise(readout: PointwiseReadout, scale: JType, sink: Any) -> Decision:
     if problem:
         return Decision("error", raw=sink, error=f"the readout value {problem}")
     return Decision("ok", value, raw=sink)
+
+
+def reader(readout: PointwiseReadout | PairwiseReadout, scale: JType, sink: int) -> Reader:
+    """The readout as a function `(candidates, rows)` -> decision, where
+    `rows[candidate][sink]` is the candidate's sink value: what `pointwise`
+    or `pairwise` decide, with the common pointwise case (a sink inside the
+    scale, rounded to the nearest integer, ties up, inside the output)
+    worked out without their general checks."""
+    if isinstance(readout, PairwiseReadout):
+        return lambda cids, rows: pairwise(readout, scale, cids, {cid: rows[cid][sink] for cid in cids})
+    out = readout.output
+    if not (scale.numeric and out.kind == "ordinal" and readout.quantize == "nearest" and readout.ties == "up"):
+        return lambda cids, rows: pointwise(readout, scale, rows[cids[0]][sink])
+    lo, hi, out_lo, out_hi, floor, new = scale.lo, scale.hi, out.lo, out.hi, math.floor, tuple.__new__
+
+    def read(cids: tuple[str, ...], rows: dict[str, tuple[Any, ...]]) -> Decision:
+        x = rows[cids[0]][sink]
+        if (x.__class__ is int or x.__class__ is float) and lo <= x <= hi:
+            value = floor(x + 0.5)  # quantize(x, "nearest", "up")
+            if out_lo <= value <= out_hi:
+                return new(Decision, ("ok", value, x, None, None))  # Decision("ok", value, raw=x), faster
+        return pointwise(readout, scale, x)
+
+    return read
+
+
+Reader = Callable[[tuple[str, ...], dict[str, tuple[Any, ...]]], Decision]
 
 
 def pairwise(readout: PairwiseReadout, scale: JType, cids: tuple[str, ...], sinks: dict[str, Any]) -> Decision:
