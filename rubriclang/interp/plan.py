@@ -58,18 +58,21 @@ def compile_compose(graph: CheckedGraph, tail: str, constants: dict[str, Any]) -
             f"        if j[{error}] or not ({test}):",
             "            return general(mode, cids, judgments)",
         ]
-    ops, ops_ns = _operators(graph)
+    ops, ops_ns = _operators(graph, present=True)
     ns.update(ops_ns)
     row = _tuple(range(len(graph.criteria) + len(graph.operators)))
     body += ["    " + line for line in ops] + [f"        rows[cid] = {row}", f"    return {tail}"]
     return _define(graph, "_compose", "mode, cids, judgments", body, ns)
 
 
-def _operators(graph: CheckedGraph) -> tuple[list[str], dict[str, Any]]:
+def _operators(graph: CheckedGraph, present: bool = False) -> tuple[list[str], dict[str, Any]]:
     """One assignment per operator, reading the criteria as `v0, v1, ...`,
-    and the constants those assignments name."""
+    and the constants those assignments name. `present`: every criterion's
+    value is known to be there, so templates see its type as not optional
+    (and may take their fast form for inputs that are absent only in general)."""
     catalog = load_catalog()
     nodes = graph.nodes
+    seen = {c.name: c.type.as_optional(False) if present else c.type for c in graph.criteria}
     var = {c.name: f"v{i}" for i, c in enumerate(graph.criteria)}
     ns: dict[str, Any] = {}
     body = []
@@ -78,7 +81,7 @@ def _operators(graph: CheckedGraph) -> tuple[list[str], dict[str, Any]]:
         k = f"k{j}_"
         spec = catalog.operators[op.operator]
         slots = [s for slots in op.ports.values() for s in slots]
-        site = PlanSite(tuple(var[s] for s in slots), tuple(nodes[s].type for s in slots), op.params, k)
+        site = PlanSite(tuple(var[s] for s in slots), tuple(seen[s] if s in seen else nodes[s].type for s in slots), op.params, k)
         emitted = spec.plan(site) if spec.plan else None
         if emitted is not None:
             expr, constants = emitted
