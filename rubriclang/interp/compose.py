@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rubriclang.checker.graph import CheckedGraph
+from rubriclang.checker.graph import CheckedGraph, PointwiseReadout
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.domain import coerce
 from rubriclang.interp.plan import compile_compose, compile_plan
-from rubriclang.interp.readout import Decision, reader
+from rubriclang.interp.readout import Decision, pointwise_source, reader
 
 
 class ModeError(Exception):
@@ -64,12 +64,25 @@ class Composer:
         self._names = self._crit_names + tuple(o.name for o in graph.operators)
         sink = self._names.index(graph.sink)
         self._readers = {mode: reader(r, graph.scale, sink) for mode, r in graph.readouts.items()}
+        self.compose = compile_compose(graph, *self._finish(sink))
+
+    def _finish(self, sink: int) -> tuple[list[str], dict[str, Any]]:
+        """The end of the compiled composition: the readout (its common
+        pointwise case inline) and the Composition, from `mode, cids, rows`."""
         # tuple.__new__ builds the named tuple without its Python-level __new__.
-        self.compose = compile_compose(
-            graph,
-            "new(Composition, (names, rows, {}, readers[mode](cids, rows)))",
-            {"general": self._compose, "new": tuple.__new__, "Composition": Composition, "names": self._names, "readers": self._readers},
-        )
+        lines, ns = [], {"general": self._compose, "new": tuple.__new__, "Composition": Composition, "names": self._names, "readers": self._readers}
+        for i, (mode, readout) in enumerate(self.graph.readouts.items()):
+            fast = pointwise_source(readout, self.graph.scale, "x", f"r{i}_") if isinstance(readout, PointwiseReadout) else None
+            if fast:
+                condition, decision, constants = fast
+                ns |= constants | {f"r{i}_mode": mode}
+                lines += [
+                    f"    if mode == r{i}_mode:",
+                    f"        x = rows[cids[0]][{sink}]",
+                    f"        if {condition}:",
+                    f"            return new(Composition, (names, rows, {{}}, {decision}))",
+                ]
+        return [*lines, "    return new(Composition, (names, rows, {}, readers[mode](cids, rows)))"], ns
 
     def check_mode(self, mode: str) -> None:
         if mode not in self.graph.readouts:

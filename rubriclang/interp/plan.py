@@ -32,12 +32,13 @@ def compile_plan(graph: CheckedGraph) -> Plan:
     return _define(graph, "_plan", args, body + [f"    return {outs}"], ns)
 
 
-def compile_compose(graph: CheckedGraph, tail: str, constants: dict[str, Any]) -> Any:
+def compile_compose(graph: CheckedGraph, tail: list[str], constants: dict[str, Any]) -> Any:
     """A function `(mode, cids, judgments)` that builds each candidate's
     row (every node's value: criteria, then operators, in graph order, as
     `(*values, *compile_plan(graph)(*values))` gives it) into `rows`, a dict
-    candidate -> row, then returns the caller's `tail` expression over
-    `mode, cids, rows` and the caller's `constants`.
+    candidate -> row, then runs the caller's `tail`: lines of the function
+    (indented four spaces) that return its result from `mode, cids, rows`
+    and the caller's `constants`.
 
     It reads each criterion's judgment (`judgments[criterion][candidate]`);
     as soon as one has an error, or a value that is not already canonical
@@ -61,7 +62,7 @@ def compile_compose(graph: CheckedGraph, tail: str, constants: dict[str, Any]) -
     ops, ops_ns = _operators(graph, present=True)
     ns.update(ops_ns)
     row = _tuple(range(len(graph.criteria) + len(graph.operators)))
-    body += ["    " + line for line in ops] + [f"        rows[cid] = {row}", f"    return {tail}"]
+    body += ["    " + line for line in ops] + [f"        rows[cid] = {row}", *tail]
     return _define(graph, "_compose", "mode, cids, judgments", body, ns)
 
 
