@@ -29,7 +29,8 @@ def compile_plan(graph: CheckedGraph) -> Plan:
     body, ns = _operators(graph)
     args = ", ".join(f"v{i}" for i in range(len(graph.criteria)))
     outs = _tuple(range(len(graph.criteria), len(graph.criteria) + len(graph.operators)))
-    return _define(graph, "_plan", args, body + [f"    return {outs}"], ns)
+    plan: Plan = _define(graph, "_plan", args, body + [f"    return {outs}"], ns)
+    return plan
 
 
 def compile_compose(graph: CheckedGraph, tail: list[str], constants: dict[str, Any]) -> Any:
