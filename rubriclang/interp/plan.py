@@ -132,4 +132,3 @@ class Plan(Protocol):
     source: str
 
     def __call__(self, *values: Any) -> tuple[Any, ...]: ...
-
