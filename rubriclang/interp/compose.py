@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import CheckedGraph, PointwiseReadout
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.domain import coerce
-from rubriclang.interp.plan import compile_plan
-from rubriclang.interp.readout import Decision, pairwise, pointwise
+from rubriclang.interp.plan import compile_compose, compile_plan
+from rubriclang.interp.readout import Decision, pointwise_source, reader
 
 
 class ModeError(Exception):
@@ -46,31 +45,44 @@ class Composition(NamedTuple):
         return out
 
 
-def _fast_check(t: JType) -> Callable[[Any], bool]:
-    """A predicate accepting the common, already-canonical values of `t`
-    cheaply; anything else goes through `coerce` (which also explains why)."""
-    if t.kind == "bool":
-        return lambda v: v is True or v is False
-    if t.kind == "ordinal":
-        lo, hi = t.lo, t.hi
-        return lambda v: v.__class__ is int and lo <= v <= hi
-    if t.kind == "score":
-        lo, hi = t.lo, t.hi
-        return lambda v: (v.__class__ is float or v.__class__ is int) and lo <= v <= hi
-    labels = frozenset(t.labels)
-    return lambda v: v.__class__ is str and v in labels
-
-
 class Composer:
-    """Evaluates a checked graph's operators and readout; built once per graph."""
+    """Evaluates a checked graph's operators and readout; built once per graph.
+
+    `compose(mode, cids, judgments)`: the composition of one item, from each
+    criterion's judgment of each candidate (`judgments[criterion][candidate]`).
+    It is compiled per graph (`plan.compile_compose`), readout included, and
+    takes the general path (`_compose`) only for judgments that failed or
+    whose values need coercing."""
+
+    compose: Callable[[str, tuple[str, ...], dict[str, dict[str, Judgment]]], Composition]
 
     def __init__(self, graph: CheckedGraph):
         self.graph = graph
         self._plan = compile_plan(graph)
-        self._criteria = [(c.name, c.type, _fast_check(c.type), c.params.get("on_error") == "abstain") for c in graph.criteria]
+        self._criteria = [(c.name, c.type, c.params.get("on_error") == "abstain") for c in graph.criteria]
         self._crit_names = tuple(c.name for c in graph.criteria)
         self._names = self._crit_names + tuple(o.name for o in graph.operators)
-        self._sink = self._names.index(graph.sink)
+        sink = self._names.index(graph.sink)
+        self._readers = {mode: reader(r, graph.scale, sink) for mode, r in graph.readouts.items()}
+        self.compose = compile_compose(graph, *self._finish(sink))
+
+    def _finish(self, sink: int) -> tuple[list[str], dict[str, Any]]:
+        """The end of the compiled composition: the readout (its common
+        pointwise case inline) and the Composition, from `mode, cids, rows`."""
+        # tuple.__new__ builds the named tuple without its Python-level __new__.
+        lines, ns = [], {"general": self._compose, "new": tuple.__new__, "Composition": Composition, "names": self._names, "readers": self._readers}
+        for i, (mode, readout) in enumerate(self.graph.readouts.items()):
+            fast = pointwise_source(readout, self.graph.scale, "x", f"r{i}_") if isinstance(readout, PointwiseReadout) else None
+            if fast:
+                condition, decision, constants = fast
+                ns |= constants | {f"r{i}_mode": mode}
+                lines += [
+                    f"    if mode == r{i}_mode:",
+                    f"        x = rows[cids[0]][{sink}]",
+                    f"        if {condition}:",
+                    f"            return new(Composition, (names, rows, {{}}, {decision}))",
+                ]
+        return [*lines, "    return new(Composition, (names, rows, {}, readers[mode](cids, rows)))"], ns
 
     def check_mode(self, mode: str) -> None:
         if mode not in self.graph.readouts:
@@ -80,33 +92,25 @@ class Composer:
                 f"add `readout {mode} {{ ... }}` or run in another mode"
             )
 
-    def compose(self, mode: str, cids: tuple[str, ...], judgments: dict[str, dict[str, Judgment]]) -> Composition:
+    def _compose(self, mode: str, cids: tuple[str, ...], judgments: dict[str, dict[str, Judgment]]) -> Composition:
+        """The general path: coerces every value, and explains those that fail."""
         errors: dict[str, dict[str, str]] = {}
         failures = []
         values: dict[str, list[Any]] = {}
         for cid in cids:
             row = []
-            for name, t, ok, abstains in self._criteria:
+            for name, t, abstains in self._criteria:
                 j = judgments[name][cid]
-                value = j.value
-                if j.error or not ok(value):
-                    value, problem = (None, j.error) if j.error else coerce(value, t)
-                    if problem:
-                        errors.setdefault(name, {})[cid] = problem
-                        if not abstains:
-                            failures.append(f"criterion `{name}` failed for candidate `{cid}`: {problem}")
-                        value = None
+                value, problem = (None, j.error) if j.error else coerce(j.value, t)
+                if problem:
+                    errors.setdefault(name, {})[cid] = problem
+                    if not abstains:
+                        failures.append(f"criterion `{name}` failed for candidate `{cid}`: {problem}")
+                    value = None
                 row.append(value)
             values[cid] = row
         if failures:
             rows = {cid: tuple(row) for cid, row in values.items()}
             return Composition(self._crit_names, rows, errors, Decision("error", error="; ".join(failures)))
         rows = {cid: (*row, *self._plan(*row)) for cid, row in values.items()}
-        s = self._sink
-        g = self.graph
-        readout = g.readouts[mode]
-        if isinstance(readout, PointwiseReadout):
-            decision = pointwise(readout, g.scale, rows[cids[0]][s])
-        else:
-            decision = pairwise(readout, g.scale, cids, {cid: rows[cid][s] for cid in cids})
-        return Composition(self._names, rows, errors, decision)
+        return Composition(self._names, rows, errors, self._readers[mode](cids, rows))

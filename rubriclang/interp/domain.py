@@ -32,3 +32,18 @@ def coerce(value: Any, t: JType) -> tuple[Any, str | None]:
     if not (t.lo <= value <= t.hi):
         return None, f"{fmt_num(value)} lies outside `{t.as_optional(False)}`"
     return value, None
+
+
+def canonical_test(t: JType, var: str, prefix: str) -> tuple[str, dict[str, Any]]:
+    """A Python expression over `var`, true for the common values that
+    `coerce` would return unchanged for `t` (and false for None), and the
+    constants it names (each `prefix + ...`): compiled plans test a value
+    with it and leave anything else to `coerce`, which also explains."""
+    if t.kind == "bool":
+        return f"{var} is True or {var} is False", {}
+    if t.kind == "label":
+        return f"{var}.__class__ is str and {var} in {prefix}labels", {prefix + "labels": frozenset(t.labels)}
+    bounds = {prefix + "lo": t.lo, prefix + "hi": t.hi}
+    if t.kind == "ordinal":
+        return f"{var}.__class__ is int and {prefix}lo <= {var} <= {prefix}hi", bounds
+    return f"({var}.__class__ is float or {var}.__class__ is int) and {prefix}lo <= {var} <= {prefix}hi", bounds

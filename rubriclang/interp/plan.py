@@ -3,11 +3,12 @@
 The checked graph is turned into straight-line code: one assignment per
 operator, in the evaluation order, each from the plan template of the
 operator's catalog entry. The generated source never contains text from the
-`.rbg` file: variables are `v0, v1, ...`, and every parameter is a constant
-bound by name in the function's namespace, so a rubric remains data.
-Operators without a template (or whose template declines, say for absent
-inputs) call their entry's function, with the ports it expects; tests check
-that the compiled plan and the functions agree on random graphs and judgments.
+`.rbg` file: variables are `v0, v1, ...`, and every parameter (criterion
+names included) is a constant bound by name in the function's namespace, so
+a rubric remains data. Operators without a template (or whose template
+declines, say for absent inputs) call their entry's function, with the ports
+it expects; tests check that the compiled plan and the functions agree on
+random graphs and judgments.
 """
 
 from __future__ import annotations
@@ -18,13 +19,62 @@ from rubriclang.catalog import load_catalog
 from rubriclang.catalog.entries import PlanSite
 from rubriclang.catalog.model import OperatorSpec
 from rubriclang.checker.graph import CheckedGraph
+from rubriclang.interp.backend import Judgment
+from rubriclang.interp.domain import canonical_test
 
 
 def compile_plan(graph: CheckedGraph) -> Plan:
     """A function from the criteria's values (in `graph.criteria` order) to
     the operators' values (in `graph.operators` order), for one candidate."""
+    body, ns = _operators(graph)
+    args = ", ".join(f"v{i}" for i in range(len(graph.criteria)))
+    outs = _tuple(range(len(graph.criteria), len(graph.criteria) + len(graph.operators)))
+    plan: Plan = _define(graph, "_plan", args, body + [f"    return {outs}"], ns)
+    return plan
+
+
+def compile_compose(graph: CheckedGraph, tail: list[str], constants: dict[str, Any]) -> Any:
+    """A function `(mode, cids, judgments)` that builds each candidate's
+    row (every node's value: criteria, then operators, in graph order, as
+    `(*values, *compile_plan(graph)(*values))` gives it) into `rows`, a dict
+    candidate -> row, then runs the caller's `tail`: lines of the function
+    (indented four spaces) that return its result from `mode, cids, rows`
+    and the caller's `constants`.
+
+    It reads each criterion's judgment (`judgments[criterion][candidate]`);
+    as soon as one has an error, or a value that is not already canonical
+    for its type, it returns `general(mode, cids, judgments)` instead
+    (`general` is one of `constants`): the general path, which coerces the
+    value or explains why it fails."""
+    # Judgments are named tuples: reading fields by position is about half
+    # the cost of reading them by name, on the replay hot path.
+    value, error = Judgment._fields.index("value"), Judgment._fields.index("error")
+    body, ns = ["    rows = {}", "    for cid in cids:"], dict(constants)
+    for i, c in enumerate(graph.criteria):
+        test, bounds = canonical_test(c.type, f"v{i}", f"c{i}_")
+        ns.update(bounds)
+        ns[f"c{i}_name"] = c.name
+        body += [
+            f"        j = judgments[c{i}_name][cid]",
+            f"        v{i} = j[{value}]",
+            f"        if j[{error}] or not ({test}):",
+            "            return general(mode, cids, judgments)",
+        ]
+    ops, ops_ns = _operators(graph, present=True)
+    ns.update(ops_ns)
+    row = _tuple(range(len(graph.criteria) + len(graph.operators)))
+    body += ["    " + line for line in ops] + [f"        rows[cid] = {row}", *tail]
+    return _define(graph, "_compose", "mode, cids, judgments", body, ns)
+
+
+def _operators(graph: CheckedGraph, present: bool = False) -> tuple[list[str], dict[str, Any]]:
+    """One assignment per operator, reading the criteria as `v0, v1, ...`,
+    and the constants those assignments name. `present`: every criterion's
+    value is known to be there, so templates see its type as not optional
+    (and may take their fast form for inputs that are absent only in general)."""
     catalog = load_catalog()
     nodes = graph.nodes
+    seen = {c.name: c.type.as_optional(False) if present else c.type for c in graph.criteria}
     var = {c.name: f"v{i}" for i, c in enumerate(graph.criteria)}
     ns: dict[str, Any] = {}
     body = []
@@ -33,7 +83,7 @@ def compile_plan(graph: CheckedGraph) -> Plan:
         k = f"k{j}_"
         spec = catalog.operators[op.operator]
         slots = [s for slots in op.ports.values() for s in slots]
-        site = PlanSite(tuple(var[s] for s in slots), tuple(nodes[s].type for s in slots), op.params, k)
+        site = PlanSite(tuple(var[s] for s in slots), tuple(seen[s] if s in seen else nodes[s].type for s in slots), op.params, k)
         emitted = spec.plan(site) if spec.plan else None
         if emitted is not None:
             expr, constants = emitted
@@ -54,11 +104,18 @@ def compile_plan(graph: CheckedGraph) -> Plan:
             expr = f"{k}fn({{{ports}}}, {k}params, {k}types)"
         body.append(f"    {out} = {expr}")
         var[op.name] = out
-    args = ", ".join(var[c.name] for c in graph.criteria)
-    outs = ", ".join(var[o.name] for o in graph.operators)
-    source = f"def _plan({args}):\n" + "\n".join(body or ["    pass"]) + f"\n    return ({outs}{',' if outs else ''})\n"
+    return body, ns
+
+
+def _tuple(indices: range) -> str:
+    names = ", ".join(f"v{i}" for i in indices)
+    return f"({names}{',' if names else ''})"
+
+
+def _define(graph: CheckedGraph, name: str, args: str, body: list[str], ns: dict[str, Any]) -> Any:
+    source = f"def {name}({args}):\n" + "\n".join(body) + "\n"
     exec(compile(source, f"<plan of {graph.name}>", "exec"), ns)  # noqa: S102 — catalog templates only
-    fn: Plan = ns["_plan"]
+    fn = ns[name]
     fn.source = source
     return fn
 

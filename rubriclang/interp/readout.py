@@ -9,7 +9,7 @@ reads out as abstain.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from rubriclang.catalog.types import JType, fmt_short
@@ -74,6 +74,38 @@ def pointwise(readout: PointwiseReadout, scale: JType, sink: Any) -> Decision:
     if problem:
         return Decision("error", raw=sink, error=f"the readout value {problem}")
     return Decision("ok", value, raw=sink)
+
+
+def reader(readout: PointwiseReadout | PairwiseReadout, scale: JType, sink: int) -> Reader:
+    """The readout as a function `(candidates, rows)` -> decision, where
+    `rows[candidate][sink]` is the candidate's sink value."""
+    if isinstance(readout, PairwiseReadout):
+        return lambda cids, rows: pairwise(readout, scale, cids, {cid: rows[cid][sink] for cid in cids})
+    return lambda cids, rows: pointwise(readout, scale, rows[cids[0]][sink])
+
+
+Reader = Callable[[tuple[str, ...], dict[str, tuple[Any, ...]]], Decision]
+
+
+def pointwise_source(readout: PointwiseReadout, scale: JType, x: str, prefix: str) -> tuple[str, str, dict[str, Any]] | None:
+    """The common pointwise case as source, for compiled compositions: a
+    condition on the variable `x` (the sink's value) and an expression that,
+    where the condition holds, is what `pointwise` decides; and the
+    constants both name (each `prefix + ...`). The case: a number inside the
+    scale, rounded to the nearest integer (ties up), inside the output.
+    None for other readouts, which `pointwise` decides."""
+    out = readout.output
+    if not (scale.numeric and out.kind == "ordinal" and readout.quantize == "nearest" and readout.ties == "up"):
+        return None
+    p = prefix
+    condition = (
+        f"({x}.__class__ is int or {x}.__class__ is float) and {p}lo <= {x} <= {p}hi"
+        f" and {p}out_lo <= ({p}q := {p}floor({x} + 0.5)) <= {p}out_hi"  # quantize(x, "nearest", "up")
+    )
+    # Decision("ok", q, raw=x), without the named tuple's Python-level __new__.
+    decision = f"{p}new({p}Decision, ('ok', {p}q, {x}, None, None))"
+    constants = {p + "lo": scale.lo, p + "hi": scale.hi, p + "out_lo": out.lo, p + "out_hi": out.hi}
+    return condition, decision, constants | {p + "floor": math.floor, p + "new": tuple.__new__, p + "Decision": Decision}
 
 
 def pairwise(readout: PairwiseReadout, scale: JType, cids: tuple[str, ...], sinks: dict[str, Any]) -> Decision:
