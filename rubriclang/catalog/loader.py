@@ -117,6 +117,7 @@ def _operators(data: dict[str, Any], source: str) -> dict[str, OperatorSpec]:
             output=d["output"],
             example=d.get("example", ""),
             source=source,
+            traits=frozenset(d.get("traits", ())),
         )
     return out
 

@@ -67,6 +67,9 @@ class OperatorSpec:
     output: str
     example: str = ""
     source: str = "stdlib"
+    # Facts other tools read instead of the operator's name: `leaves_scale`
+    # (the output interval grows with the number of inputs, off their scale).
+    traits: frozenset[str] = frozenset()
     # The behaviour, joined to the spec by the loader from the package's entry:
     # the output rule `output` names, the function and the plan template.
     rule: Any = attrs.field(default=None, eq=False, repr=False)

@@ -22,6 +22,7 @@ PARAM = {
     "max": Field(float),
     "choices": Field(list, items=str),
     "length_of": Field(str),
+    "fit": Field(str, choices=("interval", "weights", "range")),
     "doc": Field(str),
 }
 PORT = {
@@ -42,6 +43,7 @@ OPERATOR = {
     "kind": Field(str, required=True, choices=OPERATOR_KINDS),
     "ports": Field(list, required=True, items=dict, what="a list of port tables"),
     "output": Field(str, required=True, what="the name of an output rule"),
+    "traits": Field(list, items=str),
     **_COMMON,
 }
 PROCEDURE = {
