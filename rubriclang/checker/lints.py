@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
-from rubriclang.catalog import Catalog
-from rubriclang.catalog.model import ParamSpec
+from rubriclang.catalog import Catalog, JType
+from rubriclang.catalog.model import OperatorSpec, ParamSpec
 from rubriclang.catalog.types import fmt_num
+from rubriclang.checker.criteria import param_span
 from rubriclang.checker.declarations import Decl
 from rubriclang.checker.graph import Criterion
 from rubriclang.checker.prompts import known_params
@@ -31,11 +32,13 @@ from rubriclang.syntax import ast
 @attrs.frozen
 class LintContext:
     """What the lints see of a checked module: its criteria and nodes, the
-    criteria that checked, the names with errors, every parameter block
-    checked, and where each criterion's template shows `{{reference}}`."""
+    criteria that checked, the types inferred, the names with errors, every
+    parameter block checked, and where each criterion's template shows
+    `{{reference}}`."""
 
     decls: Mapping[str, Decl]
     criteria: Mapping[str, Criterion]
+    types: Mapping[str, JType]
     broken: frozenset[str]
     catalog: Catalog
     blocks: tuple[CheckedBlock, ...]
@@ -138,6 +141,43 @@ def template_reference_hidden(c: LintContext) -> Iterator[Diagnostic]:
         )
 
 
+def gate_never_applies(c: LintContext) -> Iterator[Diagnostic]:
+    """A gate (an operator of kind `gate`) changes some value of its input's
+    type when its condition holds: a cap at or above the value's top, or a
+    floor at or below its bottom, never does. The gate's own function decides,
+    over the interval's ends and middle (every point of a small ordinal)."""
+    for name, d in c.decls.items():
+        if not isinstance(d, ast.NodeDecl) or name in c.broken or name not in c.types:
+            continue
+        op = c.catalog.operators.get(d.operator.text)
+        value = next((p.refs[0].value for p in d.ports if p.name.value == "value" and p.refs), None)
+        t = c.types.get(value) if value is not None else None
+        if op is None or op.kind != "gate" or t is None or not t.numeric or op.function is None:
+            continue
+        params = next(b.values for b in c.blocks if b.block is d.block)
+        plain = t.as_optional(False)
+        if all(_applied(op, x, params, plain) == x for x in _samples(plain)):
+            bound = next((p.name for p in op.params if p.fit == "interval"), None)
+            shown = f"with `{bound} = {fmt_num(params[bound])}` " if bound is not None else ""
+            yield make(
+                "RB506",
+                param_span(d, bound) if bound is not None else d.operator.span,
+                f"`{op.name}` {shown}never changes `{value}: {plain}`, so its condition has no effect",
+                (f"give a bound inside `{value}`'s interval [{fmt_num(plain.lo)}, {fmt_num(plain.hi)}], or remove the gate",),
+            )
+
+
+def _samples(t: JType) -> list[float | int]:
+    if t.kind == "ordinal" and t.hi - t.lo <= 100:
+        return list(range(int(t.lo), int(t.hi) + 1))
+    return [t.lo, (t.lo + t.hi) / 2, t.hi]
+
+
+def _applied(op: OperatorSpec, x: float | int, params: Mapping[str, object], t: JType) -> object:
+    """The gate's output for value `x` when its condition holds."""
+    return op.function({"value": x, "when": True}, dict(params), {"value": t, "when": JType("bool")})
+
+
 # Every lint, in code order; each RB5xx code has exactly one rule here.
 RULES: tuple[LintRule, ...] = (
     LintRule("RB501", name_style),
@@ -145,6 +185,7 @@ RULES: tuple[LintRule, ...] = (
     LintRule("RB503", single_input_reducer),
     LintRule("RB504", default_parameter),
     LintRule("RB505", template_reference_hidden),
+    LintRule("RB506", gate_never_applies),
 )
 RULES_BY_CODE: dict[str, LintRule] = {r.code: r for r in RULES}
 

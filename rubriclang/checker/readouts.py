@@ -122,7 +122,7 @@ def _fit_hint(sink: str, t: JType, scale: JType, decls: Declarations, catalog: C
             return (f"the sink's values need not be integers: declare the contract as `scale = score[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]`; the pointwise readout still quantizes to an ordinal `output`",)
         decl = decls.decls.get(sink)
         op = catalog.operators.get(decl.operator.text) if isinstance(decl, ast.NodeDecl) else None
-        notes = [f"{_bound_text(b)} lies outside the scale: the gate's output reaches it" for b in _bounds_outside(decl, op, scale)]
+        notes = [f"{_bound_text(b)} lies outside the contract's scale: give the gate a bound in [{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]" for b in _bounds_outside(decl, op, scale)]
         notes.append(f"rescale it onto the scale (`transform.rescale(value: {sink}) {{ to = score[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}] }}`) or widen the contract")
         if op is not None and "leaves_scale" in op.traits:
             notes.append("a mean of the inputs stays on their scale; a sum does not")
