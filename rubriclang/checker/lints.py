@@ -190,6 +190,6 @@ RULES: tuple[LintRule, ...] = (
 RULES_BY_CODE: dict[str, LintRule] = {r.code: r for r in RULES}
 
 
-def lint(c: LintContext, rules: tuple[LintRule, ...] = RULES) -> list[Diagnostic]:
-    """Every rule's warnings over the context."""
-    return [d for rule in rules for d in rule.check(c)]
+def lint(c: LintContext) -> list[Diagnostic]:
+    """Every registered rule's warnings over the context."""
+    return [d for rule in RULES for d in rule.check(c)]
