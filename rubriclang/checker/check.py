@@ -87,7 +87,9 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
         check_reachability(sink, decls, edges, diags)
     readouts = check_readouts(decls, module.path, sink, scale, inferred, criteria, catalog, diags)
     blocks += readouts.blocks
-    diags += lint(LintContext(decls.decls, criteria, inferred.types, inferred.broken, catalog, tuple(b for b in blocks if b is not None), prompts.references))
+    node_params = {n: s.block.values for n, s in shapes.items() if s.block is not None}
+    checked_blocks = tuple(b for b in blocks if b is not None)
+    diags += lint(LintContext(decls.decls, criteria, inferred.types, inferred.broken, catalog, checked_blocks, node_params, prompts.references))
 
     result = tuple(sorted_diagnostics(diags))
     if any(d.is_error for d in result):

@@ -17,7 +17,7 @@ import attrs
 
 from rubriclang.catalog import Catalog, JType
 from rubriclang.catalog.model import OperatorSpec, ParamSpec
-from rubriclang.catalog.types import fmt_num
+from rubriclang.catalog.types import fmt_num, fmt_value
 from rubriclang.checker.criteria import param_span
 from rubriclang.checker.declarations import Decl
 from rubriclang.checker.graph import Criterion
@@ -33,8 +33,8 @@ from rubriclang.syntax import ast
 class LintContext:
     """What the lints see of a checked module: its criteria and nodes, the
     criteria that checked, the types inferred, the names with errors, every
-    parameter block checked, and where each criterion's template shows
-    `{{reference}}`."""
+    parameter block checked, each node's parameters (of a known operator),
+    and where each criterion's template shows `{{reference}}`."""
 
     decls: Mapping[str, Decl]
     criteria: Mapping[str, Criterion]
@@ -42,6 +42,7 @@ class LintContext:
     broken: frozenset[str]
     catalog: Catalog
     blocks: tuple[CheckedBlock, ...]
+    node_params: Mapping[str, Mapping[str, object]]
     references: Mapping[str, Span]
 
 
@@ -152,13 +153,13 @@ def gate_never_applies(c: LintContext) -> Iterator[Diagnostic]:
         op = c.catalog.operators.get(d.operator.text)
         value = next((p.refs[0].value for p in d.ports if p.name.value == "value" and p.refs), None)
         t = c.types.get(value) if value is not None else None
-        if op is None or op.kind != "gate" or t is None or not t.numeric or op.function is None:
+        if op is None or op.kind != "gate" or {p.name for p in op.ports} != {"value", "when"} or t is None or not t.numeric or op.function is None:
             continue
-        params = next(b.values for b in c.blocks if b.block is d.block)
+        params = c.node_params[name]
         plain = t.as_optional(False)
         if all(_applied(op, x, params, plain) == x for x in _samples(plain)):
             bound = next((p.name for p in op.params if p.fit == "interval"), None)
-            shown = f"with `{bound} = {fmt_num(params[bound])}` " if bound is not None else ""
+            shown = f"with `{bound} = {fmt_value(params[bound])}` " if bound is not None else ""
             yield make(
                 "RB506",
                 param_span(d, bound) if bound is not None else d.operator.span,
