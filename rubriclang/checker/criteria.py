@@ -11,9 +11,9 @@ import attrs
 
 from rubriclang.catalog import Catalog, JType
 from rubriclang.checker.graph import Criterion
-from rubriclang.checker.lookup import Lookup
+from rubriclang.checker.lookup import Lookup, unknown_spec
 from rubriclang.checker.prompts import PromptChecker
-from rubriclang.checker.values import CheckedBlock, check_block, suggest_qualified, type_from_ast
+from rubriclang.checker.values import CheckedBlock, check_block, type_from_ast
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
@@ -67,14 +67,7 @@ def check_criterion(d: ast.CriterionDecl, lookup: Lookup, prompts: PromptChecker
     declared = type_from_ast(d.type, diags)
     proc = lookup.procedure(d.procedure.text)
     if proc is None:
-        diags.append(
-            make(
-                "RB104",
-                d.procedure.span,
-                f"unknown procedure `{d.procedure.text}`",
-                suggest_qualified(d.procedure.text, lookup.catalog.procedures) + ("see `docs/operators.md` for the procedures",),
-            )
-        )
+        diags.append(unknown_spec("RB104", d.procedure, lookup.catalog.procedures, "procedure"))
         return CheckedCriterion(None, None)
     where = f"`{proc.name}`"
     checked = check_block(d.block, lookup.catalog.procedure_params(proc), diags, where, d.procedure.span)

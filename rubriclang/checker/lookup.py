@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from rubriclang.catalog import Catalog, load_catalog
 from rubriclang.catalog.model import OperatorSpec, ProcedureSpec
+from rubriclang.checker.values import suggest_qualified
+from rubriclang.diagnostics import Diagnostic
+from rubriclang.diagnostics.codes import make
+from rubriclang.syntax import ast
 
 _Spec = TypeVar("_Spec", OperatorSpec, ProcedureSpec)
 
@@ -34,3 +38,8 @@ class Lookup:
 
     def procedure(self, name: str) -> ProcedureSpec | None:
         return self.find(lambda c: c.procedures.get(name))
+
+
+def unknown_spec(code: str, name: ast.Dotted, known: Iterable[str], what: str) -> Diagnostic:
+    """An unknown operator or procedure (`what`), with the nearest known names."""
+    return make(code, name.span, f"unknown {what} `{name.text}`", suggest_qualified(name.text, known) + (f"see `docs/operators.md` for the {what}s",))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import attrs
 
 from rubriclang.checker.declarations import Declarations
-from rubriclang.checker.lookup import Lookup
-from rubriclang.checker.values import CheckedBlock, check_block, suggest, suggest_qualified
+from rubriclang.checker.lookup import Lookup, unknown_spec
+from rubriclang.checker.values import CheckedBlock, check_block, suggest
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.syntax import ast
@@ -38,14 +38,7 @@ def node_shape(d: ast.NodeDecl, decls: Declarations, lookup: Lookup, diags: list
                 ok = False
     op = lookup.operator(d.operator.text)
     if op is None:
-        diags.append(
-            make(
-                "RB103",
-                d.operator.span,
-                f"unknown operator `{d.operator.text}`",
-                suggest_qualified(d.operator.text, lookup.catalog.operators) + ("see `docs/operators.md` for the operators",),
-            )
-        )
+        diags.append(unknown_spec("RB103", d.operator, lookup.catalog.operators, "operator"))
         return NodeShape(tuple(reads), None, False)
     where = f"`{op.name}`"
     seen: dict[str, ast.PortArg] = {}
