@@ -26,7 +26,7 @@ def test_every_lint_code_has_exactly_one_rule_object():
 @pytest.mark.parametrize("rule", lints.RULES, ids=lambda r: r.code)
 def test_a_rule_is_a_warning_with_its_registered_description_and_a_docstring(rule):
     assert rule.info.severity.value == "warning"
-    assert rule.description == registry()[rule.code].summary
+    assert (rule.name, rule.description) == (registry()[rule.code].name, registry()[rule.code].summary)
     assert rule.check.__doc__
 
 

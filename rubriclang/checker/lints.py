@@ -59,6 +59,10 @@ class LintRule:
         return registry()[self.code]
 
     @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
     def description(self) -> str:
         return self.info.summary
 
