@@ -1,6 +1,7 @@
 """The standard operators' behaviour: one entry per operator of
 `operators.toml`, each its reference semantics and its plan template.
 
+Each entry also names its output-type rule (`output_rules.py`).
 `None` is the absent value of optional types: transforms and gates pass it
 through, reducers skip it, and a reducer whose inputs are all absent yields
 absent. A plan template compiles the same arithmetic into straight-line code
@@ -12,21 +13,24 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from rubriclang.stdlib_ops import output_rules as rules
+
 from rubriclang.catalog.entries import OperatorImpl, PlanSite
+from rubriclang.catalog.rules import Rule
 
 
 def _present(ports) -> list:
     return [v for v in ports["inputs"] if v is not None]
 
 
-def _transform(fn, plan=None) -> OperatorImpl:
+def _transform(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) -> OperatorImpl:
     """A transform: absent in, absent out."""
 
     def op(ports, params, types):
         v = ports["value"]
         return None if v is None else fn(v, params, types.get("value"))
 
-    return OperatorImpl(op, plan)
+    return OperatorImpl(op, rule, plan, traits)
 
 
 def _unary(expr: str, constants=lambda s: {}):
@@ -40,7 +44,7 @@ def _unary(expr: str, constants=lambda s: {}):
     return plan
 
 
-def _gate(fn, key: str, expr: str) -> OperatorImpl:
+def _gate(fn, key: str, expr: str, rule: Rule) -> OperatorImpl:
     """A gate: `fn(value, params[key])` when the condition holds, else the
     value; `expr` is the same as a plan expression over `{x}` and `{k}KEY`."""
 
@@ -54,17 +58,17 @@ def _gate(fn, key: str, expr: str) -> OperatorImpl:
         v, w = s.x
         return f"None if {v} is None else ({expr.format(x=v, k=s.k)} if {w} else {v})", {s.k + key: s.params[key]}
 
-    return OperatorImpl(op, plan)
+    return OperatorImpl(op, rule, plan)
 
 
-def _reducer(fn, plan=None) -> OperatorImpl:
+def _reducer(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) -> OperatorImpl:
     """A reducer over the present inputs; absent when none is present."""
 
     def op(ports, params, types):
         xs = _present(ports)
         return fn(xs) if xs else None
 
-    return OperatorImpl(op, plan or _call_plan(fn))
+    return OperatorImpl(op, rule, plan or _call_plan(fn), traits)
 
 
 def _call_plan(fn):
@@ -166,31 +170,40 @@ def _default_plan(s: PlanSite):
     return f"{s.k}d if {s.x[0]} is None else {s.x[0]}", {s.k + "d": s.params["value"]}
 
 
+_SELECTS = frozenset({"selects"})
+
 OPERATORS: dict[str, OperatorImpl] = {
-    "transform.rescale": _transform(_rescale, _unary("{k}to_lo + ({x} - {k}lo) * {k}to_w / {k}w", _rescale_constants)),
-    "transform.threshold": _transform(_threshold, _threshold_plan),
-    "transform.map": _transform(lambda v, p, t: p["values"][v], _unary("{k}table[{x}]", lambda s: {"table": s.params["values"]})),
-    "transform.invert": _transform(
-        lambda v, p, t: t.lo + t.hi - v, _unary("{k}sum - {x}", lambda s: {"sum": s.types[0].lo + s.types[0].hi})
+    "transform.rescale": _transform(
+        _rescale, rules.rescale, _unary("{k}to_lo + ({x} - {k}lo) * {k}to_w / {k}w", _rescale_constants)
     ),
-    "transform.not": _transform(lambda v, p, t: not v, _unary("(not {x})")),
+    "transform.threshold": _transform(_threshold, rules.threshold, _threshold_plan, frozenset({"cuts"})),
+    "transform.map": _transform(
+        lambda v, p, t: p["values"][v], rules.map_values, _unary("{k}table[{x}]", lambda s: {"table": s.params["values"]})
+    ),
+    "transform.invert": _transform(
+        lambda v, p, t: t.lo + t.hi - v,
+        rules.same,
+        _unary("{k}sum - {x}", lambda s: {"sum": s.types[0].lo + s.types[0].hi}),
+    ),
+    "transform.not": _transform(lambda v, p, t: not v, rules.boolean, _unary("(not {x})")),
     "transform.clamp": _transform(
         lambda v, p, t: min(max(v, p["lo"]), p["hi"]),
+        rules.clamp,
         _unary("min(max({x}, {k}clo), {k}chi)", lambda s: {"clo": s.params["lo"], "chi": s.params["hi"]}),
     ),
-    "transform.default": OperatorImpl(_default, _default_plan),
-    "reduce.mean": _reducer(_mean, _mean_plan),
-    "reduce.weighted_mean": OperatorImpl(_weighted_mean, _weighted_mean_plan),
-    "reduce.min": _reducer(min),
-    "reduce.max": _reducer(max),
-    "reduce.median": _reducer(_median),
-    "reduce.sum": _reducer(_sum),
-    "reduce.all": _reducer(all),
-    "reduce.any": _reducer(any),
-    "reduce.count": OperatorImpl(_count),
-    "reduce.majority": OperatorImpl(_majority),
-    "gate.cap": _gate(min, "max", "min({x}, {k}max)"),
-    "gate.floor": _gate(max, "min", "max({x}, {k}min)"),
-    "gate.veto": _gate(lambda v, to: to, "to", "{k}to"),
-    "gate.mask": OperatorImpl(_mask, _mask_plan),
+    "transform.default": OperatorImpl(_default, rules.default, _default_plan),
+    "reduce.mean": _reducer(_mean, rules.mean, _mean_plan),
+    "reduce.weighted_mean": OperatorImpl(_weighted_mean, rules.weighted_mean, _weighted_mean_plan),
+    "reduce.min": _reducer(min, rules.minimum, traits=_SELECTS),
+    "reduce.max": _reducer(max, rules.maximum, traits=_SELECTS),
+    "reduce.median": _reducer(_median, rules.median),
+    "reduce.sum": _reducer(_sum, rules.total, traits=frozenset({"leaves_scale"})),
+    "reduce.all": _reducer(all, rules.bool_reduce),
+    "reduce.any": _reducer(any, rules.bool_reduce),
+    "reduce.count": OperatorImpl(_count, rules.count),
+    "reduce.majority": OperatorImpl(_majority, rules.majority, traits=_SELECTS),
+    "gate.cap": _gate(min, "max", "min({x}, {k}max)", rules.cap),
+    "gate.floor": _gate(max, "min", "max({x}, {k}min)", rules.floor),
+    "gate.veto": _gate(lambda v, to: to, "to", "{k}to", rules.veto),
+    "gate.mask": OperatorImpl(_mask, rules.mask, _mask_plan),
 }

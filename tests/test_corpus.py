@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from goldens import assert_golden
 from goldens import render_diagnostics as render
+from rubriclang.stdlib_ops import output_rules
 
 from rubriclang.catalog import load_catalog
 from rubriclang.checker import check_source
@@ -96,7 +97,7 @@ def test_valid_corpus_covers_the_whole_catalog():
 _HEADER = "rubric example { version = 1 }\n"
 _NUMERIC = "ordinal[1, 5]"
 # Output rules whose result is a bool, whatever the inputs.
-_BOOL_RULES = {"bool", "bool_reduce", "threshold"}
+_BOOL_RULES = {output_rules.boolean, output_rules.bool_reduce, output_rules.threshold}
 
 
 def _type_text(t: ast.TypeExpr) -> str:
@@ -141,7 +142,7 @@ def _type_of(module: ast.Module, name: str, declare: dict[str, str]) -> str:
             return _type_text(d.type)
         if isinstance(d, ast.NodeDecl) and d.name.value == name:
             op = load_catalog().operators.get(d.operator.text)
-            return "bool" if op and op.output in _BOOL_RULES else _NUMERIC
+            return "bool" if op and op.rule in _BOOL_RULES else _NUMERIC
     return declare.get(name, _NUMERIC)
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rubriclang.stdlib_ops.output_rules import veto
 
-from rubriclang.catalog.rules import RuleInput, veto
+from rubriclang.catalog.rules import RuleInput
 from rubriclang.catalog.types import JType
 from rubriclang.checker import check_source, lints
 from rubriclang.diagnostics.codes import registry

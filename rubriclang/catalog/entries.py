@@ -2,9 +2,9 @@
 
 A catalog package (the standard one, `rubriclang.stdlib_ops`, or a plugin's)
 holds `operators.toml` and/or `procedures.toml` and, in its module, one entry
-per name it declares: `OPERATORS` (operator name -> `OperatorImpl`),
-`OUTPUT_RULES` (rule name -> rule, for the rules its TOML names) and
-`PROCEDURES` (procedure name -> `ProcedureImpl`). The loader joins each
+per name it declares: `OPERATORS` (operator name -> `OperatorImpl`: its
+function, output-type rule and plan template) and `PROCEDURES` (procedure
+name -> `ProcedureImpl`). The loader joins each
 entry to its TOML spec, so everything about one operator or procedure is
 found in one place.
 """
@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from rubriclang.catalog.rules import Rule
 from rubriclang.catalog.types import JType
 
 Ports = dict[str, Any]
@@ -43,10 +44,23 @@ PlanTemplate = Callable[[PlanSite], "tuple[str, dict[str, Any]] | None"]
 
 @attrs.frozen
 class OperatorImpl:
-    """An operator's behaviour: its function and, optionally, a plan template."""
+    """An operator's behaviour: its function, its output-type rule and,
+    optionally, a plan template.
+
+    `traits`: facts other tools read: `selects` (the result is the value of
+    one of its inputs, as `reduce.min` and `reduce.max` are: the viewer's
+    decided path follows the inputs equal to it), `cuts` (a verdict from a
+    score: its `value` port compared with its `at` parameter, at or above when
+    `inclusive`, as `transform.threshold` does: the audit's report follows the
+    score under such a sink), `leaves_scale` (the output leaves the inputs'
+    scale as inputs are added, as `reduce.sum` does: the checker suggests a
+    mean when such a sink does not fit the contract).
+    """
 
     function: OpFn
+    rule: Rule
     plan: PlanTemplate | None = None
+    traits: frozenset[str] = frozenset()
 
 
 @attrs.frozen

@@ -4,9 +4,9 @@ blocks, and third-party catalogs registered through entry points.
 Every catalog package is loaded the same way, the standard one
 (`rubriclang.stdlib_ops`) first: the package holds `operators.toml` and/or
 `procedures.toml`, and its module defines `OPERATORS` (operator name ->
-`rubriclang.catalog.entries.OperatorImpl`) for each operator it declares,
-`OUTPUT_RULES` (rule name -> rule) for the output rules it adds, and
-`PROCEDURES` (procedure name -> `ProcedureImpl`) for procedures with hooks.
+`rubriclang.catalog.entries.OperatorImpl`: its function, output-type rule and
+plan template) for each operator it declares, and `PROCEDURES` (procedure
+name -> `ProcedureImpl`) for procedures with hooks.
 A plugin registers its package under the entry-point group
 `rubriclang.catalogs`. Procedures are run by criterion backends, which
 plugins provide separately. See docs/extending.md.
@@ -114,10 +114,10 @@ def _operators(data: dict[str, Any], source: str) -> dict[str, OperatorSpec]:
             doc=d.get("doc", "").strip(),
             ports=tuple(port_from_dict(p) for p in d["ports"]),
             params=tuple(param_from_dict(p) for p in d.get("params", ())),
-            output=d["output"],
+            output_type=d["output_type"],
+            problems=d.get("problems", ""),
             example=d.get("example", ""),
             source=source,
-            traits=frozenset(d.get("traits", ())),
         )
     return out
 
@@ -148,25 +148,19 @@ def _merge(into: dict[str, _Spec], new: Mapping[str, _Spec], what: str) -> None:
         into[name] = spec
 
 
-def _merge_plain(into: dict[str, Any], new: dict[str, Any], what: str, source: str) -> None:
-    for name, value in new.items():
-        if name in into:
-            raise CatalogError(f"{what} `{name}` from `{source}` clashes with an existing one")
-        into[name] = value
-
-
 def _plugins() -> list[EntryPoint]:
     from importlib.metadata import entry_points  # only when plugins are loaded
 
     return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
 
 
-def _entries(module: ModuleType, source: str, what: str, declared: Mapping[str, Any], attr: str, kind: Any = None) -> dict[str, Any]:
+def _entries(module: ModuleType, source: str, what: str, declared: Mapping[str, Any], attr: str, kind: type) -> dict[str, Any]:
     """The package's entries for the names it declares, checked against them."""
     impls = getattr(module, attr, {})
-    if kind is not None:
-        # A bare function is an operator without a plan template.
-        impls = {n: i if isinstance(i, kind) else kind(i) for n, i in impls.items()}
+    wrong = [n for n, i in impls.items() if not isinstance(i, kind)]
+    if wrong:
+        raise CatalogError(f"{source}: the {attr} entries for {', '.join(wrong)} must be `{kind.__name__}`s")
+    if kind is OperatorImpl:
         missing = [n for n in declared if n not in impls]
         if missing:
             raise CatalogError(f"{source} declares {what}s without an entry in its {attr}: {', '.join(missing)}")
@@ -182,21 +176,17 @@ def _load_package(
     data: tuple[dict[str, Any], dict[str, Any]],
     operators: dict[str, OperatorSpec],
     procedures: dict[str, ProcedureSpec],
-    rules: dict[str, Any],
 ) -> None:
     """Add one catalog package (the standard one or a plugin's), with its
     parsed `operators.toml` and `procedures.toml`, to the catalog."""
     op_data, proc_data = data
-    _merge_plain(rules, getattr(module, "OUTPUT_RULES", {}), "output rule", source)
     ops = _operators(op_data, source)
     impls = _entries(module, source, "operator", ops, "OPERATORS", OperatorImpl)
     for name, spec in ops.items():
-        if spec.output not in rules:
-            raise CatalogError(f"operator `{name}` names an unknown output rule `{spec.output}`")
         impl = impls[name]
-        ops[name] = attrs.evolve(spec, rule=rules[spec.output], function=impl.function, plan=impl.plan)
+        ops[name] = attrs.evolve(spec, rule=impl.rule, function=impl.function, plan=impl.plan, traits=impl.traits)
     procs = _procedures(proc_data, source)
-    hooks = _entries(module, source, "procedure", procs, "PROCEDURES")
+    hooks = _entries(module, source, "procedure", procs, "PROCEDURES", ProcedureImpl)
     procs = {n: attrs.evolve(p, hooks=hooks[n]) if n in hooks else p for n, p in procs.items()}
     _merge(operators, ops, "operator")
     _merge(procedures, procs, "procedure")
@@ -210,11 +200,10 @@ def load_catalog(plugins: bool = True) -> Catalog:
     """
     operators: dict[str, OperatorSpec] = {}
     procedures: dict[str, ProcedureSpec] = {}
-    rules: dict[str, Any] = {}
     op_data, proc_data, block_data = _standard_data()
     # The parameters every procedure takes are the standard catalog's.
     common = tuple(param_from_dict(p) for p in proc_data["common"]["params"])
-    _load_package(importlib.import_module(STANDARD), "stdlib", (op_data, proc_data), operators, procedures, rules)
+    _load_package(importlib.import_module(STANDARD), "stdlib", (op_data, proc_data), operators, procedures)
     for ep in _plugins() if plugins else ():
         try:
             module = ep.load()
@@ -222,7 +211,7 @@ def load_catalog(plugins: bool = True) -> Catalog:
         except Exception as exc:  # a broken plugin must not look like a broken rubric
             raise CatalogError(f"cannot load catalog plugin `{ep.name}` ({ep.value}): {exc}") from None
         data = (_read_toml(root, "operators.toml"), _read_toml(root, "procedures.toml"))
-        _load_package(module, f"plugin {ep.name}", data, operators, procedures, rules)
+        _load_package(module, f"plugin {ep.name}", data, operators, procedures)
     blocks = {
         name: BlockSpec(name, d["summary"], tuple(param_from_dict(p) for p in d["params"]))
         for name, d in block_data["blocks"].items()

@@ -64,17 +64,18 @@ class OperatorSpec:
     doc: str
     ports: tuple[PortSpec, ...]
     params: tuple[ParamSpec, ...]
-    output: str
+    # What the output type is and which problems its rule reports, in words
+    # (the docs' tables); the rule itself is the entry's.
+    output_type: str
+    problems: str = ""
     example: str = ""
     source: str = "stdlib"
-    # Facts other tools read instead of the operator's name: `leaves_scale`
-    # (the output interval grows with the number of inputs, off their scale).
-    traits: frozenset[str] = frozenset()
     # The behaviour, joined to the spec by the loader from the package's entry:
-    # the output rule `output` names, the function and the plan template.
+    # the output-type rule, the function, the plan template and the traits.
     rule: Any = attrs.field(default=None, eq=False, repr=False)
     function: Any = attrs.field(default=None, eq=False, repr=False)
     plan: Any = attrs.field(default=None, eq=False, repr=False)
+    traits: frozenset[str] = attrs.field(default=frozenset(), eq=False, repr=False)
 
     def port(self, name: str) -> PortSpec | None:
         return next((p for p in self.ports if p.name == name), None)

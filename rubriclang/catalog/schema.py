@@ -22,7 +22,7 @@ PARAM = {
     "max": Field(float),
     "choices": Field(list, items=str),
     "length_of": Field(str),
-    "fit": Field(str, choices=("interval", "weights", "range")),
+    "fit": Field(str, choices=("weights", "range", "interval")),
     "doc": Field(str),
 }
 PORT = {
@@ -42,8 +42,8 @@ _COMMON = {
 OPERATOR = {
     "kind": Field(str, required=True, choices=OPERATOR_KINDS),
     "ports": Field(list, required=True, items=dict, what="a list of port tables"),
-    "output": Field(str, required=True, what="the name of an output rule"),
-    "traits": Field(list, items=str),
+    "output_type": Field(str, required=True, what="the output type, in words"),
+    "problems": Field(str, what="the problems its output rule reports, in words"),
     **_COMMON,
 }
 PROCEDURE = {
