@@ -197,7 +197,7 @@ OPERATORS: dict[str, OperatorImpl] = {
     "reduce.min": _reducer(min, rules.minimum, traits=_SELECTS),
     "reduce.max": _reducer(max, rules.maximum, traits=_SELECTS),
     "reduce.median": _reducer(_median, rules.median),
-    "reduce.sum": _reducer(_sum, rules.total),
+    "reduce.sum": _reducer(_sum, rules.total, traits=frozenset({"leaves_scale"})),
     "reduce.all": _reducer(all, rules.bool_reduce),
     "reduce.any": _reducer(any, rules.bool_reduce),
     "reduce.count": OperatorImpl(_count, rules.count),

@@ -181,14 +181,12 @@ def floor(r: RuleInput) -> RuleResult:
 
 
 def veto(r: RuleInput) -> RuleResult:
+    """The hull of the value's interval and `to`: a `to` outside the value's
+    interval (say the scale's bottom, below a mean's least value) widens it,
+    and the sink's type is held to the contract's scale (RB403)."""
     v = r.one("value")
     to = r.number("to")
-    problems: list[Problem] = []
-    if not (v.lo <= to <= v.hi):
-        problems.append(
-            ("RB203", f"`to = {fmt_num(to)}` lies outside the value's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}]", "to")
-        )
-    return interval(min(v.lo, to), max(v.hi, to), v.kind == "ordinal" and _is_int(to), v.optional), problems
+    return interval(min(v.lo, to), max(v.hi, to), v.kind == "ordinal" and _is_int(to), v.optional), []
 
 
 def majority(r: RuleInput) -> RuleResult:

@@ -52,7 +52,9 @@ class OperatorImpl:
     decided path follows the inputs equal to it), `cuts` (a verdict from a
     score: its `value` port compared with its `at` parameter, at or above when
     `inclusive`, as `transform.threshold` does: the audit's report follows the
-    score under such a sink).
+    score under such a sink), `leaves_scale` (the output leaves the inputs'
+    scale as inputs are added, as `reduce.sum` does: the checker suggests a
+    mean when such a sink does not fit the contract).
     """
 
     function: OpFn

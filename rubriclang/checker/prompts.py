@@ -35,13 +35,15 @@ class PromptChecker:
     rbg_path: str
     diags: list[Diagnostic]
     sources: dict[str, str]  # template file -> its text, for diagnostic excerpts
+    # Criterion -> where its template shows `{{reference}}` (the RB505 lint reads it).
+    references: dict[str, Span] = attrs.field(factory=dict)
 
     def err(self, code: str, span: Span, message: str, notes: Sequence[str] = ()) -> None:
         self.diags.append(make(code, span, message, notes))
 
     # -- the template ------------------------------------------------------------
 
-    def prompt(self, d: ast.CriterionDecl, proc: ProcedureSpec, values: dict[str, Any], failed: set[str]) -> PromptSource | None:
+    def prompt(self, d: ast.CriterionDecl, proc: ProcedureSpec, values: dict[str, Any], failed: frozenset[str]) -> PromptSource | None:
         """The criterion's own template, read and checked; None when it has
         none (the built-in prompt) or it has errors (reported)."""
         param = _param(d, "prompt")
@@ -76,9 +78,9 @@ class PromptChecker:
         for name in tpl.unknown_names(template, known):
             line, col, length = tpl.locate(source.text, name)
             self.err("RB209", _at(file, text_line, text_col, line, col, length), f"`{{{{{name}}}}}` is not a value `{proc.name}` can show", suggest(name, known) + ("it can show: " + ", ".join(f"`{{{{{k}}}}}`" for k in known),))
-        if "reference" in template.names and "with_reference" in known_params(proc) and not values.get("with_reference"):
+        if "reference" in template.names:
             line, col, length = tpl.locate(source.text, "reference")
-            self.err("RB505", _at(file, text_line, text_col, line, col, length), "the template shows `{{reference}}`, but the criterion does not set `with_reference = true`, so it is always empty", ("add `with_reference = true` to show the item's reference answer",))
+            self.references[d.name.value] = _at(file, text_line, text_col, line, col, length)
         missing = [n for n in proc.shows if n not in template.names]
         if missing:
             shown = " and ".join(f"`{{{{{n}}}}}`" for n in missing)
@@ -110,7 +112,7 @@ class PromptChecker:
 
     # -- the answer --------------------------------------------------------------
 
-    def answer(self, d: ast.CriterionDecl, proc: ProcedureSpec, t: JType, values: dict[str, Any], failed: set[str]) -> None:
+    def answer(self, d: ast.CriterionDecl, proc: ProcedureSpec, t: JType, values: dict[str, Any], failed: frozenset[str]) -> None:
         """A declared `pattern(...)`: it compiles, has the groups the reply
         shape needs, and its map yields values of the criterion's type."""
         spec = values.get("answer")

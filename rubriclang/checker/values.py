@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, Protocol
 
+import attrs
+
 from rubriclang.catalog.model import ParamSpec
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.diagnostics.codes import make
@@ -414,12 +416,17 @@ def _check_range(spec: ParamSpec, value: object, v: ast.Value, diags: list[Diagn
             raise _Bad
 
 
-def _equals_default(spec: ParamSpec, value: object) -> bool:
-    if spec.default is None or spec.required:
-        return False
-    if isinstance(spec.default, bool) or isinstance(value, bool):
-        return value is spec.default
-    return bool(value == spec.default)
+@attrs.frozen
+class CheckedBlock:
+    """A parameter block, checked: every parameter's value (defaults filled in;
+    a bad or missing required one is left out), the names that failed (so
+    callers can skip checks that would only repeat an error), and each
+    parameter written out and converted, with its spec (what lints read)."""
+
+    block: ast.Block
+    values: dict[str, Any]
+    failed: frozenset[str]
+    given: tuple[tuple[ast.Param, ParamSpec], ...]
 
 
 def check_block(
@@ -428,16 +435,12 @@ def check_block(
     diags: list[Diagnostic],
     where: str,
     anchor: Span,
-) -> tuple[dict[str, Any], set[str]]:
-    """Check a parameter block against its specs.
-
-    Returns every parameter's value (defaults filled in; a bad or missing
-    required one is left out) and the set of names that failed, so callers can
-    skip checks that would only repeat an error.
-    """
+) -> CheckedBlock:
+    """Check a parameter block against its specs (see `CheckedBlock`)."""
     by_name = {s.name: s for s in specs}
     values: dict[str, Any] = {}
     given: dict[str, ast.Param] = {}
+    converted: list[tuple[ast.Param, ParamSpec]] = []
     failed: set[str] = set()
     meant: set[str] = set()  # parameters an unknown one is probably a misspelling of
     for p in block.params:
@@ -468,14 +471,7 @@ def check_block(
         except _Bad:
             failed.add(name)
             continue
-        if _equals_default(spec, values[name]):
-            diags.append(
-                make(
-                    "RB504",
-                    p.span,
-                    f"`{name}` is set to its default value; leave it out",
-                )
-            )
+        converted.append((p, spec))
     for spec in specs:
         if spec.name in given:
             continue
@@ -493,4 +489,4 @@ def check_block(
             failed.add(spec.name)
         else:
             values[spec.name] = spec.default
-    return values, failed
+    return CheckedBlock(block, values, frozenset(failed), tuple(converted))
