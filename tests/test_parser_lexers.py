@@ -6,6 +6,7 @@ are those Lark's `propagate_positions` gives the same rules of its own tree."""
 from __future__ import annotations
 
 from collections import Counter
+from copy import copy
 from importlib import resources
 from pathlib import Path
 
@@ -14,9 +15,11 @@ import pytest
 from hypothesis import given, settings
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
+from lark.lexer import BasicLexer
 from strategies import grammatical_programs, mutated_programs
 
 from rubriclang.syntax import ast, parse
+from rubriclang.syntax.lexer import FastBasicLexer
 from rubriclang.syntax.parser import _BUILDER, _parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,3 +154,36 @@ def test_every_span_of_a_generated_program_is_the_one_lark_gives_its_own_tree(te
     result = parse(text)
     if result.module is not None:
         assert _ast_spans(result.module) == _tree_spans(text)
+
+
+def _tokens(lexer_class, text: str):
+    """Every token `lexer_class` gives `text` (comments too, through the callback), with every
+    position; or the error's class where it stops."""
+    from lark.lexer import LexerState
+    from lark.utils import TextSlice
+
+    conf = copy(_parser("basic").lexer_conf)
+    seen = []
+    conf.callbacks = {"COMMENT": lambda t: seen.append(t) or t}
+
+    def shape(t):
+        return (t.type, str(t), t.start_pos, t.line, t.column, t.end_line, t.end_column, t.end_pos)
+
+    try:
+        for t in lexer_class(conf).lex(LexerState(TextSlice.cast_from(text)), None):
+            seen.append(t)
+    except UnexpectedInput as exc:
+        seen.append(type(exc))
+    return [s if isinstance(s, type) else shape(s) for s in seen]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_fast_lexer_gives_lark_basic_lexers_tokens_for_every_valid_file(path):
+    text = path.read_text("utf-8")
+    assert _tokens(FastBasicLexer, text) == _tokens(BasicLexer, text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(mutated_programs())
+def test_the_fast_lexer_gives_lark_basic_lexers_tokens_or_fails_where_it_does(text):
+    assert _tokens(FastBasicLexer, text) == _tokens(BasicLexer, text)

@@ -25,6 +25,7 @@ from rubriclang.syntax import ast
 from rubriclang.syntax.build import AstBuilder
 from rubriclang.syntax.errors import describe_unexpected, syntax_diagnostic
 from rubriclang.syntax.larkcache import cache_file
+from rubriclang.syntax.lexer import FastBasicLexer
 
 # Comments reach us through a lexer callback; the parser object is shared, so
 # the list they go to is per thread.
@@ -43,19 +44,20 @@ _BUILDER = AstBuilder()
 
 @functools.lru_cache(maxsize=2)
 def _parser(lexer: str) -> Lark:
-    """The parser with `lexer`; `parse` returns a list of `ast.Decl`."""
+    """The parser with `lexer` ("basic": Lark's basic lexer's tokens, lexed
+    faster; or "contextual"); `parse` returns a list of `ast.Decl`."""
     grammar = resources.files("rubriclang.grammar").joinpath("rubric.lark").read_text("utf-8")
     # Every token kept: the builder finds each rule's children at fixed places
     # and its span from the first and last of them.
     return Lark(
         grammar,
         parser="lalr",
-        lexer=lexer,
+        lexer=FastBasicLexer if lexer == "basic" else lexer,
         keep_all_tokens=True,
         maybe_placeholders=True,
         lexer_callbacks={"COMMENT": _collect_comment},
         transformer=_BUILDER,
-        cache=cache_file(grammar, lexer),
+        cache=cache_file(grammar, "fast-basic" if lexer == "basic" else lexer),
     )
 
 
