@@ -22,7 +22,6 @@ from typing import Any
 from lark.exceptions import UnexpectedCharacters
 from lark.lexer import BasicLexer, LexerState, Token, UnlessCallback
 
-
 # Lark's exception is untyped; the parser catches it to fall back.
 _UNEXPECTED: Any = UnexpectedCharacters
 
