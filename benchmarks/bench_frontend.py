@@ -11,7 +11,7 @@ ratios stay meaningful on a slower or busier machine:
    `--runs`) against `python -c pass` and `black --check` (if installed);
    then `-X importtime` offenders and the start-up phases of one process;
 2. parse+check throughput (lines/s, one core, in-process) over a generated,
-   deterministic corpus, against parse only and Lark's tree only.
+   deterministic corpus, against Lark building its own tree of the grammar (and parse only).
 
 Caches are warm for every timed run: the interpreter's `.pyc` files and Lark's
 on-disk grammar cache (`cache=True`) are written by untimed warm-up runs.
@@ -41,6 +41,8 @@ COLD_TARGET_MS = 100.0
 COLD_RATIO_TARGET = 4.0
 NOPYC_RATIO_TARGET = 5.0
 THROUGHPUT_TARGET = 20_000.0  # lines per second
+# Issue 13: parse+check at least as fast as Lark building its own tree.
+TREE_RATIO_TARGET = 1.0
 
 sys.path.insert(0, str(HERE))
 from gen import corpus  # noqa: E402  (benchmarks/ is not a package)
@@ -357,15 +359,15 @@ def throughput(count: int, seed: int, repeat: int):
         (
             "parse+check throughput (check_source)",
             f"{check_rate:,.0f} lines/s",
-            f"parse only {parse_rate:,.0f} lines/s",
-            f"{check_rate / parse_rate:.2f}x",
-            f">= {THROUGHPUT_TARGET:,.0f} lines/s",
-            _verdict(check_rate >= THROUGHPUT_TARGET),
+            f"Lark's own tree {tree_rate:,.0f} lines/s",
+            f"{check_rate / tree_rate:.2f}x",
+            f">= {TREE_RATIO_TARGET:.1f}x and {THROUGHPUT_TARGET:,.0f} lines/s",
+            _verdict(check_rate >= TREE_RATIO_TARGET * tree_rate and check_rate >= THROUGHPUT_TARGET),
         ),
         (
             "parse-only throughput (syntax.parse)",
             f"{parse_rate:,.0f} lines/s",
-            f"Lark tree only {tree_rate:,.0f} lines/s",
+            f"Lark's own tree {tree_rate:,.0f} lines/s",
             f"{parse_rate / tree_rate:.2f}x",
             "-",
             "-",
@@ -377,8 +379,8 @@ def throughput(count: int, seed: int, repeat: int):
     notes = [
         f"throughput: {count} generated rubrics (seed {seed}), {total_lines} lines, all check clean; "
         f"{pinned}; CPU time of this process, median of {repeat} interleaved passes (best: {best} lines/s)",
-        f"time split of parse+check: Lark lex+parse+tree {t_tree / t_check:.0%}, "
-        f"AST build {(t_parse - t_tree) / t_check:.0%}, checker+filters {(t_check - t_parse) / t_check:.0%}",
+        f"time split of parse+check: parse (lex, LALR, AST built inside) {t_parse / t_check:.0%}, "
+        f"checker+filters {(t_check - t_parse) / t_check:.0%}; Lark's own tree alone would be {t_tree / t_check:.0%}",
     ]
     return rows, notes, texts, check_rate
 

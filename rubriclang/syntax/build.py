@@ -94,9 +94,8 @@ def _span(path: str, first: Any, last: Any) -> Span:
     return Span(path, line, column, s.end_line, s.end_column)
 
 
-def _tok_span(path: str, tok: Token) -> Span:
-    # The lexer sets every position (Lark types them optional).
-    assert tok.line is not None and tok.column is not None and tok.end_line is not None and tok.end_column is not None
+def _tok_span(path: str, tok: Any) -> Span:
+    # `Any`: the lexer sets every position (Lark types them optional).
     return Span(path, tok.line, tok.column, tok.end_line, tok.end_column)
 
 
@@ -238,7 +237,7 @@ class AstBuilder:
 
     def _number(self, path: str, tok: Token) -> ast.Number:
         text = str(tok)
-        is_int = not any(ch in text for ch in ".eE")
+        is_int = "." not in text and "e" not in text and "E" not in text
         value = int(text) if is_int else float(text)
         return ast.Number(value, text=text, span=_tok_span(path, tok))
 

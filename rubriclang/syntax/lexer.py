@@ -63,6 +63,8 @@ class FastBasicLexer(BasicLexer):
         ctr = state.line_ctr
         pos, line, line_start = ctr.char_pos, ctr.line, ctr.line_start_pos
         match = regex.match
+        # What `Token(...)` calls, minus its shim for a deprecated keyword.
+        token: Any = Token._future_new
         while pos < end:
             m = match(text, pos, end)
             if m is None:
@@ -88,9 +90,9 @@ class FastBasicLexer(BasicLexer):
                     end_start = pos + value.rindex("\n") + 1
             if name not in ignore:
                 kw = keywords.get(name)
-                t = Token(kw.get(value, name) if kw else name, value, pos, line, pos - line_start + 1, end_line, stop - end_start + 1, stop)
+                t = token(kw.get(value, name) if kw else name, value, pos, line, pos - line_start + 1, end_line, stop - end_start + 1, stop)
                 hook = callbacks.get(name)
                 yield hook(t) if hook is not None else t
             elif name in callbacks:
-                callbacks[name](Token(name, value, pos, line, pos - line_start + 1, end_line, stop - end_start + 1, stop))
+                callbacks[name](token(name, value, pos, line, pos - line_start + 1, end_line, stop - end_start + 1, stop))
             pos, line, line_start = stop, end_line, end_start
