@@ -58,6 +58,8 @@ class FastBasicLexer(BasicLexer):
                 keywords[type_] = {t.pattern.value: t.name for t in cb.scanner.terminals}
                 del callbacks[type_]
         ignore, newline_types = self.ignore_types, self.newline_types
+        # Most tokens need no retyping, callback or line counting.
+        plain = {t.name for t in scanner.terminals} - ignore - newline_types - callbacks.keys() - keywords.keys()
         text_slice = state.text
         text, end = text_slice.text, text_slice.end
         ctr = state.line_ctr
@@ -82,6 +84,10 @@ class FastBasicLexer(BasicLexer):
                 pos = start
             value = m.group(name)
             stop = m.end()
+            if name in plain:
+                yield token(name, value, pos, line, pos - line_start + 1, line, stop - line_start + 1, stop)
+                pos = stop
+                continue
             end_line, end_start = line, line_start
             if name in newline_types:
                 newlines = value.count("\n")
