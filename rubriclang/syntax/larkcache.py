@@ -18,11 +18,12 @@ import sys
 
 import lark
 
+from rubriclang.paths import user_cache_dir
+
 
 def private_folder() -> str | None:
     """The cache folder, made if missing; None where it is not safe or not possible."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    folder = os.path.join(base, "rubriclang", "lark")
+    folder = os.path.join(user_cache_dir(), "lark")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         info = os.stat(folder)
