@@ -2,7 +2,8 @@
 
 The tokens are those of `lark.lexer.BasicLexer` (same terminals, one regex of
 them in Lark's order, keywords told from names as Lark tells them, the same
-callbacks, the same positions); what goes is the per-token machinery around
+callbacks, the same positions; Lark's own scanner, whose regex compiles as
+slowly as ours, is never built); what goes is the per-token machinery around
 them (a scanner call, a line counter, keyword arguments), which costs more
 than the regex match itself. Ignored terminals without a callback (white
 space) are skipped inside the regex, before each token: this assumes no
@@ -20,10 +21,52 @@ from collections.abc import Iterator
 from typing import Any
 
 from lark.exceptions import UnexpectedCharacters
-from lark.lexer import BasicLexer, LexerState, Token, UnlessCallback
+from lark.lexer import BasicLexer, LexerState, Token
 
 # Lark's exception is untyped; the parser catches it to fall back.
 _UNEXPECTED: Any = UnexpectedCharacters
+
+
+class _Tables:
+    """What the lexer works from, built once per lexer (compiling the regex
+    is most of a cold lexer's cost, so Lark's own scanner is never built)."""
+
+    def __init__(self, lexer: BasicLexer):
+        flags = lexer.g_regex_flags
+        terminals = list(lexer.terminals)  # in Lark's order
+        # As Lark's `_create_unless`: a string terminal that a regex terminal of
+        # the same priority matches whole (a keyword the name pattern matches)
+        # is lexed as that terminal and retyped, and leaves the regex (it has
+        # no flags, so none the regex terminal lacks).
+        self.keywords: dict[str, dict[str, str]] = {}
+        embedded: set[str] = set()
+        strings = [t for t in terminals if t.pattern.type == "str"]
+        for r in terminals:
+            if r.pattern.type != "re":
+                continue
+            for k in strings:
+                if k.priority != r.priority:
+                    continue
+                value = k.pattern.value
+                m = re.match(r.pattern.to_regexp(), value, flags)
+                if m is not None and m.group(0) == value:
+                    if k.pattern.flags:  # a lookup by value would not do a flagged match
+                        raise NotImplementedError(f"keyword {k.name} has flags {k.pattern.flags}")
+                    self.keywords.setdefault(r.name, {})[value] = k.name
+                    embedded.add(k.name)
+        kept = [t for t in terminals if t.name not in embedded]
+        self.callbacks = dict(lexer.user_callbacks)
+        self.names = {t.name for t in kept}
+        ignore = lexer.ignore_types
+        skip = "|".join(t.pattern.to_regexp() for t in kept if t.name in ignore and t.name not in self.callbacks)
+        tokens = "|".join(
+            f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in kept if t.name not in ignore or t.name in self.callbacks
+        )
+        skip = f"(?:{skip})*" if skip else ""
+        self.regex = re.compile(f"{skip}(?:{tokens})", flags)
+        self.trailing = re.compile(skip, flags)
+        # Most tokens need no retyping, callback or line counting.
+        self.plain = self.names - ignore - lexer.newline_types - self.callbacks.keys() - self.keywords.keys()
 
 
 class FastBasicLexer(BasicLexer):
@@ -32,34 +75,13 @@ class FastBasicLexer(BasicLexer):
     __future_interface__ = 2
 
     def lex(self, state: LexerState, parser_state: Any) -> Iterator[Token]:
-        scanner = self.scanner  # builds `self.callback` too, as Lark's lexer does
-        regexes = self.__dict__.get("_regexes")
-        if regexes is None:
-            skip = "|".join(
-                t.pattern.to_regexp() for t in scanner.terminals if t.name in self.ignore_types and t.name not in self.callback
-            )
-            tokens = "|".join(
-                f"(?P<{t.name}>{t.pattern.to_regexp()})"
-                for t in scanner.terminals
-                if t.name not in self.ignore_types or t.name in self.callback
-            )
-            skip = f"(?:{skip})*" if skip else ""
-            flags = self.g_regex_flags
-            regexes = self.__dict__["_regexes"] = (re.compile(f"{skip}(?:{tokens})", flags), re.compile(skip, flags))
-        regex, trailing = regexes
-        callbacks = dict(self.callback)
-        # A keyword the name pattern also matches is retyped by an UnlessCallback:
-        # exact strings here, so a lookup does what its full match does.
-        keywords: dict[str, dict[str, str]] = {}
-        for type_, cb in self.callback.items():
-            if isinstance(cb, UnlessCallback) and all(
-                t.pattern.type == "str" and not t.pattern.flags for t in cb.scanner.terminals
-            ):
-                keywords[type_] = {t.pattern.value: t.name for t in cb.scanner.terminals}
-                del callbacks[type_]
+        tables = self.__dict__.get("_tables")
+        if tables is None:
+            tables = self.__dict__["_tables"] = _Tables(self)
+        regex, trailing, keywords, callbacks, plain = (
+            tables.regex, tables.trailing, tables.keywords, tables.callbacks, tables.plain
+        )
         ignore, newline_types = self.ignore_types, self.newline_types
-        # Most tokens need no retyping, callback or line counting.
-        plain = {t.name for t in scanner.terminals} - ignore - newline_types - callbacks.keys() - keywords.keys()
         text_slice = state.text
         text, end = text_slice.text, text_slice.end
         ctr = state.line_ctr
@@ -72,7 +94,7 @@ class FastBasicLexer(BasicLexer):
             if m is None:
                 if trailing.fullmatch(text, pos, end) is not None:
                     return  # white space to the end
-                raise _UNEXPECTED(text, pos, line, pos - line_start + 1, allowed=scanner.allowed_types - ignore)
+                raise _UNEXPECTED(text, pos, line, pos - line_start + 1, allowed=tables.names - ignore)
             name = m.lastgroup
             assert name is not None  # every alternative is a named group
             start = m.start(name)
@@ -96,8 +118,10 @@ class FastBasicLexer(BasicLexer):
                     end_start = pos + value.rindex("\n") + 1
             if name not in ignore:
                 kw = keywords.get(name)
-                t = token(kw.get(value, name) if kw else name, value, pos, line, pos - line_start + 1, end_line, stop - end_start + 1, stop)
-                hook = callbacks.get(name)
+                kind = kw.get(value, name) if kw else name
+                t = token(kind, value, pos, line, pos - line_start + 1, end_line, stop - end_start + 1, stop)
+                # As Lark's chained callbacks: a retyped keyword skips its name's callback.
+                hook = callbacks.get(name) if kind == name else None
                 yield hook(t) if hook is not None else t
             elif name in callbacks:
                 callbacks[name](token(name, value, pos, line, pos - line_start + 1, end_line, stop - end_start + 1, stop))
