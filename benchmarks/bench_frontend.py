@@ -11,7 +11,7 @@ ratios stay meaningful on a slower or busier machine:
    `--runs`) against `python -c pass` and `black --check` (if installed);
    then `-X importtime` offenders and the start-up phases of one process;
 2. parse+check throughput (lines/s, one core, in-process) over a generated,
-   deterministic corpus, against parse only and Lark's tree only.
+   deterministic corpus, against Lark building its own tree of the grammar (and parse only).
 
 Caches are warm for every timed run: the interpreter's `.pyc` files and Lark's
 on-disk grammar cache (`cache=True`) are written by untimed warm-up runs.
@@ -41,6 +41,8 @@ COLD_TARGET_MS = 100.0
 COLD_RATIO_TARGET = 4.0
 NOPYC_RATIO_TARGET = 5.0
 THROUGHPUT_TARGET = 20_000.0  # lines per second
+# Issue 13: parse+check at least as fast as Lark building its own tree.
+TREE_RATIO_TARGET = 1.0
 
 sys.path.insert(0, str(HERE))
 from gen import corpus  # noqa: E402  (benchmarks/ is not a package)
@@ -312,12 +314,15 @@ def cold_start(runs: int):
         rows.append(("cold `rbg check`", "n/a", f"`python -c pass` {wall['pass']:.1f} ms", "-", f"<= {COLD_TARGET_MS:.0f} ms", f"SKIP ({why_not})"))
     if "black" not in wall:
         rows.append(("reference `black --check`", "n/a", "black is not installed in this environment", "-", "-", "-"))
-    lark_caches = glob.glob(os.path.join(tempfile.gettempdir(), ".lark_cache_*"))
+    from rubriclang.syntax.larkcache import private_folder
+
+    lark_folder = private_folder()
+    lark_caches = glob.glob(os.path.join(lark_folder, "*.pickle")) if lark_folder else []
     cpu = ", ".join(f"{name} {c:.1f}" for name, (_, c) in med.items())
     notes = [
         f"cold start: wall-clock medians, commands interleaved; warm disk caches: .pyc files (in "
         f"{env['PYTHONPYCACHEPREFIX']}) and Lark's grammar cache ({len(lark_caches)} file(s) "
-        f"{tempfile.gettempdir()}/.lark_cache_*) and the parsed catalog and codes "
+        f"{lark_folder}/*.pickle) and the parsed catalog and codes "
         f"({tempfile.gettempdir()}/.rubriclang_toml_*), all written by untimed warm-up runs; "
         f"the absolute target of {COLD_TARGET_MS:.0f} ms: {_verdict(wall.get('rbg', 1e9) <= COLD_TARGET_MS)}",
         f"cold start, median CPU ms (user+sys) of each child: {cpu}",
@@ -327,17 +332,25 @@ def cold_start(runs: int):
 
 def throughput(count: int, seed: int, repeat: int):
     """Table rows and notes for in-process throughput; the corpus; the parse+check rate."""
+    from importlib import resources
+
+    from lark import Lark
+
     from rubriclang.checker import check_source
     from rubriclang.syntax import parse
-
-    # Private: the bare Lark parse, with the lexer `parse` tries first, shows what the AST build costs.
-    from rubriclang.syntax.parser import _parser
 
     pinned = _pin_to_one_core()
     texts = corpus(count, seed)
     total_lines = sum(t.count("\n") for t in texts)
     assert_clean(texts)  # also warms up: parser built, catalog loaded
-    lark_parse = _parser("basic").parse
+    # The reference: Lark building its own tree of the same grammar with the
+    # lexer `parse` tries first, positions and comments as `parse` had them
+    # before it built the AST inside the parse.
+    grammar = resources.files("rubriclang.grammar").joinpath("rubric.lark").read_text("utf-8")
+    lark_parse = Lark(
+        grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True,
+        lexer_callbacks={"COMMENT": lambda tok: tok},
+    ).parse
     rates = lines_per_second(
         {"check": check_source, "parse": parse, "tree": lambda text, _path: lark_parse(text)}, texts, repeat
     )
@@ -346,15 +359,15 @@ def throughput(count: int, seed: int, repeat: int):
         (
             "parse+check throughput (check_source)",
             f"{check_rate:,.0f} lines/s",
-            f"parse only {parse_rate:,.0f} lines/s",
-            f"{check_rate / parse_rate:.2f}x",
-            f">= {THROUGHPUT_TARGET:,.0f} lines/s",
-            _verdict(check_rate >= THROUGHPUT_TARGET),
+            f"Lark's own tree {tree_rate:,.0f} lines/s",
+            f"{check_rate / tree_rate:.2f}x",
+            f">= {TREE_RATIO_TARGET:.1f}x and {THROUGHPUT_TARGET:,.0f} lines/s",
+            _verdict(check_rate >= TREE_RATIO_TARGET * tree_rate and check_rate >= THROUGHPUT_TARGET),
         ),
         (
             "parse-only throughput (syntax.parse)",
             f"{parse_rate:,.0f} lines/s",
-            f"Lark tree only {tree_rate:,.0f} lines/s",
+            f"Lark's own tree {tree_rate:,.0f} lines/s",
             f"{parse_rate / tree_rate:.2f}x",
             "-",
             "-",
@@ -366,8 +379,8 @@ def throughput(count: int, seed: int, repeat: int):
     notes = [
         f"throughput: {count} generated rubrics (seed {seed}), {total_lines} lines, all check clean; "
         f"{pinned}; CPU time of this process, median of {repeat} interleaved passes (best: {best} lines/s)",
-        f"time split of parse+check: Lark lex+parse+tree {t_tree / t_check:.0%}, "
-        f"AST build {(t_parse - t_tree) / t_check:.0%}, checker+filters {(t_check - t_parse) / t_check:.0%}",
+        f"time split of parse+check: parse (lex, LALR, AST built inside) {t_parse / t_check:.0%}, "
+        f"checker+filters {(t_check - t_parse) / t_check:.0%}; Lark's own tree alone would be {t_tree / t_check:.0%}",
     ]
     return rows, notes, texts, check_rate
 

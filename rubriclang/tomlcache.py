@@ -2,12 +2,14 @@
 once and cached on disk, so that a cold `rbg check` parses no TOML (as Lark
 caches its grammar).
 
-The key is a hash of the files' bytes, the Python version and this cache's
-format: an edited catalog file is a new key, never a stale answer. The cache
-file is data only (marshal: strings, numbers, lists, dicts; loading it runs
-no code), in the temp folder under a per-user name as Lark's is. A missing,
-unreadable or corrupt cache file is rebuilt; one that cannot be written is
-no error.
+The key is a hash of the files' bytes, the Python version, rubriclang's and
+this cache's format: an edited catalog file is a new key, never a stale
+answer. The cache file is data only (marshal: strings, numbers, lists,
+dicts), but marshal is not made to read hostile bytes, so it lives only in a
+folder this user alone can write (`rubriclang.paths.private_cache_dir`, as
+Lark's grammar cache does), never in the shared temp folder; where there is
+no such folder nothing is cached. A missing, unreadable or corrupt cache
+file is rebuilt; one that cannot be written is no error.
 """
 
 from __future__ import annotations
@@ -17,28 +19,28 @@ import hashlib
 import marshal
 import os
 import sys
-import tempfile
 from collections.abc import Callable
+
+from rubriclang.paths import private_cache_dir
 
 _FORMAT = b"rubriclang-toml-cache-1"
 
 
-def _user() -> str:
-    if hasattr(os, "getuid"):
-        return str(os.getuid())
-    return os.environ.get("USERNAME") or "anonymous"
-
-
-def cache_path(texts: tuple[str | None, ...]) -> str:
+def cache_path(texts: tuple[str | None, ...]) -> str | None:
     """Where the parse of the files with these contents (None: no such file) is
-    cached. Keyed by rubriclang's version too: a parse is cached only once
-    checked, and another version may check differently."""
+    cached; None where there is no private folder for it. Keyed by
+    rubriclang's version too: a parse is cached only once checked, and
+    another version may check differently."""
     from rubriclang import __version__
+
+    folder = private_cache_dir("toml")
+    if folder is None:
+        return None
 
     h = hashlib.sha256(_FORMAT + sys.version.encode() + b"\0" + __version__.encode())
     for text in texts:
         h.update(b"\0" if text is None else b"\1" + text.encode("utf-8") + b"\0")
-    return os.path.join(tempfile.gettempdir(), f".rubriclang_toml_{_user()}_{h.hexdigest()[:32]}.marshal")
+    return os.path.join(folder, f"{h.hexdigest()[:32]}.marshal")
 
 
 def cached_parse(texts: tuple[str | None, ...], parse: Callable[[], list[dict]]) -> list[dict]:
@@ -46,6 +48,8 @@ def cached_parse(texts: tuple[str | None, ...], parse: Callable[[], list[dict]])
     when these `texts` were parsed before. Errors of `parse` propagate and
     nothing is cached."""
     path = cache_path(texts)
+    if path is None:
+        return parse()
     try:
         with open(path, "rb") as fh:
             data = marshal.load(fh)

@@ -19,12 +19,12 @@ import threading
 from typing import Any
 
 from rubriclang.llm.client import ChatRequest, Completion, canonical_json, messages_json
+from rubriclang.paths import user_cache_dir
 
 
 def default_path() -> str:
     """`$XDG_CACHE_HOME/rubriclang/calls.sqlite`, else under `~/.cache`."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(base, "rubriclang", "calls.sqlite")
+    return os.path.join(user_cache_dir(), "calls.sqlite")
 
 
 def call_key(identity: str, model: str | None, request: ChatRequest, profile: str | None = None) -> str:

@@ -18,6 +18,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from rubriclang.paths import user_cache_dir
+
 MODEL_FILE_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SIZE = 98_362_432
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
@@ -39,8 +41,7 @@ class PullError(Exception):
 def models_dir() -> Path:
     """The folder holding pulled models: `$XDG_CACHE_HOME/rubriclang/models`
     (`~/.cache/rubriclang/models` when XDG_CACHE_HOME is unset)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(cache) / "rubriclang" / "models"
+    return Path(user_cache_dir()) / "models"
 
 
 def default_model_path() -> Path:

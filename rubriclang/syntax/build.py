@@ -1,17 +1,22 @@
-"""Lark parse tree -> AST: one builder method per grammar rule.
+"""The AST, built inside the LALR parse: one method per grammar rule.
 
-The tree is walked bottom-up with a plain dispatch table rather than Lark's
-`Transformer`: the latter wraps every call, which costs a sixth of parse time.
-String and number tokens become AST values where the walk meets them.
+`AstBuilder` is the parser's inline transformer (Lark's `transformer=`): the
+parser calls a rule's method with the rule's children as it reduces it, so no
+parse tree is built and walked afterwards. Every token is kept
+(`keep_all_tokens`), so each rule's children lie at fixed places, and a
+rule's span runs from its first child's start to its last child's end,
+keywords and brackets included: what Lark's `propagate_positions` computes
+(no rule that builds a node can be empty). String and number tokens become
+AST values in the rule that holds them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Iterable
 from typing import Any
 
-from lark import Token, Tree
-from lark.tree import Meta
+from lark import Token
 
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
@@ -25,9 +30,10 @@ from rubriclang.syntax.strings import BadEscape, decode
 # limit. No rubric needs a fraction of it.
 MAX_NESTING = 64
 
-# A rule's children, already built (AST nodes, tokens, None for absent optionals).
+# A rule's children: every token, built AST nodes, None for absent `[...]`.
 _Children = list[Any]
 _Decls = list[ast.Decl]
+_LITERALS = frozenset({"STRING", "LONG_STRING", "NUMBER"})
 
 
 def _offset_position(text: str, line: int, column: int, offset: int) -> tuple[int, int]:
@@ -38,8 +44,8 @@ def _offset_position(text: str, line: int, column: int, offset: int) -> tuple[in
     return line, column + offset
 
 
-class AstBuilder:
-    """Builds `ast` nodes; it is the only place that sees Lark trees and tokens."""
+class Build:
+    """The state of one parse: the file's path, and what it reports."""
 
     def __init__(self, path: str):
         self.path = path
@@ -47,144 +53,178 @@ class AstBuilder:
         self.diagnostics: list[Diagnostic] = []
         # id(list, map or entry) -> how many lists and maps it nests (its
         # height); values over MAX_NESTING not yet inside a deeper one.
-        self._height: dict[int, int] = {}
-        self._too_deep: dict[int, ast.Value] = {}
+        self.height: dict[int, int] = {}
+        self.too_deep: dict[int, ast.Value] = {}
 
-    def _span(self, meta: Meta) -> Span:
-        return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
-
-    def _tok_span(self, tok: Token) -> Span:
-        # The lexer sets every position (Lark types them optional).
-        assert tok.line is not None and tok.column is not None and tok.end_line is not None and tok.end_column is not None
-        return Span(self.path, tok.line, tok.column, tok.end_line, tok.end_column)
-
-    def _name(self, tok: Token) -> ast.Name:
-        return ast.Name(str(tok), span=self._tok_span(tok))
-
-    # -- declarations ---------------------------------------------------------
-
-    def start(self, meta: Meta, children: _Children) -> _Decls:
-        return list(children)
-
-    def rubric_decl(self, meta: Meta, c: _Children) -> ast.RubricDecl:
-        return ast.RubricDecl(self._name(c[0]), c[1], span=self._span(meta))
-
-    def contract_decl(self, meta: Meta, c: _Children) -> ast.ContractDecl:
-        return ast.ContractDecl(c[0], span=self._span(meta))
-
-    def criterion_decl(self, meta: Meta, c: _Children) -> ast.CriterionDecl:
-        name, type_, proc = c[0], c[1], c[2]
-        block = c[3] if len(c) > 3 else ast.Block((), span=proc.span)
-        return ast.CriterionDecl(self._name(name), type_, proc, block, span=self._span(meta))
-
-    def node_decl(self, meta: Meta, c: _Children) -> ast.NodeDecl:
-        name, op = c[0], c[1]
-        rest = c[2:]
-        block = ast.Block((), span=op.span)
-        if rest and isinstance(rest[-1], ast.Block):
-            block = rest[-1]
-            rest = rest[:-1]
-        ports = tuple(p for p in rest if p is not None)
-        return ast.NodeDecl(self._name(name), op, ports, block, span=self._span(meta))
-
-    def sink_decl(self, meta: Meta, c: _Children) -> ast.SinkDecl:
-        return ast.SinkDecl(self._name(c[0]), span=self._span(meta))
-
-    def readout_decl(self, meta: Meta, c: _Children) -> ast.ReadoutDecl:
-        return ast.ReadoutDecl(self._name(c[0]), c[1], span=self._span(meta))
-
-    def port(self, meta: Meta, c: _Children) -> ast.PortArg:
-        name, target = c
-        if isinstance(target, Token):
-            return ast.PortArg(self._name(name), (self._name(target),), False, span=self._span(meta))
-        return ast.PortArg(self._name(name), target, True, span=self._span(meta))
-
-    def ref_list(self, meta: Meta, c: _Children) -> tuple[ast.Name, ...]:
-        return tuple(self._name(t) for t in c if t is not None)
-
-    def dotted(self, meta: Meta, c: _Children) -> ast.Dotted:
-        return ast.Dotted(tuple(str(t) for t in c), span=self._span(meta))
-
-    def block(self, meta: Meta, c: _Children) -> ast.Block:
-        return ast.Block(tuple(c), span=self._span(meta))
-
-    def param(self, meta: Meta, c: _Children) -> ast.Param:
-        return ast.Param(self._name(c[0]), c[1], span=self._span(meta))
-
-    # -- types ----------------------------------------------------------------
-
-    def type(self, meta: Meta, c: _Children) -> ast.TypeExpr:
-        base: ast.TypeExpr = c[0]
-        if len(c) > 1:
-            base = ast.TypeExpr(
-                base.kind, base.lo, base.hi, base.labels, True, span=self._span(meta)
-            )
-        return base
-
-    def bool_type(self, meta: Meta, c: _Children) -> ast.TypeExpr:
-        return ast.TypeExpr("bool", span=self._span(meta))
-
-    def ordinal_type(self, meta: Meta, c: _Children) -> ast.TypeExpr:
-        return ast.TypeExpr("ordinal", c[1], c[2], span=self._span(meta))
-
-    def score_type(self, meta: Meta, c: _Children) -> ast.TypeExpr:
-        return ast.TypeExpr("score", c[1], c[2], span=self._span(meta))
-
-    def label_type(self, meta: Meta, c: _Children) -> ast.TypeExpr:
-        labels = tuple(self._name(t) for t in c[1:] if t is not None)
-        return ast.TypeExpr("label", labels=labels, span=self._span(meta))
-
-    # -- values ---------------------------------------------------------------
-
-    # -- the walk -------------------------------------------------------------
-
-    def build(self, tree: Tree[Token]) -> Any:
-        """The AST of a parse tree (bottom-up, iterative: no recursion limit)."""
-        rules = _RULES
-        done: dict[int, object] = {}
-        for sub in tree.iter_subtrees():
-            children: _Children = []
-            for c in sub.children:
-                if isinstance(c, Tree):
-                    children.append(done.pop(id(c)))
-                elif c is not None and c.type in _LITERALS:
-                    children.append(self.string(c) if c.type != "NUMBER" else self.number(c))
-                else:
-                    children.append(c)
-            done[id(sub)] = rules[sub.data](self, sub.meta, children)
-        for value in self._too_deep.values():
+    def finish(self) -> list[Diagnostic]:
+        """Every diagnostic of the build: bad escapes, then values nested too deep."""
+        for value in self.too_deep.values():
             s = value.span
             self.diagnostics.append(
                 make(
                     "RB006",
                     Span(self.path, s.line, s.column, s.line, s.column + 1),
-                    f"lists and maps nested {self._height[id(value)]} deep; at most {MAX_NESTING} levels are allowed",
+                    f"lists and maps nested {self.height[id(value)]} deep; at most {MAX_NESTING} levels are allowed",
                     ("flatten the value, or move the structure into the data it describes",),
                 )
             )
-        return done[id(tree)]
+        return self.diagnostics
 
-    def _nest(self, value: ast.Value, parts: Iterable[ast.Value | ast.Entry]) -> None:
+
+class _Current(threading.local):
+    # The parsers (and so this transformer) are shared; a parse's state is its thread's.
+    def __init__(self) -> None:
+        self.build = Build("<input>")
+
+
+# Compared by identity, untyped: the lexer sets every position, which Lark types optional.
+_TOKEN: Any = Token
+
+
+def _span(path: str, first: Any, last: Any) -> Span:
+    """From the start of `first` to the end of `last` (tokens or AST nodes)."""
+    if first.__class__ is _TOKEN:
+        line, column = first.line, first.column
+    else:
+        s = first.span
+        line, column = s.line, s.column
+    if last.__class__ is _TOKEN:
+        return Span(path, line, column, last.end_line, last.end_column)
+    s = last.span
+    return Span(path, line, column, s.end_line, s.end_column)
+
+
+def _tok_span(path: str, tok: Any) -> Span:
+    # `Any`: the lexer sets every position (Lark types them optional).
+    return Span(path, tok.line, tok.column, tok.end_line, tok.end_column)
+
+
+class AstBuilder:
+    """Builds `ast` nodes; with the parser, the only place that sees Lark tokens."""
+
+    def __init__(self) -> None:
+        self._current = _Current()
+
+    def begin(self, path: str) -> Build:
+        """A fresh state for the next parse on this thread."""
+        build = self._current.build = Build(path)
+        return build
+
+    def _name(self, path: str, tok: Token) -> ast.Name:
+        return ast.Name(str(tok), span=_tok_span(path, tok))
+
+    def _value(self, b: Build, v: Any) -> Any:
+        """A value child: string and number tokens become AST values."""
+        if v.__class__ is Token and v.type in _LITERALS:
+            return self._string(b, v) if v.type != "NUMBER" else self._number(b.path, v)
+        return v
+
+    # -- declarations ---------------------------------------------------------
+
+    def start(self, c: _Children) -> _Decls:
+        return c
+
+    def rubric_decl(self, c: _Children) -> ast.RubricDecl:
+        path = self._current.build.path
+        return ast.RubricDecl(self._name(path, c[1]), c[2], span=_span(path, c[0], c[2]))
+
+    def contract_decl(self, c: _Children) -> ast.ContractDecl:
+        return ast.ContractDecl(c[1], span=_span(self._current.build.path, c[0], c[1]))
+
+    def criterion_decl(self, c: _Children) -> ast.CriterionDecl:
+        path = self._current.build.path
+        proc = c[5]
+        block = c[6] if len(c) > 6 else ast.Block((), span=proc.span)
+        return ast.CriterionDecl(self._name(path, c[1]), c[3], proc, block, span=_span(path, c[0], c[-1]))
+
+    def node_decl(self, c: _Children) -> ast.NodeDecl:
+        path = self._current.build.path
+        op = c[3]
+        last = c[-1]
+        block = last if last.__class__ is ast.Block else ast.Block((), span=op.span)
+        ports = tuple(p for p in c[5:] if p.__class__ is ast.PortArg)
+        return ast.NodeDecl(self._name(path, c[1]), op, ports, block, span=_span(path, c[0], last))
+
+    def sink_decl(self, c: _Children) -> ast.SinkDecl:
+        path = self._current.build.path
+        return ast.SinkDecl(self._name(path, c[1]), span=_span(path, c[0], c[1]))
+
+    def readout_decl(self, c: _Children) -> ast.ReadoutDecl:
+        path = self._current.build.path
+        return ast.ReadoutDecl(self._name(path, c[1]), c[2], span=_span(path, c[0], c[2]))
+
+    def port(self, c: _Children) -> ast.PortArg:
+        path = self._current.build.path
+        name, target = c[0], c[2]
+        if target.__class__ is Token:
+            return ast.PortArg(self._name(path, name), (self._name(path, target),), False, span=_span(path, name, target))
+        refs = tuple(self._name(path, t) for t in target[1:-1:2] if t is not None)
+        return ast.PortArg(self._name(path, name), refs, True, span=_span(path, name, target[-1]))
+
+    def ref_list(self, c: _Children) -> _Children:
+        # Left to `port`, which needs its closing bracket for its span.
+        return c
+
+    def dotted(self, c: _Children) -> ast.Dotted:
+        return ast.Dotted(tuple(str(t) for t in c[::2]), span=_span(self._current.build.path, c[0], c[-1]))
+
+    def block(self, c: _Children) -> ast.Block:
+        params = tuple(p for p in c[1:-1] if p.__class__ is ast.Param)
+        return ast.Block(params, span=_span(self._current.build.path, c[0], c[-1]))
+
+    def param(self, c: _Children) -> ast.Param:
+        b = self._current.build
+        return ast.Param(self._name(b.path, c[0]), self._value(b, c[2]), span=_span(b.path, c[0], c[2]))
+
+    # -- types ----------------------------------------------------------------
+
+    def type(self, c: _Children) -> ast.TypeExpr:
+        base: ast.TypeExpr = c[0]
+        if len(c) > 1:
+            base = ast.TypeExpr(
+                base.kind, base.lo, base.hi, base.labels, True, span=_span(self._current.build.path, base, c[1])
+            )
+        return base
+
+    def bool_type(self, c: _Children) -> ast.TypeExpr:
+        return ast.TypeExpr("bool", span=_tok_span(self._current.build.path, c[0]))
+
+    def ordinal_type(self, c: _Children) -> ast.TypeExpr:
+        path = self._current.build.path
+        return ast.TypeExpr("ordinal", self._number(path, c[2]), self._number(path, c[4]), span=_span(path, c[0], c[-1]))
+
+    def score_type(self, c: _Children) -> ast.TypeExpr:
+        path = self._current.build.path
+        return ast.TypeExpr("score", self._number(path, c[2]), self._number(path, c[4]), span=_span(path, c[0], c[-1]))
+
+    def label_type(self, c: _Children) -> ast.TypeExpr:
+        path = self._current.build.path
+        labels = tuple(self._name(path, t) for t in c[2:-1:2] if t is not None)
+        return ast.TypeExpr("label", labels=labels, span=_span(path, c[0], c[-1]))
+
+    # -- values ---------------------------------------------------------------
+
+    def _nest(self, b: Build, value: ast.Value, parts: Iterable[ast.Value | ast.Entry]) -> None:
         """Record the height of a list or map built of `parts`."""
-        height = 1 + max((self._height.get(id(p), 0) for p in parts), default=0)
-        self._height[id(value)] = height
+        height = 1 + max((b.height.get(id(p), 0) for p in parts), default=0)
+        b.height[id(value)] = height
         if height > MAX_NESTING:
             for p in parts:
-                self._too_deep.pop(id(p), None)
-            self._too_deep[id(value)] = value
+                b.too_deep.pop(id(p), None)
+            b.too_deep[id(value)] = value
 
-    def string(self, tok: Token) -> ast.String:
+    def _string(self, b: Build, tok: Token) -> ast.String:
         try:
             value, triple = decode(str(tok))
         except BadEscape as exc:
             assert tok.line is not None and tok.column is not None  # set by the lexer
             line, col = _offset_position(str(tok), tok.line, tok.column, exc.offset)
-            span = Span(self.path, line, col, line, col + len(exc.sequence))
+            span = Span(b.path, line, col, line, col + len(exc.sequence))
             if exc.sequence == "\\u":
                 message = "`\\u` in a string must be followed by four hex digits, e.g. `\\u00e9`"
             else:
                 message = f"unknown escape sequence `{exc.sequence}` in a string"
-            self.diagnostics.append(
+            b.diagnostics.append(
                 make(
                     "RB004",
                     span,
@@ -193,49 +233,47 @@ class AstBuilder:
                 )
             )
             value, triple = str(tok), False
-        return ast.String(value, triple=triple, span=self._tok_span(tok))
+        return ast.String(value, triple=triple, span=_tok_span(b.path, tok))
 
-    def number(self, tok: Token) -> ast.Number:
+    def _number(self, path: str, tok: Token) -> ast.Number:
         text = str(tok)
-        is_int = not any(ch in text for ch in ".eE")
+        is_int = "." not in text and "e" not in text and "E" not in text
         value = int(text) if is_int else float(text)
-        return ast.Number(value, text=text, span=self._tok_span(tok))
+        return ast.Number(value, text=text, span=_tok_span(path, tok))
 
-    def true(self, meta: Meta, c: _Children) -> ast.Bool:
-        return ast.Bool(True, span=self._span(meta))
+    def true(self, c: _Children) -> ast.Bool:
+        return ast.Bool(True, span=_tok_span(self._current.build.path, c[0]))
 
-    def false(self, meta: Meta, c: _Children) -> ast.Bool:
-        return ast.Bool(False, span=self._span(meta))
+    def false(self, c: _Children) -> ast.Bool:
+        return ast.Bool(False, span=_tok_span(self._current.build.path, c[0]))
 
-    def ident(self, meta: Meta, c: _Children) -> ast.Ident:
-        return ast.Ident(str(c[0]), span=self._span(meta))
+    def ident(self, c: _Children) -> ast.Ident:
+        return ast.Ident(str(c[0]), span=_tok_span(self._current.build.path, c[0]))
 
-    def call(self, meta: Meta, c: _Children) -> ast.Call:
-        return ast.Call(self._name(c[0]), tuple(v for v in c[1:] if v is not None), span=self._span(meta))
+    def call(self, c: _Children) -> ast.Call:
+        b = self._current.build
+        args = tuple(self._value(b, v) for v in c[2:-1:2] if v is not None)
+        return ast.Call(self._name(b.path, c[0]), args, span=_span(b.path, c[0], c[-1]))
 
-    def list(self, meta: Meta, c: _Children) -> ast.ListValue:
-        value = ast.ListValue(tuple(v for v in c if v is not None), span=self._span(meta))
-        self._nest(value, value.items)
+    def list(self, c: _Children) -> ast.ListValue:
+        b = self._current.build
+        value = ast.ListValue(tuple(self._value(b, v) for v in c[1:-1:2] if v is not None), span=_span(b.path, c[0], c[-1]))
+        self._nest(b, value, value.items)
         return value
 
-    def map(self, meta: Meta, c: _Children) -> ast.MapValue:
-        value = ast.MapValue(tuple(e for e in c if e is not None), span=self._span(meta))
-        self._nest(value, value.entries)
+    def map(self, c: _Children) -> ast.MapValue:
+        b = self._current.build
+        value = ast.MapValue(tuple(e for e in c[1:-1:2] if e is not None), span=_span(b.path, c[0], c[-1]))
+        self._nest(b, value, value.entries)
         return value
 
-    def entry(self, meta: Meta, c: _Children) -> ast.Entry:
-        entry = ast.Entry(c[0], c[1], span=self._span(meta))
-        height = self._height.get(id(c[1]), 0)
+    def entry(self, c: _Children) -> ast.Entry:
+        b = self._current.build
+        value = self._value(b, c[2])
+        entry = ast.Entry(self._value(b, c[0]), value, span=_span(b.path, c[0], c[2]))
+        height = b.height.get(id(value), 0)
         if height:
-            self._height[id(entry)] = height
-            if id(c[1]) in self._too_deep:
-                self._too_deep[id(entry)] = self._too_deep.pop(id(c[1]))
+            b.height[id(entry)] = height
+            if id(value) in b.too_deep:
+                b.too_deep[id(entry)] = b.too_deep.pop(id(value))
         return entry
-
-
-_LITERALS = frozenset({"STRING", "LONG_STRING", "NUMBER"})
-_RULES: dict[str, Callable[[AstBuilder, Meta, _Children], Any]] = {
-    name: fn
-    for name, fn in vars(AstBuilder).items()
-    if not name.startswith("_") and name not in ("build", "string", "number") and callable(fn)
-}

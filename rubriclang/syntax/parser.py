@@ -1,8 +1,10 @@
 """Parsing: text -> `ast.Module` plus syntax diagnostics.
 
-The LALR parsers (a fast one, and one whose errors are reported: `_tree`)
-are built once per process and cached on disk by Lark, so a cold `rbg check`
-does not re-analyse the grammar.
+The LALR parsers (a fast one, and one whose errors are reported: `_build`)
+build the AST as they parse (`build.AstBuilder` is their inline
+transformer). They are built once per process and cached on disk by Lark in
+the user's cache folder (`larkcache`), so a cold `rbg check` does not
+re-analyse the grammar.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import functools
 import re
 import threading
 from importlib import resources
+from typing import cast
 
 import attrs
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from rubriclang.diagnostics import Diagnostic
@@ -21,6 +24,8 @@ from rubriclang.diagnostics.span import Span
 from rubriclang.syntax import ast
 from rubriclang.syntax.build import AstBuilder
 from rubriclang.syntax.errors import describe_unexpected, syntax_diagnostic
+from rubriclang.syntax.larkcache import cache_file
+from rubriclang.syntax.lexer import FastBasicLexer
 
 # Comments reach us through a lexer callback; the parser object is shared, so
 # the list they go to is per thread.
@@ -34,17 +39,25 @@ def _collect_comment(tok: Token) -> Token:
     return tok
 
 
+_BUILDER = AstBuilder()
+
+
 @functools.lru_cache(maxsize=2)
 def _parser(lexer: str) -> Lark:
+    """The parser with `lexer` ("basic": Lark's basic lexer's tokens, lexed
+    faster; or "contextual"); `parse` returns a list of `ast.Decl`."""
     grammar = resources.files("rubriclang.grammar").joinpath("rubric.lark").read_text("utf-8")
+    # Every token kept: the builder finds each rule's children at fixed places
+    # and its span from the first and last of them.
     return Lark(
         grammar,
         parser="lalr",
-        lexer=lexer,
-        propagate_positions=True,
+        lexer=FastBasicLexer if lexer == "basic" else lexer,
+        keep_all_tokens=True,
         maybe_placeholders=True,
         lexer_callbacks={"COMMENT": _collect_comment},
-        cache=True,
+        transformer=_BUILDER,
+        cache=cache_file(grammar, "fast-basic" if lexer == "basic" else lexer),
     )
 
 
@@ -54,8 +67,9 @@ def _lark() -> Lark:
     return _parser("contextual")
 
 
-def _tree(chunk: str) -> Tree[Token]:
-    """The parse tree of `chunk`, or the contextual parser's UnexpectedInput.
+def _build(chunk: str, path: str) -> tuple[list[ast.Decl], list[Diagnostic]]:
+    """The declarations of `chunk` and what building them reported, or the
+    contextual parser's UnexpectedInput.
 
     A basic lexer (one regex for every terminal) tries first: the contextual
     lexer compiles a regex per parser state, which is most of a cold parse.
@@ -64,11 +78,15 @@ def _tree(chunk: str) -> Tree[Token]:
     holds it, so that subset picks it too); where they do not (a keyword
     used as a name, or an error), the contextual parser decides and reports.
     """
+    build = _BUILDER.begin(path)
     try:
-        return _parser("basic").parse(chunk)
+        tree = _parser("basic").parse(chunk)
     except UnexpectedInput:
         _comment_sink.items = []
-        return _lark().parse(chunk)
+        build = _BUILDER.begin(path)
+        tree = _lark().parse(chunk)
+    # Lark types the result as a tree; the transformer's `start` returns the declarations.
+    return cast("list[ast.Decl]", tree), build.finish()
 
 
 @attrs.frozen
@@ -151,16 +169,15 @@ def _parse_chunk(
     """Parse one chunk; True when it parsed, else False and the error's offset."""
     _comment_sink.items = []
     try:
-        tree = _tree(chunk)
+        built, reported = _build(chunk, path)
     except UnexpectedInput as exc:
         diagnostics.append(_from_lark(exc, chunk, path))
         return False, _error_offset(exc, chunk)
     finally:
         comments.extend(_comment_sink.items)
         _comment_sink.items = None
-    builder = AstBuilder(path)
-    decls.extend(builder.build(tree))
-    diagnostics.extend(builder.diagnostics)
+    decls.extend(built)
+    diagnostics.extend(reported)
     return True, 0
 
 
