@@ -314,6 +314,7 @@ def cold_start(runs: int):
         rows.append(("cold `rbg check`", "n/a", f"`python -c pass` {wall['pass']:.1f} ms", "-", f"<= {COLD_TARGET_MS:.0f} ms", f"SKIP ({why_not})"))
     if "black" not in wall:
         rows.append(("reference `black --check`", "n/a", "black is not installed in this environment", "-", "-", "-"))
+    from rubriclang.paths import user_cache_dir
     from rubriclang.syntax.larkcache import private_folder
 
     lark_folder = private_folder()
@@ -323,7 +324,7 @@ def cold_start(runs: int):
         f"cold start: wall-clock medians, commands interleaved; warm disk caches: .pyc files (in "
         f"{env['PYTHONPYCACHEPREFIX']}) and Lark's grammar cache ({len(lark_caches)} file(s) "
         f"{lark_folder}/*.pickle) and the parsed catalog and codes "
-        f"({tempfile.gettempdir()}/.rubriclang_toml_*), all written by untimed warm-up runs; "
+        f"({os.path.join(user_cache_dir(), 'toml')}/*.marshal), all written by untimed warm-up runs; "
         f"the absolute target of {COLD_TARGET_MS:.0f} ms: {_verdict(wall.get('rbg', 1e9) <= COLD_TARGET_MS)}",
         f"cold start, median CPU ms (user+sys) of each child: {cpu}",
     ]
