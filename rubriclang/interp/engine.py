@@ -88,16 +88,39 @@ class Interpreter:
             self._sem = asyncio.Semaphore(self.concurrency)
         mode = self.mode_for(item, mode)
         cids = item.candidate_ids
-        requests = [(c, cid) for c in self.graph.criteria for cid in cids]
-        results = await asyncio.gather(
-            *(self._judge(JudgmentRequest(item, cid, c)) for c, cid in requests)
-        )
+        requests = [JudgmentRequest(item, cid, c) for c in self.graph.criteria for cid in cids]
+        results = self._known(requests)
+        waiting = [i for i, j in enumerate(results) if j is None]
+        if waiting:
+            for i, j in zip(waiting, await asyncio.gather(*(self._judge(requests[i]) for i in waiting))):
+                results[i] = j
         judgments: dict[str, dict[str, Judgment]] = {c.name: {} for c in self.graph.criteria}
-        for (c, cid), j in zip(requests, results):
-            judgments[c.name][cid] = j
+        for r, j in zip(requests, results):
+            assert j is not None
+            judgments[r.criterion.name][r.candidate] = j
         comp = self.composer.compose(mode, cids, judgments)
         record = trace_record(self.graph, self.hash, self.criterion_hashes, item, mode, judgments, comp)
         return ItemResult(item, mode, judgments, comp, record)
+
+    def _known(self, requests: list[JudgmentRequest]) -> list[Judgment | None]:
+        """The judgments the backends give at once (`judge_known`: rules, cache
+        hits), one batch per backend; None for those to await. These need no
+        task and no slot of the concurrency limit."""
+        results: list[Judgment | None] = [None] * len(requests)
+        batches: dict[int, tuple[Any, list[int]]] = {}
+        for i, r in enumerate(requests):
+            backend = self._route[r.criterion.name]
+            known = getattr(backend, "judge_known", None)
+            if known is not None:
+                batches.setdefault(id(backend), (known, []))[1].append(i)
+        for known, indexes in batches.values():
+            try:
+                answers = known([requests[i] for i in indexes])
+            except Exception:  # noqa: BLE001  # `judge` records what goes wrong with these
+                continue
+            for i, j in zip(indexes, answers):
+                results[i] = j
+        return results
 
     async def run(self, items: Iterable[Item], mode: str | None = None) -> AsyncIterator[ItemResult]:
         """Results in input order, with up to `concurrency` criterion calls in
