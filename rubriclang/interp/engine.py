@@ -92,8 +92,8 @@ class Interpreter:
         results = self._known(requests)
         waiting = [i for i, j in enumerate(results) if j is None]
         if waiting:
-            for i, j in zip(waiting, await asyncio.gather(*(self._judge(requests[i]) for i in waiting))):
-                results[i] = j
+            for i, judged in zip(waiting, await asyncio.gather(*(self._judge(requests[i]) for i in waiting))):
+                results[i] = judged
         judgments: dict[str, dict[str, Judgment]] = {c.name: {} for c in self.graph.criteria}
         for r, j in zip(requests, results):
             assert j is not None
