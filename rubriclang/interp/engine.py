@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 import attrs
@@ -84,21 +84,33 @@ class Interpreter:
                 return Judgment.failed(f"backend error: {type(exc).__name__}: {exc}")
 
     async def evaluate_async(self, item: Item, mode: str | None = None) -> ItemResult:
+        begun = self._begin(item, mode)
+        return begun if isinstance(begun, ItemResult) else await begun
+
+    def _begin(self, item: Item, mode: str | None) -> ItemResult | Coroutine[Any, Any, ItemResult]:
+        """The item's result, when every judgment is known at once (rules,
+        cache hits); else what remains to await for it."""
+        mode = self.mode_for(item, mode)
+        requests = [JudgmentRequest(item, cid, c) for c in self.graph.criteria for cid in item.candidate_ids]
+        results = self._known(requests)
+        if None in results:
+            return self._finish(item, mode, requests, results)
+        return self._result(item, mode, requests, results)
+
+    async def _finish(self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]) -> ItemResult:
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.concurrency)
-        mode = self.mode_for(item, mode)
-        cids = item.candidate_ids
-        requests = [JudgmentRequest(item, cid, c) for c in self.graph.criteria for cid in cids]
-        results = self._known(requests)
         waiting = [i for i, j in enumerate(results) if j is None]
-        if waiting:
-            for i, judged in zip(waiting, await asyncio.gather(*(self._judge(requests[i]) for i in waiting))):
-                results[i] = judged
+        for i, judged in zip(waiting, await asyncio.gather(*(self._judge(requests[i]) for i in waiting))):
+            results[i] = judged
+        return self._result(item, mode, requests, results)
+
+    def _result(self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]) -> ItemResult:
         judgments: dict[str, dict[str, Judgment]] = {c.name: {} for c in self.graph.criteria}
         for r, j in zip(requests, results):
             assert j is not None
             judgments[r.criterion.name][r.candidate] = j
-        comp = self.composer.compose(mode, cids, judgments)
+        comp = self.composer.compose(mode, item.candidate_ids, judgments)
         record = trace_record(self.graph, self.hash, self.criterion_hashes, item, mode, judgments, comp)
         return ItemResult(item, mode, judgments, comp, record)
 
@@ -116,7 +128,7 @@ class Interpreter:
         for known, indexes in batches.values():
             try:
                 answers = known([requests[i] for i in indexes])
-            except Exception:  # noqa: BLE001  # `judge` records what goes wrong with these
+            except Exception:  # `judge` records what goes wrong with these
                 continue
             for i, j in zip(indexes, answers):
                 results[i] = j
@@ -128,7 +140,23 @@ class Interpreter:
         on bad input, the items before it are still yielded, then the error
         is raised."""
         self._sem = asyncio.Semaphore(self.concurrency)
-        async for result in in_order(items, lambda item: self.evaluate_async(item, mode), self.concurrency * 2 + 1):
+        loop = asyncio.get_running_loop()
+
+        def start(item: Item) -> Awaitable[ItemResult]:
+            # An item known at once gets a finished future, not a task; its
+            # error, too, is raised in its turn, after the items before it.
+            done = loop.create_future()
+            try:
+                begun = self._begin(item, mode)
+            except Exception as exc:  # re-raised by `in_order`
+                done.set_exception(exc)
+                return done
+            if isinstance(begun, ItemResult):
+                done.set_result(begun)
+                return done
+            return begun
+
+        async for result in in_order(items, start, self.concurrency * 2 + 1):
             yield result
 
 
