@@ -59,6 +59,13 @@ class Interpreter:
                     "(rubriclang.llm.backend; see docs/llm.md), or use `rbg run`, which starts one"
                 )
             self._route[crit.name] = backend
+        # (backend.judge_known, the indexes in graph.criteria of its criteria)
+        by_backend: dict[int, tuple[Any, list[int]]] = {}
+        for ci, crit in enumerate(graph.criteria):
+            known = getattr(self._route[crit.name], "judge_known", None)
+            if known is not None:
+                by_backend.setdefault(id(self._route[crit.name]), (known, []))[1].append(ci)
+        self._knowers: list[tuple[Callable[[list[JudgmentRequest]], list[Judgment | None]], list[int]]] = list(by_backend.values())
         self._sem: asyncio.Semaphore | None = None
 
     def mode_for(self, item: Item, mode: str | None) -> str:
@@ -119,13 +126,9 @@ class Interpreter:
         hits), one batch per backend; None for those to await. These need no
         task and no slot of the concurrency limit."""
         results: list[Judgment | None] = [None] * len(requests)
-        batches: dict[int, tuple[Any, list[int]]] = {}
-        for i, r in enumerate(requests):
-            backend = self._route[r.criterion.name]
-            known = getattr(backend, "judge_known", None)
-            if known is not None:
-                batches.setdefault(id(backend), (known, []))[1].append(i)
-        for known, indexes in batches.values():
+        n = len(requests) // max(1, len(self.graph.criteria))  # candidates: requests go criterion by criterion
+        for known, criteria in self._knowers:
+            indexes = [ci * n + k for ci in criteria for k in range(n)]
             try:
                 answers = known([requests[i] for i in indexes])
             except Exception:  # `judge` records what goes wrong with these

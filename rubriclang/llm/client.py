@@ -39,7 +39,7 @@ DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 DEADLINE_PER_TIMEOUT = 4
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # a key of the call key's and the fingerprint's memos, per call
 class Sampling:
     """Sampling parameters. None means "not sent" (the server's default),
     which is different from sending the same value, so it is part of the
