@@ -290,9 +290,10 @@ class Prompt:
     """A criterion's request for one candidate (or one presentation order)
     before it is rendered: the template and the values that fill it.
     Rendering is a pure function of the two, so `digest`, a SHA-256 of the
-    template's `fill_digest` and of each value the template shows, stands
-    for the rendered messages in a call key (`ChatRequest.prompt_digest`):
-    a cache hit needs no rendering."""
+    template's `fill_digest` and id and of each value the template shows,
+    stands for the rendered messages in a call key (`ChatRequest.prompt_digest`):
+    a cache hit needs no rendering. (The id renders nothing, but the prompt
+    hash cached with the call names it.)"""
 
     template: Template
     values: dict[str, str] = attrs.field(eq=False)  # `digest` compares them
@@ -321,8 +322,9 @@ def prepare(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> P
     values = _values(criterion, item, shown, fixed.rubric_values)
     if fixed.prometheus:
         values["rubric"] = prometheus_rubric(criterion, item)
-    # Each shown value as name, length, text: no two sets of values give one text.
-    parts = [fixed.digest]
+    # The template's id (which the prompt hash, cached with the call, names),
+    # then each shown value as name, length, text: no two sets of values give one text.
+    parts = [fixed.digest, str(len(fixed.template.id)), fixed.template.id]
     for name in fixed.names:
         value = values[name]
         parts += (name, str(len(value)), value)

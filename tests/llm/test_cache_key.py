@@ -271,3 +271,13 @@ def test_a_nudged_request_is_keyed_by_its_messages_never_by_the_first_prompt():
     assert again.prompt_digest is None and again.prompt_hash is None
     assert call_key("s", "m", again) == _defined_key("s", "m", again)
     assert call_key("s", "m", again) != call_key("s", "m", rendered.request)
+
+
+def test_a_comment_only_edit_renders_the_same_messages_under_another_key():
+    # The prompt hash, cached with the call, names the template: a hit must never report another's.
+    own = _graph(GRAPH.replace("sink helpful", OWN + "sink helpful")).criteria[-1]
+    noted = _graph(GRAPH.replace("sink helpful", OWN.replace('"""\n## system', '"""\n<!-- a note -->\n## system') + "sink helpful")).criteria[-1]
+    first, second = render(own, ITEM, "response"), render(noted, ITEM, "response")
+    assert first.request.messages == second.request.messages and first.template != second.template
+    assert first.prompt_hash != second.prompt_hash
+    assert call_key("s", "m", first.request) != call_key("s", "m", second.request)
