@@ -78,14 +78,15 @@ class ChatRequest:
     values the messages were rendered from, which the cache keys the call by
     instead of the messages (`cache.call_key`), and the judge's hash of the
     messages, kept beside the answer. A request whose messages are changed
-    must clear both (`prompting.nudge` does). Neither is sent."""
+    must clear both (`prompting.nudge` does). Neither is sent, nor compared:
+    requests that ask the same are equal."""
 
     messages: tuple[dict, ...]
     sampling: Sampling = Sampling()
     response_format: dict | None = None
     affinity: str | None = None
-    prompt_digest: str | None = None
-    prompt_hash: str | None = None
+    prompt_digest: str | None = attrs.field(default=None, eq=False)
+    prompt_hash: str | None = attrs.field(default=None, eq=False)
 
     def body(self, model: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": list(self.messages), **self.sampling.body()}
