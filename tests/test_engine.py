@@ -199,3 +199,23 @@ def test_judgments_known_at_once_or_awaited_give_the_same_traces(broken):
     assert asyncio.run(traces(backend)) == asyncio.run(traces(JitteryAnnotations(1)))
     # each item's `a` was known at once, and only `b` and `c` awaited, unless the fast path broke
     assert backend.awaited == (3 if broken else 2) * len(items)
+
+
+def test_a_local_backend_subclass_with_its_own_judge_is_awaited_for_every_judgment():
+    from rubriclang.interp.local import LocalBackend
+
+    class Counting(LocalBackend):
+        calls = 0
+
+        async def judge(self, request):
+            Counting.calls += 1
+            return self.judge_now(request)
+
+    graph = rubriclang.loads(GRAPH).graph
+    items = list(_items(5))
+
+    async def go():
+        return [r async for r in Interpreter(graph, [JitteryAnnotations(1), Counting()]).run(items)]
+
+    asyncio.run(go())
+    assert Counting.calls == len(items)  # the rule `long`, once per item

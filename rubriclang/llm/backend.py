@@ -169,8 +169,11 @@ class LLMBackend:
         hash is cached with the call), one cache query per model profile.
         None for every other request (a call to make, an `llm.compare`, a
         reply that needs asking again, an item lacking what the prompt
-        needs): `judge` gives those, as it would have given these."""
+        needs), and for all from a subclass with its own `judge`: `judge`
+        gives those, as it would have given these."""
         out: list[Judgment | None] = [None] * len(requests)
+        if type(self).judge is not LLMBackend.judge:
+            return out
         groups: dict[int, tuple[Caller, list[tuple[int, Criterion, Prompt, Sampling]]]] = {}
         for i, request in enumerate(requests):
             crit = request.criterion
