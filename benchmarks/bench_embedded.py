@@ -95,7 +95,8 @@ QA = [
     ("Give a synonym for 'happy'.", "Joyful. Other options are glad, cheerful and content, depending on the tone you want."),
 ]
 # The built-in templates as they were before version 2: reason first, unbounded.
-V1 = {"TEMPLATES": {p: (stem.replace(".v2", ".v1"), key) for p, (stem, key) in prompting.TEMPLATES.items()}, "COMPARE_RATINGS": "compare_ratings.v1"}
+_V2 = prompting.builtin_prompt
+V1 = {"builtin_prompt": lambda p: (_V2(p)[0].replace(".v2", ".v1"), _V2(p)[1]), "COMPARE_RATINGS": "compare_ratings.v1"}
 VERSIONS = {"v1": V1, "v2": {}}
 CHUNK = 4  # items per turn of one version
 WARMUP = Item("warmup", "What colour is grass?", {"response": "Grass is green."})
@@ -173,7 +174,7 @@ async def judge_versions(srv, graph, n_items: int, parallel: int, max_tokens: in
         failed = [j.error for j in judgments if j.error]
         u = backends[version].usage
         out[version] = {
-            "template": prompting.load_template((VERSIONS[version].get("TEMPLATES") or prompting.TEMPLATES)["llm.rate"][0]).id,
+            "template": prompting.load_template((VERSIONS[version].get("builtin_prompt") or _V2)("llm.rate")[0]).id,
             "judgments": len(judgments),
             "unreadable": sum(1 for e in failed if e.startswith("unreadable")),
             "failed": len(failed),

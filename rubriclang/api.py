@@ -1,9 +1,14 @@
 """The Python API: load a rubric, evaluate items, get typed results and traces.
 
-    import rubriclang
-    rubric = rubriclang.load("examples/gsm8k/rubric.rbg")
-    result = rubric.evaluate({"id": "1", "input": "...", "response": "... 42", "reference": "#### 42"})
-    result.decision.decision   # True
+    >>> import rubriclang
+    >>> rubric = rubriclang.load("examples/gsm8k/rubric.rbg")
+    >>> result = rubric.evaluate({"id": "1", "input": "...", "response": "... 42", "reference": "#### 42"})
+    >>> result.composition.decision
+    Decision(status='ok', decision=True, raw=True, margin=None, error=None)
+
+The readout's verdict is `result.composition.decision.decision`; `result.record`
+is the item's trace record. (tests/test_engine.py runs this example from the
+repository root.)
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ money; no prices are shipped. Settings are data: nothing here runs code.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tomllib
@@ -27,10 +26,30 @@ from typing import Any
 
 import attrs
 
+from rubriclang.tomlfile import Lines
+from rubriclang.tomlschema import Field, Place, check, check_value
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SAMPLING = {"temperature": (0.0, None), "top_p": (0.0, 1.0), "max_tokens": (1, None), "seed": (None, None)}
-_PROFILE_KEYS = {"base_url", "model", "api_key_env", *_SAMPLING}
+_SAMPLING = ("temperature", "top_p", "max_tokens", "seed")
+# Checked by the one TOML validator (rubriclang.tomlschema); what a field
+# cannot say (URLs, variable names) is checked after.
+PROFILE_FIELDS = {
+    "base_url": Field(
+        (str, list), required=True, items=str, what="an http(s) URL, or a list of them",
+        hint='e.g. `base_url = "http://localhost:8000/v1"`',
+    ),
+    "model": Field(str, what="a model's name"),
+    "api_key_env": Field(str, what="the name of an environment variable", hint="the key itself never goes in a file"),
+    "temperature": Field(float, lo=0.0),
+    "top_p": Field(float, lo=0.0, hi=1.0),
+    "max_tokens": Field(int, lo=1),
+    "seed": Field(int),
+}
+_PRICE = Field(float, required=True, lo=0.0, what="a number of at least 0 (USD per million tokens)")
+PRICE_FIELDS = {"prompt": _PRICE, "completion": _PRICE}
+MODELS = Field(dict, what="a table of profiles", hint="write `[models.NAME]` tables")
+PRICES = Field(dict, what="a table of models", hint='write `[prices."MODEL"]` tables')
 
 
 class ConfigError(ValueError):
@@ -103,73 +122,43 @@ def load_config(start: str) -> ProjectConfig:
         raise ConfigError(f"{shown}:1", f"cannot read it: {exc.strerror}") from None
     table = data.get("tool", {}).get("rubriclang", {}) if os.path.basename(path) == "pyproject.toml" else data
     prefix = "tool.rubriclang." if table is not data else ""
-    models = table.get("models", {})
-    if not isinstance(models, dict):
-        raise ConfigError(f"{shown}:{_line_of(text, prefix + 'models')}", "`models` must be a table of profiles", "write `[models.NAME]` tables")
-    profiles = {name: _profile(name, spec, shown, text, prefix) for name, spec in models.items()}
-    return ProjectConfig(path, profiles, _prices(table.get("prices", {}), shown, text, prefix), table)
+    lines = Lines(shown, text)
+    top = Place(lines, ConfigError, "the config", prefix.rstrip("."))
+    models = check_value("models", table.get("models", {}), MODELS, top)
+    prices = check_value("prices", table.get("prices", {}), PRICES, top)
+    profiles = {name: _profile(name, spec, lines, prefix) for name, spec in models.items()}
+    return ProjectConfig(path, profiles, _prices(prices, lines, prefix), table)
 
 
-def _prices(table: Any, shown: str, text: str, prefix: str) -> dict[str, dict[str, float]]:
+def _prices(table: dict, lines: Lines, prefix: str) -> dict[str, dict[str, float]]:
     """`[prices."MODEL"]` tables: `prompt` and `completion`, USD per million tokens."""
-    if not isinstance(table, dict):
-        raise ConfigError(f"{shown}:{_line_of(text, prefix + 'prices')}", "`prices` must be a table of models", 'write `[prices."MODEL"]` tables')
     out = {}
     for model, spec in table.items():
-        where = f"{shown}:{_line_of(text, f'{prefix}prices.{model}')}"
-        if not isinstance(spec, dict) or set(spec) != {"prompt", "completion"}:
-            raise ConfigError(where, f"`prices.\"{model}\"` needs exactly `prompt` and `completion`", "USD per million tokens, e.g. `prompt = 0.5`, `completion = 1.5`")
-        for key, value in spec.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ConfigError(where, f"`{key}` of `prices.\"{model}\"` must be a number of at least 0 (USD per million tokens), got {value!r}")
-        out[model] = {"prompt": float(spec["prompt"]), "completion": float(spec["completion"])}
+        place = Place(lines, ConfigError, f'`prices."{model}"`', f"{prefix}prices.{model}", prefix=f'prices."{model}".')
+        if not isinstance(spec, dict):
+            raise place.fail(None, f'`prices."{model}"` must be a table', "USD per million tokens, e.g. `prompt = 0.5`, `completion = 1.5`")
+        out[model] = check(spec, PRICE_FIELDS, place)
     return out
 
 
-def _profile(name: str, spec: Any, shown: str, text: str, prefix: str) -> ModelProfile:
-    where = f"{shown}:{_line_of(text, f'{prefix}models.{name}')}"
+def _profile(name: str, spec: Any, lines: Lines, prefix: str) -> ModelProfile:
+    place = Place(lines, ConfigError, f"profile `{name}`", f"{prefix}models.{name}", prefix=f"models.{name}.")
+    where = place.at()
     if not isinstance(spec, dict):
         raise ConfigError(where, f"`models.{name}` must be a table", f"write `[{prefix}models.{name}]` with `base_url` and `model`")
-    unknown = sorted(set(spec) - _PROFILE_KEYS)
-    if unknown:
-        raise ConfigError(where, f"profile `{name}` has no setting `{unknown[0]}`", "its settings: " + ", ".join(sorted(_PROFILE_KEYS)))
-    urls = spec.get("base_url")
-    if isinstance(urls, str):
-        urls = [urls]
-    if not urls or not isinstance(urls, list) or not all(isinstance(u, str) and re.match(r"https?://[^/\s]+", u) for u in urls):
-        raise ConfigError(where, f"profile `{name}` needs `base_url`: an http(s) URL, or a list of them", 'e.g. `base_url = "http://localhost:8000/v1"`')
-    model = spec.get("model")
-    if model is not None and (not isinstance(model, str) or not model.strip()):
-        raise ConfigError(where, f"`model` of profile `{name}` must be a model's name")
-    key_env = spec.get("api_key_env")
-    if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.fullmatch(key_env)):
-        raise ConfigError(where, f"`api_key_env` of profile `{name}` must name an environment variable", "the key itself never goes in a file")
-    sampling = {}
-    for key, (lo, hi) in _SAMPLING.items():
-        if key not in spec:
-            continue
-        value = spec[key]
-        whole = key in ("max_tokens", "seed")
-        ok = isinstance(value, int) if whole else isinstance(value, (int, float))
-        ok = ok and not isinstance(value, bool) and math.isfinite(value)
-        ok = ok and (lo is None or value >= lo) and (hi is None or value <= hi)
-        if not ok:
-            bounds = "a whole number" if whole else "a finite number"
-            if lo is not None:
-                bounds += f" of at least {lo}" + (f" and at most {hi}" if hi is not None else "")
-            raise ConfigError(where, f"`{key}` of profile `{name}` must be {bounds}, got {value!r}")
-        sampling[key] = value
+    values = check(spec, PROFILE_FIELDS, place)
+    urls = [values["base_url"]] if isinstance(values["base_url"], str) else values["base_url"]
+    if not urls or not all(re.match(r"https?://[^/\s]+", u) for u in urls):
+        raise place.fail("base_url", f"profile `{name}` needs `base_url`: an http(s) URL, or a list of them", PROFILE_FIELDS["base_url"].hint)
+    model = values.get("model")
+    if model is not None and not model.strip():
+        raise place.fail("model", f"`model` of profile `{name}` must be a model's name")
+    key_env = values.get("api_key_env")
+    if key_env is not None and not _ENV_NAME.fullmatch(key_env):
+        raise place.fail("api_key_env", f"`api_key_env` of profile `{name}` must name an environment variable", "the key itself never goes in a file")
+    # As written (an integer temperature stays one), so requests do not change.
+    sampling = {key: spec[key] for key in _SAMPLING if key in spec}
     return ModelProfile(name, tuple(urls), model, key_env, sampling, where)
-
-
-def _line_of(text: str, dotted: str) -> int:
-    """The line of the `[dotted]` table header (or the first mention), 1 when unknown."""
-    parts = [re.escape(p) for p in dotted.split(".")]
-    header = re.compile(r"^[ \t]*\[[ \t]*" + r"\s*\.\s*".join(f'(?:{p}|"{p}")' for p in parts) + r"\s*\]", re.M)
-    m = header.search(text)
-    if m is None:
-        m = re.search(re.escape(dotted.rsplit(".", 1)[-1]), text)
-    return text.count("\n", 0, m.start()) + 1 if m else 1
 
 
 def _line_from_message(message: str) -> int:

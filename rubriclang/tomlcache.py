@@ -30,8 +30,12 @@ def _user() -> str:
 
 
 def cache_path(texts: tuple[str | None, ...]) -> str:
-    """Where the parse of the files with these contents (None: no such file) is cached."""
-    h = hashlib.sha256(_FORMAT + sys.version.encode())
+    """Where the parse of the files with these contents (None: no such file) is
+    cached. Keyed by rubriclang's version too: a parse is cached only once
+    checked, and another version may check differently."""
+    from rubriclang import __version__
+
+    h = hashlib.sha256(_FORMAT + sys.version.encode() + b"\0" + __version__.encode())
     for text in texts:
         h.update(b"\0" if text is None else b"\1" + text.encode("utf-8") + b"\0")
     return os.path.join(tempfile.gettempdir(), f".rubriclang_toml_{_user()}_{h.hexdigest()[:32]}.marshal")

@@ -38,8 +38,10 @@ class Lines:
 
     def at(self, key: str | None = None, table: str = "", index: int = 0) -> str:
         """`path:line` of `key` in `table` (its `index`-th, for [[arrays]]),
-        else of the table, else just the path."""
+        or of the sub-table `[table.key]`, else of the table, else just the path."""
         n = self.keys.get((table, index, key)) if key else None
+        if not n and key:  # a key that is a table of its own (`[table.key]`)
+            n = self.tables.get((f"{table}.{key}" if table else key, 0))
         n = n or self.tables.get((table, index))
         if not n and table:
             # An inline table (`judge = { ... }`): the line of its own key.

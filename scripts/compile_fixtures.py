@@ -3,11 +3,14 @@ scripted loopback model, so a compilation can be replayed without the model.
 
     .venv/bin/python scripts/compile_fixtures.py GRAPHS/ OUT.json
 
-OUT maps the SHA-256 of each request's `messages` (canonical JSON) to the
-answer's text and finish reason. The messages are rebuilt from the log
-exactly as the compiler sends them: the system and spec messages of the
-`start` record, then, from the second attempt on, the previous answer and
-its repair request. tests/llm/test_compile_recorded.py answers from it.
+OUT maps the SHA-256 of each request's conversation (its `messages` after
+the system message, canonical JSON) to the answer's text and finish reason.
+The system message is the language reference, drawn from the catalog: it is
+left out of the key so that adding an operator or procedure does not orphan
+the recording. The conversation is rebuilt from the log exactly as the
+compiler sends it: the spec message of the `start` record, then, from the
+second attempt on, the previous answer and its repair request.
+tests/llm/test_compile_recorded.py answers from it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from pathlib import Path
 
 
 def messages_key(messages) -> str:
-    blob = json.dumps(list(messages), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """The key of a request: its messages after the system message."""
+    blob = json.dumps(list(messages)[1:], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

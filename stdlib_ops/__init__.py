@@ -1,1 +1,7 @@
-"""The standard operator and procedure catalog (TOML data)."""
+"""The standard catalog, a catalog package like any plugin's: the TOML data
+beside this module, and the behaviour of each name it declares."""
+
+from rubriclang.stdlib_ops.operators import OPERATORS
+from rubriclang.stdlib_ops.procedures import PROCEDURES
+
+__all__ = ["OPERATORS", "PROCEDURES"]

@@ -236,6 +236,10 @@ def _operator_params(draw, op: str, ins: dict[str, tuple[JType, ...]]) -> dict[s
     if op == "gate.veto":
         to = draw(st.sampled_from((v.lo, v.hi)))
         return {"to": (fmt_num(to), to)}
+    if op == "transform.default":
+        d = draw(st.sampled_from(tuple(_points(v)) if v.kind != "score" else (v.lo, v.hi)))
+        text = ("true" if d else "false") if isinstance(d, bool) else f'"{d}"' if isinstance(d, str) else fmt_num(d)
+        return {"value": (text, d)}
     return {}
 
 
@@ -254,8 +258,9 @@ class Application:
 def _usable(op: str, port, t: JType) -> bool:
     if not t.accepts_kind(port.accepts) or (t.optional and not port.absent):
         return False
-    # Rescaling a constant would divide by zero, which the checker rejects.
-    return not (op == "transform.rescale" and t.lo == t.hi)
+    # Rescaling a constant would divide by zero, which the checker rejects;
+    # a default for a value never absent is rejected too.
+    return not (op == "transform.rescale" and t.lo == t.hi) and not (op == "transform.default" and not t.optional)
 
 
 @st.composite
@@ -275,9 +280,11 @@ def _operator(draw, name: str, nodes: dict[str, JType]):
             slots[port.name] = draw(st.lists(st.sampled_from(choices[port.name]), min_size=port.min, max_size=port.max or 4))
         else:
             slots[port.name] = [draw(st.sampled_from(choices[port.name]))]
+    if op.name == "reduce.majority":  # its inputs are of one kind
+        slots["inputs"] = [n for n in slots["inputs"] if nodes[n].kind == nodes[slots["inputs"][0]].kind]
     ins = {p: tuple(nodes[n] for n in refs) for p, refs in slots.items()}
     params = _operator_params(draw, op.name, ins)
-    out, problems = CATALOG.rules[op.output](RuleInput(ins, {k: v for k, (_, v) in params.items()}))
+    out, problems = op.rule(RuleInput(ins, {k: v for k, (_, v) in params.items()}))
     assert not problems, (op.name, ins, params, problems)
     ports = ", ".join(
         f"{p}: [{', '.join(refs)}]" if op.port(p).variadic else f"{p}: {refs[0]}" for p, refs in slots.items()

@@ -17,12 +17,13 @@ completed into a whole file, reports its code, and each `right` one does not.
 
 from __future__ import annotations
 
-import difflib
-import os
 import re
 from pathlib import Path
 
 import pytest
+from goldens import assert_golden
+from goldens import render_diagnostics as render
+from rubriclang.stdlib_ops import output_rules
 
 from rubriclang.catalog import load_catalog
 from rubriclang.checker import check_source
@@ -30,7 +31,6 @@ from rubriclang.diagnostics.codes import registry
 from rubriclang.syntax import ast, parse
 
 CORPUS = Path(__file__).parent / "corpus"
-UPDATE = os.environ.get("RBG_UPDATE_GOLDENS") == "1"
 SYNTAX_CODES = {code for code in registry() if code.startswith("RB0")}
 
 CASES = sorted([*CORPUS.glob("valid/*.rbg"), *CORPUS.glob("invalid/*/*.rbg")])
@@ -40,14 +40,9 @@ def _case_id(path: Path) -> str:
     return path.relative_to(CORPUS).as_posix()
 
 
-def render(diagnostics) -> str:
-    """The golden text for a list of diagnostics (independent of the CLI's renderers)."""
-    lines = []
-    for d in sorted(diagnostics, key=lambda d: (d.span.line, d.span.column, d.code, d.message)):
-        s = d.span
-        lines.append(f"{s.line}:{s.column}-{s.end_line}:{s.end_column} {d.code} {d.severity} {d.message}")
-        lines.extend(f"  note: {n}" for n in d.notes)
-    return "".join(line + "\n" for line in lines)
+def corpus_files() -> set[Path]:
+    """Every file the tests of this module read: each case and its golden."""
+    return {p for case in CASES for p in (case, case.with_suffix(".diagnostics"))}
 
 
 def diagnose(path: Path):
@@ -57,19 +52,7 @@ def diagnose(path: Path):
 
 @pytest.mark.parametrize("path", CASES, ids=_case_id)
 def test_case_matches_its_golden(path: Path):
-    actual = render(diagnose(path))
-    golden = path.with_suffix(".diagnostics")
-    if UPDATE:
-        golden.write_text(actual, "utf-8")
-    assert golden.exists(), f"no golden for {_case_id(path)}: run with RBG_UPDATE_GOLDENS=1"
-    expected = golden.read_text("utf-8")
-    if actual != expected:
-        diff = "".join(
-            difflib.unified_diff(
-                expected.splitlines(True), actual.splitlines(True), "golden", "actual"
-            )
-        )
-        pytest.fail(f"{_case_id(path)} differs from its golden:\n{diff}", pytrace=False)
+    assert_golden(path.with_suffix(".diagnostics"), render(diagnose(path)), _case_id(path))
 
 
 @pytest.mark.parametrize("path", [p for p in CASES if p.parent.parent.name == "invalid"], ids=_case_id)
@@ -109,21 +92,12 @@ def test_valid_corpus_covers_the_whole_catalog():
     assert '"""' in text and "#" in text
 
 
-def test_no_golden_lacks_its_case():
-    orphans = [
-        g
-        for g in [*CORPUS.glob("valid/*.diagnostics"), *CORPUS.glob("invalid/*/*.diagnostics")]
-        if not g.with_suffix(".rbg").exists()
-    ]
-    assert not orphans
-
-
 # -- the examples in codes.toml ----------------------------------------------------
 
 _HEADER = "rubric example { version = 1 }\n"
 _NUMERIC = "ordinal[1, 5]"
 # Output rules whose result is a bool, whatever the inputs.
-_BOOL_RULES = {"bool", "bool_reduce", "threshold"}
+_BOOL_RULES = {output_rules.boolean, output_rules.bool_reduce, output_rules.threshold}
 
 
 def _type_text(t: ast.TypeExpr) -> str:
@@ -168,7 +142,7 @@ def _type_of(module: ast.Module, name: str, declare: dict[str, str]) -> str:
             return _type_text(d.type)
         if isinstance(d, ast.NodeDecl) and d.name.value == name:
             op = load_catalog().operators.get(d.operator.text)
-            return "bool" if op and op.output in _BOOL_RULES else _NUMERIC
+            return "bool" if op and op.rule in _BOOL_RULES else _NUMERIC
     return declare.get(name, _NUMERIC)
 
 

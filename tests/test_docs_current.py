@@ -7,7 +7,7 @@ from conftest import REPO_ROOT
 
 from rubriclang.docs_gen import REGENERATE, generate
 
-GENERATED = generate()
+GENERATED = generate(REPO_ROOT / "docs")
 
 
 @pytest.mark.parametrize("name", sorted(GENERATED))

@@ -6,6 +6,7 @@ import json
 import random
 
 import pytest
+from conftest import REPO_ROOT
 
 import rubriclang
 from rubriclang.interp.backend import Judgment
@@ -219,3 +220,13 @@ def test_a_local_backend_subclass_with_its_own_judge_is_awaited_for_every_judgme
 
     asyncio.run(go())
     assert Counting.calls == len(items)  # the rule `long`, once per item
+
+
+def test_api_docstring_example_runs_as_written(monkeypatch):
+    import doctest
+
+    from rubriclang import api
+
+    monkeypatch.chdir(REPO_ROOT)
+    failed, attempted = doctest.testmod(api, raise_on_error=False, report=True)
+    assert attempted >= 4 and failed == 0

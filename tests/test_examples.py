@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rubriclang.checker import check_source
+from rubriclang.fmt import format_source
 from rubriclang.syntax import parse
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -30,19 +31,10 @@ def test_example_checks_clean(path: Path):
     assert result.graph is not None
 
 
-def _format(text: str, path: str) -> str:
-    """The formatter's canonical text; the test is skipped without a formatter."""
-    try:
-        from rubriclang.fmt import format_source
-    except ImportError:
-        pytest.skip("the formatter (rubriclang.fmt.format_source) is not available")
-    return format_source(text, path).output
-
-
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_example_is_formatted(path: Path):
     text = path.read_text("utf-8")
-    assert _format(text, str(path)) == text
+    assert format_source(text, str(path)).output == text
 
 
 LANGUAGE_DOC = EXAMPLES.parent / "docs" / "language.md"
@@ -74,4 +66,4 @@ def test_language_reference_complete_rubric_checks_clean(snippet: str):
 
 @pytest.mark.parametrize("snippet", COMPLETE, ids=[f"rubric{i}" for i in range(len(COMPLETE))])
 def test_language_reference_complete_rubric_is_formatted(snippet: str):
-    assert _format(snippet, "docs/language.md") == snippet
+    assert format_source(snippet, "docs/language.md").output == snippet

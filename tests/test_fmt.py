@@ -1,7 +1,9 @@
 """The formatter: golden cases in tests/corpus/fmt, refusal of broken files,
 and the public API.
 
-Each case is `NAME.rbg` (input) and `NAME.expected.rbg` (the canonical text).
+Each case is `NAME.rbg` (input) and `NAME.expected.rbg` (the canonical text),
+with what the checker says of each (`NAME.diagnostics`, `NAME.expected.diagnostics`,
+in tests/goldens.py's format): formatting moves diagnostics, never changes them.
 Regenerate the expected files with `RBG_UPDATE_GOLDENS=1 pytest tests/test_fmt.py`
 and review the diff.
 """
@@ -9,10 +11,10 @@ and review the diff.
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 
 import pytest
+from goldens import assert_golden, render_diagnostics
 
 from rubriclang.checker import check_source
 from rubriclang.fmt import FormatResult, format_module, format_source
@@ -20,11 +22,17 @@ from rubriclang.syntax import ast, parse
 
 CORPUS = Path(__file__).parent / "corpus" / "fmt"
 CASES = sorted(p for p in CORPUS.glob("*.rbg") if not p.name.endswith(".expected.rbg"))
-UPDATE = os.environ.get("RBG_UPDATE_GOLDENS") == "1"
 
 
 def _expected_path(case: Path) -> Path:
     return case.with_name(case.name[: -len(".rbg")] + ".expected.rbg")
+
+
+def corpus_files() -> set[Path]:
+    """Every file the tests of this module read: each case, its canonical text and
+    the checker's goldens of both."""
+    texts = {p for case in CASES for p in (case, _expected_path(case))}
+    return texts | {p.with_suffix(".diagnostics") for p in texts}
 
 
 def _read(path: Path) -> str:
@@ -66,12 +74,17 @@ def test_corpus_has_enough_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
 def test_golden(case: Path):
-    actual = _format(_read(case), case.name)
-    expected_path = _expected_path(case)
-    if UPDATE:
-        expected_path.write_text(actual, encoding="utf-8")
-    expected = _read(expected_path)
-    assert actual == expected, _diff(expected, actual)
+    assert_golden(_expected_path(case), _format(_read(case), case.name), case.name)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+def test_formatting_moves_the_checkers_diagnostics_but_changes_none(case: Path):
+    said = {}
+    for path in (case, _expected_path(case)):
+        diagnostics = check_source(_read(path), f"fmt/{case.name}").diagnostics
+        assert_golden(path.with_suffix(".diagnostics"), render_diagnostics(diagnostics), path.name)
+        said[path] = sorted((d.code, d.severity, d.message, d.notes) for d in diagnostics)
+    assert said[case] == said[_expected_path(case)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)

@@ -4,7 +4,6 @@ import pytest
 
 from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
-from rubriclang.interp.ops import OPERATORS
 
 O5 = JType("ordinal", 1, 5)
 S01 = JType("score", 0, 1)
@@ -44,18 +43,58 @@ CASES = [
     ("gate.veto", {"value": None, "when": True}, {"to": 1}, {}, None),
     ("gate.mask", {"value": 5, "when": True}, {}, {}, None),
     ("gate.mask", {"value": 5, "when": False}, {}, {}, 5),
+    ("transform.default", {"value": None}, {"value": True}, {}, True),
+    ("transform.default", {"value": False}, {"value": True}, {}, False),
+    ("transform.default", {"value": None}, {"value": "fair"}, {}, "fair"),
+    ("transform.default", {"value": 0}, {"value": 3}, {}, 0),
+    ("reduce.majority", {"inputs": [True, False, True]}, {}, {}, True),
+    ("reduce.majority", {"inputs": [True, False, None]}, {}, {}, None),
+    ("reduce.majority", {"inputs": [False, None, None]}, {}, {}, False),
+    ("reduce.majority", {"inputs": [None, None]}, {}, {}, None),
+    ("reduce.majority", {"inputs": ["a", "b", "c"]}, {}, {}, None),
+    ("reduce.majority", {"inputs": ["b", "a", "b", None]}, {}, {}, "b"),
 ]
 
 
 @pytest.mark.parametrize("name, ports, params, types, expected", CASES)
 def test_operator_computes_documented_value(name, ports, params, types, expected):
-    got = OPERATORS[name](ports, params, types)
+    got = load_catalog().operators[name].function(ports, params, types)
     assert got == expected and type(got) is type(expected)
 
 
-def test_every_catalog_operator_has_an_implementation():
-    assert set(load_catalog(plugins=False).operators) == set(OPERATORS)
+def test_every_catalog_operator_has_a_function():
+    assert all(callable(op.function) for op in load_catalog(plugins=False).operators.values())
 
 
 def test_sum_of_integers_stays_integer_for_ordinal_sinks():
-    assert OPERATORS["reduce.sum"]({"inputs": [2, 3]}, {}, {}) == 5
+    assert load_catalog().operators["reduce.sum"].function({"inputs": [2, 3]}, {}, {}) == 5
+
+
+VOTE = """rubric vote { version = 1 }
+contract { scale = ordinal[1, 5] }
+criterion quality: ordinal[1, 5] = human.annotation { key = "quality" }
+criterion a: bool? = human.annotation { key = "a", on_error = abstain }
+criterion b: bool? = human.annotation { key = "b", on_error = abstain }
+node vote = reduce.majority(inputs: [a, b])
+node harmful = transform.default(value: vote) { value = true }
+node safe = gate.veto(value: quality, when: harmful) { to = 1 }
+sink safe
+readout pointwise { output = ordinal[1, 5] }
+"""
+
+
+@pytest.mark.parametrize(
+    "votes, expected",
+    [
+        ({"a": False, "b": False}, 4),  # a majority for "not harmful": the quality stands
+        ({"a": True, "b": False}, 1),  # a tie: no majority, the default (harmful) vetoes
+        ({"a": False}, 4),  # `b` abstains (no annotation): the present vote decides
+        ({}, 1),  # both abstain: the default
+    ],
+)
+def test_an_abstaining_vote_with_a_default_drives_a_gate(votes, expected):
+    import rubriclang
+
+    item = {"id": "1", "input": "", "response": "", "annotations": {"quality": 4, **votes}}
+    result = rubriclang.loads(VOTE).evaluate(item)
+    assert result.composition.decision.decision == expected

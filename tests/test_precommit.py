@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ERROR, GOOD, REPO_ROOT
+from conftest import ERROR, GOOD, REPO_ROOT, needs
 
 PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which("pre-commit")
 
-pytestmark = pytest.mark.skipif(
-    PRE_COMMIT is None or shutil.which("git") is None,
-    reason="pre-commit (dev extra) and git are needed to run the hooks",
-)
+pytestmark = [pytest.mark.slow, needs(
+    PRE_COMMIT is not None and shutil.which("git") is not None,
+    "pre-commit (dev extra) and git are needed to run the hooks",
+)]  # slow: pre-commit pip-installs the hook's environment (~1 min)
 
 GIT_IDENTITY = ["-c", "user.name=rbg tests", "-c", "user.email=tests@example.invalid", "-c", "commit.gpgsign=false"]
 

@@ -2,8 +2,9 @@
 
 Each example (examples/topical_chat, examples/llm_rubric, examples/gsm8k) is
 loaded through the Python API and run over all its items. The figures pinned
-here are the ones docs/results.md reports; they are deterministic, so a
-change means the data, the graph or the interpreter changed.
+(tests/real_figures.json) are the ones docs/results.md reports; they are
+deterministic, so a change means the data, the graph or the interpreter
+changed; scripts/pin_real_figures.py rewrites the pins.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pinned import assert_pinned
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 import rubriclang
@@ -111,12 +113,12 @@ def test_topical_chat_graph_tracks_the_human_overall(topical):
     report = evaluate(g, topical.items, read_gold(topical.items, g, "items.jsonl"), columns).modes["pointwise"]
     graph, base = report.metrics["graph"], report.metrics["equal baseline"]
     assert len(report.scored) == 360 and report.left_out == ()
-    # Measured: graph 0.934, baseline 0.953, paired difference 0.019 (docs/results.md).
-    assert graph["spearman"].value == pytest.approx(0.934, abs=0.001)
-    assert base["spearman"].value == pytest.approx(0.953, abs=0.001)
+    assert_pinned("topical_chat.spearman.graph", graph["spearman"].value, 3)
+    assert_pinned("topical_chat.spearman.equal_baseline", base["spearman"].value, 3)
     assert graph["spearman"].low > 0.9
     diff = report.differences["equal baseline"]["spearman"]
-    assert diff.value == pytest.approx(0.019, abs=0.001) and diff.low > 0
+    assert_pinned("topical_chat.spearman.baseline_minus_graph", diff.value, 3)
+    assert diff.low > 0
     assert columns[1].weights == dict.fromkeys(
         ["understandability", "naturalness", "coherence", "engagingness", "groundedness"], 1.0
     )
@@ -136,10 +138,10 @@ def test_llm_rubric_direct_reproduces_the_papers_expected_value_baseline(llm_dir
     # microsoft/LLM-Rubric README, `expected_llm` on Q0 over the 223 real dialogues.
     p, g = llm_direct.decisions(), llm_direct.gold
     assert len(p) == 223
-    assert math.sqrt(np.mean((p - g) ** 2)) == pytest.approx(0.918676, abs=1e-6)
-    assert pearsonr(p, g).statistic == pytest.approx(0.177301, abs=1e-6)
-    assert spearmanr(p, g).statistic == pytest.approx(0.086675, abs=1e-6)
-    assert kendalltau(p, g).statistic == pytest.approx(0.065928, abs=1e-6)
+    assert_pinned("llm_rubric.direct.rmse", math.sqrt(np.mean((p - g) ** 2)), 6)
+    assert_pinned("llm_rubric.direct.pearson", pearsonr(p, g).statistic, 6)
+    assert_pinned("llm_rubric.direct.spearman", spearmanr(p, g).statistic, 6)
+    assert_pinned("llm_rubric.direct.kendall", kendalltau(p, g).statistic, 6)
 
 
 def test_llm_rubric_figures_on_the_held_out_half(llm_graph, llm_direct):
@@ -147,8 +149,8 @@ def test_llm_rubric_figures_on_the_held_out_half(llm_graph, llm_direct):
     d, _ = _held_out(llm_direct)
     assert len(g) == 114
     # Measured (docs/results.md): no reliable signal either way.
-    assert spearmanr(p, g).statistic == pytest.approx(-0.017, abs=0.001)
-    assert spearmanr(d, g).statistic == pytest.approx(0.095, abs=0.001)
+    assert_pinned("llm_rubric.held_out.spearman.graph", spearmanr(p, g).statistic, 3)
+    assert_pinned("llm_rubric.held_out.spearman.direct", spearmanr(d, g).statistic, 3)
 
 
 def test_llm_rubric_masks_citation_questions_without_citations(llm_graph):
@@ -162,8 +164,8 @@ def test_llm_rubric_masks_citation_questions_without_citations(llm_graph):
         else:
             uncited += 1
             assert masked == [None] * 4
-    # 76 dialogues of the system without retrieval, plus 11 that cite nothing.
-    assert uncited == 87
+    # 76 dialogues of the system without retrieval, plus 11 that cite nothing (87).
+    assert_pinned("llm_rubric.uncited", uncited)
 
 
 # --- GSM8K ------------------------------------------------------------------------
@@ -177,7 +179,7 @@ def test_gsm8k_verifier_separates_constructed_right_and_wrong_answers(gsm8k):
     assert all(by_variant["full"]) and all(by_variant["early"])
     # A bare solution sometimes ends on a number that is not the answer
     # ("15 liters of water out of the 24 liters"): measured 147 of 150.
-    assert sum(by_variant["bare"]) == 147
+    assert_pinned("gsm8k.bare_right", sum(by_variant["bare"]))
 
 
 # --- determinism and replay ---------------------------------------------------------

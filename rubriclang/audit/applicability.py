@@ -45,11 +45,11 @@ def _needs(cond: str, judge: JudgeInfo) -> str | None:
 
 def _unless(cond: str, judge: JudgeInfo) -> str | None:
     if cond == "measures_length":
-        names = judge.response_criteria(["rule.length"])
+        names = judge.response_criteria("measures_length")
         if names:
             return f"criterion `{names[0]}` measures the response's length (rule.length), which this operator changes by design"
     elif cond == "checks_format":
-        names = judge.response_criteria(["rule.json_valid", "rule.regex"])
+        names = judge.response_criteria("checks_format")
         if names:
             return f"criterion `{names[0]}` checks the response's format ({next(c.procedure for c in judge.graph.criteria if c.name == names[0])}), which this operator changes by design"
     else:

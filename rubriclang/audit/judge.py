@@ -5,21 +5,12 @@ criteria that make some operators meaningless.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import attrs
 
+from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import CheckedGraph, Criterion
 from rubriclang.interp.items import Item
-
-# The text fields each local procedure reads; LLM procedures read the input,
-# the response and (with `with_reference`) the reference. Annotations and
-# recorded values are keyed by item id: they read no text at all.
-_FIELD_PARAM = ("rule.regex", "rule.length", "rule.contains", "rule.json_valid")
-_FORMAT_CHECKS = ("rule.json_valid", "rule.regex")
-# Procedures that see both candidates in one prompt, in a presentation order.
-SIDE_BY_SIDE = ("llm.compare",)
 
 
 class JudgeError(Exception):
@@ -27,17 +18,25 @@ class JudgeError(Exception):
 
 
 def is_llm(criterion: Criterion) -> bool:
-    return criterion.procedure.startswith("llm.")
+    return load_catalog().hooks(criterion.procedure).backend == "llm"
+
+
+def has_trait(criterion: Criterion, trait: str) -> bool:
+    """Whether the criterion's procedure has the trait (see `ProcedureImpl`)."""
+    return trait in load_catalog().hooks(criterion.procedure).traits
 
 
 def reads(criterion: Criterion) -> frozenset[str]:
-    """The item fields a criterion's judgment depends on."""
+    """The item fields a criterion's judgment depends on: LLM procedures read
+    the input, the response and (with `with_reference`) the reference; local
+    ones the field they name, or the response and the reference. Annotations
+    and recorded values are keyed by item id: they read no text at all."""
     p = criterion.params
     if is_llm(criterion):
         return frozenset({"input", "response", *(("reference",) if p.get("with_reference") else ())})
-    if criterion.procedure in _FIELD_PARAM:
+    if has_trait(criterion, "reads_field"):
         return frozenset({p["field"]})
-    if criterion.procedure == "rule.matches_reference":
+    if has_trait(criterion, "reads_reference"):
         return frozenset({"response", "reference"})
     return frozenset()
 
@@ -57,15 +56,14 @@ class JudgeInfo:
     def llm_criteria(self) -> tuple[Criterion, ...]:
         return tuple(c for c in self.graph.criteria if is_llm(c))
 
-    def response_criteria(self, procedures: Iterable[str]) -> tuple[str, ...]:
-        """Criteria running one of `procedures` on the response."""
-        procs = set(procedures)
-        return tuple(c.name for c in self.graph.criteria if c.procedure in procs and "response" in reads(c))
+    def response_criteria(self, trait: str) -> tuple[str, ...]:
+        """Criteria whose procedure has `trait` and that read the response."""
+        return tuple(c.name for c in self.graph.criteria if has_trait(c, trait) and "response" in reads(c))
 
     @property
     def side_by_side(self) -> tuple[str, ...]:
         """Criteria that see both candidates at once, in an order."""
-        return tuple(c.name for c in self.graph.criteria if c.procedure in SIDE_BY_SIDE)
+        return tuple(c.name for c in self.graph.criteria if has_trait(c, "side_by_side"))
 
     @property
     def has_anchors(self) -> bool:

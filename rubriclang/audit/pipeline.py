@@ -19,16 +19,16 @@ from rubriclang.audit import seal as sealing
 from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.backends import Backends, BackendUnavailable
 from rubriclang.audit.files import write_json, write_lines
-from rubriclang.audit.judge import JudgeError, JudgeInfo, judge_info
+from rubriclang.audit.judge import JudgeError, JudgeInfo, is_llm, judge_info
+from rubriclang.audit.perturb import llm
 from rubriclang.audit.perturb.generate import Generation
 from rubriclang.audit.report_json import AuditData, build_report, render_text
 from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
 from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import rule_summary, summarise
-from rubriclang.audit.variants import item_json
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.evaluation.gold import GoldError, read_gold
-from rubriclang.interp.items import Item, ItemError, read_items
+from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
 from rubriclang.interp.trace import graph_hash
 from rubriclang.safeio import OutputBusy, describe_os_error, output_lock, write_atomic
 
@@ -219,9 +219,13 @@ class Audit:
         report["usage"] = self._usage()
         write_json(self.paths["report"], report, indent=2)
         write_atomic(self.paths["report.txt"], render_text(report))
-        from rubriclang.audit.html import render_html
+        from rubriclang.audit.html.write import ReportError, render_folder
 
-        write_atomic(self.paths["report.html"], render_html(report))
+        try:
+            page = render_folder(self.req.out, report)
+        except ReportError as exc:
+            raise AuditError(f"{exc}; report.json and report.txt are written, and `python -m rubriclang.audit.html {self.req.out}` renders the page once it is fixed") from None
+        write_atomic(self.paths["report.html"], page)
         return report
 
     def _judge(self, items: list[Item]) -> JudgeInfo:
@@ -282,12 +286,13 @@ class Audit:
             write_lines(self.paths["validation"], result.log)
         return sealing.seal(
             judge={"name": self.graph.name, "hash": graph_hash(self.graph)},
-            items=[item_json(it) for it in items],
+            items=[item_to_json(it) for it in items],
             variants=result.variants,
             patches=result.patches,
             operators=to_run,
             counts=result.counts,
             skipped=skipped,
+            prompts=llm.PROMPTS,
         )
 
     def _skipped_operators(self, sealed: sealing.Sealed) -> dict:
@@ -430,7 +435,7 @@ class Audit:
 
     def _manifest(self, sealed_hash: str) -> None:
         cfg = self.suite.judge_backend
-        uses_llm = any(c.procedure.startswith("llm.") for c in self.graph.criteria)
+        uses_llm = any(is_llm(c) for c in self.graph.criteria)
         backend = {"base_url": cfg.base_url, "model": cfg.model, "model_file": cfg.model_file, "temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens} if uses_llm else None
         want = {"schema": MANIFEST, "judge": graph_hash(self.graph), "sealed": sealed_hash, "backend": backend}
         path = self.paths["audit"]
@@ -453,7 +458,7 @@ class Audit:
         """backends_for(repeat): the extra backends, the local one, and an LLM
         backend sampling with seed + repeat when the judge has LLM criteria
         (each model profile's seed too, so repeats are distinct samples)."""
-        if not any(c.procedure.startswith("llm.") for c in self.graph.criteria):
+        if not any(is_llm(c) for c in self.graph.criteria):
             return lambda r: [*self.extra, local]
         from rubriclang.llm.backend import LLMBackend, Profile
         from rubriclang.llm.client import Sampling

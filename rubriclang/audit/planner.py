@@ -14,6 +14,7 @@ from rubriclang.audit.catalog import Operator, load_catalog
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import messages
 from rubriclang.interp.items import Item
+from rubriclang.llm.prompting import listed_points
 
 _EXCERPT = 300
 _EXAMPLES = 3
@@ -30,6 +31,9 @@ def _clip(text: str) -> str:
 
 
 def describe_judge(judge: JudgeInfo) -> str:
+    """The judge as the audit's models see it: each criterion with its
+    question and, where it has one, its rubric (the scale's anchors or the
+    labels' descriptions), one point a line."""
     g = judge.graph
     lines = [f"name: {g.name} ({judge.type} judge, {judge.mode})"]
     if g.header.get("description"):
@@ -38,6 +42,8 @@ def describe_judge(judge: JudgeInfo) -> str:
         question = c.params.get("question")
         detail = f' - asks: "{_clip(question)}"' if question else f" {json.dumps({k: v for k, v in c.params.items() if k != 'on_error'}, default=str)}"
         lines.append(f"criterion {c.name}: {c.type} by {c.procedure}{detail}")
+        if question and (c.params.get("anchors") or c.params.get("descriptions")):
+            lines += [f"  {point}" for point in listed_points(c)[1]]
     lines.append(f"sink: {g.sink}; output: {judge.output if judge.output is not None else 'a preferred candidate'}")
     return "\n".join(lines)
 

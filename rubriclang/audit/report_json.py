@@ -20,6 +20,7 @@ from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, gold_extras
 from rubriclang.audit.seal import Sealed
 from rubriclang.audit.summary import render_text as summary_lines
 from rubriclang.audit.variants import Variant, texts
+from rubriclang.catalog import load_catalog
 from rubriclang.interp.items import Item
 from rubriclang.safetext import printable
 
@@ -393,11 +394,13 @@ class Reporter:
 
 
 def _threshold_sink(judge: JudgeInfo):
-    """The sink operator when it is `transform.threshold` of a binary
-    judge (a verdict derived from a score), else None."""
+    """The sink operator of a binary judge when it cuts a score at a
+    threshold (a verdict derived from a score: an operator whose catalog
+    entry has the `cuts` trait, as `transform.threshold`'s does), else None."""
     if judge.type != "binary":
         return None
-    return next((o for o in judge.graph.operators if o.name == judge.graph.sink and o.operator == "transform.threshold"), None)
+    ops = load_catalog().operators
+    return next((o for o in judge.graph.operators if o.name == judge.graph.sink and "cuts" in ops[o.operator].traits), None)
 
 
 def _one(per_candidate: dict | None) -> Any:

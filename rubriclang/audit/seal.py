@@ -4,7 +4,10 @@ the operators' definitions, under one content hash.
 A sealed suite is what makes two audits comparable: a later audit of
 another judge (`--sealed PATH`) runs on exactly these variants. The hash
 covers what decides the runs (items, variants, patches, operator
-definitions), not the bookkeeping (counts, skipped operators).
+definitions), not the bookkeeping (counts, skipped operators, the
+versions of the generator's and validator's prompts: the variants they made
+are sealed themselves, and suites sealed before the versions were recorded
+keep their hash).
 """
 
 from __future__ import annotations
@@ -15,12 +18,17 @@ import json
 import attrs
 
 from rubriclang.audit.catalog import Operator
-from rubriclang.audit.variants import Patch, Variant, item_from_sealed
-from rubriclang.interp.items import Item
+from rubriclang.audit.variants import Patch, Variant
+from rubriclang.interp.items import POINTWISE_CANDIDATE, Item, ItemError, item_from_json
 from rubriclang.interp.trace import canonical_json
 
-SCHEMA = "rubriclang.audit.sealed/1"
+# /2 holds its items in the items-file format (`interp.items.item_to_json`);
+# /1 held the Item's attributes, and is still read.
+SCHEMA = "rubriclang.audit.sealed/2"
+_SCHEMA_1 = "rubriclang.audit.sealed/1"
 _HASHED = ("items", "operators", "patches", "variants")
+# What suites sealed before `prompts` was recorded were made with.
+_FIRST_PROMPTS = {"generate": "generate.v1", "validate": "validate.v1"}
 
 
 class SealedError(Exception):
@@ -45,17 +53,19 @@ class Sealed:
     counts: dict[str, dict[str, int]]
     skipped: dict[str, str]
     judge: dict
+    prompts: dict[str, str]  # generate/validate: the prompt versions the LLM variants were made with
 
     @property
     def items_by_id(self) -> dict[str, Item]:
         return {it.id: it for it in self.items}
 
 
-def seal(judge: dict, items: list[dict], variants: list[Variant], patches: list[Patch], operators: list[Operator], counts: dict, skipped: dict) -> dict:
+def seal(judge: dict, items: list[dict], variants: list[Variant], patches: list[Patch], operators: list[Operator], counts: dict, skipped: dict, prompts: dict[str, str]) -> dict:
     """The sealed document, with its hash."""
     doc = {
         "schema": SCHEMA,
         "judge": judge,
+        "prompts": dict(sorted(prompts.items())),
         "items": items,
         "variants": [v.to_json() for v in sorted(variants, key=lambda v: v.id)],
         "patches": [p.to_json() for p in sorted(patches, key=lambda p: p.id)],
@@ -76,21 +86,43 @@ def read_sealed(path: str) -> tuple[Sealed, dict]:
         raise SealedError(f"cannot read `{path}`: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SealedError(f"`{path}` is not JSON: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+    if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA, _SCHEMA_1):
         raise SealedError(f"`{path}` is not a sealed audit suite ({SCHEMA})")
     try:
         if content_hash(doc) != doc["hash"]:
             raise SealedError(f"`{path}` was changed after it was sealed: its content does not match its hash {doc['hash'][:19]}...")
         sealed = Sealed(
             hash=doc["hash"],
-            items=tuple(item_from_sealed(d) for d in doc["items"]),
+            items=tuple(_item(d, doc["schema"], f"{path}: items[{n}]") for n, d in enumerate(doc["items"])),
             variants=tuple(Variant.from_json(d) for d in doc["variants"]),
             patches={d["id"]: Patch.from_json(d) for d in doc["patches"]},
             operators={name: Operator.from_json(d) for name, d in doc["operators"].items()},
             counts=doc.get("counts", {}),
             skipped=doc.get("skipped", {}),
             judge=doc.get("judge", {}),
+            prompts=doc.get("prompts", _FIRST_PROMPTS),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise SealedError(f"`{path}` is a malformed sealed suite ({type(exc).__name__}: {exc})") from None
+    except ItemError as exc:
+        raise SealedError(f"`{path}` is a malformed sealed suite ({exc})") from None
     return sealed, doc
+
+
+def _item(d: dict, schema: str, where: str) -> Item:
+    """A sealed item; one of schema /1 (the Item's attributes, candidates as
+    `[id, text]` pairs, per-candidate values) is first put in the items-file
+    form, so that one reader reads both."""
+    if schema == _SCHEMA_1:
+        pairs = d["candidates"]
+        pointwise = [cid for cid, _ in pairs] == [POINTWISE_CANDIDATE]
+        d = {
+            **{k: d[k] for k in ("id", "input", "reference", "rubric", "gold") if d.get(k) is not None},
+            **({"response": pairs[0][1]} if pointwise else {"responses": pairs}),
+            **{
+                k: (d[k].get(POINTWISE_CANDIDATE, {}) if pointwise else d[k])
+                for k in ("annotations", "recorded")
+                if d.get(k)
+            },
+        }
+    return item_from_json(d, where)

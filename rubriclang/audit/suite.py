@@ -6,7 +6,6 @@ by scanning the text, since tomllib keeps no positions), with a hint.
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import re
 from typing import Any
@@ -23,6 +22,7 @@ from rubriclang.audit.catalog import (
 from rubriclang.audit.perturb.llm import REASONING_STYLES
 from rubriclang.errors import LocatedError
 from rubriclang.tomlfile import Lines, read_toml
+from rubriclang.tomlschema import Field, Place, check, check_keys, shown, toml_type
 
 TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -99,105 +99,63 @@ def _suggest(word: str, choices) -> str:
     return f"did you mean `{close[0]}`?" if close else ""
 
 
-def _check_keys(d: dict, allowed, lines: Lines, table: str = "", index: int = 0) -> None:
-    for key in d:
-        if key not in allowed:
-            where = f"[{table}]" if table else "the suite"
-            raise SuiteError(lines.at(key, table, index), f"unknown key `{key}` in {where}", _suggest(key, allowed) or f"known keys: {', '.join(sorted(allowed))}")
-
-
-def _typed(d: dict, key: str, kind, lines: Lines, table: str = "", index: int = 0, *, lo=None, hi=None):
-    """d[key] checked against `kind` (and bounds), or None when absent."""
-    if key not in d:
-        return None
-    value = d[key]
-    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list"}
-    ok = isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        ok, value = True, float(value)
-    if not ok:
-        raise SuiteError(lines.at(key, table, index), f"`{key}` must be {names[kind]}, not {_toml_type(value)} {_shown(value)}")
-    if kind is float and not math.isfinite(value):
-        raise SuiteError(lines.at(key, table, index), f"`{key}` must be a finite number, not {_shown(value)}")
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        bounds = f"at least {lo}" if hi is None else f"between {lo} and {hi}"
-        raise SuiteError(lines.at(key, table, index), f"`{key}` must be {bounds}, not {value}")
-    return value
-
-
-def _toml_type(value) -> str:
-    kinds = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "table"))
-    return next((name for t, name in kinds if isinstance(value, t)), type(value).__name__)
-
-
-def _shown(value) -> str:
-    """A value as the suite writes it (TOML `nan`, `inf`, `true`), kept short."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _path(base: str, value: str | None, key: str, lines: Lines, table: str = "", must_exist: bool = True) -> str | None:
+def _path(base: str, value: str | None, key: str, place: Place, must_exist: bool = True) -> str | None:
     if value is None:
         return None
     resolved = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
     if must_exist and not os.path.isfile(resolved):
-        raise SuiteError(lines.at(key, table), f"`{key}`: no such file `{value}` (looked for {resolved})", "paths are relative to the suite file")
+        raise place.fail(key, f"`{key}`: no such file `{value}` (looked for {resolved})", "paths are relative to the suite file")
     return resolved
 
 
-_BACKEND_KEYS = ("base_url", "model", "api_key_env", "temperature", "seed", "max_tokens", "timeout", "max_retries", "model_file")
+BACKEND_FIELDS = {
+    "base_url": Field(str),
+    "model": Field(str),
+    "api_key_env": Field(str),
+    "temperature": Field(float, lo=0.0, hi=2.0),
+    "seed": Field(int, lo=0, hi=MAX_SEED),
+    "max_tokens": Field(int, lo=1, hi=MAX_TOKENS),
+    "timeout": Field(float, lo=0.001, hi=MAX_TIMEOUT),
+    "max_retries": Field(int, lo=0, hi=100),
+    "model_file": Field(str),
+}
+_BACKEND_KEYS = tuple(BACKEND_FIELDS)
 
 
-def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: Lines, extra=()) -> BackendConfig:
+def _backend(d: Any, table: str, default: BackendConfig, base: str, lines: Lines, extra: dict | None = None) -> BackendConfig:
     if d is None:
         return default
+    place = Place(lines, SuiteError, f"[{table}]", table)
     if not isinstance(d, dict):
-        raise SuiteError(lines.at(table), f"`{table}` must be a table")
-    _check_keys(d, (*_BACKEND_KEYS, *extra), lines, table)
-    url = _typed(d, "base_url", str, lines, table)
+        raise place.fail(None, f"`{table}` must be a table")
+    values = check(d, {**BACKEND_FIELDS, **(extra or {})}, place)
+    url = values.get("base_url")
     if url is not None and not re.match(r"https?://[^/\s]+", url):
-        raise SuiteError(lines.at("base_url", table), f"`base_url` must be an http(s) URL, not {url!r}", "e.g. http://localhost:8000/v1")
-    env = _typed(d, "api_key_env", str, lines, table)
+        raise place.fail("base_url", f"`base_url` must be an http(s) URL, not {url!r}", "e.g. http://localhost:8000/v1")
+    env = values.get("api_key_env")
     if env is not None and not _ENV_NAME.fullmatch(env):
-        raise SuiteError(lines.at("api_key_env", table), "`api_key_env` is the NAME of an environment variable holding the key, not the key")
-    model_file = _path(base, _typed(d, "model_file", str, lines, table), "model_file", lines, table, must_exist=False)
-    if url is not None and model_file is not None:
-        raise SuiteError(lines.at("model_file", table), f"[{table}] gives both `base_url` and `model_file`", "`model_file` is the embedded model, which `base_url` replaces")
-    values = {
-        "base_url": url,
-        "model": _typed(d, "model", str, lines, table),
-        "api_key_env": env,
-        "temperature": _typed(d, "temperature", float, lines, table, lo=0.0, hi=2.0),
-        "seed": _typed(d, "seed", int, lines, table, lo=0, hi=MAX_SEED),
-        "max_tokens": _typed(d, "max_tokens", int, lines, table, lo=1, hi=MAX_TOKENS),
-        "timeout": _typed(d, "timeout", float, lines, table, lo=0.001, hi=MAX_TIMEOUT),
-        "max_retries": _typed(d, "max_retries", int, lines, table, lo=0, hi=100),
-        "model_file": model_file,
-    }
-    return attrs.evolve(default, **{k: v for k, v in values.items() if v is not None})
+        raise place.fail("api_key_env", "`api_key_env` is the NAME of an environment variable holding the key, not the key")
+    values["model_file"] = _path(base, values.get("model_file"), "model_file", place, must_exist=False)
+    if url is not None and values["model_file"] is not None:
+        raise place.fail("model_file", f"[{table}] gives both `base_url` and `model_file`", "`model_file` is the embedded model, which `base_url` replaces")
+    return attrs.evolve(default, **{k: v for k, v in values.items() if k in BACKEND_FIELDS and v is not None})
 
 
 def _options(d: Any, lines: Lines) -> dict[str, dict[str, Any]]:
     if d is None:
         return {}
-    if not isinstance(d, dict):
-        raise SuiteError(lines.at("options"), "`options` must be a table of [options.OPERATOR] tables")
     catalog = load_catalog()
     out = {}
     for name, opts in d.items():
-        table = f"options.{name}"
+        place = Place(lines, SuiteError, f"[options.{name}]", f"options.{name}")
         op = catalog.get(name)
         if op is None or not op.options:
             have = [n for n, o in catalog.items() if o.options]
-            raise SuiteError(lines.at(None, table), f"operator `{name}` takes no options", _suggest(name, have) or f"operators with options: {', '.join(have)}")
+            raise place.fail(None, f"operator `{name}` takes no options", _suggest(name, have) or f"operators with options: {', '.join(have)}")
         if not isinstance(opts, dict):
-            raise SuiteError(lines.at(None, table), f"`{table}` must be a table")
-        _check_keys(opts, op.options, lines, table)
-        out[name] = {key: _option(name, key, value, op.options[key], lines.at(key, table)) for key, value in opts.items()}
+            raise place.fail(None, f"`options.{name}` must be a table")
+        check_keys(opts, op.options, place)
+        out[name] = {key: _option(name, key, value, op.options[key], place.at(key)) for key, value in opts.items()}
     return out
 
 
@@ -212,43 +170,38 @@ def _option(op: str, key: str, value: Any, default: Any, where: str) -> Any:
     return float(value)
 
 
+CUSTOM_FIELDS = {
+    "name": Field(str, required=True),
+    "surface": Field(str, required=True, choices=tuple(CUSTOM_SURFACES)),
+    "relation": Field(str, required=True, choices=RELATIONS),
+    "instruction": Field(str, required=True),
+    "preserve": Field(str),
+}
+
+
 def _custom(entries: Any, lines: Lines) -> dict[str, Operator]:
     if entries is None:
         return {}
-    if not isinstance(entries, list):
-        raise SuiteError(lines.at("custom"), "custom operators are written as [[custom]] tables")
     out: dict[str, Operator] = {}
     for i, d in enumerate(entries):
+        place = Place(lines, SuiteError, "a [[custom]] operator", "custom", i)
         if not isinstance(d, dict):
-            raise SuiteError(lines.at(None, "custom", i), f"a custom operator is a table, not {_toml_type(d)} {_shown(d)}", "write each as a [[custom]] table with `name`, `surface`, `relation` and `instruction`")
-        _check_keys(d, ("name", "surface", "relation", "instruction", "preserve"), lines, "custom", i)
-        for key in ("name", "surface", "relation", "instruction"):
-            if key not in d:
-                raise SuiteError(lines.at(None, "custom", i), f"a [[custom]] operator needs `{key}`")
-        name = _typed(d, "name", str, lines, "custom", i)
+            raise place.fail(None, f"a custom operator is a table, not {toml_type(d)} {shown(d)}", "write each as a [[custom]] table with `name`, `surface`, `relation` and `instruction`")
+        v = check(d, CUSTOM_FIELDS, place)
+        name = v["name"]
         if not NAME.fullmatch(name):
-            raise SuiteError(lines.at("name", "custom", i), f"`{name}` is not a valid operator name", "lower case letters, digits and _, starting with a letter")
+            raise place.fail("name", f"`{name}` is not a valid operator name", "lower case letters, digits and _, starting with a letter")
         if name in load_catalog() or name in out:
-            raise SuiteError(lines.at("name", "custom", i), f"operator `{name}` is already defined", "give the custom operator another name")
-        surface = _typed(d, "surface", str, lines, "custom", i)
-        if surface not in CUSTOM_SURFACES:
-            raise SuiteError(lines.at("surface", "custom", i), f"a custom operator's surface is one of {', '.join(CUSTOM_SURFACES)}, not `{surface}`")
-        relation = _typed(d, "relation", str, lines, "custom", i)
-        if relation not in RELATIONS:
-            raise SuiteError(lines.at("relation", "custom", i), f"`relation` is `invariant` or `directional`, not `{relation}`")
-        instruction = _typed(d, "instruction", str, lines, "custom", i)
-        if not instruction.strip():
-            raise SuiteError(lines.at("instruction", "custom", i), "`instruction` is empty")
-        preserve = _typed(d, "preserve", str, lines, "custom", i) or ""
-        out[name] = custom_operator(name, surface, relation, instruction, preserve)
+            raise place.fail("name", f"operator `{name}` is already defined", "give the custom operator another name")
+        if not v["instruction"].strip():
+            raise place.fail("instruction", "`instruction` is empty")
+        out[name] = custom_operator(name, v["surface"], v["relation"], v["instruction"], v.get("preserve", ""))
     return out
 
 
 def _operators(value: Any, custom: dict, lines: Lines) -> tuple[str, ...] | None:
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise SuiteError(lines.at("operators"), "`operators` must be a list of operator names")
     known = {**load_catalog(), **custom}
     seen = []
     for name in value:
@@ -260,10 +213,26 @@ def _operators(value: Any, custom: dict, lines: Lines) -> tuple[str, ...] | None
     return tuple(seen)
 
 
-TOP_KEYS = (
-    "judge", "items", "annotations", "recorded", "repeats", "tolerance", "seed", "positive", "gold", "limit",
-    "concurrency", "operators", "options", "generator", "validator", "summarizer", "custom",
-)  # fmt: skip
+SUITE_FIELDS = {
+    "judge": Field((str, dict), required=True, what="a path or a [judge] table", hint='add `judge = "path/to/judge.rbg"` (or a [judge] table with `graph`)'),
+    "items": Field(str, required=True, hint='add `items = "path/to/items.jsonl"`'),
+    "annotations": Field(str),
+    "recorded": Field(str),
+    "repeats": Field(int, lo=1, hi=100),
+    "tolerance": Field(float, lo=0.0),
+    "seed": Field(int, lo=0, hi=MAX_SEED),
+    "positive": Field(bool),
+    "gold": Field(bool),
+    "limit": Field(int, lo=1, hi=MAX_LIMIT),
+    "concurrency": Field(int, lo=1, hi=256),
+    "operators": Field(list, items=str, what="a list of operator names"),
+    "options": Field(dict, what="a table of [options.OPERATOR] tables"),
+    "generator": Field(dict),
+    "validator": Field(dict),
+    "summarizer": Field(dict),
+    "custom": Field(list, items=dict, what="[[custom]] tables", hint="write each custom operator as a [[custom]] table"),
+}
+JUDGE_FIELDS = {"graph": Field(str, required=True, hint="the path of the .rbg judge")}
 
 
 def load_suite(path: str) -> Suite:
@@ -276,44 +245,36 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
     """Check decoded suite data (`text` locates the lines of mistakes)."""
     lines = Lines(path, text)
     base = os.path.dirname(os.path.abspath(path))
-    _check_keys(data, TOP_KEYS, lines)
-    judge = data.get("judge")
+    top = Place(lines, SuiteError, "the suite")
+    v = check(data, SUITE_FIELDS, top)
     judge_table: dict | None = None
-    if isinstance(judge, dict):
-        judge_table = dict(judge)
-        if "graph" not in judge_table:
-            raise SuiteError(lines.at(None, "judge"), "the [judge] table needs `graph`, the path of the .rbg judge")
-        graph = _typed(judge_table, "graph", str, lines, "judge")
-        graph_where = ("graph", "judge")
-    elif judge is None:
-        raise SuiteError(path, "the suite names no `judge`", 'add `judge = "path/to/judge.rbg"` (or a [judge] table with `graph`)')
+    if isinstance(v["judge"], dict):
+        judge_table = v["judge"]
+        judge_place = Place(lines, SuiteError, "[judge]", "judge")
+        graph = _path(base, check(judge_table, {**BACKEND_FIELDS, **JUDGE_FIELDS}, judge_place)["graph"], "graph", judge_place)
     else:
-        graph = _typed(data, "judge", str, lines)
-        graph_where = ("judge", "")
-    if "items" not in data:
-        raise SuiteError(path, "the suite names no `items`", 'add `items = "path/to/items.jsonl"`')
-    custom = _custom(data.get("custom"), lines)
-    judge_path = _path(base, graph, graph_where[0], lines, graph_where[1])
-    items_path = _path(base, _typed(data, "items", str, lines), "items", lines)
-    assert judge_path is not None and items_path is not None  # both required, checked above
+        graph = _path(base, v["judge"], "judge", top)
+    custom = _custom(v.get("custom"), lines)
+    items = _path(base, v["items"], "items", top)
+    assert graph is not None and items is not None  # both required, checked above
     return Suite(
         path=path,
-        judge=judge_path,
-        items=items_path,
-        annotations=_path(base, _typed(data, "annotations", str, lines), "annotations", lines),
-        recorded=_path(base, _typed(data, "recorded", str, lines), "recorded", lines),
-        repeats=_typed(data, "repeats", int, lines, lo=1, hi=100) or 5,
-        tolerance=_typed(data, "tolerance", float, lines, lo=0.0) or 0.0,
-        seed=_typed(data, "seed", int, lines, lo=0, hi=MAX_SEED) or 0,
-        positive=True if data.get("positive") is None else _typed(data, "positive", bool, lines),
-        gold=True if data.get("gold") is None else _typed(data, "gold", bool, lines),
-        limit=_typed(data, "limit", int, lines, lo=1, hi=MAX_LIMIT),
-        concurrency=_typed(data, "concurrency", int, lines, lo=1, hi=256) or 4,
-        operators=_operators(data.get("operators"), custom, lines),
-        options=_options(data.get("options"), lines),
-        judge_backend=_backend(judge_table, "judge", BackendConfig(), base, lines, extra=("graph",)),
-        generator=_backend(data.get("generator"), "generator", BackendConfig(temperature=0.7, max_tokens=1024), base, lines),
-        validator=_backend(data.get("validator"), "validator", BackendConfig(), base, lines),
-        summarizer=None if data.get("summarizer") is None else _backend(data["summarizer"], "summarizer", BackendConfig(), base, lines),
+        judge=graph,
+        items=items,
+        annotations=_path(base, v.get("annotations"), "annotations", top),
+        recorded=_path(base, v.get("recorded"), "recorded", top),
+        repeats=v.get("repeats", 5),
+        tolerance=v.get("tolerance", 0.0),
+        seed=v.get("seed", 0),
+        positive=v.get("positive", True),
+        gold=v.get("gold", True),
+        limit=v.get("limit"),
+        concurrency=v.get("concurrency", 4),
+        operators=_operators(v.get("operators"), custom, lines),
+        options=_options(v.get("options"), lines),
+        judge_backend=_backend(judge_table, "judge", BackendConfig(), base, lines, extra=JUDGE_FIELDS),
+        generator=_backend(v.get("generator"), "generator", BackendConfig(temperature=0.7, max_tokens=1024), base, lines),
+        validator=_backend(v.get("validator"), "validator", BackendConfig(), base, lines),
+        summarizer=None if v.get("summarizer") is None else _backend(v["summarizer"], "summarizer", BackendConfig(), base, lines),
         custom=custom,
     )

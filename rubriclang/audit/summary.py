@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from rubriclang.audit.llmcall import messages
+from rubriclang.catalog import load_catalog
 
 _MAX_FLIPS = 8
 SECTIONS = ("findings", "actions", "limitations", "follow_ups")
@@ -54,7 +55,8 @@ def rule_summary(report: dict) -> dict:
     out: dict[str, list] = {k: [] for k in SECTIONS}
     m = report["metrics"]
     noise = m["repeat_flip_rate"]
-    llm_judge = any(c["procedure"].startswith("llm.") for c in report["judge"]["criteria"])
+    catalog = load_catalog()
+    llm_judge = any(catalog.hooks(c["procedure"]).backend == "llm" for c in report["judge"]["criteria"])
     if noise["value"] > HIGH_NOISE:
         out["findings"].append(_entry(f"The judge disagrees with itself on repeats: repeat flip rate {_pct(noise)}.", ["metrics.repeat_flip_rate"]))
         out["actions"].append(_entry("Lower the judge's temperature, or aggregate several samples per criterion, before reading other rates.", ["metrics.repeat_flip_rate"]))

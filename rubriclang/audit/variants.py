@@ -18,33 +18,6 @@ from rubriclang.interp.items import Item
 ITEM_FIELDS = ("input", "candidates", "reference")
 
 
-def item_json(item: Item) -> dict:
-    """An item in the sealed suite's form."""
-    return {
-        "id": item.id,
-        "input": item.input,
-        "candidates": [[cid, text] for cid, text in item.candidates.items()],
-        "reference": item.reference,
-        "rubric": item.rubric,
-        "gold": item.gold,
-        "annotations": item.annotations,
-        "recorded": item.recorded,
-    }
-
-
-def item_from_sealed(d: dict) -> Item:
-    return Item(
-        id=d["id"],
-        input=d["input"],
-        candidates=dict(d["candidates"]),
-        reference=d.get("reference"),
-        rubric=d.get("rubric"),
-        gold=d.get("gold"),
-        annotations=d.get("annotations") or {},
-        recorded=d.get("recorded") or {},
-    )
-
-
 def texts(item: Item) -> dict:
     """The fields an item-side variant may change, for side-by-side display."""
     return {"input": item.input, "candidates": [[cid, text] for cid, text in item.candidates.items()], "reference": item.reference}

@@ -1,24 +1,29 @@
 """Loading the catalog: the standard operators and procedures, the language's
 blocks, and third-party catalogs registered through entry points.
 
-A plugin registers under the entry-point group `rubriclang.catalogs`; the
-entry point names a package holding `operators.toml` and/or
-`procedures.toml` in the standard format. Its module defines `OPERATORS`
-(operator name -> function, with the signature of `rubriclang.interp.ops`)
-for each operator it declares, and may define `OUTPUT_RULES` (rule name ->
-function) for operators whose output rule is its own. Procedures are run by
-criterion backends, which plugins provide separately.
+Every catalog package is loaded the same way, the standard one
+(`rubriclang.stdlib_ops`) first: the package holds `operators.toml` and/or
+`procedures.toml`, and its module defines `OPERATORS` (operator name ->
+`rubriclang.catalog.entries.OperatorImpl`: its function, output-type rule and
+plan template) for each operator it declares, and `PROCEDURES` (procedure
+name -> `ProcedureImpl`) for procedures with hooks.
+A plugin registers its package under the entry-point group
+`rubriclang.catalogs`. Procedures are run by criterion backends, which
+plugins provide separately. See docs/extending.md.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Mapping
 from importlib import resources
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from rubriclang.catalog.entries import OperatorImpl, ProcedureImpl
 from rubriclang.catalog.model import (
     BlockSpec,
     OperatorSpec,
@@ -27,7 +32,6 @@ from rubriclang.catalog.model import (
     param_from_dict,
     port_from_dict,
 )
-from rubriclang.catalog.rules import RULES, Rule
 from rubriclang.tomlcache import cached_parse
 
 if TYPE_CHECKING:
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
 _Spec = TypeVar("_Spec", OperatorSpec, ProcedureSpec)
 
 ENTRY_POINT_GROUP = "rubriclang.catalogs"
+STANDARD = "rubriclang.stdlib_ops"
+_NO_HOOKS = ProcedureImpl()
 
 
 class CatalogError(Exception):
@@ -47,16 +53,19 @@ class CatalogError(Exception):
 class Catalog:
     """Everything the checker and its followers know about names in a graph."""
 
+    # Each operator's and procedure's registry entry: its spec with its behaviour.
     operators: dict[str, OperatorSpec]
     procedures: dict[str, ProcedureSpec]
     blocks: dict[str, BlockSpec]
     common_params: tuple[ParamSpec, ...]
-    rules: dict[str, Rule]
-    # Plugin operators' functions (the standard ones live in rubriclang.interp.ops).
-    functions: dict[str, Callable[..., Any]] = attrs.field(factory=dict)
 
     def procedure_params(self, proc: ProcedureSpec) -> tuple[ParamSpec, ...]:
         return proc.params + self.common_params
+
+    def hooks(self, procedure: str) -> ProcedureImpl:
+        """The behaviour registered for a procedure (none for an unknown name)."""
+        spec = self.procedures.get(procedure)
+        return spec.hooks if spec is not None else _NO_HOOKS
 
 
 def _read_text(root: Traversable, name: str) -> str | None:
@@ -70,9 +79,13 @@ def _parse_toml(text: str | None, root: Traversable, name: str) -> dict[str, Any
     if text is None:
         return {}
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{name} in {root}: {exc}") from None
+    from rubriclang.catalog.schema import check_catalog
+
+    check_catalog(data, f"{root}/{name}", text, CatalogError)
+    return data
 
 
 def _read_toml(root: Traversable, name: str) -> dict[str, Any]:
@@ -83,8 +96,8 @@ def _standard_data() -> list[dict[str, Any]]:
     """The standard operators, procedures and blocks files, parsed (through
     the catalog cache)."""
     files = (
-        (resources.files("rubriclang.stdlib_ops"), "operators.toml"),
-        (resources.files("rubriclang.stdlib_ops"), "procedures.toml"),
+        (resources.files(STANDARD), "operators.toml"),
+        (resources.files(STANDARD), "procedures.toml"),
         (resources.files("rubriclang.catalog"), "blocks.toml"),
     )
     texts = tuple(_read_text(root, name) for root, name in files)
@@ -101,7 +114,8 @@ def _operators(data: dict[str, Any], source: str) -> dict[str, OperatorSpec]:
             doc=d.get("doc", "").strip(),
             ports=tuple(port_from_dict(p) for p in d["ports"]),
             params=tuple(param_from_dict(p) for p in d.get("params", ())),
-            output=d["output"],
+            output_type=d["output_type"],
+            problems=d.get("problems", ""),
             example=d.get("example", ""),
             source=source,
         )
@@ -134,17 +148,48 @@ def _merge(into: dict[str, _Spec], new: Mapping[str, _Spec], what: str) -> None:
         into[name] = spec
 
 
-def _merge_plain(into: dict[str, Rule], new: dict[str, Rule], what: str, source: str) -> None:
-    for name, value in new.items():
-        if name in into:
-            raise CatalogError(f"{what} `{name}` from `{source}` clashes with an existing one")
-        into[name] = value
-
-
 def _plugins() -> list[EntryPoint]:
     from importlib.metadata import entry_points  # only when plugins are loaded
 
     return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+def _entries(module: ModuleType, source: str, what: str, declared: Mapping[str, Any], attr: str, kind: type) -> dict[str, Any]:
+    """The package's entries for the names it declares, checked against them."""
+    impls = getattr(module, attr, {})
+    wrong = [n for n, i in impls.items() if not isinstance(i, kind)]
+    if wrong:
+        raise CatalogError(f"{source}: the {attr} entries for {', '.join(wrong)} must be `{kind.__name__}`s")
+    if kind is OperatorImpl:
+        missing = [n for n in declared if n not in impls]
+        if missing:
+            raise CatalogError(f"{source} declares {what}s without an entry in its {attr}: {', '.join(missing)}")
+    stray = [n for n in impls if n not in declared]
+    if stray:
+        raise CatalogError(f"{source} has {attr} entries for {what}s its TOML does not declare: {', '.join(stray)}")
+    return impls
+
+
+def _load_package(
+    module: ModuleType,
+    source: str,
+    data: tuple[dict[str, Any], dict[str, Any]],
+    operators: dict[str, OperatorSpec],
+    procedures: dict[str, ProcedureSpec],
+) -> None:
+    """Add one catalog package (the standard one or a plugin's), with its
+    parsed `operators.toml` and `procedures.toml`, to the catalog."""
+    op_data, proc_data = data
+    ops = _operators(op_data, source)
+    impls = _entries(module, source, "operator", ops, "OPERATORS", OperatorImpl)
+    for name, spec in ops.items():
+        impl = impls[name]
+        ops[name] = attrs.evolve(spec, rule=impl.rule, function=impl.function, plan=impl.plan, traits=impl.traits)
+    procs = _procedures(proc_data, source)
+    hooks = _entries(module, source, "procedure", procs, "PROCEDURES", ProcedureImpl)
+    procs = {n: attrs.evolve(p, hooks=hooks[n]) if n in hooks else p for n, p in procs.items()}
+    _merge(operators, ops, "operator")
+    _merge(procedures, procs, "procedure")
 
 
 @functools.cache
@@ -153,34 +198,22 @@ def load_catalog(plugins: bool = True) -> Catalog:
 
     Raises CatalogError when a plugin's catalog is malformed or redefines a name.
     """
+    operators: dict[str, OperatorSpec] = {}
+    procedures: dict[str, ProcedureSpec] = {}
     op_data, proc_data, block_data = _standard_data()
-    operators = _operators(op_data, "stdlib")
-    procedures = _procedures(proc_data, "stdlib")
+    # The parameters every procedure takes are the standard catalog's.
     common = tuple(param_from_dict(p) for p in proc_data["common"]["params"])
-    rules = dict(RULES)
-    functions: dict[str, Callable[..., Any]] = {}
-    if plugins:
-        for ep in _plugins():
-            try:
-                module = ep.load()
-                root = resources.files(module)
-            except Exception as exc:  # a broken plugin must not look like a broken rubric
-                raise CatalogError(f"cannot load catalog plugin `{ep.name}` ({ep.value}): {exc}") from None
-            source = f"plugin {ep.name}"
-            _merge(operators, _operators(_read_toml(root, "operators.toml"), source), "operator")
-            _merge(procedures, _procedures(_read_toml(root, "procedures.toml"), source), "procedure")
-            _merge_plain(rules, getattr(module, "OUTPUT_RULES", {}), "output rule", source)
-            new_ops = [n for n, spec in operators.items() if spec.source == source]
-            impls = getattr(module, "OPERATORS", {})
-            missing = [n for n in new_ops if n not in impls]
-            if missing:
-                raise CatalogError(f"{source} declares operators without a function in its OPERATORS: {', '.join(missing)}")
-            functions.update({n: impls[n] for n in new_ops})
-    for op in operators.values():
-        if op.output not in rules:
-            raise CatalogError(f"operator `{op.name}` names an unknown output rule `{op.output}`")
+    _load_package(importlib.import_module(STANDARD), "stdlib", (op_data, proc_data), operators, procedures)
+    for ep in _plugins() if plugins else ():
+        try:
+            module = ep.load()
+            root = resources.files(module)
+        except Exception as exc:  # a broken plugin must not look like a broken rubric
+            raise CatalogError(f"cannot load catalog plugin `{ep.name}` ({ep.value}): {exc}") from None
+        data = (_read_toml(root, "operators.toml"), _read_toml(root, "procedures.toml"))
+        _load_package(module, f"plugin {ep.name}", data, operators, procedures)
     blocks = {
         name: BlockSpec(name, d["summary"], tuple(param_from_dict(p) for p in d["params"]))
         for name, d in block_data["blocks"].items()
     }
-    return Catalog(operators, procedures, blocks, common, rules, functions)
+    return Catalog(operators, procedures, blocks, common)

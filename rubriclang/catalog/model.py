@@ -6,6 +6,8 @@ from typing import Any
 
 import attrs
 
+from rubriclang.catalog.entries import ProcedureImpl
+
 
 @attrs.frozen
 class PortSpec:
@@ -43,6 +45,10 @@ class ParamSpec:
     choices: tuple[str, ...] = ()
     length_of: str | None = None
     doc: str = ""
+    # What `rbg fit` may search this number over: `interval` (the value
+    # input's), `weights` (each weight, rescaled to their total) or `range`
+    # (each value of a map, over their range); None: fit leaves it.
+    fit: str | None = None
 
     def type_text(self) -> str:
         if self.type == "choice":
@@ -58,9 +64,18 @@ class OperatorSpec:
     doc: str
     ports: tuple[PortSpec, ...]
     params: tuple[ParamSpec, ...]
-    output: str
+    # What the output type is and which problems its rule reports, in words
+    # (the docs' tables); the rule itself is the entry's.
+    output_type: str
+    problems: str = ""
     example: str = ""
     source: str = "stdlib"
+    # The behaviour, joined to the spec by the loader from the package's entry:
+    # the output-type rule, the function, the plan template and the traits.
+    rule: Any = attrs.field(default=None, eq=False, repr=False)
+    function: Any = attrs.field(default=None, eq=False, repr=False)
+    plan: Any = attrs.field(default=None, eq=False, repr=False)
+    traits: frozenset[str] = attrs.field(default=frozenset(), eq=False, repr=False)
 
     def port(self, name: str) -> PortSpec | None:
         return next((p for p in self.ports if p.name == name), None)
@@ -83,6 +98,8 @@ class ProcedureSpec:
     # what it holds) and those it must show (the response, or both responses).
     placeholders: dict[str, str] = attrs.field(factory=dict)
     shows: tuple[str, ...] = ()
+    # The behaviour, joined by the loader from the package's PROCEDURES entry.
+    hooks: ProcedureImpl = attrs.field(factory=ProcedureImpl, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -105,6 +122,7 @@ def param_from_dict(d: dict[str, Any]) -> ParamSpec:
         choices=tuple(d.get("choices", ())),
         length_of=d.get("length_of"),
         doc=d.get("doc", ""),
+        fit=d.get("fit"),
     )
 
 

@@ -28,15 +28,36 @@ from rubriclang.checker.graph import (
     Readout,
 )
 from rubriclang.checker.prompts import PromptChecker
-from rubriclang.checker.values import check_block, key_text, suggest, suggest_qualified, type_from_ast
+from rubriclang.checker.values import check_block, suggest, suggest_qualified, type_from_ast
 from rubriclang.diagnostics import Diagnostic, sorted_diagnostics
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
 from rubriclang.syntax import ast
 
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*\Z")
-# The one scale `llm.rate { template = prometheus }` rates on.
-_PROMETHEUS_SCALE = JType("ordinal", 1, 5)
+
+
+@attrs.frozen
+class CriterionCheck:
+    """What a procedure's `check` hook sees of one criterion, and how it reports."""
+
+    checker: _Checker
+    decl: ast.CriterionDecl
+    type: JType
+    values: dict[str, Any]
+    failed: set[str]
+    prompts: PromptChecker
+
+    def err(self, code: str, span: Span, message: str, notes: tuple[str, ...] = ()) -> None:
+        self.checker.err(code, span, message, notes)
+
+    def param_span(self, name: str) -> Span:
+        """The span of the parameter's value (of the procedure when not given)."""
+        return self.checker._param_span(self.decl, name)
+
+    def map_keys(self, name: str) -> tuple[ast.String | ast.Number | ast.Bool | ast.Ident, ...]:
+        """The key nodes of the map given for parameter `name`."""
+        return self.checker._map_keys(self.decl, name)
 
 
 @attrs.frozen
@@ -240,14 +261,13 @@ class _Checker:
                 d.type.span,
                 f"`{name}` abstains on error, so its type must be optional: `{declared.as_optional()}`",
             )
-        self._procedure_specifics(d, proc.name, declared, values, failed)
         prompt = None
+        checker = PromptChecker(self.m.path, self.diags, self.sources)
         if proc.placeholders:  # a prompt procedure: its template and answer
-            checker = PromptChecker(self.m.path, self.diags, self.sources)
             prompt = checker.prompt(d, proc, values, failed)
-            checker.answer(d, proc.name, declared, values, failed)
-            if proc.name == "llm.compare":
-                checker.compare_type(d, declared, values)
+            checker.answer(d, proc, declared, values, failed)
+        if proc.hooks.check is not None:  # checks that need the procedure's semantics
+            proc.hooks.check(CriterionCheck(self, d, declared, values, failed, checker))
         self.types[name] = declared
         self.criteria[name] = Criterion(name, declared, proc.name, values, span=d.span, prompt=prompt)
 
@@ -267,57 +287,6 @@ class _Checker:
         """The key nodes of the map given for parameter `name` (its first occurrence)."""
         value = next(p.value for p in d.block.params if p.name.value == name)
         return tuple(e.key for e in value.entries) if isinstance(value, ast.MapValue) else ()
-
-    def _procedure_specifics(self, d: ast.CriterionDecl, proc: str, t: JType, values: dict[str, Any], failed: set[str]) -> None:
-        """Checks that need a procedure's semantics, beyond its parameter specs."""
-        plain = t.as_optional(False)
-        if proc == "llm.rate":
-            self._rate_specifics(d, t, values, failed)
-        elif proc == "llm.choose" and "descriptions" not in failed and values.get("descriptions"):
-            for key in self._map_keys(d, "descriptions"):
-                if key.value not in t.labels:
-                    self.err("RB203", key.span, f"`{key_text(key)}` is not one of the labels of `{plain}`", suggest(str(key.value), t.labels) + (f"the labels: {', '.join(t.labels)}",))
-        elif proc == "rule.regex" and "pattern" not in failed and values.get("pattern") is not None:
-            from rubriclang.regex import compile_regex  # only for files that use rule.regex
-
-            try:
-                compile_regex(values["pattern"], bool(values.get("ignore_case")))
-            except ValueError as exc:
-                self.err(
-                    "RB203",
-                    self._param_span(d, "pattern"),
-                    f"`pattern` is not a valid RE2 regular expression: {exc}",
-                    ("rule.regex uses RE2 (linear time): no backreferences or lookaround",),
-                )
-        elif proc == "rule.length":
-            given = [k for k in ("over", "under") if values.get(k) is not None]
-            if t.kind == "bool" and len(given) != 1:
-                msg = "a bool `rule.length` needs exactly one of `over` and `under`"
-                self.err("RB110" if not given else "RB203", d.procedure.span if not given else self._param_span(d, given[1]), msg, ("e.g. `rule.length { over = 400 }` is true for answers over 400 words",))
-            elif t.kind != "bool" and given:
-                self.err("RB203", self._param_span(d, given[0]), f"`{given[0]}` only applies to a bool `rule.length`; a numeric one yields the length itself")
-
-    def _rate_specifics(self, d: ast.CriterionDecl, t: JType, values: dict[str, Any], failed: set[str]) -> None:
-        """`llm.rate`: the scale its template grades on, and anchors that are points of the type."""
-        plain = t.as_optional(False)
-        if values.get("template") == "prometheus" and plain != _PROMETHEUS_SCALE:
-            # Prometheus models are trained to grade 1-5 in whole points; a
-            # `[RESULT] 4` is no point of any other scale.
-            self.err(
-                "RB204",
-                d.type.span,
-                f"`llm.rate` with `template = prometheus` cannot produce `{t}`: Prometheus grades on `{_PROMETHEUS_SCALE}`",
-                (f"declare `{_PROMETHEUS_SCALE.as_optional(t.optional)}`, or drop `template = prometheus` to rate on `{plain}`",),
-            )
-        if "anchors" not in failed and values.get("anchors"):
-            points = f"integers from {fmt_num(t.lo)} to {fmt_num(t.hi)}" if t.kind == "ordinal" else f"numbers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
-            for key in self._map_keys(d, "anchors"):
-                k = key.value
-                ok = isinstance(key, ast.Number) and t.lo <= key.value <= t.hi
-                if ok and t.kind == "ordinal" and not float(k).is_integer():
-                    ok = False
-                if not ok:
-                    self.err("RB203", key.span, f"anchor `{key_text(key)}` is not a point of `{plain}`", (f"anchors are points of the scale: {points}",))
 
     def _name_hint(self, name: str) -> tuple[str, ...]:
         return suggest(name, self.decls) or (f"declare `{name}` with `criterion {name}: ...` or `node {name} = ...`",)
@@ -507,7 +476,8 @@ class _Checker:
                         f"`{ref.value}: {t}` may be absent, but port `{spec.name}` of `{op.name}` needs a value",
                         (
                             "only value ports and reducer inputs accept optional values",
-                            f"make `{ref.value}` always present: drop the `?` (and an `on_error = abstain` upstream)",
+                            f"make `{ref.value}` always present: drop the `?` (and an `on_error = abstain` upstream), "
+                            f"or give it a default with `transform.default(value: {ref.value}) {{ value = ... }}`",
                         ),
                     )
                     ok = False
@@ -530,9 +500,9 @@ class _Checker:
         if not ok or failed:
             self.broken.add(name)
             return
-        out, problems = self.cat.rules[op.output](RuleInput(by_port, params))
-        for code, message, at in problems:
-            span = self._param_span(d, at) if at else d.name.span
+        out, problems = op.rule(RuleInput(by_port, params))
+        for code, message, param in problems:
+            span = self._param_span(d, param) if param else d.name.span
             self.err(code, span, message)
         if problems:
             self.broken.add(name)
@@ -600,9 +570,9 @@ class _Checker:
             if failed:
                 continue
             if mode == "pointwise":
-                pairwise_only = next((c for c in self.criteria.values() if c.procedure == "llm.compare"), None)
+                pairwise_only = next((c for c in self.criteria.values() if "side_by_side" in self.cat.hooks(c.procedure).traits), None)
                 if pairwise_only is not None:
-                    self.err("RB407", r.mode.span, f"a pointwise readout cannot run `{pairwise_only.name}`: `llm.compare` judges two candidates side by side", (f"`{pairwise_only.name}` is at {pairwise_only.span}; remove the pointwise readout, or judge one response at a time with `llm.rate` or `llm.check`",))
+                    self.err("RB407", r.mode.span, f"a pointwise readout cannot run `{pairwise_only.name}`: `{pairwise_only.procedure}` judges two candidates side by side", (f"`{pairwise_only.name}` is at {pairwise_only.span}; remove the pointwise readout, or judge one response at a time with `llm.rate` or `llm.check`",))
                     continue
                 out[mode] = PointwiseReadout(values["output"], values["quantize"], values["ties"], span=r.span)
                 if scale is not None:
@@ -673,7 +643,7 @@ class _Checker:
         for name, d in self.decls.items():
             if not _SNAKE.match(name):
                 self.err("RB501", d.name.span, f"`{name}` is not snake_case", (f"e.g. `{_snake(name)}`",))
-            if isinstance(d, ast.CriterionDecl) and d.procedure.text == "llm.rate":
+            if isinstance(d, ast.CriterionDecl) and "rates" in self.cat.hooks(d.procedure.text).traits:
                 crit = self.criteria.get(name)
                 written = any(p.name.value == "anchors" for p in d.block.params)
                 # A malformed `anchors` was reported already; do not also say it is missing.

@@ -110,7 +110,7 @@ class PromptChecker:
 
     # -- the answer --------------------------------------------------------------
 
-    def answer(self, d: ast.CriterionDecl, proc: str, t: JType, values: dict[str, Any], failed: set[str]) -> None:
+    def answer(self, d: ast.CriterionDecl, proc: ProcedureSpec, t: JType, values: dict[str, Any], failed: set[str]) -> None:
         """A declared `pattern(...)`: it compiles, has the groups the reply
         shape needs, and its map yields values of the criterion's type."""
         spec = values.get("answer")
@@ -125,14 +125,15 @@ class PromptChecker:
         except ValueError as exc:
             self.err("RB210", span, f"the answer pattern is not a valid RE2 regular expression: {exc}", ("RE2: no backreferences or lookaround",))
             return
-        groups = 2 if proc == "llm.compare" and values.get("reply") == "ratings" else 1
+        side_by_side = "side_by_side" in proc.hooks.traits
+        groups = 2 if side_by_side and values.get("reply") == "ratings" else 1
         if rx.groups != groups:
             want = "two groups: the rating of the response shown first, then the second's" if groups == 2 else "exactly one group: the answer"
             self.err("RB210", span, f"the answer pattern has {rx.groups} group{'s' if rx.groups != 1 else ''}; it needs {want}", ("make other parentheses non-capturing: `(?:...)`",))
             return
         mapping = spec.get("map")
         plain = t.as_optional(False)
-        if proc == "llm.compare" and values.get("reply") != "ratings":
+        if side_by_side and values.get("reply") != "ratings":
             self._map_to(span, mapping, PREFERENCES, "a preference", required=("first", "second"))
         elif plain.kind == "label":
             self._map_to(span, mapping, plain.labels, f"a label of `{plain}`", required=plain.labels) if mapping else None

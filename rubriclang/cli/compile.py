@@ -8,7 +8,7 @@ import os
 
 import click
 
-from rubriclang.cli.execution import DataError, deadline_option, max_reply_option
+from rubriclang.cli.execution import DataError, data_error, deadline_option, max_reply_option
 from rubriclang.cli.params import FiniteFloat
 
 # The embedded model reads the whole catalog, the spec and a repair; its
@@ -91,7 +91,7 @@ def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, i
         try:
             parsed = load_spec(spec)
         except SpecError as exc:
-            raise DataError(str(exc)) from None
+            raise data_error(exc) from None
     if base_urls and model_file:
         raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
     sampling = Sampling(temperature=temperature, top_p=DEFAULT_SAMPLING.top_p, max_tokens=max_tokens, seed=seed)
@@ -158,7 +158,7 @@ def _read_many(spec, from_items, rubric_field, input_field, id_field, reference_
             return specs_from_items(from_items, fields)
         return read_specs(spec)
     except SpecError as exc:
-        raise DataError(str(exc)) from None
+        raise data_error(exc) from None
 
 
 def _many_summary(specs, out_dir: str, this_run: dict, fmt: str) -> None:

@@ -56,14 +56,18 @@ def load_sides(args: tuple[str, ...]):
 @click.argument("args", nargs=-1, metavar="OLD NEW")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
 @click.option("--color/--no-color", default=None, help="Colour text output (default: when stdout is a terminal and NO_COLOR is unset).")
-@click.option("--traces", type=click.Path(exists=True, dir_okay=False), help="Replay these traces under both versions: which decisions change.")
+@click.option("--traces", type=click.Path(exists=True, dir_okay=False), help="Replay these traces under both versions: which decisions change. OLD and NEW may then be folders of compiled graphs (`rbg compile --out-dir`).")
 @click.option("--limit", type=click.IntRange(0), default=50, show_default=True, help="Changed items listed (text and markdown).")
 @click.option("--git-driver", is_flag=True, help="Run as git's external diff driver: git passes PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE.")
 def diff(args, fmt, color, traces, limit, git_driver) -> None:
     """Compare OLD and NEW (files, or `REV:PATH` at a git revision) by meaning:
     nodes added, removed and changed, rewired ports, the sink, the contract,
-    the readouts. Reformatting and comments are no change. Exit status: 0 no
-    semantic change, 1 changes, 2 an error. See docs/review.md.
+    the readouts. Reformatting and comments are no change. With --traces,
+    OLD or NEW may be a folder of graphs compiled per instance: the graph
+    ids added, removed and changed, and each traced item replayed under its
+    own graph (a missing one is a compile failure, or the folder's fallback).
+    Exit status: 0 no semantic change, 1 changes, 2 an error. See
+    docs/review.md.
     """
     if color is None:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -72,6 +76,8 @@ def diff(args, fmt, color, traces, limit, git_driver) -> None:
         return
     if len(args) != 2:
         raise click.UsageError(f"expected OLD and NEW, got {len(args)} argument(s)")
+    if any(os.path.isdir(a) for a in args):
+        click.get_current_context().exit(_show_sets(args, fmt, limit, traces))
     (old_label, _, old), (new_label, _, new) = load_sides(args)
     code = _show(old_label, new_label, old, new, fmt, color, limit, traces)
     click.get_current_context().exit(code)
@@ -97,6 +103,25 @@ def _show(old_label, new_label, old, new, fmt, color, limit, traces=None) -> int
     out = unguarded(sys.stdout) if color and fmt == "text" else None
     click.echo(render(fmt, report, color=color, limit=limit), nl=False, color=color, file=out)
     return 1 if d.changed else 0
+
+
+def _show_sets(args, fmt, limit, traces) -> int:
+    """The diff where OLD or NEW is a folder of compiled graphs."""
+    from rubriclang.cli.execution import load_graph, load_graph_set
+    from rubriclang.interp.items import ItemError
+    from rubriclang.review.impact import verdict_impact
+    from rubriclang.review.setdiff import graphs_of, render, set_diff
+
+    if not traces:
+        raise click.UsageError("a folder of compiled graphs is compared through its traces: give --traces TRACES (from `rbg run FOLDER ITEMS`)")
+    old, new = (load_graph_set(a, None) if os.path.isdir(a) else load_graph(a) for a in args)
+    try:
+        impact = verdict_impact(old, new, traces)
+    except ItemError as exc:
+        raise data_error(exc) from None
+    d = set_diff(graphs_of(old, args[0]), graphs_of(new, args[1]))
+    click.echo(render(fmt, args[0], args[1], d, impact, limit), nl=False)
+    return 1 if d.any else 0
 
 
 def _git_driver(args, fmt, color, limit) -> None:

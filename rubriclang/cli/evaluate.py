@@ -241,14 +241,27 @@ def _set_column(column, gs, items):
     graph, and a note on what the fallback did with them."""
     import attrs
 
+    from rubriclang.checker.graph import CheckedGraph
     from rubriclang.interp.graphset import ABSTAIN, Missing
 
-    missing = frozenset(it.id for it in items if isinstance(gs.route(it), Missing))
+    routes = {it.id: gs.route(it) for it in items}
+    missing = {i: r for i, r in routes.items() if isinstance(r, Missing)}
     column = attrs.evolve(column, graph=gs.folder)
     if not missing:
         return column, None
-    n = f"{len(missing)} of {len(items)} items have no compiled graph in `{gs.folder}`"
-    if gs.fallback_path is not None:
-        return column, f"{n}: judged by the fallback `{gs.fallback_path}`"
-    policy = "abstained on (--fallback abstain)" if gs.fallback == ABSTAIN else "recorded as compile failures"
-    return attrs.evolve(column, uncompiled=missing), f"{n}: {policy}, left out as `compile failed`"
+    judged = {i for i, r in missing.items() if isinstance(gs.fallback_for(r.graph), CheckedGraph)}
+    abstained = sum(1 for r in missing.values() if gs.policy(r.graph) == ABSTAIN)
+    parts = []
+    if judged:
+        graphs = sorted({gs.policy(missing[i].graph) for i in judged})
+        parts.append(f"{len(judged)} judged by the fallback " + ", ".join(f"`{g}`" for g in graphs))
+    if abstained:
+        parts.append(f"{abstained} abstained on (fallback `abstain`)")
+    if len(missing) - len(judged) - abstained:
+        parts.append(f"{len(missing) - len(judged) - abstained} recorded as compile failures")
+    uncompiled = frozenset(missing.keys() - judged)
+    note = f"{len(missing)} of {len(items)} items have no compiled graph in `{gs.folder}`: " + "; ".join(parts)
+    if uncompiled:
+        note += " (left out as `compile failed`)"
+        column = attrs.evolve(column, uncompiled=uncompiled)
+    return column, note

@@ -236,7 +236,7 @@ def uses_llm(graph) -> bool:
     """Whether any criterion of the graph is an LLM procedure."""
     from rubriclang.llm.backend import LLMBackend
 
-    return any(c.procedure in LLMBackend.PROCEDURES for c in graph.criteria)
+    return any(LLMBackend.handles(c.procedure) for c in graph.criteria)
 
 
 def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions, estimate=None):

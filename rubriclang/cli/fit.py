@@ -127,11 +127,12 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
     result = F.fit(g, params, [cases[i] for i in fit_ids], [dev_gold[i] for i in fit_ids], settings)
     cv = F.cross_validate(g, params, cases, fit_ids, dev_gold, settings, folds) if folds >= 2 else None
     text = F.fitted_source(parsed.source, graph_path, params, result.values)
-    fitted = check_source(text, out).graph
+    checked = check_source(text, out)
+    fitted = checked.graph
     if fitted is None:  # types are kept by construction (fit._Validity); never write a file that does not check
         raise DataError(
             f"the fitted numbers do not check in `{graph_path}` (so {out} is not written): "
-            f"{'; '.join(d.message for d in check_source(text, out).diagnostics if d.is_error)}\n"
+            f"{'; '.join(d.message for d in checked.diagnostics if d.is_error)}\n"
             "  hint: mark the node whose numbers break it `# rbg: fixed`"
         )
     try:

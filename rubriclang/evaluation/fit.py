@@ -24,7 +24,6 @@ import attrs
 from rubriclang.catalog import load_catalog
 from rubriclang.checker.graph import CheckedGraph, Operator
 from rubriclang.evaluation.params import Param, concrete, weights_total, with_values
-from rubriclang.interp.ops import OPERATORS
 from rubriclang.interp.plan import compile_plan
 from rubriclang.interp.readout import Decision, pairwise, pointwise
 
@@ -79,12 +78,11 @@ class Recomposer:
     """Decisions of a graph (or a variant with other numbers) over recorded cases."""
 
     def __init__(self, graph: CheckedGraph):
-        self.functions = {**OPERATORS, **load_catalog().functions}
         names = [c.name for c in graph.criteria] + [o.name for o in graph.operators]
         self.sink = names.index(graph.sink)
 
     def decisions(self, graph: CheckedGraph, cases: Sequence[Case]) -> list[Decision]:
-        plan = compile_plan(graph, self.functions)
+        plan = compile_plan(graph)
         s = self.sink
         out = []
         for case in cases:
@@ -208,7 +206,7 @@ class _Validity:
             op = nodes[name]
             assert isinstance(op, Operator)  # free parameters are operators' parameters
             ports = {port: tuple(nodes[s].type for s in slots) for port, slots in op.ports.items()}
-            rule = cat.rules[cat.operators[op.operator].output]
+            rule = cat.operators[op.operator].rule
             self.rules[name] = (lambda params, rule=rule, ports=ports: rule(RuleInput(ports, params)), op.type)
         self.params = params
 

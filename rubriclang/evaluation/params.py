@@ -1,7 +1,8 @@
 """The numeric parameters `rbg fit` may move, and writing moved ones back.
 
 A graph's structure (criteria, operators, routes, readouts, contract) never
-changes; only numbers written in operator blocks do (docs/fit.md):
+changes; only numbers written in operator blocks do, those whose parameter
+the operator's catalog entry marks with `fit` (docs/fit.md). The standard ones:
 
 | operator | parameter | range searched |
 |---|---|---|
@@ -20,23 +21,17 @@ after its declaration, or on the line above it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import fmt_num, fmt_short
 from rubriclang.checker.graph import CheckedGraph, Operator
 from rubriclang.syntax import ast
 
 FIXED = re.compile(r"#\s*rbg:\s*fixed\b")
-# operator -> parameters searched over the value input's interval
-_INTERVAL_PARAMS = {
-    "transform.threshold": ("at",),
-    "transform.clamp": ("lo", "hi"),
-    "gate.cap": ("max",),
-    "gate.floor": ("min",),
-    "gate.veto": ("to",),
-}
 
 
 @attrs.frozen
@@ -90,25 +85,30 @@ def free_params(graph: CheckedGraph, module: ast.Module, fixed: set[str]) -> lis
     return sorted(out, key=lambda p: (p.number.span.line, p.number.span.column))
 
 
-def _params_of(op: Operator, block: dict, nodes) -> list[Param]:
-    name = op.operator
-    if name == "reduce.weighted_mean" and isinstance(block.get("weights"), ast.ListValue):
-        items = block["weights"].items
-        return [Param(op.name, "weights", i, float(x.value), 0.0, 1.0, False, x) for i, x in enumerate(items)]
-    if name == "transform.map" and isinstance(block.get("values"), ast.MapValue):
-        entries = block["values"].entries
-        nums = [float(e.value.value) for e in entries]
-        lo, hi = min(nums), max(nums)
-        if lo == hi:
-            return []  # one value everywhere: no range to search
-        integer = op.type.kind == "ordinal"
-        return [Param(op.name, "values", k, float(e.value.value), lo, hi, integer, e.value) for k, e in zip(op.params["values"], entries)]
-    out = []
+def _number(v: ast.Value) -> ast.Number:
+    assert isinstance(v, ast.Number)  # the checker accepted only numbers here
+    return v
+
+
+def _params_of(op: Operator, block: dict[str, ast.Value], nodes: Mapping[str, Any]) -> list[Param]:
+    """The node's numbers that its operator's catalog entry marks for fitting."""
+    out: list[Param] = []
     t = nodes[op.ports["value"][0]].type if "value" in op.ports else None
-    for param in _INTERVAL_PARAMS.get(name, ()):
-        v = block.get(param)
-        if isinstance(v, ast.Number) and t is not None and t.numeric:
-            out.append(Param(op.name, param, None, float(v.value), float(t.lo), float(t.hi), t.kind == "ordinal", v))
+    for spec in load_catalog().operators[op.operator].params:
+        v = block.get(spec.name)
+        if spec.fit == "weights" and isinstance(v, ast.ListValue):
+            out.extend(Param(op.name, spec.name, i, float(n.value), 0.0, 1.0, False, n) for i, n in enumerate(map(_number, v.items)))
+        elif spec.fit == "range" and isinstance(v, ast.MapValue):
+            nums = [float(_number(e.value).value) for e in v.entries]
+            if min(nums) == max(nums):
+                continue  # one value everywhere: no range to search
+            integer = op.type.kind == "ordinal"
+            out.extend(
+                Param(op.name, spec.name, k, float(_number(e.value).value), min(nums), max(nums), integer, _number(e.value))
+                for k, e in zip(op.params[spec.name], v.entries)
+            )
+        elif spec.fit == "interval" and isinstance(v, ast.Number) and t is not None and t.numeric:
+            out.append(Param(op.name, spec.name, None, float(v.value), float(t.lo), float(t.hi), t.kind == "ordinal", v))
     return out
 
 

@@ -3,7 +3,7 @@
 Pure and deterministic: the same judgments give the same values whatever
 order they arrived in. `rbg run` and `rbg replay` share this code, so a
 replay recomputes exactly what the run computed. The operators run as one
-compiled plan (`plan.py`) whose meaning is that of `ops.py`.
+compiled plan (`plan.py`) whose meaning is that of the operators' catalog functions.
 """
 
 from __future__ import annotations
@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import CheckedGraph, PointwiseReadout
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.domain import coerce
-from rubriclang.interp.ops import OPERATORS
 from rubriclang.interp.plan import compile_plan
 from rubriclang.interp.readout import Decision, pairwise, pointwise
 
@@ -68,8 +66,7 @@ class Composer:
 
     def __init__(self, graph: CheckedGraph):
         self.graph = graph
-        # The standard operators' semantics, plus those of installed plugins.
-        self._plan = compile_plan(graph, {**OPERATORS, **load_catalog().functions})
+        self._plan = compile_plan(graph)
         self._criteria = [(c.name, c.type, _fast_check(c.type), c.params.get("on_error") == "abstain") for c in graph.criteria]
         self._crit_names = tuple(c.name for c in graph.criteria)
         self._names = self._crit_names + tuple(o.name for o in graph.operators)

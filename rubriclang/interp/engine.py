@@ -67,6 +67,13 @@ class Interpreter:
                 by_backend.setdefault(id(self._route[crit.name]), (known, []))[1].append(ci)
         self._knowers: list[tuple[Callable[[list[JudgmentRequest]], list[Judgment | None]], list[int]]] = list(by_backend.values())
         self._sem: asyncio.Semaphore | None = None
+        self._shared = False
+
+    def share_slots(self, slots: asyncio.Semaphore) -> None:
+        """Take criterion calls from `slots`, shared with other Interpreters:
+        a folder of graphs run as one judge bounds its calls in flight in all,
+        not per graph (rubriclang.interp.graphset.run_set)."""
+        self._sem, self._shared = slots, True
 
     def mode_for(self, item: Item, mode: str | None) -> str:
         """The readout mode: as asked, or from the item's shape; checks it fits."""
@@ -142,7 +149,8 @@ class Interpreter:
         flight. Items are pulled lazily, so memory stays flat on long inputs;
         on bad input, the items before it are still yielded, then the error
         is raised."""
-        self._sem = asyncio.Semaphore(self.concurrency)
+        if not self._shared:
+            self._sem = asyncio.Semaphore(self.concurrency)
         loop = asyncio.get_running_loop()
 
         def start(item: Item) -> Awaitable[ItemResult]:
@@ -159,8 +167,14 @@ class Interpreter:
                 return done
             return begun
 
-        async for result in in_order(items, start, self.concurrency * 2 + 1):
+        async for result in in_order(items, start, window(self.concurrency)):
             yield result
+
+
+def window(concurrency: int) -> int:
+    """How many items are started ahead with `concurrency` calls in flight:
+    enough that a slow item does not leave the slots idle."""
+    return max(1, concurrency) * 2 + 1
 
 
 _R = TypeVar("_R")

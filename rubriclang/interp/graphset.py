@@ -50,16 +50,21 @@ class Missing:
 @attrs.frozen
 class GraphSet:
     """The graphs of a folder by id, the ids whose compilation left no graph
-    (with the log's reason), and the fallback: a graph, `abstain`, or None."""
+    (with the log's reason), and the fallback policy: per id as the compile
+    logs record it (`contract.fallback` of its spec), unless the command
+    line's `override` (a graph path or `abstain`) replaces them all. A
+    policy is `abstain`, a path of `fallbacks` (the fallback graphs), or
+    None (a compile failure)."""
 
     folder: str
     graphs: dict[str, CheckedGraph]
     failures: dict[str, str]
-    fallback: CheckedGraph | str | None = None
-    fallback_path: str | None = None
+    policies: dict[str, str] = attrs.Factory(dict)
+    fallbacks: dict[str, CheckedGraph] = attrs.Factory(dict)
+    override: str | None = None
 
     def route(self, item: Item) -> CheckedGraph | Missing:
-        """The graph that judges `item`, or why it has none."""
+        """The graph compiled for `item`, or why it has none."""
         gid = item.id
         if item.graph is not None:
             gid = item.graph[: -len(".rbg")] if item.graph.endswith(".rbg") else item.graph
@@ -69,15 +74,23 @@ class GraphSet:
         reason = self.failures.get(gid, f"`{gid}.rbg` is not in `{self.folder}` (its spec was not compiled)")
         return Missing(gid, reason, log if os.path.exists(log) else None)
 
+    def policy(self, gid: str) -> str | None:
+        """What is done with graph id `gid` when it has no graph: `abstain`, a fallback graph's path, or None."""
+        return self.override if self.override is not None else self.policies.get(gid)
+
+    def fallback_for(self, gid: str) -> CheckedGraph | str | None:
+        """The fallback graph that judges in place of `gid`, or `abstain`, or None."""
+        p = self.policy(gid)
+        return self.fallbacks[p] if p is not None and p != ABSTAIN else p
+
     def all_graphs(self) -> list[CheckedGraph]:
-        """Every graph that may judge an item: the compiled ones, then the fallback."""
+        """Every graph that may judge an item: the compiled ones, then the fallbacks."""
         out = list(self.graphs.values())
-        if isinstance(self.fallback, CheckedGraph):
-            out.append(self.fallback)
+        out += [self.fallbacks[p] for p in sorted(self.fallbacks)]
         return out
 
     def representative(self) -> CheckedGraph | None:
-        """The graph whose type the set answers in (the first compiled, else the fallback)."""
+        """The graph whose type the set answers in (the first compiled, else a fallback)."""
         graphs = self.all_graphs()
         return graphs[0] if graphs else None
 
@@ -90,17 +103,23 @@ class GraphSet:
 
 def load_graph_set(folder: str, fallback: str | None, load: Callable[[str], CheckedGraph]) -> GraphSet:
     """Read `folder` with `load(path) -> CheckedGraph` (which reports a
-    graph with errors); `fallback` is a .rbg path, `abstain` or None."""
-    from rubriclang.llm.compiler.batch import COMPILED, status
+    graph with errors); `fallback`, the command line's policy (a .rbg path
+    or `abstain`), overrides the one each compile log records; None keeps
+    them."""
+    from rubriclang.llm.compiler.batch import COMPILED, recorded_policy, status
 
     names = sorted(os.listdir(folder))
     graphs = {n[: -len(".rbg")]: load(os.path.join(folder, n)) for n in names if n.endswith(".rbg")}
-    failures = {}
+    failures: dict[str, str] = {}
+    policies: dict[str, str] = {}
     for n in names:
         if not n.endswith(".compile.jsonl"):
             continue
         gid = n[: -len(".compile.jsonl")]
         state, records = status(folder, gid)
+        policy = recorded_policy(records, folder)
+        if policy is not None:
+            policies[gid] = policy
         if state == COMPILED:
             continue
         # A graph beside a log that does not say it compiled (a kill between
@@ -113,9 +132,16 @@ def load_graph_set(folder: str, fallback: str | None, load: Callable[[str], Chec
             failures[gid] = f"compilation {end.get('outcome')}: {end.get('message') or 'no graph was written'}"
     if not graphs and not failures:
         raise GraphSetError(folder, "the folder holds no compiled graphs (`ID.rbg`) and no compile logs", "compile into it with `rbg compile SPECS.jsonl --out-dir FOLDER`")
-    if fallback is None or fallback == ABSTAIN:
-        return GraphSet(folder, graphs, failures, fallback)
-    return GraphSet(folder, graphs, failures, load(fallback), fallback)
+    used: dict[str, str | None]  # policy -> an id that needs it (None: the command line's)
+    if fallback is not None:
+        used = {fallback: None}
+    else:  # the recorded fallback graphs that some id without a graph needs
+        used = {p: gid for gid, p in sorted(policies.items(), reverse=True) if gid not in graphs}
+    for p, needs in used.items():
+        if needs is not None and p != ABSTAIN and not os.path.isfile(p):
+            raise GraphSetError(os.path.join(folder, needs + ".compile.jsonl"), f"the fallback graph `{p}` recorded for `{needs}` (its spec's `contract.fallback`) is not there", "put it back, or give --fallback GRAPH.rbg|abstain to replace the recorded policy")
+    fallbacks = {p: load(p) for p in sorted(used) if p != ABSTAIN}
+    return GraphSet(folder, graphs, failures, policies, fallbacks, fallback)
 
 
 def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None) -> dict[str, Any]:
@@ -167,9 +193,16 @@ def interpreters(gs: GraphSet, make: Callable[[CheckedGraph], Interpreter]) -> d
 
 async def run_set(gs: GraphSet, interps: dict[int, Interpreter], items: Iterable[Item], concurrency: int, mode: str | None = None) -> AsyncIterator[SetResult]:
     """Each item judged by its own graph's Interpreter (`interpreters`),
-    results in input order, with up to `concurrency` items in flight; bad
-    input raises after the items before it are yielded."""
-    from rubriclang.interp.engine import in_order
+    results in input order, with up to `concurrency` criterion calls in
+    flight across all the graphs (as for one graph); bad input raises after
+    the items before it are yielded."""
+    import asyncio
+
+    from rubriclang.interp.engine import in_order, window
+
+    slots = asyncio.Semaphore(max(1, concurrency))
+    for it in interps.values():
+        it.share_slots(slots)
 
     def interp(g: CheckedGraph) -> Interpreter:
         return interps[id(g)]
@@ -180,15 +213,16 @@ async def run_set(gs: GraphSet, interps: dict[int, Interpreter], items: Iterable
             r = await interp(routed).evaluate_async(item, mode)
             return SetResult(item, r.mode, r.composition, r.record, "compiled")
         m = mode or item.mode
-        if isinstance(gs.fallback, CheckedGraph):
-            r = await interp(gs.fallback).evaluate_async(item, mode)
-            record = {**r.record, "compile": compile_field(routed, gs.fallback_path)}
+        policy, fallback = gs.policy(routed.graph), gs.fallback_for(routed.graph)
+        if isinstance(fallback, CheckedGraph):
+            r = await interp(fallback).evaluate_async(item, mode)
+            record = {**r.record, "compile": compile_field(routed, policy)}
             return SetResult(item, r.mode, r.composition, record, "fallback")
-        record = missing_record(item, m, routed, gs.fallback)
+        record = missing_record(item, m, routed, policy)
         decision = Decision.from_json(record["readout"])
-        return SetResult(item, m, Composition((), {}, {}, decision), record, ABSTAIN if gs.fallback == ABSTAIN else "failed")
+        return SetResult(item, m, Composition((), {}, {}, decision), record, ABSTAIN if policy == ABSTAIN else "failed")
 
-    async for result in in_order(items, one, max(1, concurrency)):
+    async for result in in_order(items, one, window(concurrency)):
         yield result
 
 

@@ -1,7 +1,9 @@
 """Items: JSON Lines, read lazily, with errors that name the file and line.
 
 Pointwise: `{"id", "input", "response", "reference"?, "rubric"?, "gold"?}`.
-Pairwise:  `{"id", "input", "responses": {"<id1>": "...", "<id2>": "..."}, "rubric"?, "gold"?}`.
+Pairwise:  `{"id", "input", "responses": {"<id1>": "...", "<id2>": "..."}, "rubric"?, "gold"?}`
+(or `"responses": [["<id1>", "..."], ["<id2>", "..."]]`, whose order survives
+writers that sort object keys: `item_to_json` writes that).
 `rubric` is the item's own score rubric, shown by `llm.rate`'s
 `template = prometheus` in place of the criterion's question and anchors.
 Any item may carry `annotations` (human.annotation) and `recorded`
@@ -92,6 +94,44 @@ def _per_candidate(raw: object, cids: tuple[str, ...], where: str, field: str) -
     return out
 
 
+def _pairs(responses: object, where: str) -> dict[str, Any] | None:
+    """`responses` as candidate id -> text, in order: an object, or a list of
+    `[id, text]` pairs; None when it is neither."""
+    if isinstance(responses, dict):
+        return {str(k): v for k, v in responses.items()}
+    if not isinstance(responses, list):
+        return None
+    out: dict[str, Any] = {}
+    for pair in responses:
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (str, int)) and not isinstance(pair[0], bool)):
+            raise ItemError(where, "a `responses` list must hold `[id, text]` pairs", 'write `[["a", "..."], ["b", "..."]]` or an object `{"a": "...", "b": "..."}`')
+        if str(pair[0]) in out:
+            raise ItemError(where, f"`responses` names candidate `{pair[0]}` twice", "give the two candidates distinct ids")
+        out[str(pair[0])] = pair[1]
+    return out
+
+
+def item_to_json(item: Item) -> dict[str, Any]:
+    """`item` in the items-file format, which `item_from_json` reads back as
+    the same item; fields with no value are left out. A pairwise item's
+    `responses` are `[id, text]` pairs, so that their order (which candidate
+    is first) survives canonical JSON's sorted keys."""
+    pointwise = tuple(item.candidates) == (POINTWISE_CANDIDATE,)
+    out: dict[str, Any] = {"id": item.id, "input": item.input}
+    if pointwise:
+        out["response"] = item.candidates[POINTWISE_CANDIDATE]
+    else:
+        out["responses"] = [[cid, text] for cid, text in item.candidates.items()]
+    for field in ("reference", "rubric", "gold", "graph"):
+        if getattr(item, field) is not None:
+            out[field] = getattr(item, field)
+    for field in ("annotations", "recorded"):
+        values = getattr(item, field)
+        if values:
+            out[field] = values.get(POINTWISE_CANDIDATE, {}) if pointwise else values
+    return out
+
+
 def item_from_json(obj: Any, where: str, line: int = 0) -> Item:
     """Validate one decoded JSON object as an item."""
     if not isinstance(obj, dict):
@@ -102,11 +142,11 @@ def item_from_json(obj: Any, where: str, line: int = 0) -> Item:
     if not isinstance(item_id, (str, int)) or isinstance(item_id, bool):
         raise ItemError(where, "`id` must be a string or an integer")
     if "responses" in obj:
-        responses = obj["responses"]
-        if not isinstance(responses, dict) or len(responses) != 2:
-            n = len(responses) if isinstance(responses, dict) else "not an object"
+        responses = _pairs(obj["responses"], where)
+        if responses is None or len(responses) != 2:
+            n = len(responses) if responses is not None else "not an object"
             raise ItemError(where, f"a pairwise item needs exactly two `responses` keyed by candidate id (got {n})")
-        candidates = {str(k): _text(v, where, f"responses.{k}") for k, v in responses.items()}
+        candidates = {k: _text(v, where, f"responses.{k}") for k, v in responses.items()}
     elif "response" in obj:
         candidates = {POINTWISE_CANDIDATE: _text(obj["response"], where, "response")}
     else:

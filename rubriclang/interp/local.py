@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.interp.backend import Judgment, JudgmentRequest
 from rubriclang.interp.tables import ValueTable
@@ -59,22 +60,16 @@ class LocalBackend:
     """Runs every non-LLM procedure of the standard catalog."""
 
     name = "local"
-    PROCEDURES = (
-        "rule.regex",
-        "rule.length",
-        "rule.contains",
-        "rule.json_valid",
-        "rule.matches_reference",
-        "human.annotation",
-        "recorded.value",
-    )
 
     def __init__(self, annotations: ValueTable | None = None, recorded: ValueTable | None = None):
         self.annotations = annotations or ValueTable()
         self.recorded = recorded or ValueTable()
 
-    def handles(self, procedure: str) -> bool:
-        return procedure in self.PROCEDURES
+    @staticmethod
+    def handles(procedure: str) -> bool:
+        """Whether the procedure's catalog entry names this backend (`local`);
+        it runs each by its method `_` + the name with `_` for `.`."""
+        return load_catalog().hooks(procedure).backend == "local"
 
     async def judge(self, request: JudgmentRequest) -> Judgment:
         return self.judge_now(request)

@@ -36,6 +36,56 @@ class Replayed:
         return f"{describe(self.old)} -> {describe(self.new)}"
 
 
+@attrs.frozen
+class Replayer:
+    """One graph, ready to recompose trace records from their recorded
+    judgments: the one replay, for `rbg replay` and `rbg diff`'s verdict
+    impact (which compares two graphs' replays of the same records)."""
+
+    graph: CheckedGraph
+    _composer: Composer = attrs.field(init=False, default=attrs.Factory(lambda s: Composer(s.graph), takes_self=True))
+    _hashes: dict[str, str] = attrs.field(init=False, default=attrs.Factory(lambda s: criterion_hashes(s.graph), takes_self=True))
+
+    def unfit(self, rec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        """Why `rec` cannot be replayed under this graph, each as (kind,
+        name): `unjudged` (a criterion the record has no judgments for),
+        `redefined` (a criterion defined differently from when it was judged)
+        or `mode` (a mode the graph has no readout for). Empty when it can."""
+        recorded = rec["graph"].get("criteria", {})
+        out = []
+        for name, h in self._hashes.items():
+            if name not in rec["criteria"]:
+                out.append(("unjudged", name))
+            elif recorded.get(name) not in (None, h):
+                out.append(("redefined", name))
+        if rec["mode"] not in self.graph.readouts:
+            out.append(("mode", rec["mode"]))
+        return tuple(out)
+
+    def compose(self, rec: dict[str, Any]) -> Composition:
+        """Recompose a record that is not `unfit`."""
+        cids = tuple(rec["candidates"])
+        judgments = {
+            c.name: {cid: judgment_from_json(rec["criteria"][c.name][cid]) for cid in cids}
+            for c in self.graph.criteria
+        }
+        return self._composer.compose(rec["mode"], cids, judgments)
+
+    def replay(self, rec: dict[str, Any], where: str) -> Replayed:
+        """Replay one record; an ItemError at `where` when it is unfit."""
+        for kind, name in self.unfit(rec):
+            if kind == "unjudged":
+                raise ItemError(where, f"the trace has no judgments for criterion `{name}`", "replay needs the same criteria; run the new graph to judge new criteria")
+            if kind == "redefined":
+                raise ItemError(where, f"criterion `{name}` is defined differently from when it was judged", "its recorded judgments do not apply; rerun it")
+            try:
+                self._composer.check_mode(name)
+            except Exception as exc:
+                raise ItemError(where, str(exc)) from None
+        comp = self.compose(rec)
+        return Replayed(rec["item"], rec["mode"], decision_of(rec), comp.decision, comp)
+
+
 def replay(graph: CheckedGraph, traces_path: str) -> Iterator[Replayed]:
     """Replay every record of a trace file under `graph`.
 
@@ -43,9 +93,9 @@ def replay(graph: CheckedGraph, traces_path: str) -> Iterator[Replayed]:
     the graph, or when a shared criterion was redefined (its recorded
     judgments would not answer the new question).
     """
-    composer, want = Composer(graph), criterion_hashes(graph)
+    replayer = Replayer(graph)
     for line, rec in read_traces(traces_path):
-        yield _replay_record(graph, composer, want, rec, f"{traces_path}:{line}")
+        yield replayer.replay(rec, f"{traces_path}:{line}")
 
 
 def replay_set(gs: GraphSet, traces_path: str) -> Iterator[Replayed]:
@@ -56,7 +106,7 @@ def replay_set(gs: GraphSet, traces_path: str) -> Iterator[Replayed]:
     from rubriclang.interp.graphset import UNCOMPILED
     from rubriclang.interp.trace import graph_hash
 
-    by_hash = {graph_hash(g): (g, Composer(g), criterion_hashes(g)) for g in gs.all_graphs()}
+    by_hash = {graph_hash(g): Replayer(g) for g in gs.all_graphs()}
     for line, rec in read_traces(traces_path):
         where = f"{traces_path}:{line}"
         h = rec["graph"]["hash"]
@@ -66,26 +116,4 @@ def replay_set(gs: GraphSet, traces_path: str) -> Iterator[Replayed]:
             continue
         if h not in by_hash:
             raise ItemError(where, f"no graph in `{gs.folder}` has the hash this record was judged with ({h[:19]}...)", "replay a trace with the folder (and --fallback) that wrote it")
-        g, composer, want = by_hash[h]
-        yield _replay_record(g, composer, want, rec, where)
-
-
-def _replay_record(graph: CheckedGraph, composer: Composer, want: dict[str, Any], rec: dict[str, Any], where: str) -> Replayed:
-    recorded = rec["graph"].get("criteria", {})
-    for name, h in want.items():
-        if name not in rec["criteria"]:
-            raise ItemError(where, f"the trace has no judgments for criterion `{name}`", "replay needs the same criteria; run the new graph to judge new criteria")
-        if recorded.get(name) not in (None, h):
-            raise ItemError(where, f"criterion `{name}` is defined differently from when it was judged", "its recorded judgments do not apply; rerun it")
-    mode = rec["mode"]
-    try:
-        composer.check_mode(mode)
-    except Exception as exc:
-        raise ItemError(where, str(exc)) from None
-    cids = tuple(rec["candidates"])
-    judgments = {
-        c.name: {cid: judgment_from_json(rec["criteria"][c.name][cid]) for cid in cids}
-        for c in graph.criteria
-    }
-    comp = composer.compose(mode, cids, judgments)
-    return Replayed(rec["item"], mode, decision_of(rec), comp.decision, comp)
+        yield by_hash[h].replay(rec, where)

@@ -28,13 +28,23 @@ from typing import Any
 
 import attrs
 
+from rubriclang.catalog import load_catalog
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.backend import Judgment, JudgmentRequest
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
 from rubriclang.llm.client import ChatClient, ChatRequest, LLMError, Sampling
 from rubriclang.llm.parsing import ParseResult, parse, weighted_points
-from rubriclang.llm.prompting import Prompt, PromptError, Rendered, nudge, prepare, render, template_choice
+from rubriclang.llm.prompting import (
+    Prompt,
+    PromptError,
+    Rendered,
+    nudge,
+    prepare,
+    render,
+    side_by_side,
+    template_choice,
+)
 
 _TOP_LOGPROBS = 20  # the most OpenAI allows; enough to see every one-digit point
 
@@ -71,7 +81,6 @@ class LLMBackend:
     """Judges LLM criteria with OpenAI-compatible servers."""
 
     name = "openai"
-    PROCEDURES = ("llm.rate", "llm.check", "llm.choose", "llm.compare")
 
     def __init__(
         self,
@@ -114,8 +123,10 @@ class LLMBackend:
     def clients(self) -> list[ChatClient]:
         return [p.client for p in self.profiles.values()]
 
-    def handles(self, procedure: str) -> bool:
-        return procedure in self.PROCEDURES
+    @staticmethod
+    def handles(procedure: str) -> bool:
+        """Whether the procedure's catalog entry names this backend (`llm`)."""
+        return load_catalog().hooks(procedure).backend == "llm"
 
     async def aclose(self) -> None:
         seen = set()
@@ -153,7 +164,7 @@ class LLMBackend:
             return Judgment.failed(f"no model profile `{name}` was given to the LLM backend (criterion `{crit.name}`)", attempts=0, backend=self.name)
         sampling = self._sampling_for(crit, self.profiles[name])
         meta = self._meta(crit, caller, sampling)
-        if crit.procedure == "llm.compare":
+        if side_by_side(crit):
             return await self._compare(request, caller, sampling, meta)
         try:
             rendered = render(crit, request.item, request.candidate)
@@ -178,7 +189,7 @@ class LLMBackend:
         for i, request in enumerate(requests):
             crit = request.criterion
             caller = self.callers.get(crit.params.get("model"))
-            if caller is None or caller.cache is None or crit.procedure == "llm.compare":
+            if caller is None or caller.cache is None or side_by_side(crit):
                 continue
             try:
                 prompt = prepare(crit, request.item, request.candidate)

@@ -131,7 +131,7 @@ class Connections:
         before any call."""
         from rubriclang.llm.backend import LLMBackend, Profile
 
-        llm = [c for c in graph.criteria if c.procedure in LLMBackend.PROCEDURES]
+        llm = [c for c in graph.criteria if LLMBackend.handles(c.procedure)]
         named = {c.params.get("model") for c in llm} - {None}
         config = _project_config(graph.path) if named or not default.base_urls else None
         profiles = config.models if config is not None else {}

@@ -25,17 +25,12 @@ from typing import Any
 
 import attrs
 
+from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.domain import coerce
-from rubriclang.llm.prompting import answer_key, scale_phrase, template_choice
+from rubriclang.llm.prompting import answer_key, scale_phrase, side_by_side, template_choice
 
-# Words that may introduce a final answer in plain text, per procedure.
-_KEYWORDS = {
-    "llm.rate": r"(?:final\s+)?(?:score|rating|grade)",
-    "llm.check": r"(?:final\s+)?(?:answer|verdict)",
-    "llm.choose": r"(?:final\s+)?(?:label|answer|choice|category)",
-}
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 _DECORATION = "*_`#>\"' \t"
 _YES = {"yes": True, "true": True, "no": False, "false": False}
@@ -61,7 +56,7 @@ def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> Pars
     For `llm.compare` the value is in presentation order: `first`, `second`
     or `tie` for a preference, a (first, second) pair of ratings."""
     answer = criterion.params.get("answer", "json")
-    if criterion.procedure == "llm.compare":
+    if side_by_side(criterion):
         return _compare(criterion, text, answer)
     if isinstance(answer, dict):
         return _from_pattern(text, answer, criterion.type)
@@ -176,7 +171,7 @@ def weighted_points(criterion: Criterion) -> range | None:
     then is one token). Ordinals are not weighted: their value must be a
     whole point, and a mean is not one."""
     t = criterion.type
-    if criterion.procedure != "llm.rate" or t.kind != "score":
+    if "rates" not in load_catalog().hooks(criterion.procedure).traits or t.kind != "score":
         return None
     if not (float(t.lo).is_integer() and float(t.hi).is_integer() and 0 <= t.lo < t.hi <= 9):
         return None
@@ -235,7 +230,9 @@ def _from_json(text: str, key: str) -> tuple[bool, Any]:
 
 def _from_text(text: str, procedure: str, t: JType) -> tuple[bool, Any]:
     answer = _answer_pattern(t)
-    keyed = re.compile(rf"\b{_KEYWORDS[procedure]}\s*[*_`]*\s*[:=]\s*[*_`\"']*\s*({answer})", re.I)
+    # The words that may introduce a final answer: the procedure's entry's.
+    keyword = load_catalog().hooks(procedure).answer_keyword
+    keyed = re.compile(rf"\b{keyword}\s*[*_`]*\s*[:=]\s*[*_`\"']*\s*({answer})", re.I)
     matches = keyed.findall(text)
     if matches:
         return True, matches[-1]

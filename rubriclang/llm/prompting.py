@@ -24,20 +24,13 @@ import hashlib
 
 import attrs
 
+from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
 from rubriclang.llm.client import ChatRequest, canonical_json, messages_json
 from rubriclang.llm.template import Template, TemplateError, fill_digest, load_packaged, packaged_text, parse
 
-# procedure -> (template file, the key of the answer in the reply's JSON).
-# Moving a procedure to a new template version is a deliberate edit here.
-TEMPLATES = {
-    "llm.rate": ("rate.v2", "score"),
-    "llm.check": ("check.v2", "answer"),
-    "llm.choose": ("choose.v2", "label"),
-    "llm.compare": ("compare.v2", "preference"),
-}
 # `llm.compare { reply = ratings }`: one rating per response in one reply.
 COMPARE_RATINGS = "compare_ratings.v2"
 # The built-in templates whose replies give the answer before the reason,
@@ -110,9 +103,24 @@ def criterion_template_text(criterion: Criterion) -> str:
 def _builtin_stem(criterion: Criterion) -> str:
     if template_choice(criterion) == "prometheus":
         return PROMETHEUS[0]
-    if criterion.procedure == "llm.compare" and criterion.params.get("reply") == "ratings":
+    if side_by_side(criterion) and criterion.params.get("reply") == "ratings":
         return COMPARE_RATINGS
-    return TEMPLATES[criterion.procedure][0]
+    return builtin_prompt(criterion.procedure)[0]
+
+
+def builtin_prompt(procedure: str) -> tuple[str, str]:
+    """The procedure's built-in template file and the key of the answer in
+    the reply's JSON: its catalog entry's `prompt` (moving a procedure to a
+    new template version is a deliberate edit there)."""
+    prompt = load_catalog().hooks(procedure).prompt
+    if prompt is None:  # the checker lets no such criterion reach a prompt
+        raise PromptError(f"`{procedure}` has no built-in prompt")
+    return prompt
+
+
+def side_by_side(criterion: Criterion) -> bool:
+    """Whether the criterion's procedure sees both candidates in one prompt."""
+    return "side_by_side" in load_catalog().hooks(criterion.procedure).traits
 
 
 def template_choice(criterion: Criterion) -> str:
@@ -123,7 +131,7 @@ def template_choice(criterion: Criterion) -> str:
 
 def answer_key(procedure: str) -> str:
     """The field of the reply's JSON that holds the answer."""
-    return TEMPLATES[procedure][1]
+    return builtin_prompt(procedure)[1]
 
 
 def compare_keys(criterion: Criterion) -> tuple[str, ...]:
@@ -156,7 +164,7 @@ def response_format(criterion: Criterion) -> dict | None:
     Prometheus's prompt): the reply is then free text."""
     if criterion.params.get("answer", "json") != "json" or template_choice(criterion) == "prometheus":
         return None
-    if criterion.procedure == "llm.compare":
+    if side_by_side(criterion):
         keys = compare_keys(criterion)
         value = {"type": "string", "enum": ["A", "B", "tie"]} if keys == ("preference",) else answer_schema(criterion)
         props = {k: value for k in keys}
@@ -193,7 +201,7 @@ def _values(criterion: Criterion, item: Item, shown: tuple[str, ...], own: dict[
         "rubric": (item.rubric or "").strip(),
         **own,
     }
-    if criterion.procedure == "llm.compare":
+    if side_by_side(criterion):
         values["response_a"], values["response_b"] = (item.candidates[c] for c in shown)
     else:
         values["response"] = item.candidates[shown[0]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from rubriclang.checker import CheckedGraph, check_source
+from rubriclang.checker import CheckedGraph, check_parsed
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.span import Span
 from rubriclang.lsp.positions import UTF16, LineIndex
@@ -62,8 +62,8 @@ class Analysis:
 def analyse(text: str, path: str, encoding: str = UTF16) -> Analysis:
     """Parse, check and index a document. `encoding` is the protocol's
     position encoding, for `lines`."""
-    parsed = parse(text, path)
-    checked = check_source(text, path)
+    parsed = parse(text, path)  # once: the checker and the index share it
+    checked = check_parsed(parsed)
     return Analysis(
         text=text,
         path=path,

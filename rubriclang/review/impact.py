@@ -4,7 +4,9 @@ Each trace record is composed under both graphs from its criterion judgments
 alone, with no calls. That is only sound when both graphs ask exactly the
 questions the traces answered: a criterion the traces never judged, or one
 redefined since (another prompt asks another question), makes the impact
-unknowable, and `Impact.reasons` says why instead of guessing.
+unknowable, and `Impact.reasons` says why instead of guessing. Either side
+may be a folder of graphs compiled per instance, each record then composed
+by its own item's graph (or the folder's fallback policy).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import collections
 import attrs
 
 from rubriclang.checker.graph import CheckedGraph
-from rubriclang.interp.compose import Composer
+from rubriclang.interp.graphset import ABSTAIN, UNCOMPILED, GraphSet
 from rubriclang.interp.readout import describe
-from rubriclang.interp.trace import criterion_hashes, judgment_from_json, read_traces
+from rubriclang.interp.replay import Replayer
+from rubriclang.interp.trace import read_traces
 
 
 @attrs.frozen
@@ -52,42 +55,98 @@ class Impact:
         return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def verdict_impact(old: CheckedGraph, new: CheckedGraph, traces_path: str) -> Impact:
-    """Replay `traces_path` under both graphs. Raises ItemError for a line
-    that is not a trace record."""
+# How a side with no graph for an item decides it (a folder's fallback policy).
+COMPILE_FAILURE = "compile failure"
+
+
+def verdict_impact(old, new, traces_path: str) -> Impact:
+    """Replay `traces_path` under both sides, each a CheckedGraph or a
+    folder of compiled graphs (rubriclang.interp.graphset.GraphSet; one
+    graph is the one-graph case). Under a folder a record is composed by the
+    graph of its id, else by the folder's fallback; with none it is a
+    `compile failure` (or `abstain`, under that policy), counted in the
+    transitions like any decision. Raises ItemError for a line that is not
+    a trace record."""
     sides = (("OLD", old), ("NEW", new))
-    composers = {label: Composer(g) for label, g in sides}
-    hashes = {label: criterion_hashes(g) for label, g in sides}
-    unjudged: dict[str, set[str]] = {"OLD": set(), "NEW": set()}
-    redefined: dict[str, set[str]] = {"OLD": set(), "NEW": set()}
-    no_readout: dict[str, set[str]] = {"OLD": set(), "NEW": set()}
+    ids = _ids_by_hash(old, new)
+    unfit: dict[str, dict[str, set[str]]] = {
+        kind: {"OLD": set(), "NEW": set()} for kind in ("unjudged", "redefined", "mode")
+    }
+    uncompiled: dict[str, list[str]] = {"OLD": [], "NEW": []}
+    replayers: dict[int, Replayer] = {}  # by the graph's identity: one per graph of a folder
     differences = []
     n = 0
     for _, rec in read_traces(traces_path):
         n += 1
-        recorded = rec["graph"].get("criteria", {})
-        for label, g in sides:
-            for name, h in hashes[label].items():
-                if name not in rec["criteria"]:
-                    unjudged[label].add(name)
-                elif recorded.get(name) not in (None, h):
-                    redefined[label].add(name)
-            if rec["mode"] not in g.readouts:
-                no_readout[label].add(rec["mode"])
-        if any(s for d in (unjudged, redefined, no_readout) for s in d.values()):
+        gid = _graph_id(rec, ids)
+        judges = [(label, _judge(side, gid)) for label, side in sides]
+        for label, g in judges:
+            if not isinstance(g, CheckedGraph):
+                continue
+            if rec["graph"]["hash"] == UNCOMPILED:
+                # No graph judged this item when the traces were written.
+                uncompiled[label].append(rec["item"])
+                continue
+            if id(g) not in replayers:
+                replayers[id(g)] = Replayer(g)
+            for kind, name in replayers[id(g)].unfit(rec):
+                unfit[kind][label].add(name)
+        if any(s for d in unfit.values() for s in d.values()) or any(uncompiled.values()):
             continue  # keep reading: the reasons should name every problem
-        cids = tuple(rec["candidates"])
-        decisions = []
-        for label, g in sides:
-            judgments = {
-                c.name: {cid: judgment_from_json(rec["criteria"][c.name][cid]) for cid in cids} for c in g.criteria
-            }
-            decisions.append(composers[label].compose(rec["mode"], cids, judgments).decision)
-        a, b = decisions
-        if (a.status, a.decision) != (b.status, b.decision):
-            differences.append(ItemImpact(rec["item"], describe(a), describe(b)))
-    reasons = _reasons(unjudged, redefined, no_readout)
+        decisions = []  # (what is compared: every digit, what is shown)
+        for _label, g in judges:
+            if not isinstance(g, CheckedGraph):
+                decisions.append(((g, None), g))
+                continue
+            d = replayers[id(g)].compose(rec).decision
+            decisions.append(((d.status, d.decision), describe(d)))
+        (a, a_text), (b, b_text) = decisions
+        if a != b:
+            differences.append(ItemImpact(rec["item"], a_text, b_text))
+    reasons = _reasons(unfit["unjudged"], unfit["redefined"], unfit["mode"]) + _uncompiled_reasons(uncompiled)
     return Impact(traces_path, n, () if reasons else tuple(differences), reasons)
+
+
+def _ids_by_hash(*sides) -> dict[str, str]:
+    """The graph id (file name) of each graph hash of the folders among `sides`."""
+    from rubriclang.interp.trace import graph_hash
+
+    return {graph_hash(g): gid for side in sides if isinstance(side, GraphSet) for gid, g in side.graphs.items()}
+
+
+def _graph_id(rec: dict, ids: dict[str, str]) -> str:
+    """The id of the graph compiled for a record's item: the one its
+    `compile` field names (no graph judged it), else the folder graph with
+    its hash, else the item's id."""
+    if rec.get("compile"):
+        return rec["compile"]["graph"]
+    return ids.get(rec["graph"]["hash"], rec["item"])
+
+
+def _judge(side, gid: str) -> CheckedGraph | str:
+    """The graph that decides item graph `gid` on a side, or the decision
+    (`compile failure`, `abstain`) of a folder without one."""
+    if isinstance(side, CheckedGraph):
+        return side
+    if gid in side.graphs:
+        return side.graphs[gid]
+    fallback = side.fallback_for(gid)
+    if isinstance(fallback, CheckedGraph):
+        return fallback
+    return "abstain" if fallback == ABSTAIN else COMPILE_FAILURE
+
+
+def _uncompiled_reasons(uncompiled: dict[str, list[str]]) -> tuple[str, ...]:
+    out = []
+    for label in ("OLD", "NEW"):
+        items = uncompiled[label]
+        if items:
+            first = ", ".join(f"`{i}`" for i in items[:3]) + (", ..." if len(items) > 3 else "")
+            out.append(
+                f"{label} has a graph for {len(items)} item(s) ({first}) that no graph judged in the traces"
+                f" (they did not compile then); judge them first (`rbg run {label} ITEMS --out TRACES`)"
+            )
+    return tuple(out)
 
 
 def _reasons(unjudged, redefined, no_readout) -> tuple[str, ...]:

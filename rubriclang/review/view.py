@@ -19,6 +19,7 @@ class ViewNode:
     type: str
     sink: bool = False
     question: str | None = None  # a criterion's question, for tooltips
+    traits: frozenset[str] = frozenset()  # an operator's, from its catalog entry
 
 
 @attrs.frozen
@@ -52,7 +53,10 @@ def view(graph: CheckedGraph, catalog: Catalog | None = None) -> View:
         ViewNode(c.name, "criterion", c.procedure, str(c.type), c.name == graph.sink, c.params.get("question"))
         for c in graph.criteria
     ]
-    nodes += [ViewNode(o.name, o.kind, o.operator, str(o.type), o.name == graph.sink) for o in graph.operators]
+    nodes += [
+        ViewNode(o.name, o.kind, o.operator, str(o.type), o.name == graph.sink, traits=cat.operators[o.operator].traits)
+        for o in graph.operators
+    ]
     edges = [
         ViewEdge(src, o.name, slot_label(port, i)) for o in graph.operators for port, i, src in slots(o, cat)
     ]

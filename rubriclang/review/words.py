@@ -9,7 +9,7 @@ import re
 # comma shows as a changed comma, not as a changed word.
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]+")
 
-EQUAL, DELETE, INSERT = "=", "-", "+"
+EQUAL, DELETE, INSERT, CHANGE = "=", "-", "+", "~"
 
 
 def is_prose(old, new) -> bool:
@@ -18,34 +18,46 @@ def is_prose(old, new) -> bool:
     return type(old) is str and type(new) is str and any(c.isspace() for c in old + new)
 
 
+def aligned(old: str, new: str) -> tuple[tuple[str, str, str], ...]:
+    """The stretches `(op, old_text, new_text)` that align `old` with `new`:
+    op `=` for an unchanged stretch (each side's own text: they differ only
+    in whitespace), `~` for a changed one (either text may be empty). The one
+    word matcher, for `word_diff` and the audit report's side-by-side view.
+
+    Words are matched whatever the whitespace between them, so a reflowed
+    text shows only its changed words; when whitespace is all that changed,
+    it is matched exactly."""
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    loose = old.split() != new.split()
+    key = (lambda t: " " if t.isspace() else t) if loose else (lambda t: t)
+    matcher = difflib.SequenceMatcher(None, [key(t) for t in a], [key(t) for t in b], autojunk=False)
+    return tuple(
+        (EQUAL if tag == "equal" else CHANGE, "".join(a[i1:i2]), "".join(b[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+    )
+
+
 def word_diff(old: str, new: str) -> tuple[tuple[str, str], ...]:
     """The segments `(op, text)` that turn `old` into `new`: op is `=`, `-` or
     `+`; adjacent segments of one op are merged, and a replacement lists its
-    deletion before its insertion.
-
-    Words are matched whatever the whitespace between them, and unchanged
-    stretches show NEW's text, so a reflowed prompt shows only its changed
-    words. When whitespace is all that changed, it is matched exactly."""
-    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
-    loose = " ".join(old.split()) != " ".join(new.split())
-    key = (lambda t: " " if t.isspace() else t) if loose else (lambda t: t)
+    deletion before its insertion. Unchanged stretches show NEW's text (see
+    `aligned`)."""
     out: list[list[str]] = []
 
-    def add(op: str, tokens: list[str]) -> None:
-        if not tokens:
+    def add(op: str, text: str) -> None:
+        if not text:
             return
         if out and out[-1][0] == op:
-            out[-1][1] += "".join(tokens)
+            out[-1][1] += text
         else:
-            out.append([op, "".join(tokens)])
+            out.append([op, text])
 
-    matcher = difflib.SequenceMatcher(None, [key(t) for t in a], [key(t) for t in b], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            add(EQUAL, b[j1:j2])
+    for op, removed, added in aligned(old, new):
+        if op == EQUAL:
+            add(EQUAL, added)
         else:
-            add(DELETE, a[i1:i2])
-            add(INSERT, b[j1:j2])
+            add(DELETE, removed)
+            add(INSERT, added)
     return tuple((op, text) for op, text in _slide(out))
 
 

@@ -2,17 +2,21 @@
 
 Starting from the index, each page is rendered as the server would render
 it, and every page it links to is rendered in turn (`Site.pending`), so
-the export holds exactly the pages reachable by links; forms (filters,
-notes) need the server and are left out."""
+the export holds exactly the pages reachable by links. The items filters
+run in the browser (`static/view.js`) over `DIR/data/items-*.json`, one
+file of rows per trace (`items_data`): data read as JSON, never as script.
+Notes are shown as they are, read-only: they are typed in the live viewer."""
 
 from __future__ import annotations
 
 import os
 
+from rubriclang.interp.trace import canonical_json
 from rubriclang.safeio import write_atomic
 from rubriclang.view.pages import Site, export_name
 from rubriclang.view.server import STATIC, static_file
-from rubriclang.view.sources import Sources
+from rubriclang.view.sources import Sources, TraceSource
+from rubriclang.view.table import PAGE_SIZE, SORTS, Query, label
 
 
 def export(sources: Sources, folder: str) -> int:
@@ -22,10 +26,39 @@ def export(sources: Sources, folder: str) -> int:
     for name in STATIC:
         write_atomic(os.path.join(folder, "static", name), static_file(name))
     site.link("index")
+    if sources.traces:
+        os.makedirs(os.path.join(folder, "data"), exist_ok=True)
+    for src in sources.traces:
+        write_atomic(os.path.join(folder, site.data_file(src.label)), canonical_json(items_data(site, src)) + "\n")
     done = 0
     while done < len(site.pending):
         route, params = site.pending[done]
         done += 1
         write_atomic(os.path.join(folder, export_name(route, params)), site.render(route, params))
     return done
+
+
+def items_data(site: Site, src: TraceSource) -> dict:
+    """The rows of one trace as the export's items page filters them: what
+    each row shows and is filtered on, the row order of every sort, and the
+    rows each evaluation scored (`Query.scored`). Links name exported pages."""
+    table = src.table
+    columns = table.criteria[:12]
+    index = {r.item: n for n, r in enumerate(table.rows)}
+    everything = len(table.rows) or 1
+
+    def order(q: Query, left_out: frozenset[str] = frozenset()) -> list[int]:
+        return [index[r.item] for r in table.query(q, size=everything, left_out=left_out).rows]
+
+    scored = {}
+    for n, e in enumerate(site.sources.evals):
+        for mode in e.data.get("modes", {}):
+            q = Query(scored=f"{n}:{mode}")
+            scored[q.scored] = order(q, site.scored(q)[1])
+    rows = [{"item": r.item, "href": site.link("item", src=src.label, id=r.item), "status": r.status, "decision": r.decision,
+             "number": r.number, "gold": None if r.gold is None else str(r.gold), "gold_label": None if r.gold is None else label(r.gold),
+             "disagrees": r.disagrees, "values": [r.values.get(c, "") for c in columns], "text": r.text} for r in table.rows]
+    return {"schema": "rubriclang.view.items/1", "page_size": PAGE_SIZE, "rows": rows,
+            "orders": {s: order(Query(sort=s)) for s in SORTS if s != "file"}, "scored": scored,
+            "scored_names": {k: site.scored(Query(scored=k))[0] for k in scored}}
 

@@ -30,8 +30,10 @@ def _depths(v: View) -> dict[str, int]:
 def decided_path(v: View, values: dict[str, Any], sink: str) -> tuple[set[str], set[tuple[str, str]]]:
     """The nodes and edges the sink's value came through: from the sink back
     to the criteria, following for a gate the input that set its value (its
-    `when` when that fired, else its `value`), for `reduce.min`/`max` the
-    inputs equal to the result, and for other operators every input."""
+    `when` when that fired, else its `value`), for an operator that
+    `selects` one of its inputs (`reduce.min`, `reduce.max`: a trait of its
+    catalog entry) the inputs equal to the result, and for other operators
+    every input."""
     kinds = {n.name: n for n in v.nodes}
     nodes, edges, todo = set(), set(), [sink]
     while todo:
@@ -44,7 +46,7 @@ def decided_path(v: View, values: dict[str, Any], sink: str) -> tuple[set[str], 
         if node.kind == "gate":
             fired = [e for e in ins if e.label == "when" and _truthy(values.get(e.src))]
             ins = fired or [e for e in ins if e.label != "when"]
-        elif node.what in ("reduce.min", "reduce.max"):
+        elif "selects" in node.traits:
             ins = [e for e in ins if values.get(e.src) == values.get(name)] or ins
         for e in ins:
             edges.add((e.src, e.dst))

@@ -15,13 +15,16 @@ from urllib.parse import urlencode
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from rubriclang.audit.html import render_html
+from rubriclang.audit.notes import read_notes
+from rubriclang.catalog import load_catalog
 from rubriclang.review.view import view
 from rubriclang.view import graphsvg
-from rubriclang.view.notes import read_notes
 from rubriclang.view.sources import Sources, items_by_transition
 from rubriclang.view.table import Query, TraceTable, label, shown
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
+# `connect-src 'self'`: a static export's items page reads its rows from a
+# JSON file next to it (`data_file`); the live viewer fetches nothing.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
 CALIBRATION_BINS = 10
 MARGIN_BINS = 12
@@ -44,7 +47,7 @@ class Site:
         self.env = Environment(loader=PackageLoader("rubriclang.view", "templates"),
                                autoescape=select_autoescape(default=True, default_for_string=True),
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-        self.env.globals.update(link=self.link, static=self.static, export=export, csp=CSP, sources=sources,
+        self.env.globals.update(link=self.link, static=self.static, data_file=self.data_file, export=export, csp=CSP, sources=sources,
                                 form_token=form_token)
         self.routes: dict[str, Callable[[dict[str, str]], str]] = {
             "index": self.index, "items": self.items, "item": self.item, "eval": self.evaluation,
@@ -64,6 +67,11 @@ class Site:
 
     def static(self, name: str) -> str:
         return f"static/{name}" if self.export else f"/static/{name}"
+
+    def data_file(self, label: str) -> str:
+        """In an export, the JSON file with the rows of the trace `label`
+        (`export.items_data`), which the items page filters in the browser."""
+        return "data/" + export_name("items", {"src": label}).removesuffix(".html") + ".json"
 
     def render(self, route: str, params: dict[str, str]) -> str:
         page = self.routes.get(route)
@@ -88,10 +96,23 @@ class Site:
     def items(self, params: dict[str, str]) -> str:
         src = self._trace(params)
         q = Query.parse(params)
-        page = src.table.query(q)
+        scored, left_out = self.scored(q)
+        page = src.table.query(q, left_out=left_out)
         columns = src.table.criteria[:12]
         return self._page("items.html", title=f"Items of {src.label}", src=src, q=q, page=page, columns=columns,
-                          quick=_quick_filters(q))
+                          quick=_quick_filters(q), scored=scored)
+
+    def scored(self, q: Query) -> tuple[str | None, frozenset[str]]:
+        """What `q.scored` names in words, and the items that evaluation
+        left out (an evaluation's metrics all rest on the same items)."""
+        if q.scored_in is None:
+            return None, frozenset()
+        n, mode = q.scored_in
+        if n >= len(self.sources.evals) or mode not in self.sources.evals[n].data.get("modes", {}):
+            raise NotFound(f"no {mode} items in evaluation output {n}")
+        e = self.sources.evals[n]
+        left = e.data["modes"][mode].get("left_out", {}).get("by_item", [])
+        return f"scored by {e.label} ({mode})", frozenset(x["item"] for x in left)
 
     def item(self, params: dict[str, str]) -> str:
         src = self._trace(params)
@@ -111,7 +132,8 @@ class Site:
         evals = self.sources.evals
         src = self.sources.trace(params.get("src", "")) or (self.sources.traces[0] if self.sources.traces else None)
         plots = _plots(src.table) if src else None
-        return self._page("eval.html", title="Evaluation", evals=evals, src=src, plots=plots, fmt=_fmt)
+        return self._page("eval.html", title="Evaluation", evals=evals, src=src, plots=plots, fmt=_fmt,
+                          items_of=lambda n, mode: self.link("items", src=src.label, scored=f"{n}:{mode}") if src else None)
 
     def compare(self, params: dict[str, str]) -> str:
         try:
@@ -141,9 +163,10 @@ class Site:
                           items=items, found=found, notes=notes)
 
     def report(self, params: dict[str, str]) -> str:
-        """The audit's own static report, as `rbg audit` renders it (its own
-        stricter CSP: no script at all)."""
-        return render_html(self._audit(params).report)
+        """The audit's own static report, as `rbg audit` renders it, with
+        the notes as saved now (its own stricter CSP: no script at all)."""
+        a = self._audit(params)
+        return render_html(a.report, read_notes(a.folder))
 
 
 def export_name(route: str, params: dict[str, str]) -> str:
@@ -182,12 +205,12 @@ def _criterion_view(name: str, per: dict, rec: dict, item, graph) -> dict:
 
 
 def _prompts(crit, item, cid: str, calls) -> list[dict]:
-    if not crit.procedure.startswith("llm."):
+    if load_catalog().hooks(crit.procedure).backend != "llm":
         return []
-    from rubriclang.llm.prompting import PromptError, render
+    from rubriclang.llm.prompting import PromptError, render, side_by_side
 
     orders = [tuple(c["order"]) for c in calls if isinstance(c, dict) and isinstance(c.get("order"), list)] if calls else []
-    if crit.procedure == "llm.compare" and not orders:
+    if side_by_side(crit) and not orders:
         orders = [tuple(item.candidate_ids)]
     out: list[dict[str, Any]] = []
     shown: list[tuple[str, ...] | str] = [*orders] or [cid]

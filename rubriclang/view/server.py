@@ -24,7 +24,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from rubriclang.audit.html.page import CSP as REPORT_CSP
-from rubriclang.view.notes import MAX_NOTE, NotesError, save_note
+from rubriclang.audit.notes import MAX_NOTE, NotesError, save_note
 from rubriclang.view.pages import CSP, NotFound, Site
 from rubriclang.view.sources import Sources
 

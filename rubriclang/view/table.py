@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import attrs
@@ -21,6 +22,7 @@ from rubriclang.safetext import printable
 PAGE_SIZE = 50
 SORTS = ("file", "item", "decision", "gold", "status", "margin")
 STATUSES = ("ok", "abstain", "error")
+_SCORED = re.compile(r"\d{1,6}:(pointwise|pairwise)")
 
 
 @attrs.frozen
@@ -51,6 +53,7 @@ class Query:
     text: str = ""
     decision: str = ""  # exactly this decision (as shown), for the cells of a confusion matrix
     gold: str = ""  # exactly this gold label (as shown)
+    scored: str = ""  # `N:mode`: the items the Nth evaluation output scored in that mode, for its metric cells
     sort: str = "file"
     desc: bool = False
     page: int = 1
@@ -67,6 +70,7 @@ class Query:
             text=params.get("q", "")[:200],
             decision=params.get("decision", "")[:200],
             gold=params.get("gold", "")[:200],
+            scored=params.get("scored", "") if _SCORED.fullmatch(params.get("scored", "")) else "",
             sort=params["sort"] if params.get("sort") in SORTS else "file",
             desc=params.get("desc") == "1",
             page=max(1, int(params["page"])) if params.get("page", "").isdigit() else 1,
@@ -76,9 +80,17 @@ class Query:
         """This query as query-string parameters (defaults left out), with `changes`."""
         q = attrs.evolve(self, **changes)
         out = {"status": q.status, "disagree": "1" if q.disagree else "", "low": _shown(q.low), "high": _shown(q.high),
-               "q": q.text, "decision": q.decision, "gold": q.gold, "sort": "" if q.sort == "file" else q.sort, "desc": "1" if q.desc else "",
+               "q": q.text, "decision": q.decision, "gold": q.gold, "scored": q.scored, "sort": "" if q.sort == "file" else q.sort, "desc": "1" if q.desc else "",
                "page": "" if q.page == 1 else str(q.page)}
         return {k: v for k, v in out.items() if v}
+
+    @property
+    def scored_in(self) -> tuple[int, str] | None:
+        """(evaluation output's index, mode) of `scored`, or None."""
+        if not self.scored:
+            return None
+        n, mode = self.scored.split(":")
+        return int(n), mode
 
 
 @attrs.frozen
@@ -178,19 +190,24 @@ class TraceTable:
             self._sorted[sort] = sorted(self.rows, key=_KEYS[sort])
         return self._sorted[sort]
 
-    def query(self, q: Query, size: int = PAGE_SIZE) -> Page:
+    def query(self, q: Query, size: int = PAGE_SIZE, left_out: frozenset[str] = frozenset()) -> Page:
+        """One page of the rows `q` keeps; with `q.scored`, `left_out` holds
+        the items that evaluation left out of every column."""
         rows = self._order(q.sort)
         if q.desc:
             rows = rows[::-1]
         needle = q.text.lower().strip()
-        if q.status or q.disagree or q.low is not None or q.high is not None or needle or q.decision or q.gold:
-            rows = [r for r in rows if _keeps(q, needle, r)]
+        if q.status or q.disagree or q.low is not None or q.high is not None or needle or q.decision or q.gold or q.scored:
+            rows = [r for r in rows if _keeps(q, needle, r, left_out)]
         pages = max(1, -(-len(rows) // size))
         page = min(q.page, pages)
         return Page(tuple(rows[(page - 1) * size: page * size]), len(rows), page, pages)
 
 
-def _keeps(q: Query, needle: str, r: Row) -> bool:
+def _keeps(q: Query, needle: str, r: Row, left_out: frozenset[str]) -> bool:
+    scored = q.scored_in
+    if scored is not None and (r.mode != scored[1] or r.item in left_out):
+        return False
     if q.status and r.status != q.status:
         return False
     if q.disagree and not r.disagrees:

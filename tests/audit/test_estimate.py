@@ -71,7 +71,7 @@ def test_a_malformed_prices_table_is_an_error_at_its_line(rbg, tmp_path, items_f
     (tmp_path / "rubriclang.toml").write_text('# prices\n[prices."m"]\nprompt = "cheap"\ncompletion = 1\n')
     result = rbg("run", graph, items_file, "--out", tmp_path / "t.jsonl", "--estimate", "--base-url", "http://127.0.0.1:9/v1", "--model", "m")
     assert result.exit_code == 2
-    assert "rubriclang.toml:2" in result.output and "USD per million tokens" in result.output
+    assert "rubriclang.toml:3" in result.output and "USD per million tokens" in result.output
 
 
 def _llm_suite(tmp_path, items_file, url: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 
 import jsonschema
 
@@ -52,13 +51,6 @@ def rewriter(validate=lambda rewrite: "accept", unchanged: bool = False):
     return answer
 
 
-def closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
-
-
 def _tables(generator: str, validator: str) -> str:
     return f'[generator]\nbase_url = "{generator}"\nmax_retries = 0\n[validator]\nbase_url = "{validator}"\nmax_retries = 0\ntimeout = 5\n'
 
@@ -79,9 +71,9 @@ def test_llm_variants_are_validated_and_rejected_ones_excluded(rbg, suite, scrip
     assert len(server.calls("generator")) == 12 and len(server.calls("validator")) == 12
 
 
-def test_an_unreachable_validator_makes_variants_unavailable_not_rejected(rbg, suite, scripted, tmp_path):
+def test_an_unreachable_validator_makes_variants_unavailable_not_rejected(rbg, suite, scripted, tmp_path, unreachable_url):
     server = scripted(rewriter())
-    path = suite('repeats = 1\noperators = ["tone_shift"]\n' + _tables(server.url, closed_port_url()))
+    path = suite('repeats = 1\noperators = ["tone_shift"]\n' + _tables(server.url, f"{unreachable_url}/v1"))
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     r = report(tmp_path / "out")
     assert r["operators"][0]["variants"] == {"generated": 12, "accepted": 0, "rejected": 0, "unavailable": 12, "failed": 0}
@@ -231,8 +223,8 @@ def test_a_summary_entry_pointing_at_a_figure_or_item_the_report_lacks_is_droppe
     assert "dropped: findings[1]" in (tmp_path / "out" / "report.txt").read_text()
 
 
-def test_an_unreachable_judge_stops_the_audit_before_any_judgment(rbg, tmp_path, items_file):
-    path = _llm_suite(tmp_path, items_file, closed_port_url(), 'operators = ["typo_noise"]')
+def test_an_unreachable_judge_stops_the_audit_before_any_judgment(rbg, tmp_path, items_file, unreachable_url):
+    path = _llm_suite(tmp_path, items_file, f"{unreachable_url}/v1", 'operators = ["typo_noise"]')
     result = rbg("audit", path, "--out", tmp_path / "out")
     assert result.exit_code == 2
     assert "the judge's LLM backend" in result.output and "cannot reach" in result.output

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 from rubriclang.audit.pipeline import Audit, AuditRequest
+from rubriclang.audit.seal import read_sealed
 from rubriclang.audit.suite import load_suite
 from rubriclang.checker import check_source
 from rubriclang.interp.backend import Judgment
@@ -38,6 +39,20 @@ def test_another_judge_reuses_exactly_the_sealed_variants(rbg, suite, tmp_path):
     assert second["suite"]["sealed"] == first["suite"]["sealed"]
     assert second["judge"]["hash"] != first["judge"]["hash"]
     assert sorted(v for e in second["by_item"].values() for v in e["variants"]) == sorted(v for e in first["by_item"].values() for v in e["variants"])
+
+
+def test_a_suite_sealed_before_prompt_versions_were_recorded_keeps_its_hash_and_reads_as_version_1(rbg, suite, tmp_path):
+    rbg("audit", suite(BODY), "--out", tmp_path / "first")
+    sealed = tmp_path / "first" / "sealed.json"
+    doc = json.loads(sealed.read_text())
+    assert doc["prompts"] == {"generate": "generate.v2", "validate": "validate.v2"}
+    del doc["prompts"]
+    sealed.write_text(json.dumps(doc))
+    old, _ = read_sealed(str(sealed))
+    assert old.hash == doc["hash"] and old.prompts == {"generate": "generate.v1", "validate": "validate.v1"}
+    result = rbg("audit", suite(BODY), "--out", tmp_path / "again", "--sealed", sealed)
+    assert result.exit_code == 0, result.output
+    assert report(tmp_path / "again")["suite"]["sealed"] == doc["hash"]
 
 
 def test_a_changed_sealed_suite_is_refused(rbg, suite, tmp_path):

@@ -43,7 +43,7 @@ def test_the_judge_table_names_the_graph_and_its_backend(tmp_path, items_file):
         ("[generator]\napi_key_env = \"sk-secret-123\"\n", 4, "NAME of an environment variable"),
         ("[options.typo_noise]\nfields = [\"title\"]\n", 4, "input, response"),
         ("[options.tone_shift]\nx = 1\n", 3, "takes no options"),
-        ('[[custom]]\nname = "x"\nsurface = "rubric"\nrelation = "invariant"\ninstruction = "i"\n', 5, "surface is one of input, output, paired"),
+        ('[[custom]]\nname = "x"\nsurface = "rubric"\nrelation = "invariant"\ninstruction = "i"\n', 5, "`surface` must be one of input, output, paired, not `rubric`"),
         ('[[custom]]\nname = "typo_noise"\nsurface = "input"\nrelation = "invariant"\ninstruction = "i"\n', 4, "already defined"),
         ("repeats = [\n", 3, "not valid TOML"),
     ],
@@ -59,7 +59,7 @@ def test_mistakes_name_the_line(suite, body, line, words):
 def test_missing_files_and_keys_are_errors(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text('items = "nope.jsonl"\n')
-    with pytest.raises(SuiteError, match="names no `judge`"):
+    with pytest.raises(SuiteError, match="the suite needs `judge`"):
         load_suite(str(path))
     path.write_text(f'judge = "{GSM8K_JUDGE}"\nitems = "nope.jsonl"\n')
     with pytest.raises(SuiteError, match="no such file `nope.jsonl`") as err:

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import needs
 
 from rubriclang.audit.html import render_html
 from rubriclang.audit.html.markup import anchor
@@ -18,7 +19,7 @@ from .fixture import BAD_ITEM, PAYLOADS, make_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
+pytestmark = needs(CHROMIUM.exists(), "headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -34,3 +34,15 @@ def test_a_reflowed_text_marks_only_its_changed_words():
 
 def test_a_change_of_spacing_alone_is_marked():
     assert sides("a  b", "a b") == ("a<del>  </del>b", "a<ins> </ins>b")
+
+
+def test_the_side_by_side_view_marks_the_words_the_rubric_diff_marks():
+    # One word matcher serves both views; they differ only in presentation.
+    from rubriclang.review.words import DELETE, INSERT, word_diff
+
+    old, new = "Is the answer\nfully correct, with no errors?", "Is the answer correct with no notable errors?"
+    left, right = sides(old, new)
+    segments = word_diff(old, new)
+    assert [m.strip() for m in re.findall(r"<del>(.*?)</del>", left)] == [t.strip() for op, t in segments if op == DELETE]
+    assert [m.strip() for m in re.findall(r"<ins>(.*?)</ins>", right)] == [t.strip() for op, t in segments if op == INSERT]
+    assert "<del>fully" in left and "<ins>notable" in right

@@ -139,9 +139,9 @@ def test_two_real_runs_at_once_write_each_item_once(tmp_path):
     assert sorted(ids) == [f"q{i}" for i in range(5)]
 
 
-def test_a_batch_import_into_an_out_another_process_writes_is_refused(tmp_path, holder):
+def test_a_batch_import_into_an_out_another_process_writes_is_refused(tmp_path, holder, unreachable_url):
     from llm.test_batch import GRAPH as BATCH_GRAPH
-    from llm.test_batch import ITEMS, MODEL, closed_port_url, export, result_line, write_results
+    from llm.test_batch import ITEMS, MODEL, export, result_line, write_results
 
     graph, items = tmp_path / "bg.rbg", tmp_path / "bitems.jsonl"
     graph.write_text(BATCH_GRAPH)
@@ -150,7 +150,7 @@ def test_a_batch_import_into_an_out_another_process_writes_is_refused(tmp_path, 
     results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
     out = tmp_path / "batch.jsonl"
     pid = holder(out)
-    args = ("batch", "import", graph, items, results, "--out", out, "--model", MODEL, "--base-url", closed_port_url(), "--cache", tmp_path / "c.sqlite")
+    args = ("batch", "import", graph, items, results, "--out", out, "--model", MODEL, "--base-url", f"{unreachable_url}/v1", "--cache", tmp_path / "c.sqlite")
     result = _rbg(*args)
     assert result.exit_code == 2 and f"pid {pid}" in result.output, result.output
     assert not out.exists()

@@ -6,7 +6,8 @@ completion from `answer(body)` (a text, or `{"text", "logprobs",
 Retry-After, 500, 503, 404 "model not found", 401), a delay, a dropped
 connection, a malformed body, a body trickled a byte at a time, a body sent
 chunked, a reply or error message quoting the request's `Authorization`
-header (`{authorization}` in the text). Every request is recorded. The server is
+header (`{authorization}` in the text). Every request is recorded, and the
+most chat requests ever in flight at once (`max_in_flight`). The server is
 bounded: it stops by itself after `lifetime` seconds, and answers 503 once
 it has served `max_requests`.
 """
@@ -111,6 +112,9 @@ class FaultServer:
         self.requests: list[Received] = []
         self._faults: collections.deque[Fault] = collections.deque()
         self._lock = threading.Lock()
+        # Chat requests being answered now, and the most there ever were.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._httpd = _QuietServer(("127.0.0.1", 0), _handler(self))
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -140,6 +144,15 @@ class FaultServer:
     def chats(self) -> list[Received]:
         with self._lock:
             return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _next(self, received: Received) -> tuple[Fault | None, int]:
         with self._lock:
@@ -215,6 +228,13 @@ def _handler(server: FaultServer):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:
+            server._enter()
+            try:
+                self._post()
+            finally:
+                server._leave()
+
+        def _post(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             try:
                 body = json.loads(self.rfile.read(length) or b"null")

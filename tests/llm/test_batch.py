@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -56,13 +55,6 @@ def files(tmp_path):
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in ITEMS))
     return graph, items
-
-
-def closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"  # nothing listens once the socket is closed
 
 
 def invoke(*args: str):
@@ -138,7 +130,7 @@ def test_exported_bodies_are_what_rbg_run_sends(files, tmp_path, fault_server):
     assert sorted(canonical(c.body) for c in server.chats) == sorted(canonical(line["body"]) for line in lines)
 
 
-def test_import_judges_from_the_results_without_any_call(files, tmp_path, fault_server):
+def test_import_judges_from_the_results_without_any_call(files, tmp_path, fault_server, unreachable_url):
     graph, items = files
     requests = export(graph, items, tmp_path / "requests.jsonl")
     results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
@@ -146,7 +138,7 @@ def test_import_judges_from_the_results_without_any_call(files, tmp_path, fault_
     traces = tmp_path / "batch.jsonl"
     # A server that cannot be reached: any call would fail the judgment.
     r = invoke("batch", "import", graph, items, results, "--out", traces, "--model", MODEL,
-               "--base-url", closed_port_url(), "--cache", cache, "--format", "json")
+               "--base-url", f"{unreachable_url}/v1", "--cache", cache, "--format", "json")
     assert r.exit_code == 0, r.output
     summary = json.loads(r.output)
     assert summary["stored"] == 10 and summary["further_calls"] == 0
@@ -216,14 +208,14 @@ def test_results_of_other_requests_are_not_taken_for_these(files, tmp_path):
     assert "10 results answer no current request" in r.output
 
 
-def test_an_unreadable_answer_fails_its_judgment_instead_of_calling(files, tmp_path):
+def test_an_unreadable_answer_fails_its_judgment_instead_of_calling(files, tmp_path, unreachable_url):
     graph, items = files
     requests = export(graph, items, tmp_path / "requests.jsonl")
     rows = [result_line(req, n, "I would rather not say." if n == 0 else None) for n, req in enumerate(requests)]
     results = write_results(tmp_path / "results.jsonl", rows)
     traces = tmp_path / "batch.jsonl"
     r = invoke("batch", "import", graph, items, results, "--out", traces, "--model", MODEL,
-               "--base-url", closed_port_url(), "--cache", tmp_path / "calls.sqlite", "--format", "json")
+               "--base-url", f"{unreachable_url}/v1", "--cache", tmp_path / "calls.sqlite", "--format", "json")
     assert r.exit_code == 1
     assert json.loads(r.output)["further_calls"] == 1
     item, _, criterion, _ = json.loads(requests[0]["custom_id"])

@@ -415,7 +415,7 @@ def test_a_malformed_profile_is_an_error_with_its_line(tmp_path):
     g = write(tmp_path, "g.rbg", ENSEMBLE)
     r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--no-cache")
     assert r.exit_code == 2
-    assert "rubriclang.toml:5" in r.output and "temperature" in r.output
+    assert "rubriclang.toml:7: `models.cheap.temperature` must be a finite number" in r.output
 
 
 def test_compare_traces_are_byte_identical_at_any_concurrency(tmp_path):

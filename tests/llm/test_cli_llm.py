@@ -9,7 +9,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -196,12 +195,6 @@ def test_failing_calls_fail_their_items_with_the_reason(fault_server, files, tmp
     assert rec["readout"]["status"] == "error"
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
@@ -211,12 +204,12 @@ def _closed_port() -> int:
         ("several_models", "offers 2 models (judge, other); choose one with --model"),
     ],
 )
-def test_an_unusable_server_is_refused_before_the_run(fault_server, files, tmp_path, setup, message):
+def test_an_unusable_server_is_refused_before_the_run(fault_server, files, tmp_path, setup, message, unreachable_url):
     g, items = files
     out = tmp_path / "t.jsonl"
     extra = []
     if setup == "unreachable":
-        url = f"http://127.0.0.1:{_closed_port()}"
+        url = unreachable_url
     else:
         server = fault_server(api_key="right-key" if setup == "auth" else None, models=("judge", "other") if setup == "several_models" else ("judge",))
         url = server.url

@@ -4,7 +4,6 @@ long it waits, and what it says when it gives up."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 
 import pytest
@@ -128,14 +127,11 @@ def test_check_model_checks_every_server(fault_server, make_client):
         asyncio.run(client.check_model())
 
 
-def test_an_unreachable_server_is_reported_clearly(make_client):
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    client = make_client(f"http://127.0.0.1:{port}")
+def test_an_unreachable_server_is_reported_clearly(make_client, unreachable_url):
+    client = make_client(unreachable_url)
     with pytest.raises(LLMError) as info:
         asyncio.run(client.check_model())
-    assert info.value.kind == "unreachable" and f"cannot reach http://127.0.0.1:{port}/v1" in info.value.message
+    assert info.value.kind == "unreachable" and f"cannot reach {unreachable_url}/v1" in info.value.message
 
 
 def test_the_key_is_sent_but_never_appears_in_an_error(fault_server, make_client):

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
+from rubriclang.llm.compiler.batch import COMPILED, status
 
 from .fault_server import FaultServer
 
@@ -49,15 +51,18 @@ def named(body: dict, names) -> str | None:
     return next((n for n in names if f"`{n}`" in spec or f"rubric {n} " in spec), None)
 
 
-def scripted(plan: dict[str, str], delay: float = 0.0):
+def scripted(plan: dict[str, str], delay: float = 0.0, held: tuple[set[str], threading.Event] | None = None):
     """The model: for rubric NAME, `good` answers a valid program, `bad`
     always a broken one, `repair` a broken one first and a valid one when
-    shown its findings."""
+    shown its findings. `held`: (names, event) answers those rubrics only
+    once the event is set."""
 
     def answer(body: dict) -> str:
         if delay:
             time.sleep(delay)
         name = named(body, plan)
+        if held and name in held[0]:
+            assert held[1].wait(20), f"{name} was held and never released"
         kind = plan.get(name, "bad")
         repaired = len(body["messages"]) > 2
         program = GOOD if kind == "good" or (kind == "repair" and repaired) else BAD
@@ -153,6 +158,22 @@ def test_rerun_compiles_nothing_and_a_changed_spec_recompiles(tmp_path, specs):
         assert len(server.chats) == before + 1
 
 
+def test_a_graph_written_before_its_log_ended_is_never_compiled_again(tmp_path, specs):
+    # A kill can land between the graph's atomic write and the log's end
+    # record: the graph, stamped with its spec's hash, is then the outcome.
+    out = tmp_path / "graphs"
+    with FaultServer(scripted(PLAN)) as server:
+        compile_many(specs, out, server.url)
+        log = out / "alpha.compile.jsonl"
+        lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+        assert json.loads(lines[-1])["event"] == "end"
+        log.write_text("".join(lines[:-1]), encoding="utf-8")
+        before = len(server.chats)
+        r = compile_many(specs, out, server.url, "--format", "json")
+        assert len(server.chats) == before
+        assert json.loads(r.output)["this_run"] == {"skipped": 3}
+
+
 def test_retry_failed_compiles_the_failures_again(tmp_path, specs):
     out = tmp_path / "graphs"
     with FaultServer(scripted(PLAN)) as server:
@@ -234,16 +255,20 @@ def test_killed_compile_resumes_without_compiling_any_spec_twice(tmp_path):
     specs = write_specs(tmp_path / "specs.jsonl", [spec_line(s) for s in plan])
     out = tmp_path / "graphs"
     rbg = [str(Path(sys.executable).with_name("rbg"))]
-    with FaultServer(scripted(plan, delay=0.3)) as server:
+    release = threading.Event()  # the model answers only k0 and k1 until the run is killed
+    with FaultServer(scripted(plan, held=(set(plan) - {"k0", "k1"}, release))) as server:
         cmd = [*rbg, "compile", str(specs), "--out-dir", str(out), "--base-url", server.url, "--no-cache"]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Finished: the graph written and its log ended (a graph alone is compiled again).
+        done = lambda: {s for s in plan if status(str(out), s)[0] == COMPILED}  # noqa: E731
         deadline = time.monotonic() + 30
-        while len(list(out.glob("*.rbg"))) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        while len(done()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)  # polls files another process writes
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        finished = {p.stem for p in out.glob("*.rbg")}
-        assert 2 <= len(finished) < len(plan)
+        release.set()
+        finished = done()
+        assert finished == {"k0", "k1"}
         r = subprocess.run([*cmd, "--format", "json"], cwd=ROOT, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)["compiled"] == len(plan)

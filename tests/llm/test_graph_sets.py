@@ -5,6 +5,7 @@ GRAPHS/ [DIRECT.rbg] ITEMS`, with the fallback policy."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 from rubriclang.cli.main import cli
 
 from .fault_server import FaultServer, rate_answer
+from .test_cli_llm import without_latency
 from .test_compile_many import GOOD, scripted, spec_line, write_specs
 
 PLAN = {"alpha": "good", "beta": "repair", "gamma": "bad"}
@@ -151,3 +153,162 @@ def test_an_empty_folder_is_a_clear_error(tmp_path, items):
     (tmp_path / "empty").mkdir()
     r = invoke("run", tmp_path / "empty", items, "--out", tmp_path / "t.jsonl")
     assert r.exit_code == 2 and "holds no compiled graphs" in r.output
+
+
+THREE = """\
+rubric {name} {{ version = 1 }}
+contract {{ scale = ordinal[1, 5] }}
+criterion a: ordinal[1, 5] = llm.rate {{ question = "Is it {name}-correct?" }}
+criterion b: ordinal[1, 5] = llm.rate {{ question = "Is it {name}-clear?" }}
+criterion c: ordinal[1, 5] = llm.rate {{ question = "Is it {name}-complete?" }}
+node m = reduce.min(inputs: [a, b, c])
+sink m
+readout pointwise {{ output = ordinal[1, 5] }}
+"""
+
+
+def slow(body: dict) -> str:
+    time.sleep(0.05)  # holds each call open, so that calls overlap
+    return "4"
+
+
+def test_concurrency_bounds_the_calls_in_flight_of_a_folder_in_all(tmp_path):
+    folder = tmp_path / "graphs"
+    folder.mkdir()
+    rows = []
+    for i in range(6):
+        (folder / f"g{i}.rbg").write_text(THREE.format(name=f"g{i}"), "utf-8")
+        rows.append({"id": f"i{i}", "input": "x", "response": "y", "graph": f"g{i}"})
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    traces = []
+    with FaultServer(slow) as server:
+        for concurrency in (1, 2, 3):
+            server.max_in_flight = 0
+            out = tmp_path / f"t{concurrency}.jsonl"
+            r = invoke("run", folder, items, "--out", out, "--base-url", server.url, "--no-cache", "--concurrency", concurrency)
+            assert r.exit_code == 0, r.output
+            assert 1 <= server.max_in_flight <= concurrency
+            traces.append(without_latency(out))
+        assert len(server.chats) == 3 * 18
+    # The same records at any concurrency (latencies aside).
+    assert traces[0] == traces[1] == traces[2]
+
+
+def traced(tmp_path, graphs, items) -> Path:
+    out = tmp_path / "t.jsonl"
+    run(graphs, items, out)
+    return out
+
+
+def test_diff_of_folders_counts_compile_failures_in_the_transitions(tmp_path, graphs, items):
+    import shutil
+
+    traces = traced(tmp_path, graphs, items)
+    new = tmp_path / "new"
+    shutil.copytree(graphs, new)
+    (new / "alpha.rbg").unlink()
+    (new / "alpha.compile.jsonl").unlink()
+    r = invoke("diff", graphs, new, "--traces", traces, "--format", "json")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    assert doc["graphs"] == {"added": [], "removed": ["alpha"], "changed": [], "unchanged": 1}
+    impact = doc["impact"]
+    assert impact["available"] and impact["items"] == 5
+    # alpha and epsilon (which names alpha's graph) lose their graph; gamma
+    # and delta were compile failures before and still are.
+    assert impact["transitions"] == {"4 -> compile failure": 2}
+    assert sorted(d["item"] for d in impact["differences"]) == ["alpha", "epsilon"]
+    text = invoke("diff", graphs, new, "--traces", traces)
+    assert "- alpha" in text.output and "2 decisions change" in text.output
+
+
+def test_diff_of_a_folder_with_itself_changes_nothing(tmp_path, graphs, items):
+    traces = traced(tmp_path, graphs, items)
+    r = invoke("diff", graphs, graphs, "--traces", traces)
+    assert r.exit_code == 0, r.output
+    assert "Verdict impact over 5 traced items" in r.output and "no decision changes" in r.output
+
+
+def test_diff_against_a_direct_judge_file_routes_each_item(tmp_path, graphs, items, direct):
+    traces = traced(tmp_path, graphs, items)
+    r = invoke("diff", graphs, direct, "--traces", traces, "--format", "json")
+    impact = json.loads(r.output)["impact"]
+    # The direct judge has the folder's criterion, so the judged items keep
+    # their 4; the items that did not compile have no judgments to replay.
+    assert not impact["available"]
+    assert any("2 item(s) (`gamma`, `delta`)" in reason for reason in impact["reasons"]), impact
+
+
+def test_diff_of_a_folder_needs_traces(tmp_path, graphs):
+    r = invoke("diff", graphs, graphs)
+    assert r.exit_code == 2 and "--traces" in r.output
+
+
+def test_fallback_stated_in_the_spec_is_recorded_and_used_by_run(tmp_path, direct):
+    plan = {"alpha": "good", "gamma": "bad", "zeta": "bad"}
+    lines = [spec_line("alpha"), spec_line("gamma"), spec_line("zeta")]
+    lines[1]["contract"]["fallback"] = "direct.rbg"  # beside the specs file
+    lines[2]["contract"]["fallback"] = "abstain"
+    specs = write_specs(tmp_path / "specs.jsonl", lines)
+    out = tmp_path / "graphs"
+    with FaultServer(scripted(plan)) as server:
+        r = invoke("compile", specs, "--out-dir", out, "--base-url", server.url, "--no-cache", "--repairs", "0")
+    assert sorted(p.stem for p in out.glob("*.rbg")) == ["alpha"], r.output
+    rows = [{"id": i, "input": "x", "response": "y", "gold": 4} for i in ("alpha", "gamma", "zeta", "delta")]
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(x) + "\n" for x in rows), "utf-8")
+    t = tmp_path / "t.jsonl"
+    r = run(out, items, t, "--format", "json")
+    # delta was never compiled and has no policy: a compile failure.
+    assert json.loads(r.output)["routes"] == {"compiled": 1, "fallback": 1, "abstain": 1, "failed": 1}, r.output
+    recs = records(t)
+    assert recs["gamma"]["graph"]["name"] == "direct" and recs["gamma"]["compile"]["fallback"].endswith("direct.rbg")
+    assert recs["zeta"]["readout"]["status"] == "abstain"
+    # The command line's --fallback replaces every recorded policy.
+    t2 = tmp_path / "t2.jsonl"
+    r = run(out, items, t2, "--format", "json", "--fallback", "abstain")
+    assert json.loads(r.output)["routes"] == {"compiled": 1, "fallback": 0, "abstain": 3, "failed": 0}
+    # The policy travels with the folder: the recorded path is relative to it.
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    out.rename(moved / "graphs")
+    (tmp_path / "direct.rbg").rename(moved / "direct.rbg")
+    t3 = tmp_path / "t3.jsonl"
+    r = run(moved / "graphs", items, t3, "--format", "json")
+    assert json.loads(r.output)["routes"]["fallback"] == 1, r.output
+    # Replay and diff of the folder use the recorded policy too.
+    r = invoke("replay", moved / "graphs", t3)
+    assert r.exit_code == 0, r.output
+    r = invoke("diff", moved / "graphs", moved / "graphs", "--traces", t3)
+    assert r.exit_code == 0 and "no decision changes" in r.output, r.output
+    # A recorded fallback graph that is gone is an error at the log recording it.
+    (moved / "direct.rbg").unlink()
+    r = run(moved / "graphs", items, tmp_path / "t4.jsonl")
+    assert r.exit_code == 2 and "gamma.compile.jsonl" in r.output and "is not there" in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    "fallback, message",
+    [
+        ("direct", 'must be "abstain" or the path of a .rbg graph'),
+        ("nowhere.rbg", "no such graph file `nowhere.rbg`"),
+        (3, "`contract.fallback` must be"),
+    ],
+)
+def test_a_bad_fallback_in_a_spec_line_is_an_error_at_its_line(tmp_path, fallback, message):
+    lines = [spec_line("alpha"), spec_line("beta")]
+    lines[1]["contract"]["fallback"] = fallback
+    specs = write_specs(tmp_path / "specs.jsonl", lines)
+    r = invoke("compile", specs, "--out-dir", tmp_path / "graphs", "--base-url", "http://127.0.0.1:9/v1", "--no-cache")
+    assert r.exit_code == 2, r.output
+    assert f"{specs}:2: spec `beta`" in r.output and message in r.output
+    assert "Traceback" not in r.output
+
+
+def test_a_bad_fallback_in_a_toml_spec_is_an_error_at_its_line(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[rubric]\nname = "x"\ntext = "Score it."\n[task]\ninput = "t"\n[contract]\nscale = "ordinal[1, 5]"\nfallback = "missing.rbg"\n', "utf-8")
+    r = invoke("compile", spec, "-o", tmp_path / "x.rbg", "--base-url", "http://127.0.0.1:9/v1", "--no-cache")
+    assert r.exit_code == 2, r.output
+    assert f"{spec}:8" in r.output and "no such graph file `missing.rbg`" in r.output

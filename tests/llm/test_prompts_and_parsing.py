@@ -9,6 +9,7 @@ from importlib import resources
 import attrs
 import pytest
 
+from rubriclang.catalog import load_catalog
 from rubriclang.checker.graph import PromptSource
 from rubriclang.interp.items import Item
 from rubriclang.llm.parsing import parse
@@ -16,8 +17,8 @@ from rubriclang.llm.prompting import (
     ANSWER_FIRST,
     COMPARE_RATINGS,
     REASON_MAX_CHARS,
-    TEMPLATES,
     PromptError,
+    builtin_prompt,
     load_template,
     render,
 )
@@ -86,11 +87,11 @@ def test_the_response_schema_follows_the_criterion_type(crit, key, schema):
     assert body["properties"]["reason"] == {"type": "string", "maxLength": REASON_MAX_CHARS}
 
 
-@pytest.mark.parametrize("procedure", sorted(TEMPLATES))
+@pytest.mark.parametrize("procedure", sorted(n for n, p in load_catalog(plugins=False).procedures.items() if p.hooks.prompt))
 def test_each_built_in_prompt_asks_in_words_for_the_json_its_schema_asks_for(procedure):
     """The reply-format sentence names the schema's keys in the schema's order."""
     crit = {"llm.rate": RATE, "llm.check": CHECK, "llm.choose": CHOOSE}.get(procedure)
-    stems = [TEMPLATES[procedure][0]] + ([COMPARE_RATINGS] if procedure == "llm.compare" else [])
+    stems = [builtin_prompt(procedure)[0]] + ([COMPARE_RATINGS] if procedure == "llm.compare" else [])
     for stem in stems:
         assert load_template(stem).id in ANSWER_FIRST
         example = resources.files("rubriclang.llm").joinpath("prompts", f"{stem}.md").read_text().rstrip().splitlines()[-1]

@@ -12,7 +12,6 @@ import os
 import socket
 import struct
 import threading
-import time
 
 import h11
 import httpx
@@ -27,15 +26,18 @@ STRAY = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"
 
 class Server:
     """An HTTP/1.1 server (h11) that counts TCP connections. A request's
-    headers script the answer: `x-delay` (seconds before answering),
-    `x-mode`: `chunked` (the body in three chunks), `close` (answer with
+    headers script the answer: `x-hold: NAME` (answer once the test calls
+    `release(NAME)`), `x-mode`: `chunked` (the body in three chunks), `close` (answer with
     `Connection: close`), `then-close` (answer as keep-alive, then close the
     idle connection), `drop` (read the request, close without answering),
     `silent` (never answer; wait for the client to hang up), `stray-now` /
     `stray-later` (after the answer, bytes nobody asked for: in the same
     write, or 20 ms later, then wait for the client to hang up). Every answer
     says which connection served it (`x-conn`) and sets a cookie; its body
-    is `answer`, or else the request's body echoed."""
+    is `answer`, or else the request's body echoed.
+
+    Tests wait for what the server saw with `wait_until(condition)`, woken
+    by each change, never by sleeping for a while."""
 
     def __init__(self, answer: bytes | None = None):
         self.answer = answer
@@ -44,7 +46,10 @@ class Server:
         self.open = 0
         self.peak = 0  # the most open at once
         self.requests: list[bytes] = []  # request targets, in arrival order
+        self.strays = 0  # stray answers written
         self._server: asyncio.AbstractServer | None = None
+        self._changed = asyncio.Condition()
+        self._holds: dict[bytes, asyncio.Event] = {}
 
     async def __aenter__(self) -> Server:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -52,21 +57,41 @@ class Server:
         return self
 
     async def __aexit__(self, *exc) -> None:
+        for event in self._holds.values():
+            event.set()
         self._server.close()
 
+    def release(self, name: str) -> None:
+        """Answer the requests held with `x-hold: NAME` (and later ones)."""
+        self._hold(name.encode()).set()
+
+    def _hold(self, name: bytes) -> asyncio.Event:
+        return self._holds.setdefault(name, asyncio.Event())
+
+    async def wait_until(self, condition, timeout: float = 5.0) -> None:
+        """Return once `condition()` holds; fail if it does not within `timeout`
+        (a bound on a hang, not a timing the test depends on)."""
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(condition)
+
     async def all_closed(self) -> bool:
-        """True once every connection was closed by the client (bounded wait)."""
-        for _ in range(100):
-            if self.open == 0:
-                return True
-            await asyncio.sleep(0.01)
-        return False
+        """True once every connection was closed, by the client and by the server."""
+        try:
+            await self.wait_until(lambda: self.open == 0)
+        except TimeoutError:
+            return False
+        return True
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         number = self.connections
         self.open += 1
         self.peak = max(self.peak, self.open)
+        await self._notify()
         conn = h11.Connection(h11.SERVER)
         try:
             while True:
@@ -76,7 +101,9 @@ class Server:
                 self.requests.append(request.target)
                 headers = dict(request.headers)
                 self.cookies.append(headers.get(b"cookie"))
-                await asyncio.sleep(float(headers.get(b"x-delay", b"0")))
+                await self._notify()
+                if b"x-hold" in headers:
+                    await self._hold(headers[b"x-hold"]).wait()
                 mode = headers.get(b"x-mode", b"").decode()
                 if mode == "silent":
                     await reader.read()
@@ -99,9 +126,12 @@ class Server:
                 writer.write(conn.send(h11.EndOfMessage()) + (STRAY if mode == "stray-now" else b""))
                 await writer.drain()
                 if mode == "stray-later":
-                    await asyncio.sleep(0.02)
+                    await asyncio.sleep(0.02)  # a separate segment, after the answer
                     writer.write(STRAY)
+                    await writer.drain()
                 if mode.startswith("stray"):
+                    self.strays += 1
+                    await self._notify()
                     await reader.read()
                 if mode in ("then-close", "stray-now", "stray-later") or conn.our_state is h11.MUST_CLOSE:
                     return
@@ -109,8 +139,11 @@ class Server:
         except (ConnectionError, h11.ProtocolError):
             pass
         finally:
-            self.open -= 1
             writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+            self.open -= 1
+            await self._notify()
 
 
 async def _read_request(conn: h11.Connection, reader: asyncio.StreamReader):
@@ -128,6 +161,13 @@ async def _read_request(conn: h11.Connection, reader: asyncio.StreamReader):
             return request, b"".join(chunks)
         else:  # ConnectionClosed
             return None, b""
+
+
+async def client_reads_what_arrived() -> None:
+    """Let the event loop hand the client what loopback already delivered (bytes
+    or a close): one turn polls the socket, the next runs its callback."""
+    for _ in range(2):
+        await asyncio.sleep(0)
 
 
 def run(coro):
@@ -170,7 +210,13 @@ def test_the_most_recently_used_idle_connection_is_reused_first():
     async def go():
         async with Server() as server, client() as http:
             # Two at once: two connections; the slower one goes idle last.
-            fast, slow = await asyncio.gather(post(http, server.url, x_delay=0.0), post(http, server.url, x_delay=0.1))
+            fast = asyncio.ensure_future(post(http, server.url, x_hold="fast"))
+            slow = asyncio.ensure_future(post(http, server.url, x_hold="slow"))
+            await server.wait_until(lambda: len(server.requests) == 2)
+            server.release("fast")
+            fast = await fast
+            server.release("slow")
+            slow = await slow
             after = await post(http, server.url)
             return fast.headers["x-conn"], slow.headers["x-conn"], after.headers["x-conn"]
 
@@ -181,7 +227,10 @@ def test_the_most_recently_used_idle_connection_is_reused_first():
 def test_never_more_connections_to_an_origin_than_the_limit():
     async def go():
         async with Server() as server, client(limit=3) as http:
-            answers = await asyncio.gather(*(post(http, server.url, b"%d" % i, x_delay=0.05) for i in range(12)))
+            posts = [asyncio.ensure_future(post(http, server.url, b"%d" % i, x_hold="all")) for i in range(12)]
+            await server.wait_until(lambda: len(server.requests) == 3)  # the others wait for a connection
+            server.release("all")
+            answers = await asyncio.gather(*posts)
             assert [r.content for r in answers] == [b"%d" % i for i in range(12)]
             return server.peak, server.connections
 
@@ -192,9 +241,9 @@ def test_a_connection_idle_for_longer_than_the_expiry_is_closed_not_reused():
     async def go():
         async with Server() as server, client(keepalive_expiry=0.05) as http:
             await post(http, server.url)
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)  # longer than the expiry: the stimulus, not a wait for an event
             await post(http, server.url)
-            await asyncio.sleep(0.01)
+            await server.wait_until(lambda: server.open == 1)  # the expired one was closed
             return server.connections, server.open
 
     assert run(go()) == (2, 1)
@@ -241,7 +290,8 @@ def test_a_connection_the_server_closed_while_idle_is_replaced_without_an_error(
     async def go():
         async with Server() as server, client() as http:
             await post(http, server.url, x_mode="then-close")
-            await asyncio.sleep(0.05)  # the server's close reaches the idle connection
+            await server.wait_until(lambda: server.open == 0)  # the server closed the idle connection
+            await client_reads_what_arrived()
             second = await post(http, server.url)
             return second.status_code, server.connections, len(server.requests)
 
@@ -253,7 +303,8 @@ def test_a_connection_with_bytes_nobody_asked_for_is_not_reused(mode):
     async def go():
         async with Server() as server, client() as http:
             await post(http, server.url, x_mode=mode)
-            await asyncio.sleep(0.05)
+            await server.wait_until(lambda: server.strays == 1)  # the stray bytes were sent
+            await client_reads_what_arrived()
             second = await post(http, server.url)
             return second.status_code, server.connections
 
@@ -311,8 +362,7 @@ def test_an_idle_connection_reset_unnoticed_is_retried_on_a_fresh_one_as_not_a_b
             # Block the event loop (on purpose) while the server resets the
             # idle connection: the pool cannot notice before the next request.
             server.reset_now.set()
-            assert server.reset_done.wait(5)
-            time.sleep(0.05)
+            assert server.reset_done.wait(5)  # the RST went out on loopback inside close()
             second = await post(http, server.url)
             return first.content, second.content
 
@@ -388,37 +438,36 @@ def test_an_unanswered_connect_is_a_connect_timeout():
 def test_waiting_longer_than_the_pool_timeout_for_a_connection_is_a_pool_timeout():
     async def go():
         async with Server() as server, client(limit=1, pool=0.05) as http:
-            busy = asyncio.ensure_future(post(http, server.url, x_delay=0.3))
-            await asyncio.sleep(0.05)
+            busy = asyncio.ensure_future(post(http, server.url, x_hold="busy"))
+            await server.wait_until(lambda: len(server.requests) == 1)  # busy holds the only connection
             with pytest.raises(httpx.PoolTimeout):
                 await post(http, server.url)
+            server.release("busy")
             assert (await busy).status_code == 200
             return server.connections
 
     assert run(go()) == 1
 
 
-def test_a_refused_connection_is_a_connect_error():
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-
+def test_a_refused_connection_is_a_connect_error(unreachable_url):
     async def go():
         async with client() as http:
             with pytest.raises(httpx.ConnectError) as info:
-                await post(http, f"http://127.0.0.1:{port}")
+                await post(http, unreachable_url)
             return str(info.value)
 
-    assert f"127.0.0.1:{port}" in run(go())
+    assert unreachable_url.removeprefix("http://") in run(go())
 
 
 def test_cancelled_requests_give_their_connection_or_slot_back():
     async def go():
         async with Server() as server, client(limit=1, pool=1.0) as http:
             for handed_over in (False, True):
-                running = asyncio.ensure_future(post(http, server.url, x_delay=0.2))
+                seen = len(server.requests)
+                running = asyncio.ensure_future(post(http, server.url, x_hold="never"))
                 waiting = asyncio.ensure_future(post(http, server.url))
-                await asyncio.sleep(0.05)
+                # Once the server has the running one, the waiting one waits for its slot.
+                await server.wait_until(lambda seen=seen: len(server.requests) == seen + 1)
                 running.cancel()
                 if handed_over:
                     # The running one gives up its slot to the waiting one,
@@ -507,15 +556,17 @@ def test_aclose_closes_every_connection_and_leaves_no_task_or_socket():
         async with Server() as server:
             before = open_fds()
             http = httpx.AsyncClient(transport=PoolTransport(4))
-            await asyncio.gather(*(post(http, server.url, x_delay=0.02) for _ in range(4)))
+            four = [asyncio.ensure_future(post(http, server.url, x_hold="four")) for _ in range(4)]
+            await server.wait_until(lambda: len(server.requests) == 4)  # four connections at once
+            server.release("four")
+            await asyncio.gather(*four)
             in_flight = asyncio.ensure_future(post(http, server.url, x_mode="silent"))
-            await asyncio.sleep(0.05)
+            await server.wait_until(lambda: len(server.requests) == 5)
             assert server.open == 4
             await http.aclose()
             with pytest.raises(httpx.ReadError):
                 await in_flight
-            closed = await server.all_closed()  # the server saw every connection end
-            await asyncio.sleep(0.01)  # and closed its own sockets
+            closed = await server.all_closed()  # every connection ended, its sockets closed on both sides
             return open_fds() - before, asyncio.all_tasks() - {asyncio.current_task()}, closed
 
     assert run(go()) == (0, set(), True)

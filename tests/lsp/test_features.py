@@ -164,3 +164,21 @@ def test_a_problem_in_a_template_file_is_shown_on_the_path_that_names_it(tmp_pat
     assert shown and all(x.range.start.line == 2 for x in shown)
     assert any(x.message.startswith("mine.md:2:6:") for x in shown)
     assert shown[0].related_information[0].location.uri.endswith("/mine.md")
+
+
+def test_a_document_is_parsed_once_per_analysis(monkeypatch):
+    # The checker and the symbol index share one parse; counted at the
+    # parser's core so that no second entry point goes unseen.
+    from rubriclang.syntax import parser
+
+    calls = []
+    real = parser._parse_chunk
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parser, "_parse_chunk", counting)
+    found = analyse(TEXT, "demo.rbg")
+    assert found.graph is not None and found.module is not None
+    assert len(calls) == 1

@@ -8,12 +8,9 @@ import asyncio
 import sys
 
 import pytest
-
-pytest.importorskip("pygls")
-
-from lsprotocol import types as lsp  # noqa: E402
-from pygls.exceptions import JsonRpcException  # noqa: E402
-from pygls.lsp.client import BaseLanguageClient  # noqa: E402
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.client import BaseLanguageClient
 
 URI = "file:///tmp/lsp-test/demo.rbg"
 TIMEOUT = 20

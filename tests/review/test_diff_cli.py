@@ -212,3 +212,19 @@ def test_malformed_traces_exit_2_naming_the_line(traced, tmp_path):
     result = rbg("diff", graph, graph, "--traces", bad)
     assert result.exit_code == 2
     assert "bad.jsonl:1" in result.output
+
+
+def test_the_verdict_impact_moves_exactly_what_replaying_the_new_graph_changes(traced, tmp_path):
+    # `rbg diff --traces` and `rbg replay` share one replay: the items the
+    # diff says move are the ones replaying NEW over OLD's traces changes.
+    graph, traces, _ = traced
+    new = tmp_path / "new.rbg"
+    new.write_text(ANNOTATED.replace("max = 4", "max = 2"))
+    impact = json.loads(rbg("diff", graph, new, "--traces", traces, "--format", "json").output)["impact"]
+    from rubriclang.checker import check_source
+    from rubriclang.interp.replay import replay
+
+    replayed = [r for r in replay(check_source(new.read_text()).graph, str(traces)) if r.changed]
+    assert [d["item"] for d in impact["differences"]] == [r.item for r in replayed]
+    assert [f"{d['old']} -> {d['new']}" for d in impact["differences"]] == [r.transition() for r in replayed]
+    assert replayed, "the fixture should move some decisions"

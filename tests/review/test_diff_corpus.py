@@ -9,22 +9,25 @@ other change.
 
 from __future__ import annotations
 
-import difflib
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
+from goldens import assert_golden
 
 from rubriclang.checker import check_source
 from rubriclang.review.diff import ADD, REMOVE, diff_graphs
 from rubriclang.review.render import Report, render
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "diff"
-UPDATE = os.environ.get("RBG_UPDATE_GOLDENS") == "1"
 CASES = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
 GOLDENS = {"text": "expected.txt", "json": "expected.json", "markdown": "expected.md"}
+
+
+def corpus_files() -> set[Path]:
+    """Every file the tests of this module read: both versions and each golden."""
+    return {CORPUS / case / name for case in CASES for name in ("old.rbg", "new.rbg", *GOLDENS.values())}
 
 
 def _graph(case: str, side: str):
@@ -46,15 +49,7 @@ def test_the_corpus_covers_the_kinds_of_change():
 @pytest.mark.parametrize("fmt", sorted(GOLDENS))
 @pytest.mark.parametrize("case", CASES)
 def test_case_renders_as_its_golden(case, fmt):
-    actual = render(fmt, _report(case))
-    golden = CORPUS / case / GOLDENS[fmt]
-    if UPDATE:
-        golden.write_text(actual, "utf-8")
-    assert golden.exists(), f"no golden for {case}: run with RBG_UPDATE_GOLDENS=1"
-    expected = golden.read_text("utf-8")
-    if actual != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True), "golden", "actual"))
-        pytest.fail(f"{case} ({fmt}) differs from its golden:\n{diff}", pytrace=False)
+    assert_golden(CORPUS / case / GOLDENS[fmt], render(fmt, _report(case)), f"{case} ({fmt})")
 
 
 @pytest.mark.parametrize("case", CASES)

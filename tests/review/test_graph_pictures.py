@@ -6,7 +6,6 @@ regenerate with `RBG_UPDATE_GOLDENS=1 pytest tests/review`.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import stat
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from goldens import assert_golden
 
 from rubriclang.checker import check_source
 from rubriclang.cli.main import cli
@@ -21,9 +21,13 @@ from rubriclang.review import dot, mermaid
 from rubriclang.review.view import view
 
 HERE = Path(__file__).resolve().parent / "graphs"
-UPDATE = os.environ.get("RBG_UPDATE_GOLDENS") == "1"
 CASES = sorted(p.stem for p in HERE.glob("*.rbg"))
 TRICKY = HERE / "end_and_quotes.rbg"
+
+
+def corpus_files() -> set[Path]:
+    """Every file the tests of this module read: each graph and its two pictures."""
+    return {HERE / f"{name}{suffix}" for name in CASES for suffix in (".rbg", ".mmd", ".dot")}
 
 
 def _view(name: str):
@@ -37,13 +41,7 @@ def _view(name: str):
 def test_picture_matches_its_golden(name, suffix):
     v = _view(name)
     actual = mermaid.render(v) if suffix == ".mmd" else dot.render(v)
-    golden = HERE / f"{name}{suffix}"
-    if UPDATE:
-        golden.write_text(actual, "utf-8")
-    expected = golden.read_text("utf-8")
-    if actual != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True), "golden", "actual"))
-        pytest.fail(f"{name}{suffix} differs from its golden:\n{diff}", pytrace=False)
+    assert_golden(HERE / f"{name}{suffix}", actual, f"{name}{suffix}")
 
 
 def test_cli_prints_the_same_picture_as_the_golden():

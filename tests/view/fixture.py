@@ -69,9 +69,20 @@ def _trace(graph: Path, items_path: Path, out: Path) -> None:
     out.write_text("".join(canonical_json(r.record) + "\n" for r in results), encoding="utf-8")
 
 
+def _eval(graph: Path, items_path: Path, trace: Path, out: Path) -> None:
+    from click.testing import CliRunner
+
+    from rubriclang.cli.main import cli
+
+    done = CliRunner().invoke(cli, ["eval", str(graph), str(items_path), "--traces", str(trace), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    out.write_text(done.output, encoding="utf-8")
+
+
 def make_run(folder: Path) -> dict[str, Path]:
-    """A graph, items and their trace, a changed graph with its trace, and an
-    audit directory (the audit HTML tests' report), in `folder`."""
+    """A graph, items and their trace, a changed graph with its trace, the
+    evaluation of the first (`rbg eval --format json`), and an audit
+    directory (the audit HTML tests' report), in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"graph": folder / "judge.rbg", "items": folder / "items.jsonl", "trace": folder / "trace.jsonl",
              "graph2": folder / "judge2.rbg", "trace2": folder / "trace2.jsonl"}
@@ -80,6 +91,8 @@ def make_run(folder: Path) -> dict[str, Path]:
     paths["items"].write_text("".join(json.dumps(i) + "\n" for i in items()), encoding="utf-8")
     _trace(paths["graph"], paths["items"], paths["trace"])
     _trace(paths["graph2"], paths["items"], paths["trace2"])
+    paths["eval"] = folder / "eval.json"
+    _eval(paths["graph"], paths["items"], paths["trace"], paths["eval"])
     paths["audit"] = folder / "audit"
     paths["audit"].mkdir()
     (paths["audit"] / "report.json").write_text(json.dumps(make_report()), encoding="utf-8")

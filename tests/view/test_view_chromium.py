@@ -1,6 +1,8 @@
 """`rbg view` served for real and loaded in headless Chromium: navigation,
 filters, the item graph, the viewer's own script running under its CSP,
-payloads staying inert, and notes kept across a restart."""
+payloads staying inert, notes kept across a restart, clicks on evaluation
+cells landing on exactly their items, and a static export's filters running
+in the browser."""
 
 from __future__ import annotations
 
@@ -12,15 +14,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from audit_html.dom import Dom
+from audit_html.test_chromium import CHROMIUM, _chromium
+from conftest import needs
 
-pytest.importorskip("starlette")
+from .cdp import Browser
+from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run
 
-from audit_html.dom import Dom  # noqa: E402
-from audit_html.test_chromium import CHROMIUM, _chromium  # noqa: E402
-
-from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
+pytestmark = needs(CHROMIUM.exists(), "headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
 
 
 def chromium(tmp_path: Path, *args: str) -> str:
@@ -60,7 +61,7 @@ def run(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def viewer(run):
-    v = Viewer(run["graph"], run["items"], run["trace"], run["trace2"], run["audit"])
+    v = Viewer(run["graph"], run["items"], run["trace"], run["trace2"], run["eval"], run["audit"])
     yield v
     v.stop()
 
@@ -93,6 +94,49 @@ def test_the_item_graph_in_chromium(tmp_path, viewer):
     assert "on" in nodes["harmful"] and "on" in nodes["safe"] and "on" not in nodes["correct"]
 
 
+# The items the items view shows, on every page (the test's own script reads the page).
+LISTED = "Array.from(document.querySelectorAll('#items tbody tr td:first-child a')).map(a => a.textContent)"
+
+
+def _all_listed(browser: Browser) -> list[str]:
+    shown = browser.js(LISTED)
+    while browser.js("!!document.querySelector('a[rel=next]')"):
+        browser.click("a[rel=next]")
+        shown += browser.js(LISTED)
+    return sorted(shown)
+
+
+def test_clicking_a_confusion_cell_shows_exactly_its_items(tmp_path, viewer, run):
+    from rubriclang.view.table import TraceTable, label
+
+    rows = TraceTable(str(run["trace"])).rows
+    with Browser(tmp_path / "profile") as browser:
+        browser.load(viewer.url("/eval"))
+        cells = browser.js("Array.from(document.querySelectorAll('table.confusion td a')).map(a => [a.closest('tr').firstElementChild.textContent, "
+                           "a.closest('table').rows[0].cells[a.closest('td').cellIndex].textContent, a.textContent])")
+        assert len(cells) > 1
+        for n, (decision, gold, count) in enumerate(cells[:3]):
+            if n:
+                browser.load(viewer.url("/eval"))
+            browser.click("table.confusion td a", index=n)
+            want = sorted(r.item for r in rows if r.decision == decision and r.gold is not None and label(r.gold) == gold)
+            assert _all_listed(browser) == want and len(want) == int(count)
+
+
+def test_clicking_a_metric_shows_the_items_it_rests_on(tmp_path, viewer, run):
+    import json
+
+    left_out = {x["item"] for x in json.loads(run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]["left_out"]["by_item"]}
+    from rubriclang.view.table import TraceTable
+
+    want = sorted(r.item for r in TraceTable(str(run["trace"])).rows if r.item not in left_out)
+    with Browser(tmp_path / "profile") as browser:
+        browser.load(viewer.url("/eval"))
+        browser.click("table.metrics a.cell")
+        assert "scored by eval.json (pointwise)" in browser.js("document.getElementById('count').textContent")
+        assert _all_listed(browser) == want
+
+
 def test_script_payloads_in_items_stay_inert(tmp_path, viewer):
     from urllib.parse import quote
 
@@ -119,3 +163,83 @@ def test_a_note_survives_a_restart(tmp_path, run):
     finally:
         second.stop()
     assert "Looked at it: <i>fine</i>" in dom.text and "i" not in dom.tags()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, run):
+    """`rbg view --export DIR`, served over loopback HTTP as a CI artefact would be."""
+    import functools
+    import http.server
+    import threading
+
+    from rubriclang.cli.view import load_sources
+    from rubriclang.view.export import export
+
+    folder = tmp_path_factory.mktemp("export")
+    sources = load_sources(tuple(str(run[k]) for k in ("graph", "items", "trace", "trace2", "eval", "audit")))
+    export(sources, str(folder))
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield folder, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _export_items_page(folder: Path) -> str:
+    from rubriclang.view.pages import export_name
+
+    name = export_name("items", {"src": "trace.jsonl"})
+    assert (folder / name).is_file()
+    return name
+
+
+def test_the_exports_filters_run_in_the_browser_from_its_json_rows(tmp_path, exported, run):
+    from rubriclang.view.table import TraceTable
+
+    folder, base = exported
+    rows = TraceTable(str(run["trace"])).rows
+    with Browser(tmp_path / "profile") as browser:
+        browser.load(f"{base}/{_export_items_page(folder)}")
+        browser.js("document.querySelector('#filters select[name=status]').value = 'error'; "
+                   "document.querySelector('#filters select[name=status]').dispatchEvent(new Event('change'))")
+        browser.navigated()
+        assert _all_listed(browser) == [FAILED]
+        # A text search (case-blind) and a decision range, typed and submitted.
+        browser.load(f"{base}/{_export_items_page(folder)}")
+        browser.js("const f = document.getElementById('filters'); f.elements.low.value = '2'; f.elements.high.value = '4'; f.elements.q.value = 'Q01'")
+        browser.click("#filters button[type=submit]")
+        want = sorted(r.item for r in rows if r.number is not None and 2 <= r.number <= 4 and "q01" in r.text)
+        assert want and _all_listed(browser) == want
+        # Every row links to the exported page of its item.
+        href = browser.js("document.querySelector('#items tbody a').getAttribute('href')")
+        assert (folder / href).is_file()
+
+
+def test_payloads_in_the_exports_rows_stay_text(tmp_path, exported):
+    folder, base = exported
+    with Browser(tmp_path / "profile") as browser:
+        browser.load(f"{base}/{_export_items_page(folder)}?src=trace.jsonl&q=q-")
+        assert BAD_ID in browser.js("document.getElementById('items').textContent")
+        assert browser.js("document.querySelectorAll('#items tbody img, #items tbody script').length") == 0
+        assert browser.js("document.body.hasAttribute('data-pwned')") is False
+
+
+def test_the_export_shows_notes_read_only_and_says_where_they_are_typed(tmp_path, exported):
+    folder, _ = exported
+    dom = Dom(next(folder.glob("audit*.html")).read_text(encoding="utf-8"))
+    assert "textarea" not in dom.tags() and "form" not in dom.tags()
+    assert "typed in the live viewer" in dom.text
+
+
+def test_an_export_opened_as_files_says_its_filters_need_http(tmp_path, exported):
+    folder, _ = exported
+    with Browser(tmp_path / "profile") as browser:
+        browser.load((folder / _export_items_page(folder)).as_uri() + "?src=trace.jsonl&status=error")
+        assert browser.js("document.body.getAttribute('data-filters')") == "unavailable"
+        assert "serve the export over HTTP" in browser.js("document.getElementById('filters-note').textContent")

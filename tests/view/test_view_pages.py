@@ -6,20 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from audit_html.dom import Dom
+from starlette.testclient import TestClient
 
-pytest.importorskip("starlette")
-pytest.importorskip("jinja2")
+from rubriclang.audit.notes import read_notes
+from rubriclang.cli.view import load_sources
+from rubriclang.view.export import export
+from rubriclang.view.server import make_app
+from rubriclang.view.table import Query
 
-from audit_html.dom import Dom  # noqa: E402
-from starlette.testclient import TestClient  # noqa: E402
-
-from rubriclang.cli.view import load_sources  # noqa: E402
-from rubriclang.view.export import export  # noqa: E402
-from rubriclang.view.notes import read_notes  # noqa: E402
-from rubriclang.view.server import make_app  # noqa: E402
-from rubriclang.view.table import Query  # noqa: E402
-
-from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run  # noqa: E402
+from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run
 
 TOKEN = "t0ken-for-tests"
 
@@ -31,7 +27,7 @@ def run(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def sources(run):
-    return load_sources((str(run["graph"]), str(run["items"]), str(run["trace"]), str(run["trace2"]), str(run["audit"])))
+    return load_sources((str(run["graph"]), str(run["items"]), str(run["trace"]), str(run["trace2"]), str(run["eval"]), str(run["audit"])))
 
 
 @pytest.fixture()
@@ -122,6 +118,50 @@ def test_the_item_page_renders_the_prompt_from_the_template_with_the_reply(clien
     assert "Reply <script>" in text  # the raw reply, as text
 
 
+def _items_shown(client, href: str) -> list[str]:
+    """Every item the items view lists for `href`, over all its pages."""
+    shown, page = [], href
+    while page:
+        dom = Dom(client.get(page).text)
+        shown += [e.attrs["href"] for e in dom.elements if e.tag == "a" and e.attrs.get("href", "").startswith("/item?")]
+        page = next((e.attrs["href"] for e in dom.elements if e.tag == "a" and e.attrs.get("rel") == "next"), None)
+    from urllib.parse import parse_qs, urlsplit
+
+    return sorted(parse_qs(urlsplit(h).query)["id"][0] for h in shown)
+
+
+def test_every_metric_cell_links_to_exactly_the_items_it_rests_on(client, run, sources):
+    import json
+
+    data = json.loads(run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]
+    dom = Dom(_get(client, "/eval").text)
+    cells = [e.attrs["href"] for e in dom.elements if e.tag == "a" and "cell" in (e.attrs.get("class") or "").split()]
+    metrics = sum(len(ms) for ms in data["metrics"].values()) + sum(len(ms) for ms in data["differences"].values())
+    assert len(cells) == metrics and len(set(cells)) == 1
+    left_out = {x["item"] for x in data["left_out"]["by_item"]}
+    assert left_out == {FAILED}
+    expected = sorted(r.item for r in sources.trace("trace.jsonl").table.rows if r.item not in left_out)
+    assert _items_shown(client, cells[0]) == expected and len(expected) == data["scored"]
+
+
+def test_every_count_of_the_plots_links_to_exactly_its_items(client, sources):
+    from urllib.parse import parse_qs, urlsplit
+
+    rows = sources.trace("trace.jsonl").table.rows
+    dom = Dom(_get(client, "/eval").text)
+    links = [e.attrs["href"] for e in dom.elements if e.tag == "a" and e.attrs.get("href", "").startswith("/items?")]
+    confusion = [h for h in links if "decision=" in h]
+    assert confusion
+    for href in confusion:
+        q = {k: v[0] for k, v in parse_qs(urlsplit(href).query).items()}
+        want = sorted(r.item for r in rows if r.decision == q["decision"] and r.gold is not None and str(r.gold) == q["gold"])
+        assert _items_shown(client, href) == want and want
+
+
+def test_a_metric_link_to_an_evaluation_that_is_not_there_is_not_found(client):
+    assert _get(client, "/items?src=trace.jsonl&scored=7:pointwise").status_code == 404
+
+
 def test_compare_lists_the_transitions_of_the_changed_cap(client, sources):
     cmp = sources.compares[0]
     assert cmp.impact.transitions() and all(t.startswith("4 -> 3") for t, _ in cmp.impact.transitions())
@@ -149,6 +189,27 @@ def test_the_export_writes_linked_pages_that_need_no_server(tmp_path, sources):
     for href in index.hrefs():
         assert (tmp_path / href).is_file(), href
     assert not any(h.startswith(("/", "http")) for p in tmp_path.glob("*.html") for h in Dom(p.read_text(encoding="utf-8")).hrefs())
+
+
+def test_the_export_filters_from_a_json_file_of_rows_with_no_script_from_data(tmp_path, sources):
+    import json
+
+    from rubriclang.view.pages import CSP, export_name
+
+    export(sources, str(tmp_path))
+    items = Dom((tmp_path / export_name("items", {"src": "trace.jsonl"})).read_text(encoding="utf-8"))
+    form = next(e for e in items.elements if e.tag == "form")
+    data = json.loads((tmp_path / form.attrs["data-rows"]).read_text(encoding="utf-8"))
+    table = sources.trace("trace.jsonl").table
+    assert [r["item"] for r in data["rows"]] == [r.item for r in table.rows]
+    assert all((tmp_path / r["href"]).is_file() for r in data["rows"])
+    assert [data["rows"][i]["item"] for i in data["orders"]["decision"]] == [r.item for r in table.query(Query(sort="decision"), size=10**6).rows]
+    assert sorted(data["rows"][i]["item"] for i in data["scored"]["0:pointwise"]) == sorted(r.item for r in table.rows if r.item != FAILED)
+    for page in tmp_path.glob("*.html"):
+        dom = Dom(page.read_text(encoding="utf-8"))
+        assert all(e.attrs.get("src") == "static/view.js" for e in dom.elements if e.tag == "script"), page.name
+        if page.name.startswith(("items", "audit", "eval", "index")):
+            assert next(e.attrs["content"] for e in dom.elements if e.tag == "meta" and e.attrs.get("http-equiv")) == CSP
 
 
 def test_inputs_are_left_unchanged(run, sources, client):

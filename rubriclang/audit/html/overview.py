@@ -1,13 +1,13 @@
 """The page's summary sections: the headline metrics, the judge and the
-suite, the operators run or skipped, the criteria, notes, and the optional
-LLM-written summary."""
+suite, the operators run or skipped, the criteria, notes, review notes,
+and the optional LLM-written summary."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rubriclang.audit.html import fmt
-from rubriclang.audit.html.markup import Markup, el
+from rubriclang.audit.html.markup import Markup, anchor, el, join, link
 
 COUNT_KEYS = ("generated", "accepted", "rejected", "unavailable", "failed")
 
@@ -160,6 +160,19 @@ def notes(report: dict) -> Markup | None:
     if not report["notes"]:
         return None
     return el("ul", {"class": "notes"}, [el("li", None, n) for n in report["notes"]])
+
+
+def review_notes(notes: dict[str, str], queued: set[str]) -> Markup:
+    """The review notes typed on items in `rbg view` (DIR/notes.json), as
+    text; an item in the review queue links to it."""
+    rows = []
+    for item, text in sorted(notes.items()):
+        name = el("code", None, item)
+        rows.append(el("tr", None, el("td", None, link(anchor("i", item), name) if item in queued else name),
+                       el("td", None, el("div", {"class": "text"}, text))))
+    return join([el("p", {"class": "note"}, "Typed on items in the viewer (rbg view DIR), saved in notes.json."),
+                 el("table", {"class": "review-notes"}, el("thead", None, el("tr", None, el("th", None, "item"), el("th", None, "note"))),
+                    el("tbody", None, rows))])
 
 
 def machine_summary(report: dict) -> Markup | None:

@@ -1,4 +1,4 @@
-"""The whole page: `render_html(report) -> str`.
+"""The whole page: `render_html(report, review_notes) -> str`.
 
 One self-contained document: inline CSS, inline SVG, no script, and a
 Content-Security-Policy that forbids scripts and every outside fetch, so
@@ -21,6 +21,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src
 
 SECTIONS = (("overview", "Overview"), ("operators", "Operators"), ("charts", "By operator"), ("criteria", "Criteria"),
             ("queue", "Review queue"), ("evidence", "Evidence"))
+REVIEW_NOTES = ("review-notes", "Review notes")
 
 
 def _charts(report: dict) -> Markup:
@@ -34,11 +35,11 @@ def _charts(report: dict) -> Markup:
     return join(out) if out else el("p", None, "No variants were judged.")
 
 
-def _header(report: dict) -> Markup:
+def _header(report: dict, sections) -> Markup:
     j, c, s = report["judge"], report["counts"], report["suite"]
     sub = (f"{j['type']} judge ({j['mode']}{', output ' + j['output'] if j['output'] else ''}); "
            f"{c['items']} items \u00d7 {s['repeats']} repeats; {c['variants']} variants judged; sealed suite {s['sealed'][:19]}\u2026")
-    nav = el("nav", {"class": "toc"}, [el("a", {"href": "#" + key}, title) for key, title in SECTIONS])
+    nav = el("nav", {"class": "toc"}, [el("a", {"href": "#" + key}, title) for key, title in sections])
     return el("header", {"class": "top"}, el("div", None, el("h1", None, "Judge audit: ", el("code", None, j["name"])), el("p", {"class": "sub"}, sub), nav))
 
 
@@ -46,13 +47,17 @@ def _section(key: str, title: str, *body) -> Markup:
     return el("section", {"id": key}, el("h2", None, title), *body)
 
 
-def render_html(report: dict) -> str:
+def render_html(report: dict, review_notes: dict[str, str] | None = None) -> str:
     """The HTML page of a `rubriclang.audit.report/1` or `/2` report (docs/audit.md,
-    "The HTML report")."""
+    "The HTML report"), with the review notes typed in `rbg view`
+    (`audit.notes.read_notes`: item -> note) when there are any."""
     judge = Judge.of(report)
     # The evidence follows the queue's order, worst first.
-    found = [f for _, entries in ranked(report) for f, _ in entries]
+    queue = ranked(report)
+    found = [f for _, entries in queue for f, _ in entries]
     notes = overview.notes(report)
+    reviewed = overview.review_notes(review_notes, {item for item, _ in queue}) if review_notes else None
+    sections = SECTIONS[:5] + ((REVIEW_NOTES,) if reviewed else ()) + SECTIONS[5:]
     main = el("main", None,
               _section("overview", "Overview", overview.metrics(report), overview.confusion(report), overview.counts(report), overview.judge_and_suite(report)),
               overview.machine_summary(report),
@@ -64,6 +69,7 @@ def render_html(report: dict) -> str:
                        el("p", {"class": "note"}, "Items whose verdicts went wrong, worst first: weighted by the share of each finding's repeats "
                                                   "that went the wrong way. Each finding links to its evidence."),
                        review_queue(report)),
+              _section(*REVIEW_NOTES, reviewed) if reviewed else None,
               _section("evidence", "Evidence",
                        [evidence(f, judge, report) for f in found] or el("p", None, "No findings.")),
               el("footer", None, f"Rendered by rbg audit from report.json ({report['schema']}); judge {report['judge']['hash']}."))
@@ -73,6 +79,6 @@ def render_html(report: dict) -> str:
               el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
               el("title", None, f"Audit of {report['judge']['name']}"),
               el("style", None, Markup(CSS)))
-    body = el("body", None, _header(report), main)
+    body = el("body", None, _header(report, sections), main)
     return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, head, body) + "\n"
 

@@ -1,5 +1,5 @@
-"""`DIR/report.json` -> `DIR/report.html`, for the audit and for
-`python -m rubriclang.audit.html DIR`."""
+"""`DIR/report.json` (and `DIR/notes.json`) -> `DIR/report.html`, for the
+audit, the viewer and `python -m rubriclang.audit.html DIR`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from importlib import resources
 import jsonschema
 
 from rubriclang.audit.html.page import render_html
+from rubriclang.audit.notes import NotesError, read_notes
 from rubriclang.safeio import write_atomic
 
 # Reports of schema /1 (before failures, baselines and directional measures
@@ -47,12 +48,24 @@ def load_report(path: str) -> dict:
     return report
 
 
+def render_folder(folder: str, report: dict) -> str:
+    """The page of the audit in `folder`: `report` with the folder's review
+    notes (`notes.json`, typed in `rbg view`), so a re-render keeps them."""
+    try:
+        notes = read_notes(folder)
+    except NotesError as exc:
+        raise ReportError(str(exc)) from None
+    return render_html(report, notes)
+
+
 def write_html(folder: str) -> str:
-    """Render `folder/report.json` into `folder/report.html`; the path written."""
+    """Render `folder/report.json` (and `folder/notes.json`, when there is
+    one) into `folder/report.html`; the path written."""
     report = load_report(os.path.join(folder, "report.json"))
     out = os.path.join(folder, "report.html")
+    page = render_folder(folder, report)
     try:
-        write_atomic(out, render_html(report))
+        write_atomic(out, page)
     except OSError as exc:
         raise ReportError(f"`{out}` cannot be written: {exc.strerror or exc}") from None
     return out

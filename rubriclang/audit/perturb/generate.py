@@ -20,6 +20,7 @@ from rubriclang.audit.catalog import Operator
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import Asker
 from rubriclang.audit.perturb import judge_prompt, llm, rules
+from rubriclang.audit.planner import describe_judge
 from rubriclang.audit.variants import PROMPT, Patch, Validation, Variant, apply_changes
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item
@@ -150,6 +151,8 @@ class Generation:
 
     def __init__(self, judge: JudgeInfo, seed: int, generator: Asker | None, validator: Asker | None, concurrency: int = 4):
         self.judge = judge
+        # What generators and validators are shown of the judge, so variants fit what it judges.
+        self.described = describe_judge(judge)
         self.seed = seed
         self.generator = generator
         self.validator = validator
@@ -186,7 +189,7 @@ class Generation:
     async def _llm_item(self, op: Operator, item: Item) -> tuple[dict, Validation]:
         if self.generator is None:
             return {}, Validation("llm", "failed", "no generator backend")
-        changes, problem, model = await llm.rewrite_item(self.generator, op, item)
+        changes, problem, model = await llm.rewrite_item(self.generator, op, self.described, item)
         if changes is None or problem:
             return {}, Validation("llm", "failed", problem or "the generator produced nothing", model)
         return changes, await self._validate(op, llm.shown(item), llm.shown(apply_changes(item, changes)))
@@ -238,7 +241,7 @@ class Generation:
                 return await self._template_text(op, c, text, style)
             if param == "system":
                 return await self._system_text(op, c, text)
-            new, problem, model = await llm.rewrite_text(self.generator, op, param, text)
+            new, problem, model = await llm.rewrite_text(self.generator, op, self.described, param, text)
             if new is None or problem:
                 return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
             return new, await self._validate(op, _show_fields(text), _show_fields(new))
@@ -248,7 +251,7 @@ class Generation:
         style): it must parse and keep every placeholder, then pass the validator."""
         rubric = judge_prompt.rubric_text(c, self.judge.graph.name)
         assert self.generator is not None  # LLM operators run with a generator
-        new, problem, model = await llm.rewrite_template(self.generator, op, rubric, text, style)
+        new, problem, model = await llm.rewrite_template(self.generator, op, self.described, rubric, text, style)
         if new is None or problem:
             return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
         problem = judge_prompt.check_rewrite(text, new)
@@ -259,7 +262,7 @@ class Generation:
     async def _system_text(self, op: Operator, c, text: str) -> tuple:
         """A new system section for the criterion's template (added where it has none)."""
         assert self.generator is not None  # LLM operators run with a generator
-        new, problem, model = await llm.rewrite_text(self.generator, op, "system", judge_prompt.system_text(text))
+        new, problem, model = await llm.rewrite_text(self.generator, op, self.described, "system", judge_prompt.system_text(text))
         if new is None or problem:
             return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
         patched = judge_prompt.with_system(text, new)
@@ -272,7 +275,7 @@ class Generation:
     async def _validate(self, op: Operator, original: str, rewrite: str, style: str | None = None) -> Validation:
         if self.validator is None:
             return Validation("llm", "unavailable", "no validator backend")
-        return await llm.validate(self.validator, op, original, rewrite, style)
+        return await llm.validate(self.validator, op, self.described, original, rewrite, style)
 
 
 def _show_fields(fields: dict[str, str]) -> str:

@@ -18,6 +18,11 @@ from rubriclang.audit.variants import Validation
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item
 
 _TEXT = {"type": "string"}
+# The prompt versions new suites are made with (recorded in the sealed
+# suite); both are shown the judge under audit.
+GENERATE = "generate.v2"
+VALIDATE = "validate.v2"
+PROMPTS = {"generate": GENERATE, "validate": VALIDATE}
 
 # `reasoning_style`: how each style asks the judge to reason (the generator
 # writes it into the judge's own template, in the template's own words).
@@ -41,14 +46,16 @@ def _material(item: Item, cids: tuple[str, ...]) -> str:
     return "\n\n".join(parts)
 
 
-def _instruction(op: Operator, style: str | None = None) -> dict[str, str]:
+def _instruction(op: Operator, judge: str, style: str | None = None) -> dict[str, str]:
+    """The values every generator and validator prompt shares; `judge` is
+    the judge under audit as `planner.describe_judge` renders it."""
     instruction = op.instruction or op.summary
     if style:
         instruction += f" The reasoning style: {REASONING[style]}."
-    return {"instruction": instruction, "preserves": op.preserves or "everything else", "breaks": op.breaks}
+    return {"judge": judge, "instruction": instruction, "preserves": op.preserves or "everything else", "breaks": op.breaks}
 
 
-async def rewrite_item(asker: Asker, op: Operator, item: Item) -> tuple[dict | None, str | None, str | None]:
+async def rewrite_item(asker: Asker, op: Operator, judge: str, item: Item) -> tuple[dict | None, str | None, str | None]:
     """(changes, why it failed, model) for one item-side LLM operator.
 
     `changes` maps `input` and/or `candidates` to the new texts; every
@@ -58,7 +65,7 @@ async def rewrite_item(asker: Asker, op: Operator, item: Item) -> tuple[dict | N
     changes: dict = {}
     model = None
     if op.target == "input":
-        answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _tag("task", item.input), "form": '{"input": "<the rewritten task>"}'}), {"input": _TEXT}, "rewrite")
+        answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge), "material": _tag("task", item.input), "form": '{"input": "<the rewritten task>"}'}), {"input": _TEXT}, "rewrite")
         if answer.status != "ok":
             return None, answer.error, answer.model
         changes["input"], model = answer.fields["input"], answer.model
@@ -66,7 +73,7 @@ async def rewrite_item(asker: Asker, op: Operator, item: Item) -> tuple[dict | N
         texts = []
         for cid in cids:
             answer = await asker.ask(
-                messages("generate.v1", {**_instruction(op), "material": _material(item, (cid,)), "form": '{"response": "<the rewritten response>"}'}),
+                messages(GENERATE, {**_instruction(op, judge), "material": _material(item, (cid,)), "form": '{"response": "<the rewritten response>"}'}),
                 {"response": _TEXT},
                 "rewrite",
             )
@@ -81,7 +88,7 @@ async def rewrite_item(asker: Asker, op: Operator, item: Item) -> tuple[dict | N
         else:
             shape = ", ".join(f'"{c}": "<the rewritten response {c}>"' for c in cids)
             form, fields = f'{{"input": "<the rewritten task>", "responses": {{{shape}}}}}', {"input": _TEXT, "responses": {"type": "object"}}
-        answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _material(item, cids), "form": form}), fields, "rewrite")
+        answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge), "material": _material(item, cids), "form": form}), fields, "rewrite")
         if answer.status != "ok":
             return None, answer.error, answer.model
         value, model = answer.fields, answer.model
@@ -107,14 +114,14 @@ def shown(item: Item) -> str:
     return _material(item, item.candidate_ids)
 
 
-async def rewrite_text(asker: Asker, op: Operator, what: str, text) -> tuple:
+async def rewrite_text(asker: Asker, op: Operator, judge: str, what: str, text) -> tuple:
     """(new, why it failed, model) for a judge-side text: a criterion's
     `question` (a string), its `anchors` (a map of point -> text) or a
     `system` framing."""
     if isinstance(text, dict):
         shown_text = json.dumps({str(k): v for k, v in text.items()}, ensure_ascii=False, indent=1)
         form = "{" + f'"{what}": ' + "{" + ", ".join(f'"{k}": "<the rewritten description>"' for k in text) + "}}"
-        answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _tag(what, shown_text), "form": form}), {what: {"type": "object"}}, "rewrite")
+        answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge), "material": _tag(what, shown_text), "form": form}), {what: {"type": "object"}}, "rewrite")
         if answer.status != "ok":
             return None, answer.error, answer.model
         new = answer.fields[what]
@@ -124,7 +131,7 @@ async def rewrite_text(asker: Asker, op: Operator, what: str, text) -> tuple:
             return None, "the generator returned the descriptions unchanged", answer.model
         return new, None, answer.model
     form = f'{{"{what}": "<the rewritten {what}>"}}'
-    answer = await asker.ask(messages("generate.v1", {**_instruction(op), "material": _tag(what, text), "form": form}), {what: _TEXT}, "rewrite")
+    answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge), "material": _tag(what, text), "form": form}), {what: _TEXT}, "rewrite")
     if answer.status != "ok":
         return None, answer.error, answer.model
     new = answer.fields[what]
@@ -133,13 +140,13 @@ async def rewrite_text(asker: Asker, op: Operator, what: str, text) -> tuple:
     return new, None, answer.model
 
 
-async def rewrite_template(asker: Asker, op: Operator, rubric: str, text: str, style: str | None = None) -> tuple:
+async def rewrite_template(asker: Asker, op: Operator, judge: str, rubric: str, text: str, style: str | None = None) -> tuple:
     """(new template text, why it failed, model): the judge's whole prompt
     template rewritten; the generator is shown the criterion it serves, so
     the rewrite fits the task."""
     material = _tag("rubric", rubric) + "\n\n" + _tag("template", text)
     form = '{"template": "<the rewritten template: the same ## sections, every {{placeholder}} kept>"}'
-    answer = await asker.ask(messages("generate.v1", {**_instruction(op, style), "material": material, "form": form}), {"template": _TEXT}, "rewrite")
+    answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge, style), "material": material, "form": form}), {"template": _TEXT}, "rewrite")
     if answer.status != "ok":
         return None, answer.error, answer.model
     new = answer.fields["template"]
@@ -148,10 +155,10 @@ async def rewrite_template(asker: Asker, op: Operator, rubric: str, text: str, s
     return new, None, answer.model
 
 
-async def validate(asker: Asker, op: Operator, original: str, rewrite: str, style: str | None = None) -> Validation:
+async def validate(asker: Asker, op: Operator, judge: str, original: str, rewrite: str, style: str | None = None) -> Validation:
     """The validator's verdict on one rewrite."""
-    values = {**_instruction(op, style), "original": original, "rewrite": rewrite}
-    answer = await asker.ask(messages("validate.v1", values), _VERDICT, "verdict")
+    values = {**_instruction(op, judge, style), "original": original, "rewrite": rewrite}
+    answer = await asker.ask(messages(VALIDATE, values), _VERDICT, "verdict")
     if answer.status != "ok":
         return Validation("llm", "unavailable", answer.error or "", answer.model)
     return Validation("llm", answer.fields["verdict"], answer.fields["reason"].strip(), answer.model)

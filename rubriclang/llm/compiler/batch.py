@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from rubriclang.llm.compiler.log import CompileLog
-from rubriclang.llm.compiler.spec import Spec, SpecError, spec_from_dict
+from rubriclang.llm.compiler.spec import Spec, SpecError, resolve_fallback, spec_from_dict
 
 # Ids become file names: no separators, no leading dot, nothing a shell or a
 # file system would read differently.
@@ -42,6 +42,8 @@ class SpecLine:
     where: str
     spec: Spec
     hash: str
+    # contract.fallback resolved from the specs file's folder (or `abstain`).
+    fallback: str | None = None
 
 
 def spec_hash(fields: dict[str, Any]) -> str:
@@ -71,13 +73,13 @@ def read_specs(path: str) -> list[SpecLine]:
     out: list[SpecLine] = []
     seen: dict[str, str] = {}
     for where, obj in read_jsonl(path, SpecError, what="spec line"):
-        out.append(_spec_line(obj, where, seen))
+        out.append(_spec_line(obj, where, seen, os.path.dirname(path)))
     if not out:
         raise SpecError(path, "the file holds no specs: write one JSON object per line")
     return out
 
 
-def _spec_line(obj: Any, where: str, seen: dict[str, str]) -> SpecLine:
+def _spec_line(obj: Any, where: str, seen: dict[str, str], base: str = "") -> SpecLine:
     if not isinstance(obj, dict):
         raise SpecError(where, "a spec line must be a JSON object with an `id` and the spec's tables")
     if "id" not in obj:
@@ -90,9 +92,10 @@ def _spec_line(obj: Any, where: str, seen: dict[str, str]) -> SpecLine:
     fields = {k: v for k, v in obj.items() if k != "id"}
     try:
         spec = spec_from_dict(fields, named)
+        fallback = resolve_fallback(spec.fallback, base, named)
     except SpecError as exc:
-        raise SpecError(named, exc.message) from None
-    return SpecLine(sid, where, spec, spec_hash(fields))
+        raise SpecError(named, exc.message, exc.hint) from None
+    return SpecLine(sid, where, spec, spec_hash(fields), fallback)
 
 
 @attrs.frozen
@@ -210,11 +213,33 @@ def status(out_dir: str, sid: str, shash: str | None = None) -> tuple[str, list[
     if shash is not None and recorded != shash:
         return PENDING, records
     if end is None:
-        return PENDING, records
+        # Killed between writing the graph (atomically, and only once it was
+        # accepted) and logging the end: the graph, stamped with its spec's
+        # hash, is the outcome, so it is never compiled again.
+        found = graph_spec_hash(graph_path(out_dir, sid))
+        want = shash if shash is not None else recorded
+        return (COMPILED if found is not None and found == want else PENDING), records
     if end.get("outcome") == COMPILED:
         found = graph_spec_hash(graph_path(out_dir, sid))
         return (COMPILED if found is not None and found == recorded else PENDING), records
     return (FAILED if end.get("outcome") == FAILED else ERROR), records
+
+
+def recorded_fallback(fallback: str | None, out_dir: str) -> str | None:
+    """The fallback policy as the compile log records it: `abstain`, or the
+    fallback graph's path relative to the folder, which can then move with it."""
+    if fallback is None or fallback == "abstain":
+        return fallback
+    return os.path.relpath(fallback, out_dir)
+
+
+def recorded_policy(records: list[dict], out_dir: str) -> str | None:
+    """The fallback policy of a compile log's records: `abstain`, a graph
+    path from here, or None."""
+    p = records[0].get("fallback") if records and records[0].get("event") == "spec" else None
+    if p is None or p == "abstain":
+        return p
+    return os.path.normpath(os.path.join(out_dir, p))
 
 
 # -- compiling ------------------------------------------------------------------------
@@ -252,7 +277,7 @@ async def compile_many(
             if os.path.exists(target):
                 os.unlink(target)  # another spec's graph: never run in this one's place
             with CompileLog(log_path(out_dir, s.id)) as log:
-                log.write("spec", id=s.id, spec_hash=s.hash, source=s.where)
+                log.write("spec", id=s.id, spec_hash=s.hash, source=s.where, fallback=recorded_fallback(s.fallback, out_dir))
                 try:
                     result = await compile_rubric(s.spec, client, log=log, out=target, header=header(s.id, s.hash), **options)
                 except LLMError:

@@ -1,5 +1,6 @@
 """The JSON IR of a rubric graph: its JSON Schema (generated from the catalog),
-its validation, and its printer to `.rbg` source.
+its validation, and its printer to `.rbg` source (through the AST and the
+formatter).
 
 Constrained decoding asks the server for a JSON object matching `ir_schema`;
 the printer turns it into source, which is then checked like any program.
@@ -29,7 +30,6 @@ from rubriclang.catalog import Catalog
 from rubriclang.catalog.model import ParamSpec
 from rubriclang.catalog.types import fmt_num
 from rubriclang.syntax import ast
-from rubriclang.syntax.strings import quote, quote_long
 
 NAME_PATTERN = "^[a-z][a-z0-9_]*$"
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\Z")
@@ -222,106 +222,127 @@ def _path(parts: list) -> str:
 
 
 def print_ir(ir: dict, catalog: Catalog) -> str:
-    """`.rbg` source for a valid IR value (see `validate_ir`). The caller
-    formats it; parameter values are printed by their catalog type, so a
-    choice is a bare name and a type is a type."""
+    """`.rbg` source for a valid IR value (see `validate_ir`), in the
+    formatter's canonical layout: the IR becomes an AST (`ir_to_module`),
+    which `format_module` prints, sections set apart by a blank line
+    (criteria apart too) as an author would write them."""
+    from rubriclang.fmt import format_module
+
+    module = ir_to_module(ir, catalog)
+    sections: list[list[ast.Decl]] = []
+    for d in module.decls:
+        # Nodes run together, and readouts; every other declaration stands apart.
+        joins = sections and isinstance(d, (ast.NodeDecl, ast.ReadoutDecl)) and isinstance(sections[-1][-1], type(d))
+        if joins:
+            sections[-1].append(d)
+        else:
+            sections.append([d])
+    return "\n".join(format_module(ast.Module(tuple(s)), "") for s in sections)
+
+
+def ir_to_module(ir: dict, catalog: Catalog) -> ast.Module:
+    """The AST of a valid IR value (the inverse of `module_to_ir`). Parameter
+    values are built by their catalog type, so a choice is a bare name and a
+    type is a type; parameters stand in catalog order, so the same IR always
+    prints the same text."""
     blocks = catalog.blocks
     rubric = dict(ir["rubric"])
-    name = rubric.pop("name")
-    criteria = []
+    decls: list[ast.Decl] = [
+        ast.RubricDecl(ast.Name(rubric.pop("name")), _block(rubric, blocks["rubric"].params)),
+        ast.ContractDecl(_block(ir["contract"], blocks["contract"].params)),
+    ]
     for c in ir["criteria"]:
         params = catalog.procedure_params(catalog.procedures[c["procedure"]])
-        criteria.append(f"criterion {c['name']}: {type_text(c['type'])} = {c['procedure']} {_block(c['params'], params)}")
-    nodes = []
+        decls.append(
+            ast.CriterionDecl(ast.Name(c["name"]), _type(c["type"]), _dotted(c["procedure"]), _block(c["params"], params))
+        )
     for n in ir["nodes"]:
         op = catalog.operators[n["operator"]]
         ports = []
         for port in op.ports:
             ref = n["ports"][port.name]
-            ports.append(f"{port.name}: " + ("[" + ", ".join(ref) + "]" if port.variadic else ref))
-        nodes.append(f"node {n['name']} = {n['operator']}({', '.join(ports)}) {_block(n['params'], op.params)}")
-    readouts = [
-        f"readout {mode} {_block(ir['readouts'][mode], blocks[mode].params)}" for mode in _BLOCK_ORDER if mode in ir["readouts"]
+            refs = tuple(ast.Name(r) for r in ref) if port.variadic else (ast.Name(ref),)
+            ports.append(ast.PortArg(ast.Name(port.name), refs, port.variadic))
+        decls.append(ast.NodeDecl(ast.Name(n["name"]), _dotted(n["operator"]), tuple(ports), _block(n["params"], op.params)))
+    decls.append(ast.SinkDecl(ast.Name(ir["sink"])))
+    decls += [
+        ast.ReadoutDecl(ast.Name(mode), _block(ir["readouts"][mode], blocks[mode].params))
+        for mode in _BLOCK_ORDER
+        if mode in ir["readouts"]
     ]
-    # Sections apart, criteria apart; the formatter does the rest of the layout.
-    sections = [
-        f"rubric {name} {_block(rubric, blocks['rubric'].params)}",
-        f"contract {_block(ir['contract'], blocks['contract'].params)}",
-        *criteria,
-        "\n".join(nodes),
-        f"sink {ir['sink']}",
-        "\n".join(readouts),
-    ]
-    return "\n\n".join(s for s in sections if s) + "\n"
+    return ast.Module(tuple(decls))
 
 
-def type_text(t: dict) -> str:
-    """A type object as `.rbg` text."""
-    q = "?" if t.get("optional") else ""
-    if t["kind"] == "bool":
-        return "bool" + q
+def _dotted(text: str) -> ast.Dotted:
+    return ast.Dotted(tuple(text.split(".")))
+
+
+def _type(t: dict) -> ast.TypeExpr:
+    optional = bool(t.get("optional"))
     if t["kind"] == "label":
-        return "label{" + ", ".join(t["labels"]) + "}" + q
-    return f"{t['kind']}[{_number(t['lo'])}, {_number(t['hi'])}]{q}"
+        return ast.TypeExpr("label", labels=tuple(ast.Name(x) for x in t["labels"]), optional=optional)
+    if t["kind"] == "bool":
+        return ast.TypeExpr("bool", optional=optional)
+    return ast.TypeExpr(t["kind"], _number(t["lo"]), _number(t["hi"]), optional=optional)
 
 
-def _block(values: dict, specs: tuple[ParamSpec, ...]) -> str:
+def _block(values: dict, specs: tuple[ParamSpec, ...]) -> ast.Block:
     types = {p.name: p.type for p in specs}
-    # Catalog order, so the same IR always prints the same text.
     order = [p.name for p in specs if p.name in values] + [k for k in values if k not in types]
-    items = [f"{k} = {_value(values[k], types.get(k, ''))}" for k in order]
-    return "{ " + ", ".join(items) + " }" if items else "{}"
+    return ast.Block(tuple(ast.Param(ast.Name(k), _value(values[k], types.get(k, ""))) for k in order))
 
 
-def _value(v: Any, ptype: str) -> str:
+def _value(v: Any, ptype: str) -> ast.Value:
     if ptype in ("type", "numeric_type"):
-        return type_text(v)
+        return _type(v)
     if ptype == "answer":
         return _answer(v)
     if ptype == "choice" and isinstance(v, str):
-        return v
+        return ast.Ident(v)
     return _literal(v, keys_quoted=ptype == "json")
 
 
-def _answer(v: Any) -> str:
+def _answer(v: Any) -> ast.Value:
     """`json`, or the checker's form of a pattern, `{"pattern": RE2, "map":
     {...}}`, as `pattern("RE2", { ... })`."""
     if not isinstance(v, dict):
-        return v if v == "json" else _literal(v)
-    args = [quote(v["pattern"])] + ([_literal(v["map"])] if v.get("map") else [])
-    return f"pattern({', '.join(args)})"
+        return ast.Ident(v) if v == "json" else _literal(v)
+    args = (ast.String(v["pattern"]), *([_literal(v["map"])] if v.get("map") else []))
+    return ast.Call(ast.Name("pattern"), args)
 
 
-def _literal(v: Any, keys_quoted: bool = False) -> str:
+def _literal(v: Any, keys_quoted: bool = False) -> ast.Value:
     if isinstance(v, bool):
-        return "true" if v else "false"
+        return ast.Bool(v)
     if isinstance(v, (int, float)):
         return _number(v)
     if isinstance(v, str):
-        return (quote_long(v, "    ") if "\n" in v else None) or quote(v)
+        return ast.String(v, triple="\n" in v)
     if isinstance(v, list):
-        return "[" + ", ".join(_literal(x, keys_quoted) for x in v) + "]"
+        return ast.ListValue(tuple(_literal(x, keys_quoted) for x in v))
     if isinstance(v, dict):
-        return "{ " + ", ".join(f"{_key(k, keys_quoted)}: {_literal(x, keys_quoted)}" for k, x in v.items()) + " }"
+        return ast.MapValue(tuple(ast.Entry(_key(k, keys_quoted), _literal(x, keys_quoted)) for k, x in v.items()))
     raise TypeError(f"not a JSON value: {v!r}")
 
 
-def _number(x: int | float) -> str:
+def _number(x: int | float) -> ast.Number:
     if isinstance(x, float) and not math.isfinite(x):
         raise ValueError(f"not a finite number: {x}")
-    return fmt_num(x)
+    return ast.Number(x, text=fmt_num(x))
 
 
-def _key(k: str, quoted: bool) -> str:
+def _key(k: str, quoted: bool) -> ast.String | ast.Number | ast.Bool | ast.Ident:
     """A map key: JSON keys are strings, so `"1"` is the scale point 1 and
     `"true"` the bool; a JSON Schema's keys (`json` parameters) stay strings."""
     if quoted:
-        return quote(k)
-    if _NUMBER.match(k) or k in ("true", "false"):
-        return k
+        return ast.String(k)
+    if _NUMBER.match(k):
+        return ast.Number(int(k) if not any(ch in k for ch in ".eE") else float(k), text=k)
+    if k in ("true", "false"):
+        return ast.Bool(k == "true")
     if _IDENT.match(k) and k not in _RESERVED:
-        return k
-    return quote(k)
+        return ast.Ident(k)
+    return ast.String(k)
 
 
 # -- from source --------------------------------------------------------------

@@ -157,7 +157,7 @@ def _attempt(number: int, completion: Completion, spec: Spec, catalog: Catalog, 
     problems: list[str] = []
     ir = None
     if constrained:
-        ir, program, problems = _from_ir(answer, catalog, path)
+        ir, program, problems = _from_ir(answer, catalog)
     else:
         program = extract_program(answer)
         if program is None:
@@ -183,7 +183,7 @@ def extract_program(answer: str) -> str | None:
     return text + "\n" if text.strip() else None
 
 
-def _from_ir(answer: str, catalog: Catalog, path: str) -> tuple[Any, str | None, list[str]]:
+def _from_ir(answer: str, catalog: Catalog) -> tuple[Any, str | None, list[str]]:
     text = answer.strip()
     fenced = _FENCE.findall(text)
     if fenced:
@@ -195,10 +195,8 @@ def _from_ir(answer: str, catalog: Catalog, path: str) -> tuple[Any, str | None,
     problems = irmod.validate_ir(ir, catalog)
     if problems:
         return ir, None, ["the JSON does not fit the IR schema: " + p for p in problems]
-    printed = irmod.print_ir(ir, catalog)
-    # Show the model (and check) the canonical layout; a printed program that
-    # does not parse (a name that is a keyword) is checked as printed.
-    return ir, format_source(printed, path).output or printed, []
+    # In the canonical layout, which the model is shown (and which is checked).
+    return ir, irmod.print_ir(ir, catalog), []
 
 
 def contract_problems(graph: CheckedGraph, spec: Spec) -> list[str]:
@@ -226,7 +224,8 @@ def contract_problems(graph: CheckedGraph, spec: Spec) -> list[str]:
         out.append(f"the pairwise readout must say `resolve = {spec.resolve}`")
     if not spec.reference_at_run_time:
         for c in graph.criteria:
-            if c.params.get("with_reference") or c.procedure == "rule.matches_reference" or c.params.get("field") == "reference":
+            reads_reference = "reads_reference" in load_catalog().hooks(c.procedure).traits
+            if c.params.get("with_reference") or reads_reference or c.params.get("field") == "reference":
                 out.append(f"criterion `{c.name}` reads the item's reference answer, but items will carry none")
     return out
 

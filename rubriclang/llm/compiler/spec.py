@@ -9,14 +9,15 @@ unknown key.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 import attrs
 
 from rubriclang.catalog.types import JType
+from rubriclang.errors import LocatedError
 from rubriclang.tomlfile import Lines, read_toml
+from rubriclang.tomlschema import Field, Place, check
 
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*\Z")
 
@@ -26,42 +27,41 @@ _RESPONSE_KEYS = frozenset({"response", "responses", "candidate", "candidates", 
 READOUTS = ("pointwise", "pairwise")
 RESOLVE = ("abstain", "tie", "first", "second")
 
-# table -> key -> (expected Python type(s), description for messages)
-_SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], str]]] = {
+_TYPE = 'a type, e.g. "ordinal[1, 5]"'
+# table -> its fields
+SCHEMA: dict[str, dict[str, Field]] = {
     "rubric": {
-        "name": ((str,), "a snake_case name"),
-        "text": ((str,), "a string"),
-        "description": ((str,), "a string"),
-        "version": ((int,), "a non-negative integer"),
-        "guidance": ((str,), "a string"),
+        "name": Field(str, required=True, what="a snake_case name"),
+        "text": Field(str, required=True, hint="write the rubric to compile"),
+        "description": Field(str),
+        "version": Field(int, lo=0, what="a non-negative integer"),
+        "guidance": Field(str),
     },
     "task": {
-        "input": ((str,), "a string"),
-        "description": ((str,), "a string"),
-        "system_prompt": ((str,), "a string"),
+        "input": Field(str),
+        "description": Field(str),
+        "system_prompt": Field(str),
     },
     "reference": {
-        "text": ((str,), "a string"),
-        "at_run_time": ((bool,), "true or false"),
+        "text": Field(str),
+        "at_run_time": Field(bool),
     },
     "contract": {
-        "scale": ((str,), 'a type, e.g. "ordinal[1, 5]"'),
-        "readouts": ((list,), 'a list of "pointwise" and/or "pairwise"'),
-        "output": ((str,), 'a type, e.g. "ordinal[1, 5]"'),
-        "epsilon": ((int, float), "a non-negative number"),
-        "resolve": ((str,), "one of " + ", ".join(RESOLVE)),
+        "scale": Field(str, required=True, what=_TYPE),
+        "readouts": Field(list, items=str, what='a list of "pointwise" and/or "pairwise"'),
+        "output": Field(str, what=_TYPE),
+        "epsilon": Field(float, lo=0, what="a non-negative number"),
+        "resolve": Field(str, choices=RESOLVE),
+        "fallback": Field(str, what='"abstain" or a graph file, e.g. "direct.rbg"'),
     },
 }
-_REQUIRED = {"rubric": ("name", "text"), "contract": ("scale",)}
+_TABLES = {
+    name: Field(dict, required=name in ("rubric", "contract"), what=f"a table (`[{name}]`)") for name in SCHEMA
+}
 
 
-class SpecError(Exception):
+class SpecError(LocatedError):
     """A spec that cannot be compiled; `where` is `path:line` (or the path)."""
-
-    def __init__(self, where: str, message: str):
-        super().__init__(f"{where}: {message}")
-        self.where = where
-        self.message = message
 
 
 @attrs.frozen
@@ -83,43 +83,51 @@ class Spec:
     system_prompt: str | None = None
     reference: str | None = None
     reference_at_run_time: bool = False
+    # What a folder run does with this instance if it does not compile:
+    # `abstain`, or the path of a fallback graph (relative to the spec's
+    # file); None records it as a compile failure. Not part of the program.
+    fallback: str | None = None
 
 
 def load_spec(path: str) -> Spec:
     """Read and validate a spec file; raises SpecError naming the problem and its line."""
+    import os
+
     data, text = read_toml(path, SpecError, "spec")
-    return spec_from_dict(data, path, text)
+    spec = spec_from_dict(data, path, text)
+    resolve_fallback(spec.fallback, os.path.dirname(path), Lines(path, text).at("fallback", "contract"))
+    return spec
+
+
+def resolve_fallback(fallback: str | None, base: str, where: str) -> str | None:
+    """`contract.fallback` as a path from here (a graph file is relative to
+    `base`, the spec file's folder), or `abstain`, or None; SpecError at
+    `where` for a graph file that is not there."""
+    import os
+
+    if fallback is None or fallback == "abstain":
+        return fallback
+    path = os.path.normpath(os.path.join(base, fallback))
+    if not os.path.isfile(path):
+        raise SpecError(where, f"`contract.fallback`: no such graph file `{fallback}` (looked for `{path}`; a path is relative to the spec file's folder)")
+    return path
 
 
 def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") -> Spec:
     """Validate a decoded spec (the tables of the TOML file); `text`, the
     file's text, lets errors name the line."""
     lines = Lines(where, text)
-    for table, value in data.items():
-        if table not in _SCHEMA:
-            raise SpecError(lines.at(None, table), _unknown(table, None, _SCHEMA))
-        if not isinstance(value, dict):
-            raise SpecError(lines.at(None, table), f"`{table}` must be a table (`[{table}]`)")
-        for key, v in value.items():
-            if key not in _SCHEMA[table]:
-                raise SpecError(lines.at(key, table), _unknown(key, table, _SCHEMA[table]))
-            types, what = _SCHEMA[table][key]
-            if not isinstance(v, types) or (bool not in types and isinstance(v, bool)):
-                raise SpecError(lines.at(key, table), f"`{table}.{key}` must be {what}")
-            if isinstance(v, float) and not math.isfinite(v):
-                raise SpecError(lines.at(key, table), f"`{table}.{key}` must be a finite number")
-    for table, keys in _REQUIRED.items():
-        for key in keys:
-            if key not in data.get(table, {}):
-                raise SpecError(lines.at(None, table), f"`{table}.{key}` is required")
+    _no_responses(data, lines)
+    check(data, _TABLES, Place(lines, SpecError, "the spec"))
+    for table, fields in SCHEMA.items():
+        if table in data:
+            check(data[table], fields, Place(lines, SpecError, f"[{table}]", table, prefix=f"{table}."))
     rubric, task = data["rubric"], data.get("task", {})
     reference, contract = data.get("reference", {}), data["contract"]
     if not _SNAKE.match(rubric["name"]):
         raise SpecError(lines.at("name", "rubric"), f"`rubric.name` must be snake_case (lowercase letters, digits, `_`), got `{rubric['name']}`")
     if not rubric["text"].strip():
         raise SpecError(lines.at("text", "rubric"), "`rubric.text` is empty: write the rubric to compile")
-    if rubric.get("version", 1) < 0:
-        raise SpecError(lines.at("version", "rubric"), "`rubric.version` must be a non-negative integer")
     if not (task.get("input") or task.get("description")):
         raise SpecError(lines.at(None, "task"), "`[task]` needs `input` (the task's input) or `description` (what the task is)")
     readouts = tuple(contract.get("readouts", ["pointwise"]))
@@ -134,10 +142,9 @@ def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") 
         raise SpecError(lines.at("output", "contract"), "`contract.output` is the pointwise readout's output, but `readouts` has no pointwise")
     if "pairwise" not in readouts and ({"epsilon", "resolve"} & set(contract)):
         raise SpecError(lines.at("epsilon", "contract") if "epsilon" in contract else lines.at("resolve", "contract"), "`contract.epsilon` and `contract.resolve` need a pairwise readout in `readouts`")
-    if contract.get("epsilon", 0) < 0:
-        raise SpecError(lines.at("epsilon", "contract"), "`contract.epsilon` must be a non-negative number")
-    if "resolve" in contract and contract["resolve"] not in RESOLVE:
-        raise SpecError(lines.at("resolve", "contract"), f"`contract.resolve` must be one of {', '.join(RESOLVE)}")
+    fallback = contract.get("fallback")
+    if fallback is not None and fallback != "abstain" and not fallback.endswith(".rbg"):
+        raise SpecError(lines.at("fallback", "contract"), f'`contract.fallback` must be "abstain" or the path of a .rbg graph (such as a direct judge), got `{fallback}`')
     spec = Spec(
         name=rubric["name"],
         rubric=rubric["text"],
@@ -154,6 +161,7 @@ def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") 
         system_prompt=task.get("system_prompt"),
         reference=reference.get("text"),
         reference_at_run_time=reference.get("at_run_time", False),
+        fallback=fallback,
     )
     _check_contract(spec, lines.at(None, "contract"))
     return spec
@@ -213,12 +221,16 @@ def parse_type(text: str, where: str, key: str) -> JType:
     return jtype
 
 
-def _unknown(key: str, table: str | None, known: dict) -> str:
-    name = f"{table}.{key}" if table else key
-    if key in _RESPONSE_KEYS:
-        return (
-            f"`{name}`: a spec has no place for candidate responses; a rubric is compiled "
-            "before any response is seen (responses go to `rbg run` as items)"
-        )
-    where = f"in `[{table}]`" if table else "at the top level"
-    return f"unknown key `{name}` {where}; expected one of: {', '.join(known)}"
+def _no_responses(data: dict, lines: Lines) -> None:
+    """Refuse a key that would bring candidate responses into compilation,
+    with its own message (before the schema calls it merely unknown)."""
+    for table, value in data.items():
+        keys = [(None, table)] + [(table, k) for k in value] if isinstance(value, dict) else [(None, table)]
+        for parent, key in keys:
+            if key in _RESPONSE_KEYS:
+                name = f"{parent}.{key}" if parent else key
+                raise SpecError(
+                    lines.at(key if parent else None, parent or key),
+                    f"`{name}`: a spec has no place for candidate responses; a rubric is compiled "
+                    "before any response is seen (responses go to `rbg run` as items)",
+                )

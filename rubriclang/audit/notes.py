@@ -1,6 +1,7 @@
 """Review notes typed on items of an audit: `DIR/notes.json`, the only file
-the viewer writes. Each save replaces the whole file atomically
-(`safeio.write_atomic`), so a crash leaves the old notes or the new ones."""
+the viewer (`rbg view`) writes, shown in the audit's own report. Each save
+replaces the whole file atomically (`safeio.write_atomic`), so a crash
+leaves the old notes or the new ones."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 from rubriclang.interp.trace import canonical_json
 from rubriclang.safeio import write_atomic
 
+# Named for the viewer, which wrote the first notes files; kept so they still read.
 SCHEMA = "rubriclang.view.notes/1"
 FILE = "notes.json"
 MAX_NOTE = 20_000

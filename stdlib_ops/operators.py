@@ -1,0 +1,209 @@
+"""The standard operators' behaviour: one entry per operator of
+`operators.toml`, each its reference semantics and its plan template.
+
+Each entry also names its output-type rule (`output_rules.py`).
+`None` is the absent value of optional types: transforms and gates pass it
+through, reducers skip it, and a reducer whose inputs are all absent yields
+absent. A plan template compiles the same arithmetic into straight-line code
+(see `rubriclang.interp.plan`); tests hold the two to each other.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from rubriclang.stdlib_ops import output_rules as rules
+
+from rubriclang.catalog.entries import OperatorImpl, PlanSite
+from rubriclang.catalog.rules import Rule
+
+
+def _present(ports) -> list:
+    return [v for v in ports["inputs"] if v is not None]
+
+
+def _transform(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) -> OperatorImpl:
+    """A transform: absent in, absent out."""
+
+    def op(ports, params, types):
+        v = ports["value"]
+        return None if v is None else fn(v, params, types.get("value"))
+
+    return OperatorImpl(op, rule, plan, traits)
+
+
+def _unary(expr: str, constants=lambda s: {}):
+    """The plan of a transform: `expr` reads the input as `{x}` and this
+    application's constants (named by `constants`) as `{k}NAME`."""
+
+    def plan(s: PlanSite):
+        body = expr.format(x=s.x[0], k=s.k)
+        return f"None if {s.x[0]} is None else {body}", {s.k + n: v for n, v in constants(s).items()}
+
+    return plan
+
+
+def _gate(fn, key: str, expr: str, rule: Rule) -> OperatorImpl:
+    """A gate: `fn(value, params[key])` when the condition holds, else the
+    value; `expr` is the same as a plan expression over `{x}` and `{k}KEY`."""
+
+    def op(ports, params, types):
+        v = ports["value"]
+        if v is None:
+            return None
+        return fn(v, params[key]) if ports["when"] else v
+
+    def plan(s: PlanSite):
+        v, w = s.x
+        return f"None if {v} is None else ({expr.format(x=v, k=s.k)} if {w} else {v})", {s.k + key: s.params[key]}
+
+    return OperatorImpl(op, rule, plan)
+
+
+def _reducer(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) -> OperatorImpl:
+    """A reducer over the present inputs; absent when none is present."""
+
+    def op(ports, params, types):
+        xs = _present(ports)
+        return fn(xs) if xs else None
+
+    return OperatorImpl(op, rule, plan or _call_plan(fn), traits)
+
+
+def _call_plan(fn):
+    """The plan of a reducer: `fn` called on the inputs when none can be absent."""
+
+    def plan(s: PlanSite):
+        if any(t.optional for t in s.types):
+            return None  # absent inputs: the function skips them
+        return f"{s.k}f(({', '.join(s.x)},))", {s.k + "f": fn}
+
+    return plan
+
+
+def _rescale(v, params, t):
+    to = params["to"]
+    return to.lo + (v - t.lo) * (to.hi - to.lo) / (t.hi - t.lo)
+
+
+def _rescale_constants(s: PlanSite) -> dict:
+    t, to = s.types[0], s.params["to"]
+    return {"to_lo": to.lo, "lo": t.lo, "to_w": to.hi - to.lo, "w": t.hi - t.lo}
+
+
+def _threshold(v, params, t):
+    return v >= params["at"] if params["inclusive"] else v > params["at"]
+
+
+def _threshold_plan(s: PlanSite):
+    cmp = ">=" if s.params["inclusive"] else ">"
+    return _unary("{x} " + cmp + " {k}at", lambda s: {"at": s.params["at"]})(s)
+
+
+def _mean(xs):
+    return math.fsum(xs) / len(xs)
+
+
+def _mean_plan(s: PlanSite):
+    if any(t.optional for t in s.types):
+        return None
+    return f"{s.k}fsum(({', '.join(s.x)},)) / {len(s.x)}", {s.k + "fsum": math.fsum}
+
+
+def _median(xs):
+    xs = sorted(xs)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def _sum(xs):
+    # Integers stay integers (an ordinal sum is an ordinal); floats sum exactly.
+    return sum(xs) if all(isinstance(x, int) for x in xs) else math.fsum(xs)
+
+
+def _weighted_mean(ports, params, types):
+    pairs = [(w, x) for w, x in zip(params["weights"], ports["inputs"]) if x is not None]
+    total = math.fsum(w for w, _ in pairs)
+    if total <= 0:
+        return None
+    return math.fsum(w * x for w, x in pairs) / total
+
+
+def _weighted_mean_plan(s: PlanSite):
+    if any(t.optional for t in s.types):
+        return None
+    k, weights = s.k, s.params["weights"]
+    terms = ", ".join(f"{k}w[{i}] * {v}" for i, v in enumerate(s.x))
+    # Same arithmetic as the function: fsum of products over fsum of weights.
+    expr = f"({k}fsum(({terms},)) / {k}total) if {k}total > 0 else None"
+    return expr, {k + "w": tuple(weights), k + "total": math.fsum(weights), k + "fsum": math.fsum}
+
+
+def _count(ports, params, types):
+    xs = _present(ports)
+    return sum(1 for x in xs if x) if xs else None
+
+
+def _majority(ports, params, types):
+    # The most common present value; a tie for the most common is no majority.
+    top = Counter(_present(ports)).most_common(2)
+    if not top or (len(top) == 2 and top[0][1] == top[1][1]):
+        return None
+    return top[0][0]
+
+
+def _mask(ports, params, types):
+    return None if ports["when"] else ports["value"]
+
+
+def _mask_plan(s: PlanSite):
+    return f"None if {s.x[1]} else {s.x[0]}", {}
+
+
+def _default(ports, params, types):
+    v = ports["value"]
+    return params["value"] if v is None else v
+
+
+def _default_plan(s: PlanSite):
+    return f"{s.k}d if {s.x[0]} is None else {s.x[0]}", {s.k + "d": s.params["value"]}
+
+
+_SELECTS = frozenset({"selects"})
+
+OPERATORS: dict[str, OperatorImpl] = {
+    "transform.rescale": _transform(
+        _rescale, rules.rescale, _unary("{k}to_lo + ({x} - {k}lo) * {k}to_w / {k}w", _rescale_constants)
+    ),
+    "transform.threshold": _transform(_threshold, rules.threshold, _threshold_plan, frozenset({"cuts"})),
+    "transform.map": _transform(
+        lambda v, p, t: p["values"][v], rules.map_values, _unary("{k}table[{x}]", lambda s: {"table": s.params["values"]})
+    ),
+    "transform.invert": _transform(
+        lambda v, p, t: t.lo + t.hi - v,
+        rules.same,
+        _unary("{k}sum - {x}", lambda s: {"sum": s.types[0].lo + s.types[0].hi}),
+    ),
+    "transform.not": _transform(lambda v, p, t: not v, rules.boolean, _unary("(not {x})")),
+    "transform.clamp": _transform(
+        lambda v, p, t: min(max(v, p["lo"]), p["hi"]),
+        rules.clamp,
+        _unary("min(max({x}, {k}clo), {k}chi)", lambda s: {"clo": s.params["lo"], "chi": s.params["hi"]}),
+    ),
+    "transform.default": OperatorImpl(_default, rules.default, _default_plan),
+    "reduce.mean": _reducer(_mean, rules.mean, _mean_plan),
+    "reduce.weighted_mean": OperatorImpl(_weighted_mean, rules.weighted_mean, _weighted_mean_plan),
+    "reduce.min": _reducer(min, rules.minimum, traits=_SELECTS),
+    "reduce.max": _reducer(max, rules.maximum, traits=_SELECTS),
+    "reduce.median": _reducer(_median, rules.median),
+    "reduce.sum": _reducer(_sum, rules.total),
+    "reduce.all": _reducer(all, rules.bool_reduce),
+    "reduce.any": _reducer(any, rules.bool_reduce),
+    "reduce.count": OperatorImpl(_count, rules.count),
+    "reduce.majority": OperatorImpl(_majority, rules.majority, traits=_SELECTS),
+    "gate.cap": _gate(min, "max", "min({x}, {k}max)", rules.cap),
+    "gate.floor": _gate(max, "min", "max({x}, {k}min)", rules.floor),
+    "gate.veto": _gate(lambda v, to: to, "to", "{k}to", rules.veto),
+    "gate.mask": OperatorImpl(_mask, rules.mask, _mask_plan),
+}

@@ -1,0 +1,122 @@
+"""The standard procedures' behaviour beyond their specs in `procedures.toml`:
+one entry per procedure with hooks: the backend that runs it, its extra
+checks, its built-in prompt and answer key, the words that introduce its
+answer in free text, and the traits other tools read (see
+`rubriclang.catalog.entries.ProcedureImpl`).
+
+Checks receive the checker's `CriterionCheck` context; the imports they need
+are made when they run, so loading the catalog imports no checker code.
+"""
+
+from __future__ import annotations
+
+from rubriclang.catalog.entries import ProcedureImpl
+from rubriclang.catalog.types import JType, fmt_num
+
+# The one scale `llm.rate { template = prometheus }` rates on.
+PROMETHEUS_SCALE = JType("ordinal", 1, 5)
+
+
+def _check_rate(c) -> None:
+    """`llm.rate`: the scale its template grades on, and anchors that are points of the type."""
+    from rubriclang.checker.values import key_text
+    from rubriclang.syntax import ast
+
+    t, values, failed = c.type, c.values, c.failed
+    plain = t.as_optional(False)
+    if values.get("template") == "prometheus" and plain != PROMETHEUS_SCALE:
+        # Prometheus models are trained to grade 1-5 in whole points; a
+        # `[RESULT] 4` is no point of any other scale.
+        c.err(
+            "RB204",
+            c.decl.type.span,
+            f"`llm.rate` with `template = prometheus` cannot produce `{t}`: Prometheus grades on `{PROMETHEUS_SCALE}`",
+            (f"declare `{PROMETHEUS_SCALE.as_optional(t.optional)}`, or drop `template = prometheus` to rate on `{plain}`",),
+        )
+    if "anchors" not in failed and values.get("anchors"):
+        points = f"integers from {fmt_num(t.lo)} to {fmt_num(t.hi)}" if t.kind == "ordinal" else f"numbers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
+        for key in c.map_keys("anchors"):
+            k = key.value
+            ok = isinstance(key, ast.Number) and t.lo <= k <= t.hi
+            if ok and t.kind == "ordinal" and not float(k).is_integer():
+                ok = False
+            if not ok:
+                c.err("RB203", key.span, f"anchor `{key_text(key)}` is not a point of `{plain}`", (f"anchors are points of the scale: {points}",))
+
+
+def _check_choose(c) -> None:
+    """`llm.choose`: each described label is one of the type's."""
+    from rubriclang.checker.values import key_text, suggest
+
+    if "descriptions" in c.failed or not c.values.get("descriptions"):
+        return
+    labels = c.type.labels
+    for key in c.map_keys("descriptions"):
+        if key.value not in labels:
+            c.err(
+                "RB203",
+                key.span,
+                f"`{key_text(key)}` is not one of the labels of `{c.type.as_optional(False)}`",
+                suggest(str(key.value), labels) + (f"the labels: {', '.join(labels)}",),
+            )
+
+
+def _check_compare(c) -> None:
+    """`llm.compare`: the type its reply produces."""
+    c.prompts.compare_type(c.decl, c.type, c.values)
+
+
+def _check_regex(c) -> None:
+    """`rule.regex`: the pattern compiles under RE2."""
+    if "pattern" in c.failed or c.values.get("pattern") is None:
+        return
+    from rubriclang.regex import compile_regex  # only for files that use rule.regex
+
+    try:
+        compile_regex(c.values["pattern"], bool(c.values.get("ignore_case")))
+    except ValueError as exc:
+        c.err(
+            "RB203",
+            c.param_span("pattern"),
+            f"`pattern` is not a valid RE2 regular expression: {exc}",
+            ("rule.regex uses RE2 (linear time): no backreferences or lookaround",),
+        )
+
+
+def _check_length(c) -> None:
+    """`rule.length`: a bool one compares with exactly one bound; a numeric one with none."""
+    given = [k for k in ("over", "under") if c.values.get(k) is not None]
+    if c.type.kind == "bool" and len(given) != 1:
+        msg = "a bool `rule.length` needs exactly one of `over` and `under`"
+        span = c.decl.procedure.span if not given else c.param_span(given[1])
+        c.err("RB110" if not given else "RB203", span, msg, ("e.g. `rule.length { over = 400 }` is true for answers over 400 words",))
+    elif c.type.kind != "bool" and given:
+        c.err("RB203", c.param_span(given[0]), f"`{given[0]}` only applies to a bool `rule.length`; a numeric one yields the length itself")
+
+
+PROCEDURES: dict[str, ProcedureImpl] = {
+    "llm.rate": ProcedureImpl(
+        backend="llm",
+        check=_check_rate,
+        prompt=("rate.v2", "score"),
+        answer_keyword=r"(?:final\s+)?(?:score|rating|grade)",
+        traits=frozenset({"rates"}),
+    ),
+    "llm.check": ProcedureImpl(backend="llm", prompt=("check.v2", "answer"), answer_keyword=r"(?:final\s+)?(?:answer|verdict)"),
+    "llm.choose": ProcedureImpl(
+        backend="llm",
+        check=_check_choose,
+        prompt=("choose.v2", "label"),
+        answer_keyword=r"(?:final\s+)?(?:label|answer|choice|category)",
+    ),
+    "llm.compare": ProcedureImpl(
+        backend="llm", check=_check_compare, prompt=("compare.v2", "preference"), traits=frozenset({"side_by_side"})
+    ),
+    "rule.regex": ProcedureImpl(backend="local", check=_check_regex, traits=frozenset({"reads_field", "checks_format"})),
+    "rule.length": ProcedureImpl(backend="local", check=_check_length, traits=frozenset({"reads_field", "measures_length"})),
+    "rule.contains": ProcedureImpl(backend="local", traits=frozenset({"reads_field"})),
+    "rule.json_valid": ProcedureImpl(backend="local", traits=frozenset({"reads_field", "checks_format"})),
+    "rule.matches_reference": ProcedureImpl(backend="local", traits=frozenset({"reads_reference"})),
+    "human.annotation": ProcedureImpl(backend="local"),
+    "recorded.value": ProcedureImpl(backend="local"),
+}
