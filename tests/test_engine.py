@@ -44,11 +44,15 @@ class JitteryAnnotations:
 
     async def judge(self, request):
         await asyncio.sleep(self.rng.random() * 0.002)
-        key = request.criterion.params["key"]
-        h = int(hashlib.sha256(f"{request.item.id}/{request.candidate}/{key}".encode()).hexdigest(), 16)
-        if key == "c":
-            return Judgment(None, error="no rating") if h % 7 == 0 else Judgment((h % 101) / 100)
-        return Judgment(1 + h % 5)
+        return _annotation(request)
+
+
+def _annotation(request):
+    key = request.criterion.params["key"]
+    h = int(hashlib.sha256(f"{request.item.id}/{request.candidate}/{key}".encode()).hexdigest(), 16)
+    if key == "c":
+        return Judgment(None, error="no rating") if h % 7 == 0 else Judgment((h % 101) / 100)
+    return Judgment(1 + h % 5)
 
 
 def _items(n):
@@ -160,6 +164,62 @@ def test_trace_records_every_judgment_operator_value_and_decision():
     assert rec["operators"]["capped"]["response"] == 3
     assert rec["readout"] == {"status": "ok", "decision": 3, "raw": 3, "margin": None, "error": None}
     json.loads(canonical_json(rec))
+
+
+class HalfKnown(JitteryAnnotations):
+    """Answers some judgments at once (`judge_known`), the rest when awaited;
+    with `broken`, its `judge_known` raises instead."""
+
+    def __init__(self, seed: int, broken: bool = False):
+        super().__init__(seed)
+        self.broken = broken
+        self.awaited = 0
+
+    def judge_known(self, requests):
+        if self.broken:
+            raise RuntimeError("a bug in the fast path")
+        return [_annotation(r) if r.criterion.params["key"] == "a" else None for r in requests]
+
+    async def judge(self, request):
+        self.awaited += 1
+        return await super().judge(request)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_judgments_known_at_once_or_awaited_give_the_same_traces(broken):
+    from rubriclang.interp.local import LocalBackend
+
+    graph = rubriclang.loads(GRAPH).graph
+    items = list(_items(30))
+
+    async def traces(backend):
+        interp = Interpreter(graph, [backend, LocalBackend()], concurrency=4)
+        return [canonical_json(r.record) async for r in interp.run(items)]
+
+    backend = HalfKnown(1, broken)
+    assert asyncio.run(traces(backend)) == asyncio.run(traces(JitteryAnnotations(1)))
+    # each item's `a` was known at once, and only `b` and `c` awaited, unless the fast path broke
+    assert backend.awaited == (3 if broken else 2) * len(items)
+
+
+def test_a_local_backend_subclass_with_its_own_judge_is_awaited_for_every_judgment():
+    from rubriclang.interp.local import LocalBackend
+
+    class Counting(LocalBackend):
+        calls = 0
+
+        async def judge(self, request):
+            Counting.calls += 1
+            return self.judge_now(request)
+
+    graph = rubriclang.loads(GRAPH).graph
+    items = list(_items(5))
+
+    async def go():
+        return [r async for r in Interpreter(graph, [JitteryAnnotations(1), Counting()]).run(items)]
+
+    asyncio.run(go())
+    assert Counting.calls == len(items)  # the rule `long`, once per item
 
 
 def test_api_docstring_example_runs_as_written(monkeypatch):

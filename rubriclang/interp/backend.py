@@ -1,6 +1,9 @@
 """The criterion backend interface: how a criterion's judgment is obtained.
 
-A backend is anything with `handles(procedure)` and an async `judge(request)`.
+A backend is anything with `handles(procedure)` and an async `judge(request)`;
+it may also have `judge_known(requests)`, a list of the judgments it can give
+at once (None for the others), which the interpreter asks first so that those
+need no task (rules, the LLM backend's cache hits).
 Local procedures (rules, annotations, recorded values) ship here; LLM
 backends implement the same Protocol. A failure is a value (`Judgment.error`),
 never an exception that unwinds the run.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 import attrs
@@ -59,6 +59,13 @@ class Interpreter:
                     "(rubriclang.llm.backend; see docs/llm.md), or use `rbg run`, which starts one"
                 )
             self._route[crit.name] = backend
+        # (backend.judge_known, the indexes in graph.criteria of its criteria)
+        by_backend: dict[int, tuple[Any, list[int]]] = {}
+        for ci, crit in enumerate(graph.criteria):
+            known = getattr(self._route[crit.name], "judge_known", None)
+            if known is not None:
+                by_backend.setdefault(id(self._route[crit.name]), (known, []))[1].append(ci)
+        self._knowers: list[tuple[Callable[[list[JudgmentRequest]], list[Judgment | None]], list[int]]] = list(by_backend.values())
         self._sem: asyncio.Semaphore | None = None
         self._shared = False
 
@@ -91,20 +98,51 @@ class Interpreter:
                 return Judgment.failed(f"backend error: {type(exc).__name__}: {exc}")
 
     async def evaluate_async(self, item: Item, mode: str | None = None) -> ItemResult:
+        begun = self._begin(item, mode)
+        return begun if isinstance(begun, ItemResult) else await begun
+
+    def _begin(self, item: Item, mode: str | None) -> ItemResult | Coroutine[Any, Any, ItemResult]:
+        """The item's result, when every judgment is known at once (rules,
+        cache hits); else what remains to await for it."""
+        mode = self.mode_for(item, mode)
+        requests = [JudgmentRequest(item, cid, c) for c in self.graph.criteria for cid in item.candidate_ids]
+        results = self._known(requests)
+        if None in results:
+            return self._finish(item, mode, requests, results)
+        return self._result(item, mode, requests, results)
+
+    async def _finish(self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]) -> ItemResult:
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.concurrency)
-        mode = self.mode_for(item, mode)
-        cids = item.candidate_ids
-        requests = [(c, cid) for c in self.graph.criteria for cid in cids]
-        results = await asyncio.gather(
-            *(self._judge(JudgmentRequest(item, cid, c)) for c, cid in requests)
-        )
+        waiting = [i for i, j in enumerate(results) if j is None]
+        for i, judged in zip(waiting, await asyncio.gather(*(self._judge(requests[i]) for i in waiting))):
+            results[i] = judged
+        return self._result(item, mode, requests, results)
+
+    def _result(self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]) -> ItemResult:
         judgments: dict[str, dict[str, Judgment]] = {c.name: {} for c in self.graph.criteria}
-        for (c, cid), j in zip(requests, results):
-            judgments[c.name][cid] = j
-        comp = self.composer.compose(mode, cids, judgments)
+        for r, j in zip(requests, results):
+            assert j is not None
+            judgments[r.criterion.name][r.candidate] = j
+        comp = self.composer.compose(mode, item.candidate_ids, judgments)
         record = trace_record(self.graph, self.hash, self.criterion_hashes, item, mode, judgments, comp)
         return ItemResult(item, mode, judgments, comp, record)
+
+    def _known(self, requests: list[JudgmentRequest]) -> list[Judgment | None]:
+        """The judgments the backends give at once (`judge_known`: rules, cache
+        hits), one batch per backend; None for those to await. These need no
+        task and no slot of the concurrency limit."""
+        results: list[Judgment | None] = [None] * len(requests)
+        n = len(requests) // max(1, len(self.graph.criteria))  # candidates: requests go criterion by criterion
+        for known, criteria in self._knowers:
+            indexes = [ci * n + k for ci in criteria for k in range(n)]
+            try:
+                answers = known([requests[i] for i in indexes])
+            except Exception:  # `judge` records what goes wrong with these
+                continue
+            for i, j in zip(indexes, answers):
+                results[i] = j
+        return results
 
     async def run(self, items: Iterable[Item], mode: str | None = None) -> AsyncIterator[ItemResult]:
         """Results in input order, with up to `concurrency` criterion calls in
@@ -113,7 +151,23 @@ class Interpreter:
         is raised."""
         if not self._shared:
             self._sem = asyncio.Semaphore(self.concurrency)
-        async for result in in_order(items, lambda item: self.evaluate_async(item, mode), window(self.concurrency)):
+        loop = asyncio.get_running_loop()
+
+        def start(item: Item) -> Awaitable[ItemResult]:
+            # An item known at once gets a finished future, not a task; its
+            # error, too, is raised in its turn, after the items before it.
+            done = loop.create_future()
+            try:
+                begun = self._begin(item, mode)
+            except Exception as exc:  # re-raised by `in_order`
+                done.set_exception(exc)
+                return done
+            if isinstance(begun, ItemResult):
+                done.set_result(begun)
+                return done
+            return begun
+
+        async for result in in_order(items, start, window(self.concurrency)):
             yield result
 
 

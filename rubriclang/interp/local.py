@@ -74,6 +74,13 @@ class LocalBackend:
     async def judge(self, request: JudgmentRequest) -> Judgment:
         return self.judge_now(request)
 
+    def judge_known(self, requests: list[JudgmentRequest]) -> list[Judgment | None]:
+        """Every judgment at once: local procedures never wait. None for all
+        from a subclass with its own `judge`, which must then be awaited."""
+        if type(self).judge is not LocalBackend.judge:
+            return [None] * len(requests)
+        return [self.judge_now(r) for r in requests]
+
     def judge_now(self, request: JudgmentRequest) -> Judgment:
         crit = request.criterion
         method: Callable[[JudgmentRequest, dict[str, Any]], Judgment] = getattr(self, "_" + crit.procedure.replace(".", "_"))

@@ -33,9 +33,18 @@ from rubriclang.checker.graph import Criterion
 from rubriclang.interp.backend import Judgment, JudgmentRequest
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
-from rubriclang.llm.client import ChatClient, LLMError, Sampling
+from rubriclang.llm.client import ChatClient, ChatRequest, LLMError, Sampling
 from rubriclang.llm.parsing import ParseResult, parse, weighted_points
-from rubriclang.llm.prompting import PromptError, Rendered, nudge, render, side_by_side, template_choice
+from rubriclang.llm.prompting import (
+    Prompt,
+    PromptError,
+    Rendered,
+    nudge,
+    prepare,
+    render,
+    side_by_side,
+    template_choice,
+)
 
 _TOP_LOGPROBS = 20  # the most OpenAI allows; enough to see every one-digit point
 
@@ -163,14 +172,46 @@ class LLMBackend:
             return Judgment.failed(str(exc), attempts=0, **meta)
         meta["prompt_hash"] = rendered.prompt_hash
         asked = await self._ask(crit, rendered, caller, sampling, _affinity(request.item, (request.candidate,)))
-        meta["model"] = asked.model or meta["model"]
-        raw = _raw(crit, rendered, asked.reply) if asked.reply else None
-        if asked.error is not None:
-            return Judgment.failed(asked.error, raw=raw, attempts=asked.attempts, latency_ms=asked.latency_ms, **meta)
-        result = asked.parsed
-        if result.method == "logprobs":
-            raw = {"text": asked.reply, "method": "logprobs", "distribution": result.distribution}
-        return Judgment(result.value, raw=raw, attempts=asked.attempts, latency_ms=asked.latency_ms, **meta)
+        return _judged(crit, rendered.template, asked, meta)
+
+    def judge_known(self, requests: list[JudgmentRequest]) -> list[Judgment | None]:
+        """The judgment of each request that the call cache answers, at once:
+        no task, no rendering (the key is the prompt's digest, the prompt
+        hash is cached with the call), one cache query per model profile.
+        None for every other request (a call to make, an `llm.compare`, a
+        reply that needs asking again, an item lacking what the prompt
+        needs), and for all from a subclass with its own `judge`: `judge`
+        gives those, as it would have given these."""
+        out: list[Judgment | None] = [None] * len(requests)
+        if type(self).judge is not LLMBackend.judge:
+            return out
+        groups: dict[int, tuple[Caller, list[tuple[int, Criterion, Prompt, Sampling]]]] = {}
+        for i, request in enumerate(requests):
+            crit = request.criterion
+            caller = self.callers.get(crit.params.get("model"))
+            if caller is None or caller.cache is None or side_by_side(crit):
+                continue
+            try:
+                prompt = prepare(crit, request.item, request.candidate)
+            except PromptError:
+                continue
+            sampling = self._sampling_for(crit, self.profiles[crit.params.get("model")])
+            groups.setdefault(id(caller), (caller, []))[1].append((i, crit, prompt, sampling))
+        for caller, asks in groups.values():
+            found = caller.cached([ChatRequest((), sampling, prompt.response_format, prompt_digest=prompt.digest) for _, _, prompt, sampling in asks])
+            for (i, crit, prompt, sampling), completion in zip(asks, found):
+                if completion is None or completion.prompt_hash is None:
+                    continue
+                result = parse(crit, completion.text, completion.logprobs if sampling.logprobs else None)
+                if result.error is not None:  # asked again after a note, by `judge`
+                    continue
+                caller.usage.cache_hits += 1
+                meta = self._meta(crit, caller, sampling)
+                meta["prompt_hash"] = completion.prompt_hash
+                model = completion.model or caller.client.model
+                asked = _Asked(result, completion.text, completion.attempts, round(completion.latency_ms or 0.0, 1), model)
+                out[i] = _judged(crit, prompt.template.id, asked, meta)
+        return out
 
     async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling, affinity: str) -> _Asked:
         """Ask `rendered`, and again after a note while the reply is unreadable."""
@@ -252,9 +293,22 @@ def _affinity(item, shown: tuple[str, ...]) -> str:
     return "\x00".join((item.id, *shown))
 
 
-def _raw(criterion: Criterion, rendered: Rendered, reply: str) -> str | dict:
+def _judged(crit: Criterion, template: str, asked: _Asked, meta: dict[str, Any]) -> Judgment:
+    """The judgment of one asked prompt (of template `template`), with
+    `meta` (`LLMBackend._meta`, and the prompt hash)."""
+    meta["model"] = asked.model or meta["model"]
+    raw = _raw(crit, template, asked.reply) if asked.reply else None
+    if asked.error is not None:
+        return Judgment.failed(asked.error, raw=raw, attempts=asked.attempts, latency_ms=asked.latency_ms, **meta)
+    result = asked.parsed
+    if result.method == "logprobs":
+        raw = {"text": asked.reply, "method": "logprobs", "distribution": result.distribution}
+    return Judgment(result.value, raw=raw, attempts=asked.attempts, latency_ms=asked.latency_ms, **meta)
+
+
+def _raw(criterion: Criterion, template: str, reply: str) -> str | dict:
     """What the trace keeps of a reply: the text, with the template's name
     and version when the criterion's prompt is not the default one."""
     if criterion.prompt is None and template_choice(criterion) == "default":
         return reply
-    return {"template": rendered.template, "text": reply}
+    return {"template": template, "text": reply}

@@ -31,7 +31,7 @@ from rubriclang.interp.backend import JudgmentRequest
 from rubriclang.interp.items import Item
 from rubriclang.jsonl import read_jsonl
 from rubriclang.llm.backend import LLMBackend
-from rubriclang.llm.cache import CallCache, call_key
+from rubriclang.llm.cache import CallCache, call_keys
 from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
 from rubriclang.llm.redact import Redactor
 
@@ -198,12 +198,12 @@ def load_into_cache(calls: list[BatchCall], results: Results, cache: CallCache, 
     stored = cached_before = 0
     missing = []
     for call in calls:
-        key = call_key(identity, model, call.request)
+        keys = call_keys(identity, model, call.request)
         completion = results.completions.get(call.custom_id)
         if completion is not None:
-            cache.put(key, identity, completion)
+            cache.put(keys[0], identity, attrs.evolve(completion, prompt_hash=call.request.prompt_hash))
             stored += 1
-        elif cache.get(key) is not None:
+        elif any(cache.get(key) is not None for key in keys):
             cached_before += 1
         else:
             missing.append((call, results.failures.get(call.custom_id, "not in the results")))

@@ -18,6 +18,8 @@ import sqlite3
 import threading
 from typing import Any
 
+import attrs
+
 from rubriclang.llm.client import ChatRequest, Completion, canonical_json, messages_json
 from rubriclang.paths import user_cache_dir
 
@@ -31,14 +33,31 @@ def call_key(identity: str, model: str | None, request: ChatRequest, profile: st
     """The cache key of a call: the server, the request body and, for a
     criterion on a named model profile, the profile's name. It is the SHA-256
     of `{"body": BODY, "profile": ..., "server": ...}` as canonical JSON;
-    that text is assembled from the messages' JSON (shared with the prompt
-    hash, so a cache hit serialises the prompt once) and the JSON of
+    that text is assembled from the messages' JSON and the JSON of
     everything else (the same for every call of a criterion, so kept), which
     gives exactly the bytes `json.dumps(..., sort_keys=True)` of the whole
-    would."""
+    would.
+
+    A judge's request has a `prompt_digest` (of the template and the values
+    its messages are rendered from, `prompting.Prompt.digest`), which then
+    stands for the messages: the key of version 2, with `"messages":
+    "prompt/2:DIGEST"` in the body, so a cache hit renders nothing and the
+    messages are not read. Other calls, and caches written before version
+    2, have keys of version 1: of the messages themselves (`call_keys`)."""
     before, after = _frame(identity, model, request.sampling, request.response_format, profile)
-    blob = before + messages_json(request.messages) + after
-    return hashlib.sha256(blob.encode()).hexdigest()
+    digest = request.prompt_digest
+    middle = messages_json(request.messages) if digest is None else '"prompt/2:' + digest + '"'
+    return hashlib.sha256((before + middle + after).encode()).hexdigest()
+
+
+def call_keys(identity: str, model: str | None, request: ChatRequest, profile: str | None = None) -> list[str]:
+    """Every key a cached answer to `request` may be under, the current one
+    first: for a judge's request, also the key of its messages (version 1),
+    under which caches written before version 2 hold it."""
+    key = call_key(identity, model, request, profile)
+    if request.prompt_digest is None:
+        return [key]
+    return [key, call_key(identity, model, attrs.evolve(request, prompt_digest=None), profile)]
 
 
 # (identity, model, sampling, id(response_format), profile) -> (response_format, before, after)
@@ -110,6 +129,17 @@ class CallCache:
             return None
         self.hits += 1
         return Completion.from_json(json.loads(row[0]), cached=True)
+
+    def get_many(self, keys: list[str]) -> dict[str, Completion]:
+        """The cached completions of those of `keys` that are cached, in one
+        query (an item's criteria). Unlike `get`, it adds nothing to `hits`
+        and `misses`: the caller (`calls.Caller.cached`) counts the hits it
+        uses in its `usage`."""
+        if len(keys) == 1:
+            rows = self._conn().execute("SELECT key, response FROM calls WHERE key = ?", keys).fetchall()
+        else:
+            rows = self._conn().execute(f"SELECT key, response FROM calls WHERE key IN ({','.join('?' * len(keys))})", keys).fetchall()
+        return {key: Completion.from_json(json.loads(response), cached=True) for key, response in rows}
 
     def put(self, key: str, server: str, completion: Completion) -> None:
         self._conn().execute(

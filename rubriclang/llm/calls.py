@@ -16,7 +16,7 @@ import json
 
 import attrs
 
-from rubriclang.llm.cache import CallCache, call_key
+from rubriclang.llm.cache import CallCache, call_key, call_keys
 from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError, Sampling
 
 # The cache note that says a server refuses `response_format`.
@@ -75,14 +75,17 @@ class Caller:
         self._fingerprints[memo] = known = hashlib.sha256(blob.encode()).hexdigest()[:16]
         return known
 
+    def _as_sent(self, request: ChatRequest) -> ChatRequest:
+        """`request` without structured output where the server refuses it."""
+        if self._structured is None:
+            self._structured = not (self.cache and self.cache.note(self.client.identity, _NO_STRUCTURED))
+        return request if self._structured else attrs.evolve(request, response_format=None)
+
     async def complete(self, request: ChatRequest) -> Completion:
         """The completion of `request`, without structured output where the
         server refuses it: from the cache, from an identical call already in
         flight, or from the server."""
-        if self._structured is None:
-            self._structured = not (self.cache and self.cache.note(self.client.identity, _NO_STRUCTURED))
-        if not self._structured:
-            request = attrs.evolve(request, response_format=None)
+        request = self._as_sent(request)
         try:
             return await self._cached(request)
         except LLMError as err:
@@ -93,6 +96,18 @@ class Caller:
             self.cache.set_note(self.client.identity, _NO_STRUCTURED, "1")
         return await self._cached(attrs.evolve(request, response_format=None))
 
+    def cached(self, requests: list[ChatRequest]) -> list[Completion | None]:
+        """The cached completion of each of the judge's `requests` (each
+        with its `prompt_digest`, its messages not read: they may be empty),
+        as `complete` would find it, in one cache query; None where there is
+        none under the current key, and for every request without a cache.
+        It adds nothing to `usage`: the caller counts the hits it uses."""
+        if self.cache is None or not requests:
+            return [None] * len(requests)
+        keys = [self.key(self._as_sent(r)) for r in requests]
+        found = self.cache.get_many(keys)
+        return [found.get(k) for k in keys]
+
     def key(self, request: ChatRequest) -> str:
         return call_key(self.client.identity, self.client.model, request, self.profile)
 
@@ -100,6 +115,12 @@ class Caller:
         key = self.key(request)
         if self.cache is not None:
             hit = self.cache.get(key)
+            if hit is None and request.prompt_digest is not None:
+                # A cache from before prompt keys holds the call under its
+                # messages' key: read it there, and keep it under this key too.
+                hit = self.cache.get(call_keys(self.client.identity, self.client.model, request, self.profile)[1])
+                if hit is not None:
+                    self.cache.put(key, self.client.identity, attrs.evolve(hit, prompt_hash=request.prompt_hash))
             if hit is not None:
                 self.usage.cache_hits += 1
                 return hit
@@ -124,6 +145,6 @@ class Caller:
         self.usage.prompt_tokens += completion.prompt_tokens
         self.usage.completion_tokens += completion.completion_tokens
         if self.cache is not None:
-            self.cache.put(key, self.client.identity, completion)
+            self.cache.put(key, self.client.identity, attrs.evolve(completion, prompt_hash=request.prompt_hash))
         future.set_result(completion)
         return completion

@@ -39,7 +39,7 @@ DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 DEADLINE_PER_TIMEOUT = 4
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # a key of the call key's and the fingerprint's memos, per call
 class Sampling:
     """Sampling parameters. None means "not sent" (the server's default),
     which is different from sending the same value, so it is part of the
@@ -71,12 +71,22 @@ class ChatRequest:
     share a prompt prefix (an item's criteria for one candidate): a
     llama.cpp server with slots gets them on one slot, whose prompt cache
     then holds that prefix. It is how a call is sent, not what is asked, so
-    it is not in the body (nor the cache key)."""
+    it is not in the body (nor the cache key).
+
+    `prompt_digest` and `prompt_hash` are how the judge's calls are cached
+    (`prompting.Prompt.render` sets them): the digest of the template and
+    values the messages were rendered from, which the cache keys the call by
+    instead of the messages (`cache.call_key`), and the judge's hash of the
+    messages, kept beside the answer. A request whose messages are changed
+    must clear both (`prompting.nudge` does). Neither is sent, nor compared:
+    requests that ask the same are equal."""
 
     messages: tuple[dict, ...]
     sampling: Sampling = Sampling()
     response_format: dict | None = None
     affinity: str | None = None
+    prompt_digest: str | None = attrs.field(default=None, eq=False)
+    prompt_hash: str | None = attrs.field(default=None, eq=False)
 
     def body(self, model: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": list(self.messages), **self.sampling.body()}
@@ -124,12 +134,16 @@ class Completion:
     latency_ms: float | None = None
     attempts: int = 1
     cached: bool = False
+    # The judge's prompt hash of the request, kept with a call cached under
+    # a prompt digest (`cache.call_key`'s `prompt`): a hit then needs no
+    # rendering to report it. None otherwise.
+    prompt_hash: str | None = None
 
     def to_json(self) -> dict:
         # Latency and attempts are kept so that a judgment served from the
         # cache reports the call that produced it, and a resumed run writes
         # the same traces as an uninterrupted one.
-        return {
+        out = {
             "text": self.text,
             "model": self.model,
             "logprobs": self.logprobs,
@@ -139,6 +153,9 @@ class Completion:
             "latency_ms": self.latency_ms,
             "attempts": self.attempts,
         }
+        if self.prompt_hash is not None:
+            out["prompt_hash"] = self.prompt_hash
+        return out
 
     @classmethod
     def from_json(cls, d: dict, **extra) -> Completion:
@@ -151,6 +168,7 @@ class Completion:
             d.get("finish_reason"),
             d.get("latency_ms"),
             d.get("attempts", 1),
+            prompt_hash=d.get("prompt_hash"),
             **extra,
         )
 

@@ -192,10 +192,13 @@ def _from_result(text: str, t: JType) -> ParseResult:
     return ParseResult(value, None, "result")
 
 
+_DECODER = json.JSONDecoder()
+
+
 def json_objects_from_end(text: str) -> Iterator[dict]:
     """The JSON objects embedded in a model's reply, last first (a reply may
     wrap its answer in prose or a code fence; the answer comes last)."""
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     pos = len(text)
     for _ in range(_MAX_BRACES):
         pos = text.rfind("{", 0, pos)
@@ -211,6 +214,14 @@ def json_objects_from_end(text: str) -> Iterator[dict]:
 
 def _from_json(text: str, key: str) -> tuple[bool, Any]:
     """The last JSON object in `text` holding `key`, tried from the end."""
+    if text.count("{") == 1:
+        # The usual structured reply, a flat object: its brace is the only
+        # one to try from the end, so try it without the generator.
+        try:
+            obj, _end = _DECODER.raw_decode(text, text.index("{"))
+        except json.JSONDecodeError:
+            return False, None
+        return (True, obj[key]) if isinstance(obj, dict) and key in obj else (False, None)
     for obj in json_objects_from_end(text):
         if key in obj:
             return True, obj[key]
@@ -261,7 +272,7 @@ def _read(raw: Any, t: JType) -> tuple[Any, str | None]:
             return None, f"{raw!r} is not a number"
         if raw.is_integer():
             raw = int(raw)
-    value, problem = coerce(raw, t.as_optional(False))
+    value, problem = coerce(raw, t.as_optional(False) if t.optional else t)
     return value, problem
 
 

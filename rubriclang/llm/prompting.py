@@ -29,7 +29,7 @@ from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
 from rubriclang.llm.client import ChatRequest, canonical_json, messages_json
-from rubriclang.llm.template import Template, TemplateError, load_packaged, packaged_text, parse
+from rubriclang.llm.template import Template, TemplateError, fill_digest, load_packaged, packaged_text, parse
 
 # `llm.compare { reply = ratings }`: one rating per response in one reply.
 COMPARE_RATINGS = "compare_ratings.v2"
@@ -263,6 +263,8 @@ class _Fixed:
     rubric_values: dict[str, str]
     nudge: str
     prometheus: bool
+    names: tuple[str, ...]  # the values the template shows, sorted
+    digest: str  # `fill_digest(template)`
 
 
 # id(criterion) -> (criterion, its _Fixed); the criterion is kept beside its
@@ -283,15 +285,44 @@ def _fixed(criterion: Criterion) -> _Fixed:
         nudge_stem = PROMETHEUS[1]
     elif criterion.params.get("answer", "json") != "json":
         nudge_stem = PATTERN_NUDGE  # the template asked for its own format, not JSON
-    fixed = _Fixed(criterion_template(criterion), response_format(criterion), rubric_values(criterion), nudge_stem, prometheus)
+    template = criterion_template(criterion)
+    fixed = _Fixed(template, response_format(criterion), rubric_values(criterion), nudge_stem, prometheus, tuple(sorted(template.names)), fill_digest(template))
     if len(_FIXED) >= _FIXED_MAX:
         _FIXED.clear()
     _FIXED[id(criterion)] = (criterion, fixed)
     return fixed
 
 
-def render(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> Rendered:
-    """The request judging `shown` of `item` on `criterion`: one candidate
+@attrs.frozen
+class Prompt:
+    """A criterion's request for one candidate (or one presentation order)
+    before it is rendered: the template and the values that fill it.
+    Rendering is a pure function of the two, so `digest`, a SHA-256 of the
+    template's `fill_digest` and id and of each value the template shows,
+    stands for the rendered messages in a call key (`ChatRequest.prompt_digest`):
+    a cache hit needs no rendering. (The id renders nothing, but the prompt
+    hash cached with the call names it.)"""
+
+    template: Template
+    values: dict[str, str] = attrs.field(eq=False)  # `digest` compares them
+    digest: str
+    response_format: dict | None
+    nudge: str
+
+    def render(self) -> Rendered:
+        """The request itself (its sampling a placeholder, as `Rendered` says)."""
+        messages = self.template.fill(self.values)
+        hashed = prompt_hash(self.template.id, messages)
+        return Rendered(
+            request=ChatRequest(messages, response_format=self.response_format, prompt_digest=self.digest, prompt_hash=hashed),
+            prompt_hash=hashed,
+            template=self.template.id,
+            nudge=self.nudge,
+        )
+
+
+def prepare(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> Prompt:
+    """The prompt judging `shown` of `item` on `criterion`: one candidate
     id, or for `llm.compare` both ids in the order the judge sees them.
     Raises PromptError when the item lacks what the prompt needs."""
     shown = (shown,) if isinstance(shown, str) else tuple(shown)
@@ -299,13 +330,20 @@ def render(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> Re
     values = _values(criterion, item, shown, fixed.rubric_values)
     if fixed.prometheus:
         values["rubric"] = prometheus_rubric(criterion, item)
-    messages = fixed.template.fill(values)
-    return Rendered(
-        request=ChatRequest(messages, response_format=fixed.response_format),
-        prompt_hash=prompt_hash(fixed.template.id, messages),
-        template=fixed.template.id,
-        nudge=fixed.nudge,
-    )
+    # The template's id (which the prompt hash, cached with the call, names),
+    # then each shown value as name, length, text: no two sets of values give one text.
+    parts = [fixed.digest, str(len(fixed.template.id)), fixed.template.id]
+    for name in fixed.names:
+        value = values[name]
+        parts += (name, str(len(value)), value)
+    digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+    return Prompt(fixed.template, values, digest, fixed.response_format, fixed.nudge)
+
+
+def render(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> Rendered:
+    """`prepare(...).render()`: the request judging `shown` of `item` on
+    `criterion`. Raises PromptError when the item lacks what the prompt needs."""
+    return prepare(criterion, item, shown).render()
 
 
 def prompt_hash(template_id: str, messages: tuple[dict, ...]) -> str:
@@ -319,7 +357,8 @@ def prompt_hash(template_id: str, messages: tuple[dict, ...]) -> str:
 def nudge(request: ChatRequest, reply: str, problem: str, stem: str = NUDGE) -> ChatRequest:
     """The request again, after the unreadable `reply` and a note (template
     `stem`, `Rendered.nudge`) saying what was wrong with it: a different
-    request, so never the same cached answer."""
+    request, so never the same cached answer: it is keyed by its messages,
+    not by the prompt it began with)."""
     follow_up = load_template(stem).fill({"problem": problem})
     turn = ({"role": "assistant", "content": reply}, *follow_up)
-    return attrs.evolve(request, messages=request.messages + turn)
+    return attrs.evolve(request, messages=request.messages + turn, prompt_digest=None, prompt_hash=None)

@@ -33,6 +33,10 @@ _ANY_HEADING = re.compile(r"^##[ \t]+(\S+)[ \t]*$", re.M)
 _TAG = re.compile(r"\{\{([#^/]?)([A-Za-z_][A-Za-z0-9_]*)\}\}(\n?)")
 _OPEN = re.compile(r"\{\{")
 _BLANK = re.compile(r"\n[ \t]*\n\s*")
+# The version of what `fill` makes of a template and values: part of every
+# `fill_digest`, so call keys taken of a template and values (not of the
+# messages) change when it does. Bump it with any change to `fill` or `_render`.
+FILL_VERSION = 1
 
 
 @attrs.frozen
@@ -119,6 +123,28 @@ class Template:
     def fill_parts(self, values: dict[str, str]) -> tuple[tuple[str, str], ...]:
         """(role, content) pairs: `fill` as plain tuples."""
         return tuple((m["role"], m["content"]) for m in self.fill(values))
+
+
+def fill_digest(template: Template) -> str:
+    """A SHA-256 of everything `fill` reads of `template` (each message's
+    role and parsed body) and of FILL_VERSION: two templates with one digest
+    fill any values to the same messages."""
+    import hashlib  # here: the checker imports this module, and never needs them
+    import json
+
+    def plain(body: tuple) -> list:
+        out: list = []
+        for part in body:
+            if isinstance(part, str):
+                out.append(part)
+            elif isinstance(part, _Field):
+                out.append(["field", part.name])
+            else:
+                out.append(["section", part.name, part.inverted, plain(part.body)])
+        return out
+
+    shape = {"fill": FILL_VERSION, "messages": [[m.role, plain(m.body)] for m in template.messages]}
+    return hashlib.sha256(json.dumps(shape, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
 def _render(body: tuple, values: dict[str, str]) -> str:

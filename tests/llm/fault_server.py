@@ -15,7 +15,6 @@ it has served `max_requests`.
 from __future__ import annotations
 
 import collections
-import hashlib
 import json
 import socket
 import sys
@@ -173,13 +172,6 @@ class _QuietServer(ThreadingHTTPServer):
     def handle_error(self, request, client_address) -> None:
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
-
-
-def call_key_of(server_url: str, body: dict) -> str:
-    """The call cache's key for a request body this server received (the
-    same formula as `rubriclang.llm.cache.call_key`, from the server side)."""
-    blob = json.dumps({"server": server_url + "/v1", "body": body}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _handler(server: FaultServer):

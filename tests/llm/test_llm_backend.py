@@ -4,14 +4,19 @@ retries, structured-output fallback, log-probability scoring, the cache."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
+import sqlite3
+
+import attrs
 
 from rubriclang.interp.backend import JudgmentRequest
 from rubriclang.interp.items import Item
 from rubriclang.llm.backend import LLMBackend
-from rubriclang.llm.cache import CallCache
+from rubriclang.llm.cache import CallCache, call_keys
 from rubriclang.llm.client import Sampling
+from rubriclang.llm.prompting import render
 
 from .conftest import criterion
 from .fault_server import rate_answer, status
@@ -160,3 +165,43 @@ def test_usage_counts_tokens_of_calls_made(fault_server, make_client):
     backend = backend_for(server, make_client)
     judge(backend)
     assert backend.usage.calls == 1 and backend.usage.prompt_tokens > 20 and backend.usage.completion_tokens == 5
+
+
+def test_a_cache_hit_is_known_at_once_as_the_judgment_judge_gives(fault_server, make_client, tmp_path):
+    server = fault_server(answer=rate_answer(4))
+    cache = CallCache(str(tmp_path / "c.sqlite"))
+    first = judge(backend_for(server, make_client, cache))
+    again = backend_for(server, make_client, cache)
+    other = attrs.evolve(ITEM, input="What is 3 + 3?")
+    known = again.judge_known([JudgmentRequest(ITEM, "response", RATE), JudgmentRequest(other, "response", RATE)])
+    assert known == [first, None]  # the second was never asked
+    assert (again.usage.cache_hits, again.usage.calls, len(server.chats)) == (1, 0, 1)
+
+
+def test_a_cached_unreadable_reply_is_not_known_at_once_but_asked_again(fault_server, make_client, tmp_path):
+    server = fault_server(answer=replies("no idea", '{"reason": "ok", "score": 3}'))
+    cache = CallCache(str(tmp_path / "c.sqlite"))
+    assert judge(backend_for(server, make_client, cache)).value == 3
+    again = backend_for(server, make_client, cache)
+    assert again.judge_known([JudgmentRequest(ITEM, "response", RATE)]) == [None]
+    assert again.usage.cache_hits == 0  # counted once, by `judge`, which reads both replies
+    assert judge(again).attempts == 2 and again.usage.cache_hits == 2 and len(server.chats) == 2
+
+
+def test_a_cache_written_before_prompt_keys_is_still_read_and_kept_under_the_new_key(fault_server, make_client, tmp_path):
+    server = fault_server(answer=rate_answer(4))
+    path = str(tmp_path / "c.sqlite")
+    first = judge(backend_for(server, make_client, CallCache(path)))
+    # The call as an older version cached it: under its messages' key, no prompt hash.
+    client = make_client(server.url)
+    request = attrs.evolve(render(RATE, ITEM, "response").request, sampling=Sampling())
+    new_key, old_key = call_keys(client.identity, client.model, request)
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        (response,) = db.execute("SELECT response FROM calls WHERE key = ?", (new_key,)).fetchone()
+        old = {k: v for k, v in json.loads(response).items() if k != "prompt_hash"}
+        db.execute("UPDATE calls SET key = ?, response = ?", (old_key, json.dumps(old, sort_keys=True)))
+    older = backend_for(server, make_client, CallCache(path))
+    assert older.judge_known([JudgmentRequest(ITEM, "response", RATE)]) == [None]
+    assert judge(older) == first and older.usage.cache_hits == 1 and len(server.chats) == 1
+    newer = backend_for(server, make_client, CallCache(path))
+    assert newer.judge_known([JudgmentRequest(ITEM, "response", RATE)]) == [first]
