@@ -16,7 +16,7 @@ from rubriclang.safeio import write_atomic
 from rubriclang.view.pages import Site, export_name
 from rubriclang.view.server import STATIC, static_file
 from rubriclang.view.sources import Sources, TraceSource
-from rubriclang.view.table import PAGE_SIZE, SORTS, Query, label
+from rubriclang.view.table import PAGE_SIZE, SORTS, Query
 
 
 def export(sources: Sources, folder: str) -> int:
@@ -56,7 +56,7 @@ def items_data(site: Site, src: TraceSource) -> dict:
             q = Query(scored=f"{n}:{mode}")
             scored[q.scored] = order(q, site.scored(q)[1])
     rows = [{"item": r.item, "href": site.link("item", src=src.label, id=r.item), "status": r.status, "decision": r.decision,
-             "number": r.number, "gold": None if r.gold is None else str(r.gold), "gold_label": None if r.gold is None else label(r.gold),
+             "decided": r.decided, "number": r.number, "gold": None if r.gold is None else str(r.gold), "gold_label": r.gold_label,
              "disagrees": r.disagrees, "values": [r.values.get(c, "") for c in columns], "text": r.text} for r in table.rows]
     return {"schema": "rubriclang.view.items/1", "page_size": PAGE_SIZE, "rows": rows,
             "orders": {s: order(Query(sort=s)) for s in SORTS if s != "file"}, "scored": scored,
