@@ -15,7 +15,7 @@ from rubriclang.view.export import export
 from rubriclang.view.server import make_app
 from rubriclang.view.table import Query
 
-from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run
+from .fixture import BAD_ID, BOOL_GRAPH, FAILED, MARK, PAYLOADS, VETOED, make_judged, make_run
 
 TOKEN = "t0ken-for-tests"
 
@@ -156,6 +156,60 @@ def test_every_count_of_the_plots_links_to_exactly_its_items(client, sources):
         q = {k: v[0] for k, v in parse_qs(urlsplit(href).query).items()}
         want = sorted(r.item for r in rows if r.decision == q["decision"] and r.gold is not None and str(r.gold) == q["gold"])
         assert _items_shown(client, href) == want and want
+
+
+@pytest.fixture(scope="module")
+def bool_run(tmp_path_factory) -> dict[str, Path]:
+    return make_judged(tmp_path_factory.mktemp("bool"), BOOL_GRAPH, lambda n: n % 4 == 0)
+
+
+def _client(*paths: Path) -> TestClient:
+    return TestClient(make_app(load_sources(tuple(map(str, paths))), TOKEN), base_url="http://127.0.0.1:8123", follow_redirects=False)
+
+
+def _eval_confusions(client) -> dict[str, tuple[list[list[tuple[str, str | None]]], str]]:
+    """Column -> (each row's cells as (count, link)), the note under it) of the evaluation's confusion tables."""
+    import re
+
+    page = _get(client, "/eval").text
+    out = {}
+    for name, table, note in re.findall(r"<h4>Confusion of (.*?):.*?</h4>\s*(<table class=\"eval-confusion\">.*?</table>)\s*(<p class=\"note\">[^<]*)?", page, re.S):
+        rows = []
+        for tr in re.findall(r"<tr><th>[^<]*</th>(.*?)</tr>", table.split("<tbody>")[1], re.S):
+            rows.append([(k or plain, href.replace("&amp;", "&") or None) for href, k, plain in
+                         re.findall(r'<td[^>]*>(?:<a href="([^"]*)">(\d+)</a>|(\d+))</td>', tr)])
+        out[name] = (rows, note)
+    return out
+
+
+def test_each_cell_of_an_evaluations_confusion_matrix_links_to_exactly_its_items(bool_run):
+    import json
+
+    client = _client(bool_run["graph"], bool_run["items"], bool_run["trace"], bool_run["eval"])
+    gold = {i["id"]: i["gold"] for i in map(json.loads, bool_run["items"].read_text(encoding="utf-8").splitlines())}
+    decided = {r.item: r.decision for r in load_sources((str(bool_run["trace"]),)).traces[0].table.rows}
+    tables = _eval_confusions(client)
+    assert set(tables) == {"short_enough", "equal baseline"}
+    rows, _ = tables["short_enough"]
+    conf = json.loads(bool_run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]["confusion"]["short_enough"]
+    assert [[int(k) for k, _ in row] for row in rows] == conf["counts"]  # rows gold, columns decision, as rbg eval writes them
+    seen = []
+    for g, row in zip(conf["gold"], rows):
+        for p, (k, href) in zip(conf["predicted"], row):
+            want = sorted(i for i, d in decided.items() if d == p and str(gold[i]).lower() == g)
+            assert href is not None and _items_shown(client, href) == want and len(want) == int(k)
+            seen += want
+    assert len(seen) == len(set(seen)) == sum(map(sum, conf["counts"]))
+    # The baseline's decisions are not in the trace: drawn, not linked, and said so.
+    rows, note = tables["equal baseline"]
+    assert rows and all(href is None for row in rows for _, href in row) and "in no trace" in note
+
+
+def test_a_trace_that_does_not_reproduce_an_evaluations_counts_gets_no_links_from_it(bool_run, tmp_path):
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(bool_run["trace"].read_text(encoding="utf-8").splitlines(keepends=True)[:60]), encoding="utf-8")
+    rows, note = _eval_confusions(_client(part, bool_run["eval"]))["short_enough"]
+    assert rows and all(href is None for row in rows for _, href in row) and "reproduce these counts" in note
 
 
 def test_a_metric_link_to_an_evaluation_that_is_not_there_is_not_found(client):
