@@ -24,17 +24,17 @@ def export(sources: Sources, folder: str) -> int:
     site = Site(sources, export=True)
     os.makedirs(os.path.join(folder, "static"), exist_ok=True)
     for name in STATIC:
-        write_atomic(os.path.join(folder, "static", name), static_file(name))
+        write_atomic(os.path.join(folder, "static", name), static_file(name), sync=False)
     site.link("index")
     if sources.traces:
         os.makedirs(os.path.join(folder, "data"), exist_ok=True)
     for src in sources.traces:
-        write_atomic(os.path.join(folder, site.data_file(src.label)), canonical_json(items_data(site, src)) + "\n")
+        write_atomic(os.path.join(folder, site.data_file(src.label)), canonical_json(items_data(site, src)) + "\n", sync=False)
     done = 0
     while done < len(site.pending):
         route, params = site.pending[done]
         done += 1
-        write_atomic(os.path.join(folder, export_name(route, params)), site.render(route, params))
+        write_atomic(os.path.join(folder, export_name(route, params)), site.render(route, params), sync=False)
     return done
 
 

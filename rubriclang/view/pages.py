@@ -59,11 +59,17 @@ class Site:
         params = {k: str(v) for k, v in sorted(params.items()) if v not in ("", None)}
         if not self.export:
             return f"/{'' if route == 'index' else route}" + (f"?{urlencode(params)}" if params else "")
+        query = ""
+        if route == "items" and params.keys() & {"page", "sort", "desc"}:
+            # Another page or sort of a listing is the listing's one file
+            # read with a query, which view.js renders from the rows file:
+            # an export then holds a file per listing, not per page and sort.
+            query, params = "?" + urlencode(params), {k: v for k, v in params.items() if k not in ("page", "sort", "desc")}
         name = export_name(route, params)
         if name not in self._seen:
             self._seen.add(name)
             self.pending.append((route, params))
-        return name
+        return name + query
 
     def static(self, name: str) -> str:
         return f"static/{name}" if self.export else f"/static/{name}"

@@ -240,6 +240,13 @@ def test_the_exports_filters_run_in_the_browser_from_its_json_rows(tmp_path, exp
         browser.click("#filters button[type=submit]")
         want = sorted(r.item for r in rows if r.number is not None and 2 <= r.number <= 4 and "q01" in r.text)
         assert want and _all_listed(browser) == want
+        # Paging and sorting: the listing's one file, read with a query.
+        browser.load(f"{base}/{_export_items_page(folder)}")
+        assert _all_listed(browser) == sorted(r.item for r in rows)
+        browser.load(f"{base}/{_export_items_page(folder)}")
+        browser.click("#items th a[data-sort=item]")
+        browser.click("#items th a[data-sort=item]")  # again: descending
+        assert browser.js(LISTED)[:3] == sorted((r.item for r in rows), reverse=True)[:3]
         # Every row links to the exported page of its item.
         href = browser.js("document.querySelector('#items tbody a').getAttribute('href')")
         assert (folder / href).is_file()

@@ -245,6 +245,18 @@ def test_the_export_writes_linked_pages_that_need_no_server(tmp_path, sources):
     assert not any(h.startswith(("/", "http")) for p in tmp_path.glob("*.html") for h in Dom(p.read_text(encoding="utf-8")).hrefs())
 
 
+def test_an_export_holds_one_file_per_listing_its_pages_and_sorts_are_that_file_with_a_query(tmp_path, sources):
+    from rubriclang.view.pages import export_name
+
+    export(sources, str(tmp_path))
+    listings = {p.name for p in tmp_path.glob("items-*.html")}
+    hrefs = {h for name in listings for h in Dom((tmp_path / name).read_text(encoding="utf-8")).hrefs() if h.startswith("items-")}
+    with_query = {h for h in hrefs if "?" in h}
+    assert any("page=2" in h for h in with_query) and any("sort=item" in h for h in with_query)
+    assert all(h.split("?")[0] in listings for h in hrefs)  # every page and sort of a listing is in its one file
+    assert not (tmp_path / export_name("items", {"page": "2", "src": "trace.jsonl"})).exists()
+
+
 def test_the_export_filters_from_a_json_file_of_rows_with_no_script_from_data(tmp_path, sources):
     import json
 
