@@ -297,3 +297,18 @@ def test_unusable_paths_are_refused_with_exit_2(tmp_path, content, said):
     result = CliRunner().invoke(view, [str(path), "--export", str(tmp_path / "out")])
     assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_pairwise_decisions_and_gold_are_named_by_position_as_rbg_eval_names_them():
+    from rubriclang.view.table import row_of
+
+    def rec(readout: dict, gold) -> dict:
+        return {"item": "p", "mode": "pairwise", "candidates": ["x", "y"], "criteria": {}, "gold": gold,
+                "readout": {"status": "ok", "decision": None, "raw": None, "margin": None, "error": None, **readout}}
+
+    second = row_of(1, rec({"decision": "y", "margin": -1.0}, "x"))
+    assert (second.decision, second.decided, second.gold_label) == ("y", "second", "first")
+    tie = row_of(1, rec({"decision": "tie", "margin": 0.0}, "tie"))
+    assert (tie.decided, tie.gold_label) == ("tie", "tie")
+    abstained = row_of(1, rec({"status": "abstain"}, "y"))
+    assert (abstained.decided, abstained.gold_label) == ("abstain", "second")
