@@ -151,12 +151,14 @@ class Site:
         columns = {c.get("name"): c for c in e.data.get("columns", [])}
         out: dict[str, list[dict]] = {}
         for mode, m in e.data.get("modes", {}).items():
+            if not m.get("confusion"):
+                continue
             q = Query(scored=f"{n}:{mode}")
             left_out = self.scored(q)[1]
             counted = {t.label: collections.Counter((r.gold_label, r.decided) for r in
                                                     t.table.query(q, size=len(t.table.rows) or 1, left_out=left_out).rows)
                        for t in self.sources.traces}
-            for name, c in (m.get("confusion") or {}).items():
+            for name, c in m["confusion"].items():
                 want = collections.Counter({(g, p): k for g, row in zip(c["gold"], c["counts"]) for p, k in zip(c["predicted"], row) if k})
                 col = columns.get(name, {})
                 src, why = None, None
