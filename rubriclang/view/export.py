@@ -2,7 +2,8 @@
 
 Starting from the index, each page is rendered as the server would render
 it, and every page it links to is rendered in turn (`Site.pending`), so
-the export holds exactly the pages reachable by links. The items filters
+the export holds exactly the pages reachable by links; a listing's other
+pages and sorts are its one file with a query (`Site.link`). The items filters
 run in the browser (`static/view.js`) over `DIR/data/items-*.json`, one
 file of rows per trace (`items_data`): data read as JSON, never as script.
 Notes are shown as they are, read-only: they are typed in the live viewer."""
