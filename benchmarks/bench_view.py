@@ -90,6 +90,16 @@ def main() -> int:
             print(f"  {name:28s} {t * 1000:8.1f} ms ({100 * t / ref:5.1f}% of the reference)")
         record = timed(lambda: table.record(f"item-{n - 1:06d}"))
         print(f"  one item's full record       {record * 1000:8.2f} ms")
+        out = os.path.join(tmp, "export")
+        from rubriclang.view.export import export
+        from rubriclang.view.sources import Sources, TraceSource
+
+        pages = {}
+        took = timed(lambda: pages.setdefault("n", export(Sources(traces=[TraceSource("traces.jsonl", table)]), out)))
+        files = [os.path.join(d, f) for d, _, fs in os.walk(out) for f in fs]
+        rows = max((f for f in files if "/data/" in f), key=os.path.getsize)
+        print(f"export: {took:.1f} s ({took / ref:.1f}x the reference), {pages['n']} pages, {len(files)} files, "
+              f"{sum(map(os.path.getsize, files)) / 1e6:.1f} MB; rows file {os.path.getsize(rows) / 1e6:.1f} MB")
         ok = worst < 0.05 and first < 0.25
         print(f"target: queries under 5% of the reference, a first sort under 25%: {'met' if ok else 'MISSED'} "
               f"(worst {100 * worst:.1f}%, first sort {100 * first:.1f}%)")

@@ -49,11 +49,13 @@ def describe_os_error(exc: OSError) -> str:
     return reason
 
 
-def write_atomic(path: str, data: str | bytes) -> None:
+def write_atomic(path: str, data: str | bytes, sync: bool = True) -> None:
     """Replace the contents of `path` in one step; text is written as UTF-8
     with no newline translation. An existing file keeps its permissions, a
     new one follows the umask; a symlink's target is what gets replaced.
-    OSError (a missing folder, a full disk) propagates, the file unchanged."""
+    OSError (a missing folder, a full disk) propagates, the file unchanged.
+    `sync=False` skips the fsyncs, for many files that can be made again
+    (a static export), where they cost more than the writing."""
     target = os.path.realpath(path)
     folder = os.path.dirname(target)
     try:
@@ -68,13 +70,15 @@ def write_atomic(path: str, data: str | bytes) -> None:
             fh.flush()
             if mode is not None:
                 os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_folder(folder)
+    if sync:
+        fsync_folder(folder)
 
 
 def _temporary(folder: str, name: str) -> tuple[int, str]:

@@ -2,7 +2,8 @@
 
 Starting from the index, each page is rendered as the server would render
 it, and every page it links to is rendered in turn (`Site.pending`), so
-the export holds exactly the pages reachable by links. The items filters
+the export holds exactly the pages reachable by links; a listing's other
+pages and sorts are its one file with a query (`Site.link`). The items filters
 run in the browser (`static/view.js`) over `DIR/data/items-*.json`, one
 file of rows per trace (`items_data`): data read as JSON, never as script.
 Notes are shown as they are, read-only: they are typed in the live viewer."""
@@ -16,7 +17,7 @@ from rubriclang.safeio import write_atomic
 from rubriclang.view.pages import Site, export_name
 from rubriclang.view.server import STATIC, static_file
 from rubriclang.view.sources import Sources, TraceSource
-from rubriclang.view.table import PAGE_SIZE, SORTS, Query, label
+from rubriclang.view.table import PAGE_SIZE, SORTS, Query
 
 
 def export(sources: Sources, folder: str) -> int:
@@ -24,17 +25,17 @@ def export(sources: Sources, folder: str) -> int:
     site = Site(sources, export=True)
     os.makedirs(os.path.join(folder, "static"), exist_ok=True)
     for name in STATIC:
-        write_atomic(os.path.join(folder, "static", name), static_file(name))
+        write_atomic(os.path.join(folder, "static", name), static_file(name), sync=False)
     site.link("index")
     if sources.traces:
         os.makedirs(os.path.join(folder, "data"), exist_ok=True)
     for src in sources.traces:
-        write_atomic(os.path.join(folder, site.data_file(src.label)), canonical_json(items_data(site, src)) + "\n")
+        write_atomic(os.path.join(folder, site.data_file(src.label)), canonical_json(items_data(site, src)) + "\n", sync=False)
     done = 0
     while done < len(site.pending):
         route, params = site.pending[done]
         done += 1
-        write_atomic(os.path.join(folder, export_name(route, params)), site.render(route, params))
+        write_atomic(os.path.join(folder, export_name(route, params)), site.render(route, params), sync=False)
     return done
 
 
@@ -56,7 +57,7 @@ def items_data(site: Site, src: TraceSource) -> dict:
             q = Query(scored=f"{n}:{mode}")
             scored[q.scored] = order(q, site.scored(q)[1])
     rows = [{"item": r.item, "href": site.link("item", src=src.label, id=r.item), "status": r.status, "decision": r.decision,
-             "number": r.number, "gold": None if r.gold is None else str(r.gold), "gold_label": None if r.gold is None else label(r.gold),
+             "decided": r.decided, "number": r.number, "gold": None if r.gold is None else str(r.gold), "gold_label": r.gold_label,
              "disagrees": r.disagrees, "values": [r.values.get(c, "") for c in columns], "text": r.text} for r in table.rows]
     return {"schema": "rubriclang.view.items/1", "page_size": PAGE_SIZE, "rows": rows,
             "orders": {s: order(Query(sort=s)) for s in SORTS if s != "file"}, "scored": scored,

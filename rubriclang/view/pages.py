@@ -19,8 +19,8 @@ from rubriclang.audit.notes import read_notes
 from rubriclang.catalog import load_catalog
 from rubriclang.review.view import view
 from rubriclang.view import graphsvg
-from rubriclang.view.sources import Sources, items_by_transition
-from rubriclang.view.table import Query, TraceTable, label, shown
+from rubriclang.view.sources import EvalSource, Sources, items_by_transition
+from rubriclang.view.table import Query, TraceTable, shown
 
 # `connect-src 'self'`: a static export's items page reads its rows from a
 # JSON file next to it (`data_file`); the live viewer fetches nothing.
@@ -59,11 +59,17 @@ class Site:
         params = {k: str(v) for k, v in sorted(params.items()) if v not in ("", None)}
         if not self.export:
             return f"/{'' if route == 'index' else route}" + (f"?{urlencode(params)}" if params else "")
+        query = ""
+        if route == "items" and params.keys() & {"page", "sort", "desc"}:
+            # Another page or sort of a listing is the listing's one file
+            # read with a query, which view.js renders from the rows file:
+            # an export then holds a file per listing, not per page and sort.
+            query, params = "?" + urlencode(params), {k: v for k, v in params.items() if k not in ("page", "sort", "desc")}
         name = export_name(route, params)
         if name not in self._seen:
             self._seen.add(name)
             self.pending.append((route, params))
-        return name
+        return name + query
 
     def static(self, name: str) -> str:
         return f"static/{name}" if self.export else f"/static/{name}"
@@ -133,7 +139,41 @@ class Site:
         src = self.sources.trace(params.get("src", "")) or (self.sources.traces[0] if self.sources.traces else None)
         plots = _plots(src.table) if src else None
         return self._page("eval.html", title="Evaluation", evals=evals, src=src, plots=plots, fmt=_fmt,
+                          confusions=[self._confusions(n, e) for n, e in enumerate(evals)],
                           items_of=lambda n, mode: self.link("items", src=src.label, scored=f"{n}:{mode}") if src else None)
+
+    def _confusions(self, n: int, e: EvalSource) -> dict[str, list[dict]]:
+        """Per mode, each column's confusion matrix as `rbg eval` wrote it
+        (rows gold, columns decision) and, per cell, the link to its items:
+        drawn from the first trace that holds that column's decisions, a
+        trace of the column's graph whose scored items reproduce every
+        count; else `why` says what is missing and no cell links."""
+        columns = {c.get("name"): c for c in e.data.get("columns", [])}
+        out: dict[str, list[dict]] = {}
+        for mode, m in e.data.get("modes", {}).items():
+            if not m.get("confusion"):
+                continue
+            q = Query(scored=f"{n}:{mode}")
+            left_out = self.scored(q)[1]
+            counted = {t.label: collections.Counter((r.gold_label, r.decided) for r in
+                                                    t.table.query(q, size=len(t.table.rows) or 1, left_out=left_out).rows)
+                       for t in self.sources.traces}
+            for name, c in m["confusion"].items():
+                want = collections.Counter({(g, p): k for g, row in zip(c["gold"], c["counts"]) for p, k in zip(c["predicted"], row) if k})
+                col = columns.get(name, {})
+                src, why = None, None
+                if col.get("kind") != "graph":
+                    why = "A baseline's decisions are in no trace, so its cells link nowhere"
+                else:
+                    src = next((t for t in self.sources.traces if col.get("graph") in t.table.graphs and counted[t.label] == want), None)
+                    if src is None:
+                        why = (f"No trace given of `{col.get('graph')}` whose items reproduce these counts "
+                               "(give the trace this evaluation was made from), so its cells link nowhere")
+                rows = [(g, [(k, self.link("items", src=src.label, scored=q.scored, gold=g, decision=p) if src and k else None)
+                             for p, k in zip(c["predicted"], counts)]) for g, counts in zip(c["gold"], c["counts"])]
+                out.setdefault(mode, []).append({"column": name, "predicted": c["predicted"], "rows": rows, "why": why,
+                                                 "src": src.label if src else None})
+        return out
 
     def compare(self, params: dict[str, str]) -> str:
         try:
@@ -250,7 +290,7 @@ def _plots(table: TraceTable) -> dict:
                                 "decision": sum(x for x, _ in rows) / len(rows),
                                 "gold": sum(g for _, g in rows) / len(rows),
                                 "query": Query(low=low, high=high).params()})
-    confusion = collections.Counter((r.decision, label(r.gold)) for r in table.rows if r.gold is not None)
+    confusion = collections.Counter((r.decided, r.gold_label) for r in table.rows if r.gold_label is not None)
     labels = sorted({d for d, _ in confusion} | {g for _, g in confusion}, key=_label_key)
     margins = [r.number for r in table.rows if r.mode == "pairwise" and r.number is not None]
     histogram = []

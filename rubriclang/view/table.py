@@ -34,8 +34,10 @@ class Row:
     mode: str
     status: str
     decision: str  # in a few words, as `rbg replay` prints it
+    decided: str  # the decision as an evaluation's confusion names it: `decision`; pairwise, `first`/`second` by position
     number: float | None  # the decision (pointwise) or margin (pairwise) as a number, for ranges and sorting
     gold: Any
+    gold_label: str | None  # gold as shown and as an evaluation's confusion names it (pairwise: by position)
     disagrees: bool  # has gold, and the decision is another one
     values: dict[str, str]  # criterion -> value(s), shown
     error: str | None
@@ -51,8 +53,8 @@ class Query:
     low: float | None = None
     high: float | None = None
     text: str = ""
-    decision: str = ""  # exactly this decision (as shown), for the cells of a confusion matrix
-    gold: str = ""  # exactly this gold label (as shown)
+    decision: str = ""  # exactly this decision (`Row.decided`), for the cells of a confusion matrix
+    gold: str = ""  # exactly this gold label (`Row.gold_label`)
     scored: str = ""  # `N:mode`: the items the Nth evaluation output scored in that mode, for its metric cells
     sort: str = "file"
     desc: bool = False
@@ -147,9 +149,23 @@ def row_of(line: int, rec: dict) -> Row:
     if isinstance(number, bool) or not isinstance(number, (int, float)):
         number = None
     error = d.error or next((e for per in rec.get("criterion_errors", {}).values() for e in per.values()), None)
-    text = " ".join([rec["item"], describe(d), str(error or "")]).lower()
-    return Row(line, rec["item"], rec["mode"], d.status, describe(d), number, rec.get("gold"),
-               _disagrees(d.decision, rec.get("gold"), d.status), values, error, text)
+    shown_decision = describe(d)
+    text = " ".join([rec["item"], shown_decision, str(error or "")]).lower()
+    gold = rec.get("gold")
+    decided, gold_label = shown_decision, None if gold is None else label(gold)
+    if rec["mode"] == "pairwise":
+        decided = _by_position(d.decision, cids) if d.status == "ok" else d.status
+        gold_label = None if gold is None else _by_position(gold, cids)
+    return Row(line, rec["item"], rec["mode"], d.status, shown_decision, decided, number, gold, gold_label,
+               _disagrees(d.decision, gold, d.status), values, error, text)
+
+
+def _by_position(pick: Any, cids: list[str]) -> str:
+    """A pairwise decision or gold as `rbg eval`'s confusion names it
+    (`evaluation.evaluate.Codes`): the first or second candidate, or tie."""
+    if pick in cids[:2]:
+        return ("first", "second")[cids.index(pick)]
+    return label(pick)
 
 
 class TraceTable:
@@ -160,6 +176,7 @@ class TraceTable:
         self.path = path
         self.rows: list[Row] = []
         self.criteria: list[str] = []
+        self.graphs: set[str] = set()  # the names of the graphs that judged its items
         by_line = {}
         for line, rec in read_traces(path):
             row = row_of(line, rec)
@@ -167,6 +184,7 @@ class TraceTable:
                 row = attrs.evolve(row, text=row.text + " " + extra_text[row.item])
             self.rows.append(row)
             by_line[line] = row
+            self.graphs.add(rec["graph"]["name"])
             for name in rec["criteria"]:
                 if name not in self.criteria:
                     self.criteria.append(name)
@@ -216,9 +234,9 @@ def _keeps(q: Query, needle: str, r: Row, left_out: frozenset[str]) -> bool:
         return False
     if q.high is not None and (r.number is None or r.number > q.high):
         return False
-    if q.decision and r.decision != q.decision:
+    if q.decision and r.decided != q.decision:
         return False
-    if q.gold and (r.gold is None or label(r.gold) != q.gold):
+    if q.gold and r.gold_label != q.gold:
         return False
     return not needle or needle in r.text
 

@@ -32,6 +32,32 @@ sink safe
 readout pointwise { output = ordinal[1, 5] }
 """
 
+# A label judge and a bool judge, for the evaluation's confusion matrices.
+LABEL_GRAPH = """rubric register { version = 1 }
+
+contract { scale = label{formal, neutral, casual} }
+
+criterion tone: label{formal, neutral, casual} = llm.choose {
+  question = "Which best describes the tone of the response?"
+  descriptions = { formal: "Formal.", neutral: "Plain.", casual: "Chatty." }
+}
+
+sink tone
+
+readout pointwise { output = label{formal, neutral, casual} }
+"""
+BOOL_GRAPH = """rubric short_enough { version = 1 }
+
+contract { scale = bool }
+
+criterion rambling: bool = rule.length { over = 8 }
+
+sink rambling
+
+readout pointwise { output = bool }
+"""
+TONES = ("formal", "neutral", "casual")
+
 BAD_ID = "q-" + SCRIPT
 VETOED = "q-vetoed"
 FAILED = "q-failed"
@@ -59,6 +85,8 @@ class ScriptedJudge:
         it, name = request.item, request.criterion.name
         if it.id == FAILED:
             return Judgment.failed("the server was down", raw=None, backend="scripted", model="scripted-model")
+        if name == "tone":
+            return Judgment(TONES[len(it.input) % 3], raw=f"Reply {SCRIPT}", backend="scripted", model="scripted-model")
         value = it.id == VETOED if name == "harmful" else 5 if it.id == BAD_ID else 1 + len(it.input) % 5
         return Judgment(value, raw=f"Reply {SCRIPT} value {value}", backend="scripted", model="scripted-model")
 
@@ -99,4 +127,17 @@ def make_run(folder: Path) -> dict[str, Path]:
     return paths
 
 
-__all__ = ["BAD_ID", "FAILED", "MARK", "PAYLOADS", "VETOED", "make_run"]
+def make_judged(folder: Path, graph: str, gold) -> dict[str, Path]:
+    """A graph (`LABEL_GRAPH`, `BOOL_GRAPH`) over the fixture's items with
+    `gold(n)` as the gold of the nth, its trace and its evaluation, in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"graph": folder / "judge.rbg", "items": folder / "items.jsonl", "trace": folder / "trace.jsonl", "eval": folder / "eval.json"}
+    paths["graph"].write_text(graph, encoding="utf-8")
+    rows = [dict(i, gold=gold(n)) for n, i in enumerate(items()) if i["id"] != FAILED]
+    paths["items"].write_text("".join(json.dumps(i) + "\n" for i in rows), encoding="utf-8")
+    _trace(paths["graph"], paths["items"], paths["trace"])
+    _eval(paths["graph"], paths["items"], paths["trace"], paths["eval"])
+    return paths
+
+
+__all__ = ["BOOL_GRAPH", "LABEL_GRAPH", "TONES", "make_judged", "BAD_ID", "FAILED", "MARK", "PAYLOADS", "VETOED", "make_run"]

@@ -19,7 +19,7 @@ from audit_html.test_chromium import CHROMIUM, _chromium
 from conftest import needs
 
 from .cdp import Browser
-from .fixture import BAD_ID, FAILED, MARK, VETOED, make_run
+from .fixture import BAD_ID, FAILED, LABEL_GRAPH, MARK, TONES, VETOED, make_judged, make_run
 
 pytestmark = needs(CHROMIUM.exists(), "headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
 
@@ -123,6 +123,30 @@ def test_clicking_a_confusion_cell_shows_exactly_its_items(tmp_path, viewer, run
             assert _all_listed(browser) == want and len(want) == int(count)
 
 
+def test_clicking_a_cell_of_a_label_judges_evaluation_shows_exactly_its_items(tmp_path_factory, tmp_path):
+    import json
+
+    run = make_judged(tmp_path_factory.mktemp("label"), LABEL_GRAPH, lambda n: TONES[n % 3])
+    gold = {i["id"]: i["gold"] for i in map(json.loads, run["items"].read_text(encoding="utf-8").splitlines())}
+    decided = {json.loads(line)["item"]: json.loads(line)["readout"]["decision"] for line in run["trace"].read_text(encoding="utf-8").splitlines()}
+    v = Viewer(run["graph"], run["items"], run["trace"], run["eval"])
+    try:
+        with Browser(tmp_path / "profile") as browser:
+            browser.load(v.url("/eval"))
+            # (gold: the row's header, decision: the column's, count) of every cell, as the page shows them.
+            cells = browser.js("Array.from(document.querySelectorAll('table.eval-confusion td a')).map(a => [a.closest('tr').firstElementChild.textContent, "
+                               "a.closest('table').rows[0].cells[a.closest('td').cellIndex].textContent, a.textContent])")
+            assert len(cells) == 9
+            for n, (g, decision, count) in enumerate(cells[:4]):
+                if n:
+                    browser.load(v.url("/eval"))
+                browser.click("table.eval-confusion td a", index=n)
+                want = sorted(i for i, d in decided.items() if d == decision and gold[i] == g)
+                assert _all_listed(browser) == want and len(want) == int(count)
+    finally:
+        v.stop()
+
+
 def test_clicking_a_metric_shows_the_items_it_rests_on(tmp_path, viewer, run):
     import json
 
@@ -216,6 +240,13 @@ def test_the_exports_filters_run_in_the_browser_from_its_json_rows(tmp_path, exp
         browser.click("#filters button[type=submit]")
         want = sorted(r.item for r in rows if r.number is not None and 2 <= r.number <= 4 and "q01" in r.text)
         assert want and _all_listed(browser) == want
+        # Paging and sorting: the listing's one file, read with a query.
+        browser.load(f"{base}/{_export_items_page(folder)}")
+        assert _all_listed(browser) == sorted(r.item for r in rows)
+        browser.load(f"{base}/{_export_items_page(folder)}")
+        browser.click("#items th a[data-sort=item]")
+        browser.click("#items th a[data-sort=item]")  # again: descending
+        assert browser.js(LISTED)[:3] == sorted((r.item for r in rows), reverse=True)[:3]
         # Every row links to the exported page of its item.
         href = browser.js("document.querySelector('#items tbody a').getAttribute('href')")
         assert (folder / href).is_file()

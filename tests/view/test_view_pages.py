@@ -15,7 +15,7 @@ from rubriclang.view.export import export
 from rubriclang.view.server import make_app
 from rubriclang.view.table import Query
 
-from .fixture import BAD_ID, FAILED, MARK, PAYLOADS, VETOED, make_run
+from .fixture import BAD_ID, BOOL_GRAPH, FAILED, MARK, PAYLOADS, VETOED, make_judged, make_run
 
 TOKEN = "t0ken-for-tests"
 
@@ -158,6 +158,60 @@ def test_every_count_of_the_plots_links_to_exactly_its_items(client, sources):
         assert _items_shown(client, href) == want and want
 
 
+@pytest.fixture(scope="module")
+def bool_run(tmp_path_factory) -> dict[str, Path]:
+    return make_judged(tmp_path_factory.mktemp("bool"), BOOL_GRAPH, lambda n: n % 4 == 0)
+
+
+def _client(*paths: Path) -> TestClient:
+    return TestClient(make_app(load_sources(tuple(map(str, paths))), TOKEN), base_url="http://127.0.0.1:8123", follow_redirects=False)
+
+
+def _eval_confusions(client) -> dict[str, tuple[list[list[tuple[str, str | None]]], str]]:
+    """Column -> (each row's cells as (count, link)), the note under it) of the evaluation's confusion tables."""
+    import re
+
+    page = _get(client, "/eval").text
+    out = {}
+    for name, table, note in re.findall(r"<h4>Confusion of (.*?):.*?</h4>\s*(<table class=\"eval-confusion\">.*?</table>)\s*(<p class=\"note\">[^<]*)?", page, re.S):
+        rows = []
+        for tr in re.findall(r"<tr><th>[^<]*</th>(.*?)</tr>", table.split("<tbody>")[1], re.S):
+            rows.append([(k or plain, href.replace("&amp;", "&") or None) for href, k, plain in
+                         re.findall(r'<td[^>]*>(?:<a href="([^"]*)">(\d+)</a>|(\d+))</td>', tr)])
+        out[name] = (rows, note)
+    return out
+
+
+def test_each_cell_of_an_evaluations_confusion_matrix_links_to_exactly_its_items(bool_run):
+    import json
+
+    client = _client(bool_run["graph"], bool_run["items"], bool_run["trace"], bool_run["eval"])
+    gold = {i["id"]: i["gold"] for i in map(json.loads, bool_run["items"].read_text(encoding="utf-8").splitlines())}
+    decided = {r.item: r.decision for r in load_sources((str(bool_run["trace"]),)).traces[0].table.rows}
+    tables = _eval_confusions(client)
+    assert set(tables) == {"short_enough", "equal baseline"}
+    rows, _ = tables["short_enough"]
+    conf = json.loads(bool_run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]["confusion"]["short_enough"]
+    assert [[int(k) for k, _ in row] for row in rows] == conf["counts"]  # rows gold, columns decision, as rbg eval writes them
+    seen = []
+    for g, row in zip(conf["gold"], rows):
+        for p, (k, href) in zip(conf["predicted"], row):
+            want = sorted(i for i, d in decided.items() if d == p and str(gold[i]).lower() == g)
+            assert href is not None and _items_shown(client, href) == want and len(want) == int(k)
+            seen += want
+    assert len(seen) == len(set(seen)) == sum(map(sum, conf["counts"]))
+    # The baseline's decisions are not in the trace: drawn, not linked, and said so.
+    rows, note = tables["equal baseline"]
+    assert rows and all(href is None for row in rows for _, href in row) and "in no trace" in note
+
+
+def test_a_trace_that_does_not_reproduce_an_evaluations_counts_gets_no_links_from_it(bool_run, tmp_path):
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(bool_run["trace"].read_text(encoding="utf-8").splitlines(keepends=True)[:60]), encoding="utf-8")
+    rows, note = _eval_confusions(_client(part, bool_run["eval"]))["short_enough"]
+    assert rows and all(href is None for row in rows for _, href in row) and "reproduce these counts" in note
+
+
 def test_a_metric_link_to_an_evaluation_that_is_not_there_is_not_found(client):
     assert _get(client, "/items?src=trace.jsonl&scored=7:pointwise").status_code == 404
 
@@ -189,6 +243,18 @@ def test_the_export_writes_linked_pages_that_need_no_server(tmp_path, sources):
     for href in index.hrefs():
         assert (tmp_path / href).is_file(), href
     assert not any(h.startswith(("/", "http")) for p in tmp_path.glob("*.html") for h in Dom(p.read_text(encoding="utf-8")).hrefs())
+
+
+def test_an_export_holds_one_file_per_listing_its_pages_and_sorts_are_that_file_with_a_query(tmp_path, sources):
+    from rubriclang.view.pages import export_name
+
+    export(sources, str(tmp_path))
+    listings = {p.name for p in tmp_path.glob("items-*.html")}
+    hrefs = {h for name in listings for h in Dom((tmp_path / name).read_text(encoding="utf-8")).hrefs() if h.startswith("items-")}
+    with_query = {h for h in hrefs if "?" in h}
+    assert any("page=2" in h for h in with_query) and any("sort=item" in h for h in with_query)
+    assert all(h.split("?")[0] in listings for h in hrefs)  # every page and sort of a listing is in its one file
+    assert not (tmp_path / export_name("items", {"page": "2", "src": "trace.jsonl"})).exists()
 
 
 def test_the_export_filters_from_a_json_file_of_rows_with_no_script_from_data(tmp_path, sources):
@@ -231,3 +297,18 @@ def test_unusable_paths_are_refused_with_exit_2(tmp_path, content, said):
     result = CliRunner().invoke(view, [str(path), "--export", str(tmp_path / "out")])
     assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_pairwise_decisions_and_gold_are_named_by_position_as_rbg_eval_names_them():
+    from rubriclang.view.table import row_of
+
+    def rec(readout: dict, gold) -> dict:
+        return {"item": "p", "mode": "pairwise", "candidates": ["x", "y"], "criteria": {}, "gold": gold,
+                "readout": {"status": "ok", "decision": None, "raw": None, "margin": None, "error": None, **readout}}
+
+    second = row_of(1, rec({"decision": "y", "margin": -1.0}, "x"))
+    assert (second.decision, second.decided, second.gold_label) == ("y", "second", "first")
+    tie = row_of(1, rec({"decision": "tie", "margin": 0.0}, "tie"))
+    assert (tie.decided, tie.gold_label) == ("tie", "tie")
+    abstained = row_of(1, rec({"status": "abstain"}, "y"))
+    assert (abstained.decided, abstained.gold_label) == ("abstain", "second")

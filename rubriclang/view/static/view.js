@@ -50,7 +50,7 @@ function keeps(q, needle, r) {
   if (q.disagree && !r.disagrees) { return false; }
   if (q.low !== null && (r.number === null || r.number < q.low)) { return false; }
   if (q.high !== null && (r.number === null || r.number > q.high)) { return false; }
-  if (q.decision && r.decision !== q.decision) { return false; }
+  if (q.decision && r.decided !== q.decision) { return false; }
   if (q.gold && (r.gold_label === null || r.gold_label !== q.gold)) { return false; }
   return !needle || r.text.indexOf(needle) >= 0;
 }
