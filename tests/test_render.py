@@ -163,8 +163,7 @@ def test_github_writes_one_workflow_command_per_diagnostic():
 def test_github_escapes_message_data_and_properties():
     d = Diagnostic("RB203", E, Span("dir,a:b/x%.rbg", 1, 2, 1, 3), "100% wrong\r\nsecond")
     assert render_github([d]) == (
-        "::error file=dir%2Ca%3Ab/x%25.rbg,line=1,col=2,endLine=1,endColumn=3,"
-        "title=RB203::100%25 wrong%0D%0Asecond\n"
+        "::error file=dir%2Ca%3Ab/x%25.rbg,line=1,col=2,endLine=1,endColumn=3,title=RB203::100%25 wrong%0D%0Asecond\n"
     )
 
 

@@ -25,7 +25,12 @@ def _needs(cond: str, judge: JudgeInfo) -> str | None:
             return "it needs pairwise items (two candidates to swap)"
     elif cond == "order_shown":
         readout = judge.graph.readouts.get("pairwise")
-        if judge.mode == "pairwise" and not judge.side_by_side and isinstance(readout, PairwiseReadout) and readout.resolve not in ("first", "second"):
+        if (
+            judge.mode == "pairwise"
+            and not judge.side_by_side
+            and isinstance(readout, PairwiseReadout)
+            and readout.resolve not in ("first", "second")
+        ):
             return (
                 "every criterion of this judge sees one candidate at a time (none is an `llm.compare`), and its "
                 f"pairwise readout resolves close calls by `resolve = {readout.resolve}`, not by position: the "

@@ -29,7 +29,10 @@ sink quality
 readout pairwise { epsilon = 0.5, resolve = abstain }
 """
 
-PAIRS = [{"id": f"p{i}", "input": f"Question {i}?", "responses": {"x": f"answer x{i}", "y": f"answer y{i}"}} for i in range(8)]
+PAIRS = [
+    {"id": f"p{i}", "input": f"Question {i}?", "responses": {"x": f"answer x{i}", "y": f"answer y{i}"}}
+    for i in range(8)
+]
 
 
 def _first_position(role, body) -> str:
@@ -59,7 +62,9 @@ def test_position_swap_shows_a_compare_judge_the_candidates_in_the_other_order(r
     server, _, _ = _audit(rbg, tmp_path, scripted, COMPARE.format(order="as_given"))
     shown = {_shown(b) for b in server.requests if b["messages"][0]["role"] == "system"}
     # Each pair was shown both ways: as given for the original, swapped for the variant.
-    assert shown == {(f"answer x{i}", f"answer y{i}") for i in range(8)} | {(f"answer y{i}", f"answer x{i}") for i in range(8)}
+    assert shown == {(f"answer x{i}", f"answer y{i}") for i in range(8)} | {
+        (f"answer y{i}", f"answer x{i}") for i in range(8)
+    }
 
 
 def test_a_judge_that_prefers_the_first_position_flips_on_nearly_every_swap(rbg, tmp_path, scripted):
@@ -82,7 +87,9 @@ def test_order_both_removes_the_position_bias_that_position_swap_finds(rbg, tmp_
 
 
 def test_position_swap_is_skipped_with_its_reason_where_each_criterion_sees_one_candidate(rbg, tmp_path, scripted):
-    server, r, output = _audit(rbg, tmp_path, scripted, ONE_AT_A_TIME, answer=lambda role, body: json.dumps({"reason": "ok", "score": 3}))
+    server, r, output = _audit(
+        rbg, tmp_path, scripted, ONE_AT_A_TIME, answer=lambda role, body: json.dumps({"reason": "ok", "score": 3})
+    )
     (op,) = r["operators"]
     assert op["name"] == "position_swap" and op["status"] == "skipped"
     assert "sees one candidate at a time" in op["reason"] and "position bias cannot show" in op["reason"]

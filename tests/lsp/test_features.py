@@ -151,7 +151,12 @@ def test_definition_on_a_prompt_path_opens_the_template(tmp_path):
     a = analyse(text, str(tmp_path / "r.rbg"))
     assert navigation.template_file(a, at(text, "judges/mine")) == str(template)
     assert navigation.template_file(a, at(text, "llm.rate")) is None
-    assert navigation.template_file(analyse(text.replace("mine.md", "gone.md"), str(tmp_path / "r.rbg")), at(text, "judges/mine")) is None
+    assert (
+        navigation.template_file(
+            analyse(text.replace("mine.md", "gone.md"), str(tmp_path / "r.rbg")), at(text, "judges/mine")
+        )
+        is None
+    )
 
 
 def test_a_problem_in_a_template_file_is_shown_on_the_path_that_names_it(tmp_path):
