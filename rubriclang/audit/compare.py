@@ -82,7 +82,8 @@ def compare(a: dict, b: dict, names: tuple[str, str]) -> dict:
     """The comparison document (schema `rubriclang.audit.compare/1`)."""
     if a["suite"]["sealed"] != b["suite"]["sealed"]:
         raise CompareError(
-            f"the two audits ran on different sealed suites ({a['suite']['sealed'][:19]}... and {b['suite']['sealed'][:19]}...); "
+            f"the two audits ran on different sealed suites ({a['suite']['sealed'][:19]}... and "
+            f"{b['suite']['sealed'][:19]}...); "
             "run the second with `--sealed DIR_A/sealed.json` to compare them"
         )
     rel_a, rel_b = _relations(a), _relations(b)
@@ -221,8 +222,10 @@ def render_text(doc: dict, max_rows: int = 20) -> str:
     a, b = doc["a"], doc["b"]
     lines = [
         f"A: `{a['judge']}` ({a['folder']})   B: `{b['judge']}` ({b['folder']})   sealed {doc['sealed'][:19]}...",
-        f"  shared: {doc['shared']['items']} items, {doc['shared']['variants']} variants (only A {doc['shared']['only_a']}, only B {doc['shared']['only_b']})",
-        f"  repeat flip rate     A {_pct(doc['repeat_flip_rate']['a'])}  B {_pct(doc['repeat_flip_rate']['b'])}  B-A {_delta(doc['repeat_flip_rate']['paired'])}",
+        f"  shared: {doc['shared']['items']} items, {doc['shared']['variants']} variants (only A "
+        f"{doc['shared']['only_a']}, only B {doc['shared']['only_b']})",
+        f"  repeat flip rate     A {_pct(doc['repeat_flip_rate']['a'])}  B {_pct(doc['repeat_flip_rate']['b'])}  B-A "
+        f"{_delta(doc['repeat_flip_rate']['paired'])}",
     ]
 
     def rows(title: str, groups: dict) -> None:
@@ -233,7 +236,8 @@ def render_text(doc: dict, max_rows: int = 20) -> str:
             for relation, r in g.items():
                 first = _RATES[relation][0]
                 lines.append(
-                    f"  {name:<24} {first:<16} A {_pct(r['a'][first])}  B {_pct(r['b'][first])}  B-A {_delta(r['paired'])}"
+                    f"  {name:<24} {first:<16} A {_pct(r['a'][first])}  B {_pct(r['b'][first])}  B-A "
+                    f"{_delta(r['paired'])}"
                 )
 
     rows("Overall:", {"all": doc["overall"]})

@@ -123,7 +123,8 @@ def _compile_notes(judge: JudgeInfo) -> list[str]:
     notes = []
     if routes.count("failed") or routes.count("abstain"):
         notes.append(
-            f"{routes.count('failed')} item(s) had no compiled graph and no fallback (compile failures) and {routes.count('abstain')} abstained by their policy: "
+            f"{routes.count('failed')} item(s) had no compiled graph and no fallback (compile failures) and "
+            f"{routes.count('abstain')} abstained by their policy: "
             "their records are in runs.jsonl, and they are left out of the metrics (`judge.compile`)"
         )
     if routes.count("fallback"):
@@ -257,7 +258,8 @@ class Audit:
             page = render_folder(self.req.out, report)
         except ReportError as exc:
             raise AuditError(
-                f"{exc}; report.json and report.txt are written, and `python -m rubriclang.audit.html {self.req.out}` renders the page once it is fixed"
+                f"{exc}; report.json and report.txt are written, and `python -m rubriclang.audit.html {self.req.out}` "
+                "renders the page once it is fixed"
             ) from None
         write_atomic(self.paths["report.html"], page)
         return report
@@ -287,7 +289,8 @@ class Audit:
                 write_json(here, doc)
             if sealed.judge.get("hash") != judge.hash:
                 self.notes.append(
-                    f"the sealed suite was made for the judge `{sealed.judge.get('name')}` ({str(sealed.judge.get('hash'))[:19]}...): this audit reuses its variants"
+                    f"the sealed suite was made for the judge `{sealed.judge.get('name')}` "
+                    f"({str(sealed.judge.get('hash'))[:19]}...): this audit reuses its variants"
                 )
         elif os.path.exists(here):
             sealed = self._read_sealed(here)[0]
@@ -380,7 +383,8 @@ class Audit:
                 elif unknown:
                     skipped.setdefault(
                         patch.operator,
-                        f"the sealed suite's patch sets {', '.join(f'`{u}`' for u in unknown)}, which no procedure reads (sealed by an older version): seal the suite again with a new --out",
+                        f"the sealed suite's patch sets {', '.join(f'`{u}`' for u in unknown)}, which no procedure "
+                        "reads (sealed by an older version): seal the suite again with a new --out",
                     )
                 else:
                     graphs[(gid, pid)] = patch.apply(graph)
@@ -499,7 +503,8 @@ class Audit:
                 self.suite.validator.model or ("embedded" if not self.suite.validator.base_url else None)
             }
             notes.append(
-                "validation is counted as one call per generated variant, with the generator's prompt size (an approximation)"
+                "validation is counted as one call per generated variant, with the generator's prompt size (an "
+                "approximation)"
             )
         if llm_ops:
             per_item = est.get("judge:items")
@@ -510,7 +515,8 @@ class Audit:
             judged = est.phases.setdefault("judge", extra.scaled(0))
             judged.add(extra.calls, extra.prompt_tokens, extra.completion_tokens)
             notes.append(
-                f"the judging of {styles} LLM-made variant(s) per item is counted as the original item's (an approximation)"
+                f"the judging of {styles} LLM-made variant(s) per item is counted as the original item's (an "
+                "approximation)"
             )
         est.phases.pop("judge:items", None)
         return est, ["generate", "validate", "judge"], notes
@@ -543,7 +549,8 @@ class Audit:
             if have != want:
                 what = [k for k in ("judge", "sealed", "backend") if have.get(k) != want[k]]
                 raise AuditError(
-                    f"`{self.req.out}` holds an audit with another {' and '.join(what)}; its judgments cannot be mixed with this one's",
+                    f"`{self.req.out}` holds an audit with another {' and '.join(what)}; its judgments cannot be "
+                    "mixed with this one's",
                     "give a new --out, or remove the folder to start over",
                 )
         else:

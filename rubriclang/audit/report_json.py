@@ -457,7 +457,8 @@ class Reporter:
                 d.notes
                 + (
                     (
-                        f"{failed} judgment(s) failed: they count as flips, never as stable; `--retry-errors` judges them again",
+                        f"{failed} judgment(s) failed: they count as flips, never as stable; `--retry-errors` judges "
+                        "them again",
                     )
                     if failed
                     else ()
@@ -527,7 +528,8 @@ def render_text(report: dict, max_flips: int = 10) -> str:
     """A few lines for a terminal and `report.txt`, printable."""
     j, m = report["judge"], report["metrics"]
     head = (
-        f"Audit of `{j['name']}` ({j['type']} judge) on {report['counts']['items']} items x {report['suite']['repeats']} repeats, "
+        f"Audit of `{j['name']}` ({j['type']} judge) on {report['counts']['items']} items x "
+        f"{report['suite']['repeats']} repeats, "
         f"{report['counts']['variants']} variants; sealed suite {report['suite']['sealed'][:19]}..."
     )
     lines = [head, f"  repeat flip rate     {_rate(m['repeat_flip_rate'], 'judgments')}"]
@@ -555,7 +557,8 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         if dirs["threshold"]:
             t = dirs["threshold"]
             lines.append(
-                f"    `{t['node']}` (threshold {t['at']:g}): score fell {_rate(t['score_fell'])}; without crossing {_rate(t['fell_without_crossing'])}"
+                f"    `{t['node']}` (threshold {t['at']:g}): score fell {_rate(t['score_fell'])}; without crossing "
+                f"{_rate(t['fell_without_crossing'])}"
             )
     if m["gold"]:
         lines.append(f"  gold accuracy        {_rate(m['gold']['accuracy'], 'items')}")
@@ -567,12 +570,14 @@ def render_text(report: dict, max_flips: int = 10) -> str:
             if block["invariant"]:
                 b = block["invariant"]
                 lines.append(
-                    f"  {name:<24} flips {b['flipped']}/{b['variants']}, failed {b['failed']}  rate {_rate(b['flip_rate'])}"
+                    f"  {name:<24} flips {b['flipped']}/{b['variants']}, failed {b['failed']}  rate "
+                    f"{_rate(b['flip_rate'])}"
                 )
             if block["directional"]:
                 b = block["directional"]
                 lines.append(
-                    f"  {name:<24} detected {b['detected']}/{b['eligible']}, failed {b['failed']}  rate {_rate(b['detection_rate'])}"
+                    f"  {name:<24} detected {b['detected']}/{b['eligible']}, failed {b['failed']}  rate "
+                    f"{_rate(b['detection_rate'])}"
                 )
     skipped = [op for op in report["operators"] if op["status"] == "skipped"]
     if skipped:

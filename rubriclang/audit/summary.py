@@ -71,7 +71,8 @@ def rule_summary(report: dict) -> dict:
         )
         out["actions"].append(
             _entry(
-                "Lower the judge's temperature, or aggregate several samples per criterion, before reading other rates.",
+                "Lower the judge's temperature, or aggregate several samples per criterion, before reading other "
+                "rates.",
                 ["metrics.repeat_flip_rate"],
             )
         )
@@ -81,7 +82,8 @@ def rule_summary(report: dict) -> dict:
             flipped = [f["variant"] for f in report["flips"] if f["operator"] == name]
             out["findings"].append(
                 _entry(
-                    f"`{name}` (meant not to change the verdict) flipped {_pct(inv['flip_rate'])}, above the repeat noise of {noise['value']:.0%}.",
+                    f"`{name}` (meant not to change the verdict) flipped {_pct(inv['flip_rate'])}, above the repeat "
+                    f"noise of {noise['value']:.0%}.",
                     [f"by_operator.{name}.invariant.flip_rate", "metrics.repeat_flip_rate"],
                     flipped,
                 )
@@ -125,7 +127,8 @@ def rule_summary(report: dict) -> dict:
     if base["unstable"]:
         out["limitations"].append(
             _entry(
-                f"{base['unstable']} item(s) have no stable baseline (their repeats disagree): flips on them may be noise.",
+                f"{base['unstable']} item(s) have no stable baseline (their repeats disagree): flips on them may be "
+                "noise.",
                 ["metrics.baselines.unstable"],
                 base["unstable_items"],
             )
@@ -133,14 +136,16 @@ def rule_summary(report: dict) -> dict:
     if report["counts"]["failed_judgments"]:
         out["limitations"].append(
             _entry(
-                f"{report['counts']['failed_judgments']} judgment(s) failed; they count as flips. Judge them again with `--retry-errors`.",
+                f"{report['counts']['failed_judgments']} judgment(s) failed; they count as flips. Judge them again "
+                "with `--retry-errors`.",
                 ["counts.failed_judgments"],
             )
         )
     if llm_judge and report["suite"]["repeats"] < FEW_REPEATS:
         out["follow_ups"].append(
             _entry(
-                f"Run again with `repeats = {FEW_REPEATS}` or more: {report['suite']['repeats']} repeat(s) measure the judge's noise poorly.",
+                f"Run again with `repeats = {FEW_REPEATS}` or more: {report['suite']['repeats']} repeat(s) measure "
+                "the judge's noise poorly.",
                 ["suite.repeats", "metrics.repeat_flip_rate"],
             )
         )
@@ -191,7 +196,8 @@ def clean(report: dict, answer: dict) -> tuple[dict[str, list], list[str]]:
             bad = [f for f in figs if not resolve(report, f)] + [x for x in items if x not in ids]
             if bad or not figs or len(figs) != len(e.get("figures") or []) or len(items) != len(e.get("items") or []):
                 dropped.append(
-                    f"{section}[{i}]: points at {', '.join(map(json.dumps, bad)) or 'no figure'}, which the report does not hold"
+                    f"{section}[{i}]: points at {', '.join(map(json.dumps, bad)) or 'no figure'}, which the report "
+                    "does not hold"
                 )
                 continue
             kept.append(_entry(e["text"].strip(), figs, items))
@@ -210,7 +216,9 @@ async def summarise(asker, report: dict) -> dict:
     if answer.status != "ok":
         return {
             **rule_summary(report),
-            "error": f"the summarizer model could not be used ({answer.error}); this summary is computed from the figures",
+            "error": (
+                f"the summarizer model could not be used ({answer.error}); this summary is computed from the figures"
+            ),
         }
     sections, dropped = clean(report, answer.value)
     return {"written_by": "llm", "model": answer.model, "error": None, "dropped": dropped, **sections}

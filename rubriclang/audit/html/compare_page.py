@@ -107,7 +107,8 @@ def render_compare(doc: dict) -> str:
         el(
             "p",
             {"class": "note"},
-            f"{doc['shared']['variants']} shared variants on {doc['shared']['items']} items; {doc['differences']} difference(s).",
+            f"{doc['shared']['variants']} shared variants on {doc['shared']['items']} items; {doc['differences']} "
+            "difference(s).",
         ),
         el("section", {"id": "rates"}, el("h2", None, "Rates side by side"), table),
         el("section", {"id": "differ"}, el("h2", None, "Variants that went wrong in one audit only"), differ),

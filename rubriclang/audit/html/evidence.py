@@ -191,7 +191,8 @@ def localization(finding: dict) -> Markup:
     loc = finding["localization"]
     if not loc["moved"]:
         why = {
-            "flipped": ": the verdict changed although no node's typical value did (in the readout, e.g. a tie resolved by "
+            "flipped": ": the verdict changed although no node's typical value did (in the readout, e.g. a tie "
+            "resolved by "
             "position, or within the spread of the repeats).",
             "missed": ": no criterion registered the degradation.",
         }.get(finding["outcome"], ".")
@@ -231,7 +232,8 @@ def localization(finding: dict) -> Markup:
                 "p",
                 {"class": "absorbed"},
                 el("code", None, a["node"]),
-                f" (candidate {a['candidate']}) absorbed the move of {', '.join(a['inputs'])}: its value did not change.",
+                f" (candidate {a['candidate']}) absorbed the move of {', '.join(a['inputs'])}: its value did not "
+                "change.",
             )
         )
     body.append(
@@ -262,7 +264,8 @@ def evidence(finding: dict, judge: Judge, report: dict) -> Markup:
         {"class": "meta"},
         "Item ",
         link(anchor("i", finding["item"]), el("code", None, finding["item"])),
-        f"; operator {finding['operator']} ({finding['surface'].replace('_', ' ')}, {finding['relation']}, {finding['generator']}); "
+        f"; operator {finding['operator']} ({finding['surface'].replace('_', ' ')}, {finding['relation']}, "
+        f"{finding['generator']}); "
         f"changed {', '.join(finding['changed']) or 'nothing'}; {checked}.",
     )
     return el(

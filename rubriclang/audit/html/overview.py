@@ -150,7 +150,8 @@ def metrics(report: dict) -> Markup:
     detail = []
     if inv:
         detail.append(
-            f"Invariant variants: {inv['variants']} ({inv['stable']} stable, {inv['flipped']} flipped, {inv['failed']} failed)."
+            f"Invariant variants: {inv['variants']} ({inv['stable']} stable, {inv['flipped']} flipped, "
+            f"{inv['failed']} failed)."
         )
     if dirs:
         detail.append(
@@ -160,7 +161,8 @@ def metrics(report: dict) -> Markup:
     b = m.get("baselines")
     if b and (b["unstable"] or b["failed"]):
         detail.append(
-            f"Baselines: {b['stable']} stable, {b['unstable']} unstable (repeats disagree: {', '.join(b['unstable_items'])}), {b['failed']} failed; "
+            f"Baselines: {b['stable']} stable, {b['unstable']} unstable (repeats disagree: "
+            f"{', '.join(b['unstable_items'])}), {b['failed']} failed; "
             "flips on unstable baselines are counted against their summary, and again apart."
         )
     table = _table(["Metric", "Value", "95% interval", "Count", "n items"], rows, "metrics")

@@ -17,7 +17,10 @@ from rubriclang.audit.html.review_queue import ranked, review_queue
 from rubriclang.audit.html.style import CSS
 from rubriclang.audit.html.verdicts import Judge
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; base-uri 'none'; form-action 'none'"
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; base-uri 'none'; "
+    "form-action 'none'"
+)
 
 SECTIONS = (
     ("overview", "Overview"),
@@ -45,7 +48,8 @@ def _charts(report: dict) -> Markup:
     if detects:
         out.append(
             bar_chart(
-                "Degradation detection rate per operator (eligible variants detected; bar: rate, whisker: 95% interval)",
+                "Degradation detection rate per operator (eligible variants detected; bar: rate, whisker: 95% "
+                "interval)",
                 detects,
                 "detect",
             )
@@ -57,7 +61,8 @@ def _header(report: dict, sections) -> Markup:
     j, c, s = report["judge"], report["counts"], report["suite"]
     sub = (
         f"{j['type']} judge ({j['mode']}{', output ' + j['output'] if j['output'] else ''}); "
-        f"{c['items']} items \u00d7 {s['repeats']} repeats; {c['variants']} variants judged; sealed suite {s['sealed'][:19]}\u2026"
+        f"{c['items']} items \u00d7 {s['repeats']} repeats; {c['variants']} variants judged; sealed suite "
+        f"{s['sealed'][:19]}\u2026"
     )
     nav = el("nav", {"class": "toc"}, [el("a", {"href": "#" + key}, title) for key, title in sections])
     return el(

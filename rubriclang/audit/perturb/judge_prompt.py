@@ -76,7 +76,8 @@ def format_first(criterion: Criterion, text: str) -> tuple[str | None, str | Non
     if shown:
         return (
             None,
-            f"the last paragraph of its last `## user` message shows `{{{{{shown[0]}}}}}`: it is material, not a reply-format instruction",
+            f"the last paragraph of its last `## user` message shows `{{{{{shown[0]}}}}}`: it is material, not a "
+            "reply-format instruction",
         )
     sections[i] = ("user", "\n\n".join([paras[-1], *paras[:-1]]))
     return compose(sections), None
@@ -110,7 +111,8 @@ def reverse_points(criterion: Criterion, text: str) -> tuple[str | None, str | N
     if len(entries) < 2:
         return (
             None,
-            f"its prompt lists {len(entries)} {'scale point' if name == 'anchors' else 'label'}: there is no order to reverse",
+            f"its prompt lists {len(entries)} {'scale point' if name == 'anchors' else 'label'}: there is no order to "
+            "reverse",
         )
     return text.replace(f"{{{{{name}}}}}", "\n".join(reversed(entries))), None
 

@@ -29,7 +29,10 @@ PROMPTS = {"generate": GENERATE, "validate": VALIDATE}
 REASONING = {
     "direct": "answer directly, keeping any explanation to a few words",
     "step_by_step": "think it through step by step first, writing the reasoning out, then answer",
-    "criterion_by_criterion": "go through the criterion and each point of the scale (or each option) in turn, saying whether the response meets it, then answer",
+    "criterion_by_criterion": (
+        "go through the criterion and each point of the scale (or each option) in turn, saying "
+        "whether the response meets it, then answer"
+    ),
 }
 REASONING_STYLES = tuple(REASONING)
 _VERDICT: dict[str, dict[str, Any]] = {"reason": _TEXT, "verdict": {"type": "string", "enum": ["accept", "reject"]}}
