@@ -115,7 +115,8 @@ def _node_type(
                         param_span(d, param.name),
                         f"`{param.name}` has {got} entries but `{param.length_of}` has {want} nodes",
                         (
-                            f"give one `{param.name[:-1] if param.name.endswith('s') else param.name}` per input, in the order of `{param.length_of}`",
+                            f"give one `{param.name[:-1] if param.name.endswith('s') else param.name}` per input, in "
+                            f"the order of `{param.length_of}`",
                         ),
                     )
                 )
@@ -136,7 +137,8 @@ def _conversion_hint(name: str, t: JType, accepts: tuple[str, ...]) -> tuple[str
     """How to turn a value of type `t` into one the port accepts, where there is a usual way."""
     if "numeric" in accepts and t.kind == "bool":
         return (
-            f"a bool is not a number: map it first, e.g. `transform.map(value: {name}) {{ values = {{ true: 5, false: 1 }} }}`",
+            f"a bool is not a number: map it first, e.g. `transform.map(value: {name}) {{ values = {{ true: 5, false: "
+            "1 } }`",
         )
     if "numeric" in accepts and t.kind == "label":
         table = ", ".join(f"{label}: {i}" for i, label in enumerate(t.labels, 1))

@@ -153,7 +153,8 @@ def template_reference_hidden(c: LintContext) -> Iterator[Diagnostic]:
         yield make(
             "RB505",
             span,
-            "the template shows `{{reference}}`, but the criterion does not set `with_reference = true`, so it is always empty",
+            "the template shows `{{reference}}`, but the criterion does not set `with_reference = true`, so it is "
+            "always empty",
             ("add `with_reference = true` to show the item's reference answer",),
         )
 
@@ -188,7 +189,8 @@ def gate_never_applies(c: LintContext) -> Iterator[Diagnostic]:
                 param_span(d, bound) if bound is not None else d.operator.span,
                 f"`{op.name}` {shown}never changes `{value}: {plain}`, so its condition has no effect",
                 (
-                    f"give a bound inside `{value}`'s interval [{fmt_num(plain.lo)}, {fmt_num(plain.hi)}], or remove the gate",
+                    f"give a bound inside `{value}`'s interval [{fmt_num(plain.lo)}, {fmt_num(plain.hi)}], or remove "
+                    "the gate",
                 ),
             )
 

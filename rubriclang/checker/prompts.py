@@ -243,7 +243,8 @@ class PromptChecker:
                 span,
                 f"the answer pattern needs a map from the matched text to {what}",
                 (
-                    f'e.g. `pattern("\\\\[\\\\[(A|B|C)\\\\]\\\\]", {{ A: {allowed[0]}, B: {allowed[1]}{", C: " + allowed[2] if len(allowed) > 2 else ""} }})`',
+                    f'e.g. `pattern("\\\\[\\\\[(A|B|C)\\\\]\\\\]", {{ A: {allowed[0]}, B: '
+                    f"{allowed[1]}{', C: ' + allowed[2] if len(allowed) > 2 else ''} }})`",
                 ),
             )
             return
@@ -275,9 +276,11 @@ class PromptChecker:
                 self.err(
                     "RB204",
                     d.type.span,
-                    f"`llm.compare` with `reply = preference` produces `score[0, 1]` (1 preferred, 0.5 a tie), not `{t}`",
+                    "`llm.compare` with `reply = preference` produces `score[0, 1]` (1 preferred, 0.5 a tie), not "
+                    f"`{t}`",
                     (
-                        f"declare `{JType('score', 0, 1).as_optional(t.optional)}`, or set `reply = ratings` to rate each response on `{plain}`",
+                        f"declare `{JType('score', 0, 1).as_optional(t.optional)}`, or set `reply = ratings` to rate "
+                        f"each response on `{plain}`",
                     ),
                 )
             anchors = _param(d, "anchors")

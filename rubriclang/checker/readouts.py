@@ -162,9 +162,11 @@ def check_readouts(
                     make(
                         "RB407",
                         r.mode.span,
-                        f"a pointwise readout cannot run `{pairwise_only.name}`: `{pairwise_only.procedure}` judges two candidates side by side",
+                        f"a pointwise readout cannot run `{pairwise_only.name}`: `{pairwise_only.procedure}` judges "
+                        "two candidates side by side",
                         (
-                            f"`{pairwise_only.name}` is at {pairwise_only.span}; remove the pointwise readout, or judge one response at a time with `llm.rate` or `llm.check`",
+                            f"`{pairwise_only.name}` is at {pairwise_only.span}; remove the pointwise readout, or "
+                            "judge one response at a time with `llm.rate` or `llm.check`",
                         ),
                     )
                 )
@@ -183,16 +185,19 @@ def _fit_hint(sink: str, t: JType, scale: JType, decls: Declarations, catalog: C
     if t.numeric and scale.numeric:
         if t.kind == "score" and scale.kind == "ordinal":
             return (
-                f"the sink's values need not be integers: declare the contract as `scale = score[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]`; the pointwise readout still quantizes to an ordinal `output`",
+                f"the sink's values need not be integers: declare the contract as `scale = score[{fmt_num(scale.lo)}, "
+                f"{fmt_num(scale.hi)}]`; the pointwise readout still quantizes to an ordinal `output`",
             )
         decl = decls.decls.get(sink)
         op = catalog.operators.get(decl.operator.text) if isinstance(decl, ast.NodeDecl) else None
         notes = [
-            f"{_bound_text(b)} lies outside the contract's scale: give the gate a bound in [{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]"
+            f"{_bound_text(b)} lies outside the contract's scale: give the gate a bound in [{fmt_num(scale.lo)}, "
+            f"{fmt_num(scale.hi)}]"
             for b in _bounds_outside(decl, op, scale)
         ]
         notes.append(
-            f"rescale it onto the scale (`transform.rescale(value: {sink}) {{ to = score[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}] }}`) or widen the contract"
+            f"rescale it onto the scale (`transform.rescale(value: {sink}) {{ to = score[{fmt_num(scale.lo)}, "
+            f"{fmt_num(scale.hi)}] }}`) or widen the contract"
         )
         if op is not None and "leaves_scale" in op.traits:
             notes.append("a mean of the inputs stays on their scale; a sum does not")
@@ -288,9 +293,11 @@ def _check_pairwise(r: ast.ReadoutDecl, epsilon: float, scale: JType, diags: lis
             make(
                 "RB404",
                 span,
-                f"`epsilon = {fmt_num(epsilon)}` is at least the width of the scale `{scale}`, so no candidate can ever be preferred",
+                f"`epsilon = {fmt_num(epsilon)}` is at least the width of the scale `{scale}`, so no candidate can "
+                "ever be preferred",
                 (
-                    f"epsilon is the largest difference that still counts as a tie; keep it well below {fmt_num(scale.hi - scale.lo)}",
+                    "epsilon is the largest difference that still counts as a tie; keep it well below "
+                    f"{fmt_num(scale.hi - scale.lo)}",
                 ),
             )
         )

@@ -97,7 +97,8 @@ def type_from_ast(expr: ast.TypeExpr, diags: list[Diagnostic]) -> JType | None:
             make(
                 "RB205",
                 expr.span,
-                f"the interval [{literal(expr.lo)}, {literal(expr.hi)}] is empty or a single point: `lo` must be below `hi`",
+                f"the interval [{literal(expr.lo)}, {literal(expr.hi)}] is empty or a single point: `lo` must be "
+                "below `hi`",
                 (f"write `{expr.kind}[{literal(expr.hi)}, {literal(expr.lo)}]`",) if lo > hi else (),
             )
         )
@@ -313,7 +314,8 @@ def _answer(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, 
             make(
                 "RB202",
                 v.name.span,
-                f"`{v.name.value}(...)` is not a way to read an answer: `{spec.name}` of {where} takes {_EXPECTED['answer']}",
+                f"`{v.name.value}(...)` is not a way to read an answer: `{spec.name}` of {where} takes "
+                f"{_EXPECTED['answer']}",
                 suggest(v.name.value, ("pattern",)),
             )
         )
