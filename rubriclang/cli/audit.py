@@ -321,7 +321,8 @@ def init(graph, items, output, force, base_url) -> None:
             *(
                 (
                     name,
-                    "written by a generator model: the embedded 135M model writes poor variants; give `--base-url` for the full set",
+                    "written by a generator model: the embedded 135M model writes poor variants; give `--base-url` "
+                    "for the full set",
                 )
                 for name, op in ok.items()
                 if op.generator == "llm"
@@ -342,7 +343,8 @@ def init(graph, items, output, force, base_url) -> None:
     )
     sized = " (sized for the embedded model: rule operators and 2 repeats)" if embedded and judge.llm_criteria else ""
     click.echo(
-        f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge){sized}; {len(skipped)} do not apply."
+        f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge){sized}; {len(skipped)} do "
+        "not apply."
     )
 
 
@@ -453,7 +455,8 @@ def suggest(graph, items, output, force, base_url, model, api_key_env, model_fil
     kept, dropped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
     _write_toml(output, force, lambda: render_custom(kept, "rbg audit suggest"))
     click.echo(
-        f"Wrote {output}: {len(kept)} custom operator(s) proposed for `{judge.graph.name}`; review them, then paste them into a suite."
+        f"Wrote {output}: {len(kept)} custom operator(s) proposed for `{judge.graph.name}`; review them, then paste "
+        "them into a suite."
     )
     for name, why in dropped:
         click.echo(f"  dropped `{name}`: {why}", err=True)

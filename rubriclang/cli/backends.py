@@ -86,7 +86,8 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions, estimate=None
     except ConnectError as exc:
         if exc.embedded:
             raise DataError(
-                f"the graph has LLM criteria and no --base-url was given, so they need the embedded model: {exc.message}"
+                "the graph has LLM criteria and no --base-url was given, so they need the embedded model: "
+                f"{exc.message}"
             ) from None
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     cache = None if opts.no_cache or estimate is not None else open_cache(opts.cache)

@@ -101,7 +101,8 @@ def _batchable(g) -> None:
     if profiled:
         name, profile = profiled[0]
         raise DataError(
-            f"criterion `{name}` is judged by model profile `{profile}`: a batch file serves one model, so graphs with model profiles run live (`rbg run`)"
+            f"criterion `{name}` is judged by model profile `{profile}`: a batch file serves one model, so graphs "
+            "with model profiles run live (`rbg run`)"
         )
 
 
@@ -268,7 +269,8 @@ def _missing_message(loaded, calls, answers) -> str:
             "options changed since the export?"
         )
     lines.append(
-        f"  the {loaded.stored} results found are in the cache; submit the missing requests again and import their results"
+        f"  the {loaded.stored} results found are in the cache; submit the missing requests again and import their "
+        "results"
     )
     return "\n".join(lines)
 

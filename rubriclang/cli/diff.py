@@ -63,7 +63,10 @@ def load_sides(args: tuple[str, ...]):
 @click.option(
     "--traces",
     type=click.Path(exists=True, dir_okay=False),
-    help="Replay these traces under both versions: which decisions change. OLD and NEW may then be folders of compiled graphs (`rbg compile --out-dir`).",
+    help=(
+        "Replay these traces under both versions: which decisions change. OLD and NEW may then be folders of "
+        "compiled graphs (`rbg compile --out-dir`)."
+    ),
 )
 @click.option(
     "--limit", type=click.IntRange(0), default=50, show_default=True, help="Changed items listed (text and markdown)."
@@ -128,7 +131,8 @@ def _show_sets(args, fmt, limit, traces) -> int:
 
     if not traces:
         raise click.UsageError(
-            "a folder of compiled graphs is compared through its traces: give --traces TRACES (from `rbg run FOLDER ITEMS`)"
+            "a folder of compiled graphs is compared through its traces: give --traces TRACES (from `rbg run FOLDER "
+            "ITEMS`)"
         )
     old, new = (load_graph_set(a, None) if os.path.isdir(a) else load_graph(a) for a in args)
     try:

@@ -42,7 +42,10 @@ if TYPE_CHECKING:  # the CLI imports the evaluation lazily
     type=click.Choice(["equal", "graph-weights", "none"]),
     default="equal",
     show_default=True,
-    help="The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, or none.",
+    help=(
+        "The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, or "
+        "none."
+    ),
 )
 @click.option(
     "--label",
@@ -140,7 +143,8 @@ def _same_modes(items, mode, traces, outcomes) -> None:
         for item, m, _ in outs:
             if want.get(item, m) != m:
                 raise DataError(
-                    f"`{t}` judged item `{item}` {m}, but it is {want[item]} here; evaluate it in the mode it was judged in (--mode {m})"
+                    f"`{t}` judged item `{item}` {m}, but it is {want[item]} here; evaluate it in the mode it was "
+                    f"judged in (--mode {m})"
                 )
 
 
@@ -266,7 +270,8 @@ def _representative(gs, path: str):
     g = gs.representative()
     if g is None:
         raise DataError(
-            f"`{path}` holds no compiled graph: nothing compiled, so there is no judge to evaluate (give --fallback GRAPH.rbg to judge its items)"
+            f"`{path}` holds no compiled graph: nothing compiled, so there is no judge to evaluate (give --fallback "
+            "GRAPH.rbg to judge its items)"
         )
     return g
 

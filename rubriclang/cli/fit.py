@@ -52,7 +52,10 @@ def _split(ctx, param, value):
     "--metric",
     type=click.Choice(["exact", "mae", "spearman", "accuracy"]),
     default=None,
-    help="What the fit optimises on dev (default: accuracy for pairwise, bool and label judges, exact for ordinal, spearman for score outputs).",
+    help=(
+        "What the fit optimises on dev (default: accuracy for pairwise, bool and label judges, exact for ordinal, "
+        "spearman for score outputs)."
+    ),
 )
 @click.option(
     "--folds",
@@ -185,7 +188,8 @@ def _fit(
         for p, x in zip((graph_path, *compare), graphs):
             if uses_llm(x):
                 raise DataError(
-                    f"`{p}` has LLM criteria, and rbg fit calls no LLM: record their judgments with `rbg run` and give the traces with --traces"
+                    f"`{p}` has LLM criteria, and rbg fit calls no LLM: record their judgments with `rbg run` and "
+                    "give the traces with --traces"
                 )
     try:
         label_map = parse_label_map(labels) if labels else None
@@ -197,7 +201,8 @@ def _fit(
     fixed, stray = fixed_nodes(parsed.module, parsed.source)
     if stray:
         raise DataError(
-            f"{stray[0]}: this `# rbg: fixed` marks no node\n  hint: put it on the line above a node, or at the end of its declaration"
+            f"{stray[0]}: this `# rbg: fixed` marks no node\n"
+            "  hint: put it on the line above a node, or at the end of its declaration"
         )
     params = free_params(g, parsed.module, fixed)
     try:
@@ -207,7 +212,8 @@ def _fit(
         held = [i for i in ids if i not in dev]
         if not dev or not held:
             raise DataError(
-                f"the split leaves {len(dev)} dev and {len(held)} held-out items: both need some (change --split or --split-file)"
+                f"the split leaves {len(dev)} dev and {len(held)} held-out items: both need some (change --split or "
+                "--split-file)"
             )
         _check_modes(graphs, (graph_path, *compare), item_list, mode)
         outcomes = _outcomes(graphs, item_list, traces, annotations, recorded, concurrency, mode)
@@ -276,7 +282,8 @@ def _check_modes(graphs, paths, items, mode) -> None:
         missing = [m for m in modes if m not in g.readouts]
         if missing:
             raise DataError(
-                f"`{p}` has no `{missing[0]}` readout, and the items are {missing[0]}: add `readout {missing[0]} {{ ... }}` to it, or leave it out"
+                f"`{p}` has no `{missing[0]}` readout, and the items are {missing[0]}: add `readout {missing[0]} {{ "
+                "... }` to it, or leave it out"
             )
 
 

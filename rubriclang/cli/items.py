@@ -60,7 +60,10 @@ def _labels(ctx, param, values):
     multiple=True,
     callback=_fields,
     metavar="TARGET=SOURCE",
-    help="Fill item field TARGET from SOURCE (a field or dotted path); repeat. TARGET: id, input, response, reference, rubric, responses.CANDIDATE, annotations.KEY, recorded.KEY.",
+    help=(
+        "Fill item field TARGET from SOURCE (a field or dotted path); repeat. TARGET: id, input, response, "
+        "reference, rubric, responses.CANDIDATE, annotations.KEY, recorded.KEY."
+    ),
 )
 @click.option(
     "--gold",
@@ -89,7 +92,10 @@ def _labels(ctx, param, values):
     type=click.Choice(["error", "drop", "tie"]),
     default="error",
     show_default=True,
-    help="With --combine majority, when annotators are split evenly: stop, write no gold, or write the pairwise gold `tie`.",
+    help=(
+        "With --combine majority, when annotators are split evenly: stop, write no gold, or write the pairwise gold "
+        "`tie`."
+    ),
 )
 @click.option(
     "--graph",
@@ -134,7 +140,8 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
         raise DataError(f"cannot read `{src}`: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise DataError(
-            f"`{src}` is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); convert it to UTF-8 first"
+            f"`{src}` is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); convert it to "
+            "UTF-8 first"
         ) from None
     _write(out, rows)
     mode = "pairwise" if mapping.candidates else "pointwise"

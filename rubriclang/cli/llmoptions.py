@@ -45,7 +45,10 @@ deadline_option = click.option(
     type=FiniteFloat(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
-    help="The longest one request may take in all, however slowly the server sends its answer; past it the request is retried like a timeout (default: 4 x --timeout).",
+    help=(
+        "The longest one request may take in all, however slowly the server sends its answer; past it the request "
+        "is retried like a timeout (default: 4 x --timeout)."
+    ),
 )
 max_reply_option = click.option(
     "--max-reply-bytes",
@@ -61,7 +64,10 @@ _LLM_OPTIONS = [
         "base_urls",
         multiple=True,
         metavar="URL",
-        help="An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local model.",
+        help=(
+            "An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded "
+            "local model."
+        ),
     ),
     click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
     click.option(

@@ -25,7 +25,10 @@ fallback_option = click.option(
     "--fallback",
     metavar="GRAPH.rbg|abstain",
     default=None,
-    help="With a folder of compiled graphs: judge the items whose graph did not compile with this graph (e.g. a direct judge), or abstain on them. Default: record them as compile failures.",
+    help=(
+        "With a folder of compiled graphs: judge the items whose graph did not compile with this graph (e.g. a "
+        "direct judge), or abstain on them. Default: record them as compile failures."
+    ),
 )
 mode_option = click.option(
     "--mode",

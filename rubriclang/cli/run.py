@@ -36,7 +36,9 @@ if TYPE_CHECKING:  # the CLI imports the engine lazily
 @click.option(
     "--allow-mixed-judges",
     is_flag=True,
-    help="Resume an --out whose LLM judgments came from another server, model, profile or sampling (refused by default).",
+    help=(
+        "Resume an --out whose LLM judgments came from another server, model, profile or sampling (refused by default)."
+    ),
 )
 @mode_option
 @concurrency_option
@@ -242,8 +244,10 @@ def _same_judges(state, graph, backend, retry: set[str]) -> None:
         crit, line, profile, model = others[0]
         who = f"model `{model}`" + (f" (profile `{profile}`)" if profile else "")
         raise DataError(
-            f"{state.path}:{line}: criterion `{crit}` was judged there by {who} with other server, model or sampling settings than this run's"
-            "\n  hint: write to a new --out file to judge with these settings, or pass --allow-mixed-judges to append to this one anyway"
+            f"{state.path}:{line}: criterion `{crit}` was judged there by {who} with other server, model or sampling "
+            "settings than this run's"
+            "\n  hint: write to a new --out file to judge with these settings, or pass --allow-mixed-judges to append "
+            "to this one anyway"
         )
 
 

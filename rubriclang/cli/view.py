@@ -36,7 +36,8 @@ def _kind(path: str) -> str:
         rec = json.loads(first) if first else {}
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataError(
-            f"`{path}:{getattr(exc, 'lineno', 1)}`: not JSON ({exc}); expected a trace, items (JSON Lines) or an eval output (JSON)"
+            f"`{path}:{getattr(exc, 'lineno', 1)}`: not JSON ({exc}); expected a trace, items (JSON Lines) or an eval "
+            "output (JSON)"
         ) from None
     except OSError as exc:
         raise DataError(f"`{path}` cannot be read: {exc.strerror or exc}") from None
@@ -45,7 +46,8 @@ def _kind(path: str) -> str:
     if isinstance(rec, dict) and "id" in rec:
         return "items"
     raise DataError(
-        f"`{path}:1`: neither a trace record (`rbg run --out`) nor an item (an `id`); give traces, items, an eval output (JSON), a graph or an audit directory"
+        f"`{path}:1`: neither a trace record (`rbg run --out`) nor an item (an `id`); give traces, items, an eval "
+        "output (JSON), a graph or an audit directory"
     )
 
 
