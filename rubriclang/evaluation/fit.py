@@ -372,7 +372,8 @@ class Summary:
 
     def text(self) -> str:
         lines = [
-            f"Fitted {len(self.params)} numbers on {self.fitted_on} of {self.dev} dev items (metric {self.metric}, seed {self.seed}); "
+            f"Fitted {len(self.params)} numbers on {self.fitted_on} of {self.dev} dev items (metric {self.metric}, "
+            f"seed {self.seed}); "
             f"{self.held} items held out. Wrote {self.out}."
         ]
         for reason, ids in self.left_out.items():
@@ -384,13 +385,15 @@ class Summary:
             lines.append("  (no free numbers: every node is fixed or has none)")
         lines.append(
             f"Dev {self.metric}: {metric_value(self.metric, self.result.start_loss):.3f} as written, "
-            f"{metric_value(self.metric, self.result.loss):.3f} fitted (on the items fitted on; {self.result.evaluations} evaluations)."
+            f"{metric_value(self.metric, self.result.loss):.3f} fitted (on the items fitted on; "
+            f"{self.result.evaluations} evaluations)."
         )
         if self.cv:
             per = ", ".join(f"{f.fitted:.3f}/{f.written:.3f}" for f in self.cv)
             lines.append(
                 f"Cross-validation ({len(self.cv)} folds of the dev split), {self.metric}: "
-                f"fitted {_mean([f.fitted for f in self.cv]):.3f}, as written {_mean([f.written for f in self.cv]):.3f} "
+                f"fitted {_mean([f.fitted for f in self.cv]):.3f}, as written "
+                f"{_mean([f.written for f in self.cv]):.3f} "
                 f"(per fold, fitted/as written: {per})."
             )
         return "\n".join(lines)

@@ -242,7 +242,8 @@ def item_gold(
     if mode not in graph.readouts:
         raise GoldError(
             where,
-            f"item `{item.id}` is {mode}, but the graph `{graph.name}` has no `{mode}` readout to compare its gold with",
+            f"item `{item.id}` is {mode}, but the graph `{graph.name}` has no `{mode}` readout to compare its gold "
+            "with",
         )
     try:
         return parse_gold(item.gold, gold_type(graph, mode, item.candidate_ids), label_map)

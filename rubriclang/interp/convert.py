@@ -233,7 +233,8 @@ class Converter:
                 if len(parts) != 3 or parts[1] not in self.cids:
                     raise ItemError(
                         where,
-                        f"`{target}`: a pairwise item's {table} are `{table}.CANDIDATE.KEY`, CANDIDATE one of {', '.join(self.cids)}",
+                        f"`{target}`: a pairwise item's {table} are `{table}.CANDIDATE.KEY`, CANDIDATE one of "
+                        f"{', '.join(self.cids)}",
                     )
                 out.setdefault(parts[1], {})[parts[2]] = value
             else:

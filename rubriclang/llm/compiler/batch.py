@@ -60,7 +60,8 @@ def check_id(value: Any, where: str) -> str:
     if not _ID.match(text):
         raise SpecError(
             where,
-            f"id `{text}` cannot name a file: use letters, digits, `.`, `_` and `-` (starting with a letter or digit, at most 200)",
+            f"id `{text}` cannot name a file: use letters, digits, `.`, `_` and `-` (starting with a letter or digit, "
+            "at most 200)",
         )
     return text
 
@@ -357,7 +358,8 @@ def summary_text(s: dict) -> str:
     rate = f" ({100 * s['compiled'] / s['specs']:.0f}%)" if s["specs"] else ""
     lines = [f"Compiled {s['compiled']} of {s['specs']} specs{rate} into {s['out_dir']}"]
     lines.append(
-        f"  compiled {s['compiled']}   failed within the budget {s['failed']}   error {s['error']}   pending {s['pending']}"
+        f"  compiled {s['compiled']}   failed within the budget {s['failed']}   error {s['error']}   pending "
+        f"{s['pending']}"
     )
     if "this_run" in s:
         lines.append("  this run: " + ", ".join(f"{k} {v}" for k, v in s["this_run"].items()))

@@ -109,7 +109,8 @@ def resolve_fallback(fallback: str | None, base: str, where: str) -> str | None:
     if not os.path.isfile(path):
         raise SpecError(
             where,
-            f"`contract.fallback`: no such graph file `{fallback}` (looked for `{path}`; a path is relative to the spec file's folder)",
+            f"`contract.fallback`: no such graph file `{fallback}` (looked for `{path}`; a path is relative to the "
+            "spec file's folder)",
         )
     return path
 
@@ -164,7 +165,8 @@ def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") 
     if fallback is not None and fallback != "abstain" and not fallback.endswith(".rbg"):
         raise SpecError(
             lines.at("fallback", "contract"),
-            f'`contract.fallback` must be "abstain" or the path of a .rbg graph (such as a direct judge), got `{fallback}`',
+            '`contract.fallback` must be "abstain" or the path of a .rbg graph (such as a direct judge), got '
+            f"`{fallback}`",
         )
     spec = Spec(
         name=rubric["name"],
@@ -240,7 +242,8 @@ def parse_type(text: str, where: str, key: str) -> JType:
         detail = f" ({problems[0].message})" if problems else ""
         raise SpecError(
             where,
-            f'`{key}` is not a type: `{text}`{detail}; e.g. "ordinal[1, 5]", "score[0, 1]", "bool", "label{{good, bad}}"',
+            f'`{key}` is not a type: `{text}`{detail}; e.g. "ordinal[1, 5]", "score[0, 1]", "bool", "label{{good, '
+            'bad}"',
         )
     return jtype
 
