@@ -51,7 +51,8 @@ def threshold(r: RuleInput) -> RuleResult:
         problems.append(
             (
                 "RB203",
-                f"`at = {fmt_num(at)}` lies outside the input's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}], so the result never changes",
+                f"`at = {fmt_num(at)}` lies outside the input's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}], so the "
+                "result never changes",
                 "at",
             )
         )
@@ -70,7 +71,8 @@ def rescale(r: RuleInput) -> RuleResult:
         problems.append(
             (
                 "RB203",
-                f"the input of `transform.rescale` is always {fmt_num(v.lo)} (`{v.as_optional(False)}`), so there is no interval to rescale from",
+                f"the input of `transform.rescale` is always {fmt_num(v.lo)} (`{v.as_optional(False)}`), so there is "
+                "no interval to rescale from",
                 None,
             )
         )
@@ -131,7 +133,8 @@ def clamp(r: RuleInput) -> RuleResult:
         return v, [
             (
                 "RB203",
-                f"[{fmt_num(lo)}, {fmt_num(hi)}] does not overlap the input's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}]",
+                f"[{fmt_num(lo)}, {fmt_num(hi)}] does not overlap the input's interval [{fmt_num(v.lo)}, "
+                f"{fmt_num(v.hi)}]",
                 "lo",
             )
         ]

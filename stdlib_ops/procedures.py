@@ -32,7 +32,8 @@ def _check_rate(c) -> None:
             c.decl.type.span,
             f"`llm.rate` with `template = prometheus` cannot produce `{t}`: Prometheus grades on `{PROMETHEUS_SCALE}`",
             (
-                f"declare `{PROMETHEUS_SCALE.as_optional(t.optional)}`, or drop `template = prometheus` to rate on `{plain}`",
+                f"declare `{PROMETHEUS_SCALE.as_optional(t.optional)}`, or drop `template = prometheus` to rate on "
+                f"`{plain}`",
             ),
         )
     if "anchors" not in failed and values.get("anchors"):
