@@ -374,7 +374,8 @@ def _readouts(draw, scale: JType) -> list[str]:
         if not out or draw(st.booleans()):
             epsilon = (scale.hi - scale.lo) * draw(st.sampled_from((0.1, 0.25, 0.5)))
             out.append(
-                f"readout pairwise {{ epsilon = {fmt_num(epsilon)}, resolve = {draw(st.sampled_from(('tie', 'first', 'second')))} }}"
+                f"readout pairwise {{ epsilon = {fmt_num(epsilon)}, resolve = "
+                f"{draw(st.sampled_from(('tie', 'first', 'second')))} }}"
             )
     elif scale.kind == "bool":
         out.append("readout pointwise { output = bool }")

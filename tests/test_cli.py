@@ -370,7 +370,8 @@ def test_run_does_not_import_the_viewer(write, tmp_path):
     items.write_text('{"id": "1", "input": "q", "response": "a b c"}\n', encoding="utf-8")
     graph = write(
         "len.rbg",
-        "rubric l { version = 1 }\ncontract { scale = bool }\ncriterion long: bool = rule.length { over = 2 }\nsink long\nreadout pointwise { output = bool }\n",
+        "rubric l { version = 1 }\ncontract { scale = bool }\ncriterion long: bool = rule.length { over = 2 }\n"
+        "sink long\nreadout pointwise { output = bool }\n",
     )
     modules = _imported("run", graph, items, "--out", tmp_path / "t.jsonl")
     assert "rubriclang.interp.engine" in modules  # the run happened

@@ -68,7 +68,8 @@ def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)
             ins = pick(names)
             ws = draw(st.lists(st.integers(1, 4), min_size=len(ins), max_size=len(ins)))
             lines.append(
-                f"node {name} = reduce.weighted_mean(inputs: [{', '.join(ins)}]) {{ weights = [{', '.join(map(str, ws))}] }}"
+                f"node {name} = reduce.weighted_mean(inputs: [{', '.join(ins)}]) {{ weights = "
+                f"[{', '.join(map(str, ws))}] }}"
             )
         elif kind == "rescale":
             lines.append(
@@ -85,7 +86,8 @@ def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)
             if kind == "veto":
                 continue  # `to` must lie inside the value's interval; covered by the example tests
             lines.append(
-                f"node {name} = gate.{kind}(value: {draw(st.sampled_from(names))}, when: {draw(st.sampled_from(boolean_req))}){param}"
+                f"node {name} = gate.{kind}(value: {draw(st.sampled_from(names))}, when: "
+                f"{draw(st.sampled_from(boolean_req))}){param}"
             )
             if kind == "mask":
                 numeric.append((name, True))
@@ -103,7 +105,8 @@ def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)
             continue
         elif kind == "map" and boolean:
             lines.append(
-                f"node {name} = transform.map(value: {draw(st.sampled_from([n for n, _ in boolean]))}) {{ values = {{ true: 5, false: 1 }} }}"
+                f"node {name} = transform.map(value: {draw(st.sampled_from([n for n, _ in boolean]))}) {{ values = {{ "
+                "true: 5, false: 1 } }"
             )
         else:
             continue

@@ -33,7 +33,9 @@ PLUGIN_PY = textwrap.dedent(
 
     def _rule(r):
         v = r.one("value")
-        problems = [] if 0 <= v.lo and v.hi <= 1 else [("RB203", "`transform.square` squares values in [0, 1] only", None)]
+        problems = []
+        if not (0 <= v.lo and v.hi <= 1):
+            problems = [("RB203", "`transform.square` squares values in [0, 1] only", None)]
         return JType("score", 0, 1, optional=v.optional), problems
 
     def _square(ports, params, types):
@@ -193,7 +195,10 @@ TRAITS_TOML = textwrap.dedent(
     summary = "True when the score is at least `at`."
     output_type = "`bool`"
     ports = [{ name = "value", accepts = ["numeric"] }]
-    params = [{ name = "at", type = "number", required = true }, { name = "inclusive", type = "boolean", default = true }]
+    params = [
+        { name = "at", type = "number", required = true },
+        { name = "inclusive", type = "boolean", default = true },
+    ]
     """
 )
 
@@ -203,8 +208,16 @@ TRAITS_PY = textwrap.dedent(
     from rubriclang.catalog.types import BOOL
 
     OPERATORS = {
-        "reduce.pick_low": OperatorImpl(lambda ports, params, types: min(ports["inputs"]), lambda r: (r.many("inputs")[0], []), traits=frozenset({"selects"})),
-        "transform.passes": OperatorImpl(lambda ports, params, types: ports["value"] >= params["at"], lambda r: (BOOL, []), traits=frozenset({"cuts"})),
+        "reduce.pick_low": OperatorImpl(
+            lambda ports, params, types: min(ports["inputs"]),
+            lambda r: (r.many("inputs")[0], []),
+            traits=frozenset({"selects"}),
+        ),
+        "transform.passes": OperatorImpl(
+            lambda ports, params, types: ports["value"] >= params["at"],
+            lambda r: (BOOL, []),
+            traits=frozenset({"cuts"}),
+        ),
     }
     """
 )

@@ -133,7 +133,8 @@ def _llm_suite(tmp_path, items_file, url: str) -> str:
     path = tmp_path / "suite.toml"
     path.write_text(
         f'items = "{items_file}"\nrepeats = 2\noperators = ["typo_noise", "partial_completion"]\n'
-        f'[judge]\ngraph = "judge.rbg"\nbase_url = "{url}"\nmodel = "scripted"\ntemperature = 0.7\nmax_tokens = 64\nmax_retries = 0\n'
+        f'[judge]\ngraph = "judge.rbg"\nbase_url = "{url}"\nmodel = "scripted"\ntemperature = 0.7\nmax_tokens = 64\n'
+        "max_retries = 0\n"
     )
     return path
 

@@ -57,7 +57,8 @@ def test_partial_completion_that_removes_the_final_answer_is_detected(rbg, suite
 
 def test_report_follows_its_schema_and_every_field_is_documented(rbg, suite, tmp_path):
     path = suite(
-        'repeats = 2\noperators = ["typo_noise", "partial_completion", "position_swap", "role_framing"]\n[options.typo_noise]\nfields = ["response"]\n'
+        'repeats = 2\noperators = ["typo_noise", "partial_completion", "position_swap", "role_framing"]\n'
+        '[options.typo_noise]\nfields = ["response"]\n'
     )
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     r = report(tmp_path / "out")

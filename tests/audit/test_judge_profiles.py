@@ -27,7 +27,8 @@ def test_an_audited_judge_sends_each_criterion_to_its_model_profile(rbg, tmp_pat
     )
     path = tmp_path / "s.toml"
     path.write_text(
-        f'items = "{items_file}"\nrepeats = 2\noperators = ["typo_noise"]\n[judge]\ngraph = "judge.rbg"\nbase_url = "{cheap.url}"\nseed = 7\n'
+        f'items = "{items_file}"\nrepeats = 2\noperators = ["typo_noise"]\n[judge]\ngraph = "judge.rbg"\n'
+        f'base_url = "{cheap.url}"\nseed = 7\n'
     )
     result = rbg("audit", path, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
@@ -47,7 +48,8 @@ def test_an_audited_judge_naming_a_missing_profile_stops_before_any_call(rbg, tm
     (tmp_path / "judge.rbg").write_text(TWO_JUDGES)
     path = tmp_path / "s.toml"
     path.write_text(
-        f'items = "{items_file}"\nrepeats = 1\noperators = ["typo_noise"]\n[judge]\ngraph = "judge.rbg"\nbase_url = "{server.url}"\n'
+        f'items = "{items_file}"\nrepeats = 1\noperators = ["typo_noise"]\n[judge]\ngraph = "judge.rbg"\n'
+        f'base_url = "{server.url}"\n'
     )
     result = rbg("audit", path, "--out", tmp_path / "out")
     assert result.exit_code == 2

@@ -66,10 +66,18 @@ readout pointwise { output = ordinal[1, 10] }
 '''
 
 BUILT_INS = {
-    "rate": 'criterion c: ordinal[1, 5] = llm.rate { question = "Q?" anchors = { 1: "Bad.", 5: "Good." } with_reference = true }',
+    "rate": (
+        'criterion c: ordinal[1, 5] = llm.rate { question = "Q?" anchors = { 1: "Bad.", 5: "Good." } '
+        "with_reference = true }"
+    ),
     "check": 'criterion c: bool = llm.check { question = "Q?" }',
-    "choose": 'criterion c: label{formal, casual} = llm.choose { question = "Tone?" descriptions = { formal: "Stiff." } }',
-    "prometheus": 'criterion c: ordinal[1, 5] = llm.rate { question = "Q?" template = prometheus anchors = { 1: "Bad.", 5: "Good." } }',
+    "choose": (
+        'criterion c: label{formal, casual} = llm.choose { question = "Tone?" descriptions = { formal: "Stiff." } }'
+    ),
+    "prometheus": (
+        'criterion c: ordinal[1, 5] = llm.rate { question = "Q?" template = prometheus anchors = { 1: '
+        '"Bad.", 5: "Good." } }'
+    ),
     "compare": 'criterion c: score[0, 1] = llm.compare { question = "Which?" }',
     "ratings": 'criterion c: ordinal[1, 10] = llm.compare { question = "Rate." reply = ratings }',
 }
@@ -244,8 +252,10 @@ def test_judge_prompt_operators_rewrite_a_users_own_template_through_the_generat
     path = tmp_path / "s.toml"
     ops = '["prompt_paraphrase", "reasoning_style", "role_framing"]'
     path.write_text(
-        f'items = "{items_file}"\ngold = false\nrepeats = 1\noperators = {ops}\n[options.reasoning_style]\nstyles = ["step_by_step", "criterion_by_criterion"]\n'
-        f'[judge]\ngraph = "own.rbg"\nbase_url = "{server.url}"\n[generator]\nbase_url = "{server.url}"\n[validator]\nbase_url = "{server.url}"\n'
+        f'items = "{items_file}"\ngold = false\nrepeats = 1\noperators = {ops}\n[options.reasoning_style]\n'
+        'styles = ["step_by_step", "criterion_by_criterion"]\n'
+        f'[judge]\ngraph = "own.rbg"\nbase_url = "{server.url}"\n[generator]\nbase_url = "{server.url}"\n[validator]\n'
+        f'base_url = "{server.url}"\n'
     )
     result = rbg("audit", path, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
@@ -292,7 +302,8 @@ def test_role_framing_adds_a_system_section_where_the_template_has_none():
 
 def test_a_prometheus_judge_keeps_its_reply_instructions_under_instruction_ordering():
     judge = _judge(
-        f"rubric p {{ version = 1 }}\ncontract {{ scale = ordinal[1, 5] }}\n{BUILT_INS['prometheus']}\nsink c\nreadout pointwise {{ output = ordinal[1, 5] }}\n"
+        f"rubric p {{ version = 1 }}\ncontract {{ scale = ordinal[1, 5] }}\n{BUILT_INS['prometheus']}\nsink c\n"
+        "readout pointwise { output = ordinal[1, 5] }\n"
     )
     patch, [(_, v)] = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
     assert patch is None and v.verdict == "failed" and "Prometheus" in v.reason

@@ -54,7 +54,10 @@ def rewriter(validate=lambda rewrite: "accept", unchanged: bool = False):
 
 
 def _tables(generator: str, validator: str) -> str:
-    return f'[generator]\nbase_url = "{generator}"\nmax_retries = 0\n[validator]\nbase_url = "{validator}"\nmax_retries = 0\ntimeout = 5\n'
+    return (
+        f'[generator]\nbase_url = "{generator}"\nmax_retries = 0\n[validator]\nbase_url = "{validator}"\n'
+        "max_retries = 0\ntimeout = 5\n"
+    )
 
 
 def test_llm_variants_are_validated_and_rejected_ones_excluded(rbg, suite, scripted, tmp_path):
@@ -114,7 +117,10 @@ def test_a_custom_operator_is_generated_validated_and_scored(rbg, suite, scripte
         return json.dumps({"reason": "it changed the final number", "verdict": "accept"})
 
     server = scripted(answer)
-    custom = '[[custom]]\nname = "wrong_number"\nsurface = "output"\nrelation = "directional"\ninstruction = "Replace the final number of the response with another."\n'
+    custom = (
+        '[[custom]]\nname = "wrong_number"\nsurface = "output"\nrelation = "directional"\n'
+        'instruction = "Replace the final number of the response with another."\n'
+    )
     path = suite("repeats = 1\noperators = []\n" + _tables(server.url, server.url) + custom)
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     r = report(tmp_path / "out")
@@ -130,8 +136,8 @@ def _llm_suite(tmp_path, items_file, url: str, body: str) -> str:
     path = tmp_path / "llm.toml"
     path.write_text(
         f'items = "{items_file}"\nrepeats = 5\n{body}\n'
-        f'[judge]\ngraph = "judge.rbg"\nbase_url = "{url}"\napi_key_env = "AUDIT_TEST_KEY"\ntemperature = 0.7\nseed = 10\nmax_retries = 0\n'
-        + _tables(url, url)
+        f'[judge]\ngraph = "judge.rbg"\nbase_url = "{url}"\napi_key_env = "AUDIT_TEST_KEY"\ntemperature = 0.7\n'
+        "seed = 10\nmax_retries = 0\n" + _tables(url, url)
     )
     return path
 

@@ -51,7 +51,8 @@ def _audit(rbg, tmp_path, scripted, judge: str, answer=_first_position):
     (tmp_path / "judge.rbg").write_text(judge)
     (tmp_path / "items.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PAIRS))
     (tmp_path / "suite.toml").write_text(
-        f'items = "items.jsonl"\nrepeats = 2\noperators = ["position_swap"]\n[judge]\ngraph = "judge.rbg"\nbase_url = "{server.url}"\nmax_retries = 0\n'
+        'items = "items.jsonl"\nrepeats = 2\noperators = ["position_swap"]\n[judge]\ngraph = "judge.rbg"\n'
+        f'base_url = "{server.url}"\nmax_retries = 0\n'
     )
     result = rbg("audit", tmp_path / "suite.toml", "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output

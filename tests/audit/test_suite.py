@@ -21,7 +21,8 @@ def test_a_minimal_suite_takes_the_defaults(suite):
 def test_the_judge_table_names_the_graph_and_its_backend(tmp_path, items_file):
     path = tmp_path / "s.toml"
     path.write_text(
-        f'items = "{items_file}"\n[judge]\ngraph = "{GSM8K_JUDGE}"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\ntemperature = 0.7\nseed = 3\n'
+        f'items = "{items_file}"\n[judge]\ngraph = "{GSM8K_JUDGE}"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+        "temperature = 0.7\nseed = 3\n"
         '[validator]\nbase_url = "http://127.0.0.1:9/v1"\n'
         '[[custom]]\nname = "emoji"\nsurface = "output"\nrelation = "invariant"\ninstruction = "Add emoji."\n'
     )

@@ -128,7 +128,8 @@ def test_cut_torn_line_reads_only_the_tail_and_handles_every_shape(tmp_path):
         b'{"schema": "rubriclang.audit.run/1", "item": "a", "variant": null, "repeat": 0}\n',
         b'{"schema": "rubriclang.audit.run/1", "item": "a", "variant": null, "repeat": 0, "trace": null}\n',
         b'{"schema": "rubriclang.audit.run/1", "item": 3, "variant": null, "repeat": 0, "trace": {"readout": {}}}\n',
-        b'{"schema": "rubriclang.audit.run/1", "item": "a", "variant": null, "repeat": "0", "trace": {"readout": {}}}\n',
+        b'{"schema": "rubriclang.audit.run/1", "item": "a", "variant": null, "repeat": "0", "trace": {"readout": '
+        b"{}}}\n",
         b"\xff\xfe not utf-8\n",
     ],
 )

@@ -269,8 +269,8 @@ def test_table_rows_for_unknown_items_are_a_warning_with_counts(tmp_path):
     r = rbg("run", g, items, "--out", tmp_path / "t.jsonl", "--annotations", table)
     assert r.exit_code == 0, r.output
     assert (
-        f"warning: 3 row(s) of `{table}` (--annotations) name 2 item(s) that `{items}` does not have, first at {table}:2"
-        in r.stderr
+        f"warning: 3 row(s) of `{table}` (--annotations) name 2 item(s) that `{items}` does not have, first at "
+        f"{table}:2" in r.stderr
     )
     r = rbg("eval", g, items, "--recorded", table)
     assert "warning: 3 row(s)" in r.stderr and "(--recorded)" in r.stderr

@@ -197,7 +197,8 @@ def test_audit_report_txt_and_output_show_item_ids_printable(tmp_path, monkeypat
     items.write_text("".join(json.dumps(r) + "\n" for r in rows))
     suite = tmp_path / "suite.toml"
     suite.write_text(
-        f'judge = "{REPO / "examples" / "gsm8k" / "rubric.rbg"}"\nitems = "{items}"\nrepeats = 1\noperators = ["partial_completion"]\n'
+        f'judge = "{REPO / "examples" / "gsm8k" / "rubric.rbg"}"\nitems = "{items}"\nrepeats = 1\n'
+        'operators = ["partial_completion"]\n'
     )
     result = rbg("audit", suite, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
