@@ -36,7 +36,10 @@ _SAMPLING = ("temperature", "top_p", "max_tokens", "seed")
 # cannot say (URLs, variable names) is checked after.
 PROFILE_FIELDS = {
     "base_url": Field(
-        (str, list), required=True, items=str, what="an http(s) URL, or a list of them",
+        (str, list),
+        required=True,
+        items=str,
+        what="an http(s) URL, or a list of them",
         hint='e.g. `base_url = "http://localhost:8000/v1"`',
     ),
     "model": Field(str, what="a model's name"),
@@ -136,7 +139,11 @@ def _prices(table: dict, lines: Lines, prefix: str) -> dict[str, dict[str, float
     for model, spec in table.items():
         place = Place(lines, ConfigError, f'`prices."{model}"`', f"{prefix}prices.{model}", prefix=f'prices."{model}".')
         if not isinstance(spec, dict):
-            raise place.fail(None, f'`prices."{model}"` must be a table', "USD per million tokens, e.g. `prompt = 0.5`, `completion = 1.5`")
+            raise place.fail(
+                None,
+                f'`prices."{model}"` must be a table',
+                "USD per million tokens, e.g. `prompt = 0.5`, `completion = 1.5`",
+            )
         out[model] = check(spec, PRICE_FIELDS, place)
     return out
 
@@ -145,17 +152,27 @@ def _profile(name: str, spec: Any, lines: Lines, prefix: str) -> ModelProfile:
     place = Place(lines, ConfigError, f"profile `{name}`", f"{prefix}models.{name}", prefix=f"models.{name}.")
     where = place.at()
     if not isinstance(spec, dict):
-        raise ConfigError(where, f"`models.{name}` must be a table", f"write `[{prefix}models.{name}]` with `base_url` and `model`")
+        raise ConfigError(
+            where, f"`models.{name}` must be a table", f"write `[{prefix}models.{name}]` with `base_url` and `model`"
+        )
     values = check(spec, PROFILE_FIELDS, place)
     urls = [values["base_url"]] if isinstance(values["base_url"], str) else values["base_url"]
     if not urls or not all(re.match(r"https?://[^/\s]+", u) for u in urls):
-        raise place.fail("base_url", f"profile `{name}` needs `base_url`: an http(s) URL, or a list of them", PROFILE_FIELDS["base_url"].hint)
+        raise place.fail(
+            "base_url",
+            f"profile `{name}` needs `base_url`: an http(s) URL, or a list of them",
+            PROFILE_FIELDS["base_url"].hint,
+        )
     model = values.get("model")
     if model is not None and not model.strip():
         raise place.fail("model", f"`model` of profile `{name}` must be a model's name")
     key_env = values.get("api_key_env")
     if key_env is not None and not _ENV_NAME.fullmatch(key_env):
-        raise place.fail("api_key_env", f"`api_key_env` of profile `{name}` must name an environment variable", "the key itself never goes in a file")
+        raise place.fail(
+            "api_key_env",
+            f"`api_key_env` of profile `{name}` must name an environment variable",
+            "the key itself never goes in a file",
+        )
     # As written (an integer temperature stays one), so requests do not change.
     sampling = {key: spec[key] for key in _SAMPLING if key in spec}
     return ModelProfile(name, tuple(urls), model, key_env, sampling, where)

@@ -25,4 +25,8 @@ def decode_utf8(data: bytes, path: str, error: Callable[..., Exception] = Locate
     except UnicodeDecodeError as exc:
         line = first_line + data.count(b"\n", 0, exc.start)
         column = exc.start - data.rfind(b"\n", 0, exc.start)
-        raise error(f"{path}:{line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column})", "save the file as UTF-8") from None
+        raise error(
+            f"{path}:{line}",
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column})",
+            "save the file as UTF-8",
+        ) from None

@@ -92,13 +92,15 @@ class JsonLines:
                 where = f"{path}:{n}"
                 complete = raw.endswith(b"\n")
                 if not complete and len(raw) > MAX_LINE_BYTES:
-                    raise error(where, f"the line is longer than {MAX_LINE_BYTES >> 20} MiB", "is this a JSON Lines file?")
+                    raise error(
+                        where, f"the line is longer than {MAX_LINE_BYTES >> 20} MiB", "is this a JSON Lines file?"
+                    )
                 if not complete and self.keep_torn:
                     self.torn = raw
                     return
                 self.end += len(raw)
                 self.count = n
-                line = raw[len(_BOM):] if n == 1 and raw.startswith(_BOM) else raw
+                line = raw[len(_BOM) :] if n == 1 and raw.startswith(_BOM) else raw
                 if line.isspace() or not line:
                     continue
                 yield where, self._decode(line, where, n)
@@ -116,9 +118,15 @@ class JsonLines:
         except json.JSONDecodeError as exc:
             raise error(where, f"malformed {what}: {exc.msg} (column {exc.colno})") from None
         except _NotFinite as exc:
-            raise error(where, f"malformed {what}: `{exc}` is not a finite number", "write a finite number, or null for no value") from None
+            raise error(
+                where,
+                f"malformed {what}: `{exc}` is not a finite number",
+                "write a finite number, or null for no value",
+            ) from None
         except ValueError:  # an integer with more digits than Python converts
-            raise error(where, f"malformed {what}: a number with too many digits to read", "write it as a string") from None
+            raise error(
+                where, f"malformed {what}: a number with too many digits to read", "write it as a string"
+            ) from None
         if "\\u" in text and _SURROGATE_ESCAPE.search(text):
             _check_strings(value, where, error)
         return value

@@ -28,9 +28,7 @@ REPLACEMENT = "\ufffd"
 # Besides controls (C0, DEL, C1) and surrogates: the format characters that
 # reorder or hide text. Others (zero-width joiners, Arabic number signs,
 # emoji tags) are part of the text they appear in, and harmless to show.
-_HIDDEN = frozenset(
-    "\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff"
-)
+_HIDDEN = frozenset("\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff")
 
 
 def is_unsafe(ch: str) -> bool:

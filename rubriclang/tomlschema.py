@@ -112,7 +112,9 @@ def check_value(key: str, value: Any, field: Field, place: Place) -> Any:
         raise place.fail(key, f"{name} must be a finite number, not {shown(value)}")
     lo, hi = field.lo, field.hi
     if isinstance(value, (int, float)) and ((lo is not None and value < lo) or (hi is not None and value > hi)):
-        bounds = field.what or (f"at least {lo}" if hi is None else f"at most {hi}" if lo is None else f"between {lo} and {hi}")
+        bounds = field.what or (
+            f"at least {lo}" if hi is None else f"at most {hi}" if lo is None else f"between {lo} and {hi}"
+        )
         raise place.fail(key, f"{name} must be {bounds}, not {shown(value)}")
     if field.choices and value not in field.choices:
         close = difflib.get_close_matches(str(value), [str(c) for c in field.choices], n=1)

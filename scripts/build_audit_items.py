@@ -72,7 +72,9 @@ def mt_bench_short(data: Path) -> list[dict]:
     """The short, reference-free MT-Bench turn-1 pointwise items."""
     rows = mt_bench_pointwise(*mt_bench_sources(data))
     lo, hi = ANSWER_RANGE
-    return [r for r in rows if "reference" not in r and len(r["input"]) <= MAX_QUESTION and lo <= len(r["response"]) <= hi]
+    return [
+        r for r in rows if "reference" not in r and len(r["input"]) <= MAX_QUESTION and lo <= len(r["response"]) <= hi
+    ]
 
 
 def main() -> None:

@@ -199,7 +199,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     parser.add_argument("--out", type=Path, default=EXAMPLES, help="where the example folders are")
     args = parser.parse_args(argv)
-    for name, build in (("topical_chat", topical_chat), ("llm_rubric", llm_rubric), ("gsm8k", gsm8k), ("biggen", biggen)):
+    for name, build in (
+        ("topical_chat", topical_chat),
+        ("llm_rubric", llm_rubric),
+        ("gsm8k", gsm8k),
+        ("biggen", biggen),
+    ):
         out = args.out / name
         out.mkdir(parents=True, exist_ok=True)
         print(build(args.data, out))

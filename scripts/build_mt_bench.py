@@ -67,7 +67,9 @@ def mt_bench_sources(data: Path) -> tuple[dict[int, str], dict[int, str], dict[s
     model's turn-1 answers by model and question id."""
     folder = data / "mt_bench"
     questions = {q["question_id"]: q["turns"][0] for q in read_jsonl(folder / "question.jsonl")}
-    references = {r["question_id"]: r["choices"][0]["turns"][0] for r in read_jsonl(folder / "reference_answer_gpt-4.jsonl")}
+    references = {
+        r["question_id"]: r["choices"][0]["turns"][0] for r in read_jsonl(folder / "reference_answer_gpt-4.jsonl")
+    }
     answers: dict[str, dict[int, str]] = {}
     for path in sorted((folder / "model_answer").glob("*.jsonl")):
         for a in read_jsonl(path):

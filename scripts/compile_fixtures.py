@@ -36,7 +36,10 @@ def fixtures(folder: Path) -> dict[str, dict]:
         for r in (r for r in records if r["event"] == "attempt"):
             msgs = [{"role": "system", "content": start["system"]}, {"role": "user", "content": start["spec"]}]
             if previous is not None:
-                msgs += [{"role": "assistant", "content": previous["answer"]}, {"role": "user", "content": previous["repair"]}]
+                msgs += [
+                    {"role": "assistant", "content": previous["answer"]},
+                    {"role": "user", "content": previous["repair"]},
+                ]
             out[messages_key(msgs)] = {"text": r["answer"], "finish_reason": r["finish_reason"]}
             previous = r
     return dict(sorted(out.items()))

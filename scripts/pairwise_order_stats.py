@@ -72,7 +72,9 @@ def summarise(records: list[dict], given: dict[str, list[str]], criterion: str) 
         out.append(f"{name}: verdicts {dict(sorted(Counter(str(c) for c, _, _ in got).items()))}")
         out.append(f"  accuracy (decided) {_rate(sum(c == g for c, g in decided), len(decided))}")
         out.append(f"  coverage           {_rate(len(decided), len(records))}")
-        out.append(f"  first shown chosen {_rate(sum(c == f for c, _, f in got if c not in (None, 'tie')), len(decided))}")
+        out.append(
+            f"  first shown chosen {_rate(sum(c == f for c, _, f in got if c not in (None, 'tie')), len(decided))}"
+        )
     decided = [(d, g) for d, g, _ in combined if d not in (None, "tie")]
     out.append(f"decision: {dict(sorted(Counter(str(d) for d, _, _ in combined).items()))}")
     out.append(f"  accuracy (decided) {_rate(sum(d == g for d, g in decided), len(decided))}")

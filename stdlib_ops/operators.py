@@ -178,7 +178,9 @@ OPERATORS: dict[str, OperatorImpl] = {
     ),
     "transform.threshold": _transform(_threshold, rules.threshold, _threshold_plan, frozenset({"cuts"})),
     "transform.map": _transform(
-        lambda v, p, t: p["values"][v], rules.map_values, _unary("{k}table[{x}]", lambda s: {"table": s.params["values"]})
+        lambda v, p, t: p["values"][v],
+        rules.map_values,
+        _unary("{k}table[{x}]", lambda s: {"table": s.params["values"]}),
     ),
     "transform.invert": _transform(
         lambda v, p, t: t.lo + t.hi - v,

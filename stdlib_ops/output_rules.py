@@ -49,7 +49,12 @@ def threshold(r: RuleInput) -> RuleResult:
     problems: list[Problem] = []
     if not (v.lo <= at <= v.hi):
         problems.append(
-            ("RB203", f"`at = {fmt_num(at)}` lies outside the input's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}], so the result never changes", "at")
+            (
+                "RB203",
+                f"`at = {fmt_num(at)}` lies outside the input's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}], so the "
+                "result never changes",
+                "at",
+            )
         )
     return BOOL.as_optional(v.optional), problems
 
@@ -63,7 +68,14 @@ def rescale(r: RuleInput) -> RuleResult:
     to = r.jtype("to")
     problems: list[Problem] = []
     if v.lo == v.hi:  # the mapping would divide by the input's width, zero
-        problems.append(("RB203", f"the input of `transform.rescale` is always {fmt_num(v.lo)} (`{v.as_optional(False)}`), so there is no interval to rescale from", None))
+        problems.append(
+            (
+                "RB203",
+                f"the input of `transform.rescale` is always {fmt_num(v.lo)} (`{v.as_optional(False)}`), so there is "
+                "no interval to rescale from",
+                None,
+            )
+        )
     return JType("score", to.lo, to.hi, optional=v.optional), problems
 
 
@@ -81,7 +93,9 @@ def map_values(r: RuleInput) -> RuleResult:
     extra = [k for k in table if not _is_point(v, k)]
     if missing:
         shown = ", ".join(_key_text(p) for p in missing[:_SHOWN]) + (", ..." if len(missing) > _SHOWN else "")
-        problems.append(("RB203", f"`values` gives no number for {shown}, which `{v.as_optional(False)}` can take", "values"))
+        problems.append(
+            ("RB203", f"`values` gives no number for {shown}, which `{v.as_optional(False)}` can take", "values")
+        )
     if extra:
         shown = ", ".join(_key_text(k) for k in extra)
         problems.append(("RB203", f"`values` maps {shown}, which `{v.as_optional(False)}` never takes", "values"))
@@ -116,7 +130,14 @@ def clamp(r: RuleInput) -> RuleResult:
         return v, [("RB203", f"`lo = {fmt_num(lo)}` must be below `hi = {fmt_num(hi)}`", "hi")]
     new_lo, new_hi = max(v.lo, lo), min(v.hi, hi)
     if new_lo > new_hi:
-        return v, [("RB203", f"[{fmt_num(lo)}, {fmt_num(hi)}] does not overlap the input's interval [{fmt_num(v.lo)}, {fmt_num(v.hi)}]", "lo")]
+        return v, [
+            (
+                "RB203",
+                f"[{fmt_num(lo)}, {fmt_num(hi)}] does not overlap the input's interval [{fmt_num(v.lo)}, "
+                f"{fmt_num(v.hi)}]",
+                "lo",
+            )
+        ]
     return interval(new_lo, new_hi, v.kind == "ordinal" and _is_int(lo) and _is_int(hi), v.optional), []
 
 
@@ -196,7 +217,9 @@ def majority(r: RuleInput) -> RuleResult:
     kinds = {t.kind for t in ins}
     if len(kinds) > 1:
         shown = ", ".join(f"`{t.as_optional(False)}`" for t in ins)
-        return ins[0], [("RB201", f"`reduce.majority` takes inputs of one kind, all bool or all labels; these are {shown}", None)]
+        return ins[0], [
+            ("RB201", f"`reduce.majority` takes inputs of one kind, all bool or all labels; these are {shown}", None)
+        ]
     labels = tuple(dict.fromkeys(x for t in ins for x in t.labels))
     values = 2 if "bool" in kinds else len(labels)
     present = sum(1 for t in ins if not t.optional)
@@ -220,10 +243,29 @@ def default(r: RuleInput) -> RuleResult:
     else:
         want = f"{'a whole number' if v.kind == 'ordinal' else 'a number'} in [{fmt_num(v.lo)}, {fmt_num(v.hi)}]"
     if not v.optional:
-        problems.append(("RB203", f"the input is `{v}`, never absent, so the default never applies; drop the `transform.default`", None))
-    elif v.kind == "bool" and not isinstance(d, bool) or v.kind == "label" and not isinstance(d, str) or v.numeric and not number:
+        problems.append(
+            (
+                "RB203",
+                f"the input is `{v}`, never absent, so the default never applies; drop the `transform.default`",
+                None,
+            )
+        )
+    elif (
+        v.kind == "bool"
+        and not isinstance(d, bool)
+        or v.kind == "label"
+        and not isinstance(d, str)
+        or v.numeric
+        and not number
+    ):
         problems.append(("RB202", f"`value = {_value_text(d)}` is not a value of `{plain}`: give {want}", "value"))
-    elif v.kind == "label" and d not in v.labels or isinstance(d, (int, float)) and v.numeric and not (v.lo <= d <= v.hi and (v.kind == "score" or isinstance(d, int))):
+    elif (
+        v.kind == "label"
+        and d not in v.labels
+        or isinstance(d, (int, float))
+        and v.numeric
+        and not (v.lo <= d <= v.hi and (v.kind == "score" or isinstance(d, int)))
+    ):
         problems.append(("RB203", f"`value = {_value_text(d)}` is not a value of `{plain}`: give {want}", "value"))
     return plain, problems
 

@@ -31,17 +31,29 @@ def _check_rate(c) -> None:
             "RB204",
             c.decl.type.span,
             f"`llm.rate` with `template = prometheus` cannot produce `{t}`: Prometheus grades on `{PROMETHEUS_SCALE}`",
-            (f"declare `{PROMETHEUS_SCALE.as_optional(t.optional)}`, or drop `template = prometheus` to rate on `{plain}`",),
+            (
+                f"declare `{PROMETHEUS_SCALE.as_optional(t.optional)}`, or drop `template = prometheus` to rate on "
+                f"`{plain}`",
+            ),
         )
     if "anchors" not in failed and values.get("anchors"):
-        points = f"integers from {fmt_num(t.lo)} to {fmt_num(t.hi)}" if t.kind == "ordinal" else f"numbers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
+        points = (
+            f"integers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
+            if t.kind == "ordinal"
+            else f"numbers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
+        )
         for key in c.map_keys("anchors"):
             k = key.value
             ok = isinstance(key, ast.Number) and t.lo <= k <= t.hi
             if ok and t.kind == "ordinal" and not float(k).is_integer():
                 ok = False
             if not ok:
-                c.err("RB203", key.span, f"anchor `{key_text(key)}` is not a point of `{plain}`", (f"anchors are points of the scale: {points}",))
+                c.err(
+                    "RB203",
+                    key.span,
+                    f"anchor `{key_text(key)}` is not a point of `{plain}`",
+                    (f"anchors are points of the scale: {points}",),
+                )
 
 
 def _check_choose(c) -> None:
@@ -89,9 +101,18 @@ def _check_length(c) -> None:
     if c.type.kind == "bool" and len(given) != 1:
         msg = "a bool `rule.length` needs exactly one of `over` and `under`"
         span = c.decl.procedure.span if not given else c.param_span(given[1])
-        c.err("RB110" if not given else "RB203", span, msg, ("e.g. `rule.length { over = 400 }` is true for answers over 400 words",))
+        c.err(
+            "RB110" if not given else "RB203",
+            span,
+            msg,
+            ("e.g. `rule.length { over = 400 }` is true for answers over 400 words",),
+        )
     elif c.type.kind != "bool" and given:
-        c.err("RB203", c.param_span(given[0]), f"`{given[0]}` only applies to a bool `rule.length`; a numeric one yields the length itself")
+        c.err(
+            "RB203",
+            c.param_span(given[0]),
+            f"`{given[0]}` only applies to a bool `rule.length`; a numeric one yields the length itself",
+        )
 
 
 PROCEDURES: dict[str, ProcedureImpl] = {
@@ -102,7 +123,9 @@ PROCEDURES: dict[str, ProcedureImpl] = {
         answer_keyword=r"(?:final\s+)?(?:score|rating|grade)",
         traits=frozenset({"rates"}),
     ),
-    "llm.check": ProcedureImpl(backend="llm", prompt=("check.v2", "answer"), answer_keyword=r"(?:final\s+)?(?:answer|verdict)"),
+    "llm.check": ProcedureImpl(
+        backend="llm", prompt=("check.v2", "answer"), answer_keyword=r"(?:final\s+)?(?:answer|verdict)"
+    ),
     "llm.choose": ProcedureImpl(
         backend="llm",
         check=_check_choose,
@@ -112,8 +135,12 @@ PROCEDURES: dict[str, ProcedureImpl] = {
     "llm.compare": ProcedureImpl(
         backend="llm", check=_check_compare, prompt=("compare.v2", "preference"), traits=frozenset({"side_by_side"})
     ),
-    "rule.regex": ProcedureImpl(backend="local", check=_check_regex, traits=frozenset({"reads_field", "checks_format"})),
-    "rule.length": ProcedureImpl(backend="local", check=_check_length, traits=frozenset({"reads_field", "measures_length"})),
+    "rule.regex": ProcedureImpl(
+        backend="local", check=_check_regex, traits=frozenset({"reads_field", "checks_format"})
+    ),
+    "rule.length": ProcedureImpl(
+        backend="local", check=_check_length, traits=frozenset({"reads_field", "measures_length"})
+    ),
     "rule.contains": ProcedureImpl(backend="local", traits=frozenset({"reads_field"})),
     "rule.json_valid": ProcedureImpl(backend="local", traits=frozenset({"reads_field", "checks_format"})),
     "rule.matches_reference": ProcedureImpl(backend="local", traits=frozenset({"reads_reference"})),

@@ -39,6 +39,7 @@ def unreachable_url():
         s.bind(("127.0.0.1", 0))
         yield f"http://127.0.0.1:{s.getsockname()[1]}"
 
+
 # A valid graph with no diagnostics.
 GOOD = """\
 rubric demo { version = 1 }

@@ -23,10 +23,54 @@ SEEDS = tuple(p.read_text("utf-8") for p in SEED_FILES)
 
 # Tokens of the language and near misses, for insertions.
 _TOKENS = (
-    "rubric", "contract", "criterion", "node", "sink", "readout", "bool", "ordinal", "score",
-    "label", "true", "false", "pointwise", "pairwise", "{", "}", "[", "]", "(", ")", ":", "=",
-    ",", ".", "?", "#", '"', '"""', "\\", "\n", " ", "0", "-1", "1e999", "2.5", "x", "reduce.mean",
-    "gate.cap", "llm.rate", "inputs:", "value:", "when:", "@", "\t", "\r\n", "\ufeff", "é", "\u2028",
+    "rubric",
+    "contract",
+    "criterion",
+    "node",
+    "sink",
+    "readout",
+    "bool",
+    "ordinal",
+    "score",
+    "label",
+    "true",
+    "false",
+    "pointwise",
+    "pairwise",
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    ":",
+    "=",
+    ",",
+    ".",
+    "?",
+    "#",
+    '"',
+    '"""',
+    "\\",
+    "\n",
+    " ",
+    "0",
+    "-1",
+    "1e999",
+    "2.5",
+    "x",
+    "reduce.mean",
+    "gate.cap",
+    "llm.rate",
+    "inputs:",
+    "value:",
+    "when:",
+    "@",
+    "\t",
+    "\r\n",
+    "\ufeff",
+    "é",
+    "\u2028",
 )
 
 # A rough lexer, good enough to cut programs into token-sized pieces.
@@ -144,7 +188,9 @@ def _generic_value(draw, spec) -> str:
     if t == "list<string>":
         return "[" + ", ".join(quote(x) for x in draw(st.lists(_STRINGS, min_size=1, max_size=3))) + "]"
     if t == "json":
-        return draw(st.sampled_from(('{ "type": "object" }', '{ "type": "array", "items": [1, 2.5, true, "x"] }', "[]")))
+        return draw(
+            st.sampled_from(('{ "type": "object" }', '{ "type": "array", "items": [1, 2.5, true, "x"] }', "[]"))
+        )
     raise AssertionError(f"no generator for parameter type {t} ({spec.name})")
 
 
@@ -158,7 +204,11 @@ def _criterion_params(draw, proc: str, t: JType) -> list[str]:
             continue
         if name == "anchors":
             if draw(st.booleans()):
-                keys = sorted({t.lo, t.hi, *draw(st.lists(st.sampled_from(_points(t)), max_size=2))}) if t.kind == "ordinal" else [t.lo, t.hi]
+                keys = (
+                    sorted({t.lo, t.hi, *draw(st.lists(st.sampled_from(_points(t)), max_size=2))})
+                    if t.kind == "ordinal"
+                    else [t.lo, t.hi]
+                )
                 params.append("anchors = { " + ", ".join(f"{fmt_num(k)}: {quote(draw(_STRINGS))}" for k in keys) + " }")
             continue
         if name == "descriptions":
@@ -277,7 +327,9 @@ def _operator(draw, name: str, nodes: dict[str, JType]):
     slots = {}
     for port in op.ports:
         if port.variadic:
-            slots[port.name] = draw(st.lists(st.sampled_from(choices[port.name]), min_size=port.min, max_size=port.max or 4))
+            slots[port.name] = draw(
+                st.lists(st.sampled_from(choices[port.name]), min_size=port.min, max_size=port.max or 4)
+            )
         else:
             slots[port.name] = [draw(st.sampled_from(choices[port.name]))]
     if op.name == "reduce.majority":  # its inputs are of one kind
@@ -313,11 +365,18 @@ def _readouts(draw, scale: JType) -> list[str]:
     if scale.numeric:
         if draw(st.booleans()):
             kind = draw(st.sampled_from(("ordinal", "score")))
-            output = f"{kind}[{fmt_num(scale.lo - draw(st.integers(0, 1)))}, {fmt_num(scale.hi + draw(st.integers(0, 1)))}]"
-            out.append(f"readout pointwise {{ output = {output}, quantize = {draw(st.sampled_from(('floor', 'ceil')))} }}")
+            output = (
+                f"{kind}[{fmt_num(scale.lo - draw(st.integers(0, 1)))}, {fmt_num(scale.hi + draw(st.integers(0, 1)))}]"
+            )
+            out.append(
+                f"readout pointwise {{ output = {output}, quantize = {draw(st.sampled_from(('floor', 'ceil')))} }}"
+            )
         if not out or draw(st.booleans()):
             epsilon = (scale.hi - scale.lo) * draw(st.sampled_from((0.1, 0.25, 0.5)))
-            out.append(f"readout pairwise {{ epsilon = {fmt_num(epsilon)}, resolve = {draw(st.sampled_from(('tie', 'first', 'second')))} }}")
+            out.append(
+                f"readout pairwise {{ epsilon = {fmt_num(epsilon)}, resolve = "
+                f"{draw(st.sampled_from(('tie', 'first', 'second')))} }}"
+            )
     elif scale.kind == "bool":
         out.append("readout pointwise { output = bool }")
     else:
@@ -388,7 +447,9 @@ _PARAM_NAMES = tuple(
         | {"bogus"}
     )
 )
-_IDENTS = tuple(sorted({c for b in CATALOG.blocks.values() for p in b.params for c in p.choices} | {"abstain", "fail", "l0", "zz"}))
+_IDENTS = tuple(
+    sorted({c for b in CATALOG.blocks.values() for p in b.params for c in p.choices} | {"abstain", "fail", "l0", "zz"})
+)
 _NUMBERS = st.sampled_from(("0", "1", "-1", "2.5", "5", "1e999", "-1e999", "1" + "0" * 400, "0.1", "3.0", "+2", ".5"))
 
 
@@ -408,7 +469,9 @@ def _values() -> st.SearchStrategy[str]:
 
     def containers(inner):
         lists = st.lists(inner, max_size=4).map(lambda xs: "[" + ", ".join(xs) + "]")
-        maps = st.lists(st.tuples(key, inner), max_size=4).map(lambda kv: "{" + ", ".join(f"{k}: {v}" for k, v in kv) + "}")
+        maps = st.lists(st.tuples(key, inner), max_size=4).map(
+            lambda kv: "{" + ", ".join(f"{k}: {v}" for k, v in kv) + "}"
+        )
         return st.one_of(lists, maps)
 
     return st.recursive(scalar, containers, max_leaves=8)
@@ -419,17 +482,25 @@ _BLOCKS = st.lists(st.tuples(st.sampled_from(_PARAM_NAMES), _values()), max_size
 )
 _PORT = st.tuples(
     st.sampled_from(("inputs", "value", "when", "bogus")),
-    st.one_of(st.sampled_from(_NAMES), st.lists(st.sampled_from(_NAMES), max_size=4).map(lambda xs: "[" + ", ".join(xs) + "]")),
+    st.one_of(
+        st.sampled_from(_NAMES), st.lists(st.sampled_from(_NAMES), max_size=4).map(lambda xs: "[" + ", ".join(xs) + "]")
+    ),
 ).map(lambda p: f"{p[0]}: {p[1]}")
 _DECLS = st.one_of(
     st.tuples(st.sampled_from(_NAMES), _BLOCKS).map(lambda t: f"rubric {t[0]} {t[1]}"),
     _BLOCKS.map(lambda b: f"contract {b}"),
-    st.tuples(st.sampled_from(_NAMES), _type_texts(), st.sampled_from((*sorted(CATALOG.procedures), "llm.ask")), st.one_of(st.just(""), _BLOCKS)).map(
-        lambda t: f"criterion {t[0]}: {t[1]} = {t[2]} {t[3]}"
-    ),
-    st.tuples(st.sampled_from(_NAMES), st.sampled_from((*sorted(CATALOG.operators), "mean")), st.lists(_PORT, max_size=3), st.one_of(st.just(""), _BLOCKS)).map(
-        lambda t: f"node {t[0]} = {t[1]}({', '.join(t[2])}) {t[3]}"
-    ),
+    st.tuples(
+        st.sampled_from(_NAMES),
+        _type_texts(),
+        st.sampled_from((*sorted(CATALOG.procedures), "llm.ask")),
+        st.one_of(st.just(""), _BLOCKS),
+    ).map(lambda t: f"criterion {t[0]}: {t[1]} = {t[2]} {t[3]}"),
+    st.tuples(
+        st.sampled_from(_NAMES),
+        st.sampled_from((*sorted(CATALOG.operators), "mean")),
+        st.lists(_PORT, max_size=3),
+        st.one_of(st.just(""), _BLOCKS),
+    ).map(lambda t: f"node {t[0]} = {t[1]}({', '.join(t[2])}) {t[3]}"),
     st.sampled_from(_NAMES).map(lambda n: f"sink {n}"),
     st.tuples(st.sampled_from(("pointwise", "pairwise", "listwise")), _BLOCKS).map(lambda t: f"readout {t[0]} {t[1]}"),
 )

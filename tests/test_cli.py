@@ -358,13 +358,21 @@ _VIEWER = ("starlette", "uvicorn", "jinja2")
 
 
 def _viewer_modules(modules: set[str]) -> set[str]:
-    return {m for m in modules if m.split(".")[0] in _VIEWER or m.startswith("rubriclang.view") or m == "rubriclang.cli.view"}
+    return {
+        m
+        for m in modules
+        if m.split(".")[0] in _VIEWER or m.startswith("rubriclang.view") or m == "rubriclang.cli.view"
+    }
 
 
 def test_run_does_not_import_the_viewer(write, tmp_path):
     items = tmp_path / "items.jsonl"
     items.write_text('{"id": "1", "input": "q", "response": "a b c"}\n', encoding="utf-8")
-    graph = write("len.rbg", 'rubric l { version = 1 }\ncontract { scale = bool }\ncriterion long: bool = rule.length { over = 2 }\nsink long\nreadout pointwise { output = bool }\n')
+    graph = write(
+        "len.rbg",
+        "rubric l { version = 1 }\ncontract { scale = bool }\ncriterion long: bool = rule.length { over = 2 }\n"
+        "sink long\nreadout pointwise { output = bool }\n",
+    )
     modules = _imported("run", graph, items, "--out", tmp_path / "t.jsonl")
     assert "rubriclang.interp.engine" in modules  # the run happened
     assert not _viewer_modules(modules)

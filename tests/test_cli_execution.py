@@ -27,7 +27,13 @@ readout pointwise { output = bool }
 
 def _item(i, answer=None):
     answer = i % 7 if answer is None else answer
-    return {"id": f"q{i}", "input": f"What is {i % 7}?", "response": f"The answer is {answer}.", "reference": f"#### {i % 7}", "gold": answer == i % 7}
+    return {
+        "id": f"q{i}",
+        "input": f"What is {i % 7}?",
+        "response": f"The answer is {answer}.",
+        "reference": f"#### {i % 7}",
+        "gold": answer == i % 7,
+    }
 
 
 def _write(path: Path, rows) -> Path:
@@ -88,9 +94,14 @@ def test_annotation_for_unknown_candidate_names_the_annotation_line(tmp_path):
     items = _write(tmp_path / "items.jsonl", [{"id": "1", "input": "", "responses": {"a": "x", "b": "y"}}])
     ann = _write(
         tmp_path / "ann.jsonl",
-        [{"item": "1", "candidate": "a", "key": "e", "value": 2}, {"item": "1", "candidate": "c", "key": "e", "value": 3}],
+        [
+            {"item": "1", "candidate": "a", "key": "e", "value": 2},
+            {"item": "1", "candidate": "c", "key": "e", "value": 3},
+        ],
     )
-    r = CliRunner().invoke(cli, ["run", str(g), str(items), "--out", str(tmp_path / "t.jsonl"), "--annotations", str(ann)])
+    r = CliRunner().invoke(
+        cli, ["run", str(g), str(items), "--out", str(tmp_path / "t.jsonl"), "--annotations", str(ann)]
+    )
     assert r.exit_code == 2
     assert f"{ann}:2: candidate `c` of item `1` is not one of the item's candidates" in r.output
 
@@ -102,7 +113,12 @@ def test_replay_is_identical_and_reports_changes_under_another_version(tmp_path)
     r = CliRunner().invoke(cli, ["replay", str(g), str(out)])
     assert r.exit_code == 0 and "every decision is identical" in r.output
     g2 = tmp_path / "g2.rbg"
-    g2.write_text(GRAPH.replace("node wrong_or_terse = reduce.any(inputs: [terse, not_correct])", "node wrong_or_terse = reduce.all(inputs: [terse, not_correct])"))
+    g2.write_text(
+        GRAPH.replace(
+            "node wrong_or_terse = reduce.any(inputs: [terse, not_correct])",
+            "node wrong_or_terse = reduce.all(inputs: [terse, not_correct])",
+        )
+    )
     r = CliRunner().invoke(cli, ["replay", str(g2), str(out), "--format", "json"])
     assert r.exit_code == 1
     report = json.loads(r.output)
@@ -147,7 +163,9 @@ def test_killed_run_resumes_to_the_same_traces(tmp_path):
     full = tmp_path / "full.jsonl"
     subprocess.run([*rbg, "run", str(g), str(items), "--out", str(full)], check=True, capture_output=True)
     part = tmp_path / "part.jsonl"
-    proc = subprocess.Popen([*rbg, "run", str(g), str(items), "--out", str(part)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*rbg, "run", str(g), str(items), "--out", str(part)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and (not part.exists() or part.stat().st_size < 200_000):
         time.sleep(0.01)

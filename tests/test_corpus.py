@@ -69,9 +69,7 @@ def test_valid_case_has_no_errors(path: Path):
 
 
 def test_every_code_has_at_least_three_cases():
-    thin = {
-        code: len(list((CORPUS / "invalid" / code).glob("*.rbg"))) for code in registry()
-    }
+    thin = {code: len(list((CORPUS / "invalid" / code).glob("*.rbg"))) for code in registry()}
     assert {c: n for c, n in thin.items() if n < 3} == {}
 
 

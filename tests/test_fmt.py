@@ -50,9 +50,7 @@ def assert_equivalent(before: str, after: str) -> None:
     old, new = parse(before), parse(after)
     assert new.module is not None, new.diagnostics
     assert old.module == new.module
-    assert sorted(c.text for c in old.module.comments) == sorted(
-        c.text for c in new.module.comments
-    )
+    assert sorted(c.text for c in old.module.comments) == sorted(c.text for c in new.module.comments)
 
 
 def assert_stable(formatted: str) -> None:
@@ -62,9 +60,7 @@ def assert_stable(formatted: str) -> None:
 
 
 def _diff(expected: str, actual: str, a: str = "expected", b: str = "actual") -> str:
-    lines = difflib.unified_diff(
-        expected.splitlines(keepends=True), actual.splitlines(keepends=True), a, b
-    )
+    lines = difflib.unified_diff(expected.splitlines(keepends=True), actual.splitlines(keepends=True), a, b)
     return "output differs:\n" + "".join(lines)
 
 
@@ -148,18 +144,11 @@ def test_a_declaration_that_fits_in_88_columns_stays_on_one_line():
     assert len(fits) == 88
     assert _format(fits) == fits + "\n"
     too_long = fits.replace("x" * 41, "x" * 42)
-    assert _format(too_long) == (
-        "criterion c: bool = llm.check {\n" + '  question = "' + "x" * 42 + '"\n}\n'
-    )
+    assert _format(too_long) == ("criterion c: bool = llm.check {\n" + '  question = "' + "x" * 42 + '"\n}\n')
 
 
 def test_a_trailing_comment_stays_on_the_first_line_when_the_block_explodes():
-    source = (
-        "criterion a: bool = llm.check { question = "
-        + '"'
-        + "q" * 60
-        + '" }  # rbg: ignore[RB304]\n'
-    )
+    source = "criterion a: bool = llm.check { question = " + '"' + "q" * 60 + '" }  # rbg: ignore[RB304]\n'
     first_line = _format(source).split("\n")[0]
     assert first_line == "criterion a: bool = llm.check {  # rbg: ignore[RB304]"
 

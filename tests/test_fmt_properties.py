@@ -36,14 +36,10 @@ PUNCTUATION = set("{}[]():,=?.")
 
 _ESCAPES = ['\\"', "\\\\", "\\n", "\\t", "\\r", "\\0", "\\u00e9", "\\u2603"]
 _TEXT = ["a", "Z", " ", "é", "日本", "🎯", "#", "'", "{", "}", "—", "\u00a0", "\x7f"]
-one_line_strings = st.lists(st.sampled_from(_ESCAPES + _TEXT), max_size=8).map(
-    lambda parts: '"' + "".join(parts) + '"'
-)
+one_line_strings = st.lists(st.sampled_from(_ESCAPES + _TEXT), max_size=8).map(lambda parts: '"' + "".join(parts) + '"')
 # Triple-quoted bodies: odd indentation, blank lines, tabs, escapes, unicode.
 triple_strings = st.lists(
-    st.sampled_from(
-        _ESCAPES + _TEXT + ["\n", "\n    ", "\n  ", "\n\t", "\n\n", "   ", "\t", "Prompt"]
-    ),
+    st.sampled_from(_ESCAPES + _TEXT + ["\n", "\n    ", "\n  ", "\n\t", "\n\n", "   ", "\t", "Prompt"]),
     max_size=10,
 ).map(lambda parts: '"""' + "".join(parts) + '"""')
 strings = st.one_of(one_line_strings, triple_strings)
@@ -201,9 +197,7 @@ def test_formatting_keeps_ast_and_comments_and_is_idempotent(source):
 
     reparsed = parse(output)
     assert reparsed.module == parsed.module
-    assert Counter(c.text for c in reparsed.module.comments) == Counter(
-        c.text for c in parsed.module.comments
-    )
+    assert Counter(c.text for c in reparsed.module.comments) == Counter(c.text for c in parsed.module.comments)
     assert format_source(output).output == output
 
     if output:

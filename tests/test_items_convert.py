@@ -47,7 +47,16 @@ PAIR_ARGS = ["--field", "input=instruction", "--field", "responses.r1=output_1",
 
 
 def test_a_json_array_of_pairs_becomes_pairwise_items_with_mapped_codes(tmp_path):
-    r, rows, out = _convert(tmp_path, "p.json", json.dumps(PANDALM, indent=2), *PAIR_ARGS, "--gold", "annotator1", "--label", "1=r1,2=r2,0=tie")
+    r, rows, out = _convert(
+        tmp_path,
+        "p.json",
+        json.dumps(PANDALM, indent=2),
+        *PAIR_ARGS,
+        "--gold",
+        "annotator1",
+        "--label",
+        "1=r1,2=r2,0=tie",
+    )
     assert r.exit_code == 0, r.output
     assert rows[1] == {"id": "2", "input": "Add 2+2.", "responses": {"r1": "5", "r2": "4"}, "gold": "r2"}
     assert [x["gold"] for x in rows] == ["r1", "r2", "tie"]
@@ -56,7 +65,9 @@ def test_a_json_array_of_pairs_becomes_pairwise_items_with_mapped_codes(tmp_path
 
 
 def test_a_code_missing_from_the_label_map_is_an_error_at_its_record(tmp_path):
-    r, rows, _ = _convert(tmp_path, "p.json", json.dumps(PANDALM, indent=2), *PAIR_ARGS, "--gold", "annotator1", "--label", "1=r1,2=r2")
+    r, rows, _ = _convert(
+        tmp_path, "p.json", json.dumps(PANDALM, indent=2), *PAIR_ARGS, "--gold", "annotator1", "--label", "1=r1,2=r2"
+    )
     assert r.exit_code == 2
     # The third object of the indented array starts on line 14.
     assert "p.json:14" in r.output and "gold 0 is not a code of the label map" in r.output
@@ -66,21 +77,44 @@ def test_a_code_missing_from_the_label_map_is_an_error_at_its_record(tmp_path):
 
 def test_json_lines_and_dotted_paths_fill_pointwise_items_and_annotations(tmp_path):
     lines = [
-        {"doc_id": 7, "source": "inform(name=x)", "system_output": "x is nice", "scores": {"naturalness": 5.0, "overall": 4.5}},
+        {
+            "doc_id": 7,
+            "source": "inform(name=x)",
+            "system_output": "x is nice",
+            "scores": {"naturalness": 5.0, "overall": 4.5},
+        },
         {"doc_id": 8, "source": "inform(name=y)", "system_output": "y", "scores": {"naturalness": 2.0, "overall": 2}},
     ]
     r, rows, _ = _convert(
-        tmp_path, "s.jsonl", "".join(json.dumps(x) + "\n" for x in lines),
-        "--field", "id=doc_id", "--field", "input=source", "--field", "response=system_output",
-        "--field", "annotations.naturalness=scores.naturalness", "--gold", "scores.overall",
+        tmp_path,
+        "s.jsonl",
+        "".join(json.dumps(x) + "\n" for x in lines),
+        "--field",
+        "id=doc_id",
+        "--field",
+        "input=source",
+        "--field",
+        "response=system_output",
+        "--field",
+        "annotations.naturalness=scores.naturalness",
+        "--gold",
+        "scores.overall",
     )
     assert r.exit_code == 0, r.output
-    assert rows[0] == {"id": "7", "input": "inform(name=x)", "response": "x is nice", "annotations": {"naturalness": 5.0}, "gold": 4.5}
+    assert rows[0] == {
+        "id": "7",
+        "input": "inform(name=x)",
+        "response": "x is nice",
+        "annotations": {"naturalness": 5.0},
+        "gold": 4.5,
+    }
 
 
 def test_csv_cells_become_numbers_where_they_are_numbers(tmp_path):
     text = 'id,question,answer,grade\na1,"Two, words?",yes,3\na2,Q,"multi\nline",4.5\n'
-    r, rows, _ = _convert(tmp_path, "g.csv", text, "--field", "input=question", "--field", "response=answer", "--gold", "grade")
+    r, rows, _ = _convert(
+        tmp_path, "g.csv", text, "--field", "input=question", "--field", "response=answer", "--gold", "grade"
+    )
     assert r.exit_code == 0, r.output
     assert rows == [
         {"id": "a1", "input": "Two, words?", "response": "yes", "gold": 3},
@@ -116,7 +150,21 @@ def test_several_annotators_give_the_majority_and_a_split_needs_a_policy(tmp_pat
 
 def test_several_numeric_annotators_can_be_averaged(tmp_path):
     src = json.dumps([{"id": "x", "q": "i", "r": "a", "s1": 4, "s2": 5}])
-    r, rows, _ = _convert(tmp_path, "m.json", src, "--field", "input=q", "--field", "response=r", "--gold", "s1", "--gold", "s2", "--combine", "mean")
+    r, rows, _ = _convert(
+        tmp_path,
+        "m.json",
+        src,
+        "--field",
+        "input=q",
+        "--field",
+        "response=r",
+        "--gold",
+        "s1",
+        "--gold",
+        "s2",
+        "--combine",
+        "mean",
+    )
     assert r.exit_code == 0, r.output
     assert rows[0]["gold"] == 4.5
 
@@ -124,7 +172,12 @@ def test_several_numeric_annotators_can_be_averaged(tmp_path):
 def test_a_graph_checks_every_gold_value_and_writes_it_canonically(tmp_path):
     g = tmp_path / "ok.rbg"
     g.write_text(BOOL)
-    src = json.dumps([{"id": "1", "input": "", "response": "a", "verdict": "Yes"}, {"id": "2", "input": "", "response": "b", "verdict": "no"}])
+    src = json.dumps(
+        [
+            {"id": "1", "input": "", "response": "a", "verdict": "Yes"},
+            {"id": "2", "input": "", "response": "b", "verdict": "no"},
+        ]
+    )
     r, rows, _ = _convert(tmp_path, "b.json", src, "--gold", "verdict", "--graph", str(g))
     assert r.exit_code == 0, r.output
     assert [x["gold"] for x in rows] == [True, False]
@@ -136,7 +189,18 @@ def test_a_graph_checks_every_gold_value_and_writes_it_canonically(tmp_path):
 def test_a_graph_without_the_items_mode_is_refused(tmp_path):
     g = tmp_path / "ok.rbg"
     g.write_text(BOOL)
-    r, rows, _ = _convert(tmp_path, "p.json", json.dumps(PANDALM), *PAIR_ARGS, "--gold", "annotator1", "--label", "1=r1,2=r2,0=tie", "--graph", str(g))
+    r, rows, _ = _convert(
+        tmp_path,
+        "p.json",
+        json.dumps(PANDALM),
+        *PAIR_ARGS,
+        "--gold",
+        "annotator1",
+        "--label",
+        "1=r1,2=r2,0=tie",
+        "--graph",
+        str(g),
+    )
     assert r.exit_code == 2 and "no `pairwise` readout" in r.output
     assert rows is None
 
@@ -180,7 +244,24 @@ def test_the_llmbar_natural_set_converts_with_its_1_2_labels(tmp_path):
 
         pytest.skip("shared data not present")
     out = tmp_path / "llmbar.jsonl"
-    r = CliRunner().invoke(cli, ["items", "convert", str(src), "-o", str(out), "--field", "responses.output_1=output_1", "--field", "responses.output_2=output_2", "--gold", "label", "--label", "1=output_1,2=output_2"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "items",
+            "convert",
+            str(src),
+            "-o",
+            str(out),
+            "--field",
+            "responses.output_1=output_1",
+            "--field",
+            "responses.output_2=output_2",
+            "--gold",
+            "label",
+            "--label",
+            "1=output_1,2=output_2",
+        ],
+    )
     assert r.exit_code == 0, r.output
     items = list(read_items(str(out)))
     assert len(items) == 100 and {it.gold for it in items} == {"output_1", "output_2"}

@@ -90,7 +90,15 @@ def test_veto_to_the_scale_bottom_below_the_value_interval_checks():
     assert (gated.lo, gated.hi) == (1, 5)
 
 
-@pytest.mark.parametrize(("gate", "param", "bound"), [("gate.veto", "to = 0", "`to = 0`"), ("gate.veto", "to = 6", "`to = 6`"), ("gate.cap", "max = 0.5", "`max = 0.5`"), ("gate.floor", "min = 5.5", "`min = 5.5`")])
+@pytest.mark.parametrize(
+    ("gate", "param", "bound"),
+    [
+        ("gate.veto", "to = 0", "`to = 0`"),
+        ("gate.veto", "to = 6", "`to = 6`"),
+        ("gate.cap", "max = 0.5", "`max = 0.5`"),
+        ("gate.floor", "min = 5.5", "`min = 5.5`"),
+    ],
+)
 def test_a_gate_bound_off_the_contract_is_an_error_at_the_sink_naming_it(gate, param, bound):
     (d,) = _gated(gate, param).diagnostics
     assert d.code == "RB403" and d.is_error
@@ -99,7 +107,16 @@ def test_a_gate_bound_off_the_contract_is_an_error_at_the_sink_naming_it(gate, p
 
 @pytest.mark.parametrize(
     ("gate", "param", "no_op"),
-    [("gate.cap", "max = 5", True), ("gate.cap", "max = 7", True), ("gate.cap", "max = 4.9", False), ("gate.floor", "min = 1.25", True), ("gate.floor", "min = 1", True), ("gate.floor", "min = 2", False), ("gate.veto", "to = 5", False), ("gate.veto", "to = 1", False)],
+    [
+        ("gate.cap", "max = 5", True),
+        ("gate.cap", "max = 7", True),
+        ("gate.cap", "max = 4.9", False),
+        ("gate.floor", "min = 1.25", True),
+        ("gate.floor", "min = 1", True),
+        ("gate.floor", "min = 2", False),
+        ("gate.veto", "to = 5", False),
+        ("gate.veto", "to = 1", False),
+    ],
 )
 def test_a_gate_that_never_changes_its_value_is_a_warning_not_an_error(gate, param, no_op):
     diags = _gated(gate, param).diagnostics

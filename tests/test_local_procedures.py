@@ -117,7 +117,10 @@ def test_numeric_match_reads_gsm8k_answers_and_the_last_number():
     assert judge("rule.matches_reference", _item("In all, 72 clips.", reference=ref), mode="numeric").value is True
     j = judge("rule.matches_reference", _item("She sold 24 clips.", reference=ref), mode="numeric")
     assert j.value is False and j.raw == {"reference": 72.0, "response": 24.0}
-    assert judge("rule.matches_reference", _item("It costs $1,234.50", reference="#### 1234.5"), mode="numeric").value is True
+    assert (
+        judge("rule.matches_reference", _item("It costs $1,234.50", reference="#### 1234.5"), mode="numeric").value
+        is True
+    )
 
 
 def test_numeric_match_tolerance():
@@ -144,7 +147,13 @@ def test_annotation_from_the_item_or_a_table():
     item = _item("x", annotations={"fluency": 3})
     assert judge("human.annotation", item, type_=JType("ordinal", 1, 3), key="fluency").value == 3
     table = ValueTable({("1", "response", "fluency"): 2})
-    j = judge("human.annotation", _item("x"), type_=JType("ordinal", 1, 3), backend=LocalBackend(annotations=table), key="fluency")
+    j = judge(
+        "human.annotation",
+        _item("x"),
+        type_=JType("ordinal", 1, 3),
+        backend=LocalBackend(annotations=table),
+        key="fluency",
+    )
     assert j.value == 2
 
 

@@ -17,7 +17,9 @@ sink q
 readout pairwise {}
 """
 
-POINTWISE = PAIRWISE_ONLY.replace("readout pairwise {}", "readout pointwise { output = ordinal[1, 5] }").replace("rubric pw", "rubric pt")
+POINTWISE = PAIRWISE_ONLY.replace("readout pairwise {}", "readout pointwise { output = ordinal[1, 5] }").replace(
+    "rubric pw", "rubric pt"
+)
 
 
 @pytest.mark.parametrize("command", ["run", "eval", "eval-second"])
@@ -26,7 +28,12 @@ def test_a_graph_without_the_items_readout_is_an_error_not_a_traceback(tmp_path,
     pw.write_text(PAIRWISE_ONLY)
     pt.write_text(POINTWISE)
     items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps({"id": str(i), "input": "", "response": "r", "gold": 3, "recorded": {"q": 3}}) + "\n" for i in range(30)))
+    items.write_text(
+        "".join(
+            json.dumps({"id": str(i), "input": "", "response": "r", "gold": 3, "recorded": {"q": 3}}) + "\n"
+            for i in range(30)
+        )
+    )
     args = {
         "run": ["run", str(pw), str(items), "--out", str(tmp_path / "t.jsonl")],
         "eval": ["eval", str(pw), str(items)],

@@ -22,8 +22,13 @@ def _source_dir(package: str) -> PurePosixPath:
 
 
 def _shipped_files() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "rubriclang", *CONFIG["package-dir"].values()],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "rubriclang", *CONFIG["package-dir"].values()],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return [p for p in out.split() if "__pycache__" not in p]
 
 

@@ -27,7 +27,7 @@ def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)
         t = draw(st.sampled_from(NUMERIC_TYPES + ["bool"]))
         opt = draw(st.booleans())
         suffix = "?" if opt else ""
-        extra = ', on_error = abstain' if opt else ""
+        extra = ", on_error = abstain" if opt else ""
         lines.append(f'criterion c{i}: {t}{suffix} = human.annotation {{ key = "c{i}"{extra} }}')
         (boolean if t == "bool" else numeric).append((f"c{i}", opt))
     if not numeric:
@@ -35,7 +35,29 @@ def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)
         numeric.append(("cn", False))
     boolean_req = [n for n, opt in boolean if not opt]
     for j in range(draw(st.integers(1, 7))):
-        kind = draw(st.sampled_from(["mean", "wmean", "min", "max", "median", "sum", "rescale", "invert", "clamp", "cap", "floor", "veto", "mask", "threshold", "map", "count", "any"]))
+        kind = draw(
+            st.sampled_from(
+                [
+                    "mean",
+                    "wmean",
+                    "min",
+                    "max",
+                    "median",
+                    "sum",
+                    "rescale",
+                    "invert",
+                    "clamp",
+                    "cap",
+                    "floor",
+                    "veto",
+                    "mask",
+                    "threshold",
+                    "map",
+                    "count",
+                    "any",
+                ]
+            )
+        )
         name = f"n{j}"
         pick = lambda pool, k=1: draw(st.lists(st.sampled_from(pool), min_size=k, max_size=max(k, 3)))  # noqa: E731
         names = [n for n, _ in numeric]
@@ -45,18 +67,28 @@ def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)
         elif kind == "wmean":
             ins = pick(names)
             ws = draw(st.lists(st.integers(1, 4), min_size=len(ins), max_size=len(ins)))
-            lines.append(f"node {name} = reduce.weighted_mean(inputs: [{', '.join(ins)}]) {{ weights = [{', '.join(map(str, ws))}] }}")
+            lines.append(
+                f"node {name} = reduce.weighted_mean(inputs: [{', '.join(ins)}]) {{ weights = "
+                f"[{', '.join(map(str, ws))}] }}"
+            )
         elif kind == "rescale":
-            lines.append(f"node {name} = transform.rescale(value: {draw(st.sampled_from(names))}) {{ to = score[0, 100] }}")
+            lines.append(
+                f"node {name} = transform.rescale(value: {draw(st.sampled_from(names))}) {{ to = score[0, 100] }}"
+            )
         elif kind == "invert":
             lines.append(f"node {name} = transform.invert(value: {draw(st.sampled_from(names))})")
         elif kind == "clamp":
-            lines.append(f"node {name} = transform.clamp(value: {draw(st.sampled_from(names))}) {{ lo = -500, hi = 500 }}")
+            lines.append(
+                f"node {name} = transform.clamp(value: {draw(st.sampled_from(names))}) {{ lo = -500, hi = 500 }}"
+            )
         elif kind in ("cap", "floor", "veto", "mask") and boolean_req:
             param = {"cap": " { max = 2 }", "floor": " { min = 3 }", "veto": "", "mask": ""}[kind]
             if kind == "veto":
                 continue  # `to` must lie inside the value's interval; covered by the example tests
-            lines.append(f"node {name} = gate.{kind}(value: {draw(st.sampled_from(names))}, when: {draw(st.sampled_from(boolean_req))}){param}")
+            lines.append(
+                f"node {name} = gate.{kind}(value: {draw(st.sampled_from(names))}, when: "
+                f"{draw(st.sampled_from(boolean_req))}){param}"
+            )
             if kind == "mask":
                 numeric.append((name, True))
                 continue
@@ -72,7 +104,10 @@ def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)
                 numeric.append((name, True))
             continue
         elif kind == "map" and boolean:
-            lines.append(f"node {name} = transform.map(value: {draw(st.sampled_from([n for n, _ in boolean]))}) {{ values = {{ true: 5, false: 1 }} }}")
+            lines.append(
+                f"node {name} = transform.map(value: {draw(st.sampled_from([n for n, _ in boolean]))}) {{ values = {{ "
+                "true: 5, false: 1 } }"
+            )
         else:
             continue
         numeric.append((name, True))
@@ -105,7 +140,10 @@ def _reference(graph, row):
         from rubriclang.catalog import load_catalog
 
         spec = load_catalog().operators[op.operator]
-        ports = {p: [values[s] for s in slots] if spec.port(p).variadic else values[slots[0]] for p, slots in op.ports.items()}
+        ports = {
+            p: [values[s] for s in slots] if spec.port(p).variadic else values[slots[0]]
+            for p, slots in op.ports.items()
+        }
         types = {p: nodes[s[0]].type for p, s in op.ports.items() if len(s) == 1}
         values[op.name] = spec.function(ports, op.params, types)
         out.append(values[op.name])
@@ -175,7 +213,9 @@ def test_compiled_composition_matches_the_general_path(src, data):
         assert repr(composer.compose(mode, cids, judgments)) == repr(composer._compose(mode, cids, judgments))
 
 
-SINKS = st.one_of(st.none(), st.integers(-12, 12), st.floats(allow_nan=True), st.sampled_from([2.5, -2.5, 0.5, -0.0, 10.0, True]))
+SINKS = st.one_of(
+    st.none(), st.integers(-12, 12), st.floats(allow_nan=True), st.sampled_from([2.5, -2.5, 0.5, -0.0, 10.0, True])
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -14,7 +14,7 @@ from rubriclang.catalog import loader
 from rubriclang.catalog.types import BOOL
 
 PLUGIN_TOML = textwrap.dedent(
-    '''
+    """
     [operators."transform.square"]
     kind = "transform"
     summary = "The square of a value in [0, 1]."
@@ -23,17 +23,19 @@ PLUGIN_TOML = textwrap.dedent(
     doc = "x * x"
     ports = [{ name = "value", accepts = ["numeric"], absent = true }]
     params = []
-    '''
+    """
 )
 
 PLUGIN_PY = textwrap.dedent(
-    '''
+    """
     from rubriclang.catalog.entries import OperatorImpl
     from rubriclang.catalog.types import JType
 
     def _rule(r):
         v = r.one("value")
-        problems = [] if 0 <= v.lo and v.hi <= 1 else [("RB203", "`transform.square` squares values in [0, 1] only", None)]
+        problems = []
+        if not (0 <= v.lo and v.hi <= 1):
+            problems = [("RB203", "`transform.square` squares values in [0, 1] only", None)]
         return JType("score", 0, 1, optional=v.optional), problems
 
     def _square(ports, params, types):
@@ -44,7 +46,7 @@ PLUGIN_PY = textwrap.dedent(
         return f"None if {x} is None else {x} ** 2", {}
 
     OPERATORS = {"transform.square": OperatorImpl(_square, _rule, _plan)}
-    '''
+    """
 )
 
 
@@ -100,7 +102,9 @@ def test_plugin_operator_works_end_to_end_through_the_cli(plugin, tmp_path):
     graph = tmp_path / "g.rbg"
     graph.write_text(GRAPH.replace("node sq = transform.square(value: x)", "node   sq =  transform.square( value: x )"))
     items = tmp_path / "items.jsonl"
-    rows = [{"id": str(i), "input": "", "response": "", "annotations": {"x": x}} for i, x in enumerate((0.5, 0.25, 1.0))]
+    rows = [
+        {"id": str(i), "input": "", "response": "", "annotations": {"x": x}} for i, x in enumerate((0.5, 0.25, 1.0))
+    ]
     items.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "t.jsonl"
     runner = CliRunner()
@@ -122,7 +126,9 @@ def test_plugin_operator_is_typed_by_the_rule_its_entry_holds(plugin):
     typed = check_source(GRAPH.replace("score[0, 1] = human", "ordinal[0, 1] = human"), "g.rbg")
     assert not typed.diagnostics and str(typed.graph.nodes["sq"].type) == "score[0, 1]"
     wide = check_source(GRAPH.replace("score[0, 1] = human", "score[0, 2] = human"), "g.rbg")
-    assert [(d.code, d.message) for d in wide.diagnostics] == [("RB203", "`transform.square` squares values in [0, 1] only")]
+    assert [(d.code, d.message) for d in wide.diagnostics] == [
+        ("RB203", "`transform.square` squares values in [0, 1] only")
+    ]
 
 
 def test_plugin_operator_without_a_template_calls_its_function(plugin):
@@ -148,11 +154,23 @@ def test_plugin_operator_needs_a_function(plugin):
 @pytest.mark.parametrize(
     "edit, line, message",
     [
-        (('kind = "transform"', 'kind = "transfrom"'), 3, "`kind` must be one of transform, reduce, gate, not `transfrom` (did you mean `transform`?)"),
+        (
+            ('kind = "transform"', 'kind = "transfrom"'),
+            3,
+            "`kind` must be one of transform, reduce, gate, not `transfrom` (did you mean `transform`?)",
+        ),
         (('output_type = "`score[0, 1]`"\n', ""), 2, "operator `transform.square` needs `output_type`"),
         # The output rule is the entry's, no longer named in the TOML.
-        (('output_type = "`score[0, 1]`"', 'output_type = "`score[0, 1]`"\noutput = "unit_square"'), 6, "unknown key `output` in operator `transform.square` (did you mean `output_type`?)"),
-        (("params = []", 'params = [{ name = "k", typ = "number" }]'), 9, "unknown key `typ` in parameter `k` of operator `transform.square` (did you mean `type`?)"),
+        (
+            ('output_type = "`score[0, 1]`"', 'output_type = "`score[0, 1]`"\noutput = "unit_square"'),
+            6,
+            "unknown key `output` in operator `transform.square` (did you mean `output_type`?)",
+        ),
+        (
+            ("params = []", 'params = [{ name = "k", typ = "number" }]'),
+            9,
+            "unknown key `typ` in parameter `k` of operator `transform.square` (did you mean `type`?)",
+        ),
         (('accepts = ["numeric"]', 'accepts = "numeric"'), 8, "`accepts` must be a list, not string 'numeric'"),
     ],
 )
@@ -165,7 +183,7 @@ def test_a_malformed_plugin_catalog_is_an_error_at_its_line(plugin, edit, line, 
 
 
 TRAITS_TOML = textwrap.dedent(
-    '''
+    """
     [operators."reduce.pick_low"]
     kind = "reduce"
     summary = "The lowest input."
@@ -177,20 +195,31 @@ TRAITS_TOML = textwrap.dedent(
     summary = "True when the score is at least `at`."
     output_type = "`bool`"
     ports = [{ name = "value", accepts = ["numeric"] }]
-    params = [{ name = "at", type = "number", required = true }, { name = "inclusive", type = "boolean", default = true }]
-    '''
+    params = [
+        { name = "at", type = "number", required = true },
+        { name = "inclusive", type = "boolean", default = true },
+    ]
+    """
 )
 
 TRAITS_PY = textwrap.dedent(
-    '''
+    """
     from rubriclang.catalog.entries import OperatorImpl
     from rubriclang.catalog.types import BOOL
 
     OPERATORS = {
-        "reduce.pick_low": OperatorImpl(lambda ports, params, types: min(ports["inputs"]), lambda r: (r.many("inputs")[0], []), traits=frozenset({"selects"})),
-        "transform.passes": OperatorImpl(lambda ports, params, types: ports["value"] >= params["at"], lambda r: (BOOL, []), traits=frozenset({"cuts"})),
+        "reduce.pick_low": OperatorImpl(
+            lambda ports, params, types: min(ports["inputs"]),
+            lambda r: (r.many("inputs")[0], []),
+            traits=frozenset({"selects"}),
+        ),
+        "transform.passes": OperatorImpl(
+            lambda ports, params, types: ports["value"] >= params["at"],
+            lambda r: (BOOL, []),
+            traits=frozenset({"cuts"}),
+        ),
     }
-    '''
+    """
 )
 
 

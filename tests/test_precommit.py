@@ -18,10 +18,13 @@ from conftest import ERROR, GOOD, REPO_ROOT, needs
 
 PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which("pre-commit")
 
-pytestmark = [pytest.mark.slow, needs(
-    PRE_COMMIT is not None and shutil.which("git") is not None,
-    "pre-commit (dev extra) and git are needed to run the hooks",
-)]  # slow: pre-commit pip-installs the hook's environment (~1 min)
+pytestmark = [
+    pytest.mark.slow,
+    needs(
+        PRE_COMMIT is not None and shutil.which("git") is not None,
+        "pre-commit (dev extra) and git are needed to run the hooks",
+    ),
+]  # slow: pre-commit pip-installs the hook's environment (~1 min)
 
 GIT_IDENTITY = ["-c", "user.name=rbg tests", "-c", "user.email=tests@example.invalid", "-c", "commit.gpgsign=false"]
 

@@ -118,14 +118,18 @@ def test_run_into_a_log_writes_progress_lines_on_stderr_and_keeps_json_stdout_cl
     graph = tmp_path / "g.rbg"
     graph.write_text(RULE_GRAPH)
     items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps({"id": f"i{n}", "input": "q", "response": "a b c d"}) + "\n" for n in range(30)))
+    items.write_text(
+        "".join(json.dumps({"id": f"i{n}", "input": "q", "response": "a b c d"}) + "\n" for n in range(30))
+    )
     text = CliRunner().invoke(cli, ["run", str(graph), str(items), "--out", str(tmp_path / "a.jsonl")])
     assert text.exit_code == 0, text.output
     lines = _progress_lines(text.stderr)
     assert [line.split(" items")[0].strip() for line in lines] == [f"{n}/30" for n in range(3, 31, 3)]
     assert _progress_lines(text.stdout) == []
 
-    machine = CliRunner().invoke(cli, ["run", str(graph), str(items), "--out", str(tmp_path / "b.jsonl"), "--format", "json"])
+    machine = CliRunner().invoke(
+        cli, ["run", str(graph), str(items), "--out", str(tmp_path / "b.jsonl"), "--format", "json"]
+    )
     assert machine.exit_code == 0, machine.output
     assert json.loads(machine.stdout)["judged"] == 30
     assert _progress_lines(machine.stderr) == []

@@ -20,7 +20,14 @@ def rbg(*args):
 
 
 def test_short_numbers_have_four_significant_digits_in_the_languages_spelling():
-    assert [fmt_short(x) for x in (5.666666666666667, 2.0, 5.5, 0.000123456, 123456.0, 7)] == ["5.667", "2", "5.5", "0.0001235", "123500", "7"]
+    assert [fmt_short(x) for x in (5.666666666666667, 2.0, 5.5, 0.000123456, 123456.0, 7)] == [
+        "5.667",
+        "2",
+        "5.5",
+        "0.0001235",
+        "123500",
+        "7",
+    ]
 
 
 def test_replay_groups_transitions_and_rounds_the_values_it_shows(tmp_path):

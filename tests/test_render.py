@@ -150,10 +150,12 @@ def test_json_of_nothing_is_an_empty_array():
     assert json.loads(render_json([])) == []
 
 
-GITHUB = """\
-::error file=rubric.rbg,line=1,col=28,endLine=1,endColumn=34,title=RB109::the `rubric` header has no parameter `colour`%0Anote: did you mean `description`?%0Anote: its parameters: description, version
-::warning file=rubric.rbg,line=4,col=6,endLine=5,endColumn=5,title=RB304::`q` cannot reach the sink
-"""
+GITHUB = (
+    "::error file=rubric.rbg,line=1,col=28,endLine=1,endColumn=34,title=RB109::"
+    "the `rubric` header has no parameter `colour`"
+    "%0Anote: did you mean `description`?%0Anote: its parameters: description, version\n"
+    "::warning file=rubric.rbg,line=4,col=6,endLine=5,endColumn=5,title=RB304::`q` cannot reach the sink\n"
+)
 
 
 def test_github_writes_one_workflow_command_per_diagnostic():
@@ -163,8 +165,7 @@ def test_github_writes_one_workflow_command_per_diagnostic():
 def test_github_escapes_message_data_and_properties():
     d = Diagnostic("RB203", E, Span("dir,a:b/x%.rbg", 1, 2, 1, 3), "100% wrong\r\nsecond")
     assert render_github([d]) == (
-        "::error file=dir%2Ca%3Ab/x%25.rbg,line=1,col=2,endLine=1,endColumn=3,"
-        "title=RB203::100%25 wrong%0D%0Asecond\n"
+        "::error file=dir%2Ca%3Ab/x%25.rbg,line=1,col=2,endLine=1,endColumn=3,title=RB203::100%25 wrong%0D%0Asecond\n"
     )
 
 
@@ -173,7 +174,8 @@ FAKE_REGISTRY = {
     "RB304": CodeInfo("RB304", "unreachable", W, "Cannot reach the sink.", "Why.", "node a", "sink a"),
 }
 
-SARIF = """\
+SARIF = (
+    """\
 {
   "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
   "runs": [
@@ -198,7 +200,8 @@ SARIF = """\
             }
           ],
           "message": {
-            "text": "the `rubric` header has no parameter `colour`\\nnote: did you mean `description`?\\nnote: its parameters: description, version"
+            "text": "the `rubric` header has no parameter `colour`\\nnote: did you mean `description`?"""
+    """\\nnote: its parameters: description, version"
           },
           "ruleId": "RB109",
           "ruleIndex": 0
@@ -274,6 +277,7 @@ SARIF = """\
   "version": "2.1.0"
 }
 """
+)
 
 
 @pytest.fixture

@@ -44,7 +44,10 @@ def test_an_edited_file_is_a_new_key():
     assert tomlcache.cache_path(("ab", "c")) != tomlcache.cache_path(("a", "bc"))
 
 
-@pytest.mark.parametrize("damage", [b"", b"\x00garbage", marshal.dumps("not a list"), marshal.dumps([{"a": 1}, {"b": 2}]), marshal.dumps([1])])
+@pytest.mark.parametrize(
+    "damage",
+    [b"", b"\x00garbage", marshal.dumps("not a list"), marshal.dumps([{"a": 1}, {"b": 2}]), marshal.dumps([1])],
+)
 def test_a_damaged_or_foreign_cache_file_is_rebuilt(damage):
     path = tomlcache.cache_path(("a = 1",))
     with open(path, "wb") as fh:

@@ -49,7 +49,12 @@ def test_the_values_come_back_with_integers_as_floats_for_number_fields():
         (("count = 3", "count = 11"), "f.toml:2", "`count` must be between 1 and 10, not 11", ""),
         (("rate = 1", "rate = -0.5"), "f.toml:3", "`rate` must be at least 0.0, not -0.5", ""),
         (("rate = 1", "rate = nan"), "f.toml:3", "`rate` must be a finite number, not nan", ""),
-        (('mode = "fast"', 'mode = "fats"'), "f.toml:4", "`mode` must be one of fast, slow, not `fats`", "did you mean `fast`?"),
+        (
+            ('mode = "fast"', 'mode = "fats"'),
+            "f.toml:4",
+            "`mode` must be one of fast, slow, not `fats`",
+            "did you mean `fast`?",
+        ),
         (('tags = ["a"]', "tags = [1]"), "f.toml:5", "`tags` must be a list, not array [1]", ""),
         (("[sub]\nk = 1", "sub = 5"), "f.toml:7", "`sub` must be a table, not integer 5", ""),
     ],

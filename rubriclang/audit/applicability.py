@@ -25,7 +25,12 @@ def _needs(cond: str, judge: JudgeInfo) -> str | None:
             return "it needs pairwise items (two candidates to swap)"
     elif cond == "order_shown":
         readout = judge.graph.readouts.get("pairwise")
-        if judge.mode == "pairwise" and not judge.side_by_side and isinstance(readout, PairwiseReadout) and readout.resolve not in ("first", "second"):
+        if (
+            judge.mode == "pairwise"
+            and not judge.side_by_side
+            and isinstance(readout, PairwiseReadout)
+            and readout.resolve not in ("first", "second")
+        ):
             return (
                 "every criterion of this judge sees one candidate at a time (none is an `llm.compare`), and its "
                 f"pairwise readout resolves close calls by `resolve = {readout.resolve}`, not by position: the "
@@ -47,11 +52,18 @@ def _unless(cond: str, judge: JudgeInfo) -> str | None:
     if cond == "measures_length":
         names = judge.response_criteria("measures_length")
         if names:
-            return f"criterion `{names[0]}` measures the response's length (rule.length), which this operator changes by design"
+            return (
+                f"criterion `{names[0]}` measures the response's length (rule.length), which this operator "
+                "changes by design"
+            )
     elif cond == "checks_format":
         names = judge.response_criteria("checks_format")
         if names:
-            return f"criterion `{names[0]}` checks the response's format ({next(c.procedure for c in judge.graph.criteria if c.name == names[0])}), which this operator changes by design"
+            return (
+                f"criterion `{names[0]}` checks the response's format "
+                f"({next(c.procedure for c in judge.graph.criteria if c.name == names[0])}), which this operator "
+                "changes by design"
+            )
     else:
         raise ValueError(f"unknown condition `{cond}` in perturbations.toml")
     return None
@@ -61,7 +73,10 @@ _NEEDS_WORDS = {
     "llm_criteria": "the judge has llm.* criteria",
     "anchors": "an llm.* criterion has anchors or label descriptions",
     "pairwise": "pairwise items",
-    "order_shown": "a criterion sees both candidates in one prompt (`llm.compare`), or the pairwise readout resolves close calls by position",
+    "order_shown": (
+        "a criterion sees both candidates in one prompt (`llm.compare`), or the pairwise readout resolves "
+        "close calls by position"
+    ),
     "pointwise": "pointwise items",
     "ordered_output": "a binary or ordinal output",
 }

@@ -44,7 +44,12 @@ def _flag(relation: str, outcome: str) -> int | None:
 
 def _variants(report: dict, relations: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str, str]]:
     """variant id -> (item, operator, outcome)."""
-    return {vid: (item, v["operator"], v["outcome"]) for item, e in report["by_item"].items() for vid, v in e["variants"].items() if v["operator"] in relations}
+    return {
+        vid: (item, v["operator"], v["outcome"])
+        for item, e in report["by_item"].items()
+        for vid, v in e["variants"].items()
+        if v["operator"] in relations
+    }
 
 
 def _relations(report: dict) -> dict[str, tuple[str, str]]:
@@ -77,7 +82,8 @@ def compare(a: dict, b: dict, names: tuple[str, str]) -> dict:
     """The comparison document (schema `rubriclang.audit.compare/1`)."""
     if a["suite"]["sealed"] != b["suite"]["sealed"]:
         raise CompareError(
-            f"the two audits ran on different sealed suites ({a['suite']['sealed'][:19]}... and {b['suite']['sealed'][:19]}...); "
+            f"the two audits ran on different sealed suites ({a['suite']['sealed'][:19]}... and "
+            f"{b['suite']['sealed'][:19]}...); "
             "run the second with `--sealed DIR_A/sealed.json` to compare them"
         )
     rel_a, rel_b = _relations(a), _relations(b)
@@ -111,8 +117,16 @@ def compare(a: dict, b: dict, names: tuple[str, str]) -> dict:
             }
         return out
 
-    by_operator = {op: block(v, a["by_operator"].get(op), b["by_operator"].get(op)) for (kind, op), v in sorted(groups.items()) if kind == "operator"}
-    by_surface = {s: block(v, a["by_surface"].get(s), b["by_surface"].get(s)) for (kind, s), v in sorted(groups.items()) if kind == "surface"}
+    by_operator = {
+        op: block(v, a["by_operator"].get(op), b["by_operator"].get(op))
+        for (kind, op), v in sorted(groups.items())
+        if kind == "operator"
+    }
+    by_surface = {
+        s: block(v, a["by_surface"].get(s), b["by_surface"].get(s))
+        for (kind, s), v in sorted(groups.items())
+        if kind == "surface"
+    }
     overall = block(shared, a["metrics"], b["metrics"])
     items = sorted(set(a["by_item"]) & set(b["by_item"]))
     repeat = {
@@ -126,20 +140,35 @@ def compare(a: dict, b: dict, names: tuple[str, str]) -> dict:
         ob = vb[vid][2]
         relation = relations[op][0]
         fa, fb = _flag(relation, oa), _flag(relation, ob)
-        if fa is not None and fb is not None and fa != fb:  # an item eligible in one audit only is not a difference of the judges' outcomes
+        if (
+            fa is not None and fb is not None and fa != fb
+        ):  # an item eligible in one audit only is not a difference of the judges' outcomes
             differ.append({"variant": vid, "item": item, "operator": op, "relation": relation, "a": oa, "b": ob})
     return {
         "schema": SCHEMA,
         "sealed": a["suite"]["sealed"],
         "a": _side(a, names[0]),
         "b": _side(b, names[1]),
-        "shared": {"items": len(items), "variants": len(shared), "only_a": len(set(va) - set(vb)), "only_b": len(set(vb) - set(va))},
+        "shared": {
+            "items": len(items),
+            "variants": len(shared),
+            "only_a": len(set(va) - set(vb)),
+            "only_b": len(set(vb) - set(va)),
+        },
         "repeat_flip_rate": repeat,
         "overall": overall,
         "by_surface": by_surface,
         "by_operator": by_operator,
         "differ": differ,
-        "differences": len(differ) + sum(_nonzero(x) for x in [repeat["paired"], *_paired_all(overall), *(p for g in (*by_surface.values(), *by_operator.values()) for p in _paired_all(g))]),
+        "differences": len(differ)
+        + sum(
+            _nonzero(x)
+            for x in [
+                repeat["paired"],
+                *_paired_all(overall),
+                *(p for g in (*by_surface.values(), *by_operator.values()) for p in _paired_all(g)),
+            ]
+        ),
     }
 
 
@@ -165,7 +194,14 @@ def _repeat_paired(a: dict, b: dict, items: list[str]) -> dict:
 
 def _side(report: dict, folder: str) -> dict:
     j = report["judge"]
-    return {"folder": folder, "judge": j["name"], "path": j["path"], "hash": j["hash"], "type": j["type"], "repeats": report["suite"]["repeats"]}
+    return {
+        "folder": folder,
+        "judge": j["name"],
+        "path": j["path"],
+        "hash": j["hash"],
+        "type": j["type"],
+        "repeats": report["suite"]["repeats"],
+    }
 
 
 # --- text ----------------------------------------------------------------------
@@ -186,8 +222,10 @@ def render_text(doc: dict, max_rows: int = 20) -> str:
     a, b = doc["a"], doc["b"]
     lines = [
         f"A: `{a['judge']}` ({a['folder']})   B: `{b['judge']}` ({b['folder']})   sealed {doc['sealed'][:19]}...",
-        f"  shared: {doc['shared']['items']} items, {doc['shared']['variants']} variants (only A {doc['shared']['only_a']}, only B {doc['shared']['only_b']})",
-        f"  repeat flip rate     A {_pct(doc['repeat_flip_rate']['a'])}  B {_pct(doc['repeat_flip_rate']['b'])}  B-A {_delta(doc['repeat_flip_rate']['paired'])}",
+        f"  shared: {doc['shared']['items']} items, {doc['shared']['variants']} variants (only A "
+        f"{doc['shared']['only_a']}, only B {doc['shared']['only_b']})",
+        f"  repeat flip rate     A {_pct(doc['repeat_flip_rate']['a'])}  B {_pct(doc['repeat_flip_rate']['b'])}  B-A "
+        f"{_delta(doc['repeat_flip_rate']['paired'])}",
     ]
 
     def rows(title: str, groups: dict) -> None:
@@ -197,7 +235,10 @@ def render_text(doc: dict, max_rows: int = 20) -> str:
         for name, g in groups.items():
             for relation, r in g.items():
                 first = _RATES[relation][0]
-                lines.append(f"  {name:<24} {first:<16} A {_pct(r['a'][first])}  B {_pct(r['b'][first])}  B-A {_delta(r['paired'])}")
+                lines.append(
+                    f"  {name:<24} {first:<16} A {_pct(r['a'][first])}  B {_pct(r['b'][first])}  B-A "
+                    f"{_delta(r['paired'])}"
+                )
 
     rows("Overall:", {"all": doc["overall"]})
     rows("By surface:", doc["by_surface"])

@@ -116,7 +116,9 @@ class JudgeInfo:
     def only(self, gid: str) -> JudgeInfo:
         """The judge as the set of its one graph `gid` (what a patch of that graph sees)."""
         g = self.graphs[gid]
-        return attrs.evolve(self, graph=g, graphs={gid: g}, routes={i: r for i, r in self.routes.items() if r.gid == gid})
+        return attrs.evolve(
+            self, graph=g, graphs={gid: g}, routes={i: r for i, r in self.routes.items() if r.gid == gid}
+        )
 
 
 def judge_graphs(source: JudgeSource) -> dict[str, CheckedGraph]:
@@ -142,12 +144,19 @@ def judge_info(source: JudgeSource, items: list[Item], positive: bool = True) ->
     mode = modes.pop() if modes else "pointwise"
     graphs = judge_graphs(source)
     if not graphs:
-        raise JudgeError(f"the folder `{source.folder if isinstance(source, GraphSet) else source.path}` has no graph that compiled: there is no judge to audit")
+        raise JudgeError(
+            f"the folder `{source.folder if isinstance(source, GraphSet) else source.path}` has no graph that "
+            "compiled: there is no judge to audit"
+        )
     infos = {gid: _one(g, mode, positive) for gid, g in graphs.items()}
     first_id, first = next(iter(infos.items()))
     for gid, info in infos.items():
         if (info.type, info.output) != (first.type, first.output):
-            raise JudgeError(f"the judge's graphs answer in different types: `{gid}` in {_kind(info)}, `{first_id}` in {_kind(first)}; every graph of a folder (its fallbacks too) must answer in one type (audit them apart)")
+            raise JudgeError(
+                f"the judge's graphs answer in different types: `{gid}` in {_kind(info)}, `{first_id}` in "
+                f"{_kind(first)}; every graph of a folder (its fallbacks too) must answer in one type (audit "
+                "them apart)"
+            )
     fields = frozenset().union(*(i.reads for i in infos.values()))
     return attrs.evolve(first, reads=fields, graphs=graphs, routes=routes(source, items))
 
@@ -160,7 +169,10 @@ def _one(graph: CheckedGraph, mode: str, positive: bool) -> JudgeInfo:
     """One graph's judge info (its type, from its readout of `mode`)."""
     if mode not in graph.readouts:
         have = ", ".join(graph.readouts) or "none"
-        raise JudgeError(f"the items are {mode}, but the judge `{graph.name}` ({graph.path}) has no `{mode}` readout (it has: {have})")
+        raise JudgeError(
+            f"the items are {mode}, but the judge `{graph.name}` ({graph.path}) has no `{mode}` readout (it has: "
+            f"{have})"
+        )
     fields = frozenset().union(*(reads(c) for c in graph.criteria))
     if mode == "pairwise":
         return JudgeInfo(graph, mode, "pairwise", None, None, fields | {"order"})

@@ -84,7 +84,9 @@ def _fits(value, schema: dict) -> bool:
 def _describe(schema: dict) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
-    return {"string": "a non-empty string", "object": "an object of strings", "array": "a list"}.get(str(schema.get("type")), "valid")
+    return {"string": "a non-empty string", "object": "an object of strings", "array": "a list"}.get(
+        str(schema.get("type")), "valid"
+    )
 
 
 class Asker(Protocol):
@@ -137,6 +139,11 @@ class JsonAsker:
             obj, error = last_object(reply, fields)
             if obj is not None:
                 return Answer("ok", obj, model=completion.model)
-            note = {"role": "user", "content": f"Your reply could not be read: {error}. Reply again with the JSON object only."}
+            note = {
+                "role": "user",
+                "content": f"Your reply could not be read: {error}. Reply again with the JSON object only.",
+            }
             request = attrs.evolve(request, messages=request.messages + ({"role": "assistant", "content": reply}, note))
-        return Answer("unavailable", error=f"unreadable reply after {self.retries + 1} tries: {error}", model=self.client.model)
+        return Answer(
+            "unavailable", error=f"unreadable reply after {self.retries + 1} tries: {error}", model=self.client.model
+        )

@@ -69,6 +69,7 @@ class Localizer:
 
     def __init__(self, graph: CheckedGraph):
         self.graph = graph
+
         # Scores are summarised over repeats by their mean, other values by
         # their mode; a numeric sink always by its mean, as an ordinal
         # verdict is, so a flipped verdict always shows a moved sink.

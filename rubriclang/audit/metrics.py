@@ -264,7 +264,9 @@ class Tally:
         return sum(t for _, t in self.per_item.values())
 
     def columns(self, items: Iterable[str] | None = None) -> tuple[list[float], list[float]]:
-        keys = sorted(k for k in (items if items is not None else self.per_item) if k in self.per_item and self.per_item[k][1] > 0)
+        keys = sorted(
+            k for k in (items if items is not None else self.per_item) if k in self.per_item and self.per_item[k][1] > 0
+        )
         return [self.per_item[k][0] for k in keys], [self.per_item[k][1] for k in keys]
 
     def rate(self) -> dict:
@@ -284,7 +286,11 @@ def _num(x: float) -> int | float:
 
 def excess(judgments: Tally, noise: Tally) -> dict:
     """Judgment flip rate minus repeat flip rate, over the items both have."""
-    items = sorted(k for k in judgments.per_item if k in noise.per_item and judgments.per_item[k][1] > 0 and noise.per_item[k][1] > 0)
+    items = sorted(
+        k
+        for k in judgments.per_item
+        if k in noise.per_item and judgments.per_item[k][1] > 0 and noise.per_item[k][1] > 0
+    )
     if not items:
         return {"value": None, "low": None, "high": None, "n": 0}
     a, b = judgments.columns(items)
@@ -317,7 +323,9 @@ def gold_extras(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
             value = modal([float(d.value) for d in s.verdicts if d.status == "ok"]) if scorer.ordinal else s.value
             preds.append(Verdict("ok", _num(value) if scorer.ordinal else value).to_json())
     gold_values = sorted({_key(g): g for g in golds}.values(), key=_order)
-    pred_values = sorted({_key(p): p for p in preds}.values(), key=lambda p: (p["status"] != "ok", p["status"], _order(p["decision"])))
+    pred_values = sorted(
+        {_key(p): p for p in preds}.values(), key=lambda p: (p["status"] != "ok", p["status"], _order(p["decision"]))
+    )
     gk, pk = [_key(g) for g in gold_values], [_key(p) for p in pred_values]
     counts = confusion([pk.index(_key(p)) for p in preds], [gk.index(_key(g)) for g in golds], len(pk), len(gk))
     rank = None

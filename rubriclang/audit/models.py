@@ -58,7 +58,9 @@ class Models:
             try:
                 self._cache = CallCache(path)
             except (sqlite3.Error, OSError) as exc:
-                raise ModelUnavailable(f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)") from None
+                raise ModelUnavailable(
+                    f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)"
+                ) from None
         return self._cache
 
     def client(self, cfg: ModelConfig) -> OpenAIClient:
@@ -103,4 +105,6 @@ def server(cfg: ModelConfig) -> Server:
     without `base_url`, the embedded model (whose model is its own)."""
     if not cfg.base_url:
         return Server(model_file=cfg.model_file, timeout=cfg.timeout, max_retries=cfg.max_retries)
-    return Server((cfg.base_url,), cfg.model, os.environ.get(cfg.api_key_env) or None, None, cfg.timeout, cfg.max_retries)
+    return Server(
+        (cfg.base_url,), cfg.model, os.environ.get(cfg.api_key_env) or None, None, cfg.timeout, cfg.max_retries
+    )

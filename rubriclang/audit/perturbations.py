@@ -19,7 +19,11 @@ SURFACES = ("judge_prompt", "rubric", "input", "output", "paired")
 RELATIONS = ("invariant", "directional")
 GENERATORS = ("rule", "llm")
 # What a custom perturbation of each surface rewrites, and what the generator returns.
-CUSTOM_SURFACES = {"input": (("input",), "input"), "output": (("response",), "response"), "paired": (("input", "response"), "input+response")}
+CUSTOM_SURFACES = {
+    "input": (("input",), "input"),
+    "output": (("response",), "response"),
+    "paired": (("input", "response"), "input+response"),
+}
 
 
 @attrs.frozen
@@ -53,7 +57,9 @@ class Perturbation:
         op = attrs.evolve(self, options={**self.options, **options})
         fields = tuple(op.options.get("fields", ()))
         if fields:
-            op = attrs.evolve(op, changes=fields, surface={("input",): "input", ("response",): "output"}.get(fields, "paired"))
+            op = attrs.evolve(
+                op, changes=fields, surface={("input",): "input", ("response",): "output"}.get(fields, "paired")
+            )
         return op
 
     def to_json(self) -> dict:

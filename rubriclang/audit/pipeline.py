@@ -57,7 +57,16 @@ class AuditRequest:
 
 
 def _paths(out: str) -> dict[str, str]:
-    names = ("sealed.json", "validation.jsonl", "audit.json", "runs.jsonl", "usage.json", "report.json", "report.txt", "report.html")
+    names = (
+        "sealed.json",
+        "validation.jsonl",
+        "audit.json",
+        "runs.jsonl",
+        "usage.json",
+        "report.json",
+        "report.txt",
+        "report.html",
+    )
     return {n.removesuffix(".json").removesuffix(".jsonl"): os.path.join(out, n) for n in names}
 
 
@@ -85,7 +94,9 @@ def _check_gold(judge: JudgeInfo, items, where: str):
     try:
         read_gold(items, judge.graph, where, judge.mode)
     except GoldError as exc:
-        raise AuditError(f"{exc.where}: {exc.message}", "fix the gold, or write `gold = false` in the suite to ignore it") from None
+        raise AuditError(
+            f"{exc.where}: {exc.message}", "fix the gold, or write `gold = false` in the suite to ignore it"
+        ) from None
     return items
 
 
@@ -112,11 +123,14 @@ def _compile_notes(judge: JudgeInfo) -> list[str]:
     notes = []
     if routes.count("failed") or routes.count("abstain"):
         notes.append(
-            f"{routes.count('failed')} item(s) had no compiled graph and no fallback (compile failures) and {routes.count('abstain')} abstained by their policy: "
+            f"{routes.count('failed')} item(s) had no compiled graph and no fallback (compile failures) and "
+            f"{routes.count('abstain')} abstained by their policy: "
             "their records are in runs.jsonl, and they are left out of the metrics (`judge.compile`)"
         )
     if routes.count("fallback"):
-        notes.append(f"{routes.count('fallback')} item(s) whose graph did not compile were judged by their fallback graph")
+        notes.append(
+            f"{routes.count('fallback')} item(s) whose graph did not compile were judged by their fallback graph"
+        )
     return notes
 
 
@@ -201,7 +215,9 @@ class Audit:
     async def _locked(self, judge: JudgeInfo, items: list[Item], local) -> dict:
         sealed = await self._sealed(judge, items)
         judge = self._judge(list(sealed.items))
-        gold_items = _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
+        gold_items = (
+            _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
+        )
         skipped, variants, graphs = self._plan(judge, sealed)
         self._manifest(judge, sealed.hash)
         records = await self._judge_all(judge, local, sealed, variants, graphs)
@@ -228,7 +244,9 @@ class Audit:
         self.phase("writing the report", None)
         report = build_report(data)
         if self.req.summary or self.suite.summarizer is not None:
-            report["summary"] = await summarise(self.models.asker(self.suite.summarizer or self.suite.generator, role="summary"), report)
+            report["summary"] = await summarise(
+                self.models.asker(self.suite.summarizer or self.suite.generator, role="summary"), report
+            )
         else:
             report["summary"] = rule_summary(report)
         report["usage"] = self._usage()
@@ -239,7 +257,10 @@ class Audit:
         try:
             page = render_folder(self.req.out, report)
         except ReportError as exc:
-            raise AuditError(f"{exc}; report.json and report.txt are written, and `python -m rubriclang.audit.html {self.req.out}` renders the page once it is fixed") from None
+            raise AuditError(
+                f"{exc}; report.json and report.txt are written, and `python -m rubriclang.audit.html {self.req.out}` "
+                "renders the page once it is fixed"
+            ) from None
         write_atomic(self.paths["report.html"], page)
         return report
 
@@ -260,11 +281,17 @@ class Audit:
             if os.path.exists(here):
                 mine, _ = self._read_sealed(here)
                 if mine.hash != sealed.hash:
-                    raise AuditError(f"`{self.req.out}` holds an audit of another sealed suite ({mine.hash[:19]}...)", "give a new --out")
+                    raise AuditError(
+                        f"`{self.req.out}` holds an audit of another sealed suite ({mine.hash[:19]}...)",
+                        "give a new --out",
+                    )
             else:
                 write_json(here, doc)
             if sealed.judge.get("hash") != judge.hash:
-                self.notes.append(f"the sealed suite was made for the judge `{sealed.judge.get('name')}` ({str(sealed.judge.get('hash'))[:19]}...): this audit reuses its variants")
+                self.notes.append(
+                    f"the sealed suite was made for the judge `{sealed.judge.get('name')}` "
+                    f"({str(sealed.judge.get('hash'))[:19]}...): this audit reuses its variants"
+                )
         elif os.path.exists(here):
             sealed = self._read_sealed(here)[0]
         else:
@@ -279,7 +306,9 @@ class Audit:
             self.notes.append("the items come from the sealed suite, which differ from the suite's `items`")
         missing = [n for n in self.suite.requested() if n not in sealed.operators and n not in sealed.skipped]
         if missing:
-            self.notes.append(f"the sealed suite has no variants of {', '.join(missing)}; give a new --out to generate them")
+            self.notes.append(
+                f"the sealed suite has no variants of {', '.join(missing)}; give a new --out to generate them"
+            )
 
     def _read_sealed(self, path: str):
         try:
@@ -296,7 +325,9 @@ class Audit:
         if any(op.generator == "llm" for op in to_run):
             generator = self.models.asker(self.suite.generator, role="generate")
             validator = self.models.asker(self.suite.validator, role="validate")
-        result = await Generation(judge, self.suite.seed, generator, validator, self.suite.concurrency).run(to_run, items)
+        result = await Generation(judge, self.suite.seed, generator, validator, self.suite.concurrency).run(
+            to_run, items
+        )
         if log:
             write_lines(self.paths["validation"], result.log)
         return sealing.seal(
@@ -315,7 +346,11 @@ class Audit:
         from rubriclang.audit.perturbations import load_perturbations
 
         perturbations = {**load_perturbations(), **self.suite.custom}
-        return {name: perturbations[name] for name in sealed.skipped if name in perturbations and name not in sealed.operators}
+        return {
+            name: perturbations[name]
+            for name in sealed.skipped
+            if name in perturbations and name not in sealed.operators
+        }
 
     def _plan(self, judge: JudgeInfo, sealed: sealing.Sealed):
         """(skipped operators with reasons, variants to judge, graphs by
@@ -334,17 +369,31 @@ class Audit:
             for gid in targets:
                 graph = judge.graphs.get(gid)
                 if graph is None:
-                    skipped.setdefault(patch.operator, f"the sealed suite's patch `{pid}` is of the graph `{gid}`, which this judge lacks")
+                    skipped.setdefault(
+                        patch.operator,
+                        f"the sealed suite's patch `{pid}` is of the graph `{gid}`, which this judge lacks",
+                    )
                     continue
                 missing, unknown = patch.missing(graph), patch.unknown(graph)
                 if missing:
-                    skipped.setdefault(patch.operator, f"the sealed suite's patch names criteria this judge lacks: {', '.join(missing)}")
+                    skipped.setdefault(
+                        patch.operator,
+                        f"the sealed suite's patch names criteria this judge lacks: {', '.join(missing)}",
+                    )
                 elif unknown:
-                    skipped.setdefault(patch.operator, f"the sealed suite's patch sets {', '.join(f'`{u}`' for u in unknown)}, which no procedure reads (sealed by an older version): seal the suite again with a new --out")
+                    skipped.setdefault(
+                        patch.operator,
+                        f"the sealed suite's patch sets {', '.join(f'`{u}`' for u in unknown)}, which no procedure "
+                        "reads (sealed by an older version): seal the suite again with a new --out",
+                    )
                 else:
                     graphs[(gid, pid)] = patch.apply(graph)
         judged = judge.judged
-        variants = [v for v in sealed.variants if v.operator not in skipped and (v.patch is None or (judged.get(v.item), v.patch) in graphs)]
+        variants = [
+            v
+            for v in sealed.variants
+            if v.operator not in skipped and (v.patch is None or (judged.get(v.item), v.patch) in graphs)
+        ]
         return skipped, variants, graphs
 
     def _notes(self, sealed: sealing.Sealed) -> list[str]:
@@ -363,7 +412,10 @@ class Audit:
 
     def _models(self) -> dict[str, tuple]:
         """phase -> the models that served it."""
-        out = {role: tuple(sorted({a.client.model for a in askers}, key=str)) for role, askers in self.models.askers.items()}
+        out = {
+            role: tuple(sorted({a.client.model for a in askers}, key=str))
+            for role, askers in self.models.askers.items()
+        }
         out["judge"] = tuple(sorted({c.client.model for b in self._judge_llms for c in b.callers.values()}, key=str))
         return out
 
@@ -392,7 +444,9 @@ class Audit:
         for name in sorted(set(have) | set(now)):
             old = have.get(name, {})
             u = now.get(name, Usage())
-            phases[name] = {k: int(old.get(k, 0)) + getattr(u, k) for k in ("calls", "prompt_tokens", "completion_tokens")}
+            phases[name] = {
+                k: int(old.get(k, 0)) + getattr(u, k) for k in ("calls", "prompt_tokens", "completion_tokens")
+            }
         write_json(path, {"schema": "rubriclang.audit.usage/1", "phases": phases})
         from rubriclang.llm.estimate import cost
 
@@ -437,21 +491,33 @@ class Audit:
     def _estimate_doc(self, est, judge: JudgeInfo, sealed, skipped: dict) -> tuple[dict, list[str], list[str]]:
         """(estimate, phases, notes) for `cli/estimate.document`."""
         gen = est.get("generate")
-        llm_ops = [self.suite.perturbation(n) for n in self.suite.requested() if n not in skipped and n not in sealed.skipped]
+        llm_ops = [
+            self.suite.perturbation(n) for n in self.suite.requested() if n not in skipped and n not in sealed.skipped
+        ]
         llm_ops = [op for op in llm_ops if op.generator == "llm"] if not self.req.sealed else []
         notes = []
         if gen.calls:
             v = self.suite.validator.max_tokens
             est.phases["validate"] = attrs.evolve(gen, completion_tokens=gen.calls * v if v else None)
-            est.models["validate"] = {self.suite.validator.model or ("embedded" if not self.suite.validator.base_url else None)}
-            notes.append("validation is counted as one call per generated variant, with the generator's prompt size (an approximation)")
+            est.models["validate"] = {
+                self.suite.validator.model or ("embedded" if not self.suite.validator.base_url else None)
+            }
+            notes.append(
+                "validation is counted as one call per generated variant, with the generator's prompt size (an "
+                "approximation)"
+            )
         if llm_ops:
             per_item = est.get("judge:items")
-            styles = sum(len(op.options.get("styles") or ()) if op.judge_side and "styles" in op.options else 1 for op in llm_ops)
+            styles = sum(
+                len(op.options.get("styles") or ()) if op.judge_side and "styles" in op.options else 1 for op in llm_ops
+            )
             extra = per_item.scaled(styles)
             judged = est.phases.setdefault("judge", extra.scaled(0))
             judged.add(extra.calls, extra.prompt_tokens, extra.completion_tokens)
-            notes.append(f"the judging of {styles} LLM-made variant(s) per item is counted as the original item's (an approximation)")
+            notes.append(
+                f"the judging of {styles} LLM-made variant(s) per item is counted as the original item's (an "
+                "approximation)"
+            )
         est.phases.pop("judge:items", None)
         return est, ["generate", "validate", "judge"], notes
 
@@ -460,7 +526,18 @@ class Audit:
     def _manifest(self, judge: JudgeInfo, sealed_hash: str) -> None:
         cfg = self.suite.judge_model
         uses_llm = bool(judge.llm_criteria)
-        backend = {"base_url": cfg.base_url, "model": cfg.model, "model_file": cfg.model_file, "temperature": cfg.temperature, "seed": cfg.seed, "max_tokens": cfg.max_tokens} if uses_llm else None
+        backend = (
+            {
+                "base_url": cfg.base_url,
+                "model": cfg.model,
+                "model_file": cfg.model_file,
+                "temperature": cfg.temperature,
+                "seed": cfg.seed,
+                "max_tokens": cfg.max_tokens,
+            }
+            if uses_llm
+            else None
+        )
         want = {"schema": MANIFEST, "judge": judge.hash, "sealed": sealed_hash, "backend": backend}
         path = self.paths["audit"]
         if os.path.exists(path):
@@ -472,7 +549,8 @@ class Audit:
             if have != want:
                 what = [k for k in ("judge", "sealed", "backend") if have.get(k) != want[k]]
                 raise AuditError(
-                    f"`{self.req.out}` holds an audit with another {' and '.join(what)}; its judgments cannot be mixed with this one's",
+                    f"`{self.req.out}` holds an audit with another {' and '.join(what)}; its judgments cannot be "
+                    "mixed with this one's",
                     "give a new --out, or remove the folder to start over",
                 )
         else:
@@ -491,7 +569,11 @@ class Audit:
 
         cfg = self.suite.judge_model
         try:
-            client, sampling, profiles = self.models.judges(Union(judge.criteria, judge.graph.path), cfg, Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed))
+            client, sampling, profiles = self.models.judges(
+                Union(judge.criteria, judge.graph.path),
+                cfg,
+                Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
+            )
             cache = self.models.cache
         except ModelUnavailable as exc:
             raise AuditError(f"the judge's LLM backend: {exc}") from None
@@ -524,8 +606,15 @@ class Audit:
                 await client.check_model()
             except LLMError as exc:
                 which = f"model profile `{name}`" if name else self.suite.judge_model.describe()
-                raise AuditError(f"the judge's LLM backend ({which}): {exc.message}", "check the [judge] table of the suite" if not name else "check the profile in the project config") from None
-        self.judge_settings = {"model": clients[None].model, "temperature": self._sampling.temperature, "seed": self._sampling.seed}
+                raise AuditError(
+                    f"the judge's LLM backend ({which}): {exc.message}",
+                    "check the [judge] table of the suite" if not name else "check the profile in the project config",
+                ) from None
+        self.judge_settings = {
+            "model": clients[None].model,
+            "temperature": self._sampling.temperature,
+            "seed": self._sampling.seed,
+        }
 
     async def _judge_all(self, judge: JudgeInfo, local, sealed, variants, graphs, store=None) -> dict:
         from rubriclang.interp.engine import BackendError

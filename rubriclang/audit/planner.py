@@ -40,7 +40,11 @@ def describe_judge(judge: JudgeInfo) -> str:
         lines.append(f"description: {g.header['description']}")
     for c in g.criteria:
         question = c.params.get("question")
-        detail = f' - asks: "{_clip(question)}"' if question else f" {json.dumps({k: v for k, v in c.params.items() if k != 'on_error'}, default=str)}"
+        detail = (
+            f' - asks: "{_clip(question)}"'
+            if question
+            else f" {json.dumps({k: v for k, v in c.params.items() if k != 'on_error'}, default=str)}"
+        )
         lines.append(f"criterion {c.name}: {c.type} by {c.procedure}{detail}")
         if question and (c.params.get("anchors") or c.params.get("descriptions")):
             lines += [f"  {point}" for point in listed_points(c)[1]]
@@ -68,7 +72,9 @@ def candidates(judge: JudgeInfo) -> tuple[dict[str, Perturbation], list[tuple[st
     return ok, skipped
 
 
-async def plan(asker, judge: JudgeInfo, items: list[Item]) -> tuple[list[tuple[Perturbation, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+async def plan(
+    asker, judge: JudgeInfo, items: list[Item]
+) -> tuple[list[tuple[Perturbation, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(chosen operators with their rationale, proposals dropped with why,
     inapplicable operators with why); raises PlanError."""
     ok, skipped = candidates(judge)
@@ -94,5 +100,8 @@ async def plan(asker, judge: JudgeInfo, items: list[Item]) -> tuple[list[tuple[P
             line = " ".join(str(rationale or "").split()) or ok[name].summary
             chosen.append((ok[name], line))
     if not chosen:
-        raise PlanError("the planner model proposed no applicable operator" + (f" (dropped: {', '.join(n for n, _ in dropped)})" if dropped else ""))
+        raise PlanError(
+            "the planner model proposed no applicable operator"
+            + (f" (dropped: {', '.join(n for n, _ in dropped)})" if dropped else "")
+        )
     return chosen, dropped, skipped

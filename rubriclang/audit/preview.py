@@ -27,12 +27,28 @@ def preview_doc(sealed: Sealed, judge: JudgeInfo, validation_path: str) -> dict:
             original, perturbed = patch.texts(judge.graphs[patch.graph] if patch.graph is not None else judge.graph)
         else:
             original, perturbed = texts(items[v.item]), texts(v.apply(items[v.item]))
-        variants.append({"variant": v.id, "item": v.item, "operator": v.operator, "validation": v.validation.to_json(), "original": original, "perturbed": perturbed})
+        variants.append(
+            {
+                "variant": v.id,
+                "item": v.item,
+                "operator": v.operator,
+                "validation": v.validation.to_json(),
+                "original": original,
+                "perturbed": perturbed,
+            }
+        )
     log = []
     if os.path.exists(validation_path):
         with open(validation_path, encoding="utf-8") as fh:
             log = [json.loads(line) for line in fh if line.strip()]
-    return {"schema": SCHEMA, "sealed": sealed.hash, "variants": variants, "validation": log, "counts": sealed.counts, "skipped": sealed.skipped}
+    return {
+        "schema": SCHEMA,
+        "sealed": sealed.hash,
+        "variants": variants,
+        "validation": log,
+        "counts": sealed.counts,
+        "skipped": sealed.skipped,
+    }
 
 
 def render_preview(doc: dict) -> str:
@@ -47,7 +63,10 @@ def render_preview(doc: dict) -> str:
         if "criteria" in original:
             for name in sorted(set(original["criteria"]) | set(perturbed["criteria"])):
                 for param in sorted(set(original["criteria"].get(name, {})) | set(perturbed["criteria"].get(name, {}))):
-                    a, b = str(original["criteria"].get(name, {}).get(param, "")), str(perturbed["criteria"].get(name, {}).get(param, ""))
+                    a, b = (
+                        str(original["criteria"].get(name, {}).get(param, "")),
+                        str(perturbed["criteria"].get(name, {}).get(param, "")),
+                    )
                     if a != b:
                         yield f"criterion.{name}.{param}", a, b
             return
@@ -58,27 +77,93 @@ def render_preview(doc: dict) -> str:
             if old.get(cid) != text:
                 yield f"candidate {cid}", old.get(cid, ""), text
         if [c for c, _ in original["candidates"]] != [c for c, _ in perturbed["candidates"]]:
-            yield "candidate order", " ".join(c for c, _ in original["candidates"]), " ".join(c for c, _ in perturbed["candidates"])
+            yield (
+                "candidate order",
+                " ".join(c for c, _ in original["candidates"]),
+                " ".join(c for c, _ in perturbed["candidates"]),
+            )
 
     blocks = []
     for v in doc["variants"]:
         rows = []
         for field, a, b in pairs(v["original"], v["perturbed"]):
             left, right = sides(a, b)
-            rows.append(el("tr", None, el("th", {"scope": "row"}, field), el("td", {"class": "text"}, left), el("td", {"class": "text"}, right)))
+            rows.append(
+                el(
+                    "tr",
+                    None,
+                    el("th", {"scope": "row"}, field),
+                    el("td", {"class": "text"}, left),
+                    el("td", {"class": "text"}, right),
+                )
+            )
         val = v["validation"]
-        blocks.append(el("section", {"class": "finding"}, el("h3", None, el("code", None, v["variant"])),
-                         el("p", {"class": "what"}, f"{v['operator']}; validated by {val.get('by')}: {val.get('verdict')}" + (f" ({val['reason']})" if val.get("reason") else "")),
-                         el("table", None, el("tbody", None, rows or el("tr", None, el("td", None, "no text changed"))))))
+        blocks.append(
+            el(
+                "section",
+                {"class": "finding"},
+                el("h3", None, el("code", None, v["variant"])),
+                el(
+                    "p",
+                    {"class": "what"},
+                    f"{v['operator']}; validated by {val.get('by')}: {val.get('verdict')}"
+                    + (f" ({val['reason']})" if val.get("reason") else ""),
+                ),
+                el("table", None, el("tbody", None, rows or el("tr", None, el("td", None, "no text changed")))),
+            )
+        )
     head = ["Variant", "Operator", "By", "Verdict", "Reason"]
-    log = el("table", {"class": "operators"}, el("thead", None, el("tr", None, [el("th", {"scope": "col"}, h) for h in head])),
-             el("tbody", None, [el("tr", None, [el("td", None, str(r.get(k) if r.get(k) is not None else "")) for k in ("variant", "operator", "by", "verdict", "reason")]) for r in doc["validation"]]))
-    skipped = el("ul", None, [el("li", None, el("code", None, k), f": {why}") for k, why in sorted(doc["skipped"].items())])
-    main = el("main", None, el("p", None, "Sealed suite ", el("code", {"class": "hash"}, doc["sealed"]), f": {len(doc['variants'])} accepted variant(s). Nothing has been judged yet."),
-              el("section", {"id": "validation"}, el("h2", None, "Validation decisions"), log if doc["validation"] else el("p", None, "No variant needed a validator (rule variants are checked by structure).")),
-              el("section", {"id": "skipped"}, el("h2", None, "Skipped operators"), skipped) if doc["skipped"] else None,
-              el("section", {"id": "variants"}, el("h2", None, "Accepted variants"), blocks or el("p", None, "None.")))
-    page_head = el("head", None, el("meta", {"charset": "utf-8"}), el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
-                   el("title", None, "Audit preview"), el("style", None, Markup(CSS)))
+    log = el(
+        "table",
+        {"class": "operators"},
+        el("thead", None, el("tr", None, [el("th", {"scope": "col"}, h) for h in head])),
+        el(
+            "tbody",
+            None,
+            [
+                el(
+                    "tr",
+                    None,
+                    [
+                        el("td", None, str(r.get(k) if r.get(k) is not None else ""))
+                        for k in ("variant", "operator", "by", "verdict", "reason")
+                    ],
+                )
+                for r in doc["validation"]
+            ],
+        ),
+    )
+    skipped = el(
+        "ul", None, [el("li", None, el("code", None, k), f": {why}") for k, why in sorted(doc["skipped"].items())]
+    )
+    main = el(
+        "main",
+        None,
+        el(
+            "p",
+            None,
+            "Sealed suite ",
+            el("code", {"class": "hash"}, doc["sealed"]),
+            f": {len(doc['variants'])} accepted variant(s). Nothing has been judged yet.",
+        ),
+        el(
+            "section",
+            {"id": "validation"},
+            el("h2", None, "Validation decisions"),
+            log
+            if doc["validation"]
+            else el("p", None, "No variant needed a validator (rule variants are checked by structure)."),
+        ),
+        el("section", {"id": "skipped"}, el("h2", None, "Skipped operators"), skipped) if doc["skipped"] else None,
+        el("section", {"id": "variants"}, el("h2", None, "Accepted variants"), blocks or el("p", None, "None.")),
+    )
+    page_head = el(
+        "head",
+        None,
+        el("meta", {"charset": "utf-8"}),
+        el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
+        el("title", None, "Audit preview"),
+        el("style", None, Markup(CSS)),
+    )
     body = el("body", None, el("header", {"class": "top"}, el("div", None, el("h1", None, "Audit preview"))), main)
     return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, page_head, body) + "\n"

@@ -127,7 +127,9 @@ class Reporter:
         loo = self.scorer.loo_flips(traces, self.base_traces[v.item])
         falls = self.scorer.loo_falls(traces, self.base_traces[v.item])
         under = _one(nodes.get(self.threshold.ports["value"][0])) if self.threshold else None
-        return VariantResult(v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold, loo, falls, contradiction, under)
+        return VariantResult(
+            v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold, loo, falls, contradiction, under
+        )
 
     def threshold_block(self, dirs: list[VariantResult]) -> dict | None:
         """Binary judges whose sink thresholds a score: how the score under
@@ -306,7 +308,11 @@ class Reporter:
         out = {}
         per_item: collections.defaultdict[str, dict[str, dict]] = collections.defaultdict(dict)
         for r in self.results:
-            per_item[r.variant.item][r.variant.id] = {"operator": r.op.name, "outcome": r.outcome, "result": r.summary.to_json()}
+            per_item[r.variant.item][r.variant.id] = {
+                "operator": r.op.name,
+                "outcome": r.outcome,
+                "result": r.summary.to_json(),
+            }
         for it in self.d.items:
             base = self.base[it.id]
             g = self.scorer.gold(base, it)
@@ -352,7 +358,12 @@ class Reporter:
     def baselines(self) -> dict:
         """How many items have a stable, unstable or failed baseline, and which are unstable."""
         c = collections.Counter(self.stability.values())
-        return {"stable": c["stable"], "unstable": c["unstable"], "failed": c["failed"], "unstable_items": sorted(k for k, v in self.stability.items() if v == "unstable")}
+        return {
+            "stable": c["stable"],
+            "unstable": c["unstable"],
+            "failed": c["failed"],
+            "unstable_items": sorted(k for k, v in self.stability.items() if v == "unstable"),
+        }
 
     def operators(self) -> list[dict]:
         out = []
@@ -360,15 +371,19 @@ class Reporter:
             op = self.d.operators[name]
             counts = self.d.sealed.counts.get(name, {})
             reason = self.d.skipped.get(name)
-            out.append({
-                "name": name,
-                "surface": op.surface,
-                "relation": op.relation,
-                "generator": op.generator,
-                "status": "skipped" if reason else "run",
-                "reason": reason,
-                "variants": {k: int(counts.get(k, 0)) for k in ("generated", "accepted", "rejected", "unavailable", "failed")},
-            })
+            out.append(
+                {
+                    "name": name,
+                    "surface": op.surface,
+                    "relation": op.relation,
+                    "generator": op.generator,
+                    "status": "skipped" if reason else "run",
+                    "reason": reason,
+                    "variants": {
+                        k: int(counts.get(k, 0)) for k in ("generated", "accepted", "rejected", "unavailable", "failed")
+                    },
+                }
+            )
         return out
 
     def report(self) -> dict:
@@ -377,11 +392,23 @@ class Reporter:
         results = self.results
         judged = len(d.items) * d.repeats + len(results) * d.repeats
         failed = sum(s.failures for s in self.base.values()) + sum(r.summary.failures for r in results)
-        surfaces = {s: self.group([r for r in results if r.op.surface == s]) for s in SURFACES if any(r.op.surface == s for r in results)}
-        operators = {name: self.group([r for r in results if r.op.name == name]) for name in sorted({r.op.name for r in results})}
+        surfaces = {
+            s: self.group([r for r in results if r.op.surface == s])
+            for s in SURFACES
+            if any(r.op.surface == s for r in results)
+        }
+        operators = {
+            name: self.group([r for r in results if r.op.name == name]) for name in sorted({r.op.name for r in results})
+        }
         return {
             "schema": SCHEMA,
-            "suite": {"path": d.suite_path, "sealed": d.sealed.hash, "repeats": d.repeats, "tolerance": d.tolerance, "seed": d.seed},
+            "suite": {
+                "path": d.suite_path,
+                "sealed": d.sealed.hash,
+                "repeats": d.repeats,
+                "tolerance": d.tolerance,
+                "seed": d.seed,
+            },
             "judge": {
                 "name": g.graph.name,
                 "path": d.judge_path,
@@ -392,10 +419,18 @@ class Reporter:
                 "positive": g.positive,
                 "criteria": _criteria(g),
                 "graphs": g.hashes,
-                "compile": {route: sum(1 for r in g.routes.values() if r.route == route) for route in ("compiled", "fallback", "abstain", "failed")},
+                "compile": {
+                    route: sum(1 for r in g.routes.values() if r.route == route)
+                    for route in ("compiled", "fallback", "abstain", "failed")
+                },
                 "backend": d.backend,
             },
-            "counts": {"items": len(d.items), "variants": len(results), "judgments": judged, "failed_judgments": failed},
+            "counts": {
+                "items": len(d.items),
+                "variants": len(results),
+                "judgments": judged,
+                "failed_judgments": failed,
+            },
             "operators": self.operators(),
             "metrics": {
                 "repeat_flip_rate": self.noise.rate(),
@@ -408,9 +443,27 @@ class Reporter:
             "by_operator": operators,
             "by_item": self.by_item(),
             "by_criterion": self.by_criterion(),
-            "flips": [self.finding(r) for r in sorted(results, key=lambda r: r.variant.id) if r.op.relation == "invariant" and r.outcome != "stable"],
-            "misses": [self.finding(r) for r in sorted(results, key=lambda r: r.variant.id) if r.outcome in ("missed", "failed") and r.op.relation == "directional"],
-            "notes": sorted(d.notes + ((f"{failed} judgment(s) failed: they count as flips, never as stable; `--retry-errors` judges them again",) if failed else ())),
+            "flips": [
+                self.finding(r)
+                for r in sorted(results, key=lambda r: r.variant.id)
+                if r.op.relation == "invariant" and r.outcome != "stable"
+            ],
+            "misses": [
+                self.finding(r)
+                for r in sorted(results, key=lambda r: r.variant.id)
+                if r.outcome in ("missed", "failed") and r.op.relation == "directional"
+            ],
+            "notes": sorted(
+                d.notes
+                + (
+                    (
+                        f"{failed} judgment(s) failed: they count as flips, never as stable; `--retry-errors` judges "
+                        "them again",
+                    )
+                    if failed
+                    else ()
+                )
+            ),
             "summary": None,
         }
 
@@ -430,7 +483,9 @@ def _threshold_sink(judge: JudgeInfo):
     if judge.type != "binary":
         return None
     ops = load_catalog().operators
-    return next((o for o in judge.graph.operators if o.name == judge.graph.sink and "cuts" in ops[o.operator].traits), None)
+    return next(
+        (o for o in judge.graph.operators if o.name == judge.graph.sink and "cuts" in ops[o.operator].traits), None
+    )
 
 
 def _one(per_candidate: dict | None) -> Any:
@@ -451,7 +506,11 @@ def _rate(r: dict | None, what: str = "") -> str:
         return "n/a"
     failed = f", {r['failed']} failed" if r.get("failed") else ""
     count = f"  ({r['count']}/{r['total']}{' ' + what if what else ''}{failed})" if "count" in r else ""
-    return f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]{count}" if r.get("low") is not None else f"{r['value']:.3f}{count}"
+    return (
+        f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]{count}"
+        if r.get("low") is not None
+        else f"{r['value']:.3f}{count}"
+    )
 
 
 def _value(s: dict) -> str:
@@ -469,14 +528,17 @@ def render_text(report: dict, max_flips: int = 10) -> str:
     """A few lines for a terminal and `report.txt`, printable."""
     j, m = report["judge"], report["metrics"]
     head = (
-        f"Audit of `{j['name']}` ({j['type']} judge) on {report['counts']['items']} items x {report['suite']['repeats']} repeats, "
+        f"Audit of `{j['name']}` ({j['type']} judge) on {report['counts']['items']} items x "
+        f"{report['suite']['repeats']} repeats, "
         f"{report['counts']['variants']} variants; sealed suite {report['suite']['sealed'][:19]}..."
     )
     lines = [head, f"  repeat flip rate     {_rate(m['repeat_flip_rate'], 'judgments')}"]
     b = m["baselines"]
     if b["unstable"] or b["failed"]:
         shown = ", ".join(b["unstable_items"][:max_flips]) + (", ..." if len(b["unstable_items"]) > max_flips else "")
-        lines.append(f"  unstable baselines   {b['unstable']} item(s){': ' + shown if shown else ''}; {b['failed']} failed")
+        lines.append(
+            f"  unstable baselines   {b['unstable']} item(s){': ' + shown if shown else ''}; {b['failed']} failed"
+        )
     inv, dirs = m["invariant"], m["directional"]
     if inv:
         lines.append(f"  invariant flip rate  {_rate(inv['flip_rate'], 'variants')}; {inv['failed']} failed")
@@ -485,12 +547,19 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         if inv["unstable_baseline"]["variants"]:
             lines.append(f"    stable baselines   {_rate(inv['flip_rate_stable_baseline'], 'variants')}")
     if dirs:
-        lines.append(f"  detection rate       {_rate(dirs['detection_rate'], 'eligible')}; {dirs['ineligible']} ineligible")
-        lines.append(f"    over noise         {_rate(dirs['detection_over_noise'])}; score shift {_rate(dirs['score_shift'])}")
+        lines.append(
+            f"  detection rate       {_rate(dirs['detection_rate'], 'eligible')}; {dirs['ineligible']} ineligible"
+        )
+        lines.append(
+            f"    over noise         {_rate(dirs['detection_over_noise'])}; score shift {_rate(dirs['score_shift'])}"
+        )
         lines.append(f"  contradiction rate   {_rate(dirs['contradiction_rate'], 'with room to rise')}")
         if dirs["threshold"]:
             t = dirs["threshold"]
-            lines.append(f"    `{t['node']}` (threshold {t['at']:g}): score fell {_rate(t['score_fell'])}; without crossing {_rate(t['fell_without_crossing'])}")
+            lines.append(
+                f"    `{t['node']}` (threshold {t['at']:g}): score fell {_rate(t['score_fell'])}; without crossing "
+                f"{_rate(t['fell_without_crossing'])}"
+            )
     if m["gold"]:
         lines.append(f"  gold accuracy        {_rate(m['gold']['accuracy'], 'items')}")
         if m["gold"]["rank_correlation"]:
@@ -500,10 +569,16 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         for name, block in report["by_operator"].items():
             if block["invariant"]:
                 b = block["invariant"]
-                lines.append(f"  {name:<24} flips {b['flipped']}/{b['variants']}, failed {b['failed']}  rate {_rate(b['flip_rate'])}")
+                lines.append(
+                    f"  {name:<24} flips {b['flipped']}/{b['variants']}, failed {b['failed']}  rate "
+                    f"{_rate(b['flip_rate'])}"
+                )
             if block["directional"]:
                 b = block["directional"]
-                lines.append(f"  {name:<24} detected {b['detected']}/{b['eligible']}, failed {b['failed']}  rate {_rate(b['detection_rate'])}")
+                lines.append(
+                    f"  {name:<24} detected {b['detected']}/{b['eligible']}, failed {b['failed']}  rate "
+                    f"{_rate(b['detection_rate'])}"
+                )
     skipped = [op for op in report["operators"] if op["status"] == "skipped"]
     if skipped:
         lines.append("Skipped:")

@@ -104,7 +104,9 @@ class RunStore:
             and isinstance(trace.get("readout"), dict)
         )
         if not ok:
-            raise RunsError(f"{where}: a {SCHEMA} record needs `item`, `variant`, `repeat` and a `trace` with a `readout`")
+            raise RunsError(
+                f"{where}: a {SCHEMA} record needs `item`, `variant`, `repeat` and a `trace` with a `readout`"
+            )
         return rec
 
     def write(self, item: str, variant: str | None, repeat: int, trace: dict) -> None:

@@ -60,7 +60,16 @@ class Sealed:
         return {it.id: it for it in self.items}
 
 
-def seal(judge: dict, items: list[dict], variants: list[Variant], patches: list[Patch], operators: list[Perturbation], counts: dict, skipped: dict, prompts: dict[str, str]) -> dict:
+def seal(
+    judge: dict,
+    items: list[dict],
+    variants: list[Variant],
+    patches: list[Patch],
+    operators: list[Perturbation],
+    counts: dict,
+    skipped: dict,
+    prompts: dict[str, str],
+) -> dict:
     """The sealed document, with its hash."""
     doc = {
         "schema": SCHEMA,
@@ -90,7 +99,9 @@ def read_sealed(path: str) -> tuple[Sealed, dict]:
         raise SealedError(f"`{path}` is not a sealed audit suite ({SCHEMA})")
     try:
         if content_hash(doc) != doc["hash"]:
-            raise SealedError(f"`{path}` was changed after it was sealed: its content does not match its hash {doc['hash'][:19]}...")
+            raise SealedError(
+                f"`{path}` was changed after it was sealed: its content does not match its hash {doc['hash'][:19]}..."
+            )
         sealed = Sealed(
             hash=doc["hash"],
             items=tuple(_item(d, doc["schema"], f"{path}: items[{n}]") for n, d in enumerate(doc["items"])),

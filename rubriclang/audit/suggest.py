@@ -46,5 +46,8 @@ async def suggest(asker, judge: JudgeInfo, items: list[Item]) -> tuple[list[dict
         taken.add(entry["name"])
         kept.append({k: " ".join(entry[k].split()) if k == "rationale" else entry[k].strip() for k in _FIELDS})
     if not kept:
-        raise PlanError("the generator model suggested no valid operator" + (f" (dropped: {', '.join(n for n, _ in dropped)})" if dropped else ""))
+        raise PlanError(
+            "the generator model suggested no valid operator"
+            + (f" (dropped: {', '.join(n for n, _ in dropped)})" if dropped else "")
+        )
     return kept, dropped

@@ -101,14 +101,18 @@ def _suggest(word: str, choices) -> str:
     return f"did you mean `{close[0]}`?" if close else ""
 
 
-def _path(base: str, value: str | None, key: str, place: Place, must_exist: bool = True, folder: bool = False) -> str | None:
+def _path(
+    base: str, value: str | None, key: str, place: Place, must_exist: bool = True, folder: bool = False
+) -> str | None:
     """`value` relative to the suite's folder; with `must_exist` it names a
     file (or, with `folder`, a file or a folder)."""
     if value is None:
         return None
     resolved = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
     if must_exist and not (os.path.isfile(resolved) or (folder and os.path.isdir(resolved))):
-        raise place.fail(key, f"`{key}`: no such file `{value}` (looked for {resolved})", "paths are relative to the suite file")
+        raise place.fail(
+            key, f"`{key}`: no such file `{value}` (looked for {resolved})", "paths are relative to the suite file"
+        )
     return resolved
 
 
@@ -126,7 +130,9 @@ MODEL_FIELDS = {
 _MODEL_KEYS = tuple(MODEL_FIELDS)
 
 
-def _model_config(d: Any, table: str, default: ModelConfig, base: str, lines: Lines, extra: dict | None = None) -> ModelConfig:
+def _model_config(
+    d: Any, table: str, default: ModelConfig, base: str, lines: Lines, extra: dict | None = None
+) -> ModelConfig:
     if d is None:
         return default
     place = Place(lines, SuiteError, f"[{table}]", table)
@@ -138,10 +144,16 @@ def _model_config(d: Any, table: str, default: ModelConfig, base: str, lines: Li
         raise place.fail("base_url", f"`base_url` must be an http(s) URL, not {url!r}", "e.g. http://localhost:8000/v1")
     env = values.get("api_key_env")
     if env is not None and not _ENV_NAME.fullmatch(env):
-        raise place.fail("api_key_env", "`api_key_env` is the NAME of an environment variable holding the key, not the key")
+        raise place.fail(
+            "api_key_env", "`api_key_env` is the NAME of an environment variable holding the key, not the key"
+        )
     values["model_file"] = _path(base, values.get("model_file"), "model_file", place, must_exist=False)
     if url is not None and values["model_file"] is not None:
-        raise place.fail("model_file", f"[{table}] gives both `base_url` and `model_file`", "`model_file` is the embedded model, which `base_url` replaces")
+        raise place.fail(
+            "model_file",
+            f"[{table}] gives both `base_url` and `model_file`",
+            "`model_file` is the embedded model, which `base_url` replaces",
+        )
     return attrs.evolve(default, **{k: v for k, v in values.items() if k in MODEL_FIELDS and v is not None})
 
 
@@ -155,7 +167,11 @@ def _options(d: Any, lines: Lines) -> dict[str, dict[str, Any]]:
         op = perturbations.get(name)
         if op is None or not op.options:
             have = [n for n, o in perturbations.items() if o.options]
-            raise place.fail(None, f"operator `{name}` takes no options", _suggest(name, have) or f"operators with options: {', '.join(have)}")
+            raise place.fail(
+                None,
+                f"operator `{name}` takes no options",
+                _suggest(name, have) or f"operators with options: {', '.join(have)}",
+            )
         if not isinstance(opts, dict):
             raise place.fail(None, f"`options.{name}` must be a table")
         check_keys(opts, op.options, place)
@@ -190,11 +206,19 @@ def _custom(entries: Any, lines: Lines) -> dict[str, Perturbation]:
     for i, d in enumerate(entries):
         place = Place(lines, SuiteError, "a [[custom]] operator", "custom", i)
         if not isinstance(d, dict):
-            raise place.fail(None, f"a custom operator is a table, not {toml_type(d)} {shown(d)}", "write each as a [[custom]] table with `name`, `surface`, `relation` and `instruction`")
+            raise place.fail(
+                None,
+                f"a custom operator is a table, not {toml_type(d)} {shown(d)}",
+                "write each as a [[custom]] table with `name`, `surface`, `relation` and `instruction`",
+            )
         v = check(d, CUSTOM_FIELDS, place)
         name = v["name"]
         if not NAME.fullmatch(name):
-            raise place.fail("name", f"`{name}` is not a valid operator name", "lower case letters, digits and _, starting with a letter")
+            raise place.fail(
+                "name",
+                f"`{name}` is not a valid operator name",
+                "lower case letters, digits and _, starting with a letter",
+            )
         if name in load_perturbations() or name in out:
             raise place.fail("name", f"operator `{name}` is already defined", "give the custom operator another name")
         if not v["instruction"].strip():
@@ -210,7 +234,11 @@ def _operators(value: Any, custom: dict, lines: Lines) -> tuple[str, ...] | None
     seen = []
     for name in value:
         if name not in known:
-            raise SuiteError(lines.at("operators"), f"unknown operator `{name}`", _suggest(name, known) or "see `rbg audit catalog`, or declare it in a [[custom]] table")
+            raise SuiteError(
+                lines.at("operators"),
+                f"unknown operator `{name}`",
+                _suggest(name, known) or "see `rbg audit catalog`, or declare it in a [[custom]] table",
+            )
         if name in seen:
             raise SuiteError(lines.at("operators"), f"operator `{name}` is listed twice")
         seen.append(name)
@@ -218,7 +246,12 @@ def _operators(value: Any, custom: dict, lines: Lines) -> tuple[str, ...] | None
 
 
 SUITE_FIELDS = {
-    "judge": Field((str, dict), required=True, what="a path or a [judge] table", hint='add `judge = "path/to/judge.rbg"` (or a [judge] table with `graph`)'),
+    "judge": Field(
+        (str, dict),
+        required=True,
+        what="a path or a [judge] table",
+        hint='add `judge = "path/to/judge.rbg"` (or a [judge] table with `graph`)',
+    ),
     "items": Field(str, required=True, hint='add `items = "path/to/items.jsonl"`'),
     "annotations": Field(str),
     "recorded": Field(str),
@@ -234,7 +267,9 @@ SUITE_FIELDS = {
     "generator": Field(dict),
     "validator": Field(dict),
     "summarizer": Field(dict),
-    "custom": Field(list, items=dict, what="[[custom]] tables", hint="write each custom operator as a [[custom]] table"),
+    "custom": Field(
+        list, items=dict, what="[[custom]] tables", hint="write each custom operator as a [[custom]] table"
+    ),
 }
 JUDGE_FIELDS = {"graph": Field(str, required=True, hint="the path of the .rbg judge")}
 
@@ -255,7 +290,13 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
     if isinstance(v["judge"], dict):
         judge_table = v["judge"]
         judge_place = Place(lines, SuiteError, "[judge]", "judge")
-        graph = _path(base, check(judge_table, {**MODEL_FIELDS, **JUDGE_FIELDS}, judge_place)["graph"], "graph", judge_place, folder=True)
+        graph = _path(
+            base,
+            check(judge_table, {**MODEL_FIELDS, **JUDGE_FIELDS}, judge_place)["graph"],
+            "graph",
+            judge_place,
+            folder=True,
+        )
     else:
         graph = _path(base, v["judge"], "judge", top, folder=True)
     custom = _custom(v.get("custom"), lines)
@@ -277,8 +318,12 @@ def suite_from_data(data: dict, path: str, text: str = "") -> Suite:
         operators=_operators(v.get("operators"), custom, lines),
         options=_options(v.get("options"), lines),
         judge_model=_model_config(judge_table, "judge", ModelConfig(), base, lines, extra=JUDGE_FIELDS),
-        generator=_model_config(v.get("generator"), "generator", ModelConfig(temperature=0.7, max_tokens=1024), base, lines),
+        generator=_model_config(
+            v.get("generator"), "generator", ModelConfig(temperature=0.7, max_tokens=1024), base, lines
+        ),
         validator=_model_config(v.get("validator"), "validator", ModelConfig(), base, lines),
-        summarizer=None if v.get("summarizer") is None else _model_config(v["summarizer"], "summarizer", ModelConfig(), base, lines),
+        summarizer=None
+        if v.get("summarizer") is None
+        else _model_config(v["summarizer"], "summarizer", ModelConfig(), base, lines),
         custom=custom,
     )

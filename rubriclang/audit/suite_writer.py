@@ -55,7 +55,11 @@ def render_suite(
     for the embedded model (2 repeats, and its comments say why). Raises
     SuiteTextError for a path TOML cannot hold."""
     uses_llm = bool(judge.llm_criteria)
-    server = f"base_url = {_q(base_url)}" if base_url else '# base_url = "http://localhost:8000/v1"   # absent: the embedded local model'
+    server = (
+        f"base_url = {_q(base_url)}"
+        if base_url
+        else '# base_url = "http://localhost:8000/v1"   # absent: the embedded local model'
+    )
     lines = [
         f"# An audit suite for `{_comment(judge.graph.name)}` ({judge.type} judge), written by `{made_by}`.",
         "# Edit it, then run:  rbg audit THIS_FILE --out DIR",
@@ -115,7 +119,10 @@ def describe(op: Perturbation) -> str:
 def render_custom(entries: list[dict], made_by: str) -> str:
     """Proposed `[[custom]]` tables, each under its rationale, to review
     and paste into a suite."""
-    lines = [f"# Custom operators proposed by `{made_by}`: review each, then paste it into a suite.", "# The format: docs/audit.md (the [[custom]] table)."]
+    lines = [
+        f"# Custom operators proposed by `{made_by}`: review each, then paste it into a suite.",
+        "# The format: docs/audit.md (the [[custom]] table).",
+    ]
     for e in entries:
         lines += ["", f"# {_comment(e['rationale'])}", "[[custom]]"]
         lines += [f"{k} = {_q(e[k])}" for k in ("name", "surface", "relation", "instruction")]

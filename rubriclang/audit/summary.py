@@ -28,7 +28,12 @@ def figures(report: dict) -> dict:
     """The part of the report the summariser sees: headline metrics, the
     per-operator blocks, the criteria and a few flips (no texts)."""
     flips = [
-        {"variant": f["variant"], "operator": f["operator"], "outcome": f["outcome"], "moved": sorted({m["node"] for m in f["localization"]["moved"] if m["kind"] == "criterion"})}
+        {
+            "variant": f["variant"],
+            "operator": f["operator"],
+            "outcome": f["outcome"],
+            "moved": sorted({m["node"] for m in f["localization"]["moved"] if m["kind"] == "criterion"}),
+        }
         for f in (report["flips"] + report["misses"])[:_MAX_FLIPS]
     ]
     return {
@@ -58,39 +63,98 @@ def rule_summary(report: dict) -> dict:
     catalog = load_catalog()
     llm_judge = any(catalog.hooks(c["procedure"]).backend == "llm" for c in report["judge"]["criteria"])
     if noise["value"] > HIGH_NOISE:
-        out["findings"].append(_entry(f"The judge disagrees with itself on repeats: repeat flip rate {_pct(noise)}.", ["metrics.repeat_flip_rate"]))
-        out["actions"].append(_entry("Lower the judge's temperature, or aggregate several samples per criterion, before reading other rates.", ["metrics.repeat_flip_rate"]))
+        out["findings"].append(
+            _entry(
+                f"The judge disagrees with itself on repeats: repeat flip rate {_pct(noise)}.",
+                ["metrics.repeat_flip_rate"],
+            )
+        )
+        out["actions"].append(
+            _entry(
+                "Lower the judge's temperature, or aggregate several samples per criterion, before reading other "
+                "rates.",
+                ["metrics.repeat_flip_rate"],
+            )
+        )
     for name, block in sorted(report["by_operator"].items()):
         inv, dire = block.get("invariant"), block.get("directional")
         if inv and inv["flip_rate"]["value"] > noise["value"] and inv["flipped"]:
             flipped = [f["variant"] for f in report["flips"] if f["operator"] == name]
-            out["findings"].append(_entry(
-                f"`{name}` (meant not to change the verdict) flipped {_pct(inv['flip_rate'])}, above the repeat noise of {noise['value']:.0%}.",
-                [f"by_operator.{name}.invariant.flip_rate", "metrics.repeat_flip_rate"], flipped))
-            out["actions"].append(_entry(f"Read the flipped `{name}` variants and make the criteria they moved insensitive to that change.", [f"by_operator.{name}.invariant.flip_rate"], flipped))
+            out["findings"].append(
+                _entry(
+                    f"`{name}` (meant not to change the verdict) flipped {_pct(inv['flip_rate'])}, above the repeat "
+                    f"noise of {noise['value']:.0%}.",
+                    [f"by_operator.{name}.invariant.flip_rate", "metrics.repeat_flip_rate"],
+                    flipped,
+                )
+            )
+            out["actions"].append(
+                _entry(
+                    f"Read the flipped `{name}` variants and make the criteria they moved insensitive to that change.",
+                    [f"by_operator.{name}.invariant.flip_rate"],
+                    flipped,
+                )
+            )
         if dire and dire["eligible"] and dire["detection_rate"]["value"] < LOW_DETECTION:
             missed = [f["variant"] for f in report["misses"] if f["operator"] == name]
-            out["findings"].append(_entry(f"The degradation `{name}` is detected only {_pct(dire['detection_rate'])}.",
-                                          [f"by_operator.{name}.directional.detection_rate"], missed))
-            out["actions"].append(_entry(f"Add or sharpen a criterion that checks what `{name}` removes.", [f"by_operator.{name}.directional.detection_rate"], missed))
+            out["findings"].append(
+                _entry(
+                    f"The degradation `{name}` is detected only {_pct(dire['detection_rate'])}.",
+                    [f"by_operator.{name}.directional.detection_rate"],
+                    missed,
+                )
+            )
+            out["actions"].append(
+                _entry(
+                    f"Add or sharpen a criterion that checks what `{name}` removes.",
+                    [f"by_operator.{name}.directional.detection_rate"],
+                    missed,
+                )
+            )
         if dire and dire["contradicted"]:
-            out["findings"].append(_entry(f"`{name}` moved the verdict the wrong way (better) {_pct(dire['contradiction_rate'])}.",
-                                          [f"by_operator.{name}.directional.contradiction_rate"]))
+            out["findings"].append(
+                _entry(
+                    f"`{name}` moved the verdict the wrong way (better) {_pct(dire['contradiction_rate'])}.",
+                    [f"by_operator.{name}.directional.contradiction_rate"],
+                )
+            )
     for op in report["operators"]:
         if op["status"] == "skipped":
-            out["limitations"].append(_entry(f"`{op['name']}` was not run: {op['reason']}", [f"operators.{op['name']}"]))
+            out["limitations"].append(
+                _entry(f"`{op['name']}` was not run: {op['reason']}", [f"operators.{op['name']}"])
+            )
     base = m["baselines"]
     if base["unstable"]:
-        out["limitations"].append(_entry(f"{base['unstable']} item(s) have no stable baseline (their repeats disagree): flips on them may be noise.",
-                                         ["metrics.baselines.unstable"], base["unstable_items"]))
+        out["limitations"].append(
+            _entry(
+                f"{base['unstable']} item(s) have no stable baseline (their repeats disagree): flips on them may be "
+                "noise.",
+                ["metrics.baselines.unstable"],
+                base["unstable_items"],
+            )
+        )
     if report["counts"]["failed_judgments"]:
-        out["limitations"].append(_entry(f"{report['counts']['failed_judgments']} judgment(s) failed; they count as flips. Judge them again with `--retry-errors`.",
-                                         ["counts.failed_judgments"]))
+        out["limitations"].append(
+            _entry(
+                f"{report['counts']['failed_judgments']} judgment(s) failed; they count as flips. Judge them again "
+                "with `--retry-errors`.",
+                ["counts.failed_judgments"],
+            )
+        )
     if llm_judge and report["suite"]["repeats"] < FEW_REPEATS:
-        out["follow_ups"].append(_entry(f"Run again with `repeats = {FEW_REPEATS}` or more: {report['suite']['repeats']} repeat(s) measure the judge's noise poorly.",
-                                        ["suite.repeats", "metrics.repeat_flip_rate"]))
-    if report["judge"]["mode"] == "pairwise" and not any(o["name"] == "position_swap" and o["status"] == "run" for o in report["operators"]):
-        out["follow_ups"].append(_entry("Audit the pairwise judge with `position_swap`, to measure position bias.", ["judge.mode"]))
+        out["follow_ups"].append(
+            _entry(
+                f"Run again with `repeats = {FEW_REPEATS}` or more: {report['suite']['repeats']} repeat(s) measure "
+                "the judge's noise poorly.",
+                ["suite.repeats", "metrics.repeat_flip_rate"],
+            )
+        )
+    if report["judge"]["mode"] == "pairwise" and not any(
+        o["name"] == "position_swap" and o["status"] == "run" for o in report["operators"]
+    ):
+        out["follow_ups"].append(
+            _entry("Audit the pairwise judge with `position_swap`, to measure position bias.", ["judge.mode"])
+        )
     return {"written_by": "rules", "model": None, "error": None, "dropped": [], **out}
 
 
@@ -131,7 +195,10 @@ def clean(report: dict, answer: dict) -> tuple[dict[str, list], list[str]]:
             items = [x for x in e.get("items") or [] if isinstance(x, str)]
             bad = [f for f in figs if not resolve(report, f)] + [x for x in items if x not in ids]
             if bad or not figs or len(figs) != len(e.get("figures") or []) or len(items) != len(e.get("items") or []):
-                dropped.append(f"{section}[{i}]: points at {', '.join(map(json.dumps, bad)) or 'no figure'}, which the report does not hold")
+                dropped.append(
+                    f"{section}[{i}]: points at {', '.join(map(json.dumps, bad)) or 'no figure'}, which the report "
+                    "does not hold"
+                )
                 continue
             kept.append(_entry(e["text"].strip(), figs, items))
         out[section] = kept
@@ -147,20 +214,31 @@ async def summarise(asker, report: dict) -> dict:
     text = json.dumps(figures(report), sort_keys=True, ensure_ascii=False, indent=1)
     answer = await asker.ask(messages("summary.v2", {"figures": text}), _FIELDS, "summary")
     if answer.status != "ok":
-        return {**rule_summary(report), "error": f"the summarizer model could not be used ({answer.error}); this summary is computed from the figures"}
+        return {
+            **rule_summary(report),
+            "error": (
+                f"the summarizer model could not be used ({answer.error}); this summary is computed from the figures"
+            ),
+        }
     sections, dropped = clean(report, answer.value)
     return {"written_by": "llm", "model": answer.model, "error": None, "dropped": dropped, **sections}
 
 
 def render_text(summary: dict) -> list[str]:
     """The summary's lines in report.txt."""
-    who = "written by an LLM; check it against the figures" if summary["written_by"] == "llm" else "computed from the figures"
+    who = (
+        "written by an LLM; check it against the figures"
+        if summary["written_by"] == "llm"
+        else "computed from the figures"
+    )
     lines = [f"Summary ({who}):"]
     if summary.get("error"):
         lines.append(f"  ({summary['error']})")
     for section in SECTIONS:
         for e in summary[section]:
-            refs = ", ".join(e["figures"] + e["items"][:5]) + (f" and {len(e['items']) - 5} more" if len(e["items"]) > 5 else "")
+            refs = ", ".join(e["figures"] + e["items"][:5]) + (
+                f" and {len(e['items']) - 5} more" if len(e["items"]) > 5 else ""
+            )
             lines.append(f"  {section.rstrip('s').replace('_', '-')}: {e['text']} [{refs}]")
     lines += [f"  dropped: {d}" for d in summary.get("dropped", [])]
     return lines

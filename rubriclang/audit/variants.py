@@ -20,7 +20,11 @@ ITEM_FIELDS = ("input", "candidates", "reference")
 
 def texts(item: Item) -> dict:
     """The fields an item-side variant may change, for side-by-side display."""
-    return {"input": item.input, "candidates": [[cid, text] for cid, text in item.candidates.items()], "reference": item.reference}
+    return {
+        "input": item.input,
+        "candidates": [[cid, text] for cid, text in item.candidates.items()],
+        "reference": item.reference,
+    }
 
 
 def apply_changes(item: Item, changes: dict[str, Any]) -> Item:
@@ -78,7 +82,15 @@ class Variant:
 
     @classmethod
     def from_json(cls, d: dict) -> Variant:
-        return cls(d["id"], d["item"], d["operator"], d["changes"], d.get("patch"), Validation(**d["validation"]), d.get("detail") or {})
+        return cls(
+            d["id"],
+            d["item"],
+            d["operator"],
+            d["changes"],
+            d.get("patch"),
+            Validation(**d["validation"]),
+            d.get("detail") or {},
+        )
 
 
 # The key of a patch that gives a criterion a new prompt template (its text).
@@ -103,9 +115,19 @@ class Patch:
     def texts(self, graph: CheckedGraph) -> tuple[dict, dict]:
         """(original, perturbed) of what the patch changes, side by side."""
         criteria = {c.name: c for c in graph.criteria}
-        original = {name: {k: _current(criteria[name], k) for k in params} for name, params in self.criteria.items() if name in criteria}
-        before = {"criteria": original, "criterion_order": [c.name for c in graph.criteria] if self.criterion_order else None}
-        after = {"criteria": self.criteria, "criterion_order": list(self.criterion_order) if self.criterion_order else None}
+        original = {
+            name: {k: _current(criteria[name], k) for k in params}
+            for name, params in self.criteria.items()
+            if name in criteria
+        }
+        before = {
+            "criteria": original,
+            "criterion_order": [c.name for c in graph.criteria] if self.criterion_order else None,
+        }
+        after = {
+            "criteria": self.criteria,
+            "criterion_order": list(self.criterion_order) if self.criterion_order else None,
+        }
         return before, after
 
     def missing(self, graph: CheckedGraph) -> list[str]:
@@ -149,7 +171,14 @@ class Patch:
     @classmethod
     def from_json(cls, d: dict) -> Patch:
         order = d.get("criterion_order")
-        return cls(d["id"], d["operator"], d["criteria"], tuple(order) if order else None, Validation(**d["validation"]), d.get("graph"))
+        return cls(
+            d["id"],
+            d["operator"],
+            d["criteria"],
+            tuple(order) if order else None,
+            Validation(**d["validation"]),
+            d.get("graph"),
+        )
 
 
 def _patched(criterion: Criterion, changes: dict[str, Any]) -> Criterion:

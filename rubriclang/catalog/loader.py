@@ -142,9 +142,7 @@ def _procedures(data: dict[str, Any], source: str) -> dict[str, ProcedureSpec]:
 def _merge(into: dict[str, _Spec], new: Mapping[str, _Spec], what: str) -> None:
     for name, spec in new.items():
         if name in into:
-            raise CatalogError(
-                f"{what} `{name}` from `{spec.source}` clashes with the one from `{into[name].source}`"
-            )
+            raise CatalogError(f"{what} `{name}` from `{spec.source}` clashes with the one from `{into[name].source}`")
         into[name] = spec
 
 
@@ -154,7 +152,9 @@ def _plugins() -> list[EntryPoint]:
     return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
 
 
-def _entries(module: ModuleType, source: str, what: str, declared: Mapping[str, Any], attr: str, kind: type) -> dict[str, Any]:
+def _entries(
+    module: ModuleType, source: str, what: str, declared: Mapping[str, Any], attr: str, kind: type
+) -> dict[str, Any]:
     """The package's entries for the names it declares, checked against them."""
     impls = getattr(module, attr, {})
     wrong = [n for n, i in impls.items() if not isinstance(i, kind)]

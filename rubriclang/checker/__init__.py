@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from rubriclang.syntax.parser import ParseResult
 
 
-def check_source(text: str, path: str = "<input>", *, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> CheckResult:
+def check_source(
+    text: str, path: str = "<input>", *, select: Iterable[str] = (), ignore: Iterable[str] = ()
+) -> CheckResult:
     """Parse and check source text; warnings filtered by `select`/`ignore` and
     inline `# rbg: ignore[...]` comments. Returns a CheckResult."""
     from rubriclang.syntax import parse

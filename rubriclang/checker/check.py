@@ -80,7 +80,15 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
     for comp in order.cycles:
         report_cycle(comp, edges, decls.decls, diags)
     catalog = lookup.catalog
-    inferred = infer_types(order.order, decls.decls, shapes, {n: c.type for n, c in criteria.items()}, frozenset(broken | order.cyclic), catalog, diags)
+    inferred = infer_types(
+        order.order,
+        decls.decls,
+        shapes,
+        {n: c.type for n, c in criteria.items()},
+        frozenset(broken | order.cyclic),
+        catalog,
+        diags,
+    )
 
     sink = sink_of(decls, module.path, diags)
     if sink is not None:
@@ -89,14 +97,29 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
     blocks += readouts.blocks
     node_params = {n: s.block.values for n, s in shapes.items() if s.block is not None}
     checked_blocks = tuple(b for b in blocks if b is not None)
-    diags += lint(LintContext(decls.decls, criteria, inferred.types, inferred.broken, catalog, checked_blocks, node_params, prompts.references))
+    diags += lint(
+        LintContext(
+            decls.decls,
+            criteria,
+            inferred.types,
+            inferred.broken,
+            catalog,
+            checked_blocks,
+            node_params,
+            prompts.references,
+        )
+    )
 
     result = tuple(sorted_diagnostics(diags))
     if any(d.is_error for d in result):
         return CheckResult(None, result, prompts.sources)
     # Without errors, the header, the contract and the sink are all there.
     assert decls.header is not None and scale is not None and sink is not None
-    operators = tuple(_operator(d, shapes[n], inferred.types, catalog) for n in order.order if isinstance(d := decls.decls[n], ast.NodeDecl))
+    operators = tuple(
+        _operator(d, shapes[n], inferred.types, catalog)
+        for n in order.order
+        if isinstance(d := decls.decls[n], ast.NodeDecl)
+    )
     graph = CheckedGraph(
         name=decls.header.name.value,
         header=header,
@@ -112,6 +135,8 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
 
 def _operator(d: ast.NodeDecl, shape: NodeShape, types: dict[str, JType], catalog: Catalog) -> Operator:
     op = catalog.operators[d.operator.text]
-    ports = {p.name: tuple(r.value for r in port.refs) for p in op.ports for port in d.ports if port.name.value == p.name}
+    ports = {
+        p.name: tuple(r.value for r in port.refs) for p in op.ports for port in d.ports if port.name.value == p.name
+    }
     assert shape.block is not None  # the node checked without errors
     return Operator(d.name.value, op.name, op.kind, ports, shape.block.values, types[d.name.value], span=d.span)

@@ -61,7 +61,9 @@ class CheckedCriterion:
     block: CheckedBlock | None
 
 
-def check_criterion(d: ast.CriterionDecl, lookup: Lookup, prompts: PromptChecker, diags: list[Diagnostic]) -> CheckedCriterion:
+def check_criterion(
+    d: ast.CriterionDecl, lookup: Lookup, prompts: PromptChecker, diags: list[Diagnostic]
+) -> CheckedCriterion:
     """Check one criterion declaration."""
     name = d.name.value
     declared = type_from_ast(d.type, diags)
@@ -86,7 +88,13 @@ def check_criterion(d: ast.CriterionDecl, lookup: Lookup, prompts: PromptChecker
         )
         return CheckedCriterion(None, checked)
     if values.get("on_error") == "abstain" and not declared.optional:
-        diags.append(make("RB206", d.type.span, f"`{name}` abstains on error, so its type must be optional: `{declared.as_optional()}`"))
+        diags.append(
+            make(
+                "RB206",
+                d.type.span,
+                f"`{name}` abstains on error, so its type must be optional: `{declared.as_optional()}`",
+            )
+        )
     prompt = None
     if proc.placeholders:  # a prompt procedure: its template and answer
         prompt = prompts.prompt(d, proc, values, failed)

@@ -64,15 +64,38 @@ def declarations(module: ast.Module, diags: list[Diagnostic]) -> Declarations:
         else:
             first = decls.setdefault(d.name.value, d)
             if first is not d:
-                diags.append(make("RB102", d.name.span, f"`{d.name.value}` is already declared", (f"first declared at {first.name.span}",)))
+                diags.append(
+                    make(
+                        "RB102",
+                        d.name.span,
+                        f"`{d.name.value}` is already declared",
+                        (f"first declared at {first.name.span}",),
+                    )
+                )
     if header is None:
-        diags.append(make("RB401", file_span(module.path), "the file has no `rubric` header", ("start the file with `rubric NAME { version = 1 }`",)))
+        diags.append(
+            make(
+                "RB401",
+                file_span(module.path),
+                "the file has no `rubric` header",
+                ("start the file with `rubric NAME { version = 1 }`",),
+            )
+        )
     if contract is None:
-        diags.append(make("RB402", file_span(module.path), "the file has no `contract`", ("add e.g. `contract { scale = score[1, 5] }`",)))
+        diags.append(
+            make(
+                "RB402",
+                file_span(module.path),
+                "the file has no `contract`",
+                ("add e.g. `contract { scale = score[1, 5] }`",),
+            )
+        )
     return Declarations(header, contract, tuple(sinks), tuple(readouts), decls)
 
 
-def header_values(header: ast.RubricDecl | None, catalog: Catalog, diags: list[Diagnostic]) -> tuple[dict[str, Any], CheckedBlock | None]:
+def header_values(
+    header: ast.RubricDecl | None, catalog: Catalog, diags: list[Diagnostic]
+) -> tuple[dict[str, Any], CheckedBlock | None]:
     """The header's parameters that are set, and its checked block."""
     if header is None:
         return {}, None
@@ -80,7 +103,9 @@ def header_values(header: ast.RubricDecl | None, catalog: Catalog, diags: list[D
     return {k: v for k, v in checked.values.items() if v is not None}, checked
 
 
-def contract_scale(contract: ast.ContractDecl | None, catalog: Catalog, diags: list[Diagnostic]) -> tuple[JType | None, CheckedBlock | None]:
+def contract_scale(
+    contract: ast.ContractDecl | None, catalog: Catalog, diags: list[Diagnostic]
+) -> tuple[JType | None, CheckedBlock | None]:
     """The contract's scale (None when missing or wrong), and its checked block."""
     if contract is None:
         return None, None
@@ -88,6 +113,13 @@ def contract_scale(contract: ast.ContractDecl | None, catalog: Catalog, diags: l
     scale = checked.values.get("scale")
     if scale is not None and scale.optional:
         param = next(p for p in contract.block.params if p.name.value == "scale")
-        diags.append(make("RB203", param.value.span, "the contract's `scale` cannot be optional", ("an absent sink already reads out as abstain; drop the `?`",)))
+        diags.append(
+            make(
+                "RB203",
+                param.value.span,
+                "the contract's `scale` cannot be optional",
+                ("an absent sink already reads out as abstain; drop the `?`",),
+            )
+        )
         return None, checked
     return scale, checked

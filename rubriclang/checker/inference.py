@@ -52,7 +52,14 @@ def infer_types(
     return Inferred(types, frozenset(failed))
 
 
-def _node_type(d: ast.NodeDecl, shape: NodeShape, types: dict[str, JType], broken: set[str], catalog: Catalog, diags: list[Diagnostic]) -> JType | None:
+def _node_type(
+    d: ast.NodeDecl,
+    shape: NodeShape,
+    types: dict[str, JType],
+    broken: set[str],
+    catalog: Catalog,
+    diags: list[Diagnostic],
+) -> JType | None:
     op = catalog.operators[d.operator.text]
     inputs = [ref.value for port in d.ports for ref in port.refs]
     if any(i in broken or i not in types for i in inputs):
@@ -69,7 +76,14 @@ def _node_type(d: ast.NodeDecl, shape: NodeShape, types: dict[str, JType], broke
                 accepted = " or ".join(spec.accepts)
                 notes = [f"`{ref.value}` is `{t}`; port `{spec.name}` accepts {accepted}"]
                 notes.extend(_conversion_hint(ref.value, t, spec.accepts))
-                diags.append(make("RB201", ref.span, f"cannot route `{ref.value}: {t}` into port `{spec.name}` of `{op.name}`", notes))
+                diags.append(
+                    make(
+                        "RB201",
+                        ref.span,
+                        f"cannot route `{ref.value}: {t}` into port `{spec.name}` of `{op.name}`",
+                        notes,
+                    )
+                )
                 ok = False
             elif t.optional and not spec.absent:
                 diags.append(
@@ -100,7 +114,10 @@ def _node_type(d: ast.NodeDecl, shape: NodeShape, types: dict[str, JType], broke
                         "RB203",
                         param_span(d, param.name),
                         f"`{param.name}` has {got} entries but `{param.length_of}` has {want} nodes",
-                        (f"give one `{param.name[:-1] if param.name.endswith('s') else param.name}` per input, in the order of `{param.length_of}`",),
+                        (
+                            f"give one `{param.name[:-1] if param.name.endswith('s') else param.name}` per input, in "
+                            f"the order of `{param.length_of}`",
+                        ),
                     )
                 )
                 failed.add(param.name)
@@ -119,10 +136,15 @@ def _node_type(d: ast.NodeDecl, shape: NodeShape, types: dict[str, JType], broke
 def _conversion_hint(name: str, t: JType, accepts: tuple[str, ...]) -> tuple[str, ...]:
     """How to turn a value of type `t` into one the port accepts, where there is a usual way."""
     if "numeric" in accepts and t.kind == "bool":
-        return (f"a bool is not a number: map it first, e.g. `transform.map(value: {name}) {{ values = {{ true: 5, false: 1 }} }}`",)
+        return (
+            f"a bool is not a number: map it first, e.g. `transform.map(value: {name}) {{ values = {{ true: 5, false: "
+            "1 } }`",
+        )
     if "numeric" in accepts and t.kind == "label":
         table = ", ".join(f"{label}: {i}" for i, label in enumerate(t.labels, 1))
-        return (f"a label is not a number: map it first, e.g. `transform.map(value: {name}) {{ values = {{ {table} }} }}`",)
+        return (
+            f"a label is not a number: map it first, e.g. `transform.map(value: {name}) {{ values = {{ {table} }} }}`",
+        )
     if accepts == ("bool",) and t.numeric:
         middle = (t.lo + t.hi) // 2 if t.kind == "ordinal" else (t.lo + t.hi) / 2
         return (f"turn it into a bool first, e.g. `transform.threshold(value: {name}) {{ at = {fmt_num(middle)} }}`",)

@@ -93,14 +93,16 @@ def rate_without_anchors(c: LintContext) -> Iterator[Diagnostic]:
         written = any(p.name.value == "anchors" for p in d.block.params)
         # A malformed `anchors` was reported already; do not also say it is missing.
         # A template of the user's own states its scale unless it shows the anchors.
-        own = any(p.name.value == "prompt" for p in d.block.params) and (crit is None or crit.prompt is None or "anchors}}" not in crit.prompt.text)
+        own = any(p.name.value == "prompt" for p in d.block.params) and (
+            crit is None or crit.prompt is None or "anchors}}" not in crit.prompt.text
+        )
         if crit is not None and not own and (not written or crit.params.get("anchors") == {}):
             lo, hi = fmt_num(crit.type.lo), fmt_num(crit.type.hi)
             yield make(
                 "RB502",
                 d.name.span,
                 f"`{name}` rates on a scale without anchors, so each call decides what its points mean",
-                (f"describe at least both ends of the scale, e.g. `anchors = {{ {lo}: \"...\", {hi}: \"...\" }}`",),
+                (f'describe at least both ends of the scale, e.g. `anchors = {{ {lo}: "...", {hi}: "..." }}`',),
             )
 
 
@@ -112,7 +114,12 @@ def single_input_reducer(c: LintContext) -> Iterator[Diagnostic]:
         op = c.catalog.operators.get(d.operator.text)
         refs = [r for p in d.ports for r in p.refs]
         if op is not None and op.kind == "reduce" and len(refs) == 1:
-            yield make("RB503", d.operator.span, f"`{d.operator.text}` over a single input reduces nothing", (f"route `{refs[0].value}` directly, or add the inputs that were meant to be there",))
+            yield make(
+                "RB503",
+                d.operator.span,
+                f"`{d.operator.text}` over a single input reduces nothing",
+                (f"route `{refs[0].value}` directly, or add the inputs that were meant to be there",),
+            )
 
 
 def _equals_default(spec: ParamSpec, value: object) -> bool:
@@ -136,12 +143,18 @@ def template_reference_hidden(c: LintContext) -> Iterator[Diagnostic]:
     for name, span in c.references.items():
         crit = c.criteria.get(name)
         proc = c.catalog.procedures.get(crit.procedure) if crit is not None else None
-        if crit is None or proc is None or "with_reference" not in known_params(proc) or crit.params.get("with_reference"):
+        if (
+            crit is None
+            or proc is None
+            or "with_reference" not in known_params(proc)
+            or crit.params.get("with_reference")
+        ):
             continue
         yield make(
             "RB505",
             span,
-            "the template shows `{{reference}}`, but the criterion does not set `with_reference = true`, so it is always empty",
+            "the template shows `{{reference}}`, but the criterion does not set `with_reference = true`, so it is "
+            "always empty",
             ("add `with_reference = true` to show the item's reference answer",),
         )
 
@@ -157,7 +170,14 @@ def gate_never_applies(c: LintContext) -> Iterator[Diagnostic]:
         op = c.catalog.operators.get(d.operator.text)
         value = next((p.refs[0].value for p in d.ports if p.name.value == "value" and p.refs), None)
         t = c.types.get(value) if value is not None else None
-        if op is None or op.kind != "gate" or {p.name for p in op.ports} != {"value", "when"} or t is None or not t.numeric or op.function is None:
+        if (
+            op is None
+            or op.kind != "gate"
+            or {p.name for p in op.ports} != {"value", "when"}
+            or t is None
+            or not t.numeric
+            or op.function is None
+        ):
             continue
         params = c.node_params[name]
         plain = t.as_optional(False)
@@ -168,7 +188,10 @@ def gate_never_applies(c: LintContext) -> Iterator[Diagnostic]:
                 "RB506",
                 param_span(d, bound) if bound is not None else d.operator.span,
                 f"`{op.name}` {shown}never changes `{value}: {plain}`, so its condition has no effect",
-                (f"give a bound inside `{value}`'s interval [{fmt_num(plain.lo)}, {fmt_num(plain.hi)}], or remove the gate",),
+                (
+                    f"give a bound inside `{value}`'s interval [{fmt_num(plain.lo)}, {fmt_num(plain.hi)}], or remove "
+                    "the gate",
+                ),
             )
 
 

@@ -42,4 +42,9 @@ class Lookup:
 
 def unknown_spec(code: str, name: ast.Dotted, known: Iterable[str], what: str) -> Diagnostic:
     """An unknown operator or procedure (`what`), with the nearest known names."""
-    return make(code, name.span, f"unknown {what} `{name.text}`", suggest_qualified(name.text, known) + (f"see `docs/operators.md` for the {what}s",))
+    return make(
+        code,
+        name.span,
+        f"unknown {what} `{name.text}`",
+        suggest_qualified(name.text, known) + (f"see `docs/operators.md` for the {what}s",),
+    )

@@ -51,15 +51,36 @@ def node_shape(d: ast.NodeDecl, decls: Declarations, lookup: Lookup, diags: list
             ok = False
             continue
         if pname in seen:
-            diags.append(make("RB107", port.name.span, f"port `{pname}` is connected twice", (f"first connected at {seen[pname].name.span}",)))
+            diags.append(
+                make(
+                    "RB107",
+                    port.name.span,
+                    f"port `{pname}` is connected twice",
+                    (f"first connected at {seen[pname].name.span}",),
+                )
+            )
             ok = False
             continue
         seen[pname] = port
         if not spec.variadic and port.is_list:
-            diags.append(make("RB108", port.span, f"port `{pname}` of {where} takes exactly one node, not a list", (f"write `{pname}: {port.refs[0].value if port.refs else 'NAME'}`",)))
+            diags.append(
+                make(
+                    "RB108",
+                    port.span,
+                    f"port `{pname}` of {where} takes exactly one node, not a list",
+                    (f"write `{pname}: {port.refs[0].value if port.refs else 'NAME'}`",),
+                )
+            )
             ok = False
         elif spec.variadic and not port.is_list:
-            diags.append(make("RB108", port.span, f"port `{pname}` of {where} takes a list", (f"write `{pname}: [{port.refs[0].value}]`",)))
+            diags.append(
+                make(
+                    "RB108",
+                    port.span,
+                    f"port `{pname}` of {where} takes a list",
+                    (f"write `{pname}: [{port.refs[0].value}]`",),
+                )
+            )
             ok = False
         elif spec.variadic:
             n = len(port.refs)
@@ -71,11 +92,25 @@ def node_shape(d: ast.NodeDecl, decls: Declarations, lookup: Lookup, diags: list
     if len(unknown) == 1 and len(missing) == 1:
         # One misnamed port: say so once, rather than "unknown" and "missing".
         port = unknown[0]
-        diags.append(make("RB106", port.name.span, f"{where} has no port `{port.name.value}`", (f"did you mean `{missing[0]}`, which is not connected?", signature)))
+        diags.append(
+            make(
+                "RB106",
+                port.name.span,
+                f"{where} has no port `{port.name.value}`",
+                (f"did you mean `{missing[0]}`, which is not connected?", signature),
+            )
+        )
         missing = []
     else:
         for port in unknown:
-            diags.append(make("RB106", port.name.span, f"{where} has no port `{port.name.value}`", suggest(port.name.value, missing or [p.name for p in op.ports]) + (signature,)))
+            diags.append(
+                make(
+                    "RB106",
+                    port.name.span,
+                    f"{where} has no port `{port.name.value}`",
+                    suggest(port.name.value, missing or [p.name for p in op.ports]) + (signature,),
+                )
+            )
     for port_name in missing:
         diags.append(make("RB105", d.operator.span, f"{where} needs its port `{port_name}` connected", (signature,)))
         ok = False

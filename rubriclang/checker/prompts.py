@@ -43,18 +43,30 @@ class PromptChecker:
 
     # -- the template ------------------------------------------------------------
 
-    def prompt(self, d: ast.CriterionDecl, proc: ProcedureSpec, values: dict[str, Any], failed: frozenset[str]) -> PromptSource | None:
+    def prompt(
+        self, d: ast.CriterionDecl, proc: ProcedureSpec, values: dict[str, Any], failed: frozenset[str]
+    ) -> PromptSource | None:
         """The criterion's own template, read and checked; None when it has
         none (the built-in prompt) or it has errors (reported)."""
         param = _param(d, "prompt")
         if param is None or "prompt" in failed:
             if param is None and not values.get("question") and "question" not in failed:
-                self.err("RB110", d.procedure.span, f"`{proc.name}` needs `question` or `prompt`", ('add `question = "..."`, or your own template with `prompt = "judge.md"` (docs/judges.md)',))
+                self.err(
+                    "RB110",
+                    d.procedure.span,
+                    f"`{proc.name}` needs `question` or `prompt`",
+                    ('add `question = "..."`, or your own template with `prompt = "judge.md"` (docs/judges.md)',),
+                )
             return None
         node = param.value
         assert isinstance(node, ast.String)
         if values.get("template") not in (None, "default"):
-            self.err("RB203", param.name.span, "`prompt` replaces the built-in prompt, so it cannot be combined with `template`", ("remove one of `prompt` and `template`",))
+            self.err(
+                "RB203",
+                param.name.span,
+                "`prompt` replaces the built-in prompt, so it cannot be combined with `template`",
+                ("remove one of `prompt` and `template`",),
+            )
             return None
         if node.triple or "\n" in node.value:
             source = PromptSource(node.value, None, span=node.span)
@@ -71,20 +83,35 @@ class PromptChecker:
 
         template, problems = tpl.parse(source.text, "user")
         for p in problems:
-            self.err("RB208", _at(file, text_line, text_col, p.line, p.column, p.length), p.message, (p.fix,) if p.fix else ())
+            self.err(
+                "RB208",
+                _at(file, text_line, text_col, p.line, p.column, p.length),
+                p.message,
+                (p.fix,) if p.fix else (),
+            )
         if template is None:
             return None
         known = dict(proc.placeholders)
         for name in tpl.unknown_names(template, known):
             line, col, length = tpl.locate(source.text, name)
-            self.err("RB209", _at(file, text_line, text_col, line, col, length), f"`{{{{{name}}}}}` is not a value `{proc.name}` can show", suggest(name, known) + ("it can show: " + ", ".join(f"`{{{{{k}}}}}`" for k in known),))
+            self.err(
+                "RB209",
+                _at(file, text_line, text_col, line, col, length),
+                f"`{{{{{name}}}}}` is not a value `{proc.name}` can show",
+                suggest(name, known) + ("it can show: " + ", ".join(f"`{{{{{k}}}}}`" for k in known),),
+            )
         if "reference" in template.names:
             line, col, length = tpl.locate(source.text, "reference")
             self.references[d.name.value] = _at(file, text_line, text_col, line, col, length)
         missing = [n for n in proc.shows if n not in template.names]
         if missing:
             shown = " and ".join(f"`{{{{{n}}}}}`" for n in missing)
-            self.err("RB209", _at(file, text_line, text_col, template.messages[-1].line, 1, 2), f"the template never shows {shown}, so the judge cannot see what it judges", (f"put {shown} in the last `## user` message",))
+            self.err(
+                "RB209",
+                _at(file, text_line, text_col, template.messages[-1].line, 1, 2),
+                f"the template never shows {shown}, so the judge cannot see what it judges",
+                (f"put {shown} in the last `## user` message",),
+            )
             return None
         return source
 
@@ -92,27 +119,49 @@ class PromptChecker:
         """(path, text) of a template file inside the rubric's folder tree."""
         base = os.path.dirname(os.path.abspath(self.rbg_path)) if not self.rbg_path.startswith("<") else os.getcwd()
         if os.path.isabs(node.value):
-            self.err("RB207", node.span, f"the template path `{node.value}` is absolute", ("give it relative to the `.rbg` file's folder",))
+            self.err(
+                "RB207",
+                node.span,
+                f"the template path `{node.value}` is absolute",
+                ("give it relative to the `.rbg` file's folder",),
+            )
             return None
         path = os.path.normpath(os.path.join(base, node.value))
         real_base, real = os.path.realpath(base), os.path.realpath(path)
         if os.path.commonpath([real_base, real]) != real_base:
-            self.err("RB207", node.span, f"the template `{node.value}` is outside the rubric's folder", ("a template lives in the `.rbg` file's folder or below it",))
+            self.err(
+                "RB207",
+                node.span,
+                f"the template `{node.value}` is outside the rubric's folder",
+                ("a template lives in the `.rbg` file's folder or below it",),
+            )
             return None
         try:
             with open(real, encoding="utf-8-sig") as fh:
                 text = fh.read()
         except FileNotFoundError:
-            self.err("RB207", node.span, f"no template file `{node.value}` beside the rubric", ("the path is relative to the `.rbg` file's folder",))
+            self.err(
+                "RB207",
+                node.span,
+                f"no template file `{node.value}` beside the rubric",
+                ("the path is relative to the `.rbg` file's folder",),
+            )
             return None
         except (OSError, UnicodeDecodeError) as exc:
-            self.err("RB207", node.span, f"cannot read the template `{node.value}`: {exc}", ("a template is a UTF-8 text file",))
+            self.err(
+                "RB207",
+                node.span,
+                f"cannot read the template `{node.value}`: {exc}",
+                ("a template is a UTF-8 text file",),
+            )
             return None
         return os.path.relpath(path) if not os.path.isabs(self.rbg_path) else path, text.replace("\r\n", "\n")
 
     # -- the answer --------------------------------------------------------------
 
-    def answer(self, d: ast.CriterionDecl, proc: ProcedureSpec, t: JType, values: dict[str, Any], failed: frozenset[str]) -> None:
+    def answer(
+        self, d: ast.CriterionDecl, proc: ProcedureSpec, t: JType, values: dict[str, Any], failed: frozenset[str]
+    ) -> None:
         """A declared `pattern(...)`: it compiles, has the groups the reply
         shape needs, and its map yields values of the criterion's type."""
         spec = values.get("answer")
@@ -125,42 +174,97 @@ class PromptChecker:
         try:
             rx = compile_regex(spec["pattern"], False)
         except ValueError as exc:
-            self.err("RB210", span, f"the answer pattern is not a valid RE2 regular expression: {exc}", ("RE2: no backreferences or lookaround",))
+            self.err(
+                "RB210",
+                span,
+                f"the answer pattern is not a valid RE2 regular expression: {exc}",
+                ("RE2: no backreferences or lookaround",),
+            )
             return
         side_by_side = "side_by_side" in proc.hooks.traits
         groups = 2 if side_by_side and values.get("reply") == "ratings" else 1
         if rx.groups != groups:
-            want = "two groups: the rating of the response shown first, then the second's" if groups == 2 else "exactly one group: the answer"
-            self.err("RB210", span, f"the answer pattern has {rx.groups} group{'s' if rx.groups != 1 else ''}; it needs {want}", ("make other parentheses non-capturing: `(?:...)`",))
+            want = (
+                "two groups: the rating of the response shown first, then the second's"
+                if groups == 2
+                else "exactly one group: the answer"
+            )
+            self.err(
+                "RB210",
+                span,
+                f"the answer pattern has {rx.groups} group{'s' if rx.groups != 1 else ''}; it needs {want}",
+                ("make other parentheses non-capturing: `(?:...)`",),
+            )
             return
         mapping = spec.get("map")
         plain = t.as_optional(False)
         if side_by_side and values.get("reply") != "ratings":
             self._map_to(span, mapping, PREFERENCES, "a preference", required=("first", "second"))
         elif plain.kind == "label":
-            self._map_to(span, mapping, plain.labels, f"a label of `{plain}`", required=plain.labels) if mapping else None
+            self._map_to(
+                span, mapping, plain.labels, f"a label of `{plain}`", required=plain.labels
+            ) if mapping else None
         elif plain.kind == "bool":
             if mapping:
                 bad = [k for k, v in mapping.items() if not isinstance(v, bool)]
                 if bad:
-                    self.err("RB210", span, f"the answer map sends `{bad[0]}` to `{mapping[bad[0]]}`, which is not `true` or `false`")
+                    self.err(
+                        "RB210",
+                        span,
+                        f"the answer map sends `{bad[0]}` to `{mapping[bad[0]]}`, which is not `true` or `false`",
+                    )
         elif mapping:
             for k, v in mapping.items():
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not plain.lo <= v <= plain.hi or (plain.kind == "ordinal" and not float(v).is_integer()):
-                    self.err("RB210", span, f"the answer map sends `{k}` to `{v}`, which is not a point of `{plain}`", (f"the scale runs from {fmt_num(plain.lo)} to {fmt_num(plain.hi)}",))
+                if (
+                    isinstance(v, bool)
+                    or not isinstance(v, (int, float))
+                    or not plain.lo <= v <= plain.hi
+                    or (plain.kind == "ordinal" and not float(v).is_integer())
+                ):
+                    self.err(
+                        "RB210",
+                        span,
+                        f"the answer map sends `{k}` to `{v}`, which is not a point of `{plain}`",
+                        (f"the scale runs from {fmt_num(plain.lo)} to {fmt_num(plain.hi)}",),
+                    )
                     return
 
-    def _map_to(self, span: Span, mapping: dict[str, Any] | None, allowed: Sequence[str], what: str, required: Sequence[str] = ()) -> None:
+    def _map_to(
+        self,
+        span: Span,
+        mapping: dict[str, Any] | None,
+        allowed: Sequence[str],
+        what: str,
+        required: Sequence[str] = (),
+    ) -> None:
         if mapping is None:
-            self.err("RB210", span, f"the answer pattern needs a map from the matched text to {what}", (f"e.g. `pattern(\"\\\\[\\\\[(A|B|C)\\\\]\\\\]\", {{ A: {allowed[0]}, B: {allowed[1]}{', C: ' + allowed[2] if len(allowed) > 2 else ''} }})`",))
+            self.err(
+                "RB210",
+                span,
+                f"the answer pattern needs a map from the matched text to {what}",
+                (
+                    f'e.g. `pattern("\\\\[\\\\[(A|B|C)\\\\]\\\\]", {{ A: {allowed[0]}, B: '
+                    f"{allowed[1]}{', C: ' + allowed[2] if len(allowed) > 2 else ''} }})`",
+                ),
+            )
             return
         for k, v in mapping.items():
             if not isinstance(v, str) or v not in allowed:
-                self.err("RB210", span, f"the answer map sends `{k}` to `{v}`, which is not {what}", suggest(str(v), allowed) + ("allowed: " + ", ".join(allowed),))
+                self.err(
+                    "RB210",
+                    span,
+                    f"the answer map sends `{k}` to `{v}`, which is not {what}",
+                    suggest(str(v), allowed) + ("allowed: " + ", ".join(allowed),),
+                )
                 return
         uncovered = [r for r in required if r not in mapping.values()]
         if uncovered:
-            self.err("RB210", span, f"the answer map never yields {', '.join(f'`{u}`' for u in uncovered)}", ("map some matched text to each of them",))
+            self.err(
+                "RB210",
+                span,
+                f"the answer map never yields {', '.join(f'`{u}`' for u in uncovered)}",
+                ("map some matched text to each of them",),
+            )
 
     # -- llm.compare ---------------------------------------------------------------
 
@@ -169,12 +273,31 @@ class PromptChecker:
         reply, order = values.get("reply"), values.get("order")
         if reply != "ratings":
             if plain != JType("score", 0, 1):
-                self.err("RB204", d.type.span, f"`llm.compare` with `reply = preference` produces `score[0, 1]` (1 preferred, 0.5 a tie), not `{t}`", (f"declare `{JType('score', 0, 1).as_optional(t.optional)}`, or set `reply = ratings` to rate each response on `{plain}`",))
+                self.err(
+                    "RB204",
+                    d.type.span,
+                    "`llm.compare` with `reply = preference` produces `score[0, 1]` (1 preferred, 0.5 a tie), not "
+                    f"`{t}`",
+                    (
+                        f"declare `{JType('score', 0, 1).as_optional(t.optional)}`, or set `reply = ratings` to rate "
+                        f"each response on `{plain}`",
+                    ),
+                )
             anchors = _param(d, "anchors")
             if values.get("anchors") and anchors is not None:
-                self.err("RB203", anchors.name.span, "`anchors` describe a rating scale; a preference has none", ("remove `anchors`, or set `reply = ratings`",))
+                self.err(
+                    "RB203",
+                    anchors.name.span,
+                    "`anchors` describe a rating scale; a preference has none",
+                    ("remove `anchors`, or set `reply = ratings`",),
+                )
         elif order == "both" and plain.kind == "ordinal":
-            self.err("RB204", d.type.span, f"`order = both` averages the two orders' ratings, which need not be a point of `{plain}`", (f"declare `score[{fmt_num(plain.lo)}, {fmt_num(plain.hi)}]`",))
+            self.err(
+                "RB204",
+                d.type.span,
+                f"`order = both` averages the two orders' ratings, which need not be a point of `{plain}`",
+                (f"declare `score[{fmt_num(plain.lo)}, {fmt_num(plain.hi)}]`",),
+            )
 
 
 def known_params(proc: ProcedureSpec) -> set[str]:

@@ -24,12 +24,36 @@ def sink_of(decls: Declarations, path: str, diags: list[Diagnostic]) -> str | No
     or it names nothing declared."""
     sinks = decls.sinks
     if not sinks:
-        diags.append(make("RB302", file_span(path), "the graph has no sink", ("add `sink NAME` naming the node the readout reads",)))
+        diags.append(
+            make(
+                "RB302",
+                file_span(path),
+                "the graph has no sink",
+                ("add `sink NAME` naming the node the readout reads",),
+            )
+        )
         return None
     for extra in sinks[1:]:
-        diags.append(make("RB303", extra.span, f"a second sink `{extra.target.value}`", (f"the first is `{sinks[0].target.value}` at {sinks[0].span}", "combine them with a reducer and sink that")))
+        diags.append(
+            make(
+                "RB303",
+                extra.span,
+                f"a second sink `{extra.target.value}`",
+                (
+                    f"the first is `{sinks[0].target.value}` at {sinks[0].span}",
+                    "combine them with a reducer and sink that",
+                ),
+            )
+        )
         if extra.target.value not in decls.decls:
-            diags.append(make("RB101", extra.target.span, f"unknown name `{extra.target.value}`", decls.name_hint(extra.target.value)))
+            diags.append(
+                make(
+                    "RB101",
+                    extra.target.span,
+                    f"unknown name `{extra.target.value}`",
+                    decls.name_hint(extra.target.value),
+                )
+            )
     target = sinks[0].target
     if target.value not in decls.decls:
         diags.append(make("RB101", target.span, f"unknown name `{target.value}`", decls.name_hint(target.value)))
@@ -39,7 +63,9 @@ def sink_of(decls: Declarations, path: str, diags: list[Diagnostic]) -> str | No
     return target.value
 
 
-def check_reachability(sink: str, decls: Declarations, edges: Mapping[str, Sequence[str]], diags: list[Diagnostic]) -> None:
+def check_reachability(
+    sink: str, decls: Declarations, edges: Mapping[str, Sequence[str]], diags: list[Diagnostic]
+) -> None:
     """RB304 for every criterion and node the sink does not read."""
     seen = {sink}
     todo = [sink]
@@ -50,7 +76,14 @@ def check_reachability(sink: str, decls: Declarations, edges: Mapping[str, Seque
                 todo.append(src)
     for name, d in decls.decls.items():
         if name not in seen:
-            diags.append(make("RB304", d.name.span, f"`{name}` does not reach the sink `{sink}`, so it cannot affect the verdict", ("route it into the graph, or remove it",)))
+            diags.append(
+                make(
+                    "RB304",
+                    d.name.span,
+                    f"`{name}` does not reach the sink `{sink}`, so it cannot affect the verdict",
+                    ("route it into the graph, or remove it",),
+                )
+            )
 
 
 @attrs.frozen
@@ -73,7 +106,12 @@ def check_readouts(
 ) -> CheckedReadouts:
     """The sink against the scale (RB403), then each readout."""
     sink_type = inferred.types.get(sink) if sink and sink not in inferred.broken else None
-    if sink is not None and sink_type is not None and scale is not None and not sink_type.as_optional(False).fits(scale):
+    if (
+        sink is not None
+        and sink_type is not None
+        and scale is not None
+        and not sink_type.as_optional(False).fits(scale)
+    ):
         diags.append(
             make(
                 "RB403",
@@ -84,13 +122,27 @@ def check_readouts(
         )
     readouts = decls.readouts
     if not readouts:
-        diags.append(make("RB405", file_span(path), "the graph has no readout", ("add `readout pointwise { output = ... }` and/or `readout pairwise { ... }`",)))
+        diags.append(
+            make(
+                "RB405",
+                file_span(path),
+                "the graph has no readout",
+                ("add `readout pointwise { output = ... }` and/or `readout pairwise { ... }`",),
+            )
+        )
     out: dict[str, Readout] = {}
     blocks: list[CheckedBlock] = []
     for r in readouts:
         mode = r.mode.value
         if mode not in ("pointwise", "pairwise"):
-            diags.append(make("RB406", r.mode.span, f"unknown readout mode `{mode}`", suggest(mode, ("pointwise", "pairwise")) + ("the modes are `pointwise` and `pairwise`",)))
+            diags.append(
+                make(
+                    "RB406",
+                    r.mode.span,
+                    f"unknown readout mode `{mode}`",
+                    suggest(mode, ("pointwise", "pairwise")) + ("the modes are `pointwise` and `pairwise`",),
+                )
+            )
             continue
         first = next(o for o in readouts if o.mode.value == mode)
         if first is not r:
@@ -102,9 +154,22 @@ def check_readouts(
         if checked.failed:
             continue
         if mode == "pointwise":
-            pairwise_only = next((c for c in criteria.values() if "side_by_side" in catalog.hooks(c.procedure).traits), None)
+            pairwise_only = next(
+                (c for c in criteria.values() if "side_by_side" in catalog.hooks(c.procedure).traits), None
+            )
             if pairwise_only is not None:
-                diags.append(make("RB407", r.mode.span, f"a pointwise readout cannot run `{pairwise_only.name}`: `{pairwise_only.procedure}` judges two candidates side by side", (f"`{pairwise_only.name}` is at {pairwise_only.span}; remove the pointwise readout, or judge one response at a time with `llm.rate` or `llm.check`",)))
+                diags.append(
+                    make(
+                        "RB407",
+                        r.mode.span,
+                        f"a pointwise readout cannot run `{pairwise_only.name}`: `{pairwise_only.procedure}` judges "
+                        "two candidates side by side",
+                        (
+                            f"`{pairwise_only.name}` is at {pairwise_only.span}; remove the pointwise readout, or "
+                            "judge one response at a time with `llm.rate` or `llm.check`",
+                        ),
+                    )
+                )
                 continue
             out[mode] = PointwiseReadout(values["output"], values["quantize"], values["ties"], span=r.span)
             if scale is not None:
@@ -119,11 +184,21 @@ def check_readouts(
 def _fit_hint(sink: str, t: JType, scale: JType, decls: Declarations, catalog: Catalog) -> tuple[str, ...]:
     if t.numeric and scale.numeric:
         if t.kind == "score" and scale.kind == "ordinal":
-            return (f"the sink's values need not be integers: declare the contract as `scale = score[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]`; the pointwise readout still quantizes to an ordinal `output`",)
+            return (
+                f"the sink's values need not be integers: declare the contract as `scale = score[{fmt_num(scale.lo)}, "
+                f"{fmt_num(scale.hi)}]`; the pointwise readout still quantizes to an ordinal `output`",
+            )
         decl = decls.decls.get(sink)
         op = catalog.operators.get(decl.operator.text) if isinstance(decl, ast.NodeDecl) else None
-        notes = [f"{_bound_text(b)} lies outside the contract's scale: give the gate a bound in [{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]" for b in _bounds_outside(decl, op, scale)]
-        notes.append(f"rescale it onto the scale (`transform.rescale(value: {sink}) {{ to = score[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}] }}`) or widen the contract")
+        notes = [
+            f"{_bound_text(b)} lies outside the contract's scale: give the gate a bound in [{fmt_num(scale.lo)}, "
+            f"{fmt_num(scale.hi)}]"
+            for b in _bounds_outside(decl, op, scale)
+        ]
+        notes.append(
+            f"rescale it onto the scale (`transform.rescale(value: {sink}) {{ to = score[{fmt_num(scale.lo)}, "
+            f"{fmt_num(scale.hi)}] }}`) or widen the contract"
+        )
         if op is not None and "leaves_scale" in op.traits:
             notes.append("a mean of the inputs stays on their scale; a sum does not")
         return tuple(notes)
@@ -154,11 +229,25 @@ def _bound_text(p: ast.Param) -> str:
 def _check_pointwise(r: ast.ReadoutDecl, output: JType, scale: JType, diags: list[Diagnostic]) -> None:
     span = next(p.value.span for p in r.block.params if p.name.value == "output")
     if output.optional:
-        diags.append(make("RB404", span, "a readout's `output` cannot be optional", ("an absent sink already reads out as abstain",)))
+        diags.append(
+            make(
+                "RB404",
+                span,
+                "a readout's `output` cannot be optional",
+                ("an absent sink already reads out as abstain",),
+            )
+        )
     elif scale.numeric:
         if not output.numeric:
             kind = "ordinal" if float(scale.lo).is_integer() and float(scale.hi).is_integer() else "score"
-            diags.append(make("RB404", span, f"`output = {output}` cannot hold values of the numeric scale `{scale}`", (f"e.g. `output = {kind}[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]`",)))
+            diags.append(
+                make(
+                    "RB404",
+                    span,
+                    f"`output = {output}` cannot hold values of the numeric scale `{scale}`",
+                    (f"e.g. `output = {kind}[{fmt_num(scale.lo)}, {fmt_num(scale.hi)}]`",),
+                )
+            )
         elif not (output.lo <= scale.lo and scale.hi <= output.hi):
             diags.append(
                 make(
@@ -169,9 +258,23 @@ def _check_pointwise(r: ast.ReadoutDecl, output: JType, scale: JType, diags: lis
                 )
             )
     elif scale.kind == "bool" and output.kind != "bool":
-        diags.append(make("RB404", span, f"`output = {output}` cannot hold the contract's `bool` values", ("write `output = bool`",)))
+        diags.append(
+            make(
+                "RB404",
+                span,
+                f"`output = {output}` cannot hold the contract's `bool` values",
+                ("write `output = bool`",),
+            )
+        )
     elif scale.kind == "label" and not (output.kind == "label" and set(scale.labels) <= set(output.labels)):
-        diags.append(make("RB404", span, f"`output = {output}` cannot hold the contract's `{scale}` values", (f"write `output = {scale}`",)))
+        diags.append(
+            make(
+                "RB404",
+                span,
+                f"`output = {output}` cannot hold the contract's `{scale}` values",
+                (f"write `output = {scale}`",),
+            )
+        )
 
 
 def _check_pairwise(r: ast.ReadoutDecl, epsilon: float, scale: JType, diags: list[Diagnostic]) -> None:
@@ -190,7 +293,11 @@ def _check_pairwise(r: ast.ReadoutDecl, epsilon: float, scale: JType, diags: lis
             make(
                 "RB404",
                 span,
-                f"`epsilon = {fmt_num(epsilon)}` is at least the width of the scale `{scale}`, so no candidate can ever be preferred",
-                (f"epsilon is the largest difference that still counts as a tie; keep it well below {fmt_num(scale.hi - scale.lo)}",),
+                f"`epsilon = {fmt_num(epsilon)}` is at least the width of the scale `{scale}`, so no candidate can "
+                "ever be preferred",
+                (
+                    "epsilon is the largest difference that still counts as a tie; keep it well below "
+                    f"{fmt_num(scale.hi - scale.lo)}",
+                ),
             )
         )

@@ -66,9 +66,7 @@ def type_from_ast(expr: ast.TypeExpr, diags: list[Diagnostic]) -> JType | None:
                 return None
             seen.add(n.value)
         if len(names) < 2:
-            diags.append(
-                make("RB205", expr.span, "a label type needs at least two labels", ("e.g. `label{yes, no}`",))
-            )
+            diags.append(make("RB205", expr.span, "a label type needs at least two labels", ("e.g. `label{yes, no}`",)))
             return None
         return JType("label", labels=tuple(names), optional=expr.optional)
     # The grammar gives a numeric type its two bounds.
@@ -99,7 +97,8 @@ def type_from_ast(expr: ast.TypeExpr, diags: list[Diagnostic]) -> JType | None:
             make(
                 "RB205",
                 expr.span,
-                f"the interval [{literal(expr.lo)}, {literal(expr.hi)}] is empty or a single point: `lo` must be below `hi`",
+                f"the interval [{literal(expr.lo)}, {literal(expr.hi)}] is empty or a single point: `lo` must be "
+                "below `hi`",
                 (f"write `{expr.kind}[{literal(expr.hi)}, {literal(expr.lo)}]`",) if lo > hi else (),
             )
         )
@@ -154,7 +153,9 @@ def _json(v: ast.Value, diags: list[Diagnostic]) -> Any:
         for e in v.entries:
             key = str(_scalar(e.key))  # JSON object keys are strings
             if key in seen:
-                diags.append(make("RB111", e.key.span, f"map key `{key}` is given twice", (f"first given at {seen[key].span}",)))
+                diags.append(
+                    make("RB111", e.key.span, f"map key `{key}` is given twice", (f"first given at {seen[key].span}",))
+                )
             seen.setdefault(key, e.key)
             out[key] = _json(e.value, diags)
         return out
@@ -309,23 +310,46 @@ def _answer(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str, 
     if not isinstance(v, ast.Call):
         wrong(('e.g. `answer = pattern("\\[\\[(\\d+)\\]\\]")`',))
     if v.name.value != "pattern":
-        diags.append(make("RB202", v.name.span, f"`{v.name.value}(...)` is not a way to read an answer: `{spec.name}` of {where} takes {_EXPECTED['answer']}", suggest(v.name.value, ("pattern",))))
+        diags.append(
+            make(
+                "RB202",
+                v.name.span,
+                f"`{v.name.value}(...)` is not a way to read an answer: `{spec.name}` of {where} takes "
+                f"{_EXPECTED['answer']}",
+                suggest(v.name.value, ("pattern",)),
+            )
+        )
         raise _Bad
     if not v.args or not isinstance(v.args[0], ast.String) or len(v.args) > 2:
-        diags.append(make("RB202", v.span, "`pattern(...)` takes a regular expression string, then optionally a map from matched text to values", ('e.g. `pattern("\\[\\[(A|B|C)\\]\\]", { A: first, B: second, C: tie })`',)))
+        diags.append(
+            make(
+                "RB202",
+                v.span,
+                "`pattern(...)` takes a regular expression string, then optionally a map from matched text to values",
+                ('e.g. `pattern("\\[\\[(A|B|C)\\]\\]", { A: first, B: second, C: tie })`',),
+            )
+        )
         raise _Bad
     out: dict[str, Any] = {"pattern": v.args[0].value}
     if len(v.args) == 2:
         m = v.args[1]
         if not isinstance(m, ast.MapValue) or not m.entries:
-            diags.append(make("RB202", m.span, f"the second argument of `pattern(...)` is a map from matched text to values, not {_describe(m)}"))
+            diags.append(
+                make(
+                    "RB202",
+                    m.span,
+                    f"the second argument of `pattern(...)` is a map from matched text to values, not {_describe(m)}",
+                )
+            )
             raise _Bad
         mapping: dict[str, Any] = {}
         seen: dict[str, ast.Value] = {}
         for e in m.entries:
             key = key_text(e.key) if not isinstance(e.key, ast.String) else e.key.value
             if key in seen:
-                diags.append(make("RB111", e.key.span, f"map key `{key}` is given twice", (f"first given at {seen[key].span}",)))
+                diags.append(
+                    make("RB111", e.key.span, f"map key `{key}` is given twice", (f"first given at {seen[key].span}",))
+                )
                 raise _Bad
             seen[key] = e.key
             if not isinstance(e.value, (ast.Ident, ast.Bool, ast.Number, ast.String)):
@@ -356,7 +380,9 @@ def _repeated_key(key: ast.Value, first: ast.Value, diags: list[Diagnostic]) -> 
     # `1`, `1.0` and `true` are one key to Python, but `true` and `1` are
     # different keys to a reader: name the real problem in each case.
     if isinstance(key, ast.Bool) == isinstance(first, ast.Bool):
-        diags.append(make("RB111", key.span, f"map key `{key_text(key)}` is given twice", (f"first given at {first.span}",)))
+        diags.append(
+            make("RB111", key.span, f"map key `{key_text(key)}` is given twice", (f"first given at {first.span}",))
+        )
     else:
         diags.append(
             make(
@@ -406,7 +432,9 @@ def _check_range(spec: ParamSpec, value: object, v: ast.Value, diags: list[Diagn
             continue
         if spec.min is not None and x < spec.min:
             diags.append(
-                make("RB203", v.span, f"`{spec.name}` of {where} must be at least {fmt_num(spec.min)}, got {fmt_num(x)}")
+                make(
+                    "RB203", v.span, f"`{spec.name}` of {where} must be at least {fmt_num(spec.min)}, got {fmt_num(x)}"
+                )
             )
             raise _Bad
         if spec.max is not None and x > spec.max:
@@ -460,9 +488,7 @@ def check_block(
             continue
         if name in given:
             first = given[name].name.span
-            diags.append(
-                make("RB111", p.name.span, f"parameter `{name}` is given twice", (f"first given at {first}",))
-            )
+            diags.append(make("RB111", p.name.span, f"parameter `{name}` is given twice", (f"first given at {first}",)))
             failed.add(name)
             continue
         given[name] = p

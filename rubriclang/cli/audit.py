@@ -1,11 +1,11 @@
 """`rbg audit`: audit a judge under controlled perturbations.
 
-    rbg audit SUITE.toml --out DIR        run (or resume) an audit
-    rbg audit init GRAPH ITEMS            write a starting suite
-    rbg audit plan GRAPH ITEMS            an LLM proposes operators (runs nothing)
-    rbg audit catalog                     list the perturbation operators
-    rbg audit compare DIR_A DIR_B         two audits of one sealed suite side by side
-    rbg audit preview SUITE --out DIR     make and validate the variants, judge nothing
+rbg audit SUITE.toml --out DIR        run (or resume) an audit
+rbg audit init GRAPH ITEMS            write a starting suite
+rbg audit plan GRAPH ITEMS            an LLM proposes operators (runs nothing)
+rbg audit catalog                     list the perturbation operators
+rbg audit compare DIR_A DIR_B         two audits of one sealed suite side by side
+rbg audit preview SUITE --out DIR     make and validate the variants, judge nothing
 """
 
 from __future__ import annotations
@@ -56,14 +56,35 @@ def _load_judge(path: str):
 
 @audit.command("run")
 @click.argument("suite", type=click.Path(dir_okay=False))
-@click.option("--out", "out", type=click.Path(file_okay=False), help="The audit's folder; an existing one is resumed (required unless --estimate).")
-@click.option("--sealed", type=click.Path(dir_okay=False), help="Reuse this sealed suite (DIR/sealed.json of an earlier audit): the same variants.")
-@click.option("--cache", type=click.Path(dir_okay=False), help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite).")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    help="The audit's folder; an existing one is resumed (required unless --estimate).",
+)
+@click.option(
+    "--sealed",
+    type=click.Path(dir_okay=False),
+    help="Reuse this sealed suite (DIR/sealed.json of an earlier audit): the same variants.",
+)
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False),
+    help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite).",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
 @click.option("--retry-errors", is_flag=True, help="Judge again the repeats that failed.")
-@click.option("--summary", is_flag=True, help="Add a short LLM-written summary of the findings (the generator's model).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print.")
-@click.option("--estimate", is_flag=True, help="Print the calls and tokens per phase the audit would spend, calling no model and writing nothing.")
+@click.option(
+    "--summary", is_flag=True, help="Add a short LLM-written summary of the findings (the generator's model)."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print."
+)
+@click.option(
+    "--estimate",
+    is_flag=True,
+    help="Print the calls and tokens per phase the audit would spend, calling no model and writing nothing.",
+)
 def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimate) -> None:
     """Run the audit SUITE describes, writing everything under --out.
 
@@ -120,7 +141,13 @@ def _estimate(s, graph, sealed, fmt) -> None:
 
 @audit.command("preview")
 @click.argument("suite", type=click.Path(dir_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="The audit's folder: the run then reuses these variants.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="The audit's folder: the run then reuses these variants.",
+)
 @click.option("--cache", type=click.Path(dir_okay=False), help="The call cache.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
 def preview(suite, out, cache, no_cache) -> None:
@@ -136,15 +163,22 @@ def preview(suite, out, cache, no_cache) -> None:
     except AuditError as exc:
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     verdicts = collections.Counter(r["verdict"] for r in doc["validation"])
-    click.echo(f"Sealed {doc['sealed'][:19]}...: {len(doc['variants'])} variant(s) accepted"
-               + "".join(f", {n} {k}" for k, n in sorted(verdicts.items()) if k != "accept") + f"; review {os.path.join(out, 'preview.html')}, then run `rbg audit {suite} --out {out}`.")
+    click.echo(
+        f"Sealed {doc['sealed'][:19]}...: {len(doc['variants'])} variant(s) accepted"
+        + "".join(f", {n} {k}" for k, n in sorted(verdicts.items()) if k != "accept")
+        + f"; review {os.path.join(out, 'preview.html')}, then run `rbg audit {suite} --out {out}`."
+    )
 
 
 @audit.command("compare")
 @click.argument("dir_a", type=click.Path(file_okay=False))
 @click.argument("dir_b", type=click.Path(file_okay=False))
-@click.option("--out", "out", type=click.Path(file_okay=False), help="Write compare.json, compare.txt and compare.html here.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print.")
+@click.option(
+    "--out", "out", type=click.Path(file_okay=False), help="Write compare.json, compare.txt and compare.html here."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print."
+)
 def compare_cmd(dir_a, dir_b, out, fmt) -> None:
     """Compare two audits of one sealed suite (two judges, or two versions
     of a rubric): every rate side by side per surface and operator, the
@@ -241,7 +275,14 @@ def _write_toml(path: str, force: bool, render) -> None:
         raise DataError(f"cannot write `{path}`: {describe_os_error(exc)}") from None
 
 
-_output = click.option("-o", "--output", default="audit.toml", show_default=True, type=click.Path(dir_okay=False), help="Where to write the suite.")
+_output = click.option(
+    "-o",
+    "--output",
+    default="audit.toml",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Where to write the suite.",
+)
 _force = click.option("--force", is_flag=True, help="Overwrite an existing suite file.")
 
 
@@ -250,7 +291,11 @@ _force = click.option("--force", is_flag=True, help="Overwrite an existing suite
 @click.argument("items", type=click.Path(dir_okay=False))
 @_output
 @_force
-@click.option("--base-url", metavar="URL", help="The server the judge, generator and validator use; without it the suite is sized for the embedded model.")
+@click.option(
+    "--base-url",
+    metavar="URL",
+    help="The server the judge, generator and validator use; without it the suite is sized for the embedded model.",
+)
 def init(graph, items, output, force, base_url) -> None:
     """Write a starting suite for auditing GRAPH on ITEMS: every operator
     that applies to this judge, and why the others do not.
@@ -271,25 +316,67 @@ def init(graph, items, output, force, base_url) -> None:
         raise DataError(f"{exc.where}: {exc.message}") from None
     embedded = not base_url and not profiled
     if embedded:
-        skipped = [*skipped, *((name, "written by a generator model: the embedded 135M model writes poor variants; give `--base-url` for the full set") for name, op in ok.items() if op.generator == "llm")]
+        skipped = [
+            *skipped,
+            *(
+                (
+                    name,
+                    "written by a generator model: the embedded 135M model writes poor variants; give `--base-url` "
+                    "for the full set",
+                )
+                for name, op in ok.items()
+                if op.generator == "llm"
+            ),
+        ]
         ok = {name: op for name, op in ok.items() if op.generator != "llm"}
-    _write_suite(output, force, graph, items, judge, [(op, describe(op)) for op in ok.values()], skipped, "rbg audit init", base_url, embedded)
+    _write_suite(
+        output,
+        force,
+        graph,
+        items,
+        judge,
+        [(op, describe(op)) for op in ok.values()],
+        skipped,
+        "rbg audit init",
+        base_url,
+        embedded,
+    )
     sized = " (sized for the embedded model: rule operators and 2 repeats)" if embedded and judge.llm_criteria else ""
-    click.echo(f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge){sized}; {len(skipped)} do not apply.")
+    click.echo(
+        f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge){sized}; {len(skipped)} do "
+        "not apply."
+    )
 
 
 def _model_options(role: str):
     """The options naming the model of `plan` and `suggest`."""
 
     def wrap(f):
-        for opt in reversed((
-            click.option("--base-url", metavar="URL", help=f"The {role}'s OpenAI-compatible server (default: the embedded local model)."),
-            click.option("--model", metavar="NAME", help=f"The {role}'s model (default: the server's only model)."),
-            click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key."),
-            click.option("--model-file", type=click.Path(dir_okay=False), metavar="GGUF", help="The embedded model's GGUF file."),
-            click.option("--cache", type=click.Path(dir_okay=False), help="The call cache."),
-            click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
-        )):
+        for opt in reversed(
+            (
+                click.option(
+                    "--base-url",
+                    metavar="URL",
+                    help=f"The {role}'s OpenAI-compatible server (default: the embedded local model).",
+                ),
+                click.option("--model", metavar="NAME", help=f"The {role}'s model (default: the server's only model)."),
+                click.option(
+                    "--api-key-env",
+                    metavar="NAME",
+                    default="OPENAI_API_KEY",
+                    show_default=True,
+                    help="The environment variable holding the API key.",
+                ),
+                click.option(
+                    "--model-file",
+                    type=click.Path(dir_okay=False),
+                    metavar="GGUF",
+                    help="The embedded model's GGUF file.",
+                ),
+                click.option("--cache", type=click.Path(dir_okay=False), help="The call cache."),
+                click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
+            )
+        ):
             f = opt(f)
         return f
 
@@ -329,7 +416,9 @@ def plan(graph, items, output, force, base_url, model, api_key_env, model_file, 
     from rubriclang.audit.suite import ModelConfig
 
     judge, item_list = _judge_and_items(graph, items)
-    cfg = ModelConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.0, max_tokens=1024)
+    cfg = ModelConfig(
+        base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.0, max_tokens=1024
+    )
     chosen, dropped, skipped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
     _write_suite(output, force, graph, items, judge, chosen, skipped, "rbg audit plan")
     click.echo(f"Wrote {output}: {len(chosen)} operators proposed for `{judge.graph.name}`; nothing was run.")
@@ -340,7 +429,14 @@ def plan(graph, items, output, force, base_url, model, api_key_env, model_file, 
 @audit.command("suggest")
 @click.argument("graph", type=click.Path())
 @click.argument("items", type=click.Path(dir_okay=False))
-@click.option("--out", "output", default="custom.toml", show_default=True, type=click.Path(dir_okay=False), help="Where to write the proposed [[custom]] tables.")
+@click.option(
+    "--out",
+    "output",
+    default="custom.toml",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Where to write the proposed [[custom]] tables.",
+)
 @_force
 @_model_options("generator")
 def suggest(graph, items, output, force, base_url, model, api_key_env, model_file, cache, no_cache) -> None:
@@ -353,9 +449,14 @@ def suggest(graph, items, output, force, base_url, model, api_key_env, model_fil
     from rubriclang.audit.suite_writer import render_custom
 
     judge, item_list = _judge_and_items(graph, items)
-    cfg = ModelConfig(base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.7, max_tokens=1024)
+    cfg = ModelConfig(
+        base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.7, max_tokens=1024
+    )
     kept, dropped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
     _write_toml(output, force, lambda: render_custom(kept, "rbg audit suggest"))
-    click.echo(f"Wrote {output}: {len(kept)} custom operator(s) proposed for `{judge.graph.name}`; review them, then paste them into a suite.")
+    click.echo(
+        f"Wrote {output}: {len(kept)} custom operator(s) proposed for `{judge.graph.name}`; review them, then paste "
+        "them into a suite."
+    )
     for name, why in dropped:
         click.echo(f"  dropped `{name}`: {why}", err=True)

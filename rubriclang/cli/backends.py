@@ -67,7 +67,17 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions, estimate=None
         raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
     urls = tuple(checked_url(u) for u in opts.base_urls)
     key = api_key_from_env(opts.api_key_env) if urls and estimate is None else None
-    server = Server(urls, opts.model, key, opts.model_file, opts.timeout, opts.max_retries, opts.per_endpoint, deadline=opts.deadline, max_reply_bytes=opts.max_reply_bytes)
+    server = Server(
+        urls,
+        opts.model,
+        key,
+        opts.model_file,
+        opts.timeout,
+        opts.max_retries,
+        opts.per_endpoint,
+        deadline=opts.deadline,
+        max_reply_bytes=opts.max_reply_bytes,
+    )
     sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
     connections = Connections(estimate)
     stack.callback(connections.stop)
@@ -75,13 +85,19 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions, estimate=None
         client, sampling, profiles = connections.judges(graph, server, sampling)
     except ConnectError as exc:
         if exc.embedded:
-            raise DataError(f"the graph has LLM criteria and no --base-url was given, so they need the embedded model: {exc.message}") from None
+            raise DataError(
+                "the graph has LLM criteria and no --base-url was given, so they need the embedded model: "
+                f"{exc.message}"
+            ) from None
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
     cache = None if opts.no_cache or estimate is not None else open_cache(opts.cache)
     if cache is not None:
         stack.callback(cache.close)
     if opts.logprobs and not any(weighted_points(c) for c in graph.criteria):
-        click.echo("note: --logprobs weighs `llm.rate` criteria on `score[lo, hi]` with one-digit bounds; this graph has none", err=True)
+        click.echo(
+            "note: --logprobs weighs `llm.rate` criteria on `score[lo, hi]` with one-digit bounds; this graph has none",
+            err=True,
+        )
     return LLMBackend(client, cache, sampling, use_logprobs=opts.logprobs, profiles=profiles)
 
 

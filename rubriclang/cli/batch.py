@@ -30,10 +30,18 @@ _LIST_AT_MOST = 20
 # The same options, with the same defaults, as `rbg run`'s: a request's
 # sampling is part of its body and of its cache key.
 _SAMPLING_OPTIONS = [
-    click.option("--model", required=True, metavar="NAME", help="The model the requests name (the batch server's model)."),
-    click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."),
-    click.option("--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."),
-    click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."),
+    click.option(
+        "--model", required=True, metavar="NAME", help="The model the requests name (the batch server's model)."
+    ),
+    click.option(
+        "--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."
+    ),
+    click.option(
+        "--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."
+    ),
+    click.option(
+        "--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."
+    ),
     click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
     click.option("--logprobs", is_flag=True, help="Ask for token logprobs where `rbg run --logprobs` would."),
 ]
@@ -60,7 +68,9 @@ def batch() -> None:
 @batch.command("export")
 @click.argument("graph", type=click.Path(dir_okay=False))
 @click.argument("items", type=click.Path(dir_okay=False))
-@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="The request file to write (JSON Lines).")
+@click.option(
+    "-o", "--out", required=True, type=click.Path(dir_okay=False), help="The request file to write (JSON Lines)."
+)
 @sampling_options
 def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logprobs) -> None:
     """Write one Batch API request per LLM criterion call that `rbg run`
@@ -90,7 +100,10 @@ def _batchable(g) -> None:
     profiled = profiled_criteria(g)
     if profiled:
         name, profile = profiled[0]
-        raise DataError(f"criterion `{name}` is judged by model profile `{profile}`: a batch file serves one model, so graphs with model profiles run live (`rbg run`)")
+        raise DataError(
+            f"criterion `{name}` is judged by model profile `{profile}`: a batch file serves one model, so graphs "
+            "with model profiles run live (`rbg run`)"
+        )
 
 
 def _read_items(path: str) -> list:
@@ -115,18 +128,64 @@ def _calls(g, items: list, model: str, sampling, logprobs: bool):
 @click.argument("graph", type=click.Path(dir_okay=False))
 @click.argument("items", type=click.Path(dir_okay=False))
 @click.argument("results", type=click.Path(dir_okay=False))
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Trace file (JSON Lines); an existing one is resumed.")
-@click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="The server a live run would use: the cache keys calls by it.")
-@click.option("--identity", metavar="ID", help="The cache identity of the server instead of --base-url (e.g. an embedded model's).")
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache to fill (default: the one `rbg run` uses).")
-@click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the key the batch ran with: results that echo it are stored redacted.")
+@click.option(
+    "--out", required=True, type=click.Path(dir_okay=False), help="Trace file (JSON Lines); an existing one is resumed."
+)
+@click.option(
+    "--base-url",
+    "base_urls",
+    multiple=True,
+    metavar="URL",
+    help="The server a live run would use: the cache keys calls by it.",
+)
+@click.option(
+    "--identity",
+    metavar="ID",
+    help="The cache identity of the server instead of --base-url (e.g. an embedded model's).",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The call cache to fill (default: the one `rbg run` uses).",
+)
+@click.option(
+    "--api-key-env",
+    metavar="NAME",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="The environment variable holding the key the batch ran with: results that echo it are stored redacted.",
+)
 @sampling_options
 @mode_option
 @concurrency_option
 @annotations_option
 @recorded_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
-def import_(graph, items, results, out, base_urls, identity, cache_path, api_key_env, model, temperature, top_p, max_tokens, seed, logprobs, mode, concurrency, annotations, recorded, fmt) -> None:
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format."
+)
+def import_(
+    graph,
+    items,
+    results,
+    out,
+    base_urls,
+    identity,
+    cache_path,
+    api_key_env,
+    model,
+    temperature,
+    top_p,
+    max_tokens,
+    seed,
+    logprobs,
+    mode,
+    concurrency,
+    annotations,
+    recorded,
+    fmt,
+) -> None:
     """Put the batch RESULTS into the call cache, under the keys a live run
     looks up, then judge ITEMS with GRAPH from the cache alone.
 
@@ -158,7 +217,22 @@ def import_(graph, items, results, out, base_urls, identity, cache_path, api_key
         loaded = load_into_cache(calls, answers, cache, identity, model)
         if loaded.missing:
             raise DataError(_missing_message(loaded, calls, answers))
-        summary = _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded, fmt)
+        summary = _judge(
+            g,
+            item_list,
+            items,
+            out,
+            cache,
+            identity,
+            model,
+            sampling,
+            logprobs,
+            mode,
+            concurrency,
+            annotations,
+            recorded,
+            fmt,
+        )
     finally:
         cache.close()
     summary.update(stored=loaded.stored, cached_before=loaded.cached_before)
@@ -194,11 +268,16 @@ def _missing_message(loaded, calls, answers) -> str:
             f"  {stale} results answer no current request: have the graph, the items, --model or the sampling "
             "options changed since the export?"
         )
-    lines.append(f"  the {loaded.stored} results found are in the cache; submit the missing requests again and import their results")
+    lines.append(
+        f"  the {loaded.stored} results found are in the cache; submit the missing requests again and import their "
+        "results"
+    )
     return "\n".join(lines)
 
 
-def _judge(g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded, fmt) -> dict:
+def _judge(
+    g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded, fmt
+) -> dict:
     """`rbg run`'s loop over `item_list` (read from the path `items`), with a
     backend that answers from the cache only."""
     from rubriclang.interp.items import ItemError
@@ -265,7 +344,8 @@ def _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt
 def _text(s: dict) -> str:
     lines = [
         f"Imported {s['stored']} batch results into the cache ({s['cached_before']} calls were cached already)",
-        f"Judged {s['judged']} items from the cache" + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
+        f"Judged {s['judged']} items from the cache"
+        + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
     if s["resumed"]:

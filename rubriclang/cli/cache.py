@@ -12,7 +12,11 @@ import click
 from rubriclang.cli.errors import DataError
 
 cache_path_option = click.option(
-    "--cache", "path", type=click.Path(dir_okay=False), default=None, help="The call cache (default: the one `rbg run` uses)."
+    "--cache",
+    "path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The call cache (default: the one `rbg run` uses).",
 )
 
 
@@ -28,7 +32,14 @@ def stats(path, fmt) -> None:
     """How many calls are cached, their tokens, per model, and the file's size."""
     found = _existing(path)
     if found is None:
-        s: dict[str, Any] = {"path": _path(path), "entries": 0, "prompt_tokens": 0, "completion_tokens": 0, "bytes": 0, "models": {}}
+        s: dict[str, Any] = {
+            "path": _path(path),
+            "entries": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "bytes": 0,
+            "models": {},
+        }
     else:
         with found as c:
             s = c.stats()

@@ -46,10 +46,26 @@ def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     show_default=True,
     help="Output format.",
 )
-@click.option("--select", multiple=True, callback=_codes, metavar="CODES", help="Only these warnings (codes or prefixes, comma-separated).")
-@click.option("--ignore", multiple=True, callback=_codes, metavar="CODES", help="Not these warnings (codes or prefixes, comma-separated).")
+@click.option(
+    "--select",
+    multiple=True,
+    callback=_codes,
+    metavar="CODES",
+    help="Only these warnings (codes or prefixes, comma-separated).",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    callback=_codes,
+    metavar="CODES",
+    help="Not these warnings (codes or prefixes, comma-separated).",
+)
 @click.option("--strict", is_flag=True, help="Warnings also make the exit status 1.")
-@click.option("--color/--no-color", default=None, help="Colour text output (default: when stdout is a terminal and NO_COLOR is unset).")
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Colour text output (default: when stdout is a terminal and NO_COLOR is unset).",
+)
 @click.option("--stdin-filename", metavar="PATH", help="The path to report for `-` (standard input).")
 def check(paths, fmt, select, ignore, strict, color, stdin_filename) -> None:
     """Check PATHS (files, folders of *.rbg, or - for stdin) for errors and warnings."""
@@ -84,9 +100,7 @@ def summary(diagnostics, n_files: int) -> str:
         return f"All checks passed ({_count(n_files, 'file')})."
     n_errors = sum(d.is_error for d in diagnostics)
     n_warnings = len(diagnostics) - n_errors
-    found = " and ".join(
-        _count(n, word) for n, word in ((n_errors, "error"), (n_warnings, "warning")) if n
-    )
+    found = " and ".join(_count(n, word) for n, word in ((n_errors, "error"), (n_warnings, "warning")) if n)
     n_with = len({d.span.file for d in diagnostics})
     return f"Found {found} in {n_with} of {_count(n_files, 'file')}."
 

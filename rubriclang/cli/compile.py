@@ -19,34 +19,156 @@ _EMBEDDED_CONTEXT = 16384
 
 @click.command("compile")
 @click.argument("spec", required=False, type=click.Path(dir_okay=False))
-@click.option("-o", "--out", type=click.Path(dir_okay=False), help="The .rbg file to write (only when compilation succeeds).")
-@click.option("--out-dir", type=click.Path(file_okay=False), default=None, help="Compile every spec of a JSON Lines SPEC (or of --from-items) into this folder, one `ID.rbg` each.")
-@click.option("--from-items", "from_items", type=click.Path(dir_okay=False), default=None, metavar="ITEMS", help="Build the specs from an items file whose rows carry their own rubric (with --out-dir).")
-@click.option("--rubric-field", default=None, metavar="FIELD", help="With --from-items: the rubric's field (a dotted path; an object becomes its `key: value` lines).")
-@click.option("--input-field", default="input", show_default=True, metavar="FIELD", help="With --from-items: the task input's field.")
+@click.option(
+    "-o", "--out", type=click.Path(dir_okay=False), help="The .rbg file to write (only when compilation succeeds)."
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Compile every spec of a JSON Lines SPEC (or of --from-items) into this folder, one `ID.rbg` each.",
+)
+@click.option(
+    "--from-items",
+    "from_items",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="ITEMS",
+    help="Build the specs from an items file whose rows carry their own rubric (with --out-dir).",
+)
+@click.option(
+    "--rubric-field",
+    default=None,
+    metavar="FIELD",
+    help="With --from-items: the rubric's field (a dotted path; an object becomes its `key: value` lines).",
+)
+@click.option(
+    "--input-field",
+    default="input",
+    show_default=True,
+    metavar="FIELD",
+    help="With --from-items: the task input's field.",
+)
 @click.option("--id-field", default="id", show_default=True, metavar="FIELD", help="With --from-items: the id's field.")
-@click.option("--reference-field", default=None, metavar="FIELD", help="With --from-items: fixed reference material shown to the compiler.")
+@click.option(
+    "--reference-field",
+    default=None,
+    metavar="FIELD",
+    help="With --from-items: fixed reference material shown to the compiler.",
+)
 @click.option("--system-field", default=None, metavar="FIELD", help="With --from-items: the task's system prompt.")
 @click.option("--scale", default="ordinal[1, 5]", show_default=True, help="With --from-items: the contract's scale.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="With --out-dir: specs compiled at once.")
-@click.option("--retry-failed", is_flag=True, help="With --out-dir: compile again the specs that failed within the budget before.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="With --out-dir: the summary's format.")
-@click.option("--log", "log_path", type=click.Path(dir_okay=False), default=None, help="The compile log, JSON Lines (default: next to --out, `OUT.compile.jsonl`).")
-@click.option("--repairs", type=click.IntRange(0, 20), default=3, show_default=True, help="How many times the checker's findings are fed back.")
-@click.option("--constrained", is_flag=True, help="Ask for JSON IR under the server's JSON-schema constrained decoding, then print it as source.")
-@click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server. Default: the embedded local model.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="With --out-dir: specs compiled at once.",
+)
+@click.option(
+    "--retry-failed", is_flag=True, help="With --out-dir: compile again the specs that failed within the budget before."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="With --out-dir: the summary's format.",
+)
+@click.option(
+    "--log",
+    "log_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The compile log, JSON Lines (default: next to --out, `OUT.compile.jsonl`).",
+)
+@click.option(
+    "--repairs",
+    type=click.IntRange(0, 20),
+    default=3,
+    show_default=True,
+    help="How many times the checker's findings are fed back.",
+)
+@click.option(
+    "--constrained",
+    is_flag=True,
+    help="Ask for JSON IR under the server's JSON-schema constrained decoding, then print it as source.",
+)
+@click.option(
+    "--base-url",
+    "base_urls",
+    multiple=True,
+    metavar="URL",
+    help="An OpenAI-compatible server. Default: the embedded local model.",
+)
 @click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model).")
-@click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key.")
+@click.option(
+    "--api-key-env",
+    metavar="NAME",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="The environment variable holding the API key.",
+)
 @click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server.")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="The longest answer, in tokens.")
-@click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=600.0, show_default=True, help="Seconds to wait for one answer.")
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="The longest answer, in tokens."
+)
+@click.option(
+    "--timeout",
+    type=FiniteFloat(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="Seconds to wait for one answer.",
+)
 @deadline_option
 @max_reply_option
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None, help="The call cache (default: the one `rbg run` uses).")
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The call cache (default: the one `rbg run` uses).",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
-@click.option("--model-file", type=click.Path(dir_okay=False), default=None, metavar="GGUF", help="The embedded model's GGUF file (when no --base-url is given).")
-def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, id_field, reference_field, system_field, scale, concurrency, retry_failed, fmt, log_path, repairs, constrained, base_urls, model, api_key_env, temperature, seed, max_tokens, timeout, deadline, max_reply_bytes, cache_path, no_cache, model_file) -> None:
+@click.option(
+    "--model-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="GGUF",
+    help="The embedded model's GGUF file (when no --base-url is given).",
+)
+def compile_command(
+    spec,
+    out,
+    out_dir,
+    from_items,
+    rubric_field,
+    input_field,
+    id_field,
+    reference_field,
+    system_field,
+    scale,
+    concurrency,
+    retry_failed,
+    fmt,
+    log_path,
+    repairs,
+    constrained,
+    base_urls,
+    model,
+    api_key_env,
+    temperature,
+    seed,
+    max_tokens,
+    timeout,
+    deadline,
+    max_reply_bytes,
+    cache_path,
+    no_cache,
+    model_file,
+) -> None:
     """Compile the rubric described by SPEC (TOML) into a checked .rbg program.
 
     The model is shown the language, the catalog and the spec; the checker's
@@ -81,7 +203,11 @@ def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, i
         if out_dir is None:
             raise click.UsageError("--from-items compiles many specs: give the folder with --out-dir")
         if (spec is None) == (from_items is None):
-            raise click.UsageError("give a JSON Lines SPECS file or --from-items ITEMS, not both" if spec else "give a JSON Lines SPECS file, or --from-items ITEMS")
+            raise click.UsageError(
+                "give a JSON Lines SPECS file or --from-items ITEMS, not both"
+                if spec
+                else "give a JSON Lines SPECS file, or --from-items ITEMS"
+            )
         if from_items is not None and not rubric_field:
             raise click.UsageError("--from-items needs --rubric-field: the field of each row that holds its rubric")
         specs = _read_many(spec, from_items, rubric_field, input_field, id_field, reference_field, system_field, scale)
@@ -89,7 +215,9 @@ def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, i
         if spec is None:
             raise click.UsageError("give the SPEC to compile")
         if out is None:
-            raise click.UsageError("give the .rbg file to write with -o/--out (or --out-dir for a JSON Lines file of specs)")
+            raise click.UsageError(
+                "give the .rbg file to write with -o/--out (or --out-dir for a JSON Lines file of specs)"
+            )
         try:
             parsed = load_spec(spec)
         except SpecError as exc:
@@ -105,10 +233,24 @@ def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, i
         connections = Connections()
         stack.callback(connections.stop)
         try:
-            client = connections.client(Server(urls, model, key, model_file, timeout, deadline=deadline, max_reply_bytes=max_reply_bytes, context=_EMBEDDED_CONTEXT, parallel=1))
+            client = connections.client(
+                Server(
+                    urls,
+                    model,
+                    key,
+                    model_file,
+                    timeout,
+                    deadline=deadline,
+                    max_reply_bytes=max_reply_bytes,
+                    context=_EMBEDDED_CONTEXT,
+                    parallel=1,
+                )
+            )
         except ConnectError as exc:
             if exc.embedded:
-                raise DataError(f"no --base-url was given, so compiling needs the embedded model: {exc.message}") from None
+                raise DataError(
+                    f"no --base-url was given, so compiling needs the embedded model: {exc.message}"
+                ) from None
             raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
         cache = None if no_cache else open_cache(cache_path)
         if cache is not None:
@@ -121,12 +263,26 @@ def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, i
                     from rubriclang.llm.compiler.batch import compile_many
 
                     return await compile_many(
-                        specs, client, out_dir, concurrency=concurrency, retry_failed=retry_failed,
-                        repairs=repairs, constrained=constrained, sampling=sampling, cache=cache,
+                        specs,
+                        client,
+                        out_dir,
+                        concurrency=concurrency,
+                        retry_failed=retry_failed,
+                        repairs=repairs,
+                        constrained=constrained,
+                        sampling=sampling,
+                        cache=cache,
                     )
                 with CompileLog(log_path) as log:
                     return await compile_rubric(
-                        parsed, client, repairs=repairs, constrained=constrained, sampling=sampling, cache=cache, log=log, out=out
+                        parsed,
+                        client,
+                        repairs=repairs,
+                        constrained=constrained,
+                        sampling=sampling,
+                        cache=cache,
+                        log=log,
+                        out=out,
                     )
             finally:
                 await connections.aclose()
@@ -134,7 +290,9 @@ def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, i
         try:
             result = asyncio.run(go())
         except LLMError as exc:
-            raise DataError(_explain(exc, constrained) + (f"\n  log: {log_path}" if log_path and os.path.exists(log_path) else "")) from None
+            raise DataError(
+                _explain(exc, constrained) + (f"\n  log: {log_path}" if log_path and os.path.exists(log_path) else "")
+            ) from None
         except OSError as exc:
             raise DataError(f"cannot write `{exc.filename}`: {exc.strerror}") from None
     if out_dir is not None:
@@ -144,7 +302,10 @@ def compile_command(spec, out, out_dir, from_items, rubric_field, input_field, i
     if result.ok:
         click.echo(f"Compiled {spec} -> {out} in {n} attempt{'s' if n != 1 else ''}; log: {log_path}")
         return
-    click.echo(f"Compilation failed: no program passed the checker in {n} attempt{'s' if n != 1 else ''}; nothing written.", err=True)
+    click.echo(
+        f"Compilation failed: no program passed the checker in {n} attempt{'s' if n != 1 else ''}; nothing written.",
+        err=True,
+    )
     click.echo(f"  log: {log_path}", err=True)
     raise SystemExit(1)
 
@@ -180,6 +341,8 @@ def _explain(exc, constrained: bool) -> str:
         "timeout": "the server is up but slow: try a larger --timeout (or --deadline)",
         "auth": "put the key in the environment variable named by --api-key-env",
         "unknown_model": "name a model the server has with --model",
-        "unsupported": "the server refuses JSON-schema constrained output: compile without --constrained" if constrained else None,
+        "unsupported": "the server refuses JSON-schema constrained output: compile without --constrained"
+        if constrained
+        else None,
     }.get(exc.kind)
     return "the model could not be asked: " + exc.message + (f"\n  hint: {hint}" if hint else "")

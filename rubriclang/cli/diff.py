@@ -55,10 +55,27 @@ def load_sides(args: tuple[str, ...]):
 @click.command()
 @click.argument("args", nargs=-1, metavar="OLD NEW")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
-@click.option("--color/--no-color", default=None, help="Colour text output (default: when stdout is a terminal and NO_COLOR is unset).")
-@click.option("--traces", type=click.Path(exists=True, dir_okay=False), help="Replay these traces under both versions: which decisions change. OLD and NEW may then be folders of compiled graphs (`rbg compile --out-dir`).")
-@click.option("--limit", type=click.IntRange(0), default=50, show_default=True, help="Changed items listed (text and markdown).")
-@click.option("--git-driver", is_flag=True, help="Run as git's external diff driver: git passes PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE.")
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Colour text output (default: when stdout is a terminal and NO_COLOR is unset).",
+)
+@click.option(
+    "--traces",
+    type=click.Path(exists=True, dir_okay=False),
+    help=(
+        "Replay these traces under both versions: which decisions change. OLD and NEW may then be folders of "
+        "compiled graphs (`rbg compile --out-dir`)."
+    ),
+)
+@click.option(
+    "--limit", type=click.IntRange(0), default=50, show_default=True, help="Changed items listed (text and markdown)."
+)
+@click.option(
+    "--git-driver",
+    is_flag=True,
+    help="Run as git's external diff driver: git passes PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE.",
+)
 def diff(args, fmt, color, traces, limit, git_driver) -> None:
     """Compare OLD and NEW (files, or `REV:PATH` at a git revision) by meaning:
     nodes added, removed and changed, rewired ports, the sink, the contract,
@@ -113,7 +130,10 @@ def _show_sets(args, fmt, limit, traces) -> int:
     from rubriclang.review.setdiff import graphs_of, render, set_diff
 
     if not traces:
-        raise click.UsageError("a folder of compiled graphs is compared through its traces: give --traces TRACES (from `rbg run FOLDER ITEMS`)")
+        raise click.UsageError(
+            "a folder of compiled graphs is compared through its traces: give --traces TRACES (from `rbg run FOLDER "
+            "ITEMS`)"
+        )
     old, new = (load_graph_set(a, None) if os.path.isdir(a) else load_graph(a) for a in args)
     try:
         impact = verdict_impact(old, new, traces)
@@ -132,7 +152,9 @@ def _git_driver(args, fmt, color, limit) -> None:
         raise click.UsageError(f"git passes 7 (or 9, for a rename) arguments to a diff driver, got {len(args)}")
     path, old_file, new_file = args[0], args[1], args[4]
     new_path = args[7] if len(args) == 9 else path
-    old_label, new_label = (NULL if f == NULL else f"{ab}/{p}" for f, ab, p in ((old_file, "a", path), (new_file, "b", new_path)))
+    old_label, new_label = (
+        NULL if f == NULL else f"{ab}/{p}" for f, ab, p in ((old_file, "a", path), (new_file, "b", new_path))
+    )
     labels = (old_label, new_label)
     texts = [None if f == NULL else _read(f) for f in (old_file, new_file)]
     graphs = []

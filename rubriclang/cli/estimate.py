@@ -29,11 +29,15 @@ def render(doc: dict, fmt: str) -> str:
     """The estimate as JSON or as a few lines of text."""
     if fmt == "json":
         return json.dumps(doc, sort_keys=True, indent=2)
-    lines = [f"Estimate (no model was called; prompt tokens: {doc['rule']}; completion tokens: at most max_tokens per call):"]
+    lines = [
+        f"Estimate (no model was called; prompt tokens: {doc['rule']}; completion tokens: at most max_tokens per call):"
+    ]
     for name, p in doc["phases"].items():
         completion = "unbounded" if p["completion_tokens"] is None else f"<= {p['completion_tokens']}"
         usd = f"  ${p['usd']:.4f}" if p["usd"] is not None else ""
-        lines.append(f"  {name:<11} {p['calls']} calls, {p['prompt_tokens']} prompt tokens, {completion} completion tokens{usd}")
+        lines.append(
+            f"  {name:<11} {p['calls']} calls, {p['prompt_tokens']} prompt tokens, {completion} completion tokens{usd}"
+        )
     lines += [f"Note: {n}" for n in doc["notes"]]
     return "\n".join(lines)
 
@@ -47,7 +51,10 @@ def document(estimate, phases: list[str], prices: dict, notes: list[str]) -> dic
         models = tuple(sorted(estimate.models.get(name, set()), key=str))
         out[name] = estimate.get(name).to_json(models, prices)
     if prices and any(p["usd"] is None and p["calls"] for p in out.values()):
-        notes = [*notes, "a phase without a price has `usd` null: its model has no `[prices.\"MODEL\"]` table in the project config"]
+        notes = [
+            *notes,
+            'a phase without a price has `usd` null: its model has no `[prices."MODEL"]` table in the project config',
+        ]
     return {"rule": RULE, "phases": out, "notes": notes}
 
 

@@ -31,10 +31,35 @@ if TYPE_CHECKING:  # the CLI imports the evaluation lazily
 
 @click.command(name="eval")
 @click.argument("paths", nargs=-1, required=True, metavar="GRAPH... ITEMS", type=click.Path(exists=True))
-@click.option("--traces", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Replay these recorded judgments instead of judging: one file for every graph, or one per graph in order.")
-@click.option("--baseline", type=click.Choice(["equal", "graph-weights", "none"]), default="equal", show_default=True, help="The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, or none.")
-@click.option("--label", "labels", multiple=True, metavar="CODE=VALUE,...", help="Map the gold codes of a data set onto gold values, e.g. 1=a,2=b,0=tie; every gold value must then be a code.")
-@click.option("--min-coverage", type=FiniteFloat(0, 1), default=None, help="Exit 1 when the share of items with gold scored in every column is below this.")
+@click.option(
+    "--traces",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Replay these recorded judgments instead of judging: one file for every graph, or one per graph in order.",
+)
+@click.option(
+    "--baseline",
+    type=click.Choice(["equal", "graph-weights", "none"]),
+    default="equal",
+    show_default=True,
+    help=(
+        "The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, or "
+        "none."
+    ),
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="CODE=VALUE,...",
+    help="Map the gold codes of a data set onto gold values, e.g. 1=a,2=b,0=tie; every gold value must then be a code.",
+)
+@click.option(
+    "--min-coverage",
+    type=FiniteFloat(0, 1),
+    default=None,
+    help="Exit 1 when the share of items with gold scored in every column is below this.",
+)
 @mode_option
 @concurrency_option
 @annotations_option
@@ -42,7 +67,9 @@ if TYPE_CHECKING:  # the CLI imports the evaluation lazily
 @fallback_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @llm_options
-def evaluate(paths, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fallback, fmt, llm) -> None:
+def evaluate(
+    paths, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fallback, fmt, llm
+) -> None:
     """Compare the decisions of each GRAPH on ITEMS with their `gold` labels.
 
     Pointwise numeric judges: exact, within-1, MAE, Pearson, Spearman,
@@ -67,9 +94,26 @@ def evaluate(paths, traces, baseline, labels, min_coverage, mode, concurrency, a
     if fallback is not None and not any(os.path.isdir(p) for p in paths[:-1]):
         raise click.UsageError("--fallback is for a folder of compiled graphs: no GRAPH is a folder")
     if traces and len(traces) not in (1, len(paths) - 1):
-        raise click.UsageError(f"give one --traces file for every graph, or one per graph ({len(paths) - 1}); got {len(traces)}")
+        raise click.UsageError(
+            f"give one --traces file for every graph, or one per graph ({len(paths) - 1}); got {len(traces)}"
+        )
     with contextlib.ExitStack() as stack:
-        _evaluate(stack, paths[:-1], paths[-1], traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fallback, fmt, llm)
+        _evaluate(
+            stack,
+            paths[:-1],
+            paths[-1],
+            traces,
+            baseline,
+            labels,
+            min_coverage,
+            mode,
+            concurrency,
+            annotations,
+            recorded,
+            fallback,
+            fmt,
+            llm,
+        )
 
 
 def _names(graphs, paths) -> list[str]:
@@ -98,10 +142,28 @@ def _same_modes(items, mode, traces, outcomes) -> None:
     for t, outs in zip(traces, outcomes):
         for item, m, _ in outs:
             if want.get(item, m) != m:
-                raise DataError(f"`{t}` judged item `{item}` {m}, but it is {want[item]} here; evaluate it in the mode it was judged in (--mode {m})")
+                raise DataError(
+                    f"`{t}` judged item `{item}` {m}, but it is {want[item]} here; evaluate it in the mode it was "
+                    f"judged in (--mode {m})"
+                )
 
 
-def _evaluate(stack, graph_paths, items, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fallback, fmt, llm) -> None:
+def _evaluate(
+    stack,
+    graph_paths,
+    items,
+    traces,
+    baseline,
+    labels,
+    min_coverage,
+    mode,
+    concurrency,
+    annotations,
+    recorded,
+    fallback,
+    fmt,
+    llm,
+) -> None:
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation.evaluate import evaluate as do_eval
     from rubriclang.evaluation.evaluate import graph_columns, no_baseline, render_text
@@ -207,7 +269,10 @@ async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode, p
 def _representative(gs, path: str):
     g = gs.representative()
     if g is None:
-        raise DataError(f"`{path}` holds no compiled graph: nothing compiled, so there is no judge to evaluate (give --fallback GRAPH.rbg to judge its items)")
+        raise DataError(
+            f"`{path}` holds no compiled graph: nothing compiled, so there is no judge to evaluate (give --fallback "
+            "GRAPH.rbg to judge its items)"
+        )
     return g
 
 

@@ -31,22 +31,90 @@ def _split(ctx, param, value):
 @click.command()
 @click.argument("graph", type=click.Path(exists=True, dir_okay=False))
 @click.argument("items", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="The fitted graph to write (canonical .rbg).")
-@click.option("--split", "share", callback=_split, default=None, metavar="dev=FRACTION", help="The dev share of the items, by a hash of each id with --seed (default dev=0.7).")
-@click.option("--split-file", type=click.Path(exists=True, dir_okay=False), default=None, help="The dev item ids, one a line; every other item is held out.")
-@click.option("--metric", type=click.Choice(["exact", "mae", "spearman", "accuracy"]), default=None, help="What the fit optimises on dev (default: accuracy for pairwise, bool and label judges, exact for ordinal, spearman for score outputs).")
-@click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True, help="k-fold cross-validation on the dev split (0: none).")
+@click.option(
+    "-o", "--out", required=True, type=click.Path(dir_okay=False), help="The fitted graph to write (canonical .rbg)."
+)
+@click.option(
+    "--split",
+    "share",
+    callback=_split,
+    default=None,
+    metavar="dev=FRACTION",
+    help="The dev share of the items, by a hash of each id with --seed (default dev=0.7).",
+)
+@click.option(
+    "--split-file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The dev item ids, one a line; every other item is held out.",
+)
+@click.option(
+    "--metric",
+    type=click.Choice(["exact", "mae", "spearman", "accuracy"]),
+    default=None,
+    help=(
+        "What the fit optimises on dev (default: accuracy for pairwise, bool and label judges, exact for ordinal, "
+        "spearman for score outputs)."
+    ),
+)
+@click.option(
+    "--folds",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="k-fold cross-validation on the dev split (0: none).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split, the folds and the search.")
-@click.option("--max-iter", type=click.IntRange(min=1), default=60, show_default=True, help="Generations of the differential evolution search.")
-@click.option("--compare", multiple=True, type=click.Path(exists=True, dir_okay=False), help="Another graph to report beside the fitted one on the held-out split; repeat.")
-@click.option("--traces", type=click.Path(exists=True, dir_okay=False), default=None, help="Recorded judgments to compose (replayed under each graph), instead of annotations and recorded values.")
-@click.option("--label", "labels", multiple=True, metavar="CODE=VALUE,...", help="Map the gold codes of a data set onto gold values (as in rbg eval).")
+@click.option(
+    "--max-iter",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    help="Generations of the differential evolution search.",
+)
+@click.option(
+    "--compare",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Another graph to report beside the fitted one on the held-out split; repeat.",
+)
+@click.option(
+    "--traces",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Recorded judgments to compose (replayed under each graph), instead of annotations and recorded values.",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="CODE=VALUE,...",
+    help="Map the gold codes of a data set onto gold values (as in rbg eval).",
+)
 @mode_option
 @concurrency_option
 @annotations_option
 @recorded_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def fit(graph, items, out, share, split_file, metric, folds, seed, max_iter, compare, traces, labels, mode, concurrency, annotations, recorded, fmt) -> None:
+def fit(
+    graph,
+    items,
+    out,
+    share,
+    split_file,
+    metric,
+    folds,
+    seed,
+    max_iter,
+    compare,
+    traces,
+    labels,
+    mode,
+    concurrency,
+    annotations,
+    recorded,
+    fmt,
+) -> None:
     """Fit the numbers of GRAPH (weights, thresholds, caps, map values) on the
     dev split of ITEMS and write FITTED: the same structure, the same
     comments, only numbers changed; nodes marked `# rbg: fixed` keep theirs.
@@ -59,15 +127,53 @@ def fit(graph, items, out, share, split_file, metric, folds, seed, max_iter, com
     intervals against the fitted graph.
     """
     if folds == 1:
-        raise click.BadParameter("one fold leaves nothing to fit on: give 2 or more, or 0 for no cross-validation", param_hint="--folds")
+        raise click.BadParameter(
+            "one fold leaves nothing to fit on: give 2 or more, or 0 for no cross-validation", param_hint="--folds"
+        )
     if share is not None and split_file:
         raise click.UsageError("give --split or --split-file, not both")
     if os.path.abspath(out) in (os.path.abspath(graph), os.path.abspath(items)):
         raise click.BadParameter("would overwrite an input: write the fitted graph to another file", param_hint="-o")
-    _fit(graph, items, out, 0.7 if share is None else share, split_file, metric, folds, seed, max_iter, compare, traces, labels, mode, concurrency, annotations, recorded, fmt)
+    _fit(
+        graph,
+        items,
+        out,
+        0.7 if share is None else share,
+        split_file,
+        metric,
+        folds,
+        seed,
+        max_iter,
+        compare,
+        traces,
+        labels,
+        mode,
+        concurrency,
+        annotations,
+        recorded,
+        fmt,
+    )
 
 
-def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, max_iter, compare, traces, labels, mode, concurrency, annotations, recorded, fmt) -> None:
+def _fit(
+    graph_path,
+    items_path,
+    out,
+    share,
+    split_file,
+    metric,
+    folds,
+    seed,
+    max_iter,
+    compare,
+    traces,
+    labels,
+    mode,
+    concurrency,
+    annotations,
+    recorded,
+    fmt,
+) -> None:
     from rubriclang.checker import check_source
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation import fit as F
@@ -81,7 +187,10 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
     if not traces:
         for p, x in zip((graph_path, *compare), graphs):
             if uses_llm(x):
-                raise DataError(f"`{p}` has LLM criteria, and rbg fit calls no LLM: record their judgments with `rbg run` and give the traces with --traces")
+                raise DataError(
+                    f"`{p}` has LLM criteria, and rbg fit calls no LLM: record their judgments with `rbg run` and "
+                    "give the traces with --traces"
+                )
     try:
         label_map = parse_label_map(labels) if labels else None
     except GoldValueError as exc:
@@ -91,7 +200,10 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
     assert parsed.module is not None  # the graph loaded above, so it parses
     fixed, stray = fixed_nodes(parsed.module, parsed.source)
     if stray:
-        raise DataError(f"{stray[0]}: this `# rbg: fixed` marks no node\n  hint: put it on the line above a node, or at the end of its declaration")
+        raise DataError(
+            f"{stray[0]}: this `# rbg: fixed` marks no node\n"
+            "  hint: put it on the line above a node, or at the end of its declaration"
+        )
     params = free_params(g, parsed.module, fixed)
     try:
         item_list = list(read_items(items_path))
@@ -99,12 +211,19 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
         dev = _dev_ids(split_file, ids, share, seed)
         held = [i for i in ids if i not in dev]
         if not dev or not held:
-            raise DataError(f"the split leaves {len(dev)} dev and {len(held)} held-out items: both need some (change --split or --split-file)")
+            raise DataError(
+                f"the split leaves {len(dev)} dev and {len(held)} held-out items: both need some (change --split or "
+                "--split-file)"
+            )
         _check_modes(graphs, (graph_path, *compare), item_list, mode)
         outcomes = _outcomes(graphs, item_list, traces, annotations, recorded, concurrency, mode)
         by_id = {it.id: it for it in item_list}
         # Dev labels only: the held-out labels are read after FITTED is written.
-        dev_gold = {i: gv for i in sorted(dev, key=ids.index) if (gv := item_gold(by_id[i], g, f"{items_path}:{by_id[i].line}", mode, label_map)) is not None}
+        dev_gold = {
+            i: gv
+            for i in sorted(dev, key=ids.index)
+            if (gv := item_gold(by_id[i], g, f"{items_path}:{by_id[i].line}", mode, label_map)) is not None
+        }
     except LocatedError as exc:
         raise data_error(exc) from None
     cases = F.cases(g, outcomes[0])
@@ -135,7 +254,11 @@ def _fit(graph_path, items_path, out, share, split_file, metric, folds, seed, ma
         raise DataError(f"cannot write `{out}`: {exc.strerror or exc}") from None
     try:
         held_items = [by_id[i] for i in held]
-        held_gold = {it.id: gv for it in held_items if (gv := item_gold(it, g, f"{items_path}:{it.line}", mode, label_map)) is not None}
+        held_gold = {
+            it.id: gv
+            for it in held_items
+            if (gv := item_gold(it, g, f"{items_path}:{it.line}", mode, label_map)) is not None
+        }
     except LocatedError as exc:
         note = f"{out} was written before the held-out labels were read; its numbers do not depend on them"
         raise DataError(f"{data_error(exc).message}\n  note: {note}") from None
@@ -158,7 +281,10 @@ def _check_modes(graphs, paths, items, mode) -> None:
     for g, p in zip(graphs, paths):
         missing = [m for m in modes if m not in g.readouts]
         if missing:
-            raise DataError(f"`{p}` has no `{missing[0]}` readout, and the items are {missing[0]}: add `readout {missing[0]} {{ ... }}` to it, or leave it out")
+            raise DataError(
+                f"`{p}` has no `{missing[0]}` readout, and the items are {missing[0]}: add `readout {missing[0]} {{ "
+                "... }` to it, or leave it out"
+            )
 
 
 def _dev_ids(split_file, ids, share, seed) -> set[str]:

@@ -24,7 +24,9 @@ from rubriclang.safetext import unguarded
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 if any file would change, and list them.")
+@click.option(
+    "--check", "check_only", is_flag=True, help="Write nothing; exit 1 if any file would change, and list them."
+)
 @click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of each change.")
 @click.option("--stdin-filename", metavar="PATH", help="The path to report for `-` (standard input).")
 def fmt(paths, check_only, diff, stdin_filename) -> None:

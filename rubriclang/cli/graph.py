@@ -9,7 +9,14 @@ from rubriclang.cli.errors import DataError
 
 @click.command()
 @click.argument("path", metavar="FILE")
-@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot", "svg"]), default="mermaid", show_default=True, help="Picture format (svg needs Graphviz's `dot`).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["mermaid", "dot", "svg"]),
+    default="mermaid",
+    show_default=True,
+    help="Picture format (svg needs Graphviz's `dot`).",
+)
 def graph(path, fmt) -> None:
     """Draw FILE (or `REV:PATH` at a git revision): its nodes by kind, with
     their inferred types and the sink marked, and edges labelled by the port

@@ -65,9 +65,7 @@ def _rbg_files_below(folder: str) -> list[str]:
     for root, dirs, names in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         found.extend(
-            os.path.normpath(os.path.join(root, n))
-            for n in names
-            if n.endswith(".rbg") and not n.startswith(".")
+            os.path.normpath(os.path.join(root, n)) for n in names if n.endswith(".rbg") and not n.startswith(".")
         )
     return sorted(found, key=lambda p: p.split(os.sep))
 

@@ -44,14 +44,65 @@ def _labels(ctx, param, values):
 
 @items.command()
 @click.argument("src", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True, help="The items file to write (JSON Lines).")
-@click.option("--format", "fmt", type=click.Choice(["json", "jsonl", "csv", "tsv"]), default=None, help="SRC's format (default: from its extension).")
-@click.option("--field", "fields", multiple=True, callback=_fields, metavar="TARGET=SOURCE", help="Fill item field TARGET from SOURCE (a field or dotted path); repeat. TARGET: id, input, response, reference, rubric, responses.CANDIDATE, annotations.KEY, recorded.KEY.")
-@click.option("--gold", "gold", multiple=True, metavar="SOURCE", help="The field holding the gold label; repeat for several annotators (combined by --combine).")
-@click.option("--label", "labels", multiple=True, callback=_labels, metavar="CODE=VALUE,...", help="Map the data set's label codes onto gold values (e.g. 1=a,2=b,0=tie); every code met must be mapped.")
-@click.option("--combine", type=click.Choice(["majority", "mean"]), default="majority", show_default=True, help="How several --gold labels become one: the most common label, or the mean of numbers.")
-@click.option("--on-tie", type=click.Choice(["error", "drop", "tie"]), default="error", show_default=True, help="With --combine majority, when annotators are split evenly: stop, write no gold, or write the pairwise gold `tie`.")
-@click.option("--graph", type=click.Path(exists=True, dir_okay=False), default=None, help="Check the result against this graph: a readout for the items' mode, and every gold value of its output type.")
+@click.option(
+    "-o", "--out", "out", type=click.Path(dir_okay=False), required=True, help="The items file to write (JSON Lines)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "jsonl", "csv", "tsv"]),
+    default=None,
+    help="SRC's format (default: from its extension).",
+)
+@click.option(
+    "--field",
+    "fields",
+    multiple=True,
+    callback=_fields,
+    metavar="TARGET=SOURCE",
+    help=(
+        "Fill item field TARGET from SOURCE (a field or dotted path); repeat. TARGET: id, input, response, "
+        "reference, rubric, responses.CANDIDATE, annotations.KEY, recorded.KEY."
+    ),
+)
+@click.option(
+    "--gold",
+    "gold",
+    multiple=True,
+    metavar="SOURCE",
+    help="The field holding the gold label; repeat for several annotators (combined by --combine).",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    callback=_labels,
+    metavar="CODE=VALUE,...",
+    help="Map the data set's label codes onto gold values (e.g. 1=a,2=b,0=tie); every code met must be mapped.",
+)
+@click.option(
+    "--combine",
+    type=click.Choice(["majority", "mean"]),
+    default="majority",
+    show_default=True,
+    help="How several --gold labels become one: the most common label, or the mean of numbers.",
+)
+@click.option(
+    "--on-tie",
+    type=click.Choice(["error", "drop", "tie"]),
+    default="error",
+    show_default=True,
+    help=(
+        "With --combine majority, when annotators are split evenly: stop, write no gold, or write the pairwise gold "
+        "`tie`."
+    ),
+)
+@click.option(
+    "--graph",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Check the result against this graph: a readout for the items' mode, and every gold value of its output type.",
+)
 def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None:
     """Convert SRC (JSON array, JSON Lines, CSV or TSV) into an items file.
 
@@ -88,7 +139,10 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
     except OSError as exc:
         raise DataError(f"cannot read `{src}`: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise DataError(f"`{src}` is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); convert it to UTF-8 first") from None
+        raise DataError(
+            f"`{src}` is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); convert it to "
+            "UTF-8 first"
+        ) from None
     _write(out, rows)
     mode = "pairwise" if mapping.candidates else "pointwise"
     click.echo(f"Wrote {out}: {converter.counts.text()} ({mode}).", err=True)

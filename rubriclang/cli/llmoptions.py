@@ -40,26 +40,96 @@ class LLMOptions:
 
 # Also `rbg compile`'s: every command that asks a server bounds a request's
 # time in all and its answer's size.
-deadline_option = click.option("--deadline", type=FiniteFloat(min=0, min_open=True), default=None, metavar="SECONDS", help="The longest one request may take in all, however slowly the server sends its answer; past it the request is retried like a timeout (default: 4 x --timeout).")
-max_reply_option = click.option("--max-reply-bytes", type=click.IntRange(min=1), default=None, metavar="BYTES", help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).")
+deadline_option = click.option(
+    "--deadline",
+    type=FiniteFloat(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help=(
+        "The longest one request may take in all, however slowly the server sends its answer; past it the request "
+        "is retried like a timeout (default: 4 x --timeout)."
+    ),
+)
+max_reply_option = click.option(
+    "--max-reply-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="BYTES",
+    help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).",
+)
 
 _LLM_OPTIONS = [
-    click.option("--base-url", "base_urls", multiple=True, metavar="URL", help="An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local model."),
+    click.option(
+        "--base-url",
+        "base_urls",
+        multiple=True,
+        metavar="URL",
+        help=(
+            "An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded "
+            "local model."
+        ),
+    ),
     click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
-    click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help="The environment variable holding the API key (the key itself is never a flag)."),
-    click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."),
-    click.option("--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."),
-    click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."),
+    click.option(
+        "--api-key-env",
+        metavar="NAME",
+        default="OPENAI_API_KEY",
+        show_default=True,
+        help="The environment variable holding the API key (the key itself is never a flag).",
+    ),
+    click.option(
+        "--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."
+    ),
+    click.option(
+        "--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."
+    ),
+    click.option(
+        "--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."
+    ),
     click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
-    click.option("--logprobs", is_flag=True, help="Read `score[lo, hi]` ratings as probability-weighted means of the scale's tokens (G-Eval)."),
-    click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=120.0, show_default=True, help="Seconds to wait for one answer."),
+    click.option(
+        "--logprobs",
+        is_flag=True,
+        help="Read `score[lo, hi]` ratings as probability-weighted means of the scale's tokens (G-Eval).",
+    ),
+    click.option(
+        "--timeout",
+        type=FiniteFloat(min=0, min_open=True),
+        default=120.0,
+        show_default=True,
+        help="Seconds to wait for one answer.",
+    ),
     deadline_option,
     max_reply_option,
-    click.option("--max-retries", type=click.IntRange(0, 100), default=5, show_default=True, help="Retries of a call after 429, 5xx, timeouts and dropped connections."),
-    click.option("--per-endpoint", type=click.IntRange(1, 4096), default=16, show_default=True, help="Requests in flight per server."),
-    click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None, help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite, else ~/.cache/...)."),
+    click.option(
+        "--max-retries",
+        type=click.IntRange(0, 100),
+        default=5,
+        show_default=True,
+        help="Retries of a call after 429, 5xx, timeouts and dropped connections.",
+    ),
+    click.option(
+        "--per-endpoint",
+        type=click.IntRange(1, 4096),
+        default=16,
+        show_default=True,
+        help="Requests in flight per server.",
+    ),
+    click.option(
+        "--cache",
+        "cache",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite, else ~/.cache/...).",
+    ),
     click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
-    click.option("--model-file", type=click.Path(dir_okay=False), default=None, metavar="GGUF", help="The embedded model's GGUF file (used when no --base-url is given)."),
+    click.option(
+        "--model-file",
+        type=click.Path(dir_okay=False),
+        default=None,
+        metavar="GGUF",
+        help="The embedded model's GGUF file (used when no --base-url is given).",
+    ),
 ]
 _LLM_FIELDS = [a.name for a in attrs.fields(LLMOptions)]
 
@@ -87,7 +157,9 @@ def checked_url(url: str) -> str:
     except (httpx.InvalidURL, TypeError):
         parsed = None
     if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
-        raise click.BadParameter(f"`{url}` is not an http(s) URL (e.g. http://localhost:8000/v1)", param_hint="--base-url")
+        raise click.BadParameter(
+            f"`{url}` is not an http(s) URL (e.g. http://localhost:8000/v1)", param_hint="--base-url"
+        )
     return url
 
 
@@ -97,7 +169,9 @@ def api_key_from_env(name: str) -> str | None:
     # The key is read from the environment, never taken as a flag, and never
     # echoed: a value that is not a variable name may be the key itself.
     if not _ENV_NAME.fullmatch(name):
-        raise click.BadParameter("expects the NAME of an environment variable that holds the key, not the key", param_hint="--api-key-env")
+        raise click.BadParameter(
+            "expects the NAME of an environment variable that holds the key, not the key", param_hint="--api-key-env"
+        )
     key = os.environ.get(name)
     if _given("api_key_env") and not key:
         raise DataError(f"the environment variable `{name}` (--api-key-env) is not set")

@@ -25,7 +25,10 @@ fallback_option = click.option(
     "--fallback",
     metavar="GRAPH.rbg|abstain",
     default=None,
-    help="With a folder of compiled graphs: judge the items whose graph did not compile with this graph (e.g. a direct judge), or abstain on them. Default: record them as compile failures.",
+    help=(
+        "With a folder of compiled graphs: judge the items whose graph did not compile with this graph (e.g. a "
+        "direct judge), or abstain on them. Default: record them as compile failures."
+    ),
 )
 mode_option = click.option(
     "--mode",
@@ -34,11 +37,19 @@ mode_option = click.option(
     help="Which readout to use (default: from each item's shape).",
 )
 annotations_option = click.option(
-    "--annotations", type=click.Path(dir_okay=False), help="JSON Lines of human annotations (item, candidate, key, value)."
+    "--annotations",
+    type=click.Path(dir_okay=False),
+    help="JSON Lines of human annotations (item, candidate, key, value).",
 )
 recorded_option = click.option(
-    "--recorded", type=click.Path(dir_okay=False), help="JSON Lines of recorded judgments (item, candidate, key, value)."
+    "--recorded",
+    type=click.Path(dir_okay=False),
+    help="JSON Lines of recorded judgments (item, candidate, key, value).",
 )
 concurrency_option = click.option(
-    "--concurrency", type=click.IntRange(1, 4096), default=8, show_default=True, help="Criterion calls in flight at once."
+    "--concurrency",
+    type=click.IntRange(1, 4096),
+    default=8,
+    show_default=True,
+    help="Criterion calls in flight at once.",
 )

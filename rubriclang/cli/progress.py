@@ -61,7 +61,9 @@ class Progress:
         self._end_line()
         self._restart(total, 0)
         if self.lines:
-            self._write(f"{self.command}: {name}" + (f": {total} {self.unit} to make" if total is not None else "") + "\n")
+            self._write(
+                f"{self.command}: {name}" + (f": {total} {self.unit} to make" if total is not None else "") + "\n"
+            )
 
     def tick(self, n: int = 1) -> None:
         """`n` more units done."""

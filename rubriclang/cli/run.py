@@ -29,18 +29,46 @@ if TYPE_CHECKING:  # the CLI imports the engine lazily
 @click.command()
 @click.argument("graph", type=click.Path())
 @click.argument("items", type=click.Path(dir_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(), help="Trace file (JSON Lines); an existing one is resumed.")
+@click.option(
+    "--out", "out", required=True, type=click.Path(), help="Trace file (JSON Lines); an existing one is resumed."
+)
 @click.option("--retry-errors", is_flag=True, help="Judge again the items whose trace line in --out is an error.")
-@click.option("--allow-mixed-judges", is_flag=True, help="Resume an --out whose LLM judgments came from another server, model, profile or sampling (refused by default).")
+@click.option(
+    "--allow-mixed-judges",
+    is_flag=True,
+    help=(
+        "Resume an --out whose LLM judgments came from another server, model, profile or sampling (refused by default)."
+    ),
+)
 @mode_option
 @concurrency_option
 @annotations_option
 @recorded_option
 @fallback_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format.")
-@click.option("--estimate", is_flag=True, help="Print the calls and tokens the run would spend, calling no model and writing nothing.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format."
+)
+@click.option(
+    "--estimate",
+    is_flag=True,
+    help="Print the calls and tokens the run would spend, calling no model and writing nothing.",
+)
 @llm_options
-def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fallback, fmt, estimate, llm) -> None:
+def run(
+    graph,
+    items,
+    out,
+    retry_errors,
+    allow_mixed_judges,
+    mode,
+    concurrency,
+    annotations,
+    recorded,
+    fallback,
+    fmt,
+    estimate,
+    llm,
+) -> None:
     """Judge ITEMS with GRAPH, appending one trace line per item to --out.
 
     GRAPH may be a folder of graphs compiled per instance (`rbg compile
@@ -61,10 +89,38 @@ def run(graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, 
 
         return run_estimate(graph, items, mode, concurrency, annotations, recorded, fmt, llm)
     with contextlib.ExitStack() as stack:
-        _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fallback, fmt, llm)
+        _run(
+            stack,
+            graph,
+            items,
+            out,
+            retry_errors,
+            allow_mixed_judges,
+            mode,
+            concurrency,
+            annotations,
+            recorded,
+            fallback,
+            fmt,
+            llm,
+        )
 
 
-def _run(stack, graph, items, out, retry_errors, allow_mixed_judges, mode, concurrency, annotations, recorded, fallback, fmt, llm) -> None:
+def _run(
+    stack,
+    graph,
+    items,
+    out,
+    retry_errors,
+    allow_mixed_judges,
+    mode,
+    concurrency,
+    annotations,
+    recorded,
+    fallback,
+    fmt,
+    llm,
+) -> None:
     from rubriclang.interp.graphset import interpreters, run_set, union
     from rubriclang.interp.items import ItemError, read_items
     from rubriclang.interp.trace import OutputError, graph_hash, scan_trace, usable_out
@@ -188,8 +244,10 @@ def _same_judges(state, graph, backend, retry: set[str]) -> None:
         crit, line, profile, model = others[0]
         who = f"model `{model}`" + (f" (profile `{profile}`)" if profile else "")
         raise DataError(
-            f"{state.path}:{line}: criterion `{crit}` was judged there by {who} with other server, model or sampling settings than this run's"
-            "\n  hint: write to a new --out file to judge with these settings, or pass --allow-mixed-judges to append to this one anyway"
+            f"{state.path}:{line}: criterion `{crit}` was judged there by {who} with other server, model or sampling "
+            "settings than this run's"
+            "\n  hint: write to a new --out file to judge with these settings, or pass --allow-mixed-judges to append "
+            "to this one anyway"
         )
 
 

@@ -35,14 +35,20 @@ def _kind(path: str) -> str:
                 raise DataError(f"`{path}` is JSON but not the output of `rbg eval --format json`")
         rec = json.loads(first) if first else {}
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"`{path}:{getattr(exc, 'lineno', 1)}`: not JSON ({exc}); expected a trace, items (JSON Lines) or an eval output (JSON)") from None
+        raise DataError(
+            f"`{path}:{getattr(exc, 'lineno', 1)}`: not JSON ({exc}); expected a trace, items (JSON Lines) or an eval "
+            "output (JSON)"
+        ) from None
     except OSError as exc:
         raise DataError(f"`{path}` cannot be read: {exc.strerror or exc}") from None
     if isinstance(rec, dict) and rec.get("schema", "").startswith("rubriclang.trace/"):
         return "trace"
     if isinstance(rec, dict) and "id" in rec:
         return "items"
-    raise DataError(f"`{path}:1`: neither a trace record (`rbg run --out`) nor an item (an `id`); give traces, items, an eval output (JSON), a graph or an audit directory")
+    raise DataError(
+        f"`{path}:1`: neither a trace record (`rbg run --out`) nor an item (an `id`); give traces, items, an eval "
+        "output (JSON), a graph or an audit directory"
+    )
 
 
 def _labels(paths: list[str]) -> list[str]:
@@ -75,7 +81,9 @@ def load_sources(paths: tuple[str, ...]):
     for p in paths:
         by[_kind(p)].append(p)
     if len(by["graph"]) > 2:
-        raise DataError("give one graph (to draw it and render prompts) or two versions of it (to compare them over a trace)")
+        raise DataError(
+            "give one graph (to draw it and render prompts) or two versions of it (to compare them over a trace)"
+        )
     s = Sources()
     graphs = [g for _, _, g in load_sides(tuple(by["graph"]))] if by["graph"] else []
     s.graph = graphs[-1] if graphs else None
@@ -89,10 +97,18 @@ def load_sources(paths: tuple[str, ...]):
             if not s.traces:
                 raise DataError("two graph versions are compared over a trace: give a trace file too")
             t = s.traces[0]
-            s.compares.append(CompareSource(f"{by['graph'][0]} → {by['graph'][1]}", t.label, t.label,
-                                            verdict_impact(graphs[0], graphs[1], t.table.path)))
+            s.compares.append(
+                CompareSource(
+                    f"{by['graph'][0]} → {by['graph'][1]}",
+                    t.label,
+                    t.label,
+                    verdict_impact(graphs[0], graphs[1], t.table.path),
+                )
+            )
         for a, b in zip(s.traces, s.traces[1:]):
-            s.compares.append(CompareSource(f"{a.label} → {b.label}", a.label, b.label, compare_traces(a.table.path, b.table.path)))
+            s.compares.append(
+                CompareSource(f"{a.label} → {b.label}", a.label, b.label, compare_traces(a.table.path, b.table.path))
+            )
     except ItemError as exc:
         raise DataError(str(exc)) from None
     for label, p in zip(_labels(by["eval"]), by["eval"]):
@@ -109,8 +125,19 @@ def load_sources(paths: tuple[str, ...]):
 @click.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATHS...")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in the browser.")
-@click.option("--export", "export_dir", type=click.Path(file_okay=False), help="Write the pages as static files into DIR instead of serving them.")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one at random).")
+@click.option(
+    "--export",
+    "export_dir",
+    type=click.Path(file_okay=False),
+    help="Write the pages as static files into DIR instead of serving them.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: a free one at random).",
+)
 def view(paths, open_browser, export_dir, port) -> None:
     """Look at traces, items, eval outputs (`rbg eval --format json`), audit
     directories and one or two graph versions in a browser. Serves on

@@ -119,7 +119,9 @@ def baseline_sink(graph: CheckedGraph, weights: dict[str, float], values: dict[s
     return math.fsum(w * x for w, x in pairs) / math.fsum(w for w, _ in pairs)
 
 
-def baseline_decision(graph: CheckedGraph, weights: dict[str, float], mode: str, cids: tuple[str, ...], comp: Composition) -> Decision:
+def baseline_decision(
+    graph: CheckedGraph, weights: dict[str, float], mode: str, cids: tuple[str, ...], comp: Composition
+) -> Decision:
     """The baseline's decision on one item, from the graph's composition of
     it (whose criterion values it reads)."""
     values = comp.values

@@ -102,7 +102,9 @@ def graph_columns(graph: CheckedGraph, name: str, outcomes: Iterable[Outcome], b
     cols = [Column(name, {item: comp.decision for item, _, comp in outcomes}, "graph", graph.name)]
     if no_baseline(graph, baseline) is None and baseline != "none":
         weights = baseline_weights(graph, baseline)
-        decisions = {item: baseline_decision(graph, weights, mode, tuple(comp.rows), comp) for item, mode, comp in outcomes}
+        decisions = {
+            item: baseline_decision(graph, weights, mode, tuple(comp.rows), comp) for item, mode, comp in outcomes
+        }
         cols.append(Column(f"{baseline} baseline", decisions, baseline, graph.name, weights))
     return cols
 
@@ -153,7 +155,11 @@ class ModeResult:
             "items": self.items,
             "scored": len(self.scored),
             "coverage": None if self.coverage is None else round(self.coverage, 6),
-            "left_out": {"items": len(ids), "counts": self.left_out_counts(), "by_item": [x.to_json() for x in self.left_out]},
+            "left_out": {
+                "items": len(ids),
+                "counts": self.left_out_counts(),
+                "by_item": [x.to_json() for x in self.left_out],
+            },
             "metrics": {c: {k: e.to_json() for k, e in m.items()} for c, m in self.metrics.items()},
             "differences": {c: {k: e.to_json() for k, e in m.items()} for c, m in self.differences.items()},
             "confusion": self.confusion,
@@ -258,7 +264,11 @@ def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> M
     if kind != "numeric":
         predicted = codes.classes + (["abstain"] if kind == "pairwise" else [])
         conf = {
-            c: {"gold": codes.classes, "predicted": predicted, "counts": confusion(p, g, len(predicted), len(codes.classes))}
+            c: {
+                "gold": codes.classes,
+                "predicted": predicted,
+                "counts": confusion(p, g, len(predicted), len(codes.classes)),
+            }
             for c, p in preds.items()
         }
     return ModeResult(
@@ -306,7 +316,9 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def fmt(r: list[str]) -> str:
-        return "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+        return (
+            "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+        )
 
     return [fmt(header), *map(fmt, rows)]
 
@@ -364,6 +376,8 @@ def _left_out_text(r: ModeResult) -> list[str]:
         groups.setdefault((x.reason, x.column), []).append(x.item)
     for (reason, column), ids in sorted(groups.items(), key=lambda kv: (REASONS.index(kv[0][0]), kv[0][1] or "")):
         where = f" in `{column}`" if column else ""
-        shown = ", ".join(ids[:_SHOWN_IDS]) + (f", ... {len(ids) - _SHOWN_IDS} more (--format json lists all)" if len(ids) > _SHOWN_IDS else "")
+        shown = ", ".join(ids[:_SHOWN_IDS]) + (
+            f", ... {len(ids) - _SHOWN_IDS} more (--format json lists all)" if len(ids) > _SHOWN_IDS else ""
+        )
         out.append(f"    {reason}{where}: {len(ids)} ({shown})")
     return out

@@ -106,7 +106,9 @@ def loss(metric: str, decisions: Sequence[Decision], gold: Sequence[Any], width:
     if metric == "mae":
         if not gold:
             return 0.0
-        return math.fsum(abs(d.decision - g) if d.status == "ok" else width for d, g in zip(decisions, gold)) / len(gold)
+        return math.fsum(abs(d.decision - g) if d.status == "ok" else width for d, g in zip(decisions, gold)) / len(
+            gold
+        )
     x = [float(d.decision) for d in decisions if d.status == "ok"]
     y = [float(g) for d, g in zip(decisions, gold) if d.status == "ok"]
     if len(x) < 3:
@@ -137,7 +139,9 @@ class Fitted:
     evaluations: int
 
 
-def fit(graph: CheckedGraph, params: list[Param], cases: Sequence[Case], gold: Sequence[Any], settings: Settings) -> Fitted:
+def fit(
+    graph: CheckedGraph, params: list[Param], cases: Sequence[Case], gold: Sequence[Any], settings: Settings
+) -> Fitted:
     """The numbers for `params` that minimise the loss on `cases`. The written
     numbers are one member of the first population, so the result is never
     worse than them on these cases."""
@@ -265,7 +269,9 @@ class Fold:
     written: float  # the metric on the fold, numbers as written
 
 
-def cross_validate(graph, params, all_cases: dict[str, Case], ids: list[str], gold: dict, settings: Settings, k: int) -> list[Fold]:
+def cross_validate(
+    graph, params, all_cases: dict[str, Case], ids: list[str], gold: dict, settings: Settings, k: int
+) -> list[Fold]:
     """k-fold cross-validation inside the dev split: each fold scored with
     numbers fitted on the others, beside the written numbers."""
     composer = Recomposer(graph)
@@ -307,7 +313,12 @@ def held_out_report(graph, fitted, graphs, paths, outcomes, all_cases: dict[str,
     composer = Recomposer(fitted)
     ok = [all_cases[i] for i, _, _ in own if i in all_cases]
     decided = dict(zip((c.id for c in ok), composer.decisions(fitted, ok)))
-    fitted_col = Column(f"fitted ({os.path.basename(fitted.path)})", {i: decided.get(i, comp.decision) for i, _, comp in own}, "graph", fitted.name)
+    fitted_col = Column(
+        f"fitted ({os.path.basename(fitted.path)})",
+        {i: decided.get(i, comp.decision) for i, _, comp in own},
+        "graph",
+        fitted.name,
+    )
     columns = [fitted_col, *graph_columns(graph, f"as written ({os.path.basename(paths[0])})", own, "equal")]
     for g, p, outs in zip(graphs[1:], paths[1:], outcomes[1:]):
         columns.append(graph_columns(g, os.path.basename(p), [o for o in outs if o[0] in held], "none")[0])
@@ -344,15 +355,25 @@ class Summary:
             "fitted": self.out,
             "metric": self.metric,
             "seed": self.seed,
-            "split": {"dev": self.dev, "fitted_on": self.fitted_on, "held_out": self.held, "dev_left_out": self.left_out},
+            "split": {
+                "dev": self.dev,
+                "fitted_on": self.fitted_on,
+                "held_out": self.held,
+                "dev_left_out": self.left_out,
+            },
             "params": [{"param": n, "written": a, "fitted": b} for n, a, b in self.moves()],
-            "dev": {"written": metric_value(self.metric, self.result.start_loss), "fitted": metric_value(self.metric, self.result.loss), "evaluations": self.result.evaluations},
+            "dev": {
+                "written": metric_value(self.metric, self.result.start_loss),
+                "fitted": metric_value(self.metric, self.result.loss),
+                "evaluations": self.result.evaluations,
+            },
             "cross_validation": cv,
         }
 
     def text(self) -> str:
         lines = [
-            f"Fitted {len(self.params)} numbers on {self.fitted_on} of {self.dev} dev items (metric {self.metric}, seed {self.seed}); "
+            f"Fitted {len(self.params)} numbers on {self.fitted_on} of {self.dev} dev items (metric {self.metric}, "
+            f"seed {self.seed}); "
             f"{self.held} items held out. Wrote {self.out}."
         ]
         for reason, ids in self.left_out.items():
@@ -364,13 +385,15 @@ class Summary:
             lines.append("  (no free numbers: every node is fixed or has none)")
         lines.append(
             f"Dev {self.metric}: {metric_value(self.metric, self.result.start_loss):.3f} as written, "
-            f"{metric_value(self.metric, self.result.loss):.3f} fitted (on the items fitted on; {self.result.evaluations} evaluations)."
+            f"{metric_value(self.metric, self.result.loss):.3f} fitted (on the items fitted on; "
+            f"{self.result.evaluations} evaluations)."
         )
         if self.cv:
             per = ", ".join(f"{f.fitted:.3f}/{f.written:.3f}" for f in self.cv)
             lines.append(
                 f"Cross-validation ({len(self.cv)} folds of the dev split), {self.metric}: "
-                f"fitted {_mean([f.fitted for f in self.cv]):.3f}, as written {_mean([f.written for f in self.cv]):.3f} "
+                f"fitted {_mean([f.fitted for f in self.cv]):.3f}, as written "
+                f"{_mean([f.written for f in self.cv]):.3f} "
                 f"(per fold, fitted/as written: {per})."
             )
         return "\n".join(lines)

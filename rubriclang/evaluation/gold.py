@@ -141,7 +141,9 @@ def parse_label_map(specs: str | Iterable[str]) -> LabelMap:
             code, eq, value = pair.partition("=")
             code, value = code.strip(), value.strip()
             if not eq or not code or not value:
-                raise GoldValueError(f"label map entry `{pair.strip()}` is not CODE=VALUE", "write it like 1=r1,2=r2,0=tie")
+                raise GoldValueError(
+                    f"label map entry `{pair.strip()}` is not CODE=VALUE", "write it like 1=r1,2=r2,0=tie"
+                )
             if code in codes:
                 raise GoldValueError(f"label map code `{code}` is given twice")
             codes[code] = value
@@ -188,7 +190,10 @@ def parse_gold(value: Any, gtype: GoldType, label_map: LabelMap | None = None) -
     if label_map is not None:
         value = label_map.lookup(value)
     if isinstance(value, float) and not math.isfinite(value):
-        raise GoldValueError(f"gold {_show(raw)} is not a finite number; expected {gtype.expected()}", "a number too large for a float (1e400) reads as Infinity")
+        raise GoldValueError(
+            f"gold {_show(raw)} is not a finite number; expected {gtype.expected()}",
+            "a number too large for a float (1e400) reads as Infinity",
+        )
     bad = GoldValueError(f"gold {_show(raw)} is not {gtype.expected()}", _hint(gtype, raw, label_map))
     if gtype.kind == "pairwise":
         code = _code(value)
@@ -218,18 +223,28 @@ def _hint(gtype: GoldType, raw: Any, label_map: LabelMap | None) -> str:
     if label_map is not None:
         return "the label map sends this code to a value the judge cannot output; fix the map"
     if gtype.kind == "pairwise":
-        return "map the data set's codes onto candidate ids with --label (e.g. 1=" + (gtype.candidates[0] if gtype.candidates else "a") + ",0=tie)"
+        return (
+            "map the data set's codes onto candidate ids with --label (e.g. 1="
+            + (gtype.candidates[0] if gtype.candidates else "a")
+            + ",0=tie)"
+        )
     return "fix the gold value, or map the data set's codes with --label CODE=VALUE"
 
 
-def item_gold(item: Item, graph: CheckedGraph, where: str, mode: str | None = None, label_map: LabelMap | None = None) -> Any:
+def item_gold(
+    item: Item, graph: CheckedGraph, where: str, mode: str | None = None, label_map: LabelMap | None = None
+) -> Any:
     """One item's gold in canonical form (None when it has none); raises
     GoldError at `where` when the value does not fit the judge."""
     if item.gold is None:
         return None
     mode = mode or item.mode
     if mode not in graph.readouts:
-        raise GoldError(where, f"item `{item.id}` is {mode}, but the graph `{graph.name}` has no `{mode}` readout to compare its gold with")
+        raise GoldError(
+            where,
+            f"item `{item.id}` is {mode}, but the graph `{graph.name}` has no `{mode}` readout to compare its gold "
+            "with",
+        )
     try:
         return parse_gold(item.gold, gold_type(graph, mode, item.candidate_ids), label_map)
     except GoldValueError as exc:

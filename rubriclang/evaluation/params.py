@@ -64,7 +64,11 @@ def fixed_nodes(module: ast.Module, source: str) -> tuple[set[str], list[str]]:
             continue
         line = c.span.line
         own_line = not lines[line - 1][: c.span.column - 1].strip()
-        hit = [d.name.value for d in nodes if d.span.line <= line <= d.span.end_line or (own_line and d.span.line == line + 1)]
+        hit = [
+            d.name.value
+            for d in nodes
+            if d.span.line <= line <= d.span.end_line or (own_line and d.span.line == line + 1)
+        ]
         if hit:
             fixed.update(hit)
         else:
@@ -97,18 +101,32 @@ def _params_of(op: Operator, block: dict[str, ast.Value], nodes: Mapping[str, An
     for spec in load_catalog().operators[op.operator].params:
         v = block.get(spec.name)
         if spec.fit == "weights" and isinstance(v, ast.ListValue):
-            out.extend(Param(op.name, spec.name, i, float(n.value), 0.0, 1.0, False, n) for i, n in enumerate(map(_number, v.items)))
+            out.extend(
+                Param(op.name, spec.name, i, float(n.value), 0.0, 1.0, False, n)
+                for i, n in enumerate(map(_number, v.items))
+            )
         elif spec.fit == "range" and isinstance(v, ast.MapValue):
             nums = [float(_number(e.value).value) for e in v.entries]
             if min(nums) == max(nums):
                 continue  # one value everywhere: no range to search
             integer = op.type.kind == "ordinal"
             out.extend(
-                Param(op.name, spec.name, k, float(_number(e.value).value), min(nums), max(nums), integer, _number(e.value))
+                Param(
+                    op.name,
+                    spec.name,
+                    k,
+                    float(_number(e.value).value),
+                    min(nums),
+                    max(nums),
+                    integer,
+                    _number(e.value),
+                )
                 for k, e in zip(op.params[spec.name], v.entries)
             )
         elif spec.fit == "interval" and isinstance(v, ast.Number) and t is not None and t.numeric:
-            out.append(Param(op.name, spec.name, None, float(v.value), float(t.lo), float(t.hi), t.kind == "ordinal", v))
+            out.append(
+                Param(op.name, spec.name, None, float(v.value), float(t.lo), float(t.hi), t.kind == "ordinal", v)
+            )
     return out
 
 
@@ -154,7 +172,10 @@ def with_values(graph: CheckedGraph, params: list[Param], values) -> CheckedGrap
             table = dict(block[p.param])
             table[p.index] = v
             block[p.param] = table
-    return attrs.evolve(graph, operators=tuple(attrs.evolve(o, params=by_node[o.name]) if o.name in by_node else o for o in graph.operators))
+    return attrs.evolve(
+        graph,
+        operators=tuple(attrs.evolve(o, params=by_node[o.name]) if o.name in by_node else o for o in graph.operators),
+    )
 
 
 def number_text(v: float | int, old: ast.Number) -> str:

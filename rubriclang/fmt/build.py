@@ -88,12 +88,8 @@ class LayoutBuilder:
 
     def _block(self, block: ast.Block) -> Group:
         open_at, close_at = self._brackets(block.span)
-        items = tuple(
-            self._item([f"{p.name.value} = ", *self._value(p.value)], p.span) for p in block.params
-        )
-        return _group(
-            "{", "}", items, (open_at, close_at), padded=True, commas=False, keeps_blanks=True
-        )
+        items = tuple(self._item([f"{p.name.value} = ", *self._value(p.value)], p.span) for p in block.params)
+        return _group("{", "}", items, (open_at, close_at), padded=True, commas=False, keeps_blanks=True)
 
     def _brackets(self, span: Span | None) -> tuple[int | None, int | None]:
         """Offsets of the brackets of a construct whose span starts and ends with them."""
@@ -156,10 +152,7 @@ class LayoutBuilder:
         if isinstance(v, ast.ListValue):
             items = tuple(self._item(self._value(x), x.span) for x in v.items)
             return [_group("[", "]", items, self._brackets(v.span))]
-        entries = tuple(
-            self._item([*self._value(e.key), ": ", *self._value(e.value)], e.span)
-            for e in v.entries
-        )
+        entries = tuple(self._item([*self._value(e.key), ": ", *self._value(e.value)], e.span) for e in v.entries)
         return [_group("{", "}", entries, self._brackets(v.span), padded=True)]
 
 

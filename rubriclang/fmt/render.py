@@ -24,9 +24,7 @@ INDENT = "  "
 @functools.cache
 def _explode_orders(n: int) -> tuple[frozenset[int], ...]:
     """Every set of group indexes, fewest first, later groups preferred."""
-    subsets = [
-        frozenset(c) for size in range(n + 1) for c in itertools.combinations(range(n), size)
-    ]
+    subsets = [frozenset(c) for size in range(n + 1) for c in itertools.combinations(range(n), size)]
     return tuple(sorted(subsets, key=lambda s: (len(s), sorted(-i for i in s))))
 
 
@@ -161,9 +159,7 @@ class Renderer:
         out.extend(indent + n.text for n in hoisted)
         out.extend(lines)
 
-    def _item_lines(
-        self, item: Item, indent: str, suffix: str
-    ) -> tuple[list[str], list[tuple[int, list[Note], bool]]]:
+    def _item_lines(self, item: Item, indent: str, suffix: str) -> tuple[list[str], list[tuple[int, list[Note], bool]]]:
         """The item's lines, and for each line of its own text (not of the items
         of its exploded groups): its index, the comments of the bracket it
         opens, and whether it ends inside a string (no comment can go there)."""

@@ -70,9 +70,22 @@ class Composer:
         """The end of the compiled composition: the readout (its common
         pointwise case inline) and the Composition, from `mode, cids, rows`."""
         # tuple.__new__ builds the named tuple without its Python-level __new__.
-        lines, ns = [], {"general": self._compose, "new": tuple.__new__, "Composition": Composition, "names": self._names, "readers": self._readers}
+        lines, ns = (
+            [],
+            {
+                "general": self._compose,
+                "new": tuple.__new__,
+                "Composition": Composition,
+                "names": self._names,
+                "readers": self._readers,
+            },
+        )
         for i, (mode, readout) in enumerate(self.graph.readouts.items()):
-            fast = pointwise_source(readout, self.graph.scale, "x", f"r{i}_") if isinstance(readout, PointwiseReadout) else None
+            fast = (
+                pointwise_source(readout, self.graph.scale, "x", f"r{i}_")
+                if isinstance(readout, PointwiseReadout)
+                else None
+            )
             if fast:
                 condition, decision, constants = fast
                 ns |= constants | {f"r{i}_mode": mode}

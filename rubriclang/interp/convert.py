@@ -116,7 +116,11 @@ def _cell(value: Any) -> Any:
 
 
 def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, float) and math.isnan(value))
+    return (
+        value is None
+        or (isinstance(value, str) and not value.strip())
+        or (isinstance(value, float) and math.isnan(value))
+    )
 
 
 def _fields_text(record: dict[str, Any]) -> str:
@@ -135,7 +139,9 @@ def _text(value: Any, target: str, where: str) -> str | None:
     if value is None:
         return None
     if isinstance(value, (dict, list)):
-        raise ItemError(where, f"`{target}` must be text, the source holds {'an object' if isinstance(value, dict) else 'a list'}")
+        raise ItemError(
+            where, f"`{target}` must be text, the source holds {'an object' if isinstance(value, dict) else 'a list'}"
+        )
     return value if isinstance(value, str) else _as_text(value)
 
 
@@ -165,19 +171,39 @@ class Converter:
         m = self.mapping
         f = self.fields
         if self.cids and "response" in f:
-            raise ItemError(where, "the mapping gives both `response` and `responses.*`", "an item is pointwise (response) or pairwise (responses.A, responses.B)")
+            raise ItemError(
+                where,
+                "the mapping gives both `response` and `responses.*`",
+                "an item is pointwise (response) or pairwise (responses.A, responses.B)",
+            )
         if self.cids and len(self.cids) != 2:
-            raise ItemError(where, f"a pairwise item needs exactly two `responses.*` fields, the mapping gives {len(self.cids)}")
+            raise ItemError(
+                where, f"a pairwise item needs exactly two `responses.*` fields, the mapping gives {len(self.cids)}"
+            )
         if not self.cids and "response" not in f:
-            raise ItemError(where, "the mapping gives no response", "add --field response=FIELD, or --field responses.a=F1 --field responses.b=F2 for pairs")
+            raise ItemError(
+                where,
+                "the mapping gives no response",
+                "add --field response=FIELD, or --field responses.a=F1 --field responses.b=F2 for pairs",
+            )
         item_id = _text(_required(record, f["id"], "id", where), "id", where) if "id" in f else str(self._row)
         if item_id in self._seen:
-            raise ItemError(where, f"duplicate item id `{item_id}` (first at {self._seen[item_id]})", "map `id` to a field that is unique, or leave it out to number the records")
+            raise ItemError(
+                where,
+                f"duplicate item id `{item_id}` (first at {self._seen[item_id]})",
+                "map `id` to a field that is unique, or leave it out to number the records",
+            )
         self._seen[item_id] = where
         out: dict[str, Any] = {"id": item_id}
         out["input"] = _text(_required(record, f["input"], "input", where), "input", where) if "input" in f else ""
         if self.cids:
-            out["responses"] = {cid: _text(_required(record, f[f"responses.{cid}"], f"responses.{cid}", where), f"responses.{cid}", where) or "" for cid in self.cids}
+            out["responses"] = {
+                cid: _text(
+                    _required(record, f[f"responses.{cid}"], f"responses.{cid}", where), f"responses.{cid}", where
+                )
+                or ""
+                for cid in self.cids
+            }
         else:
             out["response"] = _text(_required(record, f["response"], "response", where), "response", where) or ""
         for name in ("reference", "rubric"):
@@ -205,7 +231,11 @@ class Converter:
             value = _cell(_required(record, path, target, where))
             if self.cids:
                 if len(parts) != 3 or parts[1] not in self.cids:
-                    raise ItemError(where, f"`{target}`: a pairwise item's {table} are `{table}.CANDIDATE.KEY`, CANDIDATE one of {', '.join(self.cids)}")
+                    raise ItemError(
+                        where,
+                        f"`{target}`: a pairwise item's {table} are `{table}.CANDIDATE.KEY`, CANDIDATE one of "
+                        f"{', '.join(self.cids)}",
+                    )
                 out.setdefault(parts[1], {})[parts[2]] = value
             else:
                 if len(parts) != 2:
@@ -228,7 +258,11 @@ class Converter:
         if value is None:
             return None
         if self.cids and value not in (*self.cids, "tie"):
-            raise ItemError(where, f"gold `{value}` is neither a candidate ({', '.join(self.cids)}) nor `tie`", f"map the data set's codes onto them, e.g. --label 1={self.cids[0]},2={self.cids[1]}")
+            raise ItemError(
+                where,
+                f"gold `{value}` is neither a candidate ({', '.join(self.cids)}) nor `tie`",
+                f"map the data set's codes onto them, e.g. --label 1={self.cids[0]},2={self.cids[1]}",
+            )
         self.counts = attrs.evolve(self.counts, with_gold=self.counts.with_gold + 1)
         return value
 
@@ -236,19 +270,27 @@ class Converter:
         labels = self.mapping.labels
         if labels is None:
             if isinstance(raw, (dict, list)):
-                raise ItemError(where, f"gold `{path}` holds {'an object' if isinstance(raw, dict) else 'a list'}, not a label")
+                raise ItemError(
+                    where, f"gold `{path}` holds {'an object' if isinstance(raw, dict) else 'a list'}, not a label"
+                )
             return _as_text(raw) if self.cids else _cell(raw)
         try:
             value = labels.lookup(raw)
         except GoldValueError as exc:
-            raise ItemError(where, f"{exc.message} (in `{path}`)", "add the code to --label, or fix the gold value") from None
+            raise ItemError(
+                where, f"{exc.message} (in `{path}`)", "add the code to --label, or fix the gold value"
+            ) from None
         return value if self.cids else _cell(value)
 
     def _combine(self, labels: list[Any], where: str) -> Any:
         m = self.mapping
         if m.combine == "mean":
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in labels):
-                raise ItemError(where, f"--combine mean needs numeric labels, got {', '.join(map(json.dumps, labels))}", "use --combine majority for labels")
+                raise ItemError(
+                    where,
+                    f"--combine mean needs numeric labels, got {', '.join(map(json.dumps, labels))}",
+                    "use --combine majority for labels",
+                )
             return math.fsum(labels) / len(labels)
         counts = collections.Counter(json.dumps(v, sort_keys=True) for v in labels)
         ranked = counts.most_common()
@@ -260,7 +302,11 @@ class Converter:
             return None
         if m.on_tie == "tie":
             if not self.cids:
-                raise ItemError(where, "--on-tie tie writes the pairwise gold `tie`, and these items are pointwise", "use --on-tie drop, or --combine mean")
+                raise ItemError(
+                    where,
+                    "--on-tie tie writes the pairwise gold `tie`, and these items are pointwise",
+                    "use --on-tie drop, or --combine mean",
+                )
             self.counts = attrs.evolve(self.counts, ties_kept=self.counts.ties_kept + 1)
             return "tie"
         raise ItemError(

@@ -183,7 +183,11 @@ def load_graph_set(folder: str, fallback: str | None, load: Callable[[str], Chec
         else:
             failures[gid] = f"compilation {end.get('outcome')}: {end.get('message') or 'no graph was written'}"
     if not graphs and not failures:
-        raise GraphSetError(folder, "the folder holds no compiled graphs (`ID.rbg`) and no compile logs", "compile into it with `rbg compile SPECS.jsonl --out-dir FOLDER`")
+        raise GraphSetError(
+            folder,
+            "the folder holds no compiled graphs (`ID.rbg`) and no compile logs",
+            "compile into it with `rbg compile SPECS.jsonl --out-dir FOLDER`",
+        )
     used: dict[str, str | None]  # policy -> an id that needs it (None: the command line's)
     if fallback is not None:
         used = {fallback: None}
@@ -191,7 +195,11 @@ def load_graph_set(folder: str, fallback: str | None, load: Callable[[str], Chec
         used = {p: gid for gid, p in sorted(policies.items(), reverse=True) if gid not in graphs}
     for p, needs in used.items():
         if needs is not None and p != ABSTAIN and not os.path.isfile(p):
-            raise GraphSetError(os.path.join(folder, needs + ".compile.jsonl"), f"the fallback graph `{p}` recorded for `{needs}` (its spec's `contract.fallback`) is not there", "put it back, or give --fallback GRAPH.rbg|abstain to replace the recorded policy")
+            raise GraphSetError(
+                os.path.join(folder, needs + ".compile.jsonl"),
+                f"the fallback graph `{p}` recorded for `{needs}` (its spec's `contract.fallback`) is not there",
+                "put it back, or give --fallback GRAPH.rbg|abstain to replace the recorded policy",
+            )
     fallbacks = {p: load(p) for p in sorted(used) if p != ABSTAIN}
     return GraphSet(folder, graphs, failures, policies, fallbacks, fallback)
 
@@ -223,7 +231,13 @@ def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None
 
 def compile_field(missing: Missing, fallback: str | None) -> dict[str, Any]:
     """The `compile` field of a record: which graph was missing, why, and what the policy did."""
-    return {"graph": missing.graph, "status": "missing", "reason": missing.reason, "log": missing.log, "fallback": fallback}
+    return {
+        "graph": missing.graph,
+        "status": "missing",
+        "reason": missing.reason,
+        "log": missing.log,
+        "fallback": fallback,
+    }
 
 
 @attrs.frozen
@@ -243,7 +257,9 @@ def interpreters(gs: GraphSet, make: Callable[[CheckedGraph], Interpreter]) -> d
     return {id(g): make(g) for g in gs.all_graphs()}
 
 
-async def run_set(gs: GraphSet, interps: dict[int, Interpreter], items: Iterable[Item], concurrency: int, mode: str | None = None) -> AsyncIterator[SetResult]:
+async def run_set(
+    gs: GraphSet, interps: dict[int, Interpreter], items: Iterable[Item], concurrency: int, mode: str | None = None
+) -> AsyncIterator[SetResult]:
     """Each item judged by its own graph's Interpreter (`interpreters`),
     results in input order, with up to `concurrency` criterion calls in
     flight across all the graphs (as for one graph); bad input raises after

@@ -57,7 +57,9 @@ def _text(value: object, where: str, field: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ItemError(where, f"`{field}` must be a string, got {_json_type(value)}", "write it as a JSON string, in quotes")
+        raise ItemError(
+            where, f"`{field}` must be a string, got {_json_type(value)}", "write it as a JSON string, in quotes"
+        )
     return value
 
 
@@ -87,7 +89,11 @@ def _per_candidate(raw: object, cids: tuple[str, ...], where: str, field: str) -
     out = {}
     for cid, values in raw.items():
         if cid not in cids:
-            raise ItemError(where, f"`{field}` names candidate `{cid}`, which the item does not have", f"candidates: {', '.join(cids)}")
+            raise ItemError(
+                where,
+                f"`{field}` names candidate `{cid}`, which the item does not have",
+                f"candidates: {', '.join(cids)}",
+            )
         if not isinstance(values, dict):
             raise ItemError(where, f"`{field}.{cid}` must be an object of KEY: value")
         out[cid] = dict(values)
@@ -103,10 +109,21 @@ def _pairs(responses: object, where: str) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {}
     for pair in responses:
-        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (str, int)) and not isinstance(pair[0], bool)):
-            raise ItemError(where, "a `responses` list must hold `[id, text]` pairs", 'write `[["a", "..."], ["b", "..."]]` or an object `{"a": "...", "b": "..."}`')
+        if not (
+            isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[0], (str, int))
+            and not isinstance(pair[0], bool)
+        ):
+            raise ItemError(
+                where,
+                "a `responses` list must hold `[id, text]` pairs",
+                'write `[["a", "..."], ["b", "..."]]` or an object `{"a": "...", "b": "..."}`',
+            )
         if str(pair[0]) in out:
-            raise ItemError(where, f"`responses` names candidate `{pair[0]}` twice", "give the two candidates distinct ids")
+            raise ItemError(
+                where, f"`responses` names candidate `{pair[0]}` twice", "give the two candidates distinct ids"
+            )
         out[str(pair[0])] = pair[1]
     return out
 

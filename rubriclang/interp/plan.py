@@ -83,7 +83,9 @@ def _operators(graph: CheckedGraph, present: bool = False) -> tuple[list[str], d
         k = f"k{j}_"
         spec = catalog.operators[op.operator]
         slots = [s for slots in op.ports.values() for s in slots]
-        site = PlanSite(tuple(var[s] for s in slots), tuple(seen[s] if s in seen else nodes[s].type for s in slots), op.params, k)
+        site = PlanSite(
+            tuple(var[s] for s in slots), tuple(seen[s] if s in seen else nodes[s].type for s in slots), op.params, k
+        )
         emitted = spec.plan(site) if spec.plan else None
         if emitted is not None:
             expr, constants = emitted

@@ -87,7 +87,9 @@ def reader(readout: PointwiseReadout | PairwiseReadout, scale: JType, sink: int)
 Reader = Callable[[tuple[str, ...], dict[str, tuple[Any, ...]]], Decision]
 
 
-def pointwise_source(readout: PointwiseReadout, scale: JType, x: str, prefix: str) -> tuple[str, str, dict[str, Any]] | None:
+def pointwise_source(
+    readout: PointwiseReadout, scale: JType, x: str, prefix: str
+) -> tuple[str, str, dict[str, Any]] | None:
     """The common pointwise case as source, for compiled compositions: a
     condition on the variable `x` (the sink's value) and an expression that,
     where the condition holds, is what `pointwise` decides; and the
@@ -105,7 +107,11 @@ def pointwise_source(readout: PointwiseReadout, scale: JType, x: str, prefix: st
     # Decision("ok", q, raw=x), without the named tuple's Python-level __new__.
     decision = f"{p}new({p}Decision, ('ok', {p}q, {x}, None, None))"
     constants = {p + "lo": scale.lo, p + "hi": scale.hi, p + "out_lo": out.lo, p + "out_hi": out.hi}
-    return condition, decision, constants | {p + "floor": math.floor, p + "new": tuple.__new__, p + "Decision": Decision}
+    return (
+        condition,
+        decision,
+        constants | {p + "floor": math.floor, p + "new": tuple.__new__, p + "Decision": Decision},
+    )
 
 
 def pairwise(readout: PairwiseReadout, scale: JType, cids: tuple[str, ...], sinks: dict[str, Any]) -> Decision:

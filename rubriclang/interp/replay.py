@@ -44,7 +44,9 @@ class Replayer:
 
     graph: CheckedGraph
     _composer: Composer = attrs.field(init=False, default=attrs.Factory(lambda s: Composer(s.graph), takes_self=True))
-    _hashes: dict[str, str] = attrs.field(init=False, default=attrs.Factory(lambda s: criterion_hashes(s.graph), takes_self=True))
+    _hashes: dict[str, str] = attrs.field(
+        init=False, default=attrs.Factory(lambda s: criterion_hashes(s.graph), takes_self=True)
+    )
 
     def unfit(self, rec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
         """Why `rec` cannot be replayed under this graph, each as (kind,
@@ -66,8 +68,7 @@ class Replayer:
         """Recompose a record that is not `unfit`."""
         cids = tuple(rec["candidates"])
         judgments = {
-            c.name: {cid: judgment_from_json(rec["criteria"][c.name][cid]) for cid in cids}
-            for c in self.graph.criteria
+            c.name: {cid: judgment_from_json(rec["criteria"][c.name][cid]) for cid in cids} for c in self.graph.criteria
         }
         return self._composer.compose(rec["mode"], cids, judgments)
 
@@ -75,9 +76,17 @@ class Replayer:
         """Replay one record; an ItemError at `where` when it is unfit."""
         for kind, name in self.unfit(rec):
             if kind == "unjudged":
-                raise ItemError(where, f"the trace has no judgments for criterion `{name}`", "replay needs the same criteria; run the new graph to judge new criteria")
+                raise ItemError(
+                    where,
+                    f"the trace has no judgments for criterion `{name}`",
+                    "replay needs the same criteria; run the new graph to judge new criteria",
+                )
             if kind == "redefined":
-                raise ItemError(where, f"criterion `{name}` is defined differently from when it was judged", "its recorded judgments do not apply; rerun it")
+                raise ItemError(
+                    where,
+                    f"criterion `{name}` is defined differently from when it was judged",
+                    "its recorded judgments do not apply; rerun it",
+                )
             try:
                 self._composer.check_mode(name)
             except Exception as exc:
@@ -115,5 +124,9 @@ def replay_set(gs: GraphSet, traces_path: str) -> Iterator[Replayed]:
             yield Replayed(rec["item"], rec["mode"], d, d, Composition((), {}, {}, d))
             continue
         if h not in by_hash:
-            raise ItemError(where, f"no graph in `{gs.folder}` has the hash this record was judged with ({h[:19]}...)", "replay a trace with the folder (and --fallback) that wrote it")
+            raise ItemError(
+                where,
+                f"no graph in `{gs.folder}` has the hash this record was judged with ({h[:19]}...)",
+                "replay a trace with the folder (and --fallback) that wrote it",
+            )
         yield by_hash[h].replay(rec, where)

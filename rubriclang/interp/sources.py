@@ -26,7 +26,11 @@ def source_format(path: str, given: str | None) -> str:
         return given
     ext = os.path.splitext(path)[1].lower()
     if ext not in _EXTENSIONS:
-        raise ItemError(path, f"cannot tell the format from the extension `{ext or '(none)'}`", f"name it with --format ({', '.join(FORMATS)})")
+        raise ItemError(
+            path,
+            f"cannot tell the format from the extension `{ext or '(none)'}`",
+            f"name it with --format ({', '.join(FORMATS)})",
+        )
     return _EXTENSIONS[ext]
 
 
@@ -64,7 +68,11 @@ def _json_array(path: str, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
 
     i = skip(0)
     if i >= len(text) or text[i] != "[":
-        raise ItemError(line_of(i), "a JSON source must be an array of objects", "for one object a line, use a .jsonl file or --format jsonl")
+        raise ItemError(
+            line_of(i),
+            "a JSON source must be an array of objects",
+            "for one object a line, use a .jsonl file or --format jsonl",
+        )
     i = skip(i + 1)
     if i < len(text) and text[i] == "]":
         return

@@ -51,7 +51,9 @@ def _explicit(params: dict[str, Any], specs: Iterable[ParamSpec]) -> dict[str, A
     """The parameters that differ from their catalog defaults: writing a default
     out, or the catalog gaining a parameter with a default, changes no hash."""
     defaults = {p.name: p.default for p in specs if not p.required}
-    return {k: v for k, v in params.items() if k not in defaults or v != defaults[k] or type(v) is not type(defaults[k])}
+    return {
+        k: v for k, v in params.items() if k not in defaults or v != defaults[k] or type(v) is not type(defaults[k])
+    }
 
 
 def _criterion_params(c: Criterion) -> dict[str, Any]:
@@ -168,15 +170,10 @@ def trace_record(
         "contract": {"scale": str(graph.scale)},
         "candidates": list(cids),
         "criteria": {
-            name: {cid: judgment_json(j, procs[name]) for cid, j in per.items()}
-            for name, per in judgments.items()
+            name: {cid: judgment_json(j, procs[name]) for cid, j in per.items()} for name, per in judgments.items()
         },
         "criterion_errors": comp.errors,
-        "operators": {
-            o.name: {cid: values[o.name][cid] for cid in cids}
-            for o in graph.operators
-            if o.name in values
-        },
+        "operators": {o.name: {cid: values[o.name][cid] for cid in cids} for o in graph.operators if o.name in values},
         "sink": {cid: values[graph.sink][cid] for cid in cids} if graph.sink in values else None,
         "readout": comp.decision.to_json(),
         "gold": item.gold,
@@ -209,7 +206,11 @@ class TraceWriter:
         size = os.fstat(self._fd).st_size
         if size != state.size:
             self.close()
-            raise OutputError(self.path, f"the file changed while it was read ({state.size} bytes, now {size})", "is another run writing it?")
+            raise OutputError(
+                self.path,
+                f"the file changed while it was read ({state.size} bytes, now {size})",
+                "is another run writing it?",
+            )
         if state.end < size:
             try:
                 os.ftruncate(self._fd, state.end)
@@ -221,10 +222,14 @@ class TraceWriter:
         data = (canonical_json(record) + "\n").encode("utf-8")
         try:
             while data:
-                data = data[os.write(self._fd, data):]
+                data = data[os.write(self._fd, data) :]
         except OSError as exc:
             # A partial line may be left: resuming cuts it, as after a kill.
-            raise OutputError(self.path, f"cannot write it: {exc.strerror or exc}", "fix the cause (free space?) and run the same command again: it resumes") from None
+            raise OutputError(
+                self.path,
+                f"cannot write it: {exc.strerror or exc}",
+                "fix the cause (free space?) and run the same command again: it resumes",
+            ) from None
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -248,7 +253,12 @@ def check_record(rec: Any, where: str) -> dict[str, Any]:
         raise ItemError(where, f"not a {SCHEMA} trace record")
     for name, kind in _FIELDS:
         if rec.get(name).__class__ is not kind:
-            raise _bad(where, f"the trace record has no `{name}`" if name not in rec else f"`{name}` must be {_KINDS[kind]}, got {_kind(rec[name])}")
+            raise _bad(
+                where,
+                f"the trace record has no `{name}`"
+                if name not in rec
+                else f"`{name}` must be {_KINDS[kind]}, got {_kind(rec[name])}",
+            )
     graph = rec["graph"]
     if graph.get("hash").__class__ is not str or graph.get("name").__class__ is not str:
         raise _bad(where, "`graph` needs a string `name` and `hash`")
@@ -259,7 +269,12 @@ def check_record(rec: Any, where: str) -> dict[str, Any]:
     if want is None:
         raise _bad(where, f"`mode` must be pointwise or pairwise, got `{mode}`")
     # One or two candidates: the first and the last are all of them.
-    if len(cids) != want or cids[0].__class__ is not str or cids[-1].__class__ is not str or (want == 2 and cids[0] == cids[1]):
+    if (
+        len(cids) != want
+        or cids[0].__class__ is not str
+        or cids[-1].__class__ is not str
+        or (want == 2 and cids[0] == cids[1])
+    ):
         raise _bad(where, f"`candidates` must be {want} distinct candidate id(s) for a {mode} record")
     for name, per in rec["criteria"].items():
         if per.__class__ is not dict:
@@ -267,7 +282,9 @@ def check_record(rec: Any, where: str) -> dict[str, Any]:
         for cid in cids:
             j = per.get(cid)
             if j.__class__ is not dict or "value" not in j:
-                raise _bad(where, f"`criteria.{name}.{cid}` must be a judgment (an object with a `value`), got {_kind(j)}")
+                raise _bad(
+                    where, f"`criteria.{name}.{cid}` must be a judgment (an object with a `value`), got {_kind(j)}"
+                )
             error = j.get("error")
             if error is not None and error.__class__ is not str:
                 raise _bad(where, f"`criteria.{name}.{cid}.error` must be a string or null")
@@ -300,7 +317,11 @@ def _records(lines: JsonLines) -> Iterator[tuple[int, dict[str, Any]]]:
         n = lines.count
         first = seen.setdefault(rec["item"], n)
         if first != n:
-            raise ItemError(where, f"item `{rec['item']}` is traced twice (first at {lines.path}:{first})", "a trace holds one line per item: remove one of them")
+            raise ItemError(
+                where,
+                f"item `{rec['item']}` is traced twice (first at {lines.path}:{first})",
+                "a trace holds one line per item: remove one of them",
+            )
         yield n, rec
 
 
@@ -332,7 +353,9 @@ class TraceFile:
     # LLM judgments in the file, so a resumed run can refuse another judge.
     judges: dict[str, dict[str, tuple[int, str | None, str | None]]] = attrs.field(factory=dict)
 
-    def other_judges(self, expected: dict[str, str], skip: Container[int] = ()) -> list[tuple[str, int, str | None, str | None]]:
+    def other_judges(
+        self, expected: dict[str, str], skip: Container[int] = ()
+    ) -> list[tuple[str, int, str | None, str | None]]:
         """(criterion, line, profile, model) of each judge in the file that
         is not the one this run would ask (`expected`: criterion ->
         fingerprint), outside the items in `skip` (those being re-judged)."""
@@ -381,8 +404,21 @@ def scan_trace(path: str, ghash: str | frozenset[str]) -> TraceFile:
                     judges.setdefault(crit, {})[fp] = (n, j.get("profile"), j.get("model"))
     torn = lines.torn
     if torn and not torn.isspace() and not (torn.startswith(RECORD_START) or RECORD_START.startswith(torn)):
-        raise ItemError(f"{path}:{lines.count + 1}", "the last line is not a trace record, nor the start of one", "is this a trace file? give --out a new file")
-    return TraceFile(path, True, (ghash if isinstance(ghash, str) else None) if statuses else None, statuses, numbers, lines.end, lines.end + len(torn), judges)
+        raise ItemError(
+            f"{path}:{lines.count + 1}",
+            "the last line is not a trace record, nor the start of one",
+            "is this a trace file? give --out a new file",
+        )
+    return TraceFile(
+        path,
+        True,
+        (ghash if isinstance(ghash, str) else None) if statuses else None,
+        statuses,
+        numbers,
+        lines.end,
+        lines.end + len(torn),
+        judges,
+    )
 
 
 def _resumable(rec: dict[str, Any], where: str, ghash: str | frozenset[str]) -> None:
@@ -413,7 +449,11 @@ def usable_out(path: str) -> bool:
     except OSError as exc:
         raise ItemError(path, f"cannot read it: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise ItemError(path, f"--out must be a regular file, and this is {_file_kind(st.st_mode)}", "traces are read back to resume: give a file path")
+        raise ItemError(
+            path,
+            f"--out must be a regular file, and this is {_file_kind(st.st_mode)}",
+            "traces are read back to resume: give a file path",
+        )
     if not os.access(path, os.R_OK | os.W_OK):
         raise ItemError(path, "the file is not readable and writable", "give another --out, or change its permissions")
     for fd, name in ((1, "standard output"), (2, "standard error")):
@@ -427,7 +467,13 @@ def usable_out(path: str) -> bool:
 
 
 def _file_kind(mode: int) -> str:
-    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a pipe"), (stat.S_ISCHR, "a terminal or device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+    for test, kind in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a pipe"),
+        (stat.S_ISCHR, "a terminal or device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return kind
     return "not a regular file"
@@ -449,7 +495,11 @@ def without_items(state: TraceFile, items: set[str]) -> TraceFile:
         with open(target, "rb") as src:
             st = os.fstat(src.fileno())
             if st.st_size != state.size:
-                raise OutputError(state.path, f"the file changed while it was read ({state.size} bytes, now {st.st_size})", "is another run writing it?")
+                raise OutputError(
+                    state.path,
+                    f"the file changed while it was read ({state.size} bytes, now {st.st_size})",
+                    "is another run writing it?",
+                )
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as out:
@@ -474,7 +524,9 @@ def without_items(state: TraceFile, items: set[str]) -> TraceFile:
                     os.unlink(tmp)
                 raise
     except OSError as exc:
-        raise OutputError(state.path, f"cannot rewrite it: {exc.strerror or exc}", "nothing was changed; fix the cause and run again") from None
+        raise OutputError(
+            state.path, f"cannot rewrite it: {exc.strerror or exc}", "nothing was changed; fix the cause and run again"
+        ) from None
     fsync_folder(folder)
     return TraceFile(state.path, True, state.graph if statuses else None, statuses, numbers, end, end)
 

@@ -60,9 +60,7 @@ def references(a: Analysis, offset: int, include_declaration: bool = True) -> li
     if occ is None:
         return []
     return [
-        a.range_of(o.span)
-        for o in a.occurrences
-        if o.name == occ.name and (include_declaration or not o.declaration)
+        a.range_of(o.span) for o in a.occurrences if o.name == occ.name and (include_declaration or not o.declaration)
     ]
 
 
@@ -82,9 +80,7 @@ def rename(a: Analysis, offset: int, new_name: str) -> list[Range]:
     if occ is None:
         raise RenameError("there is no node name here to rename")
     if not _NAME.match(new_name):
-        raise RenameError(
-            f"`{new_name}` is not a valid name: a name is a letter or `_`, then letters, digits or `_`"
-        )
+        raise RenameError(f"`{new_name}` is not a valid name: a name is a letter or `_`, then letters, digits or `_`")
     if new_name in RESERVED:
         raise RenameError(f"`{new_name}` is a word of the language; choose another name")
     if new_name == occ.name:

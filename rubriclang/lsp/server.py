@@ -158,7 +158,9 @@ def create_server() -> RubricServer:
         except navigation.RenameError as exc:
             # The client shows a failed request's message to the user.
             raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed.value) from None
-        return lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=_range(a, r), new_text=params.new_name) for r in found]})
+        return lsp.WorkspaceEdit(
+            changes={uri: [lsp.TextEdit(range=_range(a, r), new_text=params.new_name) for r in found]}
+        )
 
     @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
     def on_folding(ls: RubricServer, params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
@@ -209,14 +211,32 @@ def _diagnostic(a: Analysis, d: Diagnostic) -> lsp.Diagnostic:
         spot = navigation.prompt_naming(a, d.span.file)
         where = lsp.Location(
             uri=pathlib.Path(os.path.abspath(d.span.file)).as_uri(),
-            range=lsp.Range(start=lsp.Position(line=d.span.line - 1, character=d.span.column - 1), end=lsp.Position(line=d.span.end_line - 1, character=d.span.end_column - 1)),
+            range=lsp.Range(
+                start=lsp.Position(line=d.span.line - 1, character=d.span.column - 1),
+                end=lsp.Position(line=d.span.end_line - 1, character=d.span.end_column - 1),
+            ),
         )
-        related = [lsp.DiagnosticRelatedInformation(location=where, message=f"{os.path.basename(d.span.file)}:{d.span.line}:{d.span.column}")]
+        related = [
+            lsp.DiagnosticRelatedInformation(
+                location=where, message=f"{os.path.basename(d.span.file)}:{d.span.line}:{d.span.column}"
+            )
+        ]
         message = f"{os.path.basename(d.span.file)}:{d.span.line}:{d.span.column}: {message}"
-        rng = _range(a, spot) if spot else lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+        rng = (
+            _range(a, spot)
+            if spot
+            else lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+        )
     else:
         rng = _range(a, a.range_of(d.span))
-    return lsp.Diagnostic(range=rng, message=message, severity=_SEVERITY[d.severity], code=d.code, source=SOURCE, related_information=related)
+    return lsp.Diagnostic(
+        range=rng,
+        message=message,
+        severity=_SEVERITY[d.severity],
+        code=d.code,
+        source=SOURCE,
+        related_information=related,
+    )
 
 
 def serve() -> None:

@@ -73,7 +73,9 @@ def subjects(graph: CheckedGraph | None, catalog: Catalog | None = None) -> dict
         return {}
     cat = catalog or load_catalog()
     out = [
-        Subject("header", "", {("name",): Name(graph.name), **_params(graph.header, cat.blocks["rubric"].params, ())[0]}),
+        Subject(
+            "header", "", {("name",): Name(graph.name), **_params(graph.header, cat.blocks["rubric"].params, ())[0]}
+        ),
         Subject("contract", "", {("scale",): Name(str(graph.scale))}),
         *(_criterion(c, cat) for c in graph.criteria),
         *(_operator(o, cat) for o in graph.operators),

@@ -158,7 +158,9 @@ def _reasons(unjudged, redefined, no_readout) -> tuple[str, ...]:
             f"judge {'it' if len(added) == 1 else 'them'} first (`rbg run NEW ITEMS --out TRACES`)"
         )
     if unjudged["OLD"]:
-        out.append(f"the traces have no judgments for {_names(unjudged['OLD'])} of OLD; were they written by another rubric?")
+        out.append(
+            f"the traces have no judgments for {_names(unjudged['OLD'])} of OLD; were they written by another rubric?"
+        )
     for label in ("OLD", "NEW"):
         if redefined[label]:
             out.append(

@@ -107,7 +107,11 @@ def plan(diff: GraphDiff) -> str:
     n = diff.node_counts()
     nodes = "node" if n[ADD] == 1 else "nodes"
     line = f"Plan: {n[ADD]} {nodes} to add, {n[CHANGE]} to change, {n[REMOVE]} to remove"
-    also = [f"{_subject(c)} {'moved' if c.section == 'sink' and c.action == CHANGE else _VERB[c.action]}" for c in diff.changes if c.section != "node"]
+    also = [
+        f"{_subject(c)} {'moved' if c.section == 'sink' and c.action == CHANGE else _VERB[c.action]}"
+        for c in diff.changes
+        if c.section != "node"
+    ]
     return line + ("; also: " + ", ".join(also) if also else "") + "."
 
 
@@ -305,7 +309,11 @@ def render_markdown(report: Report, *, limit: int = 50) -> str:
     if diff.changed:
         parts.append(_fenced("diff", "\n".join(body_lines(diff))))
     if diff.changed and report.new is not None:
-        marks = {c.name: ("added" if c.action == ADD else "changed") for c in diff.changes if c.section == "node" and c.action != REMOVE}
+        marks = {
+            c.name: ("added" if c.action == ADD else "changed")
+            for c in diff.changes
+            if c.section == "node" and c.action != REMOVE
+        }
         ghost = view(report.old) if report.old is not None else None
         parts.append(_fenced("mermaid", mermaid.render(view(report.new), marks, ghost).rstrip("\n")))
         parts.append("Legend: green added, yellow changed, dashed removed; the sink has a thick border.")

@@ -38,7 +38,12 @@ def graphs_of(side, label: str) -> dict:
 def set_diff(old: dict, new: dict) -> SetDiff:
     both = sorted(old.keys() & new.keys())
     changed = tuple(k for k in both if diff_graphs(old[k], new[k]).changed)
-    return SetDiff(tuple(sorted(new.keys() - old.keys())), tuple(sorted(old.keys() - new.keys())), changed, len(both) - len(changed))
+    return SetDiff(
+        tuple(sorted(new.keys() - old.keys())),
+        tuple(sorted(old.keys() - new.keys())),
+        changed,
+        len(both) - len(changed),
+    )
 
 
 def plan(d: SetDiff) -> str:
@@ -46,7 +51,9 @@ def plan(d: SetDiff) -> str:
 
 
 def _marks(d: SetDiff) -> list[str]:
-    return [f"{sign} {one_line(k)}" for sign, keys in (("~", d.changed), ("+", d.added), ("-", d.removed)) for k in keys]
+    return [
+        f"{sign} {one_line(k)}" for sign, keys in (("~", d.changed), ("+", d.added), ("-", d.removed)) for k in keys
+    ]
 
 
 def render(fmt: str, old_label: str, new_label: str, d: SetDiff, impact: Impact | None, limit: int) -> str:
@@ -56,7 +63,12 @@ def render(fmt: str, old_label: str, new_label: str, d: SetDiff, impact: Impact 
             "old": {"path": old_label},
             "new": {"path": new_label},
             "changed": d.any,
-            "graphs": {"added": list(d.added), "removed": list(d.removed), "changed": list(d.changed), "unchanged": d.same},
+            "graphs": {
+                "added": list(d.added),
+                "removed": list(d.removed),
+                "changed": list(d.changed),
+                "unchanged": d.same,
+            },
             "impact": _impact_json(impact) if impact is not None else None,
         }
         return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"

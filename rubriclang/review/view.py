@@ -57,7 +57,5 @@ def view(graph: CheckedGraph, catalog: Catalog | None = None) -> View:
         ViewNode(o.name, o.kind, o.operator, str(o.type), o.name == graph.sink, traits=cat.operators[o.operator].traits)
         for o in graph.operators
     ]
-    edges = [
-        ViewEdge(src, o.name, slot_label(port, i)) for o in graph.operators for port, i, src in slots(o, cat)
-    ]
+    edges = [ViewEdge(src, o.name, slot_label(port, i)) for o in graph.operators for port, i, src in slots(o, cat)]
     return View(title, tuple(nodes), tuple(edges))

@@ -57,7 +57,14 @@ class Scripted:
                     scripted.requests.append(body)
                     scripted.headers.append(self.headers.get("Authorization", ""))
                 text = scripted.answer(role_of(body), body)
-                self._send(200, {"model": "scripted", "choices": [{"message": {"content": text}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+                self._send(
+                    200,
+                    {
+                        "model": "scripted",
+                        "choices": [{"message": {"content": text}, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+                    },
+                )
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -74,7 +81,12 @@ class Scripted:
 
 def role_of(body: dict) -> str:
     system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
-    for prefix, role in (("You rewrite texts", "generator"), ("You check rewrites", "validator"), ("You design robustness", "planner"), ("You summarise", "summary")):
+    for prefix, role in (
+        ("You rewrite texts", "generator"),
+        ("You check rewrites", "validator"),
+        ("You design robustness", "planner"),
+        ("You summarise", "summary"),
+    ):
         if system.startswith(prefix):
             return role
     return "judge"

@@ -51,9 +51,13 @@ def test_two_judges_are_compared_per_operator_with_the_variants_that_differ(rbg,
 
 def test_audits_of_different_sealed_suites_are_refused(rbg, suite, tmp_path):
     assert rbg("audit", suite(BODY), "--out", tmp_path / "a").exit_code == 0
-    assert rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n', name="s2.toml"), "--out", tmp_path / "b").exit_code == 0
+    assert (
+        rbg(
+            "audit", suite('repeats = 1\noperators = ["partial_completion"]\n', name="s2.toml"), "--out", tmp_path / "b"
+        ).exit_code
+        == 0
+    )
     result = rbg("audit", "compare", tmp_path / "a", tmp_path / "b")
     assert result.exit_code == 2
     assert "different sealed suites" in result.output and "--sealed" in result.output
     assert "does not exist" in rbg("audit", "compare", tmp_path / "a", tmp_path / "nowhere").output
-

@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 from rubriclang.audit.perturb import deterministic
 from rubriclang.audit.perturb.generate import rng_for
 
-PROBLEM = "Janet's ducks lay 16 eggs per day. She eats three for breakfast and bakes muffins with 4,000 grams of flour at 2.5 degrees."
+PROBLEM = (
+    "Janet's ducks lay 16 eggs per day. She eats three for breakfast and bakes muffins with 4,000 grams of "
+    "flour at 2.5 degrees."
+)
 
 
 def test_typos_keep_every_number_and_pass_their_check():

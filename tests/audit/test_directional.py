@@ -50,7 +50,10 @@ def _finished(text: str) -> bool:
 
 
 def test_rule_verifier_has_exact_directional_figures_and_a_confusion_matrix(rbg, suite, tmp_path):
-    assert rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n'), "--out", tmp_path / "out").exit_code == 0
+    assert (
+        rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n'), "--out", tmp_path / "out").exit_code
+        == 0
+    )
     d = report(tmp_path / "out")["metrics"]["directional"]
     # Bare solutions lose their final answer (true -> false): 4 of 12 fall by 1.
     assert d["score_shift"]["value"] == round(-4 / 12, 6)
@@ -70,7 +73,9 @@ def test_rule_verifier_has_exact_directional_figures_and_a_confusion_matrix(rbg,
 
 def test_a_judge_that_ignores_degradations_has_contradiction_and_detection_zero(scripted, rbg, tmp_path, items_file):
     server = scripted(lambda role, body: json.dumps({"reason": "scripted", "score": 3}))
-    path = _suite(tmp_path, items_file, RATE_JUDGE, server.url, 'gold = false\nrepeats = 2\noperators = ["partial_completion"]')
+    path = _suite(
+        tmp_path, items_file, RATE_JUDGE, server.url, 'gold = false\nrepeats = 2\noperators = ["partial_completion"]'
+    )
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     d = report(tmp_path / "out")["metrics"]["directional"]
     assert d["eligible"] == d["variants"] > 0
@@ -82,8 +87,12 @@ def test_a_judge_that_ignores_degradations_has_contradiction_and_detection_zero(
 
 def test_a_judge_that_raises_scores_on_degradations_has_contradiction_rate_one(scripted, rbg, tmp_path, items_file):
     # A finished solution gets 3, a truncated one 5: every degradation moves up.
-    server = scripted(lambda role, body: json.dumps({"reason": "scripted", "score": 3 if _finished(_response(body)) else 5}))
-    path = _suite(tmp_path, items_file, RATE_JUDGE, server.url, 'gold = false\nrepeats = 2\noperators = ["partial_completion"]')
+    server = scripted(
+        lambda role, body: json.dumps({"reason": "scripted", "score": 3 if _finished(_response(body)) else 5})
+    )
+    path = _suite(
+        tmp_path, items_file, RATE_JUDGE, server.url, 'gold = false\nrepeats = 2\noperators = ["partial_completion"]'
+    )
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     r = report(tmp_path / "out")
     d = r["metrics"]["directional"]
@@ -108,7 +117,13 @@ def test_an_item_whose_repeats_disagree_is_marked_as_an_unstable_baseline(script
         return json.dumps({"reason": "scripted", "answer": original and body["seed"] == 10})
 
     server = scripted(answer)
-    path = _suite(tmp_path, items_file, CHECK_JUDGE, server.url, 'repeats = 2\noperators = ["typo_noise"]\n[options.typo_noise]\nrate = 0.3')
+    path = _suite(
+        tmp_path,
+        items_file,
+        CHECK_JUDGE,
+        server.url,
+        'repeats = 2\noperators = ["typo_noise"]\n[options.typo_noise]\nrate = 0.3',
+    )
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     r = report(tmp_path / "out")
     b = r["metrics"]["baselines"]
@@ -139,7 +154,13 @@ def test_a_failed_judgment_is_counted_apart_and_never_shown_as_stable(scripted, 
         return json.dumps({"reason": "scripted", "answer": True})
 
     server = scripted(answer)
-    path = _suite(tmp_path, items_file, CHECK_JUDGE, server.url, 'repeats = 2\noperators = ["typo_noise"]\n[options.typo_noise]\nrate = 0.3')
+    path = _suite(
+        tmp_path,
+        items_file,
+        CHECK_JUDGE,
+        server.url,
+        'repeats = 2\noperators = ["typo_noise"]\n[options.typo_noise]\nrate = 0.3',
+    )
     result = rbg("audit", path, "--out", tmp_path / "out")
     assert result.exit_code == 1, result.output  # some judgments failed
     r = report(tmp_path / "out")
@@ -172,10 +193,20 @@ readout pointwise { output = bool }
 """
 
 
-def test_a_binary_judge_derived_from_a_score_reports_falls_that_do_not_cross_the_threshold(scripted, rbg, tmp_path, items_file):
+def test_a_binary_judge_derived_from_a_score_reports_falls_that_do_not_cross_the_threshold(
+    scripted, rbg, tmp_path, items_file
+):
     # Finished solutions get 5, truncated ones 4: the score notices, the verdict does not.
-    server = scripted(lambda role, body: json.dumps({"reason": "scripted", "score": 5 if _finished(_response(body)) else 4}))
-    path = _suite(tmp_path, items_file, THRESHOLD_JUDGE, server.url, 'gold = false\nrepeats = 1\noperators = ["partial_completion"]')
+    server = scripted(
+        lambda role, body: json.dumps({"reason": "scripted", "score": 5 if _finished(_response(body)) else 4})
+    )
+    path = _suite(
+        tmp_path,
+        items_file,
+        THRESHOLD_JUDGE,
+        server.url,
+        'gold = false\nrepeats = 1\noperators = ["partial_completion"]',
+    )
     result = rbg("audit", path, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     d = report(tmp_path / "out")["metrics"]["directional"]
@@ -190,11 +221,16 @@ def test_a_binary_judge_derived_from_a_score_reports_falls_that_do_not_cross_the
 
 
 def test_a_judge_whose_sink_is_no_threshold_has_no_threshold_block(rbg, suite, tmp_path):
-    assert rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n'), "--out", tmp_path / "out").exit_code == 0
+    assert (
+        rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n'), "--out", tmp_path / "out").exit_code
+        == 0
+    )
     assert report(tmp_path / "out")["metrics"]["directional"]["threshold"] is None
 
 
-def test_an_ordinal_judge_that_matches_gold_has_rank_correlation_one_and_a_diagonal_confusion(scripted, rbg, tmp_path, items_file):
+def test_an_ordinal_judge_that_matches_gold_has_rank_correlation_one_and_a_diagonal_confusion(
+    scripted, rbg, tmp_path, items_file
+):
     rows = [json.loads(line) for line in items_file.read_text().splitlines()]
     grade = {"full": 5, "bare": 3, "early": 1}
     for row in rows:

@@ -43,12 +43,40 @@ def test_run_estimate_matches_what_the_server_then_receives(rbg, scripted, tmp_p
     server = scripted(_answer)
     graph = tmp_path / "judge.rbg"
     graph.write_text(CHECK_JUDGE)
-    est = rbg("run", graph, items_file, "--out", tmp_path / "t.jsonl", "--estimate", "--format", "json", "--base-url", server.url, "--model", "scripted", "--max-tokens", "100")
+    est = rbg(
+        "run",
+        graph,
+        items_file,
+        "--out",
+        tmp_path / "t.jsonl",
+        "--estimate",
+        "--format",
+        "json",
+        "--base-url",
+        server.url,
+        "--model",
+        "scripted",
+        "--max-tokens",
+        "100",
+    )
     assert est.exit_code == 0, est.output
     assert server.requests == [] and not (tmp_path / "t.jsonl").exists()  # nothing called, nothing written
     phase = json.loads(est.output)["phases"]["judge"]
     assert phase["calls"] == 12 * 2 and phase["completion_tokens"] == 12 * 2 * 100 and phase["usd"] is None
-    run = rbg("run", graph, items_file, "--out", tmp_path / "t.jsonl", "--no-cache", "--base-url", server.url, "--model", "scripted", "--max-tokens", "100")
+    run = rbg(
+        "run",
+        graph,
+        items_file,
+        "--out",
+        tmp_path / "t.jsonl",
+        "--no-cache",
+        "--base-url",
+        server.url,
+        "--model",
+        "scripted",
+        "--max-tokens",
+        "100",
+    )
     assert run.exit_code == 0, run.output
     calls, tokens = _received(server)
     assert calls == phase["calls"]
@@ -60,7 +88,22 @@ def test_prices_in_the_project_config_turn_tokens_into_dollars(rbg, scripted, tm
     graph = tmp_path / "judge.rbg"
     graph.write_text(CHECK_JUDGE)
     (tmp_path / "rubriclang.toml").write_text('[prices."scripted"]\nprompt = 2.0\ncompletion = 10.0\n')
-    est = rbg("run", graph, items_file, "--out", tmp_path / "t.jsonl", "--estimate", "--format", "json", "--base-url", server.url, "--model", "scripted", "--max-tokens", "100")
+    est = rbg(
+        "run",
+        graph,
+        items_file,
+        "--out",
+        tmp_path / "t.jsonl",
+        "--estimate",
+        "--format",
+        "json",
+        "--base-url",
+        server.url,
+        "--model",
+        "scripted",
+        "--max-tokens",
+        "100",
+    )
     phase = json.loads(est.output)["phases"]["judge"]
     assert phase["usd"] == round((phase["prompt_tokens"] * 2.0 + phase["completion_tokens"] * 10.0) / 1e6, 6)
 
@@ -69,7 +112,18 @@ def test_a_malformed_prices_table_is_an_error_at_its_line(rbg, tmp_path, items_f
     graph = tmp_path / "judge.rbg"
     graph.write_text(CHECK_JUDGE)
     (tmp_path / "rubriclang.toml").write_text('# prices\n[prices."m"]\nprompt = "cheap"\ncompletion = 1\n')
-    result = rbg("run", graph, items_file, "--out", tmp_path / "t.jsonl", "--estimate", "--base-url", "http://127.0.0.1:9/v1", "--model", "m")
+    result = rbg(
+        "run",
+        graph,
+        items_file,
+        "--out",
+        tmp_path / "t.jsonl",
+        "--estimate",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    )
     assert result.exit_code == 2
     assert "rubriclang.toml:3" in result.output and "USD per million tokens" in result.output
 
@@ -79,12 +133,15 @@ def _llm_suite(tmp_path, items_file, url: str) -> str:
     path = tmp_path / "suite.toml"
     path.write_text(
         f'items = "{items_file}"\nrepeats = 2\noperators = ["typo_noise", "partial_completion"]\n'
-        f'[judge]\ngraph = "judge.rbg"\nbase_url = "{url}"\nmodel = "scripted"\ntemperature = 0.7\nmax_tokens = 64\nmax_retries = 0\n'
+        f'[judge]\ngraph = "judge.rbg"\nbase_url = "{url}"\nmodel = "scripted"\ntemperature = 0.7\nmax_tokens = 64\n'
+        "max_retries = 0\n"
     )
     return path
 
 
-def test_audit_estimate_matches_the_judge_calls_of_the_audit_and_the_report_records_usage(rbg, scripted, tmp_path, items_file):
+def test_audit_estimate_matches_the_judge_calls_of_the_audit_and_the_report_records_usage(
+    rbg, scripted, tmp_path, items_file
+):
     server = scripted(_answer)
     path = _llm_suite(tmp_path, items_file, server.url)
     est = rbg("audit", path, "--estimate", "--format", "json")

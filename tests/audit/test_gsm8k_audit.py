@@ -36,7 +36,9 @@ def test_partial_completion_that_removes_the_final_answer_is_detected(rbg, suite
     outcomes = {vid: v["outcome"] for e in r["by_item"].values() for vid, v in e["variants"].items()}
     # A bare solution ends on its final answer: cutting its last sentence
     # leaves an intermediate number last, and the verifier says false.
-    assert {k: v for k, v in outcomes.items() if "-bare/" in k} == {f"gsm8k-000{i}-bare/partial_completion": "detected" for i in range(4)}
+    assert {k: v for k, v in outcomes.items() if "-bare/" in k} == {
+        f"gsm8k-000{i}-bare/partial_completion": "detected" for i in range(4)
+    }
     # A wrong answer is already at the bottom: not eligible.
     assert all(v == "ineligible" for k, v in outcomes.items() if "-early/" in k)
     # `full` keeps the answer in the step before "The answer is N.": missed, honestly.
@@ -54,7 +56,10 @@ def test_partial_completion_that_removes_the_final_answer_is_detected(rbg, suite
 
 
 def test_report_follows_its_schema_and_every_field_is_documented(rbg, suite, tmp_path):
-    path = suite('repeats = 2\noperators = ["typo_noise", "partial_completion", "position_swap", "role_framing"]\n[options.typo_noise]\nfields = ["response"]\n')
+    path = suite(
+        'repeats = 2\noperators = ["typo_noise", "partial_completion", "position_swap", "role_framing"]\n'
+        '[options.typo_noise]\nfields = ["response"]\n'
+    )
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     r = report(tmp_path / "out")
     jsonschema.validate(r, SCHEMA)
@@ -106,11 +111,20 @@ def test_text_report_names_the_figures(rbg, suite, tmp_path):
 
 
 def test_the_summary_without_a_model_is_computed_from_the_figures_with_exact_pointers(rbg, suite, tmp_path):
-    result = rbg("audit", suite('repeats = 1\noperators = ["partial_completion", "typo_noise"]\n'), "--out", tmp_path / "out")
+    result = rbg(
+        "audit", suite('repeats = 1\noperators = ["partial_completion", "typo_noise"]\n'), "--out", tmp_path / "out"
+    )
     assert result.exit_code == 0, result.output
     r = report(tmp_path / "out")
     s = r["summary"]
-    assert (s["written_by"], s["model"], s["findings"], s["actions"], s["follow_ups"], s["dropped"]) == ("rules", None, [], [], [], [])
+    assert (s["written_by"], s["model"], s["findings"], s["actions"], s["follow_ups"], s["dropped"]) == (
+        "rules",
+        None,
+        [],
+        [],
+        [],
+        [],
+    )
     # Detection is 4/8 (not below one half); typo_noise reads only the input, which the verifier ignores.
     assert [(e["figures"], e["items"]) for e in s["limitations"]] == [(["operators.typo_noise"], [])]
     jsonschema.validate(r, SCHEMA)
@@ -127,5 +141,9 @@ def test_rule_summary_reports_a_missed_degradation_and_an_unstable_baseline_with
     r["metrics"]["baselines"].update(unstable=1, unstable_items=["gsm8k-0001-full"])
     s = rule_summary(r)
     missed = [f"gsm8k-000{i}-full/partial_completion" for i in range(4)]
-    assert [(e["figures"], e["items"]) for e in s["findings"]] == [(["by_operator.partial_completion.directional.detection_rate"], missed)]
-    assert [(e["figures"], e["items"]) for e in s["limitations"]] == [(["metrics.baselines.unstable"], ["gsm8k-0001-full"])]
+    assert [(e["figures"], e["items"]) for e in s["findings"]] == [
+        (["by_operator.partial_completion.directional.detection_rate"], missed)
+    ]
+    assert [(e["figures"], e["items"]) for e in s["limitations"]] == [
+        (["metrics.baselines.unstable"], ["gsm8k-0001-full"])
+    ]

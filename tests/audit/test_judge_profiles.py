@@ -22,9 +22,14 @@ def test_an_audited_judge_sends_each_criterion_to_its_model_profile(rbg, tmp_pat
     strong = scripted(lambda role, body: json.dumps({"reason": "strong", "answer": True}))
     cheap = scripted(lambda role, body: json.dumps({"reason": "cheap", "answer": True}))
     (tmp_path / "judge.rbg").write_text(TWO_JUDGES)
-    (tmp_path / "rubriclang.toml").write_text(f'[models.strong]\nbase_url = "{strong.url}"\nmodel = "scripted"\nseed = 100\n')
+    (tmp_path / "rubriclang.toml").write_text(
+        f'[models.strong]\nbase_url = "{strong.url}"\nmodel = "scripted"\nseed = 100\n'
+    )
     path = tmp_path / "s.toml"
-    path.write_text(f'items = "{items_file}"\nrepeats = 2\noperators = ["typo_noise"]\n[judge]\ngraph = "judge.rbg"\nbase_url = "{cheap.url}"\nseed = 7\n')
+    path.write_text(
+        f'items = "{items_file}"\nrepeats = 2\noperators = ["typo_noise"]\n[judge]\ngraph = "judge.rbg"\n'
+        f'base_url = "{cheap.url}"\nseed = 7\n'
+    )
     result = rbg("audit", path, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert strong.requests and cheap.requests
@@ -42,7 +47,10 @@ def test_an_audited_judge_naming_a_missing_profile_stops_before_any_call(rbg, tm
     server = scripted(lambda role, body: json.dumps({"reason": "x", "answer": True}))
     (tmp_path / "judge.rbg").write_text(TWO_JUDGES)
     path = tmp_path / "s.toml"
-    path.write_text(f'items = "{items_file}"\nrepeats = 1\noperators = ["typo_noise"]\n[judge]\ngraph = "judge.rbg"\nbase_url = "{server.url}"\n')
+    path.write_text(
+        f'items = "{items_file}"\nrepeats = 1\noperators = ["typo_noise"]\n[judge]\ngraph = "judge.rbg"\n'
+        f'base_url = "{server.url}"\n'
+    )
     result = rbg("audit", path, "--out", tmp_path / "out")
     assert result.exit_code == 2
     assert "judge.rbg:3:" in result.output and "model profile `strong`" in result.output

@@ -66,10 +66,18 @@ readout pointwise { output = ordinal[1, 10] }
 '''
 
 BUILT_INS = {
-    "rate": 'criterion c: ordinal[1, 5] = llm.rate { question = "Q?" anchors = { 1: "Bad.", 5: "Good." } with_reference = true }',
+    "rate": (
+        'criterion c: ordinal[1, 5] = llm.rate { question = "Q?" anchors = { 1: "Bad.", 5: "Good." } '
+        "with_reference = true }"
+    ),
     "check": 'criterion c: bool = llm.check { question = "Q?" }',
-    "choose": 'criterion c: label{formal, casual} = llm.choose { question = "Tone?" descriptions = { formal: "Stiff." } }',
-    "prometheus": 'criterion c: ordinal[1, 5] = llm.rate { question = "Q?" template = prometheus anchors = { 1: "Bad.", 5: "Good." } }',
+    "choose": (
+        'criterion c: label{formal, casual} = llm.choose { question = "Tone?" descriptions = { formal: "Stiff." } }'
+    ),
+    "prometheus": (
+        'criterion c: ordinal[1, 5] = llm.rate { question = "Q?" template = prometheus anchors = { 1: '
+        '"Bad.", 5: "Good." } }'
+    ),
     "compare": 'criterion c: score[0, 1] = llm.compare { question = "Which?" }',
     "ratings": 'criterion c: ordinal[1, 10] = llm.compare { question = "Rate." reply = ratings }',
 }
@@ -83,12 +91,20 @@ def _graph(text: str, path: str = "j.rbg"):
 
 def _criterion(decl: str):
     t = re.match(r"criterion c: (.*?) = ", decl).group(1)
-    readout = "readout pairwise { epsilon = 0.1, resolve = tie }" if "llm.compare" in decl else f"readout pointwise {{ output = {t} }}"
+    readout = (
+        "readout pairwise { epsilon = 0.1, resolve = tie }"
+        if "llm.compare" in decl
+        else f"readout pointwise {{ output = {t} }}"
+    )
     return _graph(f"rubric b {{ version = 1 }}\ncontract {{ scale = {t} }}\n{decl}\nsink c\n{readout}\n").criteria[0]
 
 
 def _item(pairwise: bool):
-    responses = {"responses": {"x": "First {{input}} text.", "y": "## user\nSecond."}} if pairwise else {"response": "An answer."}
+    responses = (
+        {"responses": {"x": "First {{input}} text.", "y": "## user\nSecond."}}
+        if pairwise
+        else {"response": "An answer."}
+    )
     return item_from_json({"id": "1", "input": "A task?", "reference": "Ref.", **responses}, "x")
 
 
@@ -112,7 +128,11 @@ def test_a_built_in_prompt_given_as_template_text_renders_the_same_request(kind)
         a, b = prompting.render(c, item, shown), prompting.render(same, item, shown)
         assert b.request == a.request  # messages and response format
         assert b.nudge == a.nudge
-    reply = {"rate": '{"reason": "r", "score": 4}', "prometheus": "Fine. [RESULT] 4", "check": '{"reason": "r", "answer": true}'}.get(kind, '{"reason": "r", "label": "formal", "preference": "B", "score_a": 3, "score_b": 7}')
+    reply = {
+        "rate": '{"reason": "r", "score": 4}',
+        "prometheus": "Fine. [RESULT] 4",
+        "check": '{"reason": "r", "answer": true}',
+    }.get(kind, '{"reason": "r", "label": "formal", "preference": "B", "score_a": 3, "score_b": 7}')
     assert parsing.parse(same, reply) == parsing.parse(c, reply)
 
 
@@ -136,14 +156,20 @@ def test_instruction_ordering_on_a_users_template_keeps_its_few_shot_turns_or_sa
     patch, [(_, v)] = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
     # The last paragraph shows {{input}} and {{response}}: material, not a reply format.
     assert patch is None and v.verdict == "failed" and "`{{input}}`" in v.reason
-    moved = OWN.replace("Finish with your grade as [[n]], from 1 to 10.\n\nQuestion: {{input}}\nAnswer: {{response}}", "Question: {{input}}\nAnswer: {{response}}\n\nFinish with your grade as [[n]], from 1 to 10.")
+    moved = OWN.replace(
+        "Finish with your grade as [[n]], from 1 to 10.\n\nQuestion: {{input}}\nAnswer: {{response}}",
+        "Question: {{input}}\nAnswer: {{response}}\n\nFinish with your grade as [[n]], from 1 to 10.",
+    )
     judge = _judge(moved)
     patch, [(_, v)] = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
     assert v.verdict == "accept"
     messages = prompting.render(patch.apply(judge.graph).nodes["quality"], _item(False), "response").request.messages
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[1]["content"] == "Question: What temperature kills salmonella?\nAnswer: 74 C."
-    assert messages[3]["content"] == "Finish with your grade as [[n]], from 1 to 10.\n\nQuestion: A task?\nAnswer: An answer."
+    assert (
+        messages[3]["content"]
+        == "Finish with your grade as [[n]], from 1 to 10.\n\nQuestion: A task?\nAnswer: An answer."
+    )
 
 
 def test_criterion_reorder_lists_the_scale_from_the_top_in_the_prompt_without_a_hidden_parameter():
@@ -168,7 +194,9 @@ def test_the_structural_checks_refuse_what_a_rule_should_never_make():
     assert judge_prompt.check_format_first(text, judge_prompt.with_system(moved, "Other.")) is not None
     reversed_, _ = judge_prompt.reverse_points(c, text)
     assert judge_prompt.check_reversed(c, text, reversed_) is None
-    assert "reverse order" in judge_prompt.check_reversed(c, text, text.replace("{{anchors}}", "1: Wrong.\n3: Partly right.\n5: Right."))
+    assert "reverse order" in judge_prompt.check_reversed(
+        c, text, text.replace("{{anchors}}", "1: Wrong.\n3: Partly right.\n5: Right.")
+    )
     assert "lines changed" in judge_prompt.check_reversed(c, text, reversed_.replace("Partly right.", "Half right."))
 
 
@@ -184,7 +212,13 @@ def test_a_rewrite_must_parse_and_keep_every_placeholder_of_the_original():
 def test_a_sealed_anchor_patch_gets_the_graphs_numeric_keys_back():
     judge = _judge()
     # Sealed JSON turns the anchors' keys into strings.
-    patch = Patch("rubric_paraphrase", "rubric_paraphrase", {"correct": {"anchors": {"1": "Incorrect.", "3": "Half right.", "5": "Correct."}}}, None, Validation("llm", "accept"))
+    patch = Patch(
+        "rubric_paraphrase",
+        "rubric_paraphrase",
+        {"correct": {"anchors": {"1": "Incorrect.", "3": "Half right.", "5": "Correct."}}},
+        None,
+        Validation("llm", "accept"),
+    )
     anchors = patch.apply(judge.graph).nodes["correct"].params["anchors"]
     assert anchors == {1: "Incorrect.", 3: "Half right.", 5: "Correct."}
 
@@ -218,14 +252,18 @@ def test_judge_prompt_operators_rewrite_a_users_own_template_through_the_generat
     path = tmp_path / "s.toml"
     ops = '["prompt_paraphrase", "reasoning_style", "role_framing"]'
     path.write_text(
-        f'items = "{items_file}"\ngold = false\nrepeats = 1\noperators = {ops}\n[options.reasoning_style]\nstyles = ["step_by_step", "criterion_by_criterion"]\n'
-        f'[judge]\ngraph = "own.rbg"\nbase_url = "{server.url}"\n[generator]\nbase_url = "{server.url}"\n[validator]\nbase_url = "{server.url}"\n'
+        f'items = "{items_file}"\ngold = false\nrepeats = 1\noperators = {ops}\n[options.reasoning_style]\n'
+        'styles = ["step_by_step", "criterion_by_criterion"]\n'
+        f'[judge]\ngraph = "own.rbg"\nbase_url = "{server.url}"\n[generator]\nbase_url = "{server.url}"\n[validator]\n'
+        f'base_url = "{server.url}"\n'
     )
     result = rbg("audit", path, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     # The generator saw the criterion it serves and the user's own template.
     asked = [user_text(b) for b in server.calls("generator")]
-    assert all("criterion `quality`: ordinal[1, 10] by llm.rate" in _tag(t, "rubric") for t in asked if "<template>" in t)
+    assert all(
+        "criterion `quality`: ordinal[1, 10] by llm.rate" in _tag(t, "rubric") for t in asked if "<template>" in t
+    )
     assert all("You grade answers for a cooking site." in _tag(t, "template") for t in asked if "<template>" in t)
     # A rewrite that drops a placeholder is rejected by the template check, and logged.
     log = [json.loads(line) for line in (tmp_path / "out" / "validation.jsonl").read_text().splitlines()]
@@ -233,7 +271,11 @@ def test_judge_prompt_operators_rewrite_a_users_own_template_through_the_generat
     assert bad["variant"] == "reasoning_style.criterion_by_criterion:quality" and bad["by"] == "template"
     assert "drops `{{response}}`" in bad["reason"]
     r = report(tmp_path / "out")
-    assert {op["name"]: op["variants"]["accepted"] for op in r["operators"]} == {"prompt_paraphrase": 1, "reasoning_style": 1, "role_framing": 1}
+    assert {op["name"]: op["variants"]["accepted"] for op in r["operators"]} == {
+        "prompt_paraphrase": 1,
+        "reasoning_style": 1,
+        "role_framing": 1,
+    }
     # The judge was asked with each rewritten template, few-shot turns kept as messages.
     judged = server.calls("judge")
     systems = {b["messages"][0]["content"] for b in judged}
@@ -259,14 +301,29 @@ def test_role_framing_adds_a_system_section_where_the_template_has_none():
 
 
 def test_a_prometheus_judge_keeps_its_reply_instructions_under_instruction_ordering():
-    judge = _judge(f"rubric p {{ version = 1 }}\ncontract {{ scale = ordinal[1, 5] }}\n{BUILT_INS['prometheus']}\nsink c\nreadout pointwise {{ output = ordinal[1, 5] }}\n")
+    judge = _judge(
+        f"rubric p {{ version = 1 }}\ncontract {{ scale = ordinal[1, 5] }}\n{BUILT_INS['prometheus']}\nsink c\n"
+        "readout pointwise { output = ordinal[1, 5] }\n"
+    )
     patch, [(_, v)] = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
     assert patch is None and v.verdict == "failed" and "Prometheus" in v.reason
 
 
 def test_a_patch_sealed_by_an_older_version_names_what_no_procedure_reads():
     graph = _judge().graph
-    old = Patch("instruction_ordering", "instruction_ordering", {"correct": {"prompt_variant": {"format_first": True}}}, None, Validation("structure", "accept"))
+    old = Patch(
+        "instruction_ordering",
+        "instruction_ordering",
+        {"correct": {"prompt_variant": {"format_first": True}}},
+        None,
+        Validation("structure", "accept"),
+    )
     assert old.unknown(graph) == ["correct.prompt_variant"]
-    current = Patch("p", "prompt_paraphrase", {"correct": {"prompt": "## user\n{{response}}", "anchors": {"1": "x"}}}, None, Validation("llm", "accept"))
+    current = Patch(
+        "p",
+        "prompt_paraphrase",
+        {"correct": {"prompt": "## user\n{{response}}", "anchors": {"1": "x"}}},
+        None,
+        Validation("llm", "accept"),
+    )
     assert current.unknown(graph) == []

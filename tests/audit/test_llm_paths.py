@@ -40,7 +40,9 @@ def rewriter(validate=lambda rewrite: "accept", unchanged: bool = False):
         if role == "generator":
             if "<template>" in text:
                 t = _tag(text, "template")
-                return json.dumps({"template": t if unchanged else t.replace("## user\n", "## user\nPlease check: ", 1)})
+                return json.dumps(
+                    {"template": t if unchanged else t.replace("## user\n", "## user\nPlease check: ", 1)}
+                )
             r = _tag(text, "response")
             return json.dumps({"response": r if unchanged else "Well, " + r})
         if role == "validator":
@@ -52,7 +54,10 @@ def rewriter(validate=lambda rewrite: "accept", unchanged: bool = False):
 
 
 def _tables(generator: str, validator: str) -> str:
-    return f'[generator]\nbase_url = "{generator}"\nmax_retries = 0\n[validator]\nbase_url = "{validator}"\nmax_retries = 0\ntimeout = 5\n'
+    return (
+        f'[generator]\nbase_url = "{generator}"\nmax_retries = 0\n[validator]\nbase_url = "{validator}"\n'
+        "max_retries = 0\ntimeout = 5\n"
+    )
 
 
 def test_llm_variants_are_validated_and_rejected_ones_excluded(rbg, suite, scripted, tmp_path):
@@ -64,19 +69,31 @@ def test_llm_variants_are_validated_and_rejected_ones_excluded(rbg, suite, scrip
     op = r["operators"][0]
     assert op["variants"] == {"generated": 12, "accepted": 9, "rejected": 3, "unavailable": 0, "failed": 0}
     log = [json.loads(line) for line in (tmp_path / "out" / "validation.jsonl").read_text().splitlines()]
-    assert sorted(e["item"] for e in log if e["verdict"] == "reject") == ["gsm8k-0000-bare", "gsm8k-0000-early", "gsm8k-0000-full"]
+    assert sorted(e["item"] for e in log if e["verdict"] == "reject") == [
+        "gsm8k-0000-bare",
+        "gsm8k-0000-early",
+        "gsm8k-0000-full",
+    ]
     assert all(e["by"] == "llm" and e["model"] == "scripted" and e["reason"].startswith("scripted") for e in log)
     # "Well, " changes no number: the verifier does not move.
     assert r["metrics"]["invariant"]["variants"] == 9 and r["flips"] == []
     assert len(server.calls("generator")) == 12 and len(server.calls("validator")) == 12
 
 
-def test_an_unreachable_validator_makes_variants_unavailable_not_rejected(rbg, suite, scripted, tmp_path, unreachable_url):
+def test_an_unreachable_validator_makes_variants_unavailable_not_rejected(
+    rbg, suite, scripted, tmp_path, unreachable_url
+):
     server = scripted(rewriter())
     path = suite('repeats = 1\noperators = ["tone_shift"]\n' + _tables(server.url, f"{unreachable_url}/v1"))
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     r = report(tmp_path / "out")
-    assert r["operators"][0]["variants"] == {"generated": 12, "accepted": 0, "rejected": 0, "unavailable": 12, "failed": 0}
+    assert r["operators"][0]["variants"] == {
+        "generated": 12,
+        "accepted": 0,
+        "rejected": 0,
+        "unavailable": 12,
+        "failed": 0,
+    }
     assert r["metrics"]["invariant"] is None
     assert any("could not be validated" in n for n in r["notes"])
     log = [json.loads(line) for line in (tmp_path / "out" / "validation.jsonl").read_text().splitlines()]
@@ -100,8 +117,11 @@ def test_a_custom_operator_is_generated_validated_and_scored(rbg, suite, scripte
         return json.dumps({"reason": "it changed the final number", "verdict": "accept"})
 
     server = scripted(answer)
-    custom = '[[custom]]\nname = "wrong_number"\nsurface = "output"\nrelation = "directional"\ninstruction = "Replace the final number of the response with another."\n'
-    path = suite('repeats = 1\noperators = []\n' + _tables(server.url, server.url) + custom)
+    custom = (
+        '[[custom]]\nname = "wrong_number"\nsurface = "output"\nrelation = "directional"\n'
+        'instruction = "Replace the final number of the response with another."\n'
+    )
+    path = suite("repeats = 1\noperators = []\n" + _tables(server.url, server.url) + custom)
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     r = report(tmp_path / "out")
     assert [op["name"] for op in r["operators"]] == ["wrong_number"]
@@ -116,13 +136,15 @@ def _llm_suite(tmp_path, items_file, url: str, body: str) -> str:
     path = tmp_path / "llm.toml"
     path.write_text(
         f'items = "{items_file}"\nrepeats = 5\n{body}\n'
-        f'[judge]\ngraph = "judge.rbg"\nbase_url = "{url}"\napi_key_env = "AUDIT_TEST_KEY"\ntemperature = 0.7\nseed = 10\nmax_retries = 0\n'
-        + _tables(url, url)
+        f'[judge]\ngraph = "judge.rbg"\nbase_url = "{url}"\napi_key_env = "AUDIT_TEST_KEY"\ntemperature = 0.7\n'
+        "seed = 10\nmax_retries = 0\n" + _tables(url, url)
     )
     return path
 
 
-def test_an_llm_judge_samples_each_repeat_with_its_own_seed_and_reuses_the_cache(rbg, scripted, tmp_path, items_file, monkeypatch):
+def test_an_llm_judge_samples_each_repeat_with_its_own_seed_and_reuses_the_cache(
+    rbg, scripted, tmp_path, items_file, monkeypatch
+):
     monkeypatch.setenv("AUDIT_TEST_KEY", SENTINEL)
 
     def answer(role, body):
@@ -151,7 +173,9 @@ def test_an_llm_judge_samples_each_repeat_with_its_own_seed_and_reuses_the_cache
     assert flip["changed"] == ["criteria"] and flip["generator"] == "llm"
     assert flip["original"]["criteria"]["correct"]["prompt"].startswith("<!--\nllm.check, version 2.")
     assert "## user\nPlease check: {{#input}}" in flip["perturbed"]["criteria"]["correct"]["prompt"]
-    assert flip["localization"]["moved"] == [{"node": "correct", "kind": "criterion", "candidate": "response", "original": True, "perturbed": False}]
+    assert flip["localization"]["moved"] == [
+        {"node": "correct", "kind": "criterion", "candidate": "response", "original": True, "perturbed": False}
+    ]
     assert flip["localization"]["reached_sink"] is True
     assert r["by_criterion"]["correct"]["in_flips"] == 12
 
@@ -191,8 +215,14 @@ def test_the_planner_proposes_operators_into_an_editable_suite(rbg, scripted, tm
 
 
 def test_summary_is_written_by_the_generator_model_and_marked_as_such(rbg, suite, scripted, tmp_path):
-    entry = {"text": "The verifier caught half of the cuts.", "figures": ["by_operator.partial_completion.directional.detection_rate"], "items": ["gsm8k-0000-full/partial_completion"]}
-    server = scripted(lambda role, body: json.dumps({"findings": [entry], "actions": [], "limitations": [], "follow_ups": []}))
+    entry = {
+        "text": "The verifier caught half of the cuts.",
+        "figures": ["by_operator.partial_completion.directional.detection_rate"],
+        "items": ["gsm8k-0000-full/partial_completion"],
+    }
+    server = scripted(
+        lambda role, body: json.dumps({"findings": [entry], "actions": [], "limitations": [], "follow_ups": []})
+    )
     path = suite(f'repeats = 1\noperators = ["partial_completion"]\n[generator]\nbase_url = "{server.url}"\n')
     result = rbg("audit", path, "--out", tmp_path / "out", "--summary")
     assert result.exit_code == 0, result.output
@@ -201,7 +231,9 @@ def test_summary_is_written_by_the_generator_model_and_marked_as_such(rbg, suite
     assert "Summary (written by an LLM" in result.output
 
 
-def test_a_summary_entry_pointing_at_a_figure_or_item_the_report_lacks_is_dropped_and_noted(rbg, suite, scripted, tmp_path):
+def test_a_summary_entry_pointing_at_a_figure_or_item_the_report_lacks_is_dropped_and_noted(
+    rbg, suite, scripted, tmp_path
+):
     good = {"text": "Half of the cuts were caught.", "figures": ["metrics.directional.detection_rate"], "items": []}
     bad_figure = {"text": "Typos flipped 40%.", "figures": ["by_operator.typo_noise.invariant.flip_rate"], "items": []}
     bad_item = {"text": "An invented item.", "figures": ["metrics.repeat_flip_rate"], "items": ["gsm8k-9999-full"]}
@@ -233,8 +265,22 @@ def test_an_unreachable_judge_stops_the_audit_before_any_judgment(rbg, tmp_path,
 
 
 def test_suggest_writes_the_valid_custom_operators_as_tables_a_suite_loads(rbg, suite, scripted, tmp_path, items_file):
-    good = {"name": "unit_swap", "surface": "output", "relation": "directional", "instruction": 'Change the final answer\'s unit "\\n[judge]', "rationale": "The verifier\nreads the number."}
-    answer = {"operators": [good, {**good, "name": "typo_noise"}, {**good, "name": "bad_surface", "surface": "rubric"}, {**good, "name": "Bad Name"}, {"name": "no_fields"}]}
+    good = {
+        "name": "unit_swap",
+        "surface": "output",
+        "relation": "directional",
+        "instruction": "Change the final answer's unit \"\\n[judge]",
+        "rationale": "The verifier\nreads the number.",
+    }
+    answer = {
+        "operators": [
+            good,
+            {**good, "name": "typo_noise"},
+            {**good, "name": "bad_surface", "surface": "rubric"},
+            {**good, "name": "Bad Name"},
+            {"name": "no_fields"},
+        ]
+    }
     server = scripted(lambda role, body: json.dumps(answer))
     out = tmp_path / "custom.toml"
     result = rbg("audit", "suggest", GSM8K_JUDGE, items_file, "--out", out, "--base-url", server.url)

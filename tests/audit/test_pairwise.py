@@ -31,11 +31,19 @@ ITEMS = [
 def _audit(rbg, tmp_path, resolve: str):
     (tmp_path / "judge.rbg").write_text(JUDGE.format(resolve=resolve))
     rows = [
-        {"id": i, "input": "Which is better?", "responses": {"a": "Answer A.", "b": "Answer B."}, "annotations": {"a": {"quality": qa}, "b": {"quality": qb}}, "gold": gold}
+        {
+            "id": i,
+            "input": "Which is better?",
+            "responses": {"a": "Answer A.", "b": "Answer B."},
+            "annotations": {"a": {"quality": qa}, "b": {"quality": qb}},
+            "gold": gold,
+        }
         for i, qa, qb, gold in ITEMS
     ]
     (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "suite.toml").write_text('judge = "judge.rbg"\nitems = "items.jsonl"\nrepeats = 2\noperators = ["position_swap"]\n')
+    (tmp_path / "suite.toml").write_text(
+        'judge = "judge.rbg"\nitems = "items.jsonl"\nrepeats = 2\noperators = ["position_swap"]\n'
+    )
     result = rbg("audit", tmp_path / "suite.toml", "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     return report(tmp_path / "out")

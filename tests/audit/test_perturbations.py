@@ -24,7 +24,15 @@ EXPECTED = {
     "paired": {"position_swap", "entity_renaming"},
 }  # fmt: skip
 RULES = {"instruction_ordering", "criterion_reorder", "typo_noise", "position_swap", "partial_completion"}
-DIRECTIONAL = {"unmet_requirement", "partial_completion", "format_violation", "unsupported_claim", "factual_inconsistency", "requirement_omission", "over_refusal"}
+DIRECTIONAL = {
+    "unmet_requirement",
+    "partial_completion",
+    "format_violation",
+    "unsupported_claim",
+    "factual_inconsistency",
+    "requirement_omission",
+    "over_refusal",
+}
 
 
 def test_the_catalog_holds_every_operator_of_the_issue():
@@ -73,7 +81,10 @@ def test_which_operators_apply_follows_the_judge():
     assert why_skipped(ops["over_refusal"], judge) is None
     assert "pairwise" in why_skipped(ops["position_swap"], judge)
     labels = LLM_JUDGE.replace("contract { scale = score[1, 5] }", "contract { scale = label{good, bad} }")
-    labels = labels.replace("node capped = gate.cap(value: correct, when: long) { max = 3 }\nsink capped", 'criterion tone: label{good, bad} = llm.choose { question = "Tone?" }\nsink tone')
+    labels = labels.replace(
+        "node capped = gate.cap(value: correct, when: long) { max = 3 }\nsink capped",
+        'criterion tone: label{good, bad} = llm.choose { question = "Tone?" }\nsink tone',
+    )
     labels = labels.replace("output = ordinal[1, 5]", "output = label{good, bad}")
     categorical = _judge(labels, {"id": "1", "input": "q", "response": "r"})
     assert categorical.type == "categorical"
@@ -84,7 +95,9 @@ def test_init_writes_a_suite_that_loads_and_lists_what_applies(rbg, tmp_path, it
     (tmp_path / "judge.rbg").write_text(LLM_JUDGE)
     out = tmp_path / "sub" / "suite.toml"
     out.parent.mkdir()
-    result = rbg("audit", "init", tmp_path / "judge.rbg", items_file, "-o", out, "--base-url", "http://localhost:8000/v1")
+    result = rbg(
+        "audit", "init", tmp_path / "judge.rbg", items_file, "-o", out, "--base-url", "http://localhost:8000/v1"
+    )
     assert result.exit_code == 0, result.output
     suite = load_suite(str(out))
     assert suite.repeats == 5 and suite.judge_model.base_url == "http://localhost:8000/v1"
@@ -112,7 +125,10 @@ def test_init_for_a_deterministic_judge_asks_for_one_repeat(rbg, tmp_path, items
     from .helpers import GSM8K_JUDGE
 
     out = tmp_path / "suite.toml"
-    assert rbg("audit", "init", GSM8K_JUDGE, items_file, "-o", out, "--base-url", "http://localhost:8000/v1").exit_code == 0
+    assert (
+        rbg("audit", "init", GSM8K_JUDGE, items_file, "-o", out, "--base-url", "http://localhost:8000/v1").exit_code
+        == 0
+    )
     suite = load_suite(str(out))
     assert suite.repeats == 1
     assert suite.operators[:2] == ("format_conversion", "tone_shift")

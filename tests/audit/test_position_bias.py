@@ -29,7 +29,10 @@ sink quality
 readout pairwise { epsilon = 0.5, resolve = abstain }
 """
 
-PAIRS = [{"id": f"p{i}", "input": f"Question {i}?", "responses": {"x": f"answer x{i}", "y": f"answer y{i}"}} for i in range(8)]
+PAIRS = [
+    {"id": f"p{i}", "input": f"Question {i}?", "responses": {"x": f"answer x{i}", "y": f"answer y{i}"}}
+    for i in range(8)
+]
 
 
 def _first_position(role, body) -> str:
@@ -48,7 +51,8 @@ def _audit(rbg, tmp_path, scripted, judge: str, answer=_first_position):
     (tmp_path / "judge.rbg").write_text(judge)
     (tmp_path / "items.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PAIRS))
     (tmp_path / "suite.toml").write_text(
-        f'items = "items.jsonl"\nrepeats = 2\noperators = ["position_swap"]\n[judge]\ngraph = "judge.rbg"\nbase_url = "{server.url}"\nmax_retries = 0\n'
+        'items = "items.jsonl"\nrepeats = 2\noperators = ["position_swap"]\n[judge]\ngraph = "judge.rbg"\n'
+        f'base_url = "{server.url}"\nmax_retries = 0\n'
     )
     result = rbg("audit", tmp_path / "suite.toml", "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
@@ -59,7 +63,9 @@ def test_position_swap_shows_a_compare_judge_the_candidates_in_the_other_order(r
     server, _, _ = _audit(rbg, tmp_path, scripted, COMPARE.format(order="as_given"))
     shown = {_shown(b) for b in server.requests if b["messages"][0]["role"] == "system"}
     # Each pair was shown both ways: as given for the original, swapped for the variant.
-    assert shown == {(f"answer x{i}", f"answer y{i}") for i in range(8)} | {(f"answer y{i}", f"answer x{i}") for i in range(8)}
+    assert shown == {(f"answer x{i}", f"answer y{i}") for i in range(8)} | {
+        (f"answer y{i}", f"answer x{i}") for i in range(8)
+    }
 
 
 def test_a_judge_that_prefers_the_first_position_flips_on_nearly_every_swap(rbg, tmp_path, scripted):
@@ -82,7 +88,9 @@ def test_order_both_removes_the_position_bias_that_position_swap_finds(rbg, tmp_
 
 
 def test_position_swap_is_skipped_with_its_reason_where_each_criterion_sees_one_candidate(rbg, tmp_path, scripted):
-    server, r, output = _audit(rbg, tmp_path, scripted, ONE_AT_A_TIME, answer=lambda role, body: json.dumps({"reason": "ok", "score": 3}))
+    server, r, output = _audit(
+        rbg, tmp_path, scripted, ONE_AT_A_TIME, answer=lambda role, body: json.dumps({"reason": "ok", "score": 3})
+    )
     (op,) = r["operators"]
     assert op["name"] == "position_swap" and op["status"] == "skipped"
     assert "sees one candidate at a time" in op["reason"] and "position bias cannot show" in op["reason"]

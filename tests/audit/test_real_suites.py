@@ -70,7 +70,9 @@ def test_the_side_by_side_suites_differ_only_in_the_judge():
 @pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
 def test_build_script_regenerates_the_committed_item_files(tmp_path):
     script = REPO / "scripts" / "build_audit_items.py"
-    subprocess.run([sys.executable, str(script), "--data", str(DATA), "--out", str(tmp_path)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(script), "--data", str(DATA), "--out", str(tmp_path)], check=True, capture_output=True
+    )
     for name in ("llmbar_natural.jsonl", "llmbar_mt_bench.jsonl", "mt_bench_short.jsonl"):
         assert (tmp_path / name).read_bytes() == (SUITES / name).read_bytes(), name
 
@@ -79,7 +81,9 @@ def _outcomes(r: dict) -> collections.Counter:
     """(answer kind, operator, outcome) -> variants; the kind is the item id's
     suffix: full, bare or early."""
     return collections.Counter(
-        (item_id.rsplit("-", 1)[1], v["operator"], v["outcome"]) for item_id, e in r["by_item"].items() for v in e["variants"].values()
+        (item_id.rsplit("-", 1)[1], v["operator"], v["outcome"])
+        for item_id, e in r["by_item"].items()
+        for v in e["variants"].values()
     )
 
 
@@ -113,5 +117,11 @@ def test_gsm8k_audit_figures_are_those_reported(rbg, tmp_path):
     # "detected": the cut leaves exactly that misread bare solution.
     misread = sorted(i for i, e in r["by_item"].items() if e["correct"] is False)
     assert misread == ["gsm8k-0020-bare", "gsm8k-0035-bare", "gsm8k-0147-bare"]
-    detected_full = sorted(v for i, e in r["by_item"].items() if i.endswith("-full") for v, x in e["variants"].items() if x["outcome"] == "detected")
+    detected_full = sorted(
+        v
+        for i, e in r["by_item"].items()
+        if i.endswith("-full")
+        for v, x in e["variants"].items()
+        if x["outcome"] == "detected"
+    )
     assert detected_full == [f"{i.removesuffix('-bare')}-full/partial_completion" for i in misread]

@@ -33,15 +33,26 @@ def test_another_judge_reuses_exactly_the_sealed_variants(rbg, suite, tmp_path):
     # Another judge: exact matching instead of numeric.
     other = tmp_path / "exact.rbg"
     other.write_text(GSM8K_JUDGE.read_text().replace("mode = numeric", "mode = exact"))
-    result = rbg("audit", suite(BODY, name="other.toml", judge=other), "--out", tmp_path / "second", "--sealed", tmp_path / "first" / "sealed.json")
+    result = rbg(
+        "audit",
+        suite(BODY, name="other.toml", judge=other),
+        "--out",
+        tmp_path / "second",
+        "--sealed",
+        tmp_path / "first" / "sealed.json",
+    )
     assert result.exit_code == 0, result.output
     first, second = report(tmp_path / "first"), report(tmp_path / "second")
     assert second["suite"]["sealed"] == first["suite"]["sealed"]
     assert second["judge"]["hash"] != first["judge"]["hash"]
-    assert sorted(v for e in second["by_item"].values() for v in e["variants"]) == sorted(v for e in first["by_item"].values() for v in e["variants"])
+    assert sorted(v for e in second["by_item"].values() for v in e["variants"]) == sorted(
+        v for e in first["by_item"].values() for v in e["variants"]
+    )
 
 
-def test_a_suite_sealed_before_prompt_versions_were_recorded_keeps_its_hash_and_reads_as_version_1(rbg, suite, tmp_path):
+def test_a_suite_sealed_before_prompt_versions_were_recorded_keeps_its_hash_and_reads_as_version_1(
+    rbg, suite, tmp_path
+):
     rbg("audit", suite(BODY), "--out", tmp_path / "first")
     sealed = tmp_path / "first" / "sealed.json"
     doc = json.loads(sealed.read_text())
@@ -91,7 +102,9 @@ class Counting(LocalBackend):
 def _audit(suite_path, out, backend, retry_errors=False):
     s = load_suite(str(suite_path))
     graph = check_source(GSM8K_JUDGE.read_text(), str(GSM8K_JUDGE)).graph
-    return asyncio.run(Audit(AuditRequest(s, str(out), retry_errors=retry_errors), graph, extra_backends=[backend]).run())
+    return asyncio.run(
+        Audit(AuditRequest(s, str(out), retry_errors=retry_errors), graph, extra_backends=[backend]).run()
+    )
 
 
 def test_an_interrupted_audit_resumes_where_it_stopped(suite, tmp_path):

@@ -12,12 +12,21 @@ from rubriclang.interp.items import Item, ItemError, item_from_json, item_to_jso
 from rubriclang.interp.trace import canonical_json
 
 POINTWISE = Item(
-    id="p1", input="q", candidates={"response": "r"}, reference="ref", gold=4,
-    annotations={"response": {"fluent": 3}}, recorded={"response": {"k": True}}, rubric="own",
+    id="p1",
+    input="q",
+    candidates={"response": "r"},
+    reference="ref",
+    gold=4,
+    annotations={"response": {"fluent": 3}},
+    recorded={"response": {"k": True}},
+    rubric="own",
 )
 # `z` first: sorted keys would put `a` first and swap the positions.
 PAIRWISE = Item(
-    id="w1", input="q", candidates={"z": "second text", "a": "first text"}, gold="z",
+    id="w1",
+    input="q",
+    candidates={"z": "second text", "a": "first text"},
+    gold="z",
     annotations={"z": {"k": 1}, "a": {"k": 2}},
 )
 BARE = Item(id="b", input="", candidates={"response": ""})
@@ -32,15 +41,26 @@ def test_an_item_written_as_json_reads_back_the_same_even_through_canonical_json
 
 def test_the_written_item_is_in_the_documented_items_file_form():
     assert item_to_json(POINTWISE) == {
-        "id": "p1", "input": "q", "response": "r", "reference": "ref", "gold": 4, "rubric": "own",
-        "annotations": {"fluent": 3}, "recorded": {"k": True},
+        "id": "p1",
+        "input": "q",
+        "response": "r",
+        "reference": "ref",
+        "gold": 4,
+        "rubric": "own",
+        "annotations": {"fluent": 3},
+        "recorded": {"k": True},
     }
     assert item_to_json(PAIRWISE)["responses"] == [["z", "second text"], ["a", "first text"]]
 
 
 @pytest.mark.parametrize(
     "responses, message",
-    [([["a", "x"]], "exactly two"), ([["a", "x"], ["a", "y"]], "twice"), ([["a", "x"], "b"], "pairs"), ("ab", "exactly two")],
+    [
+        ([["a", "x"]], "exactly two"),
+        ([["a", "x"], ["a", "y"]], "twice"),
+        ([["a", "x"], "b"], "pairs"),
+        ("ab", "exactly two"),
+    ],
 )
 def test_a_bad_responses_list_is_an_error_at_its_line(responses, message):
     with pytest.raises(ItemError, match=message) as err:
@@ -66,9 +86,14 @@ def test_a_suite_sealed_with_schema_1_reads_back_the_same_items(tmp_path):
     # What schema /1 wrote: the Item's attributes, candidates as pairs.
     def v1(it: Item) -> dict:
         return {
-            "id": it.id, "input": it.input, "candidates": [[c, t] for c, t in it.candidates.items()],
-            "reference": it.reference, "rubric": it.rubric, "gold": it.gold,
-            "annotations": it.annotations, "recorded": it.recorded,
+            "id": it.id,
+            "input": it.input,
+            "candidates": [[c, t] for c, t in it.candidates.items()],
+            "reference": it.reference,
+            "rubric": it.rubric,
+            "gold": it.gold,
+            "annotations": it.annotations,
+            "recorded": it.recorded,
         }
 
     doc = seal({"name": "j"}, [v1(POINTWISE), v1(PAIRWISE), v1(BARE)], [], [], [], {}, {}, {})

@@ -21,7 +21,8 @@ def test_a_minimal_suite_takes_the_defaults(suite):
 def test_the_judge_table_names_the_graph_and_its_backend(tmp_path, items_file):
     path = tmp_path / "s.toml"
     path.write_text(
-        f'items = "{items_file}"\n[judge]\ngraph = "{GSM8K_JUDGE}"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\ntemperature = 0.7\nseed = 3\n'
+        f'items = "{items_file}"\n[judge]\ngraph = "{GSM8K_JUDGE}"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+        "temperature = 0.7\nseed = 3\n"
         '[validator]\nbase_url = "http://127.0.0.1:9/v1"\n'
         '[[custom]]\nname = "emoji"\nsurface = "output"\nrelation = "invariant"\ninstruction = "Add emoji."\n'
     )
@@ -39,12 +40,20 @@ def test_the_judge_table_names_the_graph_and_its_backend(tmp_path, items_file):
         ("repeats = 0\n", 3, "between 1 and 100"),
         ('repeats = "5"\n', 3, "must be an integer"),
         ("\nrepeets = 5\n", 4, "did you mean `repeats`"),
-        ("[generator]\ntemperature = 0.5\nbase_url = \"ftp://x\"\n", 5, "http(s) URL"),
-        ("[generator]\napi_key_env = \"sk-secret-123\"\n", 4, "NAME of an environment variable"),
-        ("[options.typo_noise]\nfields = [\"title\"]\n", 4, "input, response"),
+        ('[generator]\ntemperature = 0.5\nbase_url = "ftp://x"\n', 5, "http(s) URL"),
+        ('[generator]\napi_key_env = "sk-secret-123"\n', 4, "NAME of an environment variable"),
+        ('[options.typo_noise]\nfields = ["title"]\n', 4, "input, response"),
         ("[options.tone_shift]\nx = 1\n", 3, "takes no options"),
-        ('[[custom]]\nname = "x"\nsurface = "rubric"\nrelation = "invariant"\ninstruction = "i"\n', 5, "`surface` must be one of input, output, paired, not `rubric`"),
-        ('[[custom]]\nname = "typo_noise"\nsurface = "input"\nrelation = "invariant"\ninstruction = "i"\n', 4, "already defined"),
+        (
+            '[[custom]]\nname = "x"\nsurface = "rubric"\nrelation = "invariant"\ninstruction = "i"\n',
+            5,
+            "`surface` must be one of input, output, paired, not `rubric`",
+        ),
+        (
+            '[[custom]]\nname = "typo_noise"\nsurface = "input"\nrelation = "invariant"\ninstruction = "i"\n',
+            4,
+            "already defined",
+        ),
         ("repeats = [\n", 3, "not valid TOML"),
     ],
 )

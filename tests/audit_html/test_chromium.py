@@ -19,12 +19,23 @@ from .fixture import BAD_ITEM, PAYLOADS, make_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 
-pytestmark = needs(CHROMIUM.exists(), "headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
+pytestmark = needs(
+    CHROMIUM.exists(), "headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)"
+)
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     return subprocess.run([str(CHROMIUM), *flags, *args], capture_output=True, text=True, timeout=60)
 
 
@@ -58,7 +69,7 @@ def test_no_payload_became_an_element_or_ran_in_chromium(dumped):
     assert not dom.tags() & {"script", "img", "iframe", "object", "embed"}
     body = next(e for e in dom.elements if e.tag == "body")
     assert "data-pwned" not in body.attrs
-    title = dumped[dumped.index("<title>") + 7:dumped.index("</title>")]
+    title = dumped[dumped.index("<title>") + 7 : dumped.index("</title>")]
     assert title == "Audit of helpfulness"
     for payload in PAYLOADS:
         assert payload in dom.text  # shown as text

@@ -19,9 +19,53 @@ from .fixture import BAD_ITEM, JS_URL, PAYLOADS, SCRIPT, make_report, summary
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "rubriclang" / "audit" / "report.schema.json"
 # Every element the page may contain; anything else came from the data.
-ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "nav", "main", "section", "footer", "article", "div", "p",
-                "span", "a", "h1", "h2", "h3", "h4", "h5", "code", "strong", "table", "thead", "tbody", "tr", "th", "td", "ul", "ol", "li",
-                "dl", "dt", "dd", "details", "summary", "figure", "figcaption", "svg", "line", "rect", "text", "del", "ins"}
+ALLOWED_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "header",
+    "nav",
+    "main",
+    "section",
+    "footer",
+    "article",
+    "div",
+    "p",
+    "span",
+    "a",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "code",
+    "strong",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "ul",
+    "ol",
+    "li",
+    "dl",
+    "dt",
+    "dd",
+    "details",
+    "summary",
+    "figure",
+    "figcaption",
+    "svg",
+    "line",
+    "rect",
+    "text",
+    "del",
+    "ins",
+}
 STATIC_IDS = {"overview", "summary", "operators", "charts", "criteria", "notes", "queue", "evidence"}
 
 
@@ -82,14 +126,16 @@ def test_the_queue_links_each_finding_to_its_evidence(page, report):
     evidence = {e.attrs["id"] for e in dom.elements if e.tag == "article"}
     findings = report["flips"] + report["misses"]
     assert evidence == {anchor("v", f["variant"]) for f in findings}
-    queue_links = [e.attrs["href"][1:] for e in dom.elements if e.tag == "a" and e.attrs.get("href", "")[1:] in evidence]
+    queue_links = [
+        e.attrs["href"][1:] for e in dom.elements if e.tag == "a" and e.attrs.get("href", "")[1:] in evidence
+    ]
     assert set(queue_links) == evidence
 
 
 def test_the_queue_puts_the_worst_item_first(page):
     # q1 and the payload item flipped on every repeat (q1 by more); q3 has a
     # miss on two repeats of three and one failed repeat.
-    queue = page[page.index('id="queue"'):page.index('id="evidence"')]
+    queue = page[page.index('id="queue"') : page.index('id="evidence"')]
     order = [queue.index(f'id="{anchor("i", item)}"') for item in ("q1", BAD_ITEM, "q3")]
     assert order == sorted(order)
 
@@ -113,8 +159,8 @@ def test_a_judge_side_variant_shows_the_changed_criterion_parameter(page):
 
 def test_the_evidence_shows_every_repeat_and_marks_those_that_went_wrong(page):
     dom = Dom(page)
-    article = page[page.index(f'id="{anchor("v", "q1/prompt_paraphrase")}"'):]
-    article = article[:article.index("</article>")]
+    article = page[page.index(f'id="{anchor("v", "q1/prompt_paraphrase")}"') :]
+    article = article[: article.index("</article>")]
     cells = re.findall(r'<td class="(dec[^"]*)"[^>]*>([^<]*)</td>', article)
     assert cells == [("dec", "4"), ("dec", "4"), ("dec off", "5"), ("dec off", "2"), ("dec off", "2"), ("dec off", "3")]
     assert dom.with_class("off")
@@ -131,15 +177,15 @@ def test_skipped_operators_are_listed_with_their_reason(page):
 
 
 def test_the_overview_gives_each_metric_with_its_interval_and_n(page):
-    overview = page[page.index('id="overview"'):page.index('id="operators"')]
-    row = overview[overview.index("Repeat flip rate"):overview.index("</tr>", overview.index("Repeat flip rate"))]
+    overview = page[page.index('id="overview"') : page.index('id="operators"')]
+    row = overview[overview.index("Repeat flip rate") : overview.index("</tr>", overview.index("Repeat flip rate"))]
     assert "11.1%" in row and "[0.0%, 33.3%]" in row and "1/9" in row and ">3<" in row
     assert "+25.0 pp" in overview and "[-5.0 pp, +50.0 pp]" in overview
     assert "MAE vs gold" in overview and "0.444" in overview
 
 
 def test_the_llm_summary_is_marked_as_machine_written(page):
-    section = page[page.index('id="summary"'):]
+    section = page[page.index('id="summary"') :]
     assert "written by an LLM" in section[:400] and "Machine-written" in section[:1000]
 
 
@@ -154,7 +200,7 @@ def test_a_summary_that_failed_says_why(report):
 
 
 def test_a_chart_bar_is_as_long_as_its_rate(page):
-    svg = page[page.index('<svg'):page.index('</svg>')]
+    svg = page[page.index("<svg") : page.index("</svg>")]
     # typo_noise flipped 1/1 (the full plot width), add_emoji 1/3.
     assert 'width="330"' in svg and 'width="110"' in svg
     for name in ("typo_noise", "add_emoji", "prompt_paraphrase", "input_paraphrase"):
@@ -173,13 +219,22 @@ def test_an_audit_without_findings_says_there_is_nothing_to_review(report):
 def test_a_position_swap_matches_candidates_by_id():
     report = make_report()
     f = report["flips"][0]
-    texts = {"input": "Which is better?", "candidates": [["a", "First answer."], ["b", "Second answer."]], "reference": None}
-    f.update(operator="position_swap", surface="paired", changed=["candidates"], original=texts,
-             perturbed={**texts, "candidates": texts["candidates"][::-1]})
+    texts = {
+        "input": "Which is better?",
+        "candidates": [["a", "First answer."], ["b", "Second answer."]],
+        "reference": None,
+    }
+    f.update(
+        operator="position_swap",
+        surface="paired",
+        changed=["candidates"],
+        original=texts,
+        perturbed={**texts, "candidates": texts["candidates"][::-1]},
+    )
     page = render_html(report)
     assert "candidate a (position 1 \u2192 2)" in page and "candidate b (position 2 \u2192 1)" in page
-    article = page[page.index(f'id="{anchor("v", f["variant"])}"'):]
-    article = article[:article.index("</article>")]
+    article = page[page.index(f'id="{anchor("v", f["variant"])}"') :]
+    article = article[: article.index("</article>")]
     assert "order of the candidates" in article
     # The texts are matched by id, so neither is marked as changed.
     assert "answer.</del>" not in article and "answer.</ins>" not in article and "First answer." in article

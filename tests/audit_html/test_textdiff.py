@@ -43,6 +43,10 @@ def test_the_side_by_side_view_marks_the_words_the_rubric_diff_marks():
     old, new = "Is the answer\nfully correct, with no errors?", "Is the answer correct with no notable errors?"
     left, right = sides(old, new)
     segments = word_diff(old, new)
-    assert [m.strip() for m in re.findall(r"<del>(.*?)</del>", left)] == [t.strip() for op, t in segments if op == DELETE]
-    assert [m.strip() for m in re.findall(r"<ins>(.*?)</ins>", right)] == [t.strip() for op, t in segments if op == INSERT]
+    assert [m.strip() for m in re.findall(r"<del>(.*?)</del>", left)] == [
+        t.strip() for op, t in segments if op == DELETE
+    ]
+    assert [m.strip() for m in re.findall(r"<ins>(.*?)</ins>", right)] == [
+        t.strip() for op, t in segments if op == INSERT
+    ]
     assert "<del>fully" in left and "<ins>notable" in right

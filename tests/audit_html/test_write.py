@@ -27,7 +27,9 @@ def _audit_dir(tmp_path: Path, report: dict) -> Path:
 
 def test_the_module_renders_dir_report_json_into_dir_report_html(tmp_path):
     folder = _audit_dir(tmp_path, make_report())
-    done = subprocess.run([sys.executable, "-m", "rubriclang.audit.html", str(folder)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "rubriclang.audit.html", str(folder)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(folder / "report.html")
     assert (folder / "report.html").read_text(encoding="utf-8") == render_html(make_report())
@@ -83,7 +85,9 @@ def test_review_notes_in_the_folder_are_rendered_as_text_and_linked_to_the_queue
     assert not dom.tags() & {"script", "img"}
     assert "#review-notes" in dom.hrefs() and "review-notes" in dom.ids()
     assert {h[1:] for h in dom.hrefs()} <= set(dom.ids())  # the queued item's note links to it
-    assert page == render_html(make_report(), {BAD_ITEM: f"Checked by hand {SCRIPT} {MARK}", "not-in-the-queue": "Fine as it is."})
+    assert page == render_html(
+        make_report(), {BAD_ITEM: f"Checked by hand {SCRIPT} {MARK}", "not-in-the-queue": "Fine as it is."}
+    )
 
 
 def test_without_notes_the_page_has_no_review_notes_section(tmp_path):

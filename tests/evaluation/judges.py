@@ -63,7 +63,12 @@ def pointwise(i: int, gold, **recorded) -> dict:
 
 
 def pair(i: int, gold, qa: float, qb: float) -> dict:
-    row = {"id": f"p{i}", "input": "Q?", "responses": {"a": "A.", "b": "B."}, "recorded": {"a": {"q": qa}, "b": {"q": qb}}}
+    row = {
+        "id": f"p{i}",
+        "input": "Q?",
+        "responses": {"a": "A.", "b": "B."},
+        "recorded": {"a": {"q": qa}, "b": {"q": qb}},
+    }
     if gold is not None:
         row["gold"] = gold
     return row

@@ -47,11 +47,18 @@ def test_traces_are_replayed_under_the_graph_given_not_read_as_recorded(tmp_path
     traces = tmp_path / "t.jsonl"
     rbg("run", g, items, "--out", traces)
     # Another version over the same criteria: its own decisions, from the same judgments.
-    other = write(tmp_path / "min.rbg", SCORE.replace("reduce.mean", "reduce.min").replace("rubric sc", "rubric sc_min"))
+    other = write(
+        tmp_path / "min.rbg", SCORE.replace("reduce.mean", "reduce.min").replace("rubric sc", "rubric sc_min")
+    )
     by_replay = _json(rbg("eval", other, items, "--traces", traces, "--format", "json", "--baseline", "none"))
     by_run = _json(rbg("eval", other, items, "--format", "json", "--baseline", "none"))
     assert by_replay == by_run
-    assert by_replay["modes"]["pointwise"]["metrics"]["sc_min"] != _json(rbg("eval", g, items, "--traces", traces, "--format", "json", "--baseline", "none"))["modes"]["pointwise"]["metrics"]["sc"]
+    assert (
+        by_replay["modes"]["pointwise"]["metrics"]["sc_min"]
+        != _json(rbg("eval", g, items, "--traces", traces, "--format", "json", "--baseline", "none"))["modes"][
+            "pointwise"
+        ]["metrics"]["sc"]
+    )
 
 
 def test_traces_of_another_graph_are_refused_with_the_line(tmp_path):
@@ -93,18 +100,27 @@ def test_a_baseline_identical_to_the_graph_agrees_with_it_exactly(tmp_path):
         mode = _json(rbg("eval", g, items, "--format", "json", "--baseline", baseline))["modes"]["pointwise"]
         graph, base = mode["metrics"]["sc"], mode["metrics"][f"{baseline} baseline"]
         assert graph == base
-        assert all(d["value"] == 0 and (d["low"], d["high"]) == (0, 0) for d in mode["differences"][f"{baseline} baseline"].values())
+        assert all(
+            d["value"] == 0 and (d["low"], d["high"]) == (0, 0)
+            for d in mode["differences"][f"{baseline} baseline"].values()
+        )
 
 
 def test_graph_weights_baseline_takes_the_top_reducers_weights_and_equal_does_not(tmp_path):
-    weighted = SCORE.replace("reduce.mean(inputs: [a, b, c])", "reduce.weighted_mean(inputs: [a, b, c]) { weights = [3, 1, 0] }")
+    weighted = SCORE.replace(
+        "reduce.mean(inputs: [a, b, c])", "reduce.weighted_mean(inputs: [a, b, c]) { weights = [3, 1, 0] }"
+    )
     g = write(tmp_path / "g.rbg", weighted)
     items = _score_items(tmp_path)
-    cols = {c["name"]: c for c in _json(rbg("eval", g, items, "--format", "json", "--baseline", "graph-weights"))["columns"]}
+    cols = {
+        c["name"]: c for c in _json(rbg("eval", g, items, "--format", "json", "--baseline", "graph-weights"))["columns"]
+    }
     assert cols["graph-weights baseline"]["weights"] == {"a": 3.0, "b": 1.0, "c": 0.0}
     cols = {c["name"]: c for c in _json(rbg("eval", g, items, "--format", "json"))["columns"]}
     assert cols["equal baseline"]["weights"] == {"a": 1.0, "b": 1.0, "c": 1.0}
-    assert [c["name"] for c in _json(rbg("eval", g, items, "--format", "json", "--baseline", "none"))["columns"]] == ["sc"]
+    assert [c["name"] for c in _json(rbg("eval", g, items, "--format", "json", "--baseline", "none"))["columns"]] == [
+        "sc"
+    ]
 
 
 def test_several_graphs_are_scored_on_the_same_items_with_paired_differences(tmp_path):
@@ -117,7 +133,9 @@ def test_several_graphs_are_scored_on_the_same_items_with_paired_differences(tmp
     assert [c["name"] for c in report["columns"]] == [str(a), str(b)]
     mode = report["modes"]["pointwise"]
     diff = mode["differences"][str(b)]["mae"]
-    assert diff["value"] == pytest.approx(mode["metrics"][str(b)]["mae"]["value"] - mode["metrics"][str(a)]["mae"]["value"], abs=1e-6)
+    assert diff["value"] == pytest.approx(
+        mode["metrics"][str(b)]["mae"]["value"] - mode["metrics"][str(a)]["mae"]["value"], abs=1e-6
+    )
     assert diff["low"] <= diff["value"] <= diff["high"]
     assert list(mode["differences"]) == [str(b)]
 
@@ -152,10 +170,18 @@ def test_min_coverage_fails_when_too_few_items_are_scored(tmp_path):
 
 def test_pairwise_rows_are_named_once_and_ties_in_gold_do_not_count_against_accuracy(tmp_path):
     g = write(tmp_path / "g.rbg", PAIRWISE)
-    rows = [pair(0, "a", 0.9, 0.1), pair(1, "b", 0.9, 0.1), pair(2, "tie", 0.9, 0.1), pair(3, "tie", 0.5, 0.5), pair(4, "a", 0.5, 0.5)]
+    rows = [
+        pair(0, "a", 0.9, 0.1),
+        pair(1, "b", 0.9, 0.1),
+        pair(2, "tie", 0.9, 0.1),
+        pair(3, "tie", 0.5, 0.5),
+        pair(4, "a", 0.5, 0.5),
+    ]
     items = write_items(tmp_path / "items.jsonl", rows)
     r = rbg("eval", g, items, "--baseline", "none")
-    rows_named = [line.split()[0] for line in r.output.splitlines() if line.startswith("  ") and not line.startswith("   ")]
+    rows_named = [
+        line.split()[0] for line in r.output.splitlines() if line.startswith("  ") and not line.startswith("   ")
+    ]
     metric_rows = [n for n in rows_named if n in ("accuracy", "agreement", "coverage", "tie_rate", "abstain_rate")]
     assert sorted(metric_rows) == sorted(set(metric_rows)) and len(metric_rows) == 5
     m = _json(rbg("eval", g, items, "--baseline", "none", "--format", "json"))["modes"]["pairwise"]["metrics"]["pref"]
@@ -225,4 +251,8 @@ def test_a_label_judge_gets_accuracy_macro_f1_kappa_and_its_confusion_matrix(tmp
     assert report["notes"] == ["no equal baseline: the contract's scale `label{good, bad, ugly}` has no mean"]
     assert mode["metrics"]["lab"]["accuracy"]["value"] == pytest.approx(4 / 6, abs=1e-6)
     assert set(mode["metrics"]["lab"]) == {"accuracy", "macro_f1", "kappa"}
-    assert mode["confusion"]["lab"] == {"gold": ["good", "bad", "ugly"], "predicted": ["good", "bad", "ugly"], "counts": [[1, 0, 1], [1, 2, 0], [0, 0, 1]]}
+    assert mode["confusion"]["lab"] == {
+        "gold": ["good", "bad", "ugly"],
+        "predicted": ["good", "bad", "ugly"],
+        "counts": [[1, 0, 1], [1, 2, 0], [0, 0, 1]],
+    }

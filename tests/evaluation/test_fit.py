@@ -47,7 +47,9 @@ def _items(n=80, poison=None):
             gold = min(gold, 4)
         if poison is not None and str(i) not in poison:
             gold = 6 - gold  # every held-out label reversed
-        rows.append({"id": str(i), "input": "", "response": "r", "gold": gold, "recorded": {"a": a, "b": b, "long": long}})
+        rows.append(
+            {"id": str(i), "input": "", "response": "r", "gold": gold, "recorded": {"a": a, "b": b, "long": long}}
+        )
     return rows
 
 
@@ -111,7 +113,10 @@ def test_held_out_labels_never_reach_the_fit(tmp_path):
 
 
 def test_a_fixed_node_keeps_its_numbers(tmp_path):
-    graph = GRAPH.replace("node capped = gate.cap(value: m, when: long) { max = 2 }", "node capped = gate.cap(value: m, when: long) { max = 2 }  # rbg: fixed")
+    graph = GRAPH.replace(
+        "node capped = gate.cap(value: m, when: long) { max = 2 }",
+        "node capped = gate.cap(value: m, when: long) { max = 2 }  # rbg: fixed",
+    )
     graph = graph.replace("# Both ratings count.", "# Both ratings count.\n# rbg: fixed")
     r, out = _fit(tmp_path, graph)
     assert r.exit_code == 0, r.output
@@ -128,7 +133,10 @@ def test_a_fixed_marker_that_marks_no_node_is_an_error_at_its_line(tmp_path):
 
 
 def test_numbers_on_an_ordinal_stay_whole(tmp_path):
-    graph = GRAPH.replace("node capped = gate.cap(value: m, when: long) { max = 2 }", "node capped = gate.cap(value: a, when: long) { max = 2 }\nnode unused = reduce.mean(inputs: [m, capped])").replace("sink capped", "sink unused")
+    graph = GRAPH.replace(
+        "node capped = gate.cap(value: m, when: long) { max = 2 }",
+        "node capped = gate.cap(value: a, when: long) { max = 2 }\nnode unused = reduce.mean(inputs: [m, capped])",
+    ).replace("sink capped", "sink unused")
     parsed = parse(graph, "g.rbg")
     g = check_source(graph, "g.rbg").graph
     cap = next(p for p in free_params(g, parsed.module, set()) if p.node == "capped")
@@ -202,7 +210,9 @@ def test_a_bad_dev_label_is_an_error_at_its_line(tmp_path):
 
 
 def test_a_graph_with_llm_criteria_needs_traces(tmp_path):
-    graph = GRAPH.replace('recorded.value { key = "a" }', 'llm.rate { question = "How good?", anchors = { 1: "Bad.", 5: "Good." } }')
+    graph = GRAPH.replace(
+        'recorded.value { key = "a" }', 'llm.rate { question = "How good?", anchors = { 1: "Bad.", 5: "Good." } }'
+    )
     r, out = _fit(tmp_path, graph)
     assert r.exit_code == 2 and "--traces" in r.output
     assert not out.exists()
@@ -220,7 +230,12 @@ readout pointwise { output = ordinal[1, 5] }
     assert r.exit_code == 0, r.output
     report = json.loads(r.output)
     held = report["held_out"]
-    assert [c["name"] for c in held["columns"]] == ["fitted (fitted.rbg)", "as written (g.rbg)", "equal baseline", "direct.rbg"]
+    assert [c["name"] for c in held["columns"]] == [
+        "fitted (fitted.rbg)",
+        "as written (g.rbg)",
+        "equal baseline",
+        "direct.rbg",
+    ]
     mode = held["modes"]["pointwise"]
     assert mode["scored"] == report["split"]["held_out"]
     assert set(mode["differences"]) == {"as written (g.rbg)", "equal baseline", "direct.rbg"}
@@ -235,7 +250,12 @@ def test_check_and_fmt_import_neither_the_fit_nor_its_numerics(tmp_path):
     for command in (["check"], ["fmt", "--check"]):
         modules = _imported(*command, g)
         assert "rubriclang.syntax" in modules
-        assert not {m for m in modules if m.split(".")[0] in ("scipy", "numpy") or m.startswith(("rubriclang.evaluation", "rubriclang.interp.convert"))}
+        assert not {
+            m
+            for m in modules
+            if m.split(".")[0] in ("scipy", "numpy")
+            or m.startswith(("rubriclang.evaluation", "rubriclang.interp.convert"))
+        }
 
 
 def test_fitted_numbers_keep_every_type_the_graph_was_checked_with(tmp_path):
@@ -247,7 +267,9 @@ node c = transform.clamp(value: a) { lo = 2, hi = 4 }
 sink c
 readout pointwise { output = ordinal[1, 5] }
 """
-    rows = [{"id": str(i), "input": "", "response": "r", "gold": 1 + i % 5, "recorded": {"a": 1 + i % 5}} for i in range(40)]
+    rows = [
+        {"id": str(i), "input": "", "response": "r", "gold": 1 + i % 5, "recorded": {"a": 1 + i % 5}} for i in range(40)
+    ]
     r, out = _fit(tmp_path, graph, rows, "--metric", "exact")
     assert r.exit_code == 0, r.output
     fitted = check_source(out.read_text(), "f.rbg").graph
@@ -353,7 +375,16 @@ sink grade
 readout pointwise { output = ordinal[1, 4] }
 """
     # The gold grades change at 0.1, 0.2 and 0.9, not at the quarters.
-    rows = [{"id": str(i), "input": "", "response": "r", "recorded": {"s": i / 100}, "gold": 1 + (i >= 10) + (i >= 20) + (i >= 90)} for i in range(100)]
+    rows = [
+        {
+            "id": str(i),
+            "input": "",
+            "response": "r",
+            "recorded": {"s": i / 100},
+            "gold": 1 + (i >= 10) + (i >= 20) + (i >= 90),
+        }
+        for i in range(100)
+    ]
     r, out = _fit(tmp_path, graph, rows, "--format", "json")
     assert r.exit_code == 0, r.output
     report = json.loads(r.output)
@@ -364,7 +395,16 @@ readout pointwise { output = ordinal[1, 4] }
 
 
 def test_a_metric_the_judge_cannot_be_scored_by_is_refused(tmp_path):
-    rows = [{"id": f"p{i}", "input": "", "responses": {"x": "1", "y": "2"}, "gold": "x", "recorded": {"x": {"a": 2, "b": 1}, "y": {"a": 1, "b": 1}}} for i in range(20)]
+    rows = [
+        {
+            "id": f"p{i}",
+            "input": "",
+            "responses": {"x": "1", "y": "2"},
+            "gold": "x",
+            "recorded": {"x": {"a": 2, "b": 1}, "y": {"a": 1, "b": 1}},
+        }
+        for i in range(20)
+    ]
     r, out = _fit(tmp_path, PAIRWISE, rows, "--metric", "spearman")
     assert r.exit_code == 2 and "--metric spearman needs a numeric pointwise output" in r.output
     assert not out.exists()

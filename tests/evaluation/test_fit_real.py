@@ -20,17 +20,42 @@ SFRES_SOURCE = ROOT.parent.parent / "shared" / "data" / "sfres" / "sfres.json"
 
 CASES = {
     "topical_chat": (
-        ["topical_chat/weighted.rbg", "topical_chat/items.jsonl", "--annotations", EX / "topical_chat/annotations.jsonl"],
+        [
+            "topical_chat/weighted.rbg",
+            "topical_chat/items.jsonl",
+            "--annotations",
+            EX / "topical_chat/annotations.jsonl",
+        ],
         ["aspects.weights[3]", "understood.at", "overall.max"],
         ["fitted", "as written", "equal baseline"],
     ),
     "llm_rubric": (
-        ["llm_rubric/weighted.rbg", "llm_rubric/items.jsonl", "--recorded", EX / "llm_rubric/recorded.jsonl", "--split-file", EX / "llm_rubric/dev_ids.txt", "--compare", EX / "llm_rubric/direct.rbg"],
+        [
+            "llm_rubric/weighted.rbg",
+            "llm_rubric/items.jsonl",
+            "--recorded",
+            EX / "llm_rubric/recorded.jsonl",
+            "--split-file",
+            EX / "llm_rubric/dev_ids.txt",
+            "--compare",
+            EX / "llm_rubric/direct.rbg",
+        ],
         ["satisfaction.weights[7]"],
         ["fitted", "as written", "equal baseline", "direct"],
     ),
     "llm_rubric_graded": (
-        ["llm_rubric/graded.rbg", "llm_rubric/items.jsonl", "--recorded", EX / "llm_rubric/recorded.jsonl", "--split-file", EX / "llm_rubric/dev_ids.txt", "--metric", "exact", "--compare", EX / "llm_rubric/direct_graded.rbg"],
+        [
+            "llm_rubric/graded.rbg",
+            "llm_rubric/items.jsonl",
+            "--recorded",
+            EX / "llm_rubric/recorded.jsonl",
+            "--split-file",
+            EX / "llm_rubric/dev_ids.txt",
+            "--metric",
+            "exact",
+            "--compare",
+            EX / "llm_rubric/direct_graded.rbg",
+        ],
         ["cut_2.at", "cut_3.at", "cut_4.at"],
         ["fitted", "as written", "equal baseline", "direct"],
     ),
@@ -47,7 +72,21 @@ CASES = {
 def test_the_results_page_fits_are_what_rbg_fit_computes(name, tmp_path):
     args, params, spearman = CASES[name]
     graph, items, *rest = args
-    r = CliRunner().invoke(cli, ["fit", str(EX / graph), str(EX / items), *map(str, rest), "-o", str(tmp_path / "f.rbg"), "--folds", "0", "--format", "json"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "fit",
+            str(EX / graph),
+            str(EX / items),
+            *map(str, rest),
+            "-o",
+            str(tmp_path / "f.rbg"),
+            "--folds",
+            "0",
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     report = json.loads(r.output)
     fitted = {p["param"]: p["fitted"] for p in report["params"]}
@@ -63,12 +102,29 @@ def test_the_sfres_items_are_what_the_documented_conversion_writes(tmp_path):
     if not SFRES_SOURCE.exists():
         pytest.skip("shared data not present")
     out = tmp_path / "items.jsonl"
-    r = CliRunner().invoke(cli, [
-        "items", "convert", str(SFRES_SOURCE), "-o", str(out),
-        "--field", "id=doc_id", "--field", "input=source", "--field", "response=system_output",
-        "--field", "annotations.informativeness=scores.informativeness",
-        "--field", "annotations.naturalness=scores.naturalness",
-        "--gold", "scores.overall", "--graph", str(EX / "sfres/rubric.rbg"),
-    ])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "items",
+            "convert",
+            str(SFRES_SOURCE),
+            "-o",
+            str(out),
+            "--field",
+            "id=doc_id",
+            "--field",
+            "input=source",
+            "--field",
+            "response=system_output",
+            "--field",
+            "annotations.informativeness=scores.informativeness",
+            "--field",
+            "annotations.naturalness=scores.naturalness",
+            "--gold",
+            "scores.overall",
+            "--graph",
+            str(EX / "sfres/rubric.rbg"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert out.read_bytes() == (EX / "sfres/items.jsonl").read_bytes()

@@ -31,7 +31,20 @@ def test_gold_is_read_as_the_judges_canonical_value(gtype, raw, canonical):
 
 @pytest.mark.parametrize(
     "gtype, raw",
-    [(ORD, 0), (ORD, "3.5"), (ORD, float("nan")), (ORD, 10**400), (SCORE, 1.5), (SCORE, "inf"), (BOOL, 0), (BOOL, "y"), (LABEL, "Bad"), (PAIR, 1), (PAIR, "Tie"), (PAIR, None)],
+    [
+        (ORD, 0),
+        (ORD, "3.5"),
+        (ORD, float("nan")),
+        (ORD, 10**400),
+        (SCORE, 1.5),
+        (SCORE, "inf"),
+        (BOOL, 0),
+        (BOOL, "y"),
+        (LABEL, "Bad"),
+        (PAIR, 1),
+        (PAIR, "Tie"),
+        (PAIR, None),
+    ],
 )
 def test_gold_that_does_not_fit_raises_with_what_was_expected(gtype, raw):
     with pytest.raises(GoldValueError) as exc:
@@ -41,7 +54,13 @@ def test_gold_that_does_not_fit_raises_with_what_was_expected(gtype, raw):
 
 def test_a_label_map_turns_data_set_codes_into_gold_and_misses_no_code():
     pandalm = parse_label_map(["1=output_1,2=output_2", "0=tie"])
-    assert [parse_gold(c, PAIR, pandalm) for c in (1, 2, 0, "1", 2.0)] == ["output_1", "output_2", "tie", "output_1", "output_2"]
+    assert [parse_gold(c, PAIR, pandalm) for c in (1, 2, 0, "1", 2.0)] == [
+        "output_1",
+        "output_2",
+        "tie",
+        "output_1",
+        "output_2",
+    ]
     with pytest.raises(GoldValueError, match="not a code of the label map"):
         parse_gold(3, PAIR, pandalm)
     assert parse_gold(1, BOOL, parse_label_map("1=true,0=false")) is True

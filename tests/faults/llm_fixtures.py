@@ -35,5 +35,7 @@ def chat(c: OpenAIClient) -> Completion:
 def write_items(folder: Path, n: int) -> Path:
     """`items.jsonl` with `n` items `i0`, `i1`, ..."""
     path = folder / "items.jsonl"
-    path.write_text("".join(json.dumps({"id": f"i{k}", "prompt": "Q?", "response": f"answer {k}"}) + "\n" for k in range(n)))
+    path.write_text(
+        "".join(json.dumps({"id": f"i{k}", "prompt": "Q?", "response": f"answer {k}"}) + "\n" for k in range(n))
+    )
     return path

@@ -110,7 +110,13 @@ def test_a_torn_last_line_is_cut_in_place_keeping_every_complete_line(tmp_path):
 
 def test_cut_torn_line_reads_only_the_tail_and_handles_every_shape(tmp_path):
     path = tmp_path / "f"
-    for before, after in [(b"", b""), (b"a\n", b"a\n"), (b"torn", b""), (b"a\nb\ntorn", b"a\nb\n"), (b"x" * 200_000 + b"\n" + b"y" * 100_000, b"x" * 200_000 + b"\n")]:
+    for before, after in [
+        (b"", b""),
+        (b"a\n", b"a\n"),
+        (b"torn", b""),
+        (b"a\nb\ntorn", b"a\nb\n"),
+        (b"x" * 200_000 + b"\n" + b"y" * 100_000, b"x" * 200_000 + b"\n"),
+    ]:
         path.write_bytes(before)
         assert safeio.cut_torn_line(str(path)) == len(before) - len(after)
         assert path.read_bytes() == after
@@ -122,7 +128,8 @@ def test_cut_torn_line_reads_only_the_tail_and_handles_every_shape(tmp_path):
         b'{"schema": "rubriclang.audit.run/1", "item": "a", "variant": null, "repeat": 0}\n',
         b'{"schema": "rubriclang.audit.run/1", "item": "a", "variant": null, "repeat": 0, "trace": null}\n',
         b'{"schema": "rubriclang.audit.run/1", "item": 3, "variant": null, "repeat": 0, "trace": {"readout": {}}}\n',
-        b'{"schema": "rubriclang.audit.run/1", "item": "a", "variant": null, "repeat": "0", "trace": {"readout": {}}}\n',
+        b'{"schema": "rubriclang.audit.run/1", "item": "a", "variant": null, "repeat": "0", "trace": {"readout": '
+        b"{}}}\n",
         b"\xff\xfe not utf-8\n",
     ],
 )
@@ -195,7 +202,9 @@ def test_a_full_disk_is_one_clear_message_and_the_rerun_is_byte_identical(tmp_pa
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "full" / name).read_bytes(), name
 
 
-@pytest.mark.parametrize("name", ["sealed.json", "validation.jsonl", "audit.json", "report.json", "report.txt", "report.html"])
+@pytest.mark.parametrize(
+    "name", ["sealed.json", "validation.jsonl", "audit.json", "report.json", "report.txt", "report.html"]
+)
 def test_a_full_disk_while_writing_any_audit_file_is_one_message_and_resumes(tmp_path, monkeypatch, name):
     if not os.path.exists("/dev/full"):
         pytest.skip("needs /dev/full")

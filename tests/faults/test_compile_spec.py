@@ -44,10 +44,20 @@ CASES = [
     (_edit('readouts = ["pointwise"]', 'readouts = ["pairwise"]\nepsilon = nan'), 12, "finite"),
     (_edit('readouts = ["pointwise"]', 'readouts = ["pairwise"]\nepsilon = -1'), 12, "non-negative"),
     (_edit('readouts = ["pointwise"]', 'readouts = ["pairwise"]\nresolve = "coin"'), 12, "must be one of"),
-    ("task = 5\n" + GOOD.replace("[task]\n", "[reference]\n").replace('description = "Answer a question."', 'text = "x"'), 1, "`task` must be a table"),
+    (
+        "task = 5\n"
+        + GOOD.replace("[task]\n", "[reference]\n").replace('description = "Answer a question."', 'text = "x"'),
+        1,
+        "`task` must be a table",
+    ),
     (GOOD + "\n[extra]\nx = 1\n", 13, "unknown key `extra`"),
     (_edit('readouts = ["pointwise"]', "readouts = ["), 11, "not valid TOML"),
-    ("task = { description = 3 }\n" + GOOD.replace("[task]\n", "").replace('description = "Answer a question."\n', ""), 1, "`task.description` must be"),
+    (
+        "task = { description = 3 }\n"
+        + GOOD.replace("[task]\n", "").replace('description = "Answer a question."\n', ""),
+        1,
+        "`task.description` must be",
+    ),
 ]
 
 
@@ -55,7 +65,11 @@ CASES = [
 def test_a_spec_mistake_names_its_line_and_exits_2(tmp_path, text, line, message):
     spec = tmp_path / "spec.toml"
     spec.write_text(text, encoding="utf-8")
-    result = CliRunner().invoke(cli, ["compile", str(spec), "-o", str(tmp_path / "out.rbg"), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        ["compile", str(spec), "-o", str(tmp_path / "out.rbg"), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 2, result.output
     assert f"Error: {spec}:{line}: " in result.output and message in result.output, result.output
     assert "Traceback" not in result.output and not (tmp_path / "out.rbg").exists()

@@ -40,7 +40,7 @@ SHAPES = {"lists": _lists, "maps": _maps, "mixed": _mixed}
 def _rubric(value: str) -> str:
     return (
         "rubric deep { version = 1 }\n\ncontract { scale = bool }\n\n"
-        f"criterion valid: bool = rule.json_valid {{ schema = {{ \"default\": {value} }} }}\n"
+        f'criterion valid: bool = rule.json_valid {{ schema = {{ "default": {value} }} }}\n'
         "sink valid\n\nreadout pointwise { output = bool }\n"
     )
 

@@ -27,7 +27,10 @@ def _eval_error(tmp_path, judge: str, rows, *extra):
 
 
 def _bad_point(judge, key, value):
-    return judge, [pointwise(0, 3 if judge == ORDINAL else True, **{key: 3 if judge == ORDINAL else True}), pointwise(1, value, **{key: 3 if judge == ORDINAL else True})]
+    return judge, [
+        pointwise(0, 3 if judge == ORDINAL else True, **{key: 3 if judge == ORDINAL else True}),
+        pointwise(1, value, **{key: 3 if judge == ORDINAL else True}),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -74,7 +77,9 @@ def test_pairwise_codes_mapped_by_a_label_map_are_scored(tmp_path):
 
 
 def test_a_code_the_label_map_misses_is_an_error_naming_it(tmp_path):
-    items, out = _eval_error(tmp_path, PAIRWISE, [pair(0, 1, 0.9, 0.1), pair(1, 3, 0.9, 0.1)], "--label", "1=a,2=b,0=tie")
+    items, out = _eval_error(
+        tmp_path, PAIRWISE, [pair(0, 1, 0.9, 0.1), pair(1, 3, 0.9, 0.1)], "--label", "1=a,2=b,0=tie"
+    )
     assert f"{items}:2: item `p1`: gold 3 is not a code of the label map (it maps `1`, `2`, `0`)" in out
 
 
@@ -91,7 +96,19 @@ def test_a_malformed_label_map_is_a_usage_error(tmp_path, spec):
     assert r.exit_code == 2 and "--label" in r.output and "Traceback" not in r.output
 
 
-@pytest.mark.parametrize("gold, truth", [(False, False), ("false", False), ("no", False), ("NO", False), ("False", False), (True, True), ("yes", True), ("True", True)])
+@pytest.mark.parametrize(
+    "gold, truth",
+    [
+        (False, False),
+        ("false", False),
+        ("no", False),
+        ("NO", False),
+        ("False", False),
+        (True, True),
+        ("yes", True),
+        ("True", True),
+    ],
+)
 def test_bool_gold_spellings_mean_what_they_say(tmp_path, gold, truth):
     g = write(tmp_path / "g.rbg", BOOL)
     items = write_items(tmp_path / "items.jsonl", [pointwise(0, gold, good=False)])
@@ -128,12 +145,21 @@ AUDIT_JUDGE = PAIRWISE.replace("recorded.value", "human.annotation")
 
 def _audit_items(tmp_path, golds):
     rows = [
-        {"id": f"p{i}", "input": "Which?", "responses": {"a": "A.", "b": "B."}, "annotations": {"a": {"q": 0.9}, "b": {"q": 0.1}}, "gold": g}
+        {
+            "id": f"p{i}",
+            "input": "Which?",
+            "responses": {"a": "A.", "b": "B."},
+            "annotations": {"a": {"q": 0.9}, "b": {"q": 0.1}},
+            "gold": g,
+        }
         for i, g in enumerate(golds)
     ]
     write_items(tmp_path / "items.jsonl", rows)
     write(tmp_path / "judge.rbg", AUDIT_JUDGE)
-    return write(tmp_path / "suite.toml", 'judge = "judge.rbg"\nitems = "items.jsonl"\nrepeats = 1\noperators = ["position_swap"]\n')
+    return write(
+        tmp_path / "suite.toml",
+        'judge = "judge.rbg"\nitems = "items.jsonl"\nrepeats = 1\noperators = ["position_swap"]\n',
+    )
 
 
 def test_the_audit_refuses_gold_that_names_no_candidate_before_it_runs(tmp_path):
@@ -151,7 +177,10 @@ def test_the_audit_compares_gold_as_eval_reads_it(tmp_path):
     from rubriclang.interp.items import item_from_json
 
     graph = check_source(BOOL, "g.rbg").graph
-    items = [item_from_json({"id": str(i), "response": "x", "gold": g}, "x") for i, g in enumerate([True, "true", "yes", "no"])]
+    items = [
+        item_from_json({"id": str(i), "response": "x", "gold": g}, "x")
+        for i, g in enumerate([True, "true", "yes", "no"])
+    ]
     scorer = Scorer(judge_info(graph, items), 0.0)
     said_true = Summary("ok", True, (Verdict("ok", True),))
     assert [scorer.gold(said_true, it)[0] for it in items] == [True, True, True, False]

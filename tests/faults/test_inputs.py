@@ -69,7 +69,11 @@ def test_a_bad_item_line_is_a_clear_error_in_run_and_eval(tmp_path, bad):
 @pytest.mark.parametrize("option", ["--annotations", "--recorded"])
 def test_a_bad_value_table_line_is_a_clear_error(tmp_path, bad, option):
     g, items = setup(tmp_path)
-    table = _good_then_bad(tmp_path / "table.jsonl", b'{"item": "i0", "key": "q", "value": 2}', b'{"item": "i1", "key": "q", "value": ' + bad + b"}")
+    table = _good_then_bad(
+        tmp_path / "table.jsonl",
+        b'{"item": "i0", "key": "q", "value": 2}',
+        b'{"item": "i1", "key": "q", "value": ' + bad + b"}",
+    )
     assert_clean_error(rbg("run", g, items, "--out", tmp_path / "t.jsonl", option, table), f"{table}:2")
     assert not (tmp_path / "t.jsonl").exists()
     assert_clean_error(rbg("eval", g, items, option, table), f"{table}:2")
@@ -233,7 +237,10 @@ def test_items_from_a_named_pipe_are_all_judged_and_evaluated(tmp_path):
         with open(fifo, "wb") as fh:
             fh.write(items.read_bytes())
 
-    for command in (["run", g, fifo, "--out", tmp_path / "t.jsonl", "--format", "json"], ["eval", g, fifo, "--format", "json"]):
+    for command in (
+        ["run", g, fifo, "--out", tmp_path / "t.jsonl", "--format", "json"],
+        ["eval", g, fifo, "--format", "json"],
+    ):
         os.mkfifo(fifo)
         writer = threading.Thread(target=feed)
         writer.start()
@@ -261,7 +268,10 @@ def test_table_rows_for_unknown_items_are_a_warning_with_counts(tmp_path):
     )
     r = rbg("run", g, items, "--out", tmp_path / "t.jsonl", "--annotations", table)
     assert r.exit_code == 0, r.output
-    assert f"warning: 3 row(s) of `{table}` (--annotations) name 2 item(s) that `{items}` does not have, first at {table}:2" in r.stderr
+    assert (
+        f"warning: 3 row(s) of `{table}` (--annotations) name 2 item(s) that `{items}` does not have, first at "
+        f"{table}:2" in r.stderr
+    )
     r = rbg("eval", g, items, "--recorded", table)
     assert "warning: 3 row(s)" in r.stderr and "(--recorded)" in r.stderr
     # Known items only: no warning.
@@ -277,7 +287,6 @@ def test_resumed_run_does_not_warn_about_items_it_skipped(tmp_path):
     assert rbg("run", g, items, "--out", out, "--annotations", table).exit_code == 0
     r = rbg("run", g, items, "--out", out, "--annotations", table)
     assert r.exit_code == 0 and "warning" not in r.stderr, r.output
-
 
 
 def test_a_graph_that_is_not_utf8_is_a_clear_error_naming_its_line(tmp_path):
@@ -314,5 +323,8 @@ def test_non_finite_numbers_on_the_command_line_are_refused(tmp_path, option, va
 
     from rubriclang.cli.main import cli
 
-    r = CliRunner().invoke(cli, ["run", str(tmp_path / "g.rbg"), str(tmp_path / "i.jsonl"), "--out", str(tmp_path / "t.jsonl"), option, value])
+    r = CliRunner().invoke(
+        cli,
+        ["run", str(tmp_path / "g.rbg"), str(tmp_path / "i.jsonl"), "--out", str(tmp_path / "t.jsonl"), option, value],
+    )
     assert r.exit_code == 2 and ("not a finite number" in r.output or "range" in r.output), r.output

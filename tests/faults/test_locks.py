@@ -29,7 +29,12 @@ def _run_files(tmp_path):
     g = tmp_path / "g.rbg"
     g.write_text(GRAPH)
     items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps({"id": f"q{i}", "input": "?", "response": f"{i}", "reference": f"#### {i}"}) + "\n" for i in range(5)))
+    items.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "input": "?", "response": f"{i}", "reference": f"#### {i}"}) + "\n"
+            for i in range(5)
+        )
+    )
     return g, items
 
 
@@ -37,7 +42,10 @@ def _suite(tmp_path):
     items = tmp_path / "audit_items.jsonl"
     items.write_text("".join(json.dumps(r) + "\n" for r in gsm8k_items(2)), encoding="utf-8")
     path = tmp_path / "suite.toml"
-    path.write_text(f'judge = "{GSM8K_JUDGE}"\nitems = "{items}"\nrepeats = 1\noperators = ["partial_completion"]\n', encoding="utf-8")
+    path.write_text(
+        f'judge = "{GSM8K_JUDGE}"\nitems = "{items}"\nrepeats = 1\noperators = ["partial_completion"]\n',
+        encoding="utf-8",
+    )
     return path
 
 
@@ -60,7 +68,9 @@ def holder():
                 sys.stdin.read()
             """
         )
-        proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         procs.append(proc)
         assert proc.stdout.readline().strip() == "locked"
         return proc.pid
@@ -126,7 +136,16 @@ def test_a_second_audit_of_the_same_folder_is_refused_naming_the_first(tmp_path,
 def test_two_real_runs_at_once_write_each_item_once(tmp_path):
     g, items = _run_files(tmp_path)
     out = tmp_path / "t.jsonl"
-    cmd = [sys.executable, "-c", "from rubriclang.cli.main import main; main()", "run", str(g), str(items), "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from rubriclang.cli.main import main; main()",
+        "run",
+        str(g),
+        str(items),
+        "--out",
+        str(out),
+    ]
     # Whichever order they end up in, a refused one says why and none writes an item twice.
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
     results = [(p.wait(), p.stderr.read()) for p in procs]
@@ -150,7 +169,21 @@ def test_a_batch_import_into_an_out_another_process_writes_is_refused(tmp_path, 
     results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
     out = tmp_path / "batch.jsonl"
     pid = holder(out)
-    args = ("batch", "import", graph, items, results, "--out", out, "--model", MODEL, "--base-url", f"{unreachable_url}/v1", "--cache", tmp_path / "c.sqlite")
+    args = (
+        "batch",
+        "import",
+        graph,
+        items,
+        results,
+        "--out",
+        out,
+        "--model",
+        MODEL,
+        "--base-url",
+        f"{unreachable_url}/v1",
+        "--cache",
+        tmp_path / "c.sqlite",
+    )
     result = _rbg(*args)
     assert result.exit_code == 2 and f"pid {pid}" in result.output, result.output
     assert not out.exists()

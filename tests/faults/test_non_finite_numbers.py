@@ -20,7 +20,13 @@ def test_a_non_finite_annotation_value_is_an_error_at_its_line(tmp_path, literal
     g = write(tmp_path / "g.rbg", ANNOTATED)
     items = write_items(tmp_path / "items.jsonl", [pointwise(0, 3), pointwise(1, 3)])
     table = tmp_path / "ann.jsonl"
-    table.write_text(json.dumps({"item": "i0", "key": "q", "value": 3}) + "\n" + f'{{"item": "i1", "key": "q", "value": {literal}}}\n')
-    r = CliRunner().invoke(cli, ["run", str(g), str(items), "--annotations", str(table), "--out", str(tmp_path / "t.jsonl")])
+    table.write_text(
+        json.dumps({"item": "i0", "key": "q", "value": 3})
+        + "\n"
+        + f'{{"item": "i1", "key": "q", "value": {literal}}}\n'
+    )
+    r = CliRunner().invoke(
+        cli, ["run", str(g), str(items), "--annotations", str(table), "--out", str(tmp_path / "t.jsonl")]
+    )
     assert r.exit_code == 2, r.output
     assert f"{table}:2: malformed JSON" in r.output and "Traceback" not in r.output

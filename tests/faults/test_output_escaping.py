@@ -39,6 +39,7 @@ sink quality
 readout pointwise { output = ordinal[1, 5] }
 """
 
+
 def controls(text: str) -> set[str]:
     """The characters of `text` a terminal would act on (newlines and tabs aside)."""
     return {ch for ch in text if ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cf", "Cs")}
@@ -57,8 +58,12 @@ def traced(tmp_path):
     """(graph, traces, items) for ANNOTATED run on items whose ids and responses hold NASTY."""
     rng = random.Random(3)
     rows = [
-        {"id": f"item{n}{NASTY}", "input": "q", "response": f"r{NASTY}",
-         "annotations": {"fluent": rng.randint(1, 5), "relevant": rng.randint(1, 5)}}
+        {
+            "id": f"item{n}{NASTY}",
+            "input": "q",
+            "response": f"r{NASTY}",
+            "annotations": {"fluent": rng.randint(1, 5), "relevant": rng.randint(1, 5)},
+        }
         for n in range(12)
     ]
     items = tmp_path / "items.jsonl"
@@ -111,10 +116,14 @@ def test_a_model_reply_and_a_path_with_control_characters_reach_no_terminal(faul
     out = tmp_path / "t.jsonl"
     base = [sys.executable, "-c", "from rubriclang.cli.main import main; main()"]
     env = {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([*base, "run", g, items, "--out", out, "--base-url", server.url], capture_output=True, env=env, timeout=120)
+    done = subprocess.run(
+        [*base, "run", g, items, "--out", out, "--base-url", server.url], capture_output=True, env=env, timeout=120
+    )
     assert done.returncode == 1, done.stderr
     assert NASTY in json.loads(out.read_text())["criteria"]["correct"]["response"]["raw"]  # the trace keeps it
-    missing = subprocess.run([*base, "run", tmp_path / f"no{NASTY}.rbg", items, "--out", out], capture_output=True, env=env, timeout=120)
+    missing = subprocess.run(
+        [*base, "run", tmp_path / f"no{NASTY}.rbg", items, "--out", out], capture_output=True, env=env, timeout=120
+    )
     assert missing.returncode == 2
     for proc in (done, missing):
         text = (proc.stdout + proc.stderr).decode()
@@ -145,7 +154,9 @@ def test_json_on_standard_output_keeps_the_exact_text(traced, tmp_path):
 
 def test_fmt_of_standard_input_writes_the_source_exactly(tmp_path):
     # Unsafe characters in a comment are the user's to keep.
-    source = LLM_GRAPH.replace("How correct is the response?", "Is it right? \U0001F468\u200d\U0001F469 \u0628\u200c\u0647")
+    source = LLM_GRAPH.replace(
+        "How correct is the response?", "Is it right? \U0001f468\u200d\U0001f469 \u0628\u200c\u0647"
+    )
     source = source.replace("sink correct", "# odd \x85 comment \u202e\nsink correct")
     path = tmp_path / "g.rbg"
     path.write_text(source)
@@ -166,8 +177,11 @@ def test_check_shows_paths_and_lines_with_control_characters_printable(tmp_path)
 
 def test_graph_pictures_carry_no_control_character(tmp_path):
     g = tmp_path / "g.rbg"
-    g.write_text(LLM_GRAPH.replace("How correct is the response?", "Is it \\u001b[2J right?").replace(
-        "{ version = 1 }", '{ version = 1\n description = "d\\u009b" }'))
+    g.write_text(
+        LLM_GRAPH.replace("How correct is the response?", "Is it \\u001b[2J right?").replace(
+            "{ version = 1 }", '{ version = 1\n description = "d\\u009b" }'
+        )
+    )
     for fmt in ("mermaid", "dot"):
         result = rbg("graph", g, "--format", fmt)
         assert result.exit_code == 0, result.output
@@ -182,7 +196,10 @@ def test_audit_report_txt_and_output_show_item_ids_printable(tmp_path, monkeypat
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps(r) + "\n" for r in rows))
     suite = tmp_path / "suite.toml"
-    suite.write_text(f'judge = "{REPO / "examples" / "gsm8k" / "rubric.rbg"}"\nitems = "{items}"\nrepeats = 1\noperators = ["partial_completion"]\n')
+    suite.write_text(
+        f'judge = "{REPO / "examples" / "gsm8k" / "rubric.rbg"}"\nitems = "{items}"\nrepeats = 1\n'
+        'operators = ["partial_completion"]\n'
+    )
     result = rbg("audit", suite, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     text = (tmp_path / "out" / "report.txt").read_text()
@@ -242,7 +259,11 @@ def test_markdown_impact_table_keeps_one_row_per_item_whatever_the_ids(traced, t
 
 def test_mermaid_title_and_labels_stay_inside_the_picture(tmp_path):
     g = tmp_path / "g.rbg"
-    g.write_text(LLM_GRAPH.replace("{ version = 1 }", '{ version = 1\n description = "t\\n---\\n<img src=x onerror=alert(1)>`x` & #35;" }'))
+    g.write_text(
+        LLM_GRAPH.replace(
+            "{ version = 1 }", '{ version = 1\n description = "t\\n---\\n<img src=x onerror=alert(1)>`x` & #35;" }'
+        )
+    )
     g2 = tmp_path / "g2.rbg"
     g2.write_text(g.read_text().replace("Wrong.", "Mostly wrong."))
     for md in (rbg("graph", g).output, rbg("diff", g, g2, "--format", "markdown").output):
@@ -251,7 +272,10 @@ def test_mermaid_title_and_labels_stay_inside_the_picture(tmp_path):
         assert lines[start + 2] == "---" and lines[start + 1].startswith("title: ")
         title = lines[start + 1]
         assert "<" not in title and ">" not in title and "&" not in title
-        assert json.loads(title.removeprefix("title: ")) == "demo: t\\u000a---\\u000a<img src=x onerror=alert(1)>`x` & #35;"
+        assert (
+            json.loads(title.removeprefix("title: "))
+            == "demo: t\\u000a---\\u000a<img src=x onerror=alert(1)>`x` & #35;"
+        )
         assert _html_outside_code(md) == []
 
 

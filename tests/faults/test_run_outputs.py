@@ -23,7 +23,9 @@ def _other_graph_trace(tmp_path) -> bytes:
     other = tmp_path / "other"
     other.mkdir()
     _, items = setup(other)
-    (other / "g.rbg").write_text(GRAPH.replace("ordinal[1, 5] }", "ordinal[1, 5], quantize = floor }"), encoding="utf-8")
+    (other / "g.rbg").write_text(
+        GRAPH.replace("ordinal[1, 5] }", "ordinal[1, 5], quantize = floor }"), encoding="utf-8"
+    )
     assert rbg("run", other / "g.rbg", items, "--out", other / "t.jsonl").exit_code == 0
     return (other / "t.jsonl").read_bytes()
 
@@ -121,7 +123,13 @@ def test_standard_output_as_out_is_refused_whether_a_pipe_or_a_file(tmp_path):
     assert_clean_error(r, "/dev/stdout: --out must be a regular file, and this is a pipe")
     redirected = tmp_path / "stdout.txt"
     with redirected.open("wb") as fh:
-        r = subprocess.run([RBG, "run", str(g), str(items), "--out", "/dev/stdout"], stdout=fh, stderr=subprocess.PIPE, text=True, timeout=120)
+        r = subprocess.run(
+            [RBG, "run", str(g), str(items), "--out", "/dev/stdout"],
+            stdout=fh,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     assert r.returncode == 2 and "--out is this command's standard output" in r.stderr
     assert redirected.read_text() == ""
 
@@ -304,7 +312,10 @@ def test_retry_errors_with_nothing_failed_leaves_the_file_alone(tmp_path):
 def test_retry_errors_keeps_the_file_permissions(tmp_path):
     g, items, out = traces(tmp_path, failing={3})
     out.chmod(0o640)
-    assert rbg("run", g, items, "--out", out, "--retry-errors", "--annotations", _annotations_for(tmp_path, [3])).exit_code == 0
+    assert (
+        rbg("run", g, items, "--out", out, "--retry-errors", "--annotations", _annotations_for(tmp_path, [3])).exit_code
+        == 0
+    )
     assert stat.S_IMODE(out.stat().st_mode) == 0o640
 
 
@@ -342,7 +353,9 @@ def test_a_resume_scan_rejects_what_it_cannot_resume(tmp_path):
 
 def test_retry_errors_keeps_the_failed_lines_of_items_no_longer_in_the_items_file(tmp_path):
     g, items, out = traces(tmp_path, failing={1, 4})
-    fewer = write_jsonl(tmp_path / "fewer.jsonl", [json.loads(x) for x in items.read_text().splitlines() if '"i4"' not in x])
+    fewer = write_jsonl(
+        tmp_path / "fewer.jsonl", [json.loads(x) for x in items.read_text().splitlines() if '"i4"' not in x]
+    )
     fix = _annotations_for(tmp_path, [1])
     r = rbg("run", g, fewer, "--out", out, "--retry-errors", "--annotations", fix, "--format", "json")
     assert json.loads(r.stdout)["retried"] == 1
@@ -372,7 +385,11 @@ def test_a_retry_killed_at_any_moment_loses_no_line_and_resumes(tmp_path):
     kept = [x for x in original.splitlines(keepends=True) if b'"status":"ok"' in x]
     fix = _annotations_for(tmp_path, range(0, n, 2))
     inode = out.stat().st_ino
-    proc = subprocess.Popen([RBG, "run", str(g), str(items), "--out", str(out), "--retry-errors", "--annotations", str(fix)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [RBG, "run", str(g), str(items), "--out", str(out), "--retry-errors", "--annotations", str(fix)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     # Kill it just after the rewrite, while the retried items are appended.
     while time.monotonic() < deadline and proc.poll() is None and out.stat().st_ino == inode:

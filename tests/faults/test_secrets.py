@@ -23,6 +23,7 @@ KEY = "sk-SENTINEL12-9f8e7d6c5b4a3210zyxw"
 # The error body's message quotes `Bearer KEY`; the client shows 300 characters of it.
 CUT = 300
 
+
 def windows(secret: str, n: int = 8) -> set[bytes]:
     return {secret[i : i + n].encode() for i in range(len(secret) - n + 1)}
 
@@ -146,8 +147,21 @@ def test_a_run_against_a_server_echoing_the_key_leaves_no_piece_of_it_anywhere(f
     out_dir.mkdir()
     result = CliRunner().invoke(
         cli,
-        ["run", str(g), str(items), "--out", str(out_dir / "t.jsonl"), "--base-url", server.url, "--cache", str(out_dir / "calls.sqlite"),
-         "--api-key-env", "JUDGE_KEY", "--max-retries", "1"],
+        [
+            "run",
+            str(g),
+            str(items),
+            "--out",
+            str(out_dir / "t.jsonl"),
+            "--base-url",
+            server.url,
+            "--cache",
+            str(out_dir / "calls.sqlite"),
+            "--api-key-env",
+            "JUDGE_KEY",
+            "--max-retries",
+            "1",
+        ],
         env={"JUDGE_KEY": KEY},
     )
     assert result.exit_code == 1, result.output  # the two 400s failed their items
@@ -166,15 +180,38 @@ def test_a_batch_import_of_results_echoing_the_key_stores_no_piece_of_it(run_fil
     assert exported.exit_code == 0, exported.output
     lines = [json.loads(line) for line in requests.read_text().splitlines()]
     answer = json.dumps({"score": 4, "reason": f"the key is {KEY}"})
-    body = {"model": "judge", "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]}
+    body = {
+        "model": "judge",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+    }
     results = tmp_path / "results.jsonl"
-    results.write_text("".join(json.dumps({"custom_id": r["custom_id"], "response": {"status_code": 200, "body": body}}) + "\n" for r in lines))
+    results.write_text(
+        "".join(
+            json.dumps({"custom_id": r["custom_id"], "response": {"status_code": 200, "body": body}}) + "\n"
+            for r in lines
+        )
+    )
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     result = CliRunner().invoke(
         cli,
-        ["batch", "import", str(g), str(items), str(results), "--out", str(out_dir / "t.jsonl"), "--model", "judge",
-         "--base-url", "http://127.0.0.1:9", "--cache", str(out_dir / "calls.sqlite"), "--api-key-env", "BATCH_KEY"],
+        [
+            "batch",
+            "import",
+            str(g),
+            str(items),
+            str(results),
+            "--out",
+            str(out_dir / "t.jsonl"),
+            "--model",
+            "judge",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--cache",
+            str(out_dir / "calls.sqlite"),
+            "--api-key-env",
+            "BATCH_KEY",
+        ],
         env={"BATCH_KEY": KEY},
     )
     assert result.exit_code == 0, result.output

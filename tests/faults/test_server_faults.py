@@ -32,7 +32,12 @@ def _client(server: FaultServer, **kw) -> OpenAIClient:
 
 def _big_reply(size: int) -> bytes:
     text = "x" * size
-    return json.dumps({"model": "judge", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}).encode()
+    return json.dumps(
+        {
+            "model": "judge",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        }
+    ).encode()
 
 
 # -- the deadline --------------------------------------------------------------------
@@ -123,8 +128,20 @@ def run_files(tmp_path, monkeypatch):
 def _run(g, items, tmp_path, server, *flags):
     return CliRunner().invoke(
         cli,
-        ["run", str(g), str(items), "--out", str(tmp_path / "t.jsonl"), "--base-url", server.url, "--cache", str(tmp_path / "c.sqlite"),
-         "--concurrency", "1", *flags],
+        [
+            "run",
+            str(g),
+            str(items),
+            "--out",
+            str(tmp_path / "t.jsonl"),
+            "--base-url",
+            server.url,
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+            "--concurrency",
+            "1",
+            *flags,
+        ],
     )
 
 
@@ -136,7 +153,9 @@ def test_run_deadline_fails_the_judgment_of_a_trickled_answer(fault_server, run_
     g, items = run_files
     server = fault_server()
     server.script(trickle(BYTE_EVERY))
-    r = _run(g, items, tmp_path, server, "--timeout", str(READ_TIMEOUT), "--deadline", str(DEADLINE), "--max-retries", "0")
+    r = _run(
+        g, items, tmp_path, server, "--timeout", str(READ_TIMEOUT), "--deadline", str(DEADLINE), "--max-retries", "0"
+    )
     assert r.exit_code == 1, r.output
     errors = [rec["readout"]["error"] for rec in _records(tmp_path) if rec["readout"]["status"] == "error"]
     assert len(errors) == 1 and "within the 0.6 s deadline" in errors[0]

@@ -16,9 +16,21 @@ JUDGE = f'judge = "{GSM8K_JUDGE}"\n'
 HEAD = f'items = "{GSM8K_ITEMS}"\n'
 BACKENDS = ("judge", "generator", "validator")
 FLOATS = [("", "tolerance")] + [(t, k) for t in BACKENDS for k in ("temperature", "timeout")]
-INTS = [("", k) for k in ("repeats", "seed", "limit", "concurrency")] + [(t, k) for t in BACKENDS for k in ("seed", "max_tokens", "max_retries")]
+INTS = [("", k) for k in ("repeats", "seed", "limit", "concurrency")] + [
+    (t, k) for t in BACKENDS for k in ("seed", "max_tokens", "max_retries")
+]
 # A value of the right type for each top-level scalar field (others: tables, lists).
-RIGHT = {"annotations": str, "recorded": str, "repeats": int, "tolerance": (int, float), "seed": int, "positive": bool, "gold": bool, "limit": int, "concurrency": int}
+RIGHT = {
+    "annotations": str,
+    "recorded": str,
+    "repeats": int,
+    "tolerance": (int, float),
+    "seed": int,
+    "positive": bool,
+    "gold": bool,
+    "limit": int,
+    "concurrency": int,
+}
 WRONG = {"[1, 2]": list, "{ a = 1 }": dict, '"text"': str, "true": bool, "1979-05-27": None, "2.5": float, "7": int}
 
 
@@ -91,7 +103,9 @@ def test_dotted_and_inline_backend_tables_name_the_line_too(tmp_path):
         assert info.value.where == f"{path}:3"
 
 
-@pytest.mark.parametrize("line", ["tolerance = nan", "custom = [1, 2]", "[judge]\ntemperature = nan", "[judge]\ntimeout = inf"])
+@pytest.mark.parametrize(
+    "line", ["tolerance = nan", "custom = [1, 2]", "[judge]\ntemperature = nan", "[judge]\ntimeout = inf"]
+)
 def test_rbg_audit_refuses_a_bad_suite_value_with_exit_2_and_writes_nothing(tmp_path, line):
     table, _, line = line.rpartition("\n")
     path, where = _suite(tmp_path, table.strip("[]"), line)

@@ -66,7 +66,9 @@ def test_paths_of_any_characters_round_trip_through_the_suite(tmp_path, items, n
     moved = folder / "items.jsonl"
     shutil.copy(items, moved)
     suite = tmp_path / "audit.toml"
-    result = CliRunner().invoke(cli, ["audit", "init", str(GSM8K_JUDGE), str(moved), "-o", str(suite)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["audit", "init", str(GSM8K_JUDGE), str(moved), "-o", str(suite)], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     assert load_suite(str(suite)).items == str(moved)
 
@@ -75,15 +77,26 @@ def test_a_path_toml_cannot_hold_is_a_clear_error(tmp_path, items):
     judge = _judge(items)
     ok, skipped = candidates(judge)
     with pytest.raises(ValueError, match="TOML cannot hold it"):
-        render_suite(str(tmp_path / "a.toml"), str(GSM8K_JUDGE), "bad\udcff.jsonl", judge, [], skipped, "rbg audit init")
+        render_suite(
+            str(tmp_path / "a.toml"), str(GSM8K_JUDGE), "bad\udcff.jsonl", judge, [], skipped, "rbg audit init"
+        )
 
 
 def test_audit_plan_writes_a_suite_audit_accepts_from_a_hostile_rationale(tmp_path, items):
-    proposal = {"operators": [{"name": "partial_completion", "rationale": HOSTILE[0] + HOSTILE[2]}, {"name": "tone_shift", "rationale": HOSTILE[1]}]}
+    proposal = {
+        "operators": [
+            {"name": "partial_completion", "rationale": HOSTILE[0] + HOSTILE[2]},
+            {"name": "tone_shift", "rationale": HOSTILE[1]},
+        ]
+    }
     server = Scripted(lambda role, body: json.dumps(proposal))
     try:
         out = tmp_path / "planned.toml"
-        result = CliRunner().invoke(cli, ["audit", "plan", str(GSM8K_JUDGE), str(items), "-o", str(out), "--base-url", server.url], catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli,
+            ["audit", "plan", str(GSM8K_JUDGE), str(items), "-o", str(out), "--base-url", server.url],
+            catch_exceptions=False,
+        )
     finally:
         server.close()
     assert result.exit_code == 0, result.output

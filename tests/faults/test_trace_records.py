@@ -80,7 +80,10 @@ def test_a_malformed_trace_record_is_a_clear_error_in_every_reader(tmp_path, nam
 
 @pytest.mark.parametrize(
     "name, message",
-    [("no readout", "the trace record has no `readout`"), ("null judgment", "`criteria.q.response` must be a judgment")],
+    [
+        ("no readout", "the trace record has no `readout`"),
+        ("null judgment", "`criteria.q.response` must be a judgment"),
+    ],
 )
 def test_the_message_names_the_bad_field(tmp_path, name, message):
     g, _, out = traces(tmp_path)

@@ -9,7 +9,7 @@ from rubriclang.catalog import load_catalog
 from rubriclang.lsp.completion import complete
 from rubriclang.lsp.context import declared_names
 
-HEAD = "criterion a: bool = llm.check {}\ncriterion b: ordinal[1, 5] = llm.rate { question = \"😀?\" }\n"
+HEAD = 'criterion a: bool = llm.check {}\ncriterion b: ordinal[1, 5] = llm.rate { question = "😀?" }\n'
 
 
 def labels(source: str) -> list[str]:
@@ -75,11 +75,24 @@ def test_node_names_after_sink():
 
 
 def test_parameters_of_a_criterions_procedure_including_common_ones():
-    assert labels("criterion c: bool = llm.check { | }") == ["question", "with_reference", "prompt", "answer", "model", "on_error"]
+    assert labels("criterion c: bool = llm.check { | }") == [
+        "question",
+        "with_reference",
+        "prompt",
+        "answer",
+        "model",
+        "on_error",
+    ]
 
 
 def test_parameters_already_given_are_left_out():
-    assert labels('criterion c: bool = llm.check { question = "x" | }') == ["with_reference", "prompt", "answer", "model", "on_error"]
+    assert labels('criterion c: bool = llm.check { question = "x" | }') == [
+        "with_reference",
+        "prompt",
+        "answer",
+        "model",
+        "on_error",
+    ]
 
 
 def test_a_parameter_after_a_type_value_is_a_parameter_name():
@@ -102,7 +115,7 @@ def test_parameter_items_carry_their_spec():
 
 def test_values_of_a_choice_or_boolean_parameter():
     assert labels("readout pairwise { resolve = | }") == ["abstain", "tie", "first", "second"]
-    assert labels('criterion c: bool = llm.check { with_reference = | }') == ["true", "false"]
+    assert labels("criterion c: bool = llm.check { with_reference = | }") == ["true", "false"]
 
 
 def test_an_unknown_operator_has_no_ports_or_parameters():
@@ -132,5 +145,5 @@ def test_a_broken_declaration_above_does_not_hide_the_context_below():
 
 
 def test_declared_names_come_from_declarations_only():
-    text = HEAD + 'node n = transform.not(value: a)  node m = transform.not(value: n)\nsink n\n# node fake\n'
+    text = HEAD + "node n = transform.not(value: a)  node m = transform.not(value: n)\nsink n\n# node fake\n"
     assert declared_names(text) == [("a", "criterion"), ("b", "criterion"), ("n", "node"), ("m", "node")]

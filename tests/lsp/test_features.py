@@ -147,18 +147,31 @@ def test_definition_on_a_prompt_path_opens_the_template(tmp_path):
     (tmp_path / "judges").mkdir()
     template = tmp_path / "judges" / "mine.md"
     template.write_text("## user\nRate {{response}}.\n", "utf-8")
-    text = 'rubric r { version = 1 }\ncontract { scale = score[1, 5] }\ncriterion q: ordinal[1, 5] = llm.rate { prompt = "judges/mine.md" }\nsink q\nreadout pointwise { output = ordinal[1, 5] }\n'
+    text = (
+        "rubric r { version = 1 }\ncontract { scale = score[1, 5] }\n"
+        'criterion q: ordinal[1, 5] = llm.rate { prompt = "judges/mine.md" }\nsink q\n'
+        "readout pointwise { output = ordinal[1, 5] }\n"
+    )
     a = analyse(text, str(tmp_path / "r.rbg"))
     assert navigation.template_file(a, at(text, "judges/mine")) == str(template)
     assert navigation.template_file(a, at(text, "llm.rate")) is None
-    assert navigation.template_file(analyse(text.replace("mine.md", "gone.md"), str(tmp_path / "r.rbg")), at(text, "judges/mine")) is None
+    assert (
+        navigation.template_file(
+            analyse(text.replace("mine.md", "gone.md"), str(tmp_path / "r.rbg")), at(text, "judges/mine")
+        )
+        is None
+    )
 
 
 def test_a_problem_in_a_template_file_is_shown_on_the_path_that_names_it(tmp_path):
     from rubriclang.lsp.server import _diagnostic
 
     (tmp_path / "mine.md").write_text("## user\nRate {{respons}}.\n", "utf-8")
-    text = 'rubric r { version = 1 }\ncontract { scale = score[1, 5] }\ncriterion q: ordinal[1, 5] = llm.rate { prompt = "mine.md" }\nsink q\nreadout pointwise { output = ordinal[1, 5] }\n'
+    text = (
+        "rubric r { version = 1 }\ncontract { scale = score[1, 5] }\n"
+        'criterion q: ordinal[1, 5] = llm.rate { prompt = "mine.md" }\nsink q\n'
+        "readout pointwise { output = ordinal[1, 5] }\n"
+    )
     a = analyse(text, str(tmp_path / "r.rbg"))
     shown = [_diagnostic(a, d) for d in a.diagnostics if d.code == "RB209"]
     assert shown and all(x.range.start.line == 2 for x in shown)

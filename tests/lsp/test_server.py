@@ -252,7 +252,9 @@ def complete(session, text: str, marker: str, uri: str) -> lsp.CompletionList:
     session.change(uri, 2, text)
     position = at(text[:index] + "\0", "\0")
     return session.request(
-        session.client.text_document_completion_async(lsp.CompletionParams(text_document=doc_id(uri), position=position))
+        session.client.text_document_completion_async(
+            lsp.CompletionParams(text_document=doc_id(uri), position=position)
+        )
     )
 
 
@@ -349,7 +351,9 @@ def test_a_client_that_prefers_utf32_gets_code_point_columns():
 def format_edits(session, uri: str):
     return session.request(
         session.client.text_document_formatting_async(
-            lsp.DocumentFormattingParams(text_document=doc_id(uri), options=lsp.FormattingOptions(tab_size=2, insert_spaces=True))
+            lsp.DocumentFormattingParams(
+                text_document=doc_id(uri), options=lsp.FormattingOptions(tab_size=2, insert_spaces=True)
+            )
         )
     )
 

@@ -60,5 +60,7 @@ def test_comments_brackets_and_quotes_are_configured():
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_client_is_valid_javascript():
-    proc = subprocess.run(["node", "--check", str(EXTENSION / "extension.js")], capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        ["node", "--check", str(EXTENSION / "extension.js")], capture_output=True, text=True, timeout=30
+    )
     assert proc.returncode == 0, proc.stderr

@@ -43,8 +43,16 @@ def traced(tmp_path):
     rng = random.Random(7)
     items = tmp_path / "items.jsonl"
     rows = [
-        {"id": f"i{n:02d}", "input": "q", "response": "r", "annotations": {
-            "fluent": rng.randint(1, 5), "relevant": rng.randint(1, 5), "off_topic": rng.random() < 0.5}}
+        {
+            "id": f"i{n:02d}",
+            "input": "q",
+            "response": "r",
+            "annotations": {
+                "fluent": rng.randint(1, 5),
+                "relevant": rng.randint(1, 5),
+                "off_topic": rng.random() < 0.5,
+            },
+        }
         for n in range(40)
     ]
     items.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -111,16 +119,26 @@ def test_wrong_number_of_arguments_is_a_usage_error():
 def test_colour_is_on_request_only():
     plain = rbg("diff", case("param_change", "old"), case("param_change", "new")).output
     assert "\x1b[" not in plain
-    coloured = CliRunner().invoke(
-        cli, ["diff", str(case("param_change", "old")), str(case("param_change", "new")), "--color"], color=True
-    ).output
+    coloured = (
+        CliRunner()
+        .invoke(
+            cli, ["diff", str(case("param_change", "old")), str(case("param_change", "new")), "--color"], color=True
+        )
+        .output
+    )
     assert "\x1b[33m~ node concise" in coloured
 
 
 def test_word_diff_is_coloured_by_its_markers():
-    out = CliRunner().invoke(
-        cli, ["diff", str(case("prompt_word_diff", "old")), str(case("prompt_word_diff", "new")), "--color"], color=True
-    ).output
+    out = (
+        CliRunner()
+        .invoke(
+            cli,
+            ["diff", str(case("prompt_word_diff", "old")), str(case("prompt_word_diff", "new")), "--color"],
+            color=True,
+        )
+        .output
+    )
     assert "\x1b[31m[-Is-]\x1b[0m\x1b[32m{+Could+}\x1b[0m" in out
 
 
@@ -177,7 +195,9 @@ def test_new_criteria_make_the_impact_unavailable_not_a_traceback(traced, tmp_pa
     graph, traces, _ = traced
     new = tmp_path / "new.rbg"
     new.write_text(
-        ANNOTATED.replace("[fluent, relevant]) { weights = [1, 1] }", "[fluent, relevant, engaging]) { weights = [1, 1, 1] }")
+        ANNOTATED.replace(
+            "[fluent, relevant]) { weights = [1, 1] }", "[fluent, relevant, engaging]) { weights = [1, 1, 1] }"
+        )
         + 'criterion engaging: ordinal[1, 5] = human.annotation { key = "engaging" }\n'
     )
     result = rbg("diff", graph, new, "--traces", traces)

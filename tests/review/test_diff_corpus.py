@@ -43,7 +43,16 @@ def _report(case: str) -> Report:
 
 def test_the_corpus_covers_the_kinds_of_change():
     assert len(CASES) >= 8
-    assert {"reformat_only", "param_change", "prompt_word_diff", "rewire", "add_remove_nodes", "sink_moved", "readout_contract", "type_change"} <= set(CASES)
+    assert {
+        "reformat_only",
+        "param_change",
+        "prompt_word_diff",
+        "rewire",
+        "add_remove_nodes",
+        "sink_moved",
+        "readout_contract",
+        "type_change",
+    } <= set(CASES)
 
 
 @pytest.mark.parametrize("fmt", sorted(GOLDENS))
@@ -96,11 +105,15 @@ def test_markdown_picture_marks_added_changed_and_removed_nodes():
 
 def test_markdown_fences_outgrow_backticks_in_prompts():
     old = check_source(
-        (CORPUS / "param_change" / "old.rbg").read_text().replace("over = 400", "over = 400 }\ncriterion fenced: bool = rule.regex { pattern = \"```\""),
+        (CORPUS / "param_change" / "old.rbg")
+        .read_text()
+        .replace("over = 400", 'over = 400 }\ncriterion fenced: bool = rule.regex { pattern = "```"'),
         "old.rbg",
     ).graph
     new = check_source(
-        (CORPUS / "param_change" / "old.rbg").read_text().replace("over = 400", "over = 400 }\ncriterion fenced: bool = rule.regex { pattern = \"````\""),
+        (CORPUS / "param_change" / "old.rbg")
+        .read_text()
+        .replace("over = 400", 'over = 400 }\ncriterion fenced: bool = rule.regex { pattern = "````"'),
         "new.rbg",
     ).graph
     md = render("markdown", Report("old.rbg", "new.rbg", old, new, diff_graphs(old, new)))

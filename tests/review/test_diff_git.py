@@ -36,9 +36,13 @@ def repo(tmp_path, monkeypatch):
         "HOME": str(tmp_path),
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CEILING_DIRECTORIES": str(tmp_path),
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_PAGER": "cat", "PAGER": "cat", "NO_COLOR": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_PAGER": "cat",
+        "PAGER": "cat",
+        "NO_COLOR": "1",
     }.items():
         monkeypatch.setenv(key, value)
     monkeypatch.chdir(root)
@@ -123,7 +127,9 @@ def driver(repo):
 
 
 def test_git_diff_shows_the_semantic_diff(driver):
-    (driver / "rubrics" / "help.rbg").write_text(RUBRIC.replace("max = 4", "max = 3").replace("rubric help {", "# a comment\nrubric help {"))
+    (driver / "rubrics" / "help.rbg").write_text(
+        RUBRIC.replace("max = 4", "max = 3").replace("rubric help {", "# a comment\nrubric help {")
+    )
     out = git("diff")
     assert out == (
         "--- a/rubrics/help.rbg\n+++ b/rubrics/help.rbg\n\n"

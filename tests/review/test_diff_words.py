@@ -37,7 +37,11 @@ def test_whitespace_alone_is_still_shown_when_it_is_all_that_changed():
 
 
 def test_a_deleted_word_keeps_its_spaces_outside():
-    assert word_diff("with notable errors", "with errors") == ((EQUAL, "with "), (DELETE, "notable "), (EQUAL, "errors"))
+    assert word_diff("with notable errors", "with errors") == (
+        (EQUAL, "with "),
+        (DELETE, "notable "),
+        (EQUAL, "errors"),
+    )
 
 
 def test_only_text_with_several_words_is_prose():

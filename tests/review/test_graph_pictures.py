@@ -55,7 +55,7 @@ def test_mermaid_uses_generated_ids_so_a_node_named_end_cannot_break_it():
     text = mermaid.render(_view("end_and_quotes"))
     node_lines = [line.strip() for line in text.splitlines() if re.match(r"\s+n\d+[\[({]", line)]
     assert len(node_lines) == 6
-    assert any(line.startswith("n4{{\"end<br/>") for line in node_lines)
+    assert any(line.startswith('n4{{"end<br/>') for line in node_lines)
     assert not re.search(r"^\s*end\b", text, re.M)
 
 

@@ -48,24 +48,39 @@ def _axis(height: int) -> list[Markup]:
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         x = _x(tick)
         out.append(el("line", {"x1": _n(x), "x2": _n(x), "y1": TOP - 6, "y2": height - 4, "class": "grid"}))
-        out.append(el("text", {"x": _n(x), "y": TOP - 12, "text-anchor": "middle", "class": "tick"}, f"{round(100 * tick)}%"))
+        out.append(
+            el("text", {"x": _n(x), "y": TOP - 12, "text-anchor": "middle", "class": "tick"}, f"{round(100 * tick)}%")
+        )
     return out
 
 
 def _bar(row: Row, y: int) -> list[Markup]:
     mid = y + ROW // 2
     cls = "bar total" if row.total else "bar"
-    out = [el("text", {"x": LABEL_X + (0 if row.total else 12), "y": mid + 4, "class": "label total" if row.total else "label"},
-              el("title", None, row.label), _label(row.label))]
+    out = [
+        el(
+            "text",
+            {"x": LABEL_X + (0 if row.total else 12), "y": mid + 4, "class": "label total" if row.total else "label"},
+            el("title", None, row.label),
+            _label(row.label),
+        )
+    ]
     rate = row.rate or {}
     if rate.get("value") is None:
         out.append(el("text", {"x": PLOT_X0 + 4, "y": mid + 4, "class": "none"}, "no variants"))
         return out
-    out.append(el("rect", {"x": PLOT_X0, "y": y + 5, "width": _n(_x(rate["value"]) - PLOT_X0), "height": ROW - 10, "class": cls}))
+    out.append(
+        el(
+            "rect",
+            {"x": PLOT_X0, "y": y + 5, "width": _n(_x(rate["value"]) - PLOT_X0), "height": ROW - 10, "class": cls},
+        )
+    )
     if rate.get("low") is not None and rate.get("high") is not None:
         lo, hi = _x(rate["low"]), _x(rate["high"])
         out.append(el("line", {"x1": _n(lo), "x2": _n(hi), "y1": mid, "y2": mid, "class": "whisker"}))
-        out += [el("line", {"x1": _n(x), "x2": _n(x), "y1": mid - 5, "y2": mid + 5, "class": "whisker"}) for x in (lo, hi)]
+        out += [
+            el("line", {"x1": _n(x), "x2": _n(x), "y1": mid - 5, "y2": mid + 5, "class": "whisker"}) for x in (lo, hi)
+        ]
     figures = f"{fmt.percent(rate['value'])}  {fmt.interval(rate)}  {fmt.fraction(rate)}, n={rate.get('n', 0)}"
     out.append(el("text", {"x": TEXT_X, "y": mid + 4, "class": "figures"}, figures))
     return out
@@ -82,9 +97,19 @@ def bar_chart(title: str, rows: list[Row], kind: str) -> Markup:
             body.append(el("text", {"x": LABEL_X, "y": y + ROW // 2 + 5, "class": "surface"}, row.label))
         else:
             body += _bar(row, y)
-    svg = el("svg", {"xmlns": "http://www.w3.org/2000/svg", "viewBox": f"0 0 {WIDTH} {height}", "width": WIDTH, "height": height,
-                     "role": "img", "class": f"chart {kind}"},
-             el("title", None, title), body)
+    svg = el(
+        "svg",
+        {
+            "xmlns": "http://www.w3.org/2000/svg",
+            "viewBox": f"0 0 {WIDTH} {height}",
+            "width": WIDTH,
+            "height": height,
+            "role": "img",
+            "class": f"chart {kind}",
+        },
+        el("title", None, title),
+        body,
+    )
     return el("figure", {"class": "chart"}, el("figcaption", None, title), svg)
 
 

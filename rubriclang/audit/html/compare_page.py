@@ -21,10 +21,29 @@ def _rows(title: str, groups: dict) -> list[Markup]:
         for relation, r in g.items():
             rate = _FIRST[relation]
             a, b = r["a"][rate], r["b"][rate]
-            out.append(el("tr", None, el("th", {"scope": "row"}, el("code", None, name)), el("td", None, title), el("td", None, relation),
-                          el("td", {"class": "num"}, fmt.percent(a and a["value"]), el("span", {"class": "what"}, fmt.fraction(a))),
-                          el("td", {"class": "num"}, fmt.percent(b and b["value"]), el("span", {"class": "what"}, fmt.fraction(b))),
-                          el("td", {"class": "num"}, _delta(r["paired"])), el("td", {"class": "num"}, r["paired"]["total"])))
+            out.append(
+                el(
+                    "tr",
+                    None,
+                    el("th", {"scope": "row"}, el("code", None, name)),
+                    el("td", None, title),
+                    el("td", None, relation),
+                    el(
+                        "td",
+                        {"class": "num"},
+                        fmt.percent(a and a["value"]),
+                        el("span", {"class": "what"}, fmt.fraction(a)),
+                    ),
+                    el(
+                        "td",
+                        {"class": "num"},
+                        fmt.percent(b and b["value"]),
+                        el("span", {"class": "what"}, fmt.fraction(b)),
+                    ),
+                    el("td", {"class": "num"}, _delta(r["paired"])),
+                    el("td", {"class": "num"}, r["paired"]["total"]),
+                )
+            )
     return out
 
 
@@ -32,19 +51,90 @@ def render_compare(doc: dict) -> str:
     """The HTML page of a comparison document."""
     a, b = doc["a"], doc["b"]
     head = ["Group", "Kind", "Relation", "A", "B", "B \u2212 A (paired, 95%)", "Shared variants"]
-    rows = _rows("overall", {"all": doc["overall"]}) + _rows("surface", doc["by_surface"]) + _rows("operator", doc["by_operator"])
+    rows = (
+        _rows("overall", {"all": doc["overall"]})
+        + _rows("surface", doc["by_surface"])
+        + _rows("operator", doc["by_operator"])
+    )
     r = doc["repeat_flip_rate"]
-    rows.insert(0, el("tr", None, el("th", {"scope": "row"}, "repeat flip rate"), el("td", None, "items"), el("td", None, fmt.DASH),
-                      el("td", {"class": "num"}, fmt.percent(r["a"]["value"])), el("td", {"class": "num"}, fmt.percent(r["b"]["value"])),
-                      el("td", {"class": "num"}, _delta(r["paired"])), el("td", {"class": "num"}, r["paired"]["total"])))
-    table = el("table", {"class": "metrics"}, el("thead", None, el("tr", None, [el("th", {"scope": "col"}, h) for h in head])), el("tbody", None, rows))
-    differ = el("ul", None, [el("li", None, el("code", None, d["variant"]), f": A {d['a']}, B {d['b']} ({d['operator']})") for d in doc["differ"]]) if doc["differ"] else el("p", None, "None: every shared variant went the same way in both audits.")
-    sides = el("p", None, "A: ", el("code", None, a["judge"]), f" ({a['folder']}, {a['hash']}); B: ", el("code", None, b["judge"]), f" ({b['folder']}, {b['hash']}). Sealed suite ", el("code", {"class": "hash"}, doc["sealed"]), ".")
-    main = el("main", None, sides,
-              el("p", {"class": "note"}, f"{doc['shared']['variants']} shared variants on {doc['shared']['items']} items; {doc['differences']} difference(s)."),
-              el("section", {"id": "rates"}, el("h2", None, "Rates side by side"), table),
-              el("section", {"id": "differ"}, el("h2", None, "Variants that went wrong in one audit only"), differ))
-    page_head = el("head", None, el("meta", {"charset": "utf-8"}), el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
-                   el("title", None, f"Audit comparison: {a['judge']} vs {b['judge']}"), el("style", None, Markup(CSS)))
-    body = el("body", None, el("header", {"class": "top"}, el("div", None, el("h1", None, "Audit comparison: ", el("code", None, a["judge"]), " vs ", el("code", None, b["judge"])))), main)
+    rows.insert(
+        0,
+        el(
+            "tr",
+            None,
+            el("th", {"scope": "row"}, "repeat flip rate"),
+            el("td", None, "items"),
+            el("td", None, fmt.DASH),
+            el("td", {"class": "num"}, fmt.percent(r["a"]["value"])),
+            el("td", {"class": "num"}, fmt.percent(r["b"]["value"])),
+            el("td", {"class": "num"}, _delta(r["paired"])),
+            el("td", {"class": "num"}, r["paired"]["total"]),
+        ),
+    )
+    table = el(
+        "table",
+        {"class": "metrics"},
+        el("thead", None, el("tr", None, [el("th", {"scope": "col"}, h) for h in head])),
+        el("tbody", None, rows),
+    )
+    differ = (
+        el(
+            "ul",
+            None,
+            [
+                el("li", None, el("code", None, d["variant"]), f": A {d['a']}, B {d['b']} ({d['operator']})")
+                for d in doc["differ"]
+            ],
+        )
+        if doc["differ"]
+        else el("p", None, "None: every shared variant went the same way in both audits.")
+    )
+    sides = el(
+        "p",
+        None,
+        "A: ",
+        el("code", None, a["judge"]),
+        f" ({a['folder']}, {a['hash']}); B: ",
+        el("code", None, b["judge"]),
+        f" ({b['folder']}, {b['hash']}). Sealed suite ",
+        el("code", {"class": "hash"}, doc["sealed"]),
+        ".",
+    )
+    main = el(
+        "main",
+        None,
+        sides,
+        el(
+            "p",
+            {"class": "note"},
+            f"{doc['shared']['variants']} shared variants on {doc['shared']['items']} items; {doc['differences']} "
+            "difference(s).",
+        ),
+        el("section", {"id": "rates"}, el("h2", None, "Rates side by side"), table),
+        el("section", {"id": "differ"}, el("h2", None, "Variants that went wrong in one audit only"), differ),
+    )
+    page_head = el(
+        "head",
+        None,
+        el("meta", {"charset": "utf-8"}),
+        el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
+        el("title", None, f"Audit comparison: {a['judge']} vs {b['judge']}"),
+        el("style", None, Markup(CSS)),
+    )
+    body = el(
+        "body",
+        None,
+        el(
+            "header",
+            {"class": "top"},
+            el(
+                "div",
+                None,
+                el(
+                    "h1", None, "Audit comparison: ", el("code", None, a["judge"]), " vs ", el("code", None, b["judge"])
+                ),
+            ),
+        ),
+        main,
+    )
     return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, page_head, body) + "\n"

@@ -21,18 +21,44 @@ def _text(x: Any) -> str:
 
 
 def _pane(title: str, old: Any, new: Any) -> Markup:
-    left, right = sides(_text(old), _text(new)) if old is not None and new is not None else (
-        el("span", {"class": "absent"}, "(absent)") if old is None else el("span", None, _text(old)),
-        el("span", {"class": "absent"}, "(absent)") if new is None else el("span", None, _text(new)))
-    return el("div", {"class": "field"}, el("h5", None, title),
-              el("div", {"class": "pair"},
-                 el("div", {"class": "side"}, el("div", {"class": "side-label"}, "original"), el("div", {"class": "text"}, left)),
-                 el("div", {"class": "side"}, el("div", {"class": "side-label"}, "perturbed"), el("div", {"class": "text"}, right))))
+    left, right = (
+        sides(_text(old), _text(new))
+        if old is not None and new is not None
+        else (
+            el("span", {"class": "absent"}, "(absent)") if old is None else el("span", None, _text(old)),
+            el("span", {"class": "absent"}, "(absent)") if new is None else el("span", None, _text(new)),
+        )
+    )
+    return el(
+        "div",
+        {"class": "field"},
+        el("h5", None, title),
+        el(
+            "div",
+            {"class": "pair"},
+            el(
+                "div",
+                {"class": "side"},
+                el("div", {"class": "side-label"}, "original"),
+                el("div", {"class": "text"}, left),
+            ),
+            el(
+                "div",
+                {"class": "side"},
+                el("div", {"class": "side-label"}, "perturbed"),
+                el("div", {"class": "text"}, right),
+            ),
+        ),
+    )
 
 
 def _plain(title: str, text: Any) -> Markup:
-    return el("div", {"class": "field"}, el("h5", None, title),
-              el("div", {"class": "text"}, el("span", {"class": "absent"}, "(absent)") if text is None else _text(text)))
+    return el(
+        "div",
+        {"class": "field"},
+        el("h5", None, title),
+        el("div", {"class": "text"}, el("span", {"class": "absent"}, "(absent)") if text is None else _text(text)),
+    )
 
 
 def _item_fields(original: dict, perturbed: dict) -> list[tuple[str, Any, Any]]:
@@ -41,7 +67,9 @@ def _item_fields(original: dict, perturbed: dict) -> list[tuple[str, Any, Any]]:
     fields = [("input", original.get("input"), perturbed.get("input"))]
     old = {cid: (i, text) for i, (cid, text) in enumerate(original.get("candidates", []))}
     new = {cid: (i, text) for i, (cid, text) in enumerate(perturbed.get("candidates", []))}
-    ids = [cid for cid, _ in original.get("candidates", [])] + [cid for cid, _ in perturbed.get("candidates", []) if cid not in old]
+    ids = [cid for cid, _ in original.get("candidates", [])] + [
+        cid for cid, _ in perturbed.get("candidates", []) if cid not in old
+    ]
     for cid in ids:
         a, b = old.get(cid), new.get(cid)
         title = "response" if ids == ["response"] else f"candidate {cid}"
@@ -86,8 +114,14 @@ def changes(finding: dict) -> Markup:
     same = [(t, a) for t, a, b in fields if a == b and (a is not None)]
     out = changed or [el("p", {"class": "muted"}, "The variant's texts equal the original's.")]
     if same:
-        out.append(el("details", {"class": "unchanged"}, el("summary", None, "Unchanged: " + ", ".join(t for t, _ in same)),
-                      [_plain(t, a) for t, a in same]))
+        out.append(
+            el(
+                "details",
+                {"class": "unchanged"},
+                el("summary", None, "Unchanged: " + ", ".join(t for t, _ in same)),
+                [_plain(t, a) for t, a in same],
+            )
+        )
     return el("div", {"class": "changes"}, out)
 
 
@@ -100,21 +134,52 @@ def verdicts(finding: dict, judge: Judge, gold: Any) -> Markup:
     base, result = finding["baseline"], finding["result"]
     invariant = finding["relation"] == "invariant"
     repeats = max(len(base["decisions"]), len(result["decisions"]))
-    head = el("tr", None, el("th", {"scope": "col"}, ""), [el("th", {"scope": "col", "class": "num"}, f"r{i + 1}") for i in range(repeats)],
-              el("th", {"scope": "col"}, "summary"))
+    head = el(
+        "tr",
+        None,
+        el("th", {"scope": "col"}, ""),
+        [el("th", {"scope": "col", "class": "num"}, f"r{i + 1}") for i in range(repeats)],
+        el("th", {"scope": "col"}, "summary"),
+    )
 
     def row(name: str, s: dict, wrong) -> Markup:
-        cells = [el("td", {"class": "dec off" if wrong(d) else "dec", "title": "differs from the baseline" if wrong(d) else None}, fmt.decision(d))
-                 for d in s["decisions"]]
-        return el("tr", None, el("th", {"scope": "row"}, name), cells, [el("td", None, "") for _ in range(repeats - len(cells))],
-                  el("td", {"class": "sum"}, fmt.summary(s)))
+        cells = [
+            el(
+                "td",
+                {"class": "dec off" if wrong(d) else "dec", "title": "differs from the baseline" if wrong(d) else None},
+                fmt.decision(d),
+            )
+            for d in s["decisions"]
+        ]
+        return el(
+            "tr",
+            None,
+            el("th", {"scope": "row"}, name),
+            cells,
+            [el("td", None, "") for _ in range(repeats - len(cells))],
+            el("td", {"class": "sum"}, fmt.summary(s)),
+        )
 
-    rows = [row("original", base, lambda d: not judge.agrees(d, base)),
-            row("variant", result, (lambda d: not judge.agrees(d, base)) if invariant else (lambda d: not judge.fell(d, base)))]
-    key = "marked: differs from the original's summary" if invariant else "marked in the variant's row: did not fall below the original's summary"
+    rows = [
+        row("original", base, lambda d: not judge.agrees(d, base)),
+        row(
+            "variant",
+            result,
+            (lambda d: not judge.agrees(d, base)) if invariant else (lambda d: not judge.fell(d, base)),
+        ),
+    ]
+    key = (
+        "marked: differs from the original's summary"
+        if invariant
+        else "marked in the variant's row: did not fall below the original's summary"
+    )
     extra = f"; gold {fmt.value(gold)}" if gold is not None else ""
-    return el("div", {"class": "verdicts"}, el("table", {"class": "decisions"}, el("thead", None, head), el("tbody", None, rows)),
-              el("p", {"class": "what"}, f"Each column is one repeat ({key}){extra}."))
+    return el(
+        "div",
+        {"class": "verdicts"},
+        el("table", {"class": "decisions"}, el("thead", None, head), el("tbody", None, rows)),
+        el("p", {"class": "what"}, f"Each column is one repeat ({key}){extra}."),
+    )
 
 
 # --- localization ----------------------------------------------------------------
@@ -126,23 +191,58 @@ def localization(finding: dict) -> Markup:
     loc = finding["localization"]
     if not loc["moved"]:
         why = {
-            "flipped": ": the verdict changed although no node's typical value did (in the readout, e.g. a tie resolved by "
-                       "position, or within the spread of the repeats).",
+            "flipped": ": the verdict changed although no node's typical value did (in the readout, e.g. a tie "
+            "resolved by "
+            "position, or within the spread of the repeats).",
             "missed": ": no criterion registered the degradation.",
         }.get(finding["outcome"], ".")
         body: list[Markup] = [el("p", None, "No node's summary moved" + why)]
     else:
-        rows = [el("tr", {"class": m["kind"]}, el("td", None, el("code", None, m["node"])), el("td", None, m["kind"]), el("td", None, m["candidate"]),
-                   el("td", {"class": "num"}, fmt.value(m["original"])), el("td", {"class": "num"}, "\u2192 ", fmt.value(m["perturbed"])))
-                for m in loc["moved"]]
-        body = [el("table", {"class": "moved"},
-                   el("thead", None, el("tr", None, [el("th", {"scope": "col"}, h) for h in ("Node", "Kind", "Candidate", "Original", "Perturbed")])),
-                   el("tbody", None, rows))]
+        rows = [
+            el(
+                "tr",
+                {"class": m["kind"]},
+                el("td", None, el("code", None, m["node"])),
+                el("td", None, m["kind"]),
+                el("td", None, m["candidate"]),
+                el("td", {"class": "num"}, fmt.value(m["original"])),
+                el("td", {"class": "num"}, "\u2192 ", fmt.value(m["perturbed"])),
+            )
+            for m in loc["moved"]
+        ]
+        body = [
+            el(
+                "table",
+                {"class": "moved"},
+                el(
+                    "thead",
+                    None,
+                    el(
+                        "tr",
+                        None,
+                        [el("th", {"scope": "col"}, h) for h in ("Node", "Kind", "Candidate", "Original", "Perturbed")],
+                    ),
+                ),
+                el("tbody", None, rows),
+            )
+        ]
     for a in loc["absorbed"]:
-        body.append(el("p", {"class": "absorbed"}, el("code", None, a["node"]),
-                       f" (candidate {a['candidate']}) absorbed the move of {', '.join(a['inputs'])}: its value did not change."))
-    body.append(el("p", {"class": "sink " + ("reached" if loc["reached_sink"] else "held")},
-                   "The move reached the sink." if loc["reached_sink"] else "The sink's summary did not move."))
+        body.append(
+            el(
+                "p",
+                {"class": "absorbed"},
+                el("code", None, a["node"]),
+                f" (candidate {a['candidate']}) absorbed the move of {', '.join(a['inputs'])}: its value did not "
+                "change.",
+            )
+        )
+    body.append(
+        el(
+            "p",
+            {"class": "sink " + ("reached" if loc["reached_sink"] else "held")},
+            "The move reached the sink." if loc["reached_sink"] else "The sink's summary did not move.",
+        )
+    )
     return el("div", {"class": "localization"}, body)
 
 
@@ -152,15 +252,38 @@ def localization(finding: dict) -> Markup:
 def evidence(finding: dict, judge: Judge, report: dict) -> Markup:
     """One finding's article; its id is the target of the review queue's link."""
     v = finding["validation"]
-    checked = f"validated by {v['by']}" + (f" ({v['model']})" if v.get("model") else "") + f": {v['verdict']}" + (f", {v['reason']}" if v.get("reason") else "")
+    checked = (
+        f"validated by {v['by']}"
+        + (f" ({v['model']})" if v.get("model") else "")
+        + f": {v['verdict']}"
+        + (f", {v['reason']}" if v.get("reason") else "")
+    )
     gold = (report["by_item"].get(finding["item"]) or {}).get("gold")
-    meta = el("p", {"class": "meta"}, "Item ", link(anchor("i", finding["item"]), el("code", None, finding["item"])),
-              f"; operator {finding['operator']} ({finding['surface'].replace('_', ' ')}, {finding['relation']}, {finding['generator']}); "
-              f"changed {', '.join(finding['changed']) or 'nothing'}; {checked}.")
-    return el("article", {"id": anchor("v", finding["variant"]), "class": "finding"},
-              el("h3", None, el("span", {"class": f"badge {finding['outcome']}"}, finding["outcome"]), " ", el("code", None, finding["variant"])),
-              meta,
-              el("h4", None, "The judge's verdicts"), verdicts(finding, judge, gold),
-              el("h4", None, "Where it moved"), localization(finding),
-              el("h4", None, "What the perturbation changed"), changes(finding),
-              el("p", {"class": "back"}, link(anchor("i", finding["item"]), "\u2191 back to the item in the queue")))
+    meta = el(
+        "p",
+        {"class": "meta"},
+        "Item ",
+        link(anchor("i", finding["item"]), el("code", None, finding["item"])),
+        f"; operator {finding['operator']} ({finding['surface'].replace('_', ' ')}, {finding['relation']}, "
+        f"{finding['generator']}); "
+        f"changed {', '.join(finding['changed']) or 'nothing'}; {checked}.",
+    )
+    return el(
+        "article",
+        {"id": anchor("v", finding["variant"]), "class": "finding"},
+        el(
+            "h3",
+            None,
+            el("span", {"class": f"badge {finding['outcome']}"}, finding["outcome"]),
+            " ",
+            el("code", None, finding["variant"]),
+        ),
+        meta,
+        el("h4", None, "The judge's verdicts"),
+        verdicts(finding, judge, gold),
+        el("h4", None, "Where it moved"),
+        localization(finding),
+        el("h4", None, "What the perturbation changed"),
+        changes(finding),
+        el("p", {"class": "back"}, link(anchor("i", finding["item"]), "\u2191 back to the item in the queue")),
+    )

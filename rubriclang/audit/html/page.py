@@ -17,10 +17,19 @@ from rubriclang.audit.html.review_queue import ranked, review_queue
 from rubriclang.audit.html.style import CSS
 from rubriclang.audit.html.verdicts import Judge
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; base-uri 'none'; form-action 'none'"
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; base-uri 'none'; "
+    "form-action 'none'"
+)
 
-SECTIONS = (("overview", "Overview"), ("operators", "Operators"), ("charts", "By operator"), ("criteria", "Criteria"),
-            ("queue", "Review queue"), ("evidence", "Evidence"))
+SECTIONS = (
+    ("overview", "Overview"),
+    ("operators", "Operators"),
+    ("charts", "By operator"),
+    ("criteria", "Criteria"),
+    ("queue", "Review queue"),
+    ("evidence", "Evidence"),
+)
 REVIEW_NOTES = ("review-notes", "Review notes")
 
 
@@ -28,19 +37,45 @@ def _charts(report: dict) -> Markup:
     out = []
     flips = operator_rows(report, "invariant", "flip_rate")
     if flips:
-        out.append(bar_chart("Invariant flip rate per operator (variants not stable; bar: rate, whisker: 95% interval)", flips, "flip"))
+        out.append(
+            bar_chart(
+                "Invariant flip rate per operator (variants not stable; bar: rate, whisker: 95% interval)",
+                flips,
+                "flip",
+            )
+        )
     detects = operator_rows(report, "directional", "detection_rate")
     if detects:
-        out.append(bar_chart("Degradation detection rate per operator (eligible variants detected; bar: rate, whisker: 95% interval)", detects, "detect"))
+        out.append(
+            bar_chart(
+                "Degradation detection rate per operator (eligible variants detected; bar: rate, whisker: 95% "
+                "interval)",
+                detects,
+                "detect",
+            )
+        )
     return join(out) if out else el("p", None, "No variants were judged.")
 
 
 def _header(report: dict, sections) -> Markup:
     j, c, s = report["judge"], report["counts"], report["suite"]
-    sub = (f"{j['type']} judge ({j['mode']}{', output ' + j['output'] if j['output'] else ''}); "
-           f"{c['items']} items \u00d7 {s['repeats']} repeats; {c['variants']} variants judged; sealed suite {s['sealed'][:19]}\u2026")
+    sub = (
+        f"{j['type']} judge ({j['mode']}{', output ' + j['output'] if j['output'] else ''}); "
+        f"{c['items']} items \u00d7 {s['repeats']} repeats; {c['variants']} variants judged; sealed suite "
+        f"{s['sealed'][:19]}\u2026"
+    )
     nav = el("nav", {"class": "toc"}, [el("a", {"href": "#" + key}, title) for key, title in sections])
-    return el("header", {"class": "top"}, el("div", None, el("h1", None, "Judge audit: ", el("code", None, j["name"])), el("p", {"class": "sub"}, sub), nav))
+    return el(
+        "header",
+        {"class": "top"},
+        el(
+            "div",
+            None,
+            el("h1", None, "Judge audit: ", el("code", None, j["name"])),
+            el("p", {"class": "sub"}, sub),
+            nav,
+        ),
+    )
 
 
 def _section(key: str, title: str, *body) -> Markup:
@@ -58,27 +93,49 @@ def render_html(report: dict, review_notes: dict[str, str] | None = None) -> str
     notes = overview.notes(report)
     reviewed = overview.review_notes(review_notes, {item for item, _ in queue}) if review_notes else None
     sections = SECTIONS[:5] + ((REVIEW_NOTES,) if reviewed else ()) + SECTIONS[5:]
-    main = el("main", None,
-              _section("overview", "Overview", overview.metrics(report), overview.confusion(report), overview.counts(report), overview.judge_and_suite(report)),
-              overview.machine_summary(report),
-              _section("operators", "Operators", overview.operators(report)),
-              _section("charts", "By operator", _charts(report)),
-              _section("criteria", "Criteria", overview.criteria(report)),
-              _section("notes", "Notes", notes) if notes else None,
-              _section("queue", "Review queue",
-                       el("p", {"class": "note"}, "Items whose verdicts went wrong, worst first: weighted by the share of each finding's repeats "
-                                                  "that went the wrong way. Each finding links to its evidence."),
-                       review_queue(report)),
-              _section(*REVIEW_NOTES, reviewed) if reviewed else None,
-              _section("evidence", "Evidence",
-                       [evidence(f, judge, report) for f in found] or el("p", None, "No findings.")),
-              el("footer", None, f"Rendered by rbg audit from report.json ({report['schema']}); judge {report['judge']['hash']}."))
-    head = el("head", None,
-              el("meta", {"charset": "utf-8"}),
-              el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
-              el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
-              el("title", None, f"Audit of {report['judge']['name']}"),
-              el("style", None, Markup(CSS)))
+    main = el(
+        "main",
+        None,
+        _section(
+            "overview",
+            "Overview",
+            overview.metrics(report),
+            overview.confusion(report),
+            overview.counts(report),
+            overview.judge_and_suite(report),
+        ),
+        overview.machine_summary(report),
+        _section("operators", "Operators", overview.operators(report)),
+        _section("charts", "By operator", _charts(report)),
+        _section("criteria", "Criteria", overview.criteria(report)),
+        _section("notes", "Notes", notes) if notes else None,
+        _section(
+            "queue",
+            "Review queue",
+            el(
+                "p",
+                {"class": "note"},
+                "Items whose verdicts went wrong, worst first: weighted by the share of each finding's repeats "
+                "that went the wrong way. Each finding links to its evidence.",
+            ),
+            review_queue(report),
+        ),
+        _section(*REVIEW_NOTES, reviewed) if reviewed else None,
+        _section("evidence", "Evidence", [evidence(f, judge, report) for f in found] or el("p", None, "No findings.")),
+        el(
+            "footer",
+            None,
+            f"Rendered by rbg audit from report.json ({report['schema']}); judge {report['judge']['hash']}.",
+        ),
+    )
+    head = el(
+        "head",
+        None,
+        el("meta", {"charset": "utf-8"}),
+        el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
+        el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
+        el("title", None, f"Audit of {report['judge']['name']}"),
+        el("style", None, Markup(CSS)),
+    )
     body = el("body", None, _header(report, sections), main)
     return "<!DOCTYPE html>\n" + el("html", {"lang": "en"}, head, body) + "\n"
-

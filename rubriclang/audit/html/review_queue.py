@@ -46,18 +46,30 @@ def moved_summary(f: dict) -> str:
 
 def _entry(f: dict, s: Severity) -> Markup:
     shift = f" (\u0394 {fmt.number(s.shift)})" if s.shift is not None else ""
-    return el("li", None,
-              link(anchor("v", f["variant"]), el("code", None, f["variant"])), " ",
-              el("span", {"class": f"badge {f['outcome']}"}, f["outcome"]), " ",
-              el("span", {"class": "verdict"}, f"{fmt.summary(f['baseline'])} \u2192 {fmt.summary(f['result'])}{shift}"),
-              el("span", {"class": "what"}, f"{f['operator']} ({f['relation']}); {s.describe(f['relation'])}; {moved_summary(f)}"))
+    return el(
+        "li",
+        None,
+        link(anchor("v", f["variant"]), el("code", None, f["variant"])),
+        " ",
+        el("span", {"class": f"badge {f['outcome']}"}, f["outcome"]),
+        " ",
+        el("span", {"class": "verdict"}, f"{fmt.summary(f['baseline'])} \u2192 {fmt.summary(f['result'])}{shift}"),
+        el(
+            "span",
+            {"class": "what"},
+            f"{f['operator']} ({f['relation']}); {s.describe(f['relation'])}; {moved_summary(f)}",
+        ),
+    )
 
 
 def _item_facts(report: dict, item: str) -> str:
     info = report["by_item"].get(item)
     if not info:
         return ""
-    facts = [f"baseline {fmt.summary(info['baseline'])}", f"{info['repeat_flips']}/{info['repeats']} repeats differ from it"]
+    facts = [
+        f"baseline {fmt.summary(info['baseline'])}",
+        f"{info['repeat_flips']}/{info['repeats']} repeats differ from it",
+    ]
     if info.get("baseline_stability") == "unstable":
         facts.append("unstable baseline: its repeats disagree, flips on it are counted against their summary")
     if info.get("gold") is not None:
@@ -74,8 +86,20 @@ def review_queue(report: dict) -> Markup:
     items = []
     for rank, (item, found) in enumerate(entries, 1):
         n = len(found)
-        items.append(el("li", {"id": anchor("i", item), "class": "qitem"},
-                        el("div", {"class": "qhead"}, el("span", {"class": "rank"}, f"{rank}."), " ", el("code", None, item), " ",
-                           el("span", {"class": "what"}, f"{n} finding{'s' if n != 1 else ''}; {_item_facts(report, item)}")),
-                        el("ul", None, [_entry(f, s) for f, s in found])))
+        items.append(
+            el(
+                "li",
+                {"id": anchor("i", item), "class": "qitem"},
+                el(
+                    "div",
+                    {"class": "qhead"},
+                    el("span", {"class": "rank"}, f"{rank}."),
+                    " ",
+                    el("code", None, item),
+                    " ",
+                    el("span", {"class": "what"}, f"{n} finding{'s' if n != 1 else ''}; {_item_facts(report, item)}"),
+                ),
+                el("ul", None, [_entry(f, s) for f, s in found]),
+            )
+        )
     return el("ol", {"class": "queue"}, items)

@@ -16,7 +16,8 @@ h2 { font-size: 20px; margin: 36px 0 12px; padding-bottom: 4px; border-bottom: 2
 h3 { font-size: 16px; margin: 0 0 6px; overflow-wrap: anywhere; }
 h4 { font-size: 14px; margin: 16px 0 6px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
 h5 { font-size: 13px; margin: 10px 0 4px; color: var(--muted); font-weight: 600; }
-code, .text, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 13px; }
+code, .text, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
+  font-size: 13px; }
 .hash { overflow-wrap: anywhere; }
 nav.toc { font-size: 14px; }
 nav.toc a { margin-right: 14px; }
@@ -37,10 +38,12 @@ ul.plain { margin: 0; padding-left: 18px; }
 .countgroups { display: flex; flex-wrap: wrap; gap: 12px 28px; margin: 10px 0 16px; }
 .grouptitle { font-size: 12.5px; font-weight: 600; color: var(--muted); margin-bottom: 4px; }
 dl.counts { display: flex; flex-wrap: wrap; gap: 8px; margin: 0; }
-dl.counts div { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 5px 12px; min-width: 84px; }
+dl.counts div { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 5px 12px;
+  min-width: 84px; }
 dl.counts dt { font-size: 12px; color: var(--muted); }
 dl.counts dd { margin: 0; font-size: 18px; font-weight: 600; font-variant-numeric: tabular-nums; }
-section.machine { background: var(--warn); border: 1px solid #e7cf86; border-left: 6px solid #d4a514; border-radius: 6px; padding: 4px 18px 10px; margin-top: 28px; }
+section.machine { background: var(--warn); border: 1px solid #e7cf86; border-left: 6px solid #d4a514;
+  border-radius: 6px; padding: 4px 18px 10px; margin-top: 28px; }
 section.machine h2 { border-bottom: none; margin-top: 12px; }
 .warn { font-size: 14px; }
 .prose { white-space: pre-wrap; max-width: 80ch; }
@@ -49,7 +52,8 @@ figcaption { font-weight: 600; margin-bottom: 4px; }
 svg.chart text { font-size: 12px; fill: var(--ink); }
 svg.chart .tick, svg.chart .figures, svg.chart .none { fill: var(--muted); }
 svg.chart .figures { font-variant-numeric: tabular-nums; }
-svg.chart .surface { font-weight: 700; font-size: 12.5px; text-transform: uppercase; letter-spacing: .05em; fill: var(--muted); }
+svg.chart .surface { font-weight: 700; font-size: 12.5px; text-transform: uppercase; letter-spacing: .05em;
+  fill: var(--muted); }
 svg.chart .label.total { font-weight: 600; }
 svg.chart .grid { stroke: var(--line); stroke-width: 1; }
 svg.chart .whisker { stroke: var(--ink); stroke-width: 1.5; }
@@ -70,7 +74,8 @@ li.qitem li { margin-bottom: 4px; }
 article.finding { padding: 8px 0; }
 article.finding + article.finding { border-top: 2px solid var(--line); padding-top: 16px; margin-top: 8px; }
 .meta { color: var(--muted); font-size: 14px; margin: 0; overflow-wrap: anywhere; }
-table.decisions td.dec { text-align: center; min-width: 44px; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px; }
+table.decisions td.dec { text-align: center; min-width: 44px; font-family: ui-monospace, Menlo, Consolas, monospace;
+  font-size: 13px; }
 table.decisions td.off { background: var(--bad-soft); color: var(--bad); font-weight: 700; }
 table.decisions td.sum { font-weight: 700; }
 table.moved tr.criterion td:first-child { border-left: 3px solid var(--bad); }
@@ -79,7 +84,8 @@ table.moved tr.criterion td:first-child { border-left: 3px solid var(--bad); }
 .field { margin-bottom: 10px; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 10px; }
 .side { border: 1px solid var(--line); border-radius: 6px; overflow: hidden; min-width: 0; }
-.side-label { font-size: 11.5px; text-transform: uppercase; letter-spacing: .05em; color: var(--muted); background: var(--soft); padding: 2px 8px; border-bottom: 1px solid var(--line); }
+.side-label { font-size: 11.5px; text-transform: uppercase; letter-spacing: .05em; color: var(--muted);
+  background: var(--soft); padding: 2px 8px; border-bottom: 1px solid var(--line); }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; padding: 6px 8px; margin: 0; }
 .field > .text { border: 1px solid var(--line); border-radius: 6px; }
 del { background: var(--del); color: var(--del-ink); text-decoration: line-through; text-decoration-thickness: 1px; }

@@ -60,7 +60,13 @@ def check_typos(original: str, variant: str) -> str | None:
         if x == y:
             continue
         diff = [j for j in range(len(x)) if j >= len(y) or x[j] != y[j]]
-        one_swap = len(x) == len(y) and len(diff) == 2 and diff[1] == diff[0] + 1 and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]]
+        one_swap = (
+            len(x) == len(y)
+            and len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and x[diff[0]] == y[diff[1]]
+            and x[diff[1]] == y[diff[0]]
+        )
         if not one_swap or diff[0] == 0 or diff[1] == len(x) - 1:
             return f"`{x}` became `{y}`, which is not one swap of two inner letters"
         changed += 1
@@ -113,7 +119,11 @@ def check_partial(original: str, variant: str, unit: str) -> str | None:
         if removed < 1 or a[:start] + a[start + removed :] != b:
             return "the variant is not the original with one block of lines removed"
         block = [line for line in a[start : start + removed] if line.strip()]
-        if not block or not _LIST_ITEM.match(block[0]) or any(_LIST_ITEM.match(line) for line in block[1:] + a[start + removed :]):
+        if (
+            not block
+            or not _LIST_ITEM.match(block[0])
+            or any(_LIST_ITEM.match(line) for line in block[1:] + a[start + removed :])
+        ):
             return "the removed lines are not the last list item"
         return None
     body = original.rstrip()

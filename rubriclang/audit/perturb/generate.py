@@ -89,7 +89,11 @@ def _partial_variant(item: Item) -> tuple[dict, Validation, dict]:
     original = item.candidates[POINTWISE_CANDIDATE]
     cut = deterministic.partial_completion(original)
     if cut is None:
-        return {}, Validation("structure", "failed", "the response is one sentence: there is no last part to remove"), {}
+        return (
+            {},
+            Validation("structure", "failed", "the response is one sentence: there is no last part to remove"),
+            {},
+        )
     kept, unit = cut
     v = _structural([deterministic.check_partial(original, kept, unit)])
     return {"candidates": [[POINTWISE_CANDIDATE, kept]]}, v, {"removed": unit}
@@ -140,7 +144,9 @@ def deterministic_patch(op: Perturbation, judge: JudgeInfo) -> tuple[Patch | Non
     order = tuple(reversed(every)) if op.name == "criterion_reorder" and len(every) > 1 else None
     if not criteria and order is None:
         return None, results
-    changed = f"{len(criteria)} of {len(results)} criterion prompts changed" + ("; the criteria in reverse order" if order else "")
+    changed = f"{len(criteria)} of {len(results)} criterion prompts changed" + (
+        "; the criteria in reverse order" if order else ""
+    )
     return Patch(op.name, op.name, criteria, order, Validation("structure", "accept", changed)), results
 
 
@@ -150,7 +156,9 @@ def deterministic_patch(op: Perturbation, judge: JudgeInfo) -> tuple[Patch | Non
 class Generation:
     """Runs every operator over the items, at most `concurrency` LLM units at once."""
 
-    def __init__(self, judge: JudgeInfo, seed: int, generator: Asker | None, validator: Asker | None, concurrency: int = 4):
+    def __init__(
+        self, judge: JudgeInfo, seed: int, generator: Asker | None, validator: Asker | None, concurrency: int = 4
+    ):
         self.judge = judge
         # What generators and validators are shown of the judge, so variants
         # fit what it judges: of an item, its own graph.
@@ -237,7 +245,9 @@ class Generation:
                 if c.params.get(param):
                     jobs.append((c, param, dict(c.params[param])))
             elif style and (why := judge_prompt.fixed_reply(c)):
-                self.out.record(op.name, f"{pid}{at}:{c.name}", Validation("structure", "failed", why), criterion=c.name)
+                self.out.record(
+                    op.name, f"{pid}{at}:{c.name}", Validation("structure", "failed", why), criterion=c.name
+                )
             else:
                 assert op.target is not None  # an llm operator names what it rewrites
                 jobs.append((c, op.target, judge_prompt.starting_text(c)))
@@ -249,9 +259,17 @@ class Generation:
                 criteria[c.name] = {param: new} if param in ("anchors", "descriptions") else {PROMPT: new}
         if not criteria:
             return None
-        return Patch(pid, op.name, criteria, None, Validation("llm", "accept", f"{len(criteria)} of {len(jobs)} criterion texts accepted"))
+        return Patch(
+            pid,
+            op.name,
+            criteria,
+            None,
+            Validation("llm", "accept", f"{len(criteria)} of {len(jobs)} criterion texts accepted"),
+        )
 
-    async def _llm_text(self, op: Perturbation, described: str, name: str, c, param: str, text, style: str | None) -> tuple:
+    async def _llm_text(
+        self, op: Perturbation, described: str, name: str, c, param: str, text, style: str | None
+    ) -> tuple:
         """A new text of criterion `c` of the graph `name` (shown as `described`)."""
         if self.generator is None:
             return None, Validation("llm", "failed", "no generator backend")
@@ -265,7 +283,9 @@ class Generation:
                 return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
             return new, await self._validate(op, _show_fields(text), _show_fields(new), described)
 
-    async def _template_text(self, op: Perturbation, described: str, name: str, c, text: str, style: str | None) -> tuple:
+    async def _template_text(
+        self, op: Perturbation, described: str, name: str, c, text: str, style: str | None
+    ) -> tuple:
         """A rewrite of the criterion's whole template (paraphrase, reasoning
         style): it must parse and keep every placeholder, then pass the validator."""
         rubric = judge_prompt.rubric_text(c, name)
@@ -281,7 +301,9 @@ class Generation:
     async def _system_text(self, op: Perturbation, described: str, c, text: str) -> tuple:
         """A new system section for the criterion's template (added where it has none)."""
         assert self.generator is not None  # LLM operators run with a generator
-        new, problem, model = await llm.rewrite_text(self.generator, op, described, "system", judge_prompt.system_text(text))
+        new, problem, model = await llm.rewrite_text(
+            self.generator, op, described, "system", judge_prompt.system_text(text)
+        )
         if new is None or problem:
             return None, Validation("llm", "failed", problem or "the generator produced nothing", model)
         patched = judge_prompt.with_system(text, new)
@@ -291,7 +313,9 @@ class Generation:
             return None, Validation("template", "reject", problem, model)
         return patched, await self._validate(op, judge_prompt.system_text(text), new, described)
 
-    async def _validate(self, op: Perturbation, original: str, rewrite: str, described: str, style: str | None = None) -> Validation:
+    async def _validate(
+        self, op: Perturbation, original: str, rewrite: str, described: str, style: str | None = None
+    ) -> Validation:
         if self.validator is None:
             return Validation("llm", "unavailable", "no validator backend")
         return await llm.validate(self.validator, op, described, original, rewrite, style)

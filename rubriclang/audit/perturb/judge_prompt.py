@@ -74,7 +74,11 @@ def format_first(criterion: Criterion, text: str) -> tuple[str | None, str | Non
         return None, "its last `## user` message is one paragraph: there is no reply-format part to move"
     shown = sorted(template_of(paras[-1]).names & MATERIAL)
     if shown:
-        return None, f"the last paragraph of its last `## user` message shows `{{{{{shown[0]}}}}}`: it is material, not a reply-format instruction"
+        return (
+            None,
+            f"the last paragraph of its last `## user` message shows `{{{{{shown[0]}}}}}`: it is material, not a "
+            "reply-format instruction",
+        )
     sections[i] = ("user", "\n\n".join([paras[-1], *paras[:-1]]))
     return compose(sections), None
 
@@ -105,7 +109,11 @@ def reverse_points(criterion: Criterion, text: str) -> tuple[str | None, str | N
     if name is None or name not in template_of(text).names:
         return None, "its prompt lists no scale points or labels (`{{anchors}}`, `{{labels}}`)"
     if len(entries) < 2:
-        return None, f"its prompt lists {len(entries)} {'scale point' if name == 'anchors' else 'label'}: there is no order to reverse"
+        return (
+            None,
+            f"its prompt lists {len(entries)} {'scale point' if name == 'anchors' else 'label'}: there is no order to "
+            "reverse",
+        )
     return text.replace(f"{{{{{name}}}}}", "\n".join(reversed(entries))), None
 
 

@@ -29,7 +29,10 @@ PROMPTS = {"generate": GENERATE, "validate": VALIDATE}
 REASONING = {
     "direct": "answer directly, keeping any explanation to a few words",
     "step_by_step": "think it through step by step first, writing the reasoning out, then answer",
-    "criterion_by_criterion": "go through the criterion and each point of the scale (or each option) in turn, saying whether the response meets it, then answer",
+    "criterion_by_criterion": (
+        "go through the criterion and each point of the scale (or each option) in turn, saying "
+        "whether the response meets it, then answer"
+    ),
 }
 REASONING_STYLES = tuple(REASONING)
 _VERDICT: dict[str, dict[str, Any]] = {"reason": _TEXT, "verdict": {"type": "string", "enum": ["accept", "reject"]}}
@@ -52,10 +55,17 @@ def _instruction(op: Perturbation, judge: str, style: str | None = None) -> dict
     instruction = op.instruction or op.summary
     if style:
         instruction += f" The reasoning style: {REASONING[style]}."
-    return {"judge": judge, "instruction": instruction, "preserves": op.preserves or "everything else", "breaks": op.breaks}
+    return {
+        "judge": judge,
+        "instruction": instruction,
+        "preserves": op.preserves or "everything else",
+        "breaks": op.breaks,
+    }
 
 
-async def rewrite_item(asker: Asker, op: Perturbation, judge: str, item: Item) -> tuple[dict | None, str | None, str | None]:
+async def rewrite_item(
+    asker: Asker, op: Perturbation, judge: str, item: Item
+) -> tuple[dict | None, str | None, str | None]:
     """(changes, why it failed, model) for one item-side LLM operator.
 
     `changes` maps `input` and/or `candidates` to the new texts; every
@@ -65,7 +75,18 @@ async def rewrite_item(asker: Asker, op: Perturbation, judge: str, item: Item) -
     changes: dict = {}
     model = None
     if op.target == "input":
-        answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge), "material": _tag("task", item.input), "form": '{"input": "<the rewritten task>"}'}), {"input": _TEXT}, "rewrite")
+        answer = await asker.ask(
+            messages(
+                GENERATE,
+                {
+                    **_instruction(op, judge),
+                    "material": _tag("task", item.input),
+                    "form": '{"input": "<the rewritten task>"}',
+                },
+            ),
+            {"input": _TEXT},
+            "rewrite",
+        )
         if answer.status != "ok":
             return None, answer.error, answer.model
         changes["input"], model = answer.fields["input"], answer.model
@@ -73,7 +94,14 @@ async def rewrite_item(asker: Asker, op: Perturbation, judge: str, item: Item) -
         texts = []
         for cid in cids:
             answer = await asker.ask(
-                messages(GENERATE, {**_instruction(op, judge), "material": _material(item, (cid,)), "form": '{"response": "<the rewritten response>"}'}),
+                messages(
+                    GENERATE,
+                    {
+                        **_instruction(op, judge),
+                        "material": _material(item, (cid,)),
+                        "form": '{"response": "<the rewritten response>"}',
+                    },
+                ),
                 {"response": _TEXT},
                 "rewrite",
             )
@@ -84,11 +112,21 @@ async def rewrite_item(asker: Asker, op: Perturbation, judge: str, item: Item) -
         changes["candidates"] = texts
     else:  # input+response: one call, so renamings stay consistent across the texts
         if cids == (POINTWISE_CANDIDATE,):
-            form, fields = '{"input": "<the rewritten task>", "response": "<the rewritten response>"}', {"input": _TEXT, "response": _TEXT}
+            form, fields = (
+                '{"input": "<the rewritten task>", "response": "<the rewritten response>"}',
+                {"input": _TEXT, "response": _TEXT},
+            )
         else:
             shape = ", ".join(f'"{c}": "<the rewritten response {c}>"' for c in cids)
-            form, fields = f'{{"input": "<the rewritten task>", "responses": {{{shape}}}}}', {"input": _TEXT, "responses": {"type": "object"}}
-        answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge), "material": _material(item, cids), "form": form}), fields, "rewrite")
+            form, fields = (
+                f'{{"input": "<the rewritten task>", "responses": {{{shape}}}}}',
+                {"input": _TEXT, "responses": {"type": "object"}},
+            )
+        answer = await asker.ask(
+            messages(GENERATE, {**_instruction(op, judge), "material": _material(item, cids), "form": form}),
+            fields,
+            "rewrite",
+        )
         if answer.status != "ok":
             return None, answer.error, answer.model
         value, model = answer.fields, answer.model
@@ -121,7 +159,11 @@ async def rewrite_text(asker: Asker, op: Perturbation, judge: str, what: str, te
     if isinstance(text, dict):
         shown_text = json.dumps({str(k): v for k, v in text.items()}, ensure_ascii=False, indent=1)
         form = "{" + f'"{what}": ' + "{" + ", ".join(f'"{k}": "<the rewritten description>"' for k in text) + "}}"
-        answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge), "material": _tag(what, shown_text), "form": form}), {what: {"type": "object"}}, "rewrite")
+        answer = await asker.ask(
+            messages(GENERATE, {**_instruction(op, judge), "material": _tag(what, shown_text), "form": form}),
+            {what: {"type": "object"}},
+            "rewrite",
+        )
         if answer.status != "ok":
             return None, answer.error, answer.model
         new = answer.fields[what]
@@ -131,7 +173,11 @@ async def rewrite_text(asker: Asker, op: Perturbation, judge: str, what: str, te
             return None, "the generator returned the descriptions unchanged", answer.model
         return new, None, answer.model
     form = f'{{"{what}": "<the rewritten {what}>"}}'
-    answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge), "material": _tag(what, text), "form": form}), {what: _TEXT}, "rewrite")
+    answer = await asker.ask(
+        messages(GENERATE, {**_instruction(op, judge), "material": _tag(what, text), "form": form}),
+        {what: _TEXT},
+        "rewrite",
+    )
     if answer.status != "ok":
         return None, answer.error, answer.model
     new = answer.fields[what]
@@ -140,13 +186,19 @@ async def rewrite_text(asker: Asker, op: Perturbation, judge: str, what: str, te
     return new, None, answer.model
 
 
-async def rewrite_template(asker: Asker, op: Perturbation, judge: str, rubric: str, text: str, style: str | None = None) -> tuple:
+async def rewrite_template(
+    asker: Asker, op: Perturbation, judge: str, rubric: str, text: str, style: str | None = None
+) -> tuple:
     """(new template text, why it failed, model): the judge's whole prompt
     template rewritten; the generator is shown the criterion it serves, so
     the rewrite fits the task."""
     material = _tag("rubric", rubric) + "\n\n" + _tag("template", text)
     form = '{"template": "<the rewritten template: the same ## sections, every {{placeholder}} kept>"}'
-    answer = await asker.ask(messages(GENERATE, {**_instruction(op, judge, style), "material": material, "form": form}), {"template": _TEXT}, "rewrite")
+    answer = await asker.ask(
+        messages(GENERATE, {**_instruction(op, judge, style), "material": material, "form": form}),
+        {"template": _TEXT},
+        "rewrite",
+    )
     if answer.status != "ok":
         return None, answer.error, answer.model
     new = answer.fields["template"]
@@ -155,7 +207,9 @@ async def rewrite_template(asker: Asker, op: Perturbation, judge: str, rubric: s
     return new, None, answer.model
 
 
-async def validate(asker: Asker, op: Perturbation, judge: str, original: str, rewrite: str, style: str | None = None) -> Validation:
+async def validate(
+    asker: Asker, op: Perturbation, judge: str, original: str, rewrite: str, style: str | None = None
+) -> Validation:
     """The validator's verdict on one rewrite."""
     values = {**_instruction(op, judge, style), "original": original, "rewrite": rewrite}
     answer = await asker.ask(messages(VALIDATE, values), _VERDICT, "verdict")

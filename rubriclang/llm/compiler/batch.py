@@ -60,7 +60,8 @@ def check_id(value: Any, where: str) -> str:
     if not _ID.match(text):
         raise SpecError(
             where,
-            f"id `{text}` cannot name a file: use letters, digits, `.`, `_` and `-` (starting with a letter or digit, at most 200)",
+            f"id `{text}` cannot name a file: use letters, digits, `.`, `_` and `-` (starting with a letter or digit, "
+            "at most 200)",
         )
     return text
 
@@ -131,9 +132,13 @@ def specs_from_items(path: str, fields: ItemFields) -> list[SpecLine]:
             "contract": {"scale": fields.scale},
         }
         if fields.system_prompt:
-            spec["task"]["system_prompt"] = _text(_field(row, fields.system_prompt, named, "--system-field"), named, fields.system_prompt)
+            spec["task"]["system_prompt"] = _text(
+                _field(row, fields.system_prompt, named, "--system-field"), named, fields.system_prompt
+            )
         if fields.reference:
-            spec["reference"] = {"text": _text(_field(row, fields.reference, named, "--reference-field"), named, fields.reference)}
+            spec["reference"] = {
+                "text": _text(_field(row, fields.reference, named, "--reference-field"), named, fields.reference)
+            }
         out.append(_spec_line({"id": sid, **spec}, where, seen))
     if not out:
         raise SpecError(path, "the file holds no items")
@@ -277,9 +282,13 @@ async def compile_many(
             if os.path.exists(target):
                 os.unlink(target)  # another spec's graph: never run in this one's place
             with CompileLog(log_path(out_dir, s.id)) as log:
-                log.write("spec", id=s.id, spec_hash=s.hash, source=s.where, fallback=recorded_fallback(s.fallback, out_dir))
+                log.write(
+                    "spec", id=s.id, spec_hash=s.hash, source=s.where, fallback=recorded_fallback(s.fallback, out_dir)
+                )
                 try:
-                    result = await compile_rubric(s.spec, client, log=log, out=target, header=header(s.id, s.hash), **options)
+                    result = await compile_rubric(
+                        s.spec, client, log=log, out=target, header=header(s.id, s.hash), **options
+                    )
                 except LLMError:
                     done[s.id] = ERROR
                     return
@@ -348,14 +357,22 @@ def summarize(specs: Iterable[SpecLine], out_dir: str, this_run: dict[str, str] 
 def summary_text(s: dict) -> str:
     rate = f" ({100 * s['compiled'] / s['specs']:.0f}%)" if s["specs"] else ""
     lines = [f"Compiled {s['compiled']} of {s['specs']} specs{rate} into {s['out_dir']}"]
-    lines.append(f"  compiled {s['compiled']}   failed within the budget {s['failed']}   error {s['error']}   pending {s['pending']}")
+    lines.append(
+        f"  compiled {s['compiled']}   failed within the budget {s['failed']}   error {s['error']}   pending "
+        f"{s['pending']}"
+    )
     if "this_run" in s:
         lines.append("  this run: " + ", ".join(f"{k} {v}" for k, v in s["this_run"].items()))
     for state in (COMPILED, FAILED):
         if s["attempts"][state]:
-            lines.append(f"  attempts used ({state}): " + ", ".join(f"{n}: {c}" for n, c in s["attempts"][state].items()))
+            lines.append(
+                f"  attempts used ({state}): " + ", ".join(f"{n}: {c}" for n, c in s["attempts"][state].items())
+            )
     if s["repaired_findings"]:
-        lines.append("  findings that needed a repair (attempts): " + ", ".join(f"{c} {n}" for c, n in s["repaired_findings"][:10]))
+        lines.append(
+            "  findings that needed a repair (attempts): "
+            + ", ".join(f"{c} {n}" for c, n in s["repaired_findings"][:10])
+        )
     if s["error"] or s["pending"]:
         lines.append("  run the same command again to resume: compiled and failed specs are not compiled again")
     return "\n".join(lines)

@@ -168,7 +168,10 @@ def response_format(catalog: Catalog) -> dict:
     """The OpenAI `response_format` asking for the IR. Not `strict`: strict
     mode would demand every optional parameter; servers that constrain
     decoding (vLLM, llama.cpp) enforce the schema either way."""
-    return {"type": "json_schema", "json_schema": {"name": "rubric_graph", "schema": ir_schema(catalog), "strict": False}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "rubric_graph", "schema": ir_schema(catalog), "strict": False},
+    }
 
 
 # -- validation ---------------------------------------------------------------
@@ -254,7 +257,9 @@ def ir_to_module(ir: dict, catalog: Catalog) -> ast.Module:
     for c in ir["criteria"]:
         params = catalog.procedure_params(catalog.procedures[c["procedure"]])
         decls.append(
-            ast.CriterionDecl(ast.Name(c["name"]), _type(c["type"]), _dotted(c["procedure"]), _block(c["params"], params))
+            ast.CriterionDecl(
+                ast.Name(c["name"]), _type(c["type"]), _dotted(c["procedure"]), _block(c["params"], params)
+            )
         )
     for n in ir["nodes"]:
         op = catalog.operators[n["operator"]]
@@ -263,7 +268,9 @@ def ir_to_module(ir: dict, catalog: Catalog) -> ast.Module:
             ref = n["ports"][port.name]
             refs = tuple(ast.Name(r) for r in ref) if port.variadic else (ast.Name(ref),)
             ports.append(ast.PortArg(ast.Name(port.name), refs, port.variadic))
-        decls.append(ast.NodeDecl(ast.Name(n["name"]), _dotted(n["operator"]), tuple(ports), _block(n["params"], op.params)))
+        decls.append(
+            ast.NodeDecl(ast.Name(n["name"]), _dotted(n["operator"]), tuple(ports), _block(n["params"], op.params))
+        )
     decls.append(ast.SinkDecl(ast.Name(ir["sink"])))
     decls += [
         ast.ReadoutDecl(ast.Name(mode), _block(ir["readouts"][mode], blocks[mode].params))
@@ -359,11 +366,18 @@ def module_to_ir(module: ast.Module) -> dict:
             ir["contract"] = _block_ir(d.block)
         elif isinstance(d, ast.CriterionDecl):
             ir["criteria"].append(
-                {"name": d.name.value, "type": _type_ir(d.type), "procedure": d.procedure.text, "params": _block_ir(d.block)}
+                {
+                    "name": d.name.value,
+                    "type": _type_ir(d.type),
+                    "procedure": d.procedure.text,
+                    "params": _block_ir(d.block),
+                }
             )
         elif isinstance(d, ast.NodeDecl):
             ports = {p.name.value: [r.value for r in p.refs] if p.is_list else p.refs[0].value for p in d.ports}
-            ir["nodes"].append({"name": d.name.value, "operator": d.operator.text, "ports": ports, "params": _block_ir(d.block)})
+            ir["nodes"].append(
+                {"name": d.name.value, "operator": d.operator.text, "ports": ports, "params": _block_ir(d.block)}
+            )
         elif isinstance(d, ast.SinkDecl):
             ir["sink"] = d.target.value
         elif isinstance(d, ast.ReadoutDecl):

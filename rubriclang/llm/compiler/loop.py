@@ -122,7 +122,11 @@ async def compile_rubric(
             raise
         attempt = _attempt(number, completion, spec, catalog, constrained, path)
         attempts.append(attempt)
-        repair = None if attempt.accepted else repair_message(_findings(attempt, path), attempt.program if constrained else None)
+        repair = (
+            None
+            if attempt.accepted
+            else repair_message(_findings(attempt, path), attempt.program if constrained else None)
+        )
         _log(log, "attempt", **_attempt_record(attempt, key, repair))
         if attempt.accepted:
             assert attempt.program is not None  # an accepted attempt has a program
@@ -135,7 +139,14 @@ async def compile_rubric(
                     os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
                     write_atomic(out, source)
                 except OSError as exc:
-                    _log(log, "end", outcome="error", attempts=number, output=None, message=f"cannot write {out}: {exc.strerror}")
+                    _log(
+                        log,
+                        "end",
+                        outcome="error",
+                        attempts=number,
+                        output=None,
+                        message=f"cannot write {out}: {exc.strerror}",
+                    )
                     raise
             _log(log, "end", outcome="compiled", attempts=number, output=out, message=None)
             return CompileResult(source, graph, tuple(attempts))
@@ -152,7 +163,9 @@ async def compile_rubric(
     return CompileResult(None, None, tuple(attempts))
 
 
-def _attempt(number: int, completion: Completion, spec: Spec, catalog: Catalog, constrained: bool, path: str) -> Attempt:
+def _attempt(
+    number: int, completion: Completion, spec: Spec, catalog: Catalog, constrained: bool, path: str
+) -> Attempt:
     answer = completion.text
     problems: list[str] = []
     ir = None
@@ -169,7 +182,9 @@ def _attempt(number: int, completion: Completion, spec: Spec, catalog: Catalog, 
     result = check_source(program, path)
     if result.graph is not None:
         problems.extend(contract_problems(result.graph, spec))
-    return Attempt(number, answer, program, ir, tuple(sorted_diagnostics(result.diagnostics)), tuple(problems), completion)
+    return Attempt(
+        number, answer, program, ir, tuple(sorted_diagnostics(result.diagnostics)), tuple(problems), completion
+    )
 
 
 def extract_program(answer: str) -> str | None:

@@ -98,7 +98,11 @@ def catalog_reference(catalog: Catalog) -> str:
         if op.example:
             out.append("Example: " + op.example)
         out.append("")
-    out += ["Port kinds: `numeric` is ordinal or score; a `?` after the kinds means", "the port accepts optional values.", ""]
+    out += [
+        "Port kinds: `numeric` is ordinal or score; a `?` after the kinds means",
+        "the port accepts optional values.",
+        "",
+    ]
     out += ["## Blocks", ""]
     for name, block in catalog.blocks.items():
         head = {"rubric": "rubric NAME { ... }", "contract": "contract { ... }"}.get(name, f"readout {name} {{ ... }}")

@@ -55,9 +55,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "fallback": Field(str, what='"abstain" or a graph file, e.g. "direct.rbg"'),
     },
 }
-_TABLES = {
-    name: Field(dict, required=name in ("rubric", "contract"), what=f"a table (`[{name}]`)") for name in SCHEMA
-}
+_TABLES = {name: Field(dict, required=name in ("rubric", "contract"), what=f"a table (`[{name}]`)") for name in SCHEMA}
 
 
 class SpecError(LocatedError):
@@ -109,7 +107,11 @@ def resolve_fallback(fallback: str | None, base: str, where: str) -> str | None:
         return fallback
     path = os.path.normpath(os.path.join(base, fallback))
     if not os.path.isfile(path):
-        raise SpecError(where, f"`contract.fallback`: no such graph file `{fallback}` (looked for `{path}`; a path is relative to the spec file's folder)")
+        raise SpecError(
+            where,
+            f"`contract.fallback`: no such graph file `{fallback}` (looked for `{path}`; a path is relative to the "
+            "spec file's folder)",
+        )
     return path
 
 
@@ -125,26 +127,47 @@ def spec_from_dict(data: dict[str, Any], where: str = "<spec>", text: str = "") 
     rubric, task = data["rubric"], data.get("task", {})
     reference, contract = data.get("reference", {}), data["contract"]
     if not _SNAKE.match(rubric["name"]):
-        raise SpecError(lines.at("name", "rubric"), f"`rubric.name` must be snake_case (lowercase letters, digits, `_`), got `{rubric['name']}`")
+        raise SpecError(
+            lines.at("name", "rubric"),
+            f"`rubric.name` must be snake_case (lowercase letters, digits, `_`), got `{rubric['name']}`",
+        )
     if not rubric["text"].strip():
         raise SpecError(lines.at("text", "rubric"), "`rubric.text` is empty: write the rubric to compile")
     if not (task.get("input") or task.get("description")):
-        raise SpecError(lines.at(None, "task"), "`[task]` needs `input` (the task's input) or `description` (what the task is)")
+        raise SpecError(
+            lines.at(None, "task"), "`[task]` needs `input` (the task's input) or `description` (what the task is)"
+        )
     readouts = tuple(contract.get("readouts", ["pointwise"]))
     bad = [r for r in readouts if r not in READOUTS]
     if bad or not readouts or len(set(readouts)) != len(readouts):
-        raise SpecError(lines.at("readouts", "contract"), '`contract.readouts` must list "pointwise" and/or "pairwise", each once')
+        raise SpecError(
+            lines.at("readouts", "contract"), '`contract.readouts` must list "pointwise" and/or "pairwise", each once'
+        )
     scale = parse_type(contract["scale"], lines.at("scale", "contract"), "contract.scale")
     output = None
     if "pointwise" in readouts:
-        output = parse_type(contract["output"], lines.at("output", "contract"), "contract.output") if "output" in contract else scale
+        output = (
+            parse_type(contract["output"], lines.at("output", "contract"), "contract.output")
+            if "output" in contract
+            else scale
+        )
     elif "output" in contract:
-        raise SpecError(lines.at("output", "contract"), "`contract.output` is the pointwise readout's output, but `readouts` has no pointwise")
+        raise SpecError(
+            lines.at("output", "contract"),
+            "`contract.output` is the pointwise readout's output, but `readouts` has no pointwise",
+        )
     if "pairwise" not in readouts and ({"epsilon", "resolve"} & set(contract)):
-        raise SpecError(lines.at("epsilon", "contract") if "epsilon" in contract else lines.at("resolve", "contract"), "`contract.epsilon` and `contract.resolve` need a pairwise readout in `readouts`")
+        raise SpecError(
+            lines.at("epsilon", "contract") if "epsilon" in contract else lines.at("resolve", "contract"),
+            "`contract.epsilon` and `contract.resolve` need a pairwise readout in `readouts`",
+        )
     fallback = contract.get("fallback")
     if fallback is not None and fallback != "abstain" and not fallback.endswith(".rbg"):
-        raise SpecError(lines.at("fallback", "contract"), f'`contract.fallback` must be "abstain" or the path of a .rbg graph (such as a direct judge), got `{fallback}`')
+        raise SpecError(
+            lines.at("fallback", "contract"),
+            '`contract.fallback` must be "abstain" or the path of a .rbg graph (such as a direct judge), got '
+            f"`{fallback}`",
+        )
     spec = Spec(
         name=rubric["name"],
         rubric=rubric["text"],
@@ -217,7 +240,11 @@ def parse_type(text: str, where: str, key: str) -> JType:
     jtype = type_from_ast(value, problems) if isinstance(value, ast.TypeExpr) else None
     if jtype is None:
         detail = f" ({problems[0].message})" if problems else ""
-        raise SpecError(where, f"`{key}` is not a type: `{text}`{detail}; e.g. \"ordinal[1, 5]\", \"score[0, 1]\", \"bool\", \"label{{good, bad}}\"")
+        raise SpecError(
+            where,
+            f'`{key}` is not a type: `{text}`{detail}; e.g. "ordinal[1, 5]", "score[0, 1]", "bool", "label{{good, '
+            'bad}"',
+        )
     return jtype
 
 
