@@ -45,12 +45,10 @@ lint: $(BIN)/rbg
 	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/mypy
 
-# `make test` runs the static checks (lint without the format check until the
-# tree has had its one wholesale `ruff format`), then the tests, leaving out
+# `make test` runs the static checks (`make lint`), then the tests, leaving out
 # those marked slow; CI (.ci/run: RBG_CI=1 make test) and `make test-all` run them too.
 test: $(BIN)/rbg model editors/vscode/node_modules
-	$(BIN)/ruff check $(LINT_PATHS)
-	$(BIN)/mypy
+	$(MAKE) lint
 	$(BIN)/pytest $(if $(RBG_CI),,-m "not slow")
 
 test-all: $(BIN)/rbg model editors/vscode/node_modules

@@ -77,10 +77,16 @@ QA = [
     ("Who wrote 'Pride and Prejudice'?", "It was written by Charlotte Bronte in 1813."),
     ("What is the capital of Australia?", "The capital of Australia is Canberra, not Sydney as many people think."),
     ("How many legs does a spider have?", "Spiders have six legs, like all insects."),
-    ("Explain what photosynthesis is in one sentence.", "Photosynthesis is how plants use light, water and CO2 to make sugar and release oxygen."),
+    (
+        "Explain what photosynthesis is in one sentence.",
+        "Photosynthesis is how plants use light, water and CO2 to make sugar and release oxygen.",
+    ),
     ("What is 12 times 12?", "12 times 12 is 144."),
     ("Why is the sky blue?", "Because the ocean reflects onto it."),
-    ("Name the largest planet in the Solar System.", "Jupiter is the largest planet; it is a gas giant more massive than all others combined."),
+    (
+        "Name the largest planet in the Solar System.",
+        "Jupiter is the largest planet; it is a gas giant more massive than all others combined.",
+    ),
     ("What does HTTP stand for?", "HyperText Transfer Protocol, the protocol web browsers use to fetch pages."),
     ("Translate 'thank you' into French.", "Merci. You can also say 'merci beaucoup' for 'thank you very much'."),
     ("What is the chemical symbol for gold?", "Au, from the Latin word aurum."),
@@ -90,9 +96,15 @@ QA = [
     ("What gas do humans exhale?", "Mostly nitrogen, plus carbon dioxide, which is the gas our bodies produce."),
     ("In which year did World War II end?", "World War II ended in 1945."),
     ("What is the longest river in the world?", "Honestly I would not know, you should look it up yourself."),
-    ("How do I reverse a list in Python?", "Use my_list.reverse() to reverse in place, or my_list[::-1] for a reversed copy."),
+    (
+        "How do I reverse a list in Python?",
+        "Use my_list.reverse() to reverse in place, or my_list[::-1] for a reversed copy.",
+    ),
     ("What is the freezing point of water in Fahrenheit?", "32 degrees Fahrenheit."),
-    ("Give a synonym for 'happy'.", "Joyful. Other options are glad, cheerful and content, depending on the tone you want."),
+    (
+        "Give a synonym for 'happy'.",
+        "Joyful. Other options are glad, cheerful and content, depending on the tone you want.",
+    ),
 ]
 # The built-in templates as they were before version 2: reason first, unbounded.
 _V2 = prompting.builtin_prompt
@@ -100,7 +112,11 @@ V1 = {"builtin_prompt": lambda p: (_V2(p)[0].replace(".v2", ".v1"), _V2(p)[1]), 
 VERSIONS = {"v1": V1, "v2": {}}
 CHUNK = 4  # items per turn of one version
 WARMUP = Item("warmup", "What colour is grass?", {"response": "Grass is green."})
-SCHEMA = {"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}, "required": ["score"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+    "required": ["score"],
+}
 
 
 def cpu_seconds() -> float:
@@ -160,7 +176,12 @@ async def judge_versions(srv, graph, n_items: int, parallel: int, max_tokens: in
             for version in order:
                 with _patched(version):
                     cpu0, wall0 = cpu_wall()
-                    chunk = [r async for r in Interpreter(graph, [backends[version]], concurrency=parallel).run(items[at : at + CHUNK])]
+                    chunk = [
+                        r
+                        async for r in Interpreter(graph, [backends[version]], concurrency=parallel).run(
+                            items[at : at + CHUNK]
+                        )
+                    ]
                     cpu1, wall1 = cpu_wall()
                 t = tally[version]
                 t["wall"] += wall1 - wall0
@@ -195,9 +216,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-file", help="GGUF file (default: `rbg model path`)")
     ap.add_argument("--threads", type=int, default=None, help=f"inference threads (default here: {default_threads()})")
-    ap.add_argument("--parallel", type=int, default=2, help="server slots = criterion calls in flight (rbg run's default: 2)")
+    ap.add_argument(
+        "--parallel", type=int, default=2, help="server slots = criterion calls in flight (rbg run's default: 2)"
+    )
     ap.add_argument("--items", type=int, default=20, help="items judged by each prompt version (5 judgments each)")
-    ap.add_argument("--max-tokens", type=int, default=512, help="max tokens per judgment reply (rbg run's default: 512)")
+    ap.add_argument(
+        "--max-tokens", type=int, default=512, help="max tokens per judgment reply (rbg run's default: 512)"
+    )
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
 
@@ -233,7 +258,10 @@ def main() -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"model {report['model']} | {report['machine']} | {report['threads']} inference thread(s), {args.parallel} slot(s)")
+    print(
+        f"model {report['model']} | {report['machine']} | {report['threads']} inference thread(s), {args.parallel} "
+        "slot(s)"
+    )
     print(f"startup {report['startup_s']} s (load + first /health) | peak RSS {report['peak_rss_mb']} MB")
     for name, r in report["raw"].items():
         print(

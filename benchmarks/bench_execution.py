@@ -125,7 +125,9 @@ def bench_replay(n: int, repeat: int) -> None:
         ghash, chashes = graph_hash(graph), criterion_hashes(graph)
         for i, (_v, j) in enumerate(zip(values, recorded)):
             item = item_from_json({"id": i, "input": "q", "response": "a"}, "bench")
-            writer.write(trace_record(graph, ghash, chashes, item, "pointwise", j, composer.compose("pointwise", cids, j)))
+            writer.write(
+                trace_record(graph, ghash, chashes, item, "pointwise", j, composer.compose("pointwise", cids, j))
+            )
         writer.close()
         (t_replay, t_hand_file), (replayed, by_hand_file) = _fastest(
             repeat, lambda: [r.new for r in replay(graph, path)], lambda: hand_replay(path)
@@ -146,7 +148,13 @@ def bench_replay(n: int, repeat: int) -> None:
 def _peak_rss_mb(cmd: list[str]) -> tuple[float, float]:
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", *cmd],
+        [
+            sys.executable,
+            "-c",
+            "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+            *cmd,
+        ],
         check=True,
         capture_output=True,
         text=True,

@@ -78,8 +78,13 @@ class Command:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(
-            self.argv, input=self.stdin_text, env=self.env, text=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+            self.argv,
+            input=self.stdin_text,
+            env=self.env,
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
         )
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -98,8 +103,7 @@ def cold_timings(commands: dict[str, Command], runs: int) -> dict[str, tuple[flo
         for name, cmd in commands.items():
             samples[name].append(cmd.run())
     return {
-        name: (statistics.median(w for w, _ in xs), statistics.median(c for _, c in xs))
-        for name, xs in samples.items()
+        name: (statistics.median(w for w, _ in xs), statistics.median(c for _, c in xs)) for name, xs in samples.items()
     }
 
 
@@ -119,7 +123,9 @@ def importtime(script_argv: list[str], env: dict[str, str], runs: int = 7) -> li
     by a Python script run as `python -X importtime SCRIPT ARGS`."""
     per_module: dict[str, tuple[list[float], list[float]]] = {}
     for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-X", "importtime", *script_argv], capture_output=True, text=True, env=env, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", *script_argv], capture_output=True, text=True, env=env, check=False
+        )
         for line in proc.stderr.splitlines():
             if not line.startswith("import time:") or "[us]" in line:
                 continue
@@ -242,7 +248,10 @@ def main() -> None:
     args = ap.parse_args()
 
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"python {sys.version.split()[0]} at {sys.executable}; {os.cpu_count()} CPUs; load average {load} (other processes inflate wall times)\n")
+    print(
+        f"python {sys.version.split()[0]} at {sys.executable}; {os.cpu_count()} CPUs; load average {load} (other "
+        "processes inflate wall times)\n"
+    )
     rows: list[tuple[str, ...]] = []
     notes: list[str] = []
     rows_cold, notes_cold, rbg_argv, env = cold_start(args.runs)
@@ -284,34 +293,49 @@ def cold_start(runs: int):
     wall = {name: w for name, (w, _) in med.items()}
     rows = []
     if "rbg" in wall:
-        rows.append((
-            f"cold `rbg check` ({rubric_lines} lines), median of {runs}",
-            f"{wall['rbg']:.1f} ms",
-            f"`python -c pass` {wall['pass']:.1f} ms",
-            f"{wall['rbg'] / wall['pass']:.2f}x",
-            f"<= {COLD_RATIO_TARGET:.0f}x",
-            _verdict(wall["rbg"] <= COLD_RATIO_TARGET * wall["pass"]),
-        ))
-        if "black" in wall:
-            rows.append((
-                "cold `rbg check` vs black",
+        rows.append(
+            (
+                f"cold `rbg check` ({rubric_lines} lines), median of {runs}",
                 f"{wall['rbg']:.1f} ms",
-                f"`black --check -` ({black_source.count(chr(10))} lines) {wall['black']:.1f} ms",
-                f"{wall['rbg'] / wall['black']:.2f}x",
-                "-",
-                "-",
-            ))
+                f"`python -c pass` {wall['pass']:.1f} ms",
+                f"{wall['rbg'] / wall['pass']:.2f}x",
+                f"<= {COLD_RATIO_TARGET:.0f}x",
+                _verdict(wall["rbg"] <= COLD_RATIO_TARGET * wall["pass"]),
+            )
+        )
+        if "black" in wall:
+            rows.append(
+                (
+                    "cold `rbg check` vs black",
+                    f"{wall['rbg']:.1f} ms",
+                    f"`black --check -` ({black_source.count(chr(10))} lines) {wall['black']:.1f} ms",
+                    f"{wall['rbg'] / wall['black']:.2f}x",
+                    "-",
+                    "-",
+                )
+            )
         if "rbg-nopyc" in wall:
-            rows.append((
-                "cold `rbg check`, no .pyc (ambient env)",
-                f"{wall['rbg-nopyc']:.1f} ms",
-                f"`python -c pass` {wall['pass-nopyc']:.1f} ms",
-                f"{wall['rbg-nopyc'] / wall['pass-nopyc']:.2f}x",
-                f"<= {NOPYC_RATIO_TARGET:.0f}x",
-                _verdict(wall["rbg-nopyc"] <= NOPYC_RATIO_TARGET * wall["pass-nopyc"]),
-            ))
+            rows.append(
+                (
+                    "cold `rbg check`, no .pyc (ambient env)",
+                    f"{wall['rbg-nopyc']:.1f} ms",
+                    f"`python -c pass` {wall['pass-nopyc']:.1f} ms",
+                    f"{wall['rbg-nopyc'] / wall['pass-nopyc']:.2f}x",
+                    f"<= {NOPYC_RATIO_TARGET:.0f}x",
+                    _verdict(wall["rbg-nopyc"] <= NOPYC_RATIO_TARGET * wall["pass-nopyc"]),
+                )
+            )
     else:
-        rows.append(("cold `rbg check`", "n/a", f"`python -c pass` {wall['pass']:.1f} ms", "-", f"<= {COLD_TARGET_MS:.0f} ms", f"SKIP ({why_not})"))
+        rows.append(
+            (
+                "cold `rbg check`",
+                "n/a",
+                f"`python -c pass` {wall['pass']:.1f} ms",
+                "-",
+                f"<= {COLD_TARGET_MS:.0f} ms",
+                f"SKIP ({why_not})",
+            )
+        )
     if "black" not in wall:
         rows.append(("reference `black --check`", "n/a", "black is not installed in this environment", "-", "-", "-"))
     from rubriclang.paths import user_cache_dir
@@ -349,7 +373,11 @@ def throughput(count: int, seed: int, repeat: int):
     # before it built the AST inside the parse.
     grammar = resources.files("rubriclang.grammar").joinpath("rubric.lark").read_text("utf-8")
     lark_parse = Lark(
-        grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True,
+        grammar,
+        parser="lalr",
+        lexer="basic",
+        propagate_positions=True,
+        maybe_placeholders=True,
         lexer_callbacks={"COMMENT": lambda tok: tok},
     ).parse
     rates = lines_per_second(
@@ -389,7 +417,10 @@ def throughput(count: int, seed: int, repeat: int):
 def print_startup(rbg_argv: list[str], env: dict[str, str], runs: int) -> None:
     """Where the start-up time of `rbg check` goes: phases, then imports."""
     phases, imported = startup_phases(runs, env)
-    print(f"\nstart-up phases, each process fresh (median ms of {runs}; interpreter start-up is the `python -c pass` figure):")
+    print(
+        f"\nstart-up phases, each process fresh (median ms of {runs}; interpreter start-up is the `python -c pass` "
+        "figure):"
+    )
     for name, ms in phases.items():
         print(f"  {name:<28} {ms:7.1f}" + (f"  ({imported})" if name == "import" else ""))
     print(f"  {'sum':<28} {sum(phases.values()):7.1f}")

@@ -24,7 +24,8 @@ reference measured in the same run:
    bursts, and a burst's processing delays every next request in it.
 3. A rerun from the call cache: the same items again, every call a cache
    hit, against the first run, which filled the cache (both at 64 in
-   flight; the rerun's figures are the median of `--repeat` reruns). Target: at least 50x faster. Since the ratio depends on how fast
+   flight; the rerun's figures are the median of `--repeat` reruns).
+   Target: at least 50x faster. Since the ratio depends on how fast
    the first run was, it is also shown against a first run at the bound,
    with the time per judgment a rerun would need to be 50x faster than that.
    The rerun's CPU time per judgment (rendering, key, cache read, parsing,
@@ -188,7 +189,11 @@ class _H11Connection:
     async def post(self, target: str, data: bytes) -> bytes:
         conn = self.h11
         headers = [("Host", self.host), ("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
-        self.writer.write(conn.send(h11.Request(method="POST", target=target, headers=headers)) + conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage()))
+        self.writer.write(
+            conn.send(h11.Request(method="POST", target=target, headers=headers))
+            + conn.send(h11.Data(data=data))
+            + conn.send(h11.EndOfMessage())
+        )
         chunks = []
         while True:
             event = conn.next_event()
@@ -236,7 +241,9 @@ async def transport_client(url: str, calls: int, in_flight: int) -> tuple[float,
     """(calls/s, CPU seconds per call) of `PoolTransport` alone: one
     prepared httpx request sent again and again, each reply decoded as JSON."""
     transport = PoolTransport(in_flight)
-    request = httpx.Request("POST", url + "/chat/completions", json=CHAT.body(MODEL), extensions={"timeout": httpx.Timeout(120).as_dict()})
+    request = httpx.Request(
+        "POST", url + "/chat/completions", json=CHAT.body(MODEL), extensions={"timeout": httpx.Timeout(120).as_dict()}
+    )
 
     async def one() -> None:
         response = await transport.handle_async_request(request)
@@ -282,7 +289,13 @@ def items(n: int) -> list[Item]:
     out = []
     for i in range(n):
         words = " ".join(f"w{(i * 31 + k) % 997}" for k in range(60 + i % 90))
-        out.append(Item(id=f"i{i}", input=f"Question {i}: explain item {i} to me.", candidates={"response": f"Answer {i}. {words}"}))
+        out.append(
+            Item(
+                id=f"i{i}",
+                input=f"Question {i}: explain item {i} to me.",
+                candidates={"response": f"Answer {i}. {words}"},
+            )
+        )
     return out
 
 
@@ -303,7 +316,14 @@ async def rbg_run(url: str, graph, batch: list[Item], in_flight: int, cache: Cal
     writer.close()
     await backend.aclose()
     judgments = len(batch) * sum(1 for c in graph.criteria if backend.handles(c.procedure))
-    return {"wall_s": wall, "cpu_s": cpu, "judgments": judgments, "calls": backend.usage.calls, "cache_hits": backend.usage.cache_hits, "statuses": statuses}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "judgments": judgments,
+        "calls": backend.usage.calls,
+        "cache_hits": backend.usage.cache_hits,
+        "statuses": statuses,
+    }
 
 
 # --- the report ---------------------------------------------------------------------
@@ -337,13 +357,19 @@ async def measure(args) -> dict:
             await rbg_run(server.url, graph, items(20), 8, None, os.path.join(tmp, "warm.jsonl"))  # untimed
             # The median of a few runs: one burst of another process's work
             # can cost a single run a quarter of its speed.
-            uncached = [await rbg_run(server.url, graph, batch, n, None, os.path.join(tmp, f"nocache{i}.jsonl")) for i in range(args.repeat)]
+            uncached = [
+                await rbg_run(server.url, graph, batch, n, None, os.path.join(tmp, f"nocache{i}.jsonl"))
+                for i in range(args.repeat)
+            ]
             uncached.sort(key=lambda r: r["calls"] / r["wall_s"])
             first = uncached[len(uncached) // 2]
             cache = CallCache(os.path.join(tmp, "calls.sqlite"))
             filling = await rbg_run(server.url, graph, batch, n, cache, os.path.join(tmp, "fill.jsonl"))
             # Reruns too: the median by CPU time, every one checked.
-            reruns = [await rbg_run(server.url, graph, batch, n, cache, os.path.join(tmp, f"cached{i}.jsonl")) for i in range(args.repeat)]
+            reruns = [
+                await rbg_run(server.url, graph, batch, n, cache, os.path.join(tmp, f"cached{i}.jsonl"))
+                for i in range(args.repeat)
+            ]
             cache.close()
             point_read = sqlite_point_reads(os.path.join(tmp, "calls.sqlite"))
             filled = _without_latency(os.path.join(tmp, "fill.jsonl"))
@@ -370,7 +396,13 @@ async def measure(args) -> dict:
             "runs_calls_per_s": [r["calls"] / r["wall_s"] for r in uncached],
         },
         "cache_fill": {**filling, "calls_per_s": filling["calls"] / filling["wall_s"]},
-        "cache_rerun": {**cached, "speedup": filling["wall_s"] / cached["wall_s"], "same_traces": same, "us_per_judgment": cached["wall_s"] / cached["judgments"] * 1e6, "cpu_us_per_judgment": cached["cpu_s"] / cached["judgments"] * 1e6},
+        "cache_rerun": {
+            **cached,
+            "speedup": filling["wall_s"] / cached["wall_s"],
+            "same_traces": same,
+            "us_per_judgment": cached["wall_s"] / cached["judgments"] * 1e6,
+            "cpu_us_per_judgment": cached["cpu_s"] / cached["judgments"] * 1e6,
+        },
         "sqlite_point_read_us": point_read * 1e6,
         "server": served,
         "load_average": os.getloadavg(),
@@ -417,47 +449,153 @@ def report(m: dict) -> tuple[str, bool]:
     hit_us, point = rerun["cpu_us_per_judgment"], m["sqlite_point_read_us"]
     at_bound = rbg["judgments"] / bound  # the first run's wall time if it ran at the bound
     rows = [
-        row(f"rbg path, calls/s at {n} in flight", f"{rbg['calls_per_s']:.0f}", f"bound {bound:.0f}", f"{fraction:.1%}", ">= 90%", fraction >= 0.9),
-        row(f"  OpenAIClient.chat alone, at {n}", f"{chat['calls_per_s']:.0f}", f"bound {bound:.0f}", f"{chat['calls_per_s'] / bound:.1%}", "", None),
-        row(f"  PoolTransport alone, at {n}", f"{pool['calls_per_s']:.0f}", f"bound {bound:.0f}", f"{pool['calls_per_s'] / bound:.1%}", "", None),
-        row(f"  h11 client, at {n}", f"{lean['calls_per_s']:.0f}", f"bound {bound:.0f}", f"{lean['calls_per_s'] / bound:.1%}", "", None),
-        row(f"  h11 client, at {double['in_flight']} (server check)", f"{double['calls_per_s']:.0f}", f"bound {2 * bound:.0f}", f"{double['calls_per_s'] / (2 * bound):.1%}", "", None),
-        row("client CPU per call, rbg path", f"{rbg['cpu_ms_per_call']:.3f} ms", f"h11 client {lean['cpu_ms_per_call']:.3f} ms", f"{cpu_ratio:.2f}x", "<= 1.5x", cpu_ratio <= 1.5),
-        row("  CPU per call, rbg path", f"{rbg['cpu_ms_per_call']:.3f} ms", f"chat alone {chat['cpu_ms_per_call']:.3f} ms", f"{rbg['cpu_ms_per_call'] / chat['cpu_ms_per_call']:.2f}x", "", None),
-        row("  CPU per call, chat alone", f"{chat['cpu_ms_per_call']:.3f} ms", f"PoolTransport {pool['cpu_ms_per_call']:.3f} ms", f"{chat['cpu_ms_per_call'] / pool['cpu_ms_per_call']:.2f}x", "", None),
-        row("  CPU per call, PoolTransport", f"{pool['cpu_ms_per_call']:.3f} ms", f"h11 client {lean['cpu_ms_per_call']:.3f} ms", f"{pool['cpu_ms_per_call'] / lean['cpu_ms_per_call']:.2f}x", "", None),
-        row("  CPU per call, h11 client", f"{lean['cpu_ms_per_call']:.3f} ms", f"bound {1000 / bound:.3f} ms/call", "", "", None),
-        row("cached rerun, wall", f"{rerun['wall_s'] * 1000:.0f} ms", f"first run {fill['wall_s'] * 1000:.0f} ms", f"{rerun['speedup']:.0f}x faster", ">= 50x", rerun["speedup"] >= 50),
-        row("  against a first run at the bound", f"{rerun['wall_s'] * 1000:.0f} ms", f"{at_bound * 1000:.0f} ms", f"{at_bound / rerun['wall_s']:.1f}x faster", "", None),
-        row("cache hit, CPU per judgment (rerun)", f"{hit_us:.0f} us", f"SQLite point read + JSON {point:.1f} us", f"{hit_us / point:.1f}x", "<= 50 us", hit_us <= 50),
+        row(
+            f"rbg path, calls/s at {n} in flight",
+            f"{rbg['calls_per_s']:.0f}",
+            f"bound {bound:.0f}",
+            f"{fraction:.1%}",
+            ">= 90%",
+            fraction >= 0.9,
+        ),
+        row(
+            f"  OpenAIClient.chat alone, at {n}",
+            f"{chat['calls_per_s']:.0f}",
+            f"bound {bound:.0f}",
+            f"{chat['calls_per_s'] / bound:.1%}",
+            "",
+            None,
+        ),
+        row(
+            f"  PoolTransport alone, at {n}",
+            f"{pool['calls_per_s']:.0f}",
+            f"bound {bound:.0f}",
+            f"{pool['calls_per_s'] / bound:.1%}",
+            "",
+            None,
+        ),
+        row(
+            f"  h11 client, at {n}",
+            f"{lean['calls_per_s']:.0f}",
+            f"bound {bound:.0f}",
+            f"{lean['calls_per_s'] / bound:.1%}",
+            "",
+            None,
+        ),
+        row(
+            f"  h11 client, at {double['in_flight']} (server check)",
+            f"{double['calls_per_s']:.0f}",
+            f"bound {2 * bound:.0f}",
+            f"{double['calls_per_s'] / (2 * bound):.1%}",
+            "",
+            None,
+        ),
+        row(
+            "client CPU per call, rbg path",
+            f"{rbg['cpu_ms_per_call']:.3f} ms",
+            f"h11 client {lean['cpu_ms_per_call']:.3f} ms",
+            f"{cpu_ratio:.2f}x",
+            "<= 1.5x",
+            cpu_ratio <= 1.5,
+        ),
+        row(
+            "  CPU per call, rbg path",
+            f"{rbg['cpu_ms_per_call']:.3f} ms",
+            f"chat alone {chat['cpu_ms_per_call']:.3f} ms",
+            f"{rbg['cpu_ms_per_call'] / chat['cpu_ms_per_call']:.2f}x",
+            "",
+            None,
+        ),
+        row(
+            "  CPU per call, chat alone",
+            f"{chat['cpu_ms_per_call']:.3f} ms",
+            f"PoolTransport {pool['cpu_ms_per_call']:.3f} ms",
+            f"{chat['cpu_ms_per_call'] / pool['cpu_ms_per_call']:.2f}x",
+            "",
+            None,
+        ),
+        row(
+            "  CPU per call, PoolTransport",
+            f"{pool['cpu_ms_per_call']:.3f} ms",
+            f"h11 client {lean['cpu_ms_per_call']:.3f} ms",
+            f"{pool['cpu_ms_per_call'] / lean['cpu_ms_per_call']:.2f}x",
+            "",
+            None,
+        ),
+        row(
+            "  CPU per call, h11 client",
+            f"{lean['cpu_ms_per_call']:.3f} ms",
+            f"bound {1000 / bound:.3f} ms/call",
+            "",
+            "",
+            None,
+        ),
+        row(
+            "cached rerun, wall",
+            f"{rerun['wall_s'] * 1000:.0f} ms",
+            f"first run {fill['wall_s'] * 1000:.0f} ms",
+            f"{rerun['speedup']:.0f}x faster",
+            ">= 50x",
+            rerun["speedup"] >= 50,
+        ),
+        row(
+            "  against a first run at the bound",
+            f"{rerun['wall_s'] * 1000:.0f} ms",
+            f"{at_bound * 1000:.0f} ms",
+            f"{at_bound / rerun['wall_s']:.1f}x faster",
+            "",
+            None,
+        ),
+        row(
+            "cache hit, CPU per judgment (rerun)",
+            f"{hit_us:.0f} us",
+            f"SQLite point read + JSON {point:.1f} us",
+            f"{hit_us / point:.1f}x",
+            "<= 50 us",
+            hit_us <= 50,
+        ),
     ]
     notes = [
         f"rbg path: the median of {len(rbg['runs_calls_per_s'])} uncached runs, which made"
         f" {', '.join(f'{x:.0f}' for x in rbg['runs_calls_per_s'])} calls/s; the rerun: the median of"
         f" {len(rerun['runs_cpu_us_per_judgment'])} reruns by CPU time, which took"
-        f" {', '.join(f'{x:.0f}' for x in rerun['runs_cpu_us_per_judgment'])} us per judgment; each reference is one run.",
+        f" {', '.join(f'{x:.0f}' for x in rerun['runs_cpu_us_per_judgment'])} us per judgment; each reference is one "
+        "run.",
         f"{m['items']} items x 2 LLM criteria (and a rule) = {rbg['judgments']} LLM judgments per run, traces written;"
         f" server delay {m['delay_s'] * 1000:.0f} ms; decisions {rbg['statuses']}.",
         f"The cache-filling first run (the uncached run plus a SQLite insert per call) made {fill['calls']} calls at"
-        f" {fill['calls_per_s']:.0f} calls/s. The reruns made {rerun['calls']} calls ({rerun['cache_hits']} cache hits),"
-        f" the median {rerun['wall_s'] / rbg['judgments'] * 1e6:.0f} us per judgment (wall), and wrote the first run's traces"
+        f" {fill['calls_per_s']:.0f} calls/s. The reruns made {rerun['calls']} calls ({rerun['cache_hits']} cache "
+        "hits),"
+        f" the median {rerun['wall_s'] / rbg['judgments'] * 1e6:.0f} us per judgment (wall), and wrote the first "
+        "run's traces"
         f" (latencies aside): {rerun['same_traces']}.",
         "The rerun's speed-up is first-run time over rerun time, so it depends on how fast the first run was:"
         " the second row shows it against a first run at the bound. Being 50x faster than that would take a rerun of"
         f" {at_bound / 50 * 1000:.0f} ms, {at_bound / 50 / rbg['judgments'] * 1e6:.0f} us per judgment; a 50x speed-up"
-        f" over the first run also means a first run at most {at_bound / (50 * rerun['wall_s']):.0%} as fast as the bound allows"
+        f" over the first run also means a first run at most {at_bound / (50 * rerun['wall_s']):.0%} as fast as the "
+        "bound allows"
         " (at this rerun speed).",
-        f"Server process: {m['server']['served']} completions, {m['server']['cpu_s'] / max(1, m['server']['served']) * 1000:.3f} ms CPU each.",
-        f"Machine: {os.cpu_count()} CPUs, load average {m['load_average'][0]:.1f} at the end; Python {sys.version.split()[0]}.",
+        f"Server process: {m['server']['served']} completions, "
+        f"{m['server']['cpu_s'] / max(1, m['server']['served']) * 1000:.3f} ms CPU each.",
+        f"Machine: {os.cpu_count()} CPUs, load average {m['load_average'][0]:.1f} at the end; Python "
+        f"{sys.version.split()[0]}.",
     ]
-    ok = fraction >= 0.9 and cpu_ratio <= 1.5 and hit_us <= 50 and rerun["speedup"] >= 50 and rerun["calls"] == 0 and rerun["same_traces"]
+    ok = (
+        fraction >= 0.9
+        and cpu_ratio <= 1.5
+        and hit_us <= 50
+        and rerun["speedup"] >= 50
+        and rerun["calls"] == 0
+        and rerun["same_traces"]
+    )
     return table(rows) + "\n\n" + "\n".join(notes), ok
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--items", type=int, default=1000, help="items per run (two LLM calls each)")
-    ap.add_argument("--repeat", type=int, default=3, help="uncached rbg runs, and cached reruns; the median one of each is reported")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="uncached rbg runs, and cached reruns; the median one of each is reported"
+    )
     ap.add_argument("--concurrency", type=int, default=64, help="calls in flight")
     ap.add_argument("--delay", type=float, default=0.05, help="the server's answer time, seconds")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")

@@ -50,7 +50,12 @@ from rubriclang.llm.embedded import EmbeddedError, start_embedded
 from rubriclang.llm.prompting import render
 
 # bench_embedded's five criteria and a sixth, so six calls share each prefix.
-GRAPH = bench_embedded.GRAPH.replace("node sized", 'criterion tone: label{formal, neutral, casual} = llm.choose { question = "What is the tone of the response?" }\nnode sized', 1)
+GRAPH = bench_embedded.GRAPH.replace(
+    "node sized",
+    'criterion tone: label{formal, neutral, casual} = llm.choose { question = "What is the tone of the response?" }\n'
+    "node sized",
+    1,
+)
 ITEMS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "mt_bench", "items.jsonl")
 CONCURRENCY = 8  # rbg run's default --concurrency
 SCHEDULES = ("affinity", "server-picked")
@@ -63,7 +68,14 @@ def load_items(n: int) -> list[Item]:
         for line in fh:
             d = json.loads(line)
             if d.get("response"):
-                out.append(Item(id=d["id"], input=d["input"], candidates={"response": d["response"]}, reference=d.get("reference")))
+                out.append(
+                    Item(
+                        id=d["id"],
+                        input=d["input"],
+                        candidates={"response": d["response"]},
+                        reference=d.get("reference"),
+                    )
+                )
             if len(out) == n:
                 break
     return out
@@ -85,7 +97,9 @@ def reference_tokens(http: httpx.Client, base: str, graph, item: Item) -> tuple[
 
 async def judge(srv, graph, items: list[Item], affinity: bool, evaluated: list[int]) -> list:
     """Judge `items`, appending each response's `timings.prompt_n` to `evaluated`."""
-    client = OpenAIClient([srv.base_url], srv.model, identity=srv.identity, timeout=600, slots=srv.parallel if affinity else None)
+    client = OpenAIClient(
+        [srv.base_url], srv.model, identity=srv.identity, timeout=600, slots=srv.parallel if affinity else None
+    )
     fetch = client._fetch
 
     async def spy(ep, method, path, body=None, **kw):  # the server's timings, which the client does not keep
@@ -109,7 +123,10 @@ async def measure(args) -> dict:
     with start_embedded(args.model_file, parallel=args.parallel) as srv:
         with httpx.Client(timeout=60, trust_env=False) as http:
             refs = [reference_tokens(http, srv.base_url, graph, item) for item in items]
-        tally = {s: {"evaluated": [], "items": 0, "calls": 0, "failed": 0, "prefix": 0, "suffixes": 0, "full": 0} for s in SCHEDULES}
+        tally = {
+            s: {"evaluated": [], "items": 0, "calls": 0, "failed": 0, "prefix": 0, "suffixes": 0, "full": 0}
+            for s in SCHEDULES
+        }
         await judge(srv, graph, [attrs.evolve(items[0], id="warmup")], True, [])  # untimed: loads the server
         # Quarters of the items, taking turns: each schedule judges its own
         # items, so neither finds the other's prompts in the server's cache.
@@ -126,7 +143,13 @@ async def measure(args) -> dict:
                 t["prefix"] += prefix
                 t["suffixes"] += suffixes
                 t["full"] += full
-    out = {"items": len(items), "criteria": len(graph.criteria), "parallel": args.parallel, "concurrency": CONCURRENCY, "load_average": os.getloadavg()}
+    out = {
+        "items": len(items),
+        "criteria": len(graph.criteria),
+        "parallel": args.parallel,
+        "concurrency": CONCURRENCY,
+        "load_average": os.getloadavg(),
+    }
     for schedule, t in tally.items():
         ideal = t["prefix"] + t["suffixes"]
         out[schedule] = {
@@ -148,12 +171,14 @@ def report(m: dict) -> tuple[str, bool]:
         f"{m['items']} MT-Bench items x {m['criteria']} criteria, embedded SmolLM2 with {m['parallel']} slots,"
         f" {m['concurrency']} calls in flight; load average {m['load_average'][0]:.1f}",
         "",
-        f"{'schedule':14s} {'evaluated/item':>15s} {'per judgment':>13s} {'reference/item':>15s} {'ratio':>7s} {'full prompts/item':>18s} {'calls':>6s} {'failed':>7s}",
+        f"{'schedule':14s} {'evaluated/item':>15s} {'per judgment':>13s} {'reference/item':>15s} {'ratio':>7s} "
+        f"{'full prompts/item':>18s} {'calls':>6s} {'failed':>7s}",
     ]
     for s in SCHEDULES:
         r = m[s]
         lines.append(
-            f"{s:14s} {r['evaluated_per_item']:15.1f} {r['evaluated_per_judgment']:13.1f} {r['reference_per_item']:15.1f}"
+            f"{s:14s} {r['evaluated_per_item']:15.1f} {r['evaluated_per_judgment']:13.1f} "
+            f"{r['reference_per_item']:15.1f}"
             f" {r['ratio']:6.2f}x {r['full_prompts_per_item']:18.1f} {r['calls']:6d} {r['failed_judgments']:7d}"
         )
     ok = m["affinity"]["ratio"] <= 1.3
@@ -170,7 +195,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-file", help="GGUF file (default: `rbg model path`)")
     ap.add_argument("--parallel", type=int, default=2, help="server slots (rbg run's default: 2)")
-    ap.add_argument("--items", type=int, default=12, help="items judged, half with each schedule (a quarter at a time, in turns)")
+    ap.add_argument(
+        "--items", type=int, default=12, help="items judged, half with each schedule (a quarter at a time, in turns)"
+    )
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
     try:

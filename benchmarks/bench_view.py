@@ -27,13 +27,33 @@ from rubriclang.interp.trace import canonical_json
 from rubriclang.view.table import Query, TraceTable
 
 RECORD = {
-    "schema": "rubriclang.trace/1", "item": "x", "graph": {"name": "bench", "hash": "sha256:" + "0" * 64, "criteria": {"a": "0" * 16, "b": "1" * 16}},
-    "mode": "pointwise", "contract": {"scale": "score[1, 5]"}, "candidates": ["response"],
-    "criteria": {name: {"response": {"value": 3, "raw": "Some reply text from a model. " * 4, "error": None, "procedure": "llm.rate",
-                                     "backend": "openai", "model": "m", "prompt_hash": "h", "attempts": 1, "latency_ms": 10.0}}
-                 for name in ("a", "b")},
-    "criterion_errors": {}, "operators": {"mean": {"response": 3.0}}, "sink": {"response": 3.0},
-    "readout": {"status": "ok", "decision": 3, "raw": 3.0, "margin": None, "error": None}, "gold": 3,
+    "schema": "rubriclang.trace/1",
+    "item": "x",
+    "graph": {"name": "bench", "hash": "sha256:" + "0" * 64, "criteria": {"a": "0" * 16, "b": "1" * 16}},
+    "mode": "pointwise",
+    "contract": {"scale": "score[1, 5]"},
+    "candidates": ["response"],
+    "criteria": {
+        name: {
+            "response": {
+                "value": 3,
+                "raw": "Some reply text from a model. " * 4,
+                "error": None,
+                "procedure": "llm.rate",
+                "backend": "openai",
+                "model": "m",
+                "prompt_hash": "h",
+                "attempts": 1,
+                "latency_ms": 10.0,
+            }
+        }
+        for name in ("a", "b")
+    },
+    "criterion_errors": {},
+    "operators": {"mean": {"response": 3.0}},
+    "sink": {"response": 3.0},
+    "readout": {"status": "ok", "decision": 3, "raw": 3.0, "margin": None, "error": None},
+    "gold": 3,
 }
 
 
@@ -47,7 +67,13 @@ def make(path: str, n: int) -> None:
             rec["readout"].update(decision=d, raw=float(d))
             rec["gold"] = rng.randint(1, 5)
             if i % 97 == 0:
-                rec["readout"] = {"status": "error", "decision": None, "raw": None, "margin": None, "error": "criterion `a` failed"}
+                rec["readout"] = {
+                    "status": "error",
+                    "decision": None,
+                    "raw": None,
+                    "margin": None,
+                    "error": "criterion `a` failed",
+                }
             fh.write(canonical_json(rec) + "\n")
 
 
@@ -76,10 +102,16 @@ def main() -> int:
         table = holder["t"]
         print(f"{n} items; reference (json.loads of every line): {ref * 1000:.0f} ms")
         print(f"load the table: {load * 1000:.0f} ms ({load / ref:.2f}x the reference)")
-        queries = [("first page", Query()), ("errors", Query(status="error")), ("disagree with gold", Query(disagree=True)),
-                   ("sort by gold (first time)", Query(sort="gold")), ("sort by gold (again)", Query(sort="gold", desc=True, page=7)),
-                   ("decision in [2, 3]", Query(low=2, high=3)), ("text search", Query(text="item-0999")),
-                   ("last page", Query(page=10**9))]
+        queries = [
+            ("first page", Query()),
+            ("errors", Query(status="error")),
+            ("disagree with gold", Query(disagree=True)),
+            ("sort by gold (first time)", Query(sort="gold")),
+            ("sort by gold (again)", Query(sort="gold", desc=True, page=7)),
+            ("decision in [2, 3]", Query(low=2, high=3)),
+            ("text search", Query(text="item-0999")),
+            ("last page", Query(page=10**9)),
+        ]
         worst = first = 0.0
         for name, q in queries:
             t = timed(lambda q=q: table.query(q))
@@ -98,11 +130,15 @@ def main() -> int:
         took = timed(lambda: pages.setdefault("n", export(Sources(traces=[TraceSource("traces.jsonl", table)]), out)))
         files = [os.path.join(d, f) for d, _, fs in os.walk(out) for f in fs]
         rows = max((f for f in files if "/data/" in f), key=os.path.getsize)
-        print(f"export: {took:.1f} s ({took / ref:.1f}x the reference), {pages['n']} pages, {len(files)} files, "
-              f"{sum(map(os.path.getsize, files)) / 1e6:.1f} MB; rows file {os.path.getsize(rows) / 1e6:.1f} MB")
+        print(
+            f"export: {took:.1f} s ({took / ref:.1f}x the reference), {pages['n']} pages, {len(files)} files, "
+            f"{sum(map(os.path.getsize, files)) / 1e6:.1f} MB; rows file {os.path.getsize(rows) / 1e6:.1f} MB"
+        )
         ok = worst < 0.05 and first < 0.25
-        print(f"target: queries under 5% of the reference, a first sort under 25%: {'met' if ok else 'MISSED'} "
-              f"(worst {100 * worst:.1f}%, first sort {100 * first:.1f}%)")
+        print(
+            f"target: queries under 5% of the reference, a first sort under 25%: {'met' if ok else 'MISSED'} "
+            f"(worst {100 * worst:.1f}%, first sort {100 * first:.1f}%)"
+        )
         return 0 if ok else 1
 
 

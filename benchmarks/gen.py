@@ -19,9 +19,26 @@ import random
 MIN_LINES, MAX_LINES = 30, 120
 
 _ASPECTS = [
-    "accuracy", "clarity", "completeness", "relevance", "depth", "coherence", "concision",
-    "grounding", "politeness", "specificity", "structure", "originality", "reasoning",
-    "formatting", "actionability", "empathy", "faithfulness", "coverage", "precision", "fluency",
+    "accuracy",
+    "clarity",
+    "completeness",
+    "relevance",
+    "depth",
+    "coherence",
+    "concision",
+    "grounding",
+    "politeness",
+    "specificity",
+    "structure",
+    "originality",
+    "reasoning",
+    "formatting",
+    "actionability",
+    "empathy",
+    "faithfulness",
+    "coverage",
+    "precision",
+    "fluency",
 ]
 _CHECKS = {
     "harmful": "Does the response give instructions that could cause serious harm?",
@@ -46,19 +63,29 @@ _LABEL_SETS = [
     ("none", "partial", "full"),
 ]
 _SUBJECTS = [
-    "the response", "the answer", "the assistant's reply", "the summary", "the explanation",
+    "the response",
+    "the answer",
+    "the assistant's reply",
+    "the summary",
+    "the explanation",
 ]
 _VERBS = [
-    "address the user's request", "stay faithful to the source", "explain its reasoning",
-    "use precise terminology", "avoid unsupported claims", "follow the requested format",
-    "give a usable next step", "keep to the point", "cover the important cases",
+    "address the user's request",
+    "stay faithful to the source",
+    "explain its reasoning",
+    "use precise terminology",
+    "avoid unsupported claims",
+    "follow the requested format",
+    "give a usable next step",
+    "keep to the point",
+    "cover the important cases",
 ]
 _ADVICE = [
     "Ignore style; judge only the substance.",
     "Do not reward length for its own sake.",
     "Penalise confident statements that are wrong.",
     "A short answer can still be complete.",
-    "Treat \"I don't know\" as honest, not as a failure.",
+    'Treat "I don\'t know" as honest, not as a failure.',
     "Compare against the reference answer when one is given.",
 ]
 _ANCHOR_WORDS = ["Very poor.", "Weak, with major gaps.", "Adequate.", "Good, minor issues.", "Excellent."]
@@ -111,7 +138,9 @@ class _Rubric:
         aspect = rng.choice(_ASPECTS)
         name = self.name(f"lack_of_{aspect}" if inverted else aspect)
         kind = "ordinal" if rng.random() < 0.8 else "score"
-        self.maybe_comment(f"{aspect.replace('_', ' ')}: the judge's main signal" if not inverted else "higher is worse here")
+        self.maybe_comment(
+            f"{aspect.replace('_', ' ')}: the judge's main signal" if not inverted else "higher is worse here"
+        )
         self.emit(f"criterion {name}: {kind}[1, {self.top}] = llm.rate {{")
         if rng.random() < 0.6:
             advice = rng.sample(_ADVICE, rng.randint(1, 2))
@@ -148,7 +177,10 @@ class _Rubric:
         rng, top = self.rng, self.top
         labels = rng.choice(_LABEL_SETS)
         name = self.name(rng.choice(["tone", "register", "expertise", "support"]))
-        self.emit(f"criterion {name}: label{{{', '.join(labels)}}} = llm.choose {{", f'  question = "Which best describes {rng.choice(_SUBJECTS)}?"')
+        self.emit(
+            f"criterion {name}: label{{{', '.join(labels)}}} = llm.choose {{",
+            f'  question = "Which best describes {rng.choice(_SUBJECTS)}?"',
+        )
         if rng.random() < 0.6:
             self.emit(f'  descriptions = {{ {labels[0]}: "The weakest kind.", {labels[-1]}: "The strongest kind." }}')
         self.emit("}")
@@ -164,7 +196,9 @@ class _Rubric:
         if rng.random() < 0.5:
             self.emit(f'criterion {name}: score[1, {self.top}] = human.annotation {{ key = "{name}" }}', "")
         else:
-            self.emit(f'criterion {name}: ordinal[1, {self.top}] = recorded.value {{ key = "{name}", read = mode }}', "")
+            self.emit(
+                f'criterion {name}: ordinal[1, {self.top}] = recorded.value {{ key = "{name}", read = mode }}', ""
+            )
         return name
 
     # -- composition ------------------------------------------------------------
@@ -246,7 +280,7 @@ class _Rubric:
         if rng.random() < 0.6:
             self.emit(f"readout pairwise {{ epsilon = {epsilon}, resolve = {rng.choice(['tie', 'first'])} }}")
         # The contract goes near the top, where authors put it.
-        self.lines[self._contract_at:self._contract_at] = ["contract {", f"  scale = {scale}", "}", ""]
+        self.lines[self._contract_at : self._contract_at] = ["contract {", f"  scale = {scale}", "}", ""]
 
     def header(self, index: int) -> None:
         rng = self.rng

@@ -82,9 +82,7 @@ def test_traces_are_byte_identical_sequential_and_highly_concurrent():
 
 def test_abstaining_criterion_is_skipped_by_the_reducer():
     rubric = rubriclang.loads(GRAPH)
-    res = rubric.evaluate(
-        {"id": "x", "input": "", "response": "short", "annotations": {"a": 5, "b": 2}}
-    )
+    res = rubric.evaluate({"id": "x", "input": "", "response": "short", "annotations": {"a": 5, "b": 2}})
     # `c` has no annotation and abstains: mean over a and b with weights 2, 1.
     assert res.composition.values["q"]["response"] == pytest.approx(4.0)
     assert res.composition.decision.decision == 4

@@ -92,10 +92,24 @@ def test_keywords_used_as_names_parse_through_the_contextual_lexer():
 
 # Lark's own tree, with positions: the reference for every span the builder computes.
 _TREE_RULES = {
-    "rubric_decl": "RubricDecl", "contract_decl": "ContractDecl", "criterion_decl": "CriterionDecl",
-    "node_decl": "NodeDecl", "sink_decl": "SinkDecl", "readout_decl": "ReadoutDecl", "port": "PortArg",
-    "dotted": "Dotted", "block": "Block", "param": "Param", "type": "TypeExpr", "true": "Bool",
-    "false": "Bool", "ident": "Ident", "call": "Call", "list": "ListValue", "map": "MapValue", "entry": "Entry",
+    "rubric_decl": "RubricDecl",
+    "contract_decl": "ContractDecl",
+    "criterion_decl": "CriterionDecl",
+    "node_decl": "NodeDecl",
+    "sink_decl": "SinkDecl",
+    "readout_decl": "ReadoutDecl",
+    "port": "PortArg",
+    "dotted": "Dotted",
+    "block": "Block",
+    "param": "Param",
+    "type": "TypeExpr",
+    "true": "Bool",
+    "false": "Bool",
+    "ident": "Ident",
+    "call": "Call",
+    "list": "ListValue",
+    "map": "MapValue",
+    "entry": "Entry",
 }
 _LITERAL_TOKENS = {"STRING": "String", "LONG_STRING": "String", "NUMBER": "Number"}
 

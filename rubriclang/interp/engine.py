@@ -65,7 +65,9 @@ class Interpreter:
             known = getattr(self._route[crit.name], "judge_known", None)
             if known is not None:
                 by_backend.setdefault(id(self._route[crit.name]), (known, []))[1].append(ci)
-        self._knowers: list[tuple[Callable[[list[JudgmentRequest]], list[Judgment | None]], list[int]]] = list(by_backend.values())
+        self._knowers: list[tuple[Callable[[list[JudgmentRequest]], list[Judgment | None]], list[int]]] = list(
+            by_backend.values()
+        )
         self._sem: asyncio.Semaphore | None = None
         self._shared = False
 
@@ -82,7 +84,11 @@ class Interpreter:
         if want == "pairwise" and n != 2:
             raise ItemError(f"item `{item.id}`", f"a pairwise item needs exactly two candidates, it has {n}")
         if want == "pointwise" and n != 1:
-            raise ItemError(f"item `{item.id}`", f"a pointwise item has one `response`, this one has {n} candidates", "run it with --mode pairwise")
+            raise ItemError(
+                f"item `{item.id}`",
+                f"a pointwise item has one `response`, this one has {n} candidates",
+                "run it with --mode pairwise",
+            )
         try:
             self.composer.check_mode(want)
         except ModeError as exc:
@@ -111,7 +117,9 @@ class Interpreter:
             return self._finish(item, mode, requests, results)
         return self._result(item, mode, requests, results)
 
-    async def _finish(self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]) -> ItemResult:
+    async def _finish(
+        self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]
+    ) -> ItemResult:
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.concurrency)
         waiting = [i for i, j in enumerate(results) if j is None]
@@ -119,7 +127,9 @@ class Interpreter:
             results[i] = judged
         return self._result(item, mode, requests, results)
 
-    def _result(self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]) -> ItemResult:
+    def _result(
+        self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]
+    ) -> ItemResult:
         judgments: dict[str, dict[str, Judgment]] = {c.name: {} for c in self.graph.criteria}
         for r, j in zip(requests, results):
             assert j is not None

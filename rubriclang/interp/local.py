@@ -83,7 +83,9 @@ class LocalBackend:
 
     def judge_now(self, request: JudgmentRequest) -> Judgment:
         crit = request.criterion
-        method: Callable[[JudgmentRequest, dict[str, Any]], Judgment] = getattr(self, "_" + crit.procedure.replace(".", "_"))
+        method: Callable[[JudgmentRequest, dict[str, Any]], Judgment] = getattr(
+            self, "_" + crit.procedure.replace(".", "_")
+        )
         return method(request, crit.params)
 
     def _rule_regex(self, request: JudgmentRequest, p: dict[str, Any]) -> Judgment:
@@ -152,7 +154,9 @@ class LocalBackend:
             return Judgment(False, raw=raw)
         return Judgment(abs(got - want) <= p["tolerance"], raw=raw)
 
-    def _lookup(self, table: ValueTable, field: dict[str, Any], request: JudgmentRequest, what: str) -> tuple[bool, Any]:
+    def _lookup(
+        self, table: ValueTable, field: dict[str, Any], request: JudgmentRequest, what: str
+    ) -> tuple[bool, Any]:
         key = request.criterion.params["key"]
         found, value = table.get(request.item.id, request.candidate, key)
         if found:

@@ -99,7 +99,9 @@ class LLMBackend:
         self.profiles: dict[str | None, Profile] = {None: Profile(client, sampling)}
         for name, profile in (profiles or {}).items():
             self.profiles[name] = profile
-        self.callers: dict[str | None, Caller] = {name: Caller(p.client, cache, name) for name, p in self.profiles.items() if name is not None}
+        self.callers: dict[str | None, Caller] = {
+            name: Caller(p.client, cache, name) for name, p in self.profiles.items() if name is not None
+        }
         named_default = self.profiles.get("default")
         if named_default is not None and named_default.client is client:
             # The `default` profile serves the criteria that name none: they are its judgments.
@@ -117,7 +119,11 @@ class LLMBackend:
 
     def usage_by_profile(self) -> dict[str | None, tuple[str | None, Usage]]:
         """Each profile's (model, usage)."""
-        return {name: (c.client.model, c.usage) for name, c in self.callers.items() if name is None or c is not self.callers[None]}
+        return {
+            name: (c.client.model, c.usage)
+            for name, c in self.callers.items()
+            if name is None or c is not self.callers[None]
+        }
 
     @property
     def clients(self) -> list[ChatClient]:
@@ -161,7 +167,11 @@ class LLMBackend:
         name = crit.params.get("model")
         caller = self.callers.get(name)
         if caller is None:  # the command line refuses this before any call; the API may not
-            return Judgment.failed(f"no model profile `{name}` was given to the LLM backend (criterion `{crit.name}`)", attempts=0, backend=self.name)
+            return Judgment.failed(
+                f"no model profile `{name}` was given to the LLM backend (criterion `{crit.name}`)",
+                attempts=0,
+                backend=self.name,
+            )
         sampling = self._sampling_for(crit, self.profiles[name])
         meta = self._meta(crit, caller, sampling)
         if side_by_side(crit):
@@ -198,7 +208,12 @@ class LLMBackend:
             sampling = self._sampling_for(crit, self.profiles[crit.params.get("model")])
             groups.setdefault(id(caller), (caller, []))[1].append((i, crit, prompt, sampling))
         for caller, asks in groups.values():
-            found = caller.cached([ChatRequest((), sampling, prompt.response_format, prompt_digest=prompt.digest) for _, _, prompt, sampling in asks])
+            found = caller.cached(
+                [
+                    ChatRequest((), sampling, prompt.response_format, prompt_digest=prompt.digest)
+                    for _, _, prompt, sampling in asks
+                ]
+            )
             for (i, crit, prompt, sampling), completion in zip(asks, found):
                 if completion is None or completion.prompt_hash is None:
                     continue
@@ -209,11 +224,15 @@ class LLMBackend:
                 meta = self._meta(crit, caller, sampling)
                 meta["prompt_hash"] = completion.prompt_hash
                 model = completion.model or caller.client.model
-                asked = _Asked(result, completion.text, completion.attempts, round(completion.latency_ms or 0.0, 1), model)
+                asked = _Asked(
+                    result, completion.text, completion.attempts, round(completion.latency_ms or 0.0, 1), model
+                )
                 out[i] = _judged(crit, prompt.template.id, asked, meta)
         return out
 
-    async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling, affinity: str) -> _Asked:
+    async def _ask(
+        self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling, affinity: str
+    ) -> _Asked:
         """Ask `rendered`, and again after a note while the reply is unreadable."""
         call = attrs.evolve(rendered.request, sampling=sampling, affinity=affinity)
         attempts, latency = 0, 0.0
@@ -250,7 +269,9 @@ class LLMBackend:
         except PromptError as exc:
             return Judgment.failed(str(exc), attempts=0, **meta)
         # The orders are asked at once; each answer is read independently of the other.
-        asked = await asyncio.gather(*(self._ask(crit, r, caller, sampling, _affinity(item, shown)) for r, shown in zip(rendered, orders)))
+        asked = await asyncio.gather(
+            *(self._ask(crit, r, caller, sampling, _affinity(item, shown)) for r, shown in zip(rendered, orders))
+        )
         meta["prompt_hash"] = ",".join(r.prompt_hash for r in rendered)
         calls, answers, error = [], [], None
         for shown, r, a in zip(orders, rendered, asked):

@@ -214,5 +214,7 @@ def import_backend(cache: CallCache, identity: str, model: str, sampling: Sampli
     """The backend of an import run: answered from the cache only. Returns
     (backend, client); `client.requests` lists any call it would have made
     (a retry after an unreadable answer), which fails its judgment."""
-    client = NoCallClient(model, identity, "`rbg batch import` makes no calls, and the batch results hold no answer to this request")
+    client = NoCallClient(
+        model, identity, "`rbg batch import` makes no calls, and the batch results hold no answer to this request"
+    )
     return LLMBackend(client, cache, sampling, use_logprobs=use_logprobs), client

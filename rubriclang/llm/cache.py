@@ -65,7 +65,9 @@ _FRAMES: dict[tuple, tuple] = {}
 _FRAMES_MAX = 256
 
 
-def _frame(identity: str, model: str | None, sampling, response_format: dict | None, profile: str | None) -> tuple[str, str]:
+def _frame(
+    identity: str, model: str | None, sampling, response_format: dict | None, profile: str | None
+) -> tuple[str, str]:
     """The key's canonical JSON before and after the messages' JSON. The
     response format is remembered by identity and kept alive beside its
     frame, so an id is never mistaken for another dict's; a criterion's
@@ -138,7 +140,11 @@ class CallCache:
         if len(keys) == 1:
             rows = self._conn().execute("SELECT key, response FROM calls WHERE key = ?", keys).fetchall()
         else:
-            rows = self._conn().execute(f"SELECT key, response FROM calls WHERE key IN ({','.join('?' * len(keys))})", keys).fetchall()
+            rows = (
+                self._conn()
+                .execute(f"SELECT key, response FROM calls WHERE key IN ({','.join('?' * len(keys))})", keys)
+                .fetchall()
+            )
         return {key: Completion.from_json(json.loads(response), cached=True) for key, response in rows}
 
     def put(self, key: str, server: str, completion: Completion) -> None:
@@ -161,7 +167,9 @@ class CallCache:
         return row[0] if row else None
 
     def set_note(self, server: str, name: str, value: str) -> None:
-        self._conn().execute("INSERT OR REPLACE INTO notes (server, name, value) VALUES (?, ?, ?)", (server, name, value))
+        self._conn().execute(
+            "INSERT OR REPLACE INTO notes (server, name, value) VALUES (?, ?, ?)", (server, name, value)
+        )
 
     def stats(self) -> dict[str, Any]:
         db = self._conn()

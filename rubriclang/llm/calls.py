@@ -68,7 +68,12 @@ class Caller:
         if known is not None:
             return known
         blob = json.dumps(
-            {"server": self.client.identity, "model": self.client.model, "profile": self.profile, "sampling": attrs.asdict(sampling)},
+            {
+                "server": self.client.identity,
+                "model": self.client.model,
+                "profile": self.profile,
+                "sampling": attrs.asdict(sampling),
+            },
             sort_keys=True,
             separators=(",", ":"),
         )

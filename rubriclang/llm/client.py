@@ -272,7 +272,10 @@ class OpenAIClient:
         self._rng = random.Random(seed)
         self._redactor = Redactor(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        limits = httpx.Limits(max_connections=per_endpoint * len(self.endpoints), max_keepalive_connections=per_endpoint * len(self.endpoints))
+        limits = httpx.Limits(
+            max_connections=per_endpoint * len(self.endpoints),
+            max_keepalive_connections=per_endpoint * len(self.endpoints),
+        )
         # A user's HTTP(S)_PROXY must not capture calls to a server on this machine.
         local = all(_is_loopback(e.url) for e in self.endpoints)
         # Plain-http servers (vLLM, llama.cpp) go through a lean keep-alive
@@ -286,7 +289,12 @@ class OpenAIClient:
             netloc = httpx.URL(ep.url).netloc
             if mounts.get(f"http://{netloc.decode('ascii')}") is pool:
                 ep.direct = pool
-                ep.headers = [(b"Host", netloc), (b"Accept", b"application/json"), (b"Content-Type", b"application/json"), (b"User-Agent", b"rubriclang")]
+                ep.headers = [
+                    (b"Host", netloc),
+                    (b"Accept", b"application/json"),
+                    (b"Content-Type", b"application/json"),
+                    (b"User-Agent", b"rubriclang"),
+                ]
                 ep.headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
         # With every server direct, httpx's client never sends a request, so
         # it needs no default transport of its own (building one loads the
@@ -340,7 +348,7 @@ class OpenAIClient:
     def _delay(self, attempt: int, after: float | None) -> float:
         if after is not None:
             return min(after, self.backoff_max)
-        cap = min(self.backoff_max, self.backoff_base * (2 ** attempt))
+        cap = min(self.backoff_max, self.backoff_base * (2**attempt))
         return self._rng.uniform(0, cap)  # full jitter
 
     def _redact(self, err: LLMError) -> LLMError:
@@ -349,7 +357,9 @@ class OpenAIClient:
         message = self._redactor.text(err.message)
         return err if message == err.message else LLMError(err.kind, message, err.status, err.attempts)
 
-    async def _fetch(self, ep: _Endpoint, method: str, path: str, body: dict | None = None, root: bool = False) -> _Answer:
+    async def _fetch(
+        self, ep: _Endpoint, method: str, path: str, body: dict | None = None, root: bool = False
+    ) -> _Answer:
         """One request to `ep` (`path` under its base URL, or under its
         origin when `root`) and its whole answer, within the deadline;
         raises TimeoutError past it, ReplyTooLarge past the size cap, and
@@ -371,18 +381,29 @@ class OpenAIClient:
 
     async def _fetch_direct(self, ep: _Endpoint, method: str, target: str, body: dict | None) -> _Answer:
         # The body as httpx's `json=` would send it.
-        data = b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        data = (
+            b""
+            if body is None
+            else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        )
         headers = ep.headers if body is None else [*ep.headers, (b"Content-Length", str(len(data)).encode())]
         head = request_head(method, target.encode("ascii"), headers)
         assert ep.direct is not None  # the caller's test
         answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts)
         found = {k.decode("latin-1"): v.decode("latin-1") for k, v in answer.headers}
         if found.get("content-encoding", "identity") != "identity":  # not asked for, but decoded as httpx would
-            content = await httpx.Response(answer.status_code, headers=answer.headers.raw_items(), stream=httpx.ByteStream(content)).aread()
+            content = await httpx.Response(
+                answer.status_code, headers=answer.headers.raw_items(), stream=httpx.ByteStream(content)
+            ).aread()
         return _Answer(answer.status_code, found, content)
 
     def _too_large(self, ep: _Endpoint, attempt: int = 1) -> LLMError:
-        return LLMError("reply_too_large", f"{ep.url} answered more than {self.max_reply_bytes} bytes (the reply size cap)", None, attempt)
+        return LLMError(
+            "reply_too_large",
+            f"{ep.url} answered more than {self.max_reply_bytes} bytes (the reply size cap)",
+            None,
+            attempt,
+        )
 
     def _past_deadline(self, ep: _Endpoint) -> LLMError:
         return LLMError("timeout", f"{ep.url} did not finish answering within the {self.deadline:g} s deadline")
@@ -419,7 +440,9 @@ class OpenAIClient:
         if r.status_code in (401, 403):
             raise LLMError("auth", f"{ep.url} refused the API key (HTTP {r.status_code})", r.status_code)
         if r.status_code != 200:
-            raise LLMError("http", f"{ep.url}/models answered HTTP {r.status_code}: {self._error_detail(r)}", r.status_code)
+            raise LLMError(
+                "http", f"{ep.url}/models answered HTTP {r.status_code}: {self._error_detail(r)}", r.status_code
+            )
         try:
             entries = r.json().get("data", [])
             if all(isinstance(m["id"], str) for m in entries):
@@ -453,14 +476,21 @@ class OpenAIClient:
             if self.model is None:
                 if len(models) != 1:
                     offered = ", ".join(models[:10]) or "none listed"
-                    raise LLMError("unknown_model", f"{ep.url} offers {len(models)} models ({offered}); choose one with --model")
+                    raise LLMError(
+                        "unknown_model", f"{ep.url} offers {len(models)} models ({offered}); choose one with --model"
+                    )
                 self.model = models[0]
             elif models and self.model not in models:
                 raise LLMError(
                     "unknown_model",
                     f"the server at {ep.url} has no model `{self.model}` (it has: {', '.join(models[:10])})",
                 )
-            if self.slots is None and len(self.endpoints) == 1 and entries and all(isinstance(m, dict) and m.get("owned_by") == "llamacpp" for m in entries):
+            if (
+                self.slots is None
+                and len(self.endpoints) == 1
+                and entries
+                and all(isinstance(m, dict) and m.get("owned_by") == "llamacpp" for m in entries)
+            ):
                 self.slots = await self._llama_slots(ep)
 
     async def chat(self, request: ChatRequest) -> Completion:
@@ -485,7 +515,9 @@ class OpenAIClient:
             except _Retry as r:
                 if attempt > self.max_retries:
                     err = r.error
-                    raise self._redact(LLMError(err.kind, f"{err.message} (gave up after {attempt} attempts)", err.status, attempt)) from None
+                    raise self._redact(
+                        LLMError(err.kind, f"{err.message} (gave up after {attempt} attempts)", err.status, attempt)
+                    ) from None
                 await asyncio.sleep(self._delay(attempt - 1, r.after))
             except LLMError as err:
                 raise self._redact(err) from None
@@ -517,7 +549,9 @@ class OpenAIClient:
             raise LLMError("auth", f"{ep.url} refused the API key (HTTP {status})", status, attempt)
         if status != 200:
             detail = self._error_detail(r)
-            raise LLMError(_error_kind(status, detail, body), f"{ep.url} answered HTTP {status}: {detail}", status, attempt)
+            raise LLMError(
+                _error_kind(status, detail, body), f"{ep.url} answered HTTP {status}: {detail}", status, attempt
+            )
         try:
             data = r.json()
             choice = data["choices"][0]
@@ -585,7 +619,11 @@ def _error_kind(status: int, detail: str, body: dict) -> str:
     text = detail.lower()
     # A server without structured output names the field it refuses; the
     # caller can then ask again in plain text.
-    if status in (400, 422) and "response_format" in body and any(w in text for w in ("response_format", "json_schema", "schema")):
+    if (
+        status in (400, 422)
+        and "response_format" in body
+        and any(w in text for w in ("response_format", "json_schema", "schema"))
+    ):
         return "unsupported"
     if status == 404 or ("model" in text and ("not" in text or "unknown" in text)):
         return "unknown_model"

@@ -73,7 +73,9 @@ class Connections:
             from rubriclang.llm.estimate import DryClient
 
             if not server.base_urls and server.model:
-                raise ConnectError(f"the model `{server.model}` is named without a server: the embedded model serves only its own")
+                raise ConnectError(
+                    f"the model `{server.model}` is named without a server: the embedded model serves only its own"
+                )
             identity = " ".join(server.base_urls) or "embedded"
             return DryClient(self.estimate, server.model or (None if server.base_urls else "embedded"), identity)
         make = functools.partial(
@@ -119,8 +121,13 @@ class Connections:
         if profile.api_key_env:
             key = os.environ.get(profile.api_key_env)
             if not key:
-                raise ConnectError(f"{profile.where}: profile `{profile.name}` reads its key from `{profile.api_key_env}`, which is not set")
-        return self.client(attrs.evolve(base, base_urls=tuple(profile.base_urls), model=profile.model, api_key=key, model_file=None))
+                raise ConnectError(
+                    f"{profile.where}: profile `{profile.name}` reads its key from `{profile.api_key_env}`, which is "
+                    "not set"
+                )
+        return self.client(
+            attrs.evolve(base, base_urls=tuple(profile.base_urls), model=profile.model, api_key=key, model_file=None)
+        )
 
     def judges(self, graph, default: Server, sampling):
         """(client, sampling, profiles) for `graph`'s LLM criteria, as
@@ -139,10 +146,15 @@ class Connections:
             name = c.params.get("model")
             if name is not None and name not in profiles:
                 where = f"{c.span.file}:{c.span.line}:{c.span.column}" if c.span else graph.path
-                found = f"`{config.path}` defines " + (", ".join(f"`{n}`" for n in sorted(profiles)) or "none") if config and config.path else "no rubriclang.toml or [tool.rubriclang] in pyproject.toml was found upward from the graph"
+                found = (
+                    f"`{config.path}` defines " + (", ".join(f"`{n}`" for n in sorted(profiles)) or "none")
+                    if config and config.path
+                    else "no rubriclang.toml or [tool.rubriclang] in pyproject.toml was found upward from the graph"
+                )
                 raise ConnectError(
                     f"{where}: criterion `{c.name}` asks for model profile `{name}`, but {found}",
-                    f"add a `[models.{name}]` table with `base_url` and `model` to rubriclang.toml beside the graph (docs/judges.md)",
+                    f"add a `[models.{name}]` table with `base_url` and `model` to rubriclang.toml beside the graph "
+                    "(docs/judges.md)",
                 )
         default_profile = profiles.get("default") if not default.base_urls else None
         needs_default = any(c.params.get("model") in (None, "default") for c in llm) or not named
@@ -154,13 +166,18 @@ class Connections:
             sampling = profile_sampling(default_profile, sampling)
         elif needs_default:
             client = self.client(default)
-        extra = {name: Profile(self.profile_client(profiles[name], default), profile_sampling(profiles[name], sampling)) for name in sorted(named - {"default"})}
+        extra = {
+            name: Profile(self.profile_client(profiles[name], default), profile_sampling(profiles[name], sampling))
+            for name in sorted(named - {"default"})
+        }
         if default_profile is not None:
             # The config's `default` profile serves the unnamed criteria too: one judge, named so.
             assert client is not None  # made from the default profile above
             extra["default"] = Profile(client, sampling)
         elif "default" in named:
-            extra["default"] = Profile(self.profile_client(profiles["default"], default), profile_sampling(profiles["default"], sampling))
+            extra["default"] = Profile(
+                self.profile_client(profiles["default"], default), profile_sampling(profiles["default"], sampling)
+            )
         if client is None:  # every criterion names a profile: the default serves none
             client = extra[sorted(named)[0]].client
         return client, sampling, extra

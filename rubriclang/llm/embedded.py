@@ -43,7 +43,9 @@ class EmbeddedServer:
     calls cached in one run are found in the next.
     """
 
-    def __init__(self, model_file: Path, *, threads: int, ctx_size: int, parallel: int, timeout: float = STARTUP_TIMEOUT):
+    def __init__(
+        self, model_file: Path, *, threads: int, ctx_size: int, parallel: int, timeout: float = STARTUP_TIMEOUT
+    ):
         self.model_file = model_file
         self.threads = threads
         self.ctx_size = ctx_size

@@ -45,13 +45,23 @@ class Phase:
     def add(self, calls: int, prompt: int, completion: int | None) -> None:
         self.calls += calls
         self.prompt_tokens += prompt
-        self.completion_tokens = None if completion is None or self.completion_tokens is None else self.completion_tokens + completion
+        self.completion_tokens = (
+            None if completion is None or self.completion_tokens is None else self.completion_tokens + completion
+        )
 
     def scaled(self, k: int) -> Phase:
-        return Phase(self.calls * k, self.prompt_tokens * k, None if self.completion_tokens is None else self.completion_tokens * k)
+        return Phase(
+            self.calls * k,
+            self.prompt_tokens * k,
+            None if self.completion_tokens is None else self.completion_tokens * k,
+        )
 
     def to_json(self, models: tuple[str | None, ...] = (), prices: dict | None = None) -> dict:
-        out: dict[str, Any] = {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        out: dict[str, Any] = {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
         out["usd"] = cost(out, models, prices)
         return out
 

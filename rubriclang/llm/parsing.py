@@ -70,7 +70,11 @@ def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> Pars
         method = "text"
         found, raw = _from_text(text, criterion.procedure, t)
     if not found:
-        return ParseResult(None, f"no `{key}` found (expected a JSON object with `{key}`, or a final `{key.capitalize()}: ...` line)", method)
+        return ParseResult(
+            None,
+            f"no `{key}` found (expected a JSON object with `{key}`, or a final `{key.capitalize()}: ...` line)",
+            method,
+        )
     value, problem = _read(raw, t)
     if problem:
         return ParseResult(None, f"`{key}`: {problem}", method)
@@ -136,13 +140,17 @@ def _compare(criterion: Criterion, text: str, answer) -> ParseResult:
                 folded = [v for k, v in answer["map"].items() if k.casefold() == (m.group(1) or "").strip().casefold()]
                 choice = folded[0] if len(folded) == 1 else None
             if choice is None:
-                return ParseResult(None, f"the answer pattern matched {m.group(1)!r}, which the map does not name", "pattern")
+                return ParseResult(
+                    None, f"the answer pattern matched {m.group(1)!r}, which the map does not name", "pattern"
+                )
             return ParseResult(choice, None, "pattern")
         pair = []
         for g in (1, 2):
             value, problem = _read(m.group(g) or "", t)
             if problem:
-                return ParseResult(None, f"the rating of the response shown {'first' if g == 1 else 'second'}: {problem}", "pattern")
+                return ParseResult(
+                    None, f"the rating of the response shown {'first' if g == 1 else 'second'}: {problem}", "pattern"
+                )
             pair.append(value)
         return ParseResult(tuple(pair), None, "pattern")
     keys = ("score_a", "score_b") if ratings else ("preference",)
@@ -154,7 +162,7 @@ def _compare(criterion: Criterion, text: str, answer) -> ParseResult:
         raw = obj["preference"]
         choice = _PREFERENCE.get(raw.strip().strip(_DECORATION).casefold()) if isinstance(raw, str) else None
         if choice is None:
-            return ParseResult(None, f"`preference`: {raw!r} is not \"A\", \"B\" or \"tie\"", "json")
+            return ParseResult(None, f'`preference`: {raw!r} is not "A", "B" or "tie"', "json")
         return ParseResult(choice, None, "json")
     pair = []
     for k in keys:
@@ -182,10 +190,14 @@ def _from_result(text: str, t: JType) -> ParseResult:
     """The score after the last `[RESULT]` of a Prometheus reply."""
     markers = list(_RESULT.finditer(text))
     if not markers:
-        return ParseResult(None, f"no `[RESULT]` found (expected the feedback, then `[RESULT]` and {scale_phrase(t)})", "result")
+        return ParseResult(
+            None, f"no `[RESULT]` found (expected the feedback, then `[RESULT]` and {scale_phrase(t)})", "result"
+        )
     m = _RESULT_VALUE.match(text, markers[-1].end())
     if m is None:
-        return ParseResult(None, f"the last `[RESULT]` is not followed by a score (expected {scale_phrase(t)})", "result")
+        return ParseResult(
+            None, f"the last `[RESULT]` is not followed by a score (expected {scale_phrase(t)})", "result"
+        )
     value, problem = _read(m.group(1), t)
     if problem:
         return ParseResult(None, f"`[RESULT]`: {problem}", "result")

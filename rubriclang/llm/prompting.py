@@ -49,7 +49,6 @@ PATTERN_NUDGE = "nudge_pattern.v1"  # after a reply an answer pattern cannot rea
 PROMETHEUS = ("prometheus.v1", "prometheus_nudge.v1")
 
 
-
 class PromptError(ValueError):
     """The item lacks something the criterion's prompt needs (a reference)."""
 
@@ -179,7 +178,10 @@ def response_format(criterion: Criterion) -> dict | None:
         properties = {"reason": {"type": "string"}, **props}
         required = ["reason", *keys]
     schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-    return {"type": "json_schema", "json_schema": {"name": criterion.procedure.replace(".", "_"), "strict": True, "schema": schema}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": criterion.procedure.replace(".", "_"), "strict": True, "schema": schema},
+    }
 
 
 def _reference(criterion: Criterion, item: Item) -> str:
@@ -286,7 +288,15 @@ def _fixed(criterion: Criterion) -> _Fixed:
     elif criterion.params.get("answer", "json") != "json":
         nudge_stem = PATTERN_NUDGE  # the template asked for its own format, not JSON
     template = criterion_template(criterion)
-    fixed = _Fixed(template, response_format(criterion), rubric_values(criterion), nudge_stem, prometheus, tuple(sorted(template.names)), fill_digest(template))
+    fixed = _Fixed(
+        template,
+        response_format(criterion),
+        rubric_values(criterion),
+        nudge_stem,
+        prometheus,
+        tuple(sorted(template.names)),
+        fill_digest(template),
+    )
     if len(_FIXED) >= _FIXED_MAX:
         _FIXED.clear()
     _FIXED[id(criterion)] = (criterion, fixed)
@@ -314,7 +324,9 @@ class Prompt:
         messages = self.template.fill(self.values)
         hashed = prompt_hash(self.template.id, messages)
         return Rendered(
-            request=ChatRequest(messages, response_format=self.response_format, prompt_digest=self.digest, prompt_hash=hashed),
+            request=ChatRequest(
+                messages, response_format=self.response_format, prompt_digest=self.digest, prompt_hash=hashed
+            ),
             prompt_hash=hashed,
             template=self.template.id,
             nudge=self.nudge,

@@ -35,7 +35,9 @@ class Redactor:
         self._probes: tuple[str, ...] = ()
         # Whether the key reads the same inside a JSON string (no quote,
         # backslash or control character to escape).
-        self._plain_in_json = self.secret is not None and json.dumps(self.secret, ensure_ascii=False)[1:-1] == self.secret
+        self._plain_in_json = (
+            self.secret is not None and json.dumps(self.secret, ensure_ascii=False)[1:-1] == self.secret
+        )
         if self.secret and len(self.secret) >= FRAGMENT:
             s = self.secret
             self._grams = frozenset(s[i : i + FRAGMENT] for i in range(len(s) - FRAGMENT + 1))

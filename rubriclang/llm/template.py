@@ -144,7 +144,9 @@ def fill_digest(template: Template) -> str:
         return out
 
     shape = {"fill": FILL_VERSION, "messages": [[m.role, plain(m.body)] for m in template.messages]}
-    return hashlib.sha256(json.dumps(shape, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(shape, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 def _render(body: tuple, values: dict[str, str]) -> str:
@@ -175,7 +177,15 @@ def parse(text: str, template_id: str) -> tuple[Template | None, list[Problem]]:
     for bad in _ANY_HEADING.finditer(text, start):
         if bad.group(1) not in ("system", "user", "assistant"):
             line, col = _position(text, bad.start(1), 1)
-            problems.append(Problem(line, col, len(bad.group(1)), f"unknown section `## {bad.group(1)}`", "the sections are `## system`, `## user` and `## assistant`"))
+            problems.append(
+                Problem(
+                    line,
+                    col,
+                    len(bad.group(1)),
+                    f"unknown section `## {bad.group(1)}`",
+                    "the sections are `## system`, `## user` and `## assistant`",
+                )
+            )
     chunks: list[tuple[str, int, int]] = []  # (role, body start, body end)
     if not headings:
         chunks.append(("user", start, len(text)))
@@ -183,7 +193,15 @@ def parse(text: str, template_id: str) -> tuple[Template | None, list[Problem]]:
         lead = text[start : headings[0].start()]
         if lead.strip():
             line, col = _position(text, start + len(lead) - len(lead.lstrip()), 1)
-            problems.append(Problem(line, col, 1, "text before the first section heading is never sent", "start the template with `## system` or `## user`, or move the text into a section"))
+            problems.append(
+                Problem(
+                    line,
+                    col,
+                    1,
+                    "text before the first section heading is never sent",
+                    "start the template with `## system` or `## user`, or move the text into a section",
+                )
+            )
         for i, h in enumerate(headings):
             end = headings[i + 1].start() if i + 1 < len(headings) else len(text)
             chunks.append((h.group(1), h.end(), end))
@@ -214,12 +232,23 @@ def _check_roles(text: str, chunks, headings) -> list[Problem]:
     for j, (i, role) in enumerate(turns):
         want = "user" if j % 2 == 0 else "assistant"
         if role != want:
-            at(i, f"expected a `## {want}` turn here: turns alternate, user first", "few-shot examples are `## user` / `## assistant` pairs before the last `## user`")
+            at(
+                i,
+                f"expected a `## {want}` turn here: turns alternate, user first",
+                "few-shot examples are `## user` / `## assistant` pairs before the last `## user`",
+            )
             break
     if not turns:
-        out.append(Problem(1, 1, 1, "the template has no `## user` message", "add a `## user` section that shows the response"))
+        out.append(
+            Problem(1, 1, 1, "the template has no `## user` message", "add a `## user` section that shows the response")
+        )
     elif turns[-1][1] != "user":
-        at(turns[-1][0], "the template must end with a `## user` message", "the last turn is the question the judge answers; an `## assistant` turn belongs to a few-shot pair before it")
+        at(
+            turns[-1][0],
+            "the template must end with a `## user` message",
+            "the last turn is the question the judge answers; an `## assistant` turn belongs to a few-shot pair "
+            "before it",
+        )
     for i, (role, begin, end) in enumerate(chunks):
         if not text[begin:end].strip():
             at(i, f"the `## {role}` section is empty", "write its text, or remove the heading")
@@ -246,7 +275,15 @@ def _parse_body(text: str, begin: int, end: int) -> tuple[tuple, list[Problem]]:
             if not stack or stack[-1][0] != name:
                 line, col = _position(text, m.start(), 1)
                 expected = f"`{{{{/{stack[-1][0]}}}}}` first" if stack else "no section open"
-                problems.append(Problem(line, col, len(m.group(0).rstrip()), f"`{{{{/{name}}}}}` closes a section that is not open ({expected})", "every `{{#name}}` or `{{^name}}` is closed by its own `{{/name}}`, innermost first"))
+                problems.append(
+                    Problem(
+                        line,
+                        col,
+                        len(m.group(0).rstrip()),
+                        f"`{{{{/{name}}}}}` closes a section that is not open ({expected})",
+                        "every `{{#name}}` or `{{^name}}` is closed by its own `{{/name}}`, innermost first",
+                    )
+                )
                 continue
             open_name, inverted, _, outer = stack.pop()
             outer.append(_Section(open_name, inverted, tuple(p for p in parts if p != "")))
@@ -256,7 +293,15 @@ def _parse_body(text: str, begin: int, end: int) -> tuple[tuple, list[Problem]]:
     for name, inverted, offset, _ in stack:
         line, col = _position(text, offset, 1)
         tag = f"{{{{{'^' if inverted else '#'}{name}}}}}"
-        problems.append(Problem(line, col, len(tag), f"section `{tag}` is never closed in this message", f"close it with `{{{{/{name}}}}}` before the next `##` heading"))
+        problems.append(
+            Problem(
+                line,
+                col,
+                len(tag),
+                f"section `{tag}` is never closed in this message",
+                f"close it with `{{{{/{name}}}}}` before the next `##` heading",
+            )
+        )
     return tuple(p for p in parts if p != ""), problems
 
 
@@ -264,7 +309,16 @@ def _malformed(text: str, begin: int, end: int, problems: list[Problem]) -> None
     for m in _OPEN.finditer(text, begin, end):
         line, col = _position(text, m.start(), 1)
         snippet = text[m.start() : m.start() + 24].split("\n", 1)[0]
-        problems.append(Problem(line, col, 2, f"`{snippet}` is not a placeholder", "placeholders are `{{name}}`, `{{#name}}`, `{{^name}}` and `{{/name}}` (letters, digits and `_`, no spaces)"))
+        problems.append(
+            Problem(
+                line,
+                col,
+                2,
+                f"`{snippet}` is not a placeholder",
+                "placeholders are `{{name}}`, `{{#name}}`, `{{^name}}` and `{{/name}}` (letters, digits and `_`, no "
+                "spaces)",
+            )
+        )
 
 
 def unknown_names(template: Template, known: Iterable[str]) -> list[str]:

@@ -297,7 +297,9 @@ class PoolTransport(httpx.AsyncBaseTransport):
     reused while idle for less than `keepalive_expiry` seconds. A response
     body larger than `max_body` bytes (None: no cap) raises ReplyTooLarge."""
 
-    def __init__(self, max_per_origin: int = 16, keepalive_expiry: float = KEEPALIVE_EXPIRY, max_body: int | None = None):
+    def __init__(
+        self, max_per_origin: int = 16, keepalive_expiry: float = KEEPALIVE_EXPIRY, max_body: int | None = None
+    ):
         if max_per_origin < 1:
             raise ValueError("max_per_origin must be at least 1")
         self.max_per_origin = max_per_origin
@@ -325,7 +327,9 @@ class PoolTransport(httpx.AsyncBaseTransport):
             extensions={"http_version": b"HTTP/" + answer.http_version, "reason_phrase": answer.reason},
         )
 
-    async def exchange(self, host: str, port: int, head: h11.Request, body: bytes | None, timeouts: dict, stream=None) -> tuple[h11.Response, bytes]:
+    async def exchange(
+        self, host: str, port: int, head: h11.Request, body: bytes | None, timeouts: dict, stream=None
+    ) -> tuple[h11.Response, bytes]:
         """One request to `host:port` and its whole answer: (the answer's
         head, its body). `body` None sends `stream` (an async iterable of
         bytes) instead. What `handle_async_request` does without httpx's
@@ -441,7 +445,9 @@ async def _exchange(conn: _Connection, stream, timeouts: dict, max_body: int | N
     return head, b"".join(chunks)
 
 
-def direct_mounts(urls: Iterable[str], transport: httpx.AsyncBaseTransport, trust_env: bool) -> dict[str, httpx.AsyncBaseTransport]:
+def direct_mounts(
+    urls: Iterable[str], transport: httpx.AsyncBaseTransport, trust_env: bool
+) -> dict[str, httpx.AsyncBaseTransport]:
     """`httpx.AsyncClient(mounts=...)` that route the plain-http origins of
     `urls` through `transport`. An origin stays with the client's default
     transport when it is https (TLS is httpx's job) or when, trusting the

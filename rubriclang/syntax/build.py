@@ -157,7 +157,9 @@ class AstBuilder:
         path = self._current.build.path
         name, target = c[0], c[2]
         if target.__class__ is Token:
-            return ast.PortArg(self._name(path, name), (self._name(path, target),), False, span=_span(path, name, target))
+            return ast.PortArg(
+                self._name(path, name), (self._name(path, target),), False, span=_span(path, name, target)
+            )
         refs = tuple(self._name(path, t) for t in target[1:-1:2] if t is not None)
         return ast.PortArg(self._name(path, name), refs, True, span=_span(path, name, target[-1]))
 
@@ -191,7 +193,9 @@ class AstBuilder:
 
     def ordinal_type(self, c: _Children) -> ast.TypeExpr:
         path = self._current.build.path
-        return ast.TypeExpr("ordinal", self._number(path, c[2]), self._number(path, c[4]), span=_span(path, c[0], c[-1]))
+        return ast.TypeExpr(
+            "ordinal", self._number(path, c[2]), self._number(path, c[4]), span=_span(path, c[0], c[-1])
+        )
 
     def score_type(self, c: _Children) -> ast.TypeExpr:
         path = self._current.build.path
@@ -257,7 +261,9 @@ class AstBuilder:
 
     def list(self, c: _Children) -> ast.ListValue:
         b = self._current.build
-        value = ast.ListValue(tuple(self._value(b, v) for v in c[1:-1:2] if v is not None), span=_span(b.path, c[0], c[-1]))
+        value = ast.ListValue(
+            tuple(self._value(b, v) for v in c[1:-1:2] if v is not None), span=_span(b.path, c[0], c[-1])
+        )
         self._nest(b, value, value.items)
         return value
 

@@ -156,22 +156,26 @@ def describe_unexpected(
         char = text[pos]
         if text.startswith('"""', pos) or (char == '"' and pos >= 2 and text.startswith('""', pos - 2)):
             return (
-                "RB003", exc.line, exc.column, exc.column + 1,
+                "RB003",
+                exc.line,
+                exc.column,
+                exc.column + 1,
                 "unterminated triple-quoted string",
                 ('close it with `"""`',),
             )
         if char == '"':
             return (
-                "RB003", exc.line, exc.column, exc.column + 1,
+                "RB003",
+                exc.line,
+                exc.column,
+                exc.column + 1,
                 "unterminated string",
                 ('a `"` string ends on the line it starts; use `"""` for text over several lines',),
             )
         shown = repr(char)[1:-1] if not char.isprintable() else char
         notes: tuple[str, ...] = (f"expected {_expected_words(exc.allowed, lark_factory)}",) if exc.allowed else ()
         return ("RB005", exc.line, exc.column, exc.column + 1, f"unexpected character `{shown}`", notes)
-    if isinstance(exc, UnexpectedEOF) or (
-        isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
-    ):
+    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
         expected = _expected_words(getattr(exc, "accepts", None) or exc.expected, lark_factory)
         lines = text.split("\n")
         line = len(lines)
@@ -187,7 +191,11 @@ def describe_unexpected(
     if len(shown) > 40:
         shown = shown[:37] + "..."
     assert tok.line is not None and tok.column is not None  # a real token, not `$END`
-    end = tok.end_column if tok.end_line == tok.line and tok.end_column is not None else tok.column + len(str(tok).split("\n")[0])
+    end = (
+        tok.end_column
+        if tok.end_line == tok.line and tok.end_column is not None
+        else tok.column + len(str(tok).split("\n")[0])
+    )
     return ("RB001", tok.line, tok.column, end, f"unexpected `{shown}`: expected {expected}", notes)
 
 

@@ -79,7 +79,11 @@ class FastBasicLexer(BasicLexer):
         if tables is None:
             tables = self.__dict__["_tables"] = _Tables(self)
         regex, trailing, keywords, callbacks, plain = (
-            tables.regex, tables.trailing, tables.keywords, tables.callbacks, tables.plain
+            tables.regex,
+            tables.trailing,
+            tables.keywords,
+            tables.callbacks,
+            tables.plain,
         )
         ignore, newline_types = self.ignore_types, self.newline_types
         text_slice = state.text
@@ -124,5 +128,7 @@ class FastBasicLexer(BasicLexer):
                 hook = callbacks.get(name) if kind == name else None
                 yield hook(t) if hook is not None else t
             elif name in callbacks:
-                callbacks[name](token(name, value, pos, line, pos - line_start + 1, end_line, stop - end_start + 1, stop))
+                callbacks[name](
+                    token(name, value, pos, line, pos - line_start + 1, end_line, stop - end_start + 1, stop)
+                )
             pos, line, line_start = stop, end_line, end_start

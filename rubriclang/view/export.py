@@ -30,7 +30,9 @@ def export(sources: Sources, folder: str) -> int:
     if sources.traces:
         os.makedirs(os.path.join(folder, "data"), exist_ok=True)
     for src in sources.traces:
-        write_atomic(os.path.join(folder, site.data_file(src.label)), canonical_json(items_data(site, src)) + "\n", sync=False)
+        write_atomic(
+            os.path.join(folder, site.data_file(src.label)), canonical_json(items_data(site, src)) + "\n", sync=False
+        )
     done = 0
     while done < len(site.pending):
         route, params = site.pending[done]
@@ -56,10 +58,27 @@ def items_data(site: Site, src: TraceSource) -> dict:
         for mode in e.data.get("modes", {}):
             q = Query(scored=f"{n}:{mode}")
             scored[q.scored] = order(q, site.scored(q)[1])
-    rows = [{"item": r.item, "href": site.link("item", src=src.label, id=r.item), "status": r.status, "decision": r.decision,
-             "decided": r.decided, "number": r.number, "gold": None if r.gold is None else str(r.gold), "gold_label": r.gold_label,
-             "disagrees": r.disagrees, "values": [r.values.get(c, "") for c in columns], "text": r.text} for r in table.rows]
-    return {"schema": "rubriclang.view.items/1", "page_size": PAGE_SIZE, "rows": rows,
-            "orders": {s: order(Query(sort=s)) for s in SORTS if s != "file"}, "scored": scored,
-            "scored_names": {k: site.scored(Query(scored=k))[0] for k in scored}}
-
+    rows = [
+        {
+            "item": r.item,
+            "href": site.link("item", src=src.label, id=r.item),
+            "status": r.status,
+            "decision": r.decision,
+            "decided": r.decided,
+            "number": r.number,
+            "gold": None if r.gold is None else str(r.gold),
+            "gold_label": r.gold_label,
+            "disagrees": r.disagrees,
+            "values": [r.values.get(c, "") for c in columns],
+            "text": r.text,
+        }
+        for r in table.rows
+    ]
+    return {
+        "schema": "rubriclang.view.items/1",
+        "page_size": PAGE_SIZE,
+        "rows": rows,
+        "orders": {s: order(Query(sort=s)) for s in SORTS if s != "file"},
+        "scored": scored,
+        "scored_names": {k: site.scored(Query(scored=k))[0] for k in scored},
+    }

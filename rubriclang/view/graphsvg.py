@@ -81,24 +81,36 @@ def render_svg(v: View, values: dict[str, Any] | None = None, sink: str | None =
         pos[n.name] = (PAD + d * (W + GAP_X), PAD + r * (H + GAP_Y))
     width = PAD * 2 + (max(depth.values(), default=0) + 1) * (W + GAP_X) - GAP_X
     height = PAD * 2 + max(rows.values(), default=1) * (H + GAP_Y) - GAP_Y
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="graph" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img">',
-           f"<title>{escape(v.title)}</title>"]
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="graph" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img">',
+        f"<title>{escape(v.title)}</title>",
+    ]
     for e in v.edges:
         (sx, sy), (x2, dy) = pos[e.src], pos[e.dst]
         x1, y1, y2 = sx + W, sy + H / 2, dy + H / 2
         mid = (x1 + x2) / 2
         cls = "edge on" if (e.src, e.dst) in on_edges else "edge"
-        out.append(f'<path class="{cls}" d="M{x1:g},{y1:g} C{mid:g},{y1:g} {mid:g},{y2:g} {x2:g},{y2:g}"><title>{escape(e.src)} \u2192 {escape(e.dst)} ({escape(e.label)})</title></path>')
+        out.append(
+            f'<path class="{cls}" d="M{x1:g},{y1:g} C{mid:g},{y1:g} {mid:g},{y2:g} '
+            f'{x2:g},{y2:g}"><title>{escape(e.src)} \u2192 {escape(e.dst)} ({escape(e.label)})</title></path>'
+        )
     for n in v.nodes:
         x, y = pos[n.name]
         cls = " ".join(["node", n.kind, *(["on"] if n.name in on_nodes else []), *(["sink"] if n.sink else [])])
         value = shown(values[n.name]) if n.name in values else ""
-        tip = f"{n.name}: {n.what} ({n.type})" + (f" = {value}" if value else "") + (f"\n{n.question}" if n.question else "")
-        out.append(f'<g class="{cls}" data-node="{escape(n.name)}"><title>{escape(tip)}</title>'
-                   f'<rect x="{x}" y="{y}" width="{W}" height="{H}" rx="6"></rect>'
-                   f'<text x="{x + 8}" y="{y + 18}" class="name">{escape(_clip(n.name))}</text>'
-                   f'<text x="{x + 8}" y="{y + 33}" class="what">{escape(_clip(n.what + " " + n.type))}</text>'
-                   f'<text x="{x + 8}" y="{y + 49}" class="value">{escape(_clip(value, 32))}</text></g>')
+        tip = (
+            f"{n.name}: {n.what} ({n.type})"
+            + (f" = {value}" if value else "")
+            + (f"\n{n.question}" if n.question else "")
+        )
+        out.append(
+            f'<g class="{cls}" data-node="{escape(n.name)}"><title>{escape(tip)}</title>'
+            f'<rect x="{x}" y="{y}" width="{W}" height="{H}" rx="6"></rect>'
+            f'<text x="{x + 8}" y="{y + 18}" class="name">{escape(_clip(n.name))}</text>'
+            f'<text x="{x + 8}" y="{y + 33}" class="what">{escape(_clip(n.what + " " + n.type))}</text>'
+            f'<text x="{x + 8}" y="{y + 49}" class="value">{escape(_clip(value, 32))}</text></g>'
+        )
     out.append("</svg>")
     return Markup("".join(out))
 

@@ -24,8 +24,10 @@ from rubriclang.view.table import Query, TraceTable, shown
 
 # `connect-src 'self'`: a static export's items page reads its rows from a
 # JSON file next to it (`data_file`); the live viewer fetches nothing.
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; "
-       "base-uri 'none'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
 CALIBRATION_BINS = 10
 MARGIN_BINS = 12
 
@@ -44,14 +46,31 @@ class Site:
         self.form_token = form_token
         self.pending: list[tuple[str, dict[str, str]]] = []
         self._seen: set[str] = set()
-        self.env = Environment(loader=PackageLoader("rubriclang.view", "templates"),
-                               autoescape=select_autoescape(default=True, default_for_string=True),
-                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-        self.env.globals.update(link=self.link, static=self.static, data_file=self.data_file, export=export, csp=CSP, sources=sources,
-                                form_token=form_token)
+        self.env = Environment(
+            loader=PackageLoader("rubriclang.view", "templates"),
+            autoescape=select_autoescape(default=True, default_for_string=True),
+            undefined=StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.globals.update(
+            link=self.link,
+            static=self.static,
+            data_file=self.data_file,
+            export=export,
+            csp=CSP,
+            sources=sources,
+            form_token=form_token,
+        )
         self.routes: dict[str, Callable[[dict[str, str]], str]] = {
-            "index": self.index, "items": self.items, "item": self.item, "eval": self.evaluation,
-            "compare": self.compare, "audit": self.audit, "report": self.report}
+            "index": self.index,
+            "items": self.items,
+            "item": self.item,
+            "eval": self.evaluation,
+            "compare": self.compare,
+            "audit": self.audit,
+            "report": self.report,
+        }
 
     # Links -------------------------------------------------------------
 
@@ -64,7 +83,10 @@ class Site:
             # Another page or sort of a listing is the listing's one file
             # read with a query, which view.js renders from the rows file:
             # an export then holds a file per listing, not per page and sort.
-            query, params = "?" + urlencode(params), {k: v for k, v in params.items() if k not in ("page", "sort", "desc")}
+            query, params = (
+                "?" + urlencode(params),
+                {k: v for k, v in params.items() if k not in ("page", "sort", "desc")},
+            )
         name = export_name(route, params)
         if name not in self._seen:
             self._seen.add(name)
@@ -105,8 +127,16 @@ class Site:
         scored, left_out = self.scored(q)
         page = src.table.query(q, left_out=left_out)
         columns = src.table.criteria[:12]
-        return self._page("items.html", title=f"Items of {src.label}", src=src, q=q, page=page, columns=columns,
-                          quick=_quick_filters(q), scored=scored)
+        return self._page(
+            "items.html",
+            title=f"Items of {src.label}",
+            src=src,
+            q=q,
+            page=page,
+            columns=columns,
+            quick=_quick_filters(q),
+            scored=scored,
+        )
 
     def scored(self, q: Query) -> tuple[str | None, frozenset[str]]:
         """What `q.scored` names in words, and the items that evaluation
@@ -131,16 +161,32 @@ class Site:
         if graph is not None and graph.name == rec["graph"]["name"]:
             svg = graphsvg.render_svg(view(graph), graphsvg.node_values(rec), graph.sink)
         criteria = [_criterion_view(name, per, rec, item, graph) for name, per in rec["criteria"].items()]
-        return self._page("item.html", title=f"Item {rec['item']}", src=src, rec=rec, item=item, svg=svg,
-                          criteria=criteria, pretty=_pretty, shown=shown)
+        return self._page(
+            "item.html",
+            title=f"Item {rec['item']}",
+            src=src,
+            rec=rec,
+            item=item,
+            svg=svg,
+            criteria=criteria,
+            pretty=_pretty,
+            shown=shown,
+        )
 
     def evaluation(self, params: dict[str, str]) -> str:
         evals = self.sources.evals
         src = self.sources.trace(params.get("src", "")) or (self.sources.traces[0] if self.sources.traces else None)
         plots = _plots(src.table) if src else None
-        return self._page("eval.html", title="Evaluation", evals=evals, src=src, plots=plots, fmt=_fmt,
-                          confusions=[self._confusions(n, e) for n, e in enumerate(evals)],
-                          items_of=lambda n, mode: self.link("items", src=src.label, scored=f"{n}:{mode}") if src else None)
+        return self._page(
+            "eval.html",
+            title="Evaluation",
+            evals=evals,
+            src=src,
+            plots=plots,
+            fmt=_fmt,
+            confusions=[self._confusions(n, e) for n, e in enumerate(evals)],
+            items_of=lambda n, mode: self.link("items", src=src.label, scored=f"{n}:{mode}") if src else None,
+        )
 
     def _confusions(self, n: int, e: EvalSource) -> dict[str, list[dict]]:
         """Per mode, each column's confusion matrix as `rbg eval` wrote it
@@ -155,24 +201,59 @@ class Site:
                 continue
             q = Query(scored=f"{n}:{mode}")
             left_out = self.scored(q)[1]
-            counted = {t.label: collections.Counter((r.gold_label, r.decided) for r in
-                                                    t.table.query(q, size=len(t.table.rows) or 1, left_out=left_out).rows)
-                       for t in self.sources.traces}
+            counted = {
+                t.label: collections.Counter(
+                    (r.gold_label, r.decided)
+                    for r in t.table.query(q, size=len(t.table.rows) or 1, left_out=left_out).rows
+                )
+                for t in self.sources.traces
+            }
             for name, c in m["confusion"].items():
-                want = collections.Counter({(g, p): k for g, row in zip(c["gold"], c["counts"]) for p, k in zip(c["predicted"], row) if k})
+                want = collections.Counter(
+                    {(g, p): k for g, row in zip(c["gold"], c["counts"]) for p, k in zip(c["predicted"], row) if k}
+                )
                 col = columns.get(name, {})
                 src, why = None, None
                 if col.get("kind") != "graph":
                     why = "A baseline's decisions are in no trace, so its cells link nowhere"
                 else:
-                    src = next((t for t in self.sources.traces if col.get("graph") in t.table.graphs and counted[t.label] == want), None)
+                    src = next(
+                        (
+                            t
+                            for t in self.sources.traces
+                            if col.get("graph") in t.table.graphs and counted[t.label] == want
+                        ),
+                        None,
+                    )
                     if src is None:
-                        why = (f"No trace given of `{col.get('graph')}` whose items reproduce these counts "
-                               "(give the trace this evaluation was made from), so its cells link nowhere")
-                rows = [(g, [(k, self.link("items", src=src.label, scored=q.scored, gold=g, decision=p) if src and k else None)
-                             for p, k in zip(c["predicted"], counts)]) for g, counts in zip(c["gold"], c["counts"])]
-                out.setdefault(mode, []).append({"column": name, "predicted": c["predicted"], "rows": rows, "why": why,
-                                                 "src": src.label if src else None})
+                        why = (
+                            f"No trace given of `{col.get('graph')}` whose items reproduce these counts "
+                            "(give the trace this evaluation was made from), so its cells link nowhere"
+                        )
+                rows = [
+                    (
+                        g,
+                        [
+                            (
+                                k,
+                                self.link("items", src=src.label, scored=q.scored, gold=g, decision=p)
+                                if src and k
+                                else None,
+                            )
+                            for p, k in zip(c["predicted"], counts)
+                        ],
+                    )
+                    for g, counts in zip(c["gold"], c["counts"])
+                ]
+                out.setdefault(mode, []).append(
+                    {
+                        "column": name,
+                        "predicted": c["predicted"],
+                        "rows": rows,
+                        "why": why,
+                        "src": src.label if src else None,
+                    }
+                )
         return out
 
     def compare(self, params: dict[str, str]) -> str:
@@ -182,8 +263,14 @@ class Site:
             raise NotFound("no such comparison") from None
         by = items_by_transition(cmp.impact)
         new_trace = self.sources.trace(cmp.new)
-        return self._page("compare.html", title=f"Compare {cmp.label}", cmp=cmp, by=by,
-                          transitions=cmp.impact.transitions(), item_src=new_trace.label if new_trace else None)
+        return self._page(
+            "compare.html",
+            title=f"Compare {cmp.label}",
+            cmp=cmp,
+            by=by,
+            transitions=cmp.impact.transitions(),
+            item_src=new_trace.label if new_trace else None,
+        )
 
     def _audit(self, params: dict[str, str]):
         try:
@@ -199,8 +286,15 @@ class Site:
             for f in a.report.get(kind, []):
                 found[f["item"]].append(f"{kind[:-1] if kind == 'flips' else 'miss'}: {f['operator']} ({f['outcome']})")
         items = sorted(set(a.report.get("by_item", {})) | set(found) | set(notes))
-        return self._page("audit.html", title=f"Audit of {a.report['judge']['name']}", a=a, n=params.get("n", "0"),
-                          items=items, found=found, notes=notes)
+        return self._page(
+            "audit.html",
+            title=f"Audit of {a.report['judge']['name']}",
+            a=a,
+            n=params.get("n", "0"),
+            items=items,
+            found=found,
+            notes=notes,
+        )
 
     def report(self, params: dict[str, str]) -> str:
         """The audit's own static report, as `rbg audit` renders it, with
@@ -220,8 +314,12 @@ def export_name(route: str, params: dict[str, str]) -> str:
 
 def _quick_filters(q: Query) -> list[tuple[str, dict[str, str]]]:
     base = Query(sort=q.sort, desc=q.desc)
-    return [("all", base.params()), ("errors", base.params(status="error")), ("abstentions", base.params(status="abstain")),
-            ("disagree with gold", base.params(disagree=True))]
+    return [
+        ("all", base.params()),
+        ("errors", base.params(status="error")),
+        ("abstentions", base.params(status="abstain")),
+        ("disagree with gold", base.params(disagree=True)),
+    ]
 
 
 def _pretty(value: Any) -> str:
@@ -239,8 +337,15 @@ def _criterion_view(name: str, per: dict, rec: dict, item, graph) -> dict:
     for cid, j in per.items():
         raw = j.get("raw")
         calls = raw.get("calls") if isinstance(raw, dict) and isinstance(raw.get("calls"), list) else None
-        rows.append({"cid": cid, "j": j, "calls": calls, "raw": raw,
-                     "prompts": _prompts(crit, item, cid, calls) if crit is not None and item is not None else []})
+        rows.append(
+            {
+                "cid": cid,
+                "j": j,
+                "calls": calls,
+                "raw": raw,
+                "prompts": _prompts(crit, item, cid, calls) if crit is not None and item is not None else [],
+            }
+        )
     return {"name": name, "rows": rows, "errors": rec.get("criterion_errors", {}).get(name, {})}
 
 
@@ -249,7 +354,9 @@ def _prompts(crit, item, cid: str, calls) -> list[dict]:
         return []
     from rubriclang.llm.prompting import PromptError, render, side_by_side
 
-    orders = [tuple(c["order"]) for c in calls if isinstance(c, dict) and isinstance(c.get("order"), list)] if calls else []
+    orders = (
+        [tuple(c["order"]) for c in calls if isinstance(c, dict) and isinstance(c.get("order"), list)] if calls else []
+    )
     if side_by_side(crit) and not orders:
         orders = [tuple(item.candidate_ids)]
     out: list[dict[str, Any]] = []
@@ -275,7 +382,11 @@ def _plots(table: TraceTable) -> dict:
     the decision), the confusion of decisions and gold, and the margins of
     pairwise items; every cell carries the query of its items."""
     # (decision, gold) of the pointwise items with numbers for both.
-    point = [(r.number, g) for r in table.rows if r.mode == "pointwise" and r.number is not None and (g := _num(r.gold)) is not None]
+    point = [
+        (r.number, g)
+        for r in table.rows
+        if r.mode == "pointwise" and r.number is not None and (g := _num(r.gold)) is not None
+    ]
     calibration = []
     if point:
         lo, hi = min(x for x, _ in point), max(x for x, _ in point)
@@ -286,10 +397,16 @@ def _plots(table: TraceTable) -> dict:
         for b in sorted(bins):
             rows = bins[b]
             low, high = lo + b * width, lo + (b + 1) * width
-            calibration.append({"low": low, "high": high, "n": len(rows),
-                                "decision": sum(x for x, _ in rows) / len(rows),
-                                "gold": sum(g for _, g in rows) / len(rows),
-                                "query": Query(low=low, high=high).params()})
+            calibration.append(
+                {
+                    "low": low,
+                    "high": high,
+                    "n": len(rows),
+                    "decision": sum(x for x, _ in rows) / len(rows),
+                    "gold": sum(g for _, g in rows) / len(rows),
+                    "query": Query(low=low, high=high).params(),
+                }
+            )
     confusion = collections.Counter((r.decided, r.gold_label) for r in table.rows if r.gold_label is not None)
     labels = sorted({d for d, _ in confusion} | {g for _, g in confusion}, key=_label_key)
     margins = [r.number for r in table.rows if r.mode == "pairwise" and r.number is not None]
@@ -299,12 +416,23 @@ def _plots(table: TraceTable) -> dict:
         width = (hi - lo) / MARGIN_BINS or 1.0
         counts = collections.Counter(min(MARGIN_BINS - 1, int((m - lo) / width)) for m in margins)
         top = max(counts.values())
-        histogram = [{"low": lo + b * width, "high": lo + (b + 1) * width, "n": counts.get(b, 0),
-                      "bar": round(100 * counts.get(b, 0) / top), "query": Query(low=lo + b * width, high=lo + (b + 1) * width).params()}
-                     for b in range(MARGIN_BINS)]
+        histogram = [
+            {
+                "low": lo + b * width,
+                "high": lo + (b + 1) * width,
+                "n": counts.get(b, 0),
+                "bar": round(100 * counts.get(b, 0) / top),
+                "query": Query(low=lo + b * width, high=lo + (b + 1) * width).params(),
+            }
+            for b in range(MARGIN_BINS)
+        ]
     small = len(labels) <= 12
-    return {"calibration": calibration, "labels": labels if small else [], "confusion": confusion if small else {},
-            "margins": histogram}
+    return {
+        "calibration": calibration,
+        "labels": labels if small else [],
+        "confusion": confusion if small else {},
+        "margins": histogram,
+    }
 
 
 def _num(x: Any) -> float | None:

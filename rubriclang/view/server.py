@@ -38,8 +38,13 @@ def static_file(name: str) -> bytes:
 
 
 def _headers(csp: str = CSP) -> dict[str, str]:
-    return {"Content-Security-Policy": csp, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-            "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+    return {
+        "Content-Security-Policy": csp,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "X-Frame-Options": "DENY",
+        "Cache-Control": "no-store",
+    }
 
 
 def make_app(sources: Sources, token: str) -> ASGIApp:
@@ -92,20 +97,25 @@ def make_app(sources: Sources, token: str) -> ASGIApp:
             return PlainTextResponse(f"the note was not saved: {exc}", status_code=500, headers=_headers())
         return RedirectResponse(site.link("audit", n=n), status_code=303, headers=_headers())
 
-    app = Starlette(routes=[
-        Route("/static/{name}", static),
-        Route("/notes", notes, methods=["POST"]),
-        Route("/", page),
-        Route("/{route}", page),
-    ])
+    app = Starlette(
+        routes=[
+            Route("/static/{name}", static),
+            Route("/notes", notes, methods=["POST"]),
+            Route("/", page),
+            Route("/{route}", page),
+        ]
+    )
 
     async def guard(scope, receive, send):
         if scope["type"] == "http":
             request = Request(scope)
             host = request.headers.get("host", "").rsplit(":", 1)[0]
             if host not in (HOST, "localhost") or not allowed(request):
-                why = "this viewer answers only its own address" if host not in (HOST, "localhost") else \
-                    "open the URL printed by `rbg view` (it holds the token)"
+                why = (
+                    "this viewer answers only its own address"
+                    if host not in (HOST, "localhost")
+                    else "open the URL printed by `rbg view` (it holds the token)"
+                )
                 await PlainTextResponse(why, status_code=403, headers=_headers())(scope, receive, send)
                 return
         await app(scope, receive, send)
@@ -127,8 +137,9 @@ def serve(sources: Sources, port: int, token: str, on_ready=None) -> None:
     """Serve until interrupted."""
     import uvicorn
 
-    config = uvicorn.Config(make_app(sources, token), host=HOST, port=port, log_level="warning", lifespan="off",
-                            server_header=False)
+    config = uvicorn.Config(
+        make_app(sources, token), host=HOST, port=port, log_level="warning", lifespan="off", server_header=False
+    )
     server = uvicorn.Server(config)
     if on_ready is not None:
         original = server.startup

@@ -34,7 +34,9 @@ class Row:
     mode: str
     status: str
     decision: str  # in a few words, as `rbg replay` prints it
-    decided: str  # the decision as an evaluation's confusion names it: `decision`; pairwise, `first`/`second` by position
+    decided: (
+        str  # the decision as an evaluation's confusion names it: `decision`; pairwise, `first`/`second` by position
+    )
     number: float | None  # the decision (pointwise) or margin (pairwise) as a number, for ranges and sorting
     gold: Any
     gold_label: str | None  # gold as shown and as an evaluation's confusion names it (pairwise: by position)
@@ -81,9 +83,19 @@ class Query:
     def params(self, **changes) -> dict[str, str]:
         """This query as query-string parameters (defaults left out), with `changes`."""
         q = attrs.evolve(self, **changes)
-        out = {"status": q.status, "disagree": "1" if q.disagree else "", "low": _shown(q.low), "high": _shown(q.high),
-               "q": q.text, "decision": q.decision, "gold": q.gold, "scored": q.scored, "sort": "" if q.sort == "file" else q.sort, "desc": "1" if q.desc else "",
-               "page": "" if q.page == 1 else str(q.page)}
+        out = {
+            "status": q.status,
+            "disagree": "1" if q.disagree else "",
+            "low": _shown(q.low),
+            "high": _shown(q.high),
+            "q": q.text,
+            "decision": q.decision,
+            "gold": q.gold,
+            "scored": q.scored,
+            "sort": "" if q.sort == "file" else q.sort,
+            "desc": "1" if q.desc else "",
+            "page": "" if q.page == 1 else str(q.page),
+        }
         return {k: v for k, v in out.items() if v}
 
     @property
@@ -156,8 +168,21 @@ def row_of(line: int, rec: dict) -> Row:
     if rec["mode"] == "pairwise":
         decided = _by_position(d.decision, cids) if d.status == "ok" else d.status
         gold_label = None if gold is None else _by_position(gold, cids)
-    return Row(line, rec["item"], rec["mode"], d.status, shown_decision, decided, number, gold, gold_label,
-               _disagrees(d.decision, gold, d.status), values, error, text)
+    return Row(
+        line,
+        rec["item"],
+        rec["mode"],
+        d.status,
+        shown_decision,
+        decided,
+        number,
+        gold,
+        gold_label,
+        _disagrees(d.decision, gold, d.status),
+        values,
+        error,
+        text,
+    )
 
 
 def _by_position(pick: Any, cids: list[str]) -> str:
@@ -215,11 +240,20 @@ class TraceTable:
         if q.desc:
             rows = rows[::-1]
         needle = q.text.lower().strip()
-        if q.status or q.disagree or q.low is not None or q.high is not None or needle or q.decision or q.gold or q.scored:
+        if (
+            q.status
+            or q.disagree
+            or q.low is not None
+            or q.high is not None
+            or needle
+            or q.decision
+            or q.gold
+            or q.scored
+        ):
             rows = [r for r in rows if _keeps(q, needle, r, left_out)]
         pages = max(1, -(-len(rows) // size))
         page = min(q.page, pages)
-        return Page(tuple(rows[(page - 1) * size: page * size]), len(rows), page, pages)
+        return Page(tuple(rows[(page - 1) * size : page * size]), len(rows), page, pages)
 
 
 def _keeps(q: Query, needle: str, r: Row, left_out: frozenset[str]) -> bool:

@@ -15,7 +15,10 @@ def criterion(decl: str):
     """The checked criterion of a one-criterion graph, e.g.
     `criterion c: bool = llm.check { question = "Q?" }`."""
     t = decl.split(":", 1)[1].split("=", 1)[0].strip().rstrip("?")
-    source = f"rubric t {{ version = 1 }}\ncontract {{ scale = {t} }}\n{decl}\nsink c\nreadout pointwise {{ output = {t} }}\n"
+    source = (
+        f"rubric t {{ version = 1 }}\ncontract {{ scale = {t} }}\n{decl}\nsink c\n"
+        f"readout pointwise {{ output = {t} }}\n"
+    )
     result = check_source(source, "t.rbg")
     assert result.graph is not None, result.diagnostics
     return result.graph.criteria[0]

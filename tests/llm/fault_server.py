@@ -221,7 +221,9 @@ def _handler(server: FaultServer):
                 return
             if self.path.rstrip("/") == "/v1/models":
                 extra = {"owned_by": server.owned_by} if server.owned_by else {}
-                self._send(200, {"object": "list", "data": [{"id": m, "object": "model", **extra} for m in server.models]})
+                self._send(
+                    200, {"object": "list", "data": [{"id": m, "object": "model", **extra} for m in server.models]}
+                )
             elif self.path == "/props" and server.props is not None:
                 self._send(200, server.props)
             else:
@@ -265,19 +267,31 @@ def _handler(server: FaultServer):
                 return self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
             if server.reject_response_format and "response_format" in body:
                 return self._send(400, {"error": {"message": "response_format is not supported by this server"}})
-            out = server.answer(body) if fault is None or fault.reply is None else fault.reply.replace("{authorization}", quoted)
+            out = (
+                server.answer(body)
+                if fault is None or fault.reply is None
+                else fault.reply.replace("{authorization}", quoted)
+            )
             text, logprobs = (out["text"], out.get("logprobs")) if isinstance(out, dict) else (out, None)
             finish = out.get("finish_reason", "stop") if isinstance(out, dict) else "stop"
             choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
             if logprobs is not None:
                 choice["logprobs"] = {"content": logprobs}
             prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
-            self._send(200, {
-                "id": f"chat-{n}",
-                "object": "chat.completion",
-                "model": body["model"],
-                "choices": [choice],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split()), "total_tokens": 0},
-            }, fault=fault)
+            self._send(
+                200,
+                {
+                    "id": f"chat-{n}",
+                    "object": "chat.completion",
+                    "model": body["model"],
+                    "choices": [choice],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": len(text.split()),
+                        "total_tokens": 0,
+                    },
+                },
+                fault=fault,
+            )
 
     return Handler

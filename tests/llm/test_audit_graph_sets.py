@@ -65,8 +65,20 @@ def folder(tmp_path: Path, programs: dict[str, str], scale: str, fallback: str) 
 
 
 def items(tmp_path: Path) -> Path:
-    rows = [{"id": i, "input": "What is 2 + 2?", "response": "The answer is 4.", "reference": "#### 4", "gold": True} for i in ("alpha", "beta", "gamma", "delta")]
-    rows.append({"id": "epsilon", "input": "What is 3 + 3?", "response": "It is 7.", "reference": "#### 6", "gold": False, "graph": "alpha"})
+    rows = [
+        {"id": i, "input": "What is 2 + 2?", "response": "The answer is 4.", "reference": "#### 4", "gold": True}
+        for i in ("alpha", "beta", "gamma", "delta")
+    ]
+    rows.append(
+        {
+            "id": "epsilon",
+            "input": "What is 3 + 3?",
+            "response": "It is 7.",
+            "reference": "#### 6",
+            "gold": False,
+            "graph": "alpha",
+        }
+    )
     path = tmp_path / "items.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     return path
@@ -79,7 +91,10 @@ def suite(tmp_path: Path, judge: str, body: str, name: str = "suite.toml") -> Pa
 
 
 def runs(out: Path) -> dict[tuple[str, str | None, int], dict]:
-    return {(r["item"], r["variant"], r["repeat"]): r["trace"] for r in map(json.loads, (out / "runs.jsonl").read_text("utf-8").splitlines())}
+    return {
+        (r["item"], r["variant"], r["repeat"]): r["trace"]
+        for r in map(json.loads, (out / "runs.jsonl").read_text("utf-8").splitlines())
+    }
 
 
 def test_a_folder_of_rule_graphs_is_audited_item_by_item_and_identically_at_any_concurrency(tmp_path):
@@ -87,7 +102,12 @@ def test_a_folder_of_rule_graphs_is_audited_item_by_item_and_identically_at_any_
     items(tmp_path)
     reports = []
     for c in (1, 4):
-        s = suite(tmp_path, 'judge = "graphs"', f'concurrency = {c}\noperators = ["typo_noise", "partial_completion"]\n', f"suite{c}.toml")
+        s = suite(
+            tmp_path,
+            'judge = "graphs"',
+            f'concurrency = {c}\noperators = ["typo_noise", "partial_completion"]\n',
+            f"suite{c}.toml",
+        )
         out = tmp_path / f"audit{c}"
         r = invoke("audit", s, "--out", out, "--no-cache", "--format", "json")
         assert r.exit_code == 1, r.output  # delta's graph did not compile
@@ -108,7 +128,10 @@ def test_a_folder_of_rule_graphs_is_audited_item_by_item_and_identically_at_any_
     assert delta["readout"]["status"] == "error" and delta["compile"]["status"] == "missing"
     # Each item by its own graph: gamma by the fallback its spec names, epsilon by alpha's.
     assert recorded[("beta", None, 0)]["graph"]["name"] == "beta"
-    assert recorded[("gamma", None, 0)]["graph"]["name"] == "direct" and recorded[("gamma", None, 0)]["compile"]["fallback"] == direct
+    assert (
+        recorded[("gamma", None, 0)]["graph"]["name"] == "direct"
+        and recorded[("gamma", None, 0)]["compile"]["fallback"] == direct
+    )
     assert recorded[("epsilon", None, 0)]["graph"]["name"] == "alpha"
     assert recorded[("epsilon", None, 0)]["readout"]["decision"] is False
     # Per criterion name across the graphs: `correct` is alpha's and the fallback's.
@@ -178,7 +201,12 @@ def test_judge_side_patches_are_made_per_graph_and_judged_on_that_graphs_items(t
     with FaultServer(prompt_score) as server:
         judge = f'[judge]\ngraph = "graphs"\nbase_url = "{server.url}"\nmax_retries = 0\n'
         for c in (4, 1):
-            s = suite(tmp_path, f'gold = false\nconcurrency = {c}\noperators = ["instruction_ordering", "typo_noise"]\n' + judge, "", f"suite{c}.toml")
+            s = suite(
+                tmp_path,
+                f'gold = false\nconcurrency = {c}\noperators = ["instruction_ordering", "typo_noise"]\n' + judge,
+                "",
+                f"suite{c}.toml",
+            )
             out = tmp_path / f"audit{c}"
             r = invoke("audit", "preview", s, "--out", out, "--no-cache")
             assert r.exit_code == 0, r.output
@@ -187,7 +215,9 @@ def test_judge_side_patches_are_made_per_graph_and_judged_on_that_graphs_items(t
     # The same judgments, in the same order, at any concurrency (latencies aside).
     lines = runs_without_latency(out)
     assert lines == runs_without_latency(tmp_path / "audit4")
-    assert len({t["readout"].get("decision") for *_, t in lines if t["readout"]["status"] == "ok"}) > 1  # the prompts differ
+    assert (
+        len({t["readout"].get("decision") for *_, t in lines if t["readout"]["status"] == "ok"}) > 1
+    )  # the prompts differ
     first, other = (json.loads((tmp_path / d / "report.json").read_text("utf-8")) for d in ("audit1", "audit4"))
     other["suite"]["path"] = first["suite"]["path"]
     assert first == other
@@ -201,7 +231,12 @@ def test_judge_side_patches_are_made_per_graph_and_judged_on_that_graphs_items(t
     assert {p["graph"] for p in by_id.values()} == {"alpha", "beta", direct}
     # Each patch is of its own graph, and judges only that graph's items.
     patched = {(v["item"], v["patch"]) for v in sealed["variants"] if v["patch"]}
-    assert patched == {("alpha", "instruction_ordering@alpha"), ("epsilon", "instruction_ordering@alpha"), ("beta", "instruction_ordering@beta"), ("gamma", f"instruction_ordering@{direct}")}
+    assert patched == {
+        ("alpha", "instruction_ordering@alpha"),
+        ("epsilon", "instruction_ordering@alpha"),
+        ("beta", "instruction_ordering@beta"),
+        ("gamma", f"instruction_ordering@{direct}"),
+    }
     recorded = runs(out)
     assert recorded[("beta", "beta/instruction_ordering@beta", 0)]["graph"]["name"] == "beta"
     assert recorded[("epsilon", "epsilon/instruction_ordering@alpha", 1)]["graph"]["name"] == "alpha"

@@ -30,8 +30,18 @@ readout pointwise { output = ordinal[1, 5] }
 """
 
 ITEMS = [
-    {"id": "a", "input": "Where is the Eiffel Tower?", "response": "It stands in Paris, by the Seine.", "reference": "The Eiffel Tower is in Paris."},
-    {"id": "b", "input": "When did the Berlin Wall fall?", "response": "It fell in November 1989.", "reference": "The Berlin Wall fell in 1989."},
+    {
+        "id": "a",
+        "input": "Where is the Eiffel Tower?",
+        "response": "It stands in Paris, by the Seine.",
+        "reference": "The Eiffel Tower is in Paris.",
+    },
+    {
+        "id": "b",
+        "input": "When did the Berlin Wall fall?",
+        "response": "It fell in November 1989.",
+        "reference": "The Berlin Wall fell in 1989.",
+    },
 ]
 # Every LLM path: a response, a task, the rubric's anchors, the whole template, a system framing.
 OPERATORS = ["tone_shift", "input_paraphrase", "rubric_paraphrase", "prompt_paraphrase", "role_framing"]

@@ -80,7 +80,11 @@ def result_line(request: dict, n: int, text: str | None = None) -> dict:
                 "object": "chat.completion",
                 "model": body["model"],
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text or judge_answer(body)}, "finish_reason": "stop"}
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text or judge_answer(body)},
+                        "finish_reason": "stop",
+                    }
                 ],
                 "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
             },
@@ -111,7 +115,13 @@ def test_export_writes_a_batch_request_per_llm_call(files, tmp_path):
     assert all(line["method"] == "POST" and line["url"] == "/v1/chat/completions" for line in lines)
     ids = [json.loads(line["custom_id"]) for line in lines]
     assert len({line["custom_id"] for line in lines}) == 10
-    assert {(i[0], i[1]) for i in ids} == {('q"1', "response"), ("a:b,c", "response"), ("ünï", "response"), ("pair", "left"), ("pair", "right")}
+    assert {(i[0], i[1]) for i in ids} == {
+        ('q"1', "response"),
+        ("a:b,c", "response"),
+        ("ünï", "response"),
+        ("pair", "left"),
+        ("pair", "right"),
+    }
     assert {i[2] for i in ids} == {"correct", "polite"}
     assert all(line["body"]["model"] == MODEL for line in lines)
 
@@ -120,8 +130,22 @@ def test_exported_bodies_are_what_rbg_run_sends(files, tmp_path, fault_server):
     graph, items = files
     lines = export(graph, items, tmp_path / "requests.jsonl", "--max-tokens", "300", "--seed", "7")
     server = fault_server(answer=judge_answer, models=(MODEL,))
-    r = invoke("run", graph, items, "--out", tmp_path / "live.jsonl", "--base-url", server.url, "--model", MODEL,
-               "--no-cache", "--max-tokens", "300", "--seed", "7")
+    r = invoke(
+        "run",
+        graph,
+        items,
+        "--out",
+        tmp_path / "live.jsonl",
+        "--base-url",
+        server.url,
+        "--model",
+        MODEL,
+        "--no-cache",
+        "--max-tokens",
+        "300",
+        "--seed",
+        "7",
+    )
     assert r.exit_code == 0, r.output
 
     def canonical(body):
@@ -137,8 +161,23 @@ def test_import_judges_from_the_results_without_any_call(files, tmp_path, fault_
     cache = tmp_path / "calls.sqlite"
     traces = tmp_path / "batch.jsonl"
     # A server that cannot be reached: any call would fail the judgment.
-    r = invoke("batch", "import", graph, items, results, "--out", traces, "--model", MODEL,
-               "--base-url", f"{unreachable_url}/v1", "--cache", cache, "--format", "json")
+    r = invoke(
+        "batch",
+        "import",
+        graph,
+        items,
+        results,
+        "--out",
+        traces,
+        "--model",
+        MODEL,
+        "--base-url",
+        f"{unreachable_url}/v1",
+        "--cache",
+        cache,
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.output
     summary = json.loads(r.output)
     assert summary["stored"] == 10 and summary["further_calls"] == 0
@@ -156,10 +195,25 @@ def test_import_into_a_log_writes_progress_lines_on_stderr(files, tmp_path):
     graph, items = files
     requests = export(graph, items, tmp_path / "requests.jsonl")
     results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
-    r = invoke("batch", "import", graph, items, results, "--out", tmp_path / "t.jsonl", "--model", MODEL,
-               "--identity", "vllm-batch", "--cache", tmp_path / "calls.sqlite")
+    r = invoke(
+        "batch",
+        "import",
+        graph,
+        items,
+        results,
+        "--out",
+        tmp_path / "t.jsonl",
+        "--model",
+        MODEL,
+        "--identity",
+        "vllm-batch",
+        "--cache",
+        tmp_path / "calls.sqlite",
+    )
     assert r.exit_code == 0, r.output
-    progress = [line.split(",")[0].strip() for line in r.stderr.splitlines() if line.startswith("  ") and "/4 items" in line]
+    progress = [
+        line.split(",")[0].strip() for line in r.stderr.splitlines() if line.startswith("  ") and "/4 items" in line
+    ]
     assert progress == ["1/4 items", "2/4 items", "3/4 items", "4/4 items"]
     assert "/4 items" not in r.stdout
 
@@ -170,11 +224,36 @@ def test_imported_results_answer_a_later_live_run_from_the_cache(files, tmp_path
     requests = export(graph, items, tmp_path / "requests.jsonl")
     results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
     cache = tmp_path / "calls.sqlite"
-    r = invoke("batch", "import", graph, items, results, "--out", tmp_path / "batch.jsonl", "--model", MODEL,
-               "--base-url", server.url, "--cache", cache)
+    r = invoke(
+        "batch",
+        "import",
+        graph,
+        items,
+        results,
+        "--out",
+        tmp_path / "batch.jsonl",
+        "--model",
+        MODEL,
+        "--base-url",
+        server.url,
+        "--cache",
+        cache,
+    )
     assert r.exit_code == 0, r.output
     assert server.chats == []
-    r = invoke("run", graph, items, "--out", tmp_path / "live.jsonl", "--base-url", server.url, "--model", MODEL, "--cache", cache)
+    r = invoke(
+        "run",
+        graph,
+        items,
+        "--out",
+        tmp_path / "live.jsonl",
+        "--base-url",
+        server.url,
+        "--model",
+        MODEL,
+        "--cache",
+        cache,
+    )
     assert r.exit_code == 0, r.output
     assert server.chats == []  # every key the live backend looked up was filled by the import
 
@@ -182,15 +261,34 @@ def test_imported_results_answer_a_later_live_run_from_the_cache(files, tmp_path
 def test_missing_results_are_listed_by_custom_id_before_judging(files, tmp_path):
     graph, items = files
     requests = export(graph, items, tmp_path / "requests.jsonl")
-    failed = dict(result_line(requests[1], 1), response=None, error={"code": "rate_limit", "message": "Too many requests"})
+    failed = dict(
+        result_line(requests[1], 1), response=None, error={"code": "rate_limit", "message": "Too many requests"}
+    )
     rows = [failed] + [result_line(req, n) for n, req in enumerate(requests) if n > 2]
     results = write_results(tmp_path / "results.jsonl", rows)
     traces = tmp_path / "batch.jsonl"
-    r = invoke("batch", "import", graph, items, results, "--out", traces, "--model", MODEL,
-               "--identity", "vllm-batch", "--cache", tmp_path / "calls.sqlite")
+    r = invoke(
+        "batch",
+        "import",
+        graph,
+        items,
+        results,
+        "--out",
+        traces,
+        "--model",
+        MODEL,
+        "--identity",
+        "vllm-batch",
+        "--cache",
+        tmp_path / "calls.sqlite",
+    )
     assert r.exit_code == 2
     assert "the results answer 7 of 10 calls" in r.output
-    for req, why in [(requests[0], "not in the results"), (requests[1], "Too many requests"), (requests[2], "not in the results")]:
+    for req, why in [
+        (requests[0], "not in the results"),
+        (requests[1], "Too many requests"),
+        (requests[2], "not in the results"),
+    ]:
         assert f"{req['custom_id']}  ({why})" in r.output
     assert not traces.exists()
     assert "Traceback" not in r.output
@@ -201,8 +299,23 @@ def test_results_of_other_requests_are_not_taken_for_these(files, tmp_path):
     requests = export(graph, items, tmp_path / "requests.jsonl")
     results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
     # Imported with another temperature: every request body differs from the exported one.
-    r = invoke("batch", "import", graph, items, results, "--out", tmp_path / "t.jsonl", "--model", MODEL,
-               "--identity", "vllm-batch", "--cache", tmp_path / "calls.sqlite", "--temperature", "0.5")
+    r = invoke(
+        "batch",
+        "import",
+        graph,
+        items,
+        results,
+        "--out",
+        tmp_path / "t.jsonl",
+        "--model",
+        MODEL,
+        "--identity",
+        "vllm-batch",
+        "--cache",
+        tmp_path / "calls.sqlite",
+        "--temperature",
+        "0.5",
+    )
     assert r.exit_code == 2
     assert "the results answer 0 of 10 calls" in r.output
     assert "10 results answer no current request" in r.output
@@ -214,8 +327,23 @@ def test_an_unreadable_answer_fails_its_judgment_instead_of_calling(files, tmp_p
     rows = [result_line(req, n, "I would rather not say." if n == 0 else None) for n, req in enumerate(requests)]
     results = write_results(tmp_path / "results.jsonl", rows)
     traces = tmp_path / "batch.jsonl"
-    r = invoke("batch", "import", graph, items, results, "--out", traces, "--model", MODEL,
-               "--base-url", f"{unreachable_url}/v1", "--cache", tmp_path / "calls.sqlite", "--format", "json")
+    r = invoke(
+        "batch",
+        "import",
+        graph,
+        items,
+        results,
+        "--out",
+        traces,
+        "--model",
+        MODEL,
+        "--base-url",
+        f"{unreachable_url}/v1",
+        "--cache",
+        tmp_path / "calls.sqlite",
+        "--format",
+        "json",
+    )
     assert r.exit_code == 1
     assert json.loads(r.output)["further_calls"] == 1
     item, _, criterion, _ = json.loads(requests[0]["custom_id"])
@@ -228,8 +356,21 @@ def test_the_cache_is_keyed_by_the_given_identity(files, tmp_path):
     requests = export(graph, items, tmp_path / "requests.jsonl")
     results = write_results(tmp_path / "results.jsonl", [result_line(req, n) for n, req in enumerate(requests)])
     cache_path = tmp_path / "calls.sqlite"
-    r = invoke("batch", "import", graph, items, results, "--out", tmp_path / "t.jsonl", "--model", MODEL,
-               "--identity", "embedded:model.gguf:0123456789abcdef", "--cache", cache_path)
+    r = invoke(
+        "batch",
+        "import",
+        graph,
+        items,
+        results,
+        "--out",
+        tmp_path / "t.jsonl",
+        "--model",
+        MODEL,
+        "--identity",
+        "embedded:model.gguf:0123456789abcdef",
+        "--cache",
+        cache_path,
+    )
     assert r.exit_code == 0, r.output
     cache = CallCache(str(cache_path))
     try:
@@ -266,6 +407,8 @@ def test_a_malformed_result_line_is_named(files, tmp_path):
     graph, items = files
     results = tmp_path / "results.jsonl"
     results.write_text('{"custom_id": "x", "response": {"status_code": 200, "body": {"choices": []}}}\n')
-    r = invoke("batch", "import", graph, items, results, "--out", tmp_path / "t.jsonl", "--model", MODEL, "--identity", "x")
+    r = invoke(
+        "batch", "import", graph, items, results, "--out", tmp_path / "t.jsonl", "--model", MODEL, "--identity", "x"
+    )
     assert r.exit_code == 2
     assert f"{results}:1" in r.output and "not a chat completion" in r.output

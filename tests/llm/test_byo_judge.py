@@ -47,7 +47,7 @@ Please act as an impartial judge. Output your final verdict by strictly followin
 [The Start of Assistant B's Answer]
 {{response_b}}
 [The End of Assistant B's Answer]
-"""
+"""  # noqa: E501 (verbatim prompt or graph text)
 
 RATED = """\
 rubric mine {{ version = 1 }}
@@ -216,7 +216,7 @@ def test_rbg_diff_shows_a_template_edit(tmp_path):
 def test_the_formatter_never_changes_a_template(tmp_path):
     from rubriclang.interp.trace import graph_hash
 
-    body = '## system\n  Indented   on purpose.\n\n## user\n{{response}}   trailing\n'
+    body = "## system\n  Indented   on purpose.\n\n## user\n{{response}}   trailing\n"
     source = RATED.format(extra="").replace('prompt = "judge.md"', f'prompt = """\n{body}"""')
     g = write(tmp_path, "g.rbg", source)
     before = check_source(source, str(g)).graph
@@ -233,7 +233,11 @@ def test_the_formatter_never_changes_a_template(tmp_path):
 
 def test_a_pattern_answer_off_the_scale_is_a_failure_never_clamped(tmp_path):
     write(tmp_path, "judge.md", TEMPLATE)
-    g = write(tmp_path, "g.rbg", RATED.format(extra="  on_error = abstain\n").replace("ordinal[1, 10] = llm", "ordinal[1, 10]? = llm"))
+    g = write(
+        tmp_path,
+        "g.rbg",
+        RATED.format(extra="  on_error = abstain\n").replace("ordinal[1, 10] = llm", "ordinal[1, 10]? = llm"),
+    )
     it = items(tmp_path, [{"id": "1", "input": "Q", "response": "A."}])
     with FaultServer(answer=lambda body: "[[11]]") as server:
         rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
@@ -252,8 +256,10 @@ def test_a_pattern_answer_off_the_scale_is_a_failure_never_clamped(tmp_path):
     ],
 )
 def test_bad_answer_patterns_are_rejected_statically(tmp_path, answer, message):
-    source = RATED.format(extra="").replace('prompt = "judge.md"', 'question = "How good?"').replace(
-        'answer = pattern("\\\\[\\\\[(\\\\d+)\\\\]\\\\]")', f"answer = {answer}"
+    source = (
+        RATED.format(extra="")
+        .replace('prompt = "judge.md"', 'question = "How good?"')
+        .replace('answer = pattern("\\\\[\\\\[(\\\\d+)\\\\]\\\\]")', f"answer = {answer}")
     )
     result = check_source(source, str(tmp_path / "g.rbg"))
     errors = [d for d in result.diagnostics if d.is_error]
@@ -285,7 +291,11 @@ PAIRS = [
 
 def test_compare_shows_both_responses_in_the_stated_order(tmp_path):
     write(tmp_path, "pair.md", PAIR_TEMPLATE)
-    for order, expect in [("as_given", [("answer x0", "answer y0")]), ("swapped", [("answer y0", "answer x0")]), ("both", [("answer x0", "answer y0"), ("answer y0", "answer x0")])]:
+    for order, expect in [
+        ("as_given", [("answer x0", "answer y0")]),
+        ("swapped", [("answer y0", "answer x0")]),
+        ("both", [("answer x0", "answer y0"), ("answer y0", "answer x0")]),
+    ]:
         g = write(tmp_path, f"{order}.rbg", PAIRWISE.format(order=order))
         it = items(tmp_path, PAIRS[:1])
         with FaultServer(answer=first_position_judge) as server:
@@ -304,7 +314,12 @@ def test_order_both_turns_a_position_biased_preference_into_a_tie(tmp_path):
     for order in ("as_given", "both"):
         g = write(tmp_path, f"{order}.rbg", PAIRWISE.format(order=order))
         with FaultServer(answer=first_position_judge) as server:
-            assert rbg("run", g, it, "--out", tmp_path / f"{order}.jsonl", "--base-url", server.url, "--no-cache").exit_code == 0
+            assert (
+                rbg(
+                    "run", g, it, "--out", tmp_path / f"{order}.jsonl", "--base-url", server.url, "--no-cache"
+                ).exit_code
+                == 0
+            )
         recs = [json.loads(line) for line in (tmp_path / f"{order}.jsonl").read_text().splitlines()]
         outcomes[order] = [(r["criteria"]["better"]["x"]["value"], r["readout"]["decision"]) for r in recs]
     assert outcomes["as_given"] == [(1.0, "x")] * 4
@@ -338,8 +353,10 @@ readout pairwise { epsilon = 0.5, resolve = tie }
 
 
 def test_a_pointwise_readout_refuses_a_compare_graph():
-    source = PAIRWISE.format(order="as_given").replace('prompt = "pair.md"', 'question = "Which is better?"').replace(
-        "readout pairwise { epsilon = 0.1, resolve = tie }", "readout pointwise { output = score[0, 1] }"
+    source = (
+        PAIRWISE.format(order="as_given")
+        .replace('prompt = "pair.md"', 'question = "Which is better?"')
+        .replace("readout pairwise { epsilon = 0.1, resolve = tie }", "readout pointwise { output = score[0, 1] }")
     )
     result = check_source(source, "t.rbg")
     assert [d.code for d in result.diagnostics if d.is_error] == ["RB407"]
@@ -366,15 +383,21 @@ criterion cheap: ordinal[1, 5] = llm.rate { question = "How good?", anchors = { 
 node overall = reduce.mean(inputs: [strong, cheap])
 sink overall
 readout pointwise { output = score[1, 5] }
-"""
+"""  # noqa: E501 (verbatim prompt or graph text)
 
 
 def test_criteria_on_two_profiles_reach_two_servers(tmp_path):
     it = items(tmp_path, [{"id": "1", "input": "Q", "response": "A."}])
-    with FaultServer(answer=lambda b: json.dumps({"reason": "s", "score": 5}), models=("big",)) as big, FaultServer(
-        answer=lambda b: json.dumps({"reason": "c", "score": 2}), models=("small",)
-    ) as small:
-        write(tmp_path, "rubriclang.toml", f'[models.strong]\nbase_url = "{big.url}"\nmodel = "big"\n\n[models.cheap]\nbase_url = "{small.url}"\nmodel = "small"\ntemperature = 0.7\n')
+    with (
+        FaultServer(answer=lambda b: json.dumps({"reason": "s", "score": 5}), models=("big",)) as big,
+        FaultServer(answer=lambda b: json.dumps({"reason": "c", "score": 2}), models=("small",)) as small,
+    ):
+        write(
+            tmp_path,
+            "rubriclang.toml",
+            f'[models.strong]\nbase_url = "{big.url}"\nmodel = "big"\n\n[models.cheap]\nbase_url = "{small.url}"\n'
+            'model = "small"\ntemperature = 0.7\n',
+        )
         g = write(tmp_path, "g.rbg", ENSEMBLE)
         r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--no-cache", "--format", "json")
         assert r.exit_code == 0, r.output
@@ -385,7 +408,7 @@ def test_criteria_on_two_profiles_reach_two_servers(tmp_path):
     assert (strong["profile"], strong["model"], cheap["profile"], cheap["model"]) == ("strong", "big", "cheap", "small")
     assert strong["fingerprint"] != cheap["fingerprint"]
     assert rec["sink"]["response"] == 3.5
-    summary = json.loads(r.output[r.output.index("{"):])
+    summary = json.loads(r.output[r.output.index("{") :])
     assert set(summary["llm"]["profiles"]) == {"strong", "cheap"}
 
 
@@ -402,7 +425,12 @@ def test_a_missing_profile_is_an_error_before_any_call_naming_the_criterion_line
 def test_profiles_are_found_in_pyproject_upward_from_the_graph(tmp_path):
     it = items(tmp_path, [{"id": "1", "input": "Q", "response": "A."}])
     with FaultServer(answer=lambda b: json.dumps({"reason": "s", "score": 4})) as server:
-        write(tmp_path, "pyproject.toml", f'[project]\nname = "x"\n\n[tool.rubriclang.models.strong]\nbase_url = "{server.url}"\nmodel = "judge"\n\n[tool.rubriclang.models.cheap]\nbase_url = ["{server.url}"]\nmodel = "judge"\n')
+        write(
+            tmp_path,
+            "pyproject.toml",
+            f'[project]\nname = "x"\n\n[tool.rubriclang.models.strong]\nbase_url = "{server.url}"\nmodel = "judge"\n\n'
+            f'[tool.rubriclang.models.cheap]\nbase_url = ["{server.url}"]\nmodel = "judge"\n',
+        )
         g = write(tmp_path, "deep/er/g.rbg", ENSEMBLE)
         r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--no-cache")
         assert r.exit_code == 0, r.output
@@ -411,7 +439,12 @@ def test_profiles_are_found_in_pyproject_upward_from_the_graph(tmp_path):
 
 def test_a_malformed_profile_is_an_error_with_its_line(tmp_path):
     it = items(tmp_path, [{"id": "1", "input": "Q", "response": "A."}])
-    write(tmp_path, "rubriclang.toml", '# judges\n[models.strong]\nbase_url = "http://127.0.0.1:9"\n\n[models.cheap]\nbase_url = "http://127.0.0.1:9"\ntemperature = nan\n')
+    write(
+        tmp_path,
+        "rubriclang.toml",
+        '# judges\n[models.strong]\nbase_url = "http://127.0.0.1:9"\n\n[models.cheap]\n'
+        'base_url = "http://127.0.0.1:9"\ntemperature = nan\n',
+    )
     g = write(tmp_path, "g.rbg", ENSEMBLE)
     r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--no-cache")
     assert r.exit_code == 2
@@ -429,12 +462,31 @@ def test_compare_traces_are_byte_identical_at_any_concurrency(tmp_path):
 
     cache = tmp_path / "calls.sqlite"
     with FaultServer(answer=judge) as server:
-        assert rbg("run", g, it, "--out", tmp_path / "warm.jsonl", "--base-url", server.url, "--cache", cache).exit_code == 0
+        assert (
+            rbg("run", g, it, "--out", tmp_path / "warm.jsonl", "--base-url", server.url, "--cache", cache).exit_code
+            == 0
+        )
         for n in (1, 16):
-            r = rbg("run", g, it, "--out", tmp_path / f"c{n}.jsonl", "--base-url", server.url, "--cache", cache, "--concurrency", n)
+            r = rbg(
+                "run",
+                g,
+                it,
+                "--out",
+                tmp_path / f"c{n}.jsonl",
+                "--base-url",
+                server.url,
+                "--cache",
+                cache,
+                "--concurrency",
+                n,
+            )
             assert r.exit_code == 0, r.output
         assert len(server.chats) == 2 * len(PAIRS)  # one call per order per item, then all cached
-    assert (tmp_path / "c1.jsonl").read_bytes() == (tmp_path / "c16.jsonl").read_bytes() == (tmp_path / "warm.jsonl").read_bytes()
+    assert (
+        (tmp_path / "c1.jsonl").read_bytes()
+        == (tmp_path / "c16.jsonl").read_bytes()
+        == (tmp_path / "warm.jsonl").read_bytes()
+    )
     assert rbg("replay", g, tmp_path / "c1.jsonl").exit_code == 0
 
 
@@ -475,7 +527,19 @@ def test_resuming_a_trace_with_another_model_or_sampling_is_refused(tmp_path):
             assert out.read_bytes() == before
         same = rbg("run", g, it, "--out", out, "--base-url", server.url, "--no-cache")
         assert same.exit_code == 0, same.output
-        forced = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache", "--seed", "7", "--allow-mixed-judges")
+        forced = rbg(
+            "run",
+            g,
+            it,
+            "--out",
+            tmp_path / "t.jsonl",
+            "--base-url",
+            server.url,
+            "--no-cache",
+            "--seed",
+            "7",
+            "--allow-mixed-judges",
+        )
         assert forced.exit_code == 0, forced.output
     fps = {json.loads(line)["criteria"]["strong"]["response"]["fingerprint"] for line in out.read_text().splitlines()}
     assert len(fps) == 1  # nothing was appended by the refused runs; the forced one had nothing left to judge
@@ -483,9 +547,15 @@ def test_resuming_a_trace_with_another_model_or_sampling_is_refused(tmp_path):
 
 def test_a_config_default_profile_serves_unnamed_criteria_and_is_named_in_the_trace(tmp_path):
     it = items(tmp_path, [{"id": "1", "input": "Q", "response": "A."}])
-    g = write(tmp_path, "g.rbg", ENSEMBLE.replace('model = "strong"', 'model = "default"').replace(', model = "cheap"', ""))
+    g = write(
+        tmp_path, "g.rbg", ENSEMBLE.replace('model = "strong"', 'model = "default"').replace(', model = "cheap"', "")
+    )
     with FaultServer(answer=lambda b: json.dumps({"reason": "s", "score": 4})) as server:
-        write(tmp_path, "rubriclang.toml", f'[models.default]\nbase_url = "{server.url}"\nmodel = "judge"\ntemperature = 0.2\n')
+        write(
+            tmp_path,
+            "rubriclang.toml",
+            f'[models.default]\nbase_url = "{server.url}"\nmodel = "judge"\ntemperature = 0.2\n',
+        )
         r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--no-cache", "--format", "json")
         assert r.exit_code == 0, r.output
         # Both criteria ask the same question of the same judge: one call serves both.
@@ -493,5 +563,5 @@ def test_a_config_default_profile_serves_unnamed_criteria_and_is_named_in_the_tr
     rec = json.loads((tmp_path / "t.jsonl").read_text())
     judged = [rec["criteria"][c]["response"] for c in ("strong", "cheap")]
     assert {j["profile"] for j in judged} == {"default"} and len({j["fingerprint"] for j in judged}) == 1
-    summary = json.loads(r.output[r.output.index("{"):])
+    summary = json.loads(r.output[r.output.index("{") :])
     assert (summary["llm"]["calls"], summary["llm"]["shared"] + summary["llm"]["cache_hits"]) == (1, 1)

@@ -59,12 +59,19 @@ def test_cache_stats_and_clear_commands(tmp_path):
     path = str(tmp_path / "c.sqlite")
     cache = CallCache(path)
     for i in range(3):
-        cache.put(call_key("s", "m", attrs.evolve(REQUEST, sampling=Sampling(seed=i))), "s", Completion("x", "m", None, 10, 2))
+        cache.put(
+            call_key("s", "m", attrs.evolve(REQUEST, sampling=Sampling(seed=i))), "s", Completion("x", "m", None, 10, 2)
+        )
     cache.close()
     r = CliRunner().invoke(cli, ["cache", "stats", "--cache", path, "--format", "json"])
     assert r.exit_code == 0, r.output
     stats = json.loads(r.output)
-    assert (stats["entries"], stats["prompt_tokens"], stats["completion_tokens"], stats["models"]) == (3, 30, 6, {"m": 3})
+    assert (stats["entries"], stats["prompt_tokens"], stats["completion_tokens"], stats["models"]) == (
+        3,
+        30,
+        6,
+        {"m": 3},
+    )
     r = CliRunner().invoke(cli, ["cache", "clear", "--cache", path])
     assert r.exit_code == 0 and f"Removed 3 cached calls from {path}" in r.output
     r = CliRunner().invoke(cli, ["cache", "stats", "--cache", path])

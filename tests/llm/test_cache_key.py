@@ -30,21 +30,36 @@ def _defined_key(identity, model, request, profile=None):
     key = {"server": identity, "body": body}
     if profile is not None:
         key["profile"] = profile
-    return hashlib.sha256(json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 def _defined_prompt_hash(template_id, messages):
-    blob = json.dumps({"template": template_id, "messages": list(messages)}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    blob = json.dumps(
+        {"template": template_id, "messages": list(messages)}, sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 MESSAGES = [
     ({"role": "user", "content": "Rate it."},),
-    ({"role": "system", "content": "Judge."}, {"role": "user", "content": 'Ünïcode "quoted" \\ back\nline \x00messages\x00 \u2028'}),
+    (
+        {"role": "system", "content": "Judge."},
+        {"role": "user", "content": 'Ünïcode "quoted" \\ back\nline \x00messages\x00 \u2028'},
+    ),
     (),
 ]
-FORMATS = [None, {"type": "json_object"}, {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "object", "z": 1, "a": [2]}}}]
-SAMPLINGS = [Sampling(), Sampling(temperature=None, max_tokens=None, seed=None), Sampling(top_p=0.9, logprobs=True, top_logprobs=5)]
+FORMATS = [
+    None,
+    {"type": "json_object"},
+    {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "object", "z": 1, "a": [2]}}},
+]
+SAMPLINGS = [
+    Sampling(),
+    Sampling(temperature=None, max_tokens=None, seed=None),
+    Sampling(top_p=0.9, logprobs=True, top_logprobs=5),
+]
 
 
 @pytest.mark.parametrize("messages", MESSAGES)
@@ -176,7 +191,11 @@ def _variants():
     """(criterion, item) pairs: every criterion of GRAPH and one with its own
     template, over items that differ in each field, some only in a field a
     prompt does not show, some with values that run into each other."""
-    graphs = [_graph(), _graph(GRAPH.replace("sink helpful", OWN + "sink helpful")), _graph(GRAPH.replace('"Is it harmful?"', '"Is it harmful? Say so."'))]
+    graphs = [
+        _graph(),
+        _graph(GRAPH.replace("sink helpful", OWN + "sink helpful")),
+        _graph(GRAPH.replace('"Is it harmful?"', '"Is it harmful? Say so."')),
+    ]
     items = [
         ITEM,
         attrs.evolve(ITEM, input="Task"),
@@ -224,7 +243,10 @@ def test_a_judge_request_is_keyed_by_its_digest_as_the_key_defines():
         # the messages are not read: a request without them has the same key
         assert key == call_key("s", "m", attrs.evolve(request, messages=()), "p")
         # and version 1, the key of the messages, is the second place to look
-        assert call_keys("s", "m", request, "p") == [key, _defined_key("s", "m", attrs.evolve(request, prompt_digest=None), "p")]
+        assert call_keys("s", "m", request, "p") == [
+            key,
+            _defined_key("s", "m", attrs.evolve(request, prompt_digest=None), "p"),
+        ]
 
 
 def test_the_key_still_changes_with_server_model_profile_sampling_and_format():
@@ -259,7 +281,9 @@ def test_a_template_digest_changes_with_its_text_and_with_the_fill_rules(monkeyp
 
 def test_an_edited_own_template_changes_the_key():
     own = _graph(GRAPH.replace("sink helpful", OWN + "sink helpful")).criteria[-1]
-    edited = _graph(GRAPH.replace("sink helpful", OWN.replace("Judge {{question}}", "Judge: {{question}}") + "sink helpful")).criteria[-1]
+    edited = _graph(
+        GRAPH.replace("sink helpful", OWN.replace("Judge {{question}}", "Judge: {{question}}") + "sink helpful")
+    ).criteria[-1]
     first, second = render(own, ITEM, "response"), render(edited, ITEM, "response")
     assert first.request.messages != second.request.messages
     assert call_key("s", "m", first.request) != call_key("s", "m", second.request)
@@ -276,7 +300,9 @@ def test_a_nudged_request_is_keyed_by_its_messages_never_by_the_first_prompt():
 def test_a_comment_only_edit_renders_the_same_messages_under_another_key():
     # The prompt hash, cached with the call, names the template: a hit must never report another's.
     own = _graph(GRAPH.replace("sink helpful", OWN + "sink helpful")).criteria[-1]
-    noted = _graph(GRAPH.replace("sink helpful", OWN.replace('"""\n## system', '"""\n<!-- a note -->\n## system') + "sink helpful")).criteria[-1]
+    noted = _graph(
+        GRAPH.replace("sink helpful", OWN.replace('"""\n## system', '"""\n<!-- a note -->\n## system') + "sink helpful")
+    ).criteria[-1]
     first, second = render(own, ITEM, "response"), render(noted, ITEM, "response")
     assert first.request.messages == second.request.messages and first.template != second.template
     assert first.prompt_hash != second.prompt_hash

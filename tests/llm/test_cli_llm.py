@@ -58,7 +58,15 @@ def _isolated_env(monkeypatch, tmp_path):
 def files(tmp_path):
     g = tmp_path / "g.rbg"
     g.write_text(GRAPH)
-    rows = [{"id": f"q{i}", "input": f"Question {i}?", "response": "x" * i + (" poison" if i % 4 == 3 else ""), "gold": i % 5 + 1} for i in range(12)]
+    rows = [
+        {
+            "id": f"q{i}",
+            "input": f"Question {i}?",
+            "response": "x" * i + (" poison" if i % 4 == 3 else ""),
+            "gold": i % 5 + 1,
+        }
+        for i in range(12)
+    ]
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return g, items
@@ -81,7 +89,21 @@ def test_run_judges_with_the_server_and_a_rerun_makes_no_calls(fault_server, fil
     server = fault_server(answer=judge_by_content)
     g, items = files
     cache = tmp_path / "c.sqlite"
-    r = rbg("run", g, items, "--out", tmp_path / "a.jsonl", "--base-url", server.url, "--model", "judge", "--cache", cache, "--format", "json")
+    r = rbg(
+        "run",
+        g,
+        items,
+        "--out",
+        tmp_path / "a.jsonl",
+        "--base-url",
+        server.url,
+        "--model",
+        "judge",
+        "--cache",
+        cache,
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.output
     summary = json.loads(r.stdout)
     assert summary["ok"] == 12
@@ -93,7 +115,9 @@ def test_run_judges_with_the_server_and_a_rerun_makes_no_calls(fault_server, fil
     assert len(j["prompt_hash"]) == 16 and j["attempts"] == 1 and j["latency_ms"] > 0
     assert first["readout"]["decision"] == 1  # vetoed as harmful
 
-    again = rbg("run", g, items, "--out", tmp_path / "b.jsonl", "--base-url", server.url, "--model", "judge", "--cache", cache)
+    again = rbg(
+        "run", g, items, "--out", tmp_path / "b.jsonl", "--base-url", server.url, "--model", "judge", "--cache", cache
+    )
     assert again.exit_code == 0, again.output
     assert "24 cache hits" in again.output and "0 calls" in again.output
     assert len(server.chats) == 24
@@ -105,7 +129,10 @@ def test_a_run_killed_half_way_resumes_to_the_same_traces_repeating_no_cached_ca
     stalled = threading.Event()  # set: q5's check answers at once again
 
     def judge(body):
-        if "<response>\nxxxxx\n</response>" in body["messages"][1]["content"] and '"answer"' in body["messages"][1]["content"]:
+        if (
+            "<response>\nxxxxx\n</response>" in body["messages"][1]["content"]
+            and '"answer"' in body["messages"][1]["content"]
+        ):
             stalled.wait(20)  # holds q5 back, so later items finish (and are cached) but are not yet written
         return judge_by_content(body)
 
@@ -211,7 +238,10 @@ def test_an_unusable_server_is_refused_before_the_run(fault_server, files, tmp_p
     if setup == "unreachable":
         url = unreachable_url
     else:
-        server = fault_server(api_key="right-key" if setup == "auth" else None, models=("judge", "other") if setup == "several_models" else ("judge",))
+        server = fault_server(
+            api_key="right-key" if setup == "auth" else None,
+            models=("judge", "other") if setup == "several_models" else ("judge",),
+        )
         url = server.url
         extra = ["--model", "gpt-judge"] if setup == "unknown_model" else []
     for command in (["run", g, items, "--out", out], ["eval", g, items]):
@@ -227,7 +257,10 @@ def test_an_unusable_server_is_refused_before_the_run(fault_server, files, tmp_p
         (["--base-url", "ftp://example.org"], "is not an http(s) URL"),
         (["--base-url", "http://127.0.0.1:9", "--model-file", "m.gguf"], "give one of them"),
         (["--base-url", "http://127.0.0.1:9", "--api-key-env", SECRET], "expects the NAME of an environment variable"),
-        (["--base-url", "http://127.0.0.1:9", "--api-key-env", "NO_SUCH_KEY_VAR"], "`NO_SUCH_KEY_VAR` (--api-key-env) is not set"),
+        (
+            ["--base-url", "http://127.0.0.1:9", "--api-key-env", "NO_SUCH_KEY_VAR"],
+            "`NO_SUCH_KEY_VAR` (--api-key-env) is not set",
+        ),
         (["--temperature", "-1"], "Invalid value for '--temperature'"),
         (["--base-url", "http://127.0.0.1:9", "--cache", "{tmp}/g.rbg/c.sqlite"], "cannot open the call cache"),
     ],
@@ -246,7 +279,20 @@ def test_the_api_key_reaches_the_server_and_nothing_else(fault_server, files, tm
     g, items = files
     cache = tmp_path / "c.sqlite"
     out = tmp_path / "t.jsonl"
-    r = rbg("run", g, items, "--out", out, "--base-url", server.url, "--cache", cache, "--api-key-env", "JUDGE_KEY", env={"JUDGE_KEY": SECRET})
+    r = rbg(
+        "run",
+        g,
+        items,
+        "--out",
+        out,
+        "--base-url",
+        server.url,
+        "--cache",
+        cache,
+        "--api-key-env",
+        "JUDGE_KEY",
+        env={"JUDGE_KEY": SECRET},
+    )
     assert r.exit_code == 1, r.output  # the 400 failed one item
     assert all(c.authorization == f"Bearer {SECRET}" for c in server.chats)
     assert "***" in out.read_text()
@@ -273,7 +319,9 @@ def test_without_a_base_url_the_embedded_model_is_used(fault_server, files, tmp_
     fake.start_embedded = lambda model_file=None: started.append(model_file) or Embedded()
     monkeypatch.setitem(sys.modules, "rubriclang.llm.embedded", fake)
     g, items = files
-    r = rbg("run", g, items, "--out", tmp_path / "t.jsonl", "--model-file", "smol.gguf", "--cache", tmp_path / "c.sqlite")
+    r = rbg(
+        "run", g, items, "--out", tmp_path / "t.jsonl", "--model-file", "smol.gguf", "--cache", tmp_path / "c.sqlite"
+    )
     assert r.exit_code == 0, r.output
     assert started == ["smol.gguf", "stopped"] and "LLM `smol.gguf`: 24 calls" in r.output
 

@@ -203,8 +203,14 @@ def test_a_spec_that_now_fails_leaves_no_stale_graph(tmp_path):
         ("not json", "specs.jsonl:2: malformed"),
         ('{"rubric": {"name": "x", "text": "t"}}', "specs.jsonl:2: the spec has no `id`"),
         (json.dumps(spec_line("alpha")), "specs.jsonl:2: spec `alpha`: duplicate id (first at"),
-        (json.dumps(spec_line("b", response="Hello")), "specs.jsonl:2: spec `b`: `response`: a spec has no place for candidate responses"),
-        (json.dumps({**spec_line("b"), "task": {"input": "x", "candidates": ["a"]}}), "specs.jsonl:2: spec `b`: `task.candidates`: a spec has no place for candidate responses"),
+        (
+            json.dumps(spec_line("b", response="Hello")),
+            "specs.jsonl:2: spec `b`: `response`: a spec has no place for candidate responses",
+        ),
+        (
+            json.dumps({**spec_line("b"), "task": {"input": "x", "candidates": ["a"]}}),
+            "specs.jsonl:2: spec `b`: `task.candidates`: a spec has no place for candidate responses",
+        ),
         (json.dumps({**spec_line("b"), "contract": {"scale": "ordinal[5, 1]"}}), "specs.jsonl:2: spec `b`:"),
         (json.dumps(spec_line("../b")), "specs.jsonl:2: id `../b` cannot name a file"),
     ],
@@ -212,7 +218,9 @@ def test_a_spec_that_now_fails_leaves_no_stale_graph(tmp_path):
 def test_bad_spec_lines_are_errors_naming_file_line_and_id(tmp_path, line, message):
     specs = tmp_path / "specs.jsonl"
     specs.write_text(json.dumps(spec_line("alpha")) + "\n" + line + "\n", "utf-8")
-    r = CliRunner().invoke(cli, ["compile", str(specs), "--out-dir", str(tmp_path / "g"), "--base-url", "http://127.0.0.1:9", "--no-cache"])
+    r = CliRunner().invoke(
+        cli, ["compile", str(specs), "--out-dir", str(tmp_path / "g"), "--base-url", "http://127.0.0.1:9", "--no-cache"]
+    )
     assert r.exit_code == 2
     assert message in r.output, r.output
     assert "Traceback" not in r.output
@@ -233,7 +241,20 @@ def test_from_items_builds_specs_from_each_rows_rubric_and_never_reads_responses
 
     out = tmp_path / "graphs"
     with FaultServer(answer) as server:
-        args = ["compile", "--from-items", str(items), "--rubric-field", "score_rubric", "--system-field", "system_prompt", "--out-dir", str(out), "--base-url", server.url, "--no-cache"]
+        args = [
+            "compile",
+            "--from-items",
+            str(items),
+            "--rubric-field",
+            "score_rubric",
+            "--system-field",
+            "system_prompt",
+            "--out-dir",
+            str(out),
+            "--base-url",
+            server.url,
+            "--no-cache",
+        ]
         r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
     assert sorted(p.stem for p in out.glob("*.rbg")) == sorted(names)
@@ -245,7 +266,20 @@ def test_from_items_builds_specs_from_each_rows_rubric_and_never_reads_responses
 def test_from_items_names_a_missing_rubric_field(tmp_path):
     items = tmp_path / "items.jsonl"
     items.write_text('{"id": "a", "input": "x", "response": "y"}\n', "utf-8")
-    r = CliRunner().invoke(cli, ["compile", "--from-items", str(items), "--rubric-field", "score_rubric", "--out-dir", str(tmp_path / "g"), "--base-url", "http://127.0.0.1:9"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "compile",
+            "--from-items",
+            str(items),
+            "--rubric-field",
+            "score_rubric",
+            "--out-dir",
+            str(tmp_path / "g"),
+            "--base-url",
+            "http://127.0.0.1:9",
+        ],
+    )
     assert r.exit_code == 2
     assert "items.jsonl:1: item `a`: the row has no `score_rubric` (named by --rubric-field)" in r.output
 

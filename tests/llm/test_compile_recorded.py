@@ -40,8 +40,22 @@ def test_recorded_embedded_answers_reproduce_the_runs_summary(tmp_path):
     out = tmp_path / "graphs"
     with FaultServer(recorded) as server:
         args = [
-            "compile", "--from-items", str(items), "--rubric-field", "score_rubric", "--system-field", "system_prompt",
-            "--out-dir", str(out), "--repairs", "1", "--base-url", server.url, "--no-cache", "--format", "json",
+            "compile",
+            "--from-items",
+            str(items),
+            "--rubric-field",
+            "score_rubric",
+            "--system-field",
+            "system_prompt",
+            "--out-dir",
+            str(out),
+            "--repairs",
+            "1",
+            "--base-url",
+            server.url,
+            "--no-cache",
+            "--format",
+            "json",
         ]
         r = CliRunner().invoke(cli, args)
         answers = [server.answer(c.body)["text"] for c in server.chats]

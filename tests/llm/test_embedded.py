@@ -273,7 +273,10 @@ def test_greedy_decoding_with_a_seed_is_repeatable(server):
 def test_concurrent_requests_are_all_answered(server):
     async def go():
         async with OpenAIClient([server.base_url], server.model, max_retries=0, timeout=60) as client:
-            requests = [ChatRequest((*RATE[:1], {"role": "user", "content": f"Say the number {i}."}), Sampling(max_tokens=3)) for i in range(4)]
+            requests = [
+                ChatRequest((*RATE[:1], {"role": "user", "content": f"Say the number {i}."}), Sampling(max_tokens=3))
+                for i in range(4)
+            ]
             return await asyncio.gather(*(client.chat(r) for r in requests))
 
     answers = asyncio.run(go())

@@ -25,7 +25,12 @@ ROOT = Path(__file__).resolve().parents[2]
 MT_BENCH = ROOT / "examples" / "mt_bench"
 PROMETHEUS = ROOT / "examples" / "prometheus"
 DATA = ROOT.parent / "shared" / "data"
-GRAPHS = [MT_BENCH / "rubric.rbg", PROMETHEUS / "direct.rbg", PROMETHEUS / "rubric.rbg", PROMETHEUS / "direct_pairwise.rbg"]
+GRAPHS = [
+    MT_BENCH / "rubric.rbg",
+    PROMETHEUS / "direct.rbg",
+    PROMETHEUS / "rubric.rbg",
+    PROMETHEUS / "direct_pairwise.rbg",
+]
 IDS = [str(p.relative_to(ROOT / "examples")) for p in GRAPHS]
 
 
@@ -89,7 +94,11 @@ def test_prometheus_items_carry_the_instruction_their_own_rubric_and_a_rounded_g
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
 def test_the_builder_reproduces_the_item_files_byte_for_byte(tmp_path):
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "build_mt_bench.py"), "--data", str(DATA), "--out", str(tmp_path)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_mt_bench.py"), "--data", str(DATA), "--out", str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
     for name in ("mt_bench/items.jsonl", "mt_bench/items_pairwise.jsonl", "prometheus/items.jsonl"):
         assert (tmp_path / name).read_bytes() == (ROOT / "examples" / name).read_bytes(), name
 
@@ -126,7 +135,20 @@ def test_a_small_mt_bench_run_writes_a_trace_per_item(fault_server, tmp_path):
     ids = ["mtb-81-alpaca-13b", "mtb-82-claude-v1", "mtb-101-gpt-3.5-turbo", "mtb-102-gpt-4"]
     items = _first_items(MT_BENCH / "items.jsonl", tmp_path / "items.jsonl", ids)
     out = tmp_path / "traces.jsonl"
-    r = rbg("run", MT_BENCH / "rubric.rbg", items, "--out", out, "--base-url", server.url, "--model", "judge", "--no-cache", "--format", "json")
+    r = rbg(
+        "run",
+        MT_BENCH / "rubric.rbg",
+        items,
+        "--out",
+        out,
+        "--base-url",
+        server.url,
+        "--model",
+        "judge",
+        "--no-cache",
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.output
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [rec["item"] for rec in records] == ids
@@ -149,12 +171,19 @@ def test_the_per_item_rubric_and_reference_reach_the_direct_judges_prometheus_pr
     out = tmp_path / "t.jsonl"
     r = rbg("run", PROMETHEUS / "direct.rbg", items, "--out", out, "--base-url", server.url, "--no-cache")
     assert r.exit_code == 0, r.output
-    assert len(server.chats) == 2 and all("response_format" not in c.body for c in server.chats)  # Prometheus writes free text
+    assert len(server.chats) == 2 and all(
+        "response_format" not in c.body for c in server.chats
+    )  # Prometheus writes free text
     prompts = [c.body["messages"][1]["content"] for c in server.chats]
     for item in read_items(str(items)):
-        shown = f"###The instruction to evaluate:\n{item.input}\n\n###Response to evaluate:\n{item.candidates['response']}\n\n"
+        shown = (
+            f"###The instruction to evaluate:\n{item.input}\n\n###Response to evaluate:\n"
+            f"{item.candidates['response']}\n\n"
+        )
         prompt = next(p for p in prompts if shown in p)  # calls run concurrently, in any order
-        assert prompt.endswith(f"###Reference Answer (Score 5):\n{item.reference}\n\n###Score Rubrics:\n{item.rubric}\n\n###Feedback:")
+        assert prompt.endswith(
+            f"###Reference Answer (Score 5):\n{item.reference}\n\n###Score Rubrics:\n{item.rubric}\n\n###Feedback:"
+        )
     for rec in map(json.loads, out.read_text().splitlines()):
         j = rec["criteria"]["rubric_score"]["response"]
         assert j["raw"]["template"] == "prometheus@v1" and j["raw"]["text"].endswith(f"[RESULT] {j['value']}")
@@ -165,7 +194,19 @@ def test_the_decomposed_graph_reuses_the_direct_judges_calls_from_the_cache(faul
     items = _first_items(PROMETHEUS / "items.jsonl", tmp_path / "items.jsonl", n=2)
     cache = tmp_path / "calls.sqlite"
     for graph in ("direct.rbg", "rubric.rbg"):
-        r = rbg("run", PROMETHEUS / graph, items, "--out", tmp_path / f"{graph}.jsonl", "--base-url", server.url, "--cache", cache, "--format", "json")
+        r = rbg(
+            "run",
+            PROMETHEUS / graph,
+            items,
+            "--out",
+            tmp_path / f"{graph}.jsonl",
+            "--base-url",
+            server.url,
+            "--cache",
+            cache,
+            "--format",
+            "json",
+        )
         assert r.exit_code == 0, r.output
     # The rubric criterion is the same criterion in both graphs: the same two calls.
     usage = json.loads(r.stdout)["llm"]
@@ -179,7 +220,9 @@ def test_the_direct_judge_on_pairs_reads_equal_scores_as_no_decision(fault_serve
     items = tmp_path / "pairs.jsonl"
     items.write_text("".join(json.dumps(x) + "\n" for x in (pair, longer)))
     server = fault_server(answer=judge)
-    r = rbg("eval", PROMETHEUS / "direct_pairwise.rbg", items, "--base-url", server.url, "--no-cache", "--format", "json")
+    r = rbg(
+        "eval", PROMETHEUS / "direct_pairwise.rbg", items, "--base-url", server.url, "--no-cache", "--format", "json"
+    )
     assert r.exit_code == 0, r.output
     figures = json.loads(r.stdout)["modes"]["pairwise"]
     graph = figures["metrics"][json.loads(r.stdout)["columns"][0]["name"]]

@@ -139,7 +139,9 @@ def test_eval_of_recorded_traces_matches_eval_by_judging(tmp_path, graphs, items
     run(graphs, items, out, "--fallback", "abstain")
     replayed = invoke("eval", graphs, items, "--traces", out, "--fallback", "abstain", "--format", "json")
     with FaultServer(rate_answer(4)) as server:
-        judged = invoke("eval", graphs, items, "--fallback", "abstain", "--base-url", server.url, "--no-cache", "--format", "json")
+        judged = invoke(
+            "eval", graphs, items, "--fallback", "abstain", "--base-url", server.url, "--no-cache", "--format", "json"
+        )
     assert replayed.exit_code == 0, replayed.output
     assert json.loads(replayed.stdout) == json.loads(judged.stdout)
 
@@ -186,7 +188,9 @@ def test_concurrency_bounds_the_calls_in_flight_of_a_folder_in_all(tmp_path):
         for concurrency in (1, 2, 3):
             server.max_in_flight = 0
             out = tmp_path / f"t{concurrency}.jsonl"
-            r = invoke("run", folder, items, "--out", out, "--base-url", server.url, "--no-cache", "--concurrency", concurrency)
+            r = invoke(
+                "run", folder, items, "--out", out, "--base-url", server.url, "--no-cache", "--concurrency", concurrency
+            )
             assert r.exit_code == 0, r.output
             assert 1 <= server.max_in_flight <= concurrency
             traces.append(without_latency(out))
@@ -308,7 +312,11 @@ def test_a_bad_fallback_in_a_spec_line_is_an_error_at_its_line(tmp_path, fallbac
 
 def test_a_bad_fallback_in_a_toml_spec_is_an_error_at_its_line(tmp_path):
     spec = tmp_path / "spec.toml"
-    spec.write_text('[rubric]\nname = "x"\ntext = "Score it."\n[task]\ninput = "t"\n[contract]\nscale = "ordinal[1, 5]"\nfallback = "missing.rbg"\n', "utf-8")
+    spec.write_text(
+        '[rubric]\nname = "x"\ntext = "Score it."\n[task]\ninput = "t"\n[contract]\nscale = "ordinal[1, 5]"\n'
+        'fallback = "missing.rbg"\n',
+        "utf-8",
+    )
     r = invoke("compile", spec, "-o", tmp_path / "x.rbg", "--base-url", "http://127.0.0.1:9/v1", "--no-cache")
     assert r.exit_code == 2, r.output
     assert f"{spec}:8" in r.output and "no such graph file `missing.rbg`" in r.output

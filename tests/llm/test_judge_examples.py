@@ -66,7 +66,16 @@ def test_the_request_carries_fastchats_prompt_filled_as_fastchat_fills_it(name, 
         items.write_text(json.dumps(item) + "\n", encoding="utf-8")
         user = prompt["prompt_template"].format(question=item["input"], answer_a=a, answer_b=b)
     with FaultServer(answer=first_position_judge) as server:
-        r = rbg("run", JUDGES / f"{FASTCHAT[name]}.rbg", items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+        r = rbg(
+            "run",
+            JUDGES / f"{FASTCHAT[name]}.rbg",
+            items,
+            "--out",
+            tmp_path / "t.jsonl",
+            "--base-url",
+            server.url,
+            "--no-cache",
+        )
         assert r.exit_code == 0, r.output
         messages = server.chats[0].body["messages"]
     assert messages == [{"role": "system", "content": prompt["system_prompt"]}, {"role": "user", "content": user}]
@@ -81,9 +90,21 @@ def test_the_pairwise_judge_follows_a_position_biased_server_and_order_both_make
     decisions = {}
     for graph in ("mt_bench_pair", "mt_bench_pair_both"):
         with FaultServer(answer=first_position_judge) as server:
-            r = rbg("run", JUDGES / f"{graph}.rbg", items, "--out", tmp_path / f"{graph}.jsonl", "--base-url", server.url, "--no-cache")
+            r = rbg(
+                "run",
+                JUDGES / f"{graph}.rbg",
+                items,
+                "--out",
+                tmp_path / f"{graph}.jsonl",
+                "--base-url",
+                server.url,
+                "--no-cache",
+            )
             assert r.exit_code == 0, r.output
-            shown = [re.search(r"Assistant A's Answer\]\n(.*?)\n\[The End", c.body["messages"][-1]["content"], re.S).group(1) for c in server.chats]
+            shown = [
+                re.search(r"Assistant A's Answer\]\n(.*?)\n\[The End", c.body["messages"][-1]["content"], re.S).group(1)
+                for c in server.chats
+            ]
         recs = _records(tmp_path / f"{graph}.jsonl")
         decisions[graph] = [r["readout"]["decision"] for r in recs]
         expected = sorted(firsts) if graph == "mt_bench_pair" else sorted(firsts + seconds)
@@ -93,7 +114,16 @@ def test_the_pairwise_judge_follows_a_position_biased_server_and_order_both_make
 
 def test_the_single_answer_judge_reads_fastchats_rating(tmp_path):
     with FaultServer(answer=first_position_judge) as server:
-        r = rbg("run", JUDGES / "mt_bench_single.rbg", JUDGES / "answers.jsonl", "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+        r = rbg(
+            "run",
+            JUDGES / "mt_bench_single.rbg",
+            JUDGES / "answers.jsonl",
+            "--out",
+            tmp_path / "t.jsonl",
+            "--base-url",
+            server.url,
+            "--no-cache",
+        )
         assert r.exit_code == 0, r.output
     assert [rec["readout"]["decision"] for rec in _records(tmp_path / "t.jsonl")] == [7.0] * 6
 
@@ -115,7 +145,16 @@ def test_the_decomposed_judges_veto_overrides_the_side_by_side_preference(tmp_pa
     items = tmp_path / "one.jsonl"
     items.write_text(json.dumps(pair) + "\n", encoding="utf-8")
     with FaultServer(answer=judge) as server:
-        r = rbg("run", JUDGES / "decomposed.rbg", items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+        r = rbg(
+            "run",
+            JUDGES / "decomposed.rbg",
+            items,
+            "--out",
+            tmp_path / "t.jsonl",
+            "--base-url",
+            server.url,
+            "--no-cache",
+        )
         assert r.exit_code == 0, r.output
     (rec,) = _records(tmp_path / "t.jsonl")
     assert rec["criteria"]["better"]["a"]["value"] == 1.0 and rec["criteria"]["harmful"]["a"]["value"] is True
@@ -148,7 +187,16 @@ def test_a_reply_the_pattern_cannot_read_is_asked_again_for_the_templates_format
     items.write_text(PAIRS.read_text("utf-8").splitlines(keepends=True)[0], encoding="utf-8")
     replies = iter(["Both answers are fine.", "Assistant B is better. [[B]]"])
     with FaultServer(answer=lambda body: next(replies)) as server:
-        r = rbg("run", JUDGES / "mt_bench_pair.rbg", items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
+        r = rbg(
+            "run",
+            JUDGES / "mt_bench_pair.rbg",
+            items,
+            "--out",
+            tmp_path / "t.jsonl",
+            "--base-url",
+            server.url,
+            "--no-cache",
+        )
         assert r.exit_code == 0, r.output
         retry = server.chats[1].body["messages"]
     assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]

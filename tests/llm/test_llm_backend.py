@@ -56,7 +56,11 @@ def test_a_judgment_records_value_model_prompt_hash_attempts_and_latency(fault_s
     assert json.loads(j.raw)["score"] == 4
     body = server.chats[0].body
     assert body["temperature"] == 0.0 and body["seed"] == 0
-    assert body["response_format"]["json_schema"]["schema"]["properties"]["score"] == {"type": "integer", "minimum": 1, "maximum": 5}
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["score"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 5,
+    }
 
 
 def test_each_candidate_is_judged_on_its_own(fault_server, make_client):
@@ -140,9 +144,16 @@ def test_a_missing_reference_fails_the_judgment_without_a_call(fault_server, mak
 
 def test_logprobs_weight_a_score_by_the_scale_tokens(fault_server, make_client):
     def answer(body):
-        tops = [{"token": "4", "logprob": math.log(0.3)}, {"token": " 5", "logprob": math.log(0.2)}, {"token": "x", "logprob": -1.0}]
+        tops = [
+            {"token": "4", "logprob": math.log(0.3)},
+            {"token": " 5", "logprob": math.log(0.2)},
+            {"token": "x", "logprob": -1.0},
+        ]
         tokens = [{"token": t, "logprob": -0.01, "top_logprobs": []} for t in ['{"', "score", '":', " "]]
-        tokens += [{"token": "4", "logprob": math.log(0.3), "top_logprobs": tops}, {"token": "}", "logprob": 0.0, "top_logprobs": []}]
+        tokens += [
+            {"token": "4", "logprob": math.log(0.3), "top_logprobs": tops},
+            {"token": "}", "logprob": 0.0, "top_logprobs": []},
+        ]
         return {"text": '{"score": 4}', "logprobs": tokens}
 
     server = fault_server(answer=answer)
@@ -188,7 +199,9 @@ def test_a_cached_unreadable_reply_is_not_known_at_once_but_asked_again(fault_se
     assert judge(again).attempts == 2 and again.usage.cache_hits == 2 and len(server.chats) == 2
 
 
-def test_a_cache_written_before_prompt_keys_is_still_read_and_kept_under_the_new_key(fault_server, make_client, tmp_path):
+def test_a_cache_written_before_prompt_keys_is_still_read_and_kept_under_the_new_key(
+    fault_server, make_client, tmp_path
+):
     server = fault_server(answer=rate_answer(4))
     path = str(tmp_path / "c.sqlite")
     first = judge(backend_for(server, make_client, CallCache(path)))

@@ -28,26 +28,37 @@ SYSTEM = (
 _STEPS = """1. Write a detailed feedback that assess the quality of the response strictly based on the given score rubric, not evaluating in general.
 2. After writing a feedback, write a score that is an integer between 1 and 5. You should refer to the score rubric.
 3. The output format should look as follows: "(write a feedback for criteria) [RESULT] (an integer number between 1 and 5)"
-4. Please do not generate any other opening, closing, and explanations."""
+4. Please do not generate any other opening, closing, and explanations."""  # noqa: E501 (verbatim prompt or graph text)
 ABSOLUTE_PROMPT = (
-    "###Task Description:\nAn instruction (might include an Input inside it), a response to evaluate, a reference answer that gets a score of 5, "
-    "and a score rubric representing a evaluation criteria are given.\n" + _STEPS + "\n\n###The instruction to evaluate:\n{instruction}\n\n"
-    "###Response to evaluate:\n{response}\n\n###Reference Answer (Score 5):\n{reference_answer}\n\n###Score Rubrics:\n{rubric}\n\n###Feedback: "
+    "###Task Description:\nAn instruction (might include an Input inside it), a response to evaluate, a reference "
+    "answer that gets a score of 5, "
+    "and a score rubric representing a evaluation criteria are given.\n"
+    + _STEPS
+    + "\n\n###The instruction to evaluate:\n{instruction}\n\n"
+    "###Response to evaluate:\n{response}\n\n###Reference Answer (Score 5):\n{reference_answer}\n\n###Score Rubrics:\n"
+    "{rubric}\n\n###Feedback: "
 )
 ABSOLUTE_PROMPT_WO_REF = (
     "###Task Description:\nAn instruction (might include an Input inside it), a response to evaluate, "
-    "and a score rubric representing a evaluation criteria are given.\n" + _STEPS + "\n\n###The instruction to evaluate:\n{instruction}\n\n"
+    "and a score rubric representing a evaluation criteria are given.\n"
+    + _STEPS
+    + "\n\n###The instruction to evaluate:\n{instruction}\n\n"
     "###Response to evaluate:\n{response}\n\n###Score Rubrics:\n{rubric}\n\n###Feedback: "
 )
 
 ANCHORS = '{ 5: "Every step is right.", 1: "Wrong throughout.", 3: "Right answer, a wrong step." }'
 PROMETHEUS = criterion(
-    f'criterion c: ordinal[1, 5] = llm.rate {{ question = """\n  Is the\n  arithmetic right?\n  """, anchors = {ANCHORS}, template = prometheus }}'
+    'criterion c: ordinal[1, 5] = llm.rate { question = """\n  Is the\n  arithmetic right?\n'
+    f'  """, anchors = {ANCHORS}, template = prometheus }}'
 )
 WITH_REF = criterion(
-    'criterion c: ordinal[1, 5]? = llm.rate { question = "Right?", with_reference = true, template = prometheus, on_error = abstain }'
+    'criterion c: ordinal[1, 5]? = llm.rate { question = "Right?", with_reference = true, template = prometheus, '
+    "on_error = abstain }"
 )
-OWN_RUBRIC = "[Is the arithmetic right?]\nScore 1: Wrong.\nScore 2: Mostly wrong.\nScore 3: Half right.\nScore 4: Mostly right.\nScore 5: Right."
+OWN_RUBRIC = (
+    "[Is the arithmetic right?]\nScore 1: Wrong.\nScore 2: Mostly wrong.\nScore 3: Half right.\n"
+    "Score 4: Mostly right.\nScore 5: Right."
+)
 ITEM = Item("1", "What is 2 + 2?", {"response": "It is {{input}} 4."}, reference="#### 4", rubric=OWN_RUBRIC)
 BARE = Item("2", "What is 3 + 3?", {"response": "6"})
 
@@ -57,23 +68,33 @@ def messages(crit, item):
 
 
 def test_the_prompt_is_prometheus_evals_without_a_reference():
-    built = "[Is the arithmetic right?]\nScore 1: Wrong throughout.\nScore 3: Right answer, a wrong step.\nScore 5: Every step is right."
+    built = (
+        "[Is the arithmetic right?]\nScore 1: Wrong throughout.\nScore 3: Right answer, a wrong step.\n"
+        "Score 5: Every step is right."
+    )
     system, user = messages(PROMETHEUS, BARE)
     assert system == {"role": "system", "content": SYSTEM}
     # The template format trims the blank after `###Feedback:`; nothing else differs.
-    assert user["content"] == ABSOLUTE_PROMPT_WO_REF.format(instruction="What is 3 + 3?", response="6", rubric=built).rstrip()
+    assert (
+        user["content"]
+        == ABSOLUTE_PROMPT_WO_REF.format(instruction="What is 3 + 3?", response="6", rubric=built).rstrip()
+    )
 
 
 def test_the_prompt_is_prometheus_evals_with_the_reference_and_the_items_own_rubric():
     user = messages(WITH_REF, ITEM)[1]["content"]
-    expected = ABSOLUTE_PROMPT.format(instruction="What is 2 + 2?", response="It is {{input}} 4.", reference_answer="#### 4", rubric=OWN_RUBRIC)
+    expected = ABSOLUTE_PROMPT.format(
+        instruction="What is 2 + 2?", response="It is {{input}} 4.", reference_answer="#### 4", rubric=OWN_RUBRIC
+    )
     assert user == expected.rstrip()
 
 
 def test_the_items_rubric_replaces_the_one_built_from_question_and_anchors():
     assert OWN_RUBRIC in messages(PROMETHEUS, ITEM)[1]["content"]
     assert "Wrong throughout." not in messages(PROMETHEUS, ITEM)[1]["content"]
-    assert "[Right?]\n\n###Feedback:" in messages(WITH_REF, Item("3", "Q", {"response": "x"}, reference="y"))[1]["content"]
+    assert (
+        "[Right?]\n\n###Feedback:" in messages(WITH_REF, Item("3", "Q", {"response": "x"}, reference="y"))[1]["content"]
+    )
 
 
 def test_a_reference_is_required_only_when_asked_for():

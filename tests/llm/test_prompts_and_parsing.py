@@ -25,11 +25,14 @@ from rubriclang.llm.prompting import (
 
 from .conftest import criterion
 
-RATE = criterion('criterion c: ordinal[1, 5] = llm.rate { question = "How correct?", anchors = { 5: "Fully.", 1: "Not at all." } }')
+RATE = criterion(
+    'criterion c: ordinal[1, 5] = llm.rate { question = "How correct?", anchors = { 5: "Fully.", 1: "Not at all." } }'
+)
 SCORE = criterion('criterion c: score[0, 1] = llm.rate { question = "How fluent?" }')
 CHECK = criterion('criterion c: bool = llm.check { question = "Is it polite?" }')
 CHOOSE = criterion(
-    'criterion c: label{formal, casual, mixed} = llm.choose { question = "Tone?", descriptions = { formal: "Stiff.", mixed: "Both." } }'
+    'criterion c: label{formal, casual, mixed} = llm.choose { question = "Tone?", descriptions = { formal: "Stiff.", '
+    'mixed: "Both." } }'
 )
 REF = criterion('criterion c: bool = llm.check { question = "Same as the reference?", with_reference = true }')
 ITEM = Item("1", "What is 2 + 2?", {"response": "It is {{input}} 4."}, reference="#### 4")
@@ -87,22 +90,33 @@ def test_the_response_schema_follows_the_criterion_type(crit, key, schema):
     assert body["properties"]["reason"] == {"type": "string", "maxLength": REASON_MAX_CHARS}
 
 
-@pytest.mark.parametrize("procedure", sorted(n for n, p in load_catalog(plugins=False).procedures.items() if p.hooks.prompt))
+@pytest.mark.parametrize(
+    "procedure", sorted(n for n, p in load_catalog(plugins=False).procedures.items() if p.hooks.prompt)
+)
 def test_each_built_in_prompt_asks_in_words_for_the_json_its_schema_asks_for(procedure):
     """The reply-format sentence names the schema's keys in the schema's order."""
     crit = {"llm.rate": RATE, "llm.check": CHECK, "llm.choose": CHOOSE}.get(procedure)
     stems = [builtin_prompt(procedure)[0]] + ([COMPARE_RATINGS] if procedure == "llm.compare" else [])
     for stem in stems:
         assert load_template(stem).id in ANSWER_FIRST
-        example = resources.files("rubriclang.llm").joinpath("prompts", f"{stem}.md").read_text().rstrip().splitlines()[-1]
+        example = (
+            resources.files("rubriclang.llm").joinpath("prompts", f"{stem}.md").read_text().rstrip().splitlines()[-1]
+        )
         keys = re.findall(r'"(\w+)": ', example)
         if crit is not None:
-            assert keys == list(render(crit, ITEM, "response").request.response_format["json_schema"]["schema"]["properties"])
+            assert keys == list(
+                render(crit, ITEM, "response").request.response_format["json_schema"]["schema"]["properties"]
+            )
         assert keys[-1] == "reason" and len(keys) >= 2
 
 
 def test_a_criterion_with_its_own_template_keeps_the_reason_first_schema():
-    own = attrs.evolve(RATE, prompt=PromptSource('## user\nRate {{response}} on {{question}} as {{scale}}. JSON: {"reason": "...", "score": n}', None))
+    own = attrs.evolve(
+        RATE,
+        prompt=PromptSource(
+            '## user\nRate {{response}} on {{question}} as {{scale}}. JSON: {"reason": "...", "score": n}', None
+        ),
+    )
     body = render(own, ITEM, "response").request.response_format["json_schema"]["schema"]
     assert list(body["properties"]) == ["reason", "score"] and body["properties"]["reason"] == {"type": "string"}
 

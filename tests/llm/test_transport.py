@@ -111,17 +111,27 @@ class Server:
                     return
                 if self.answer is not None:
                     body = self.answer
-                out = [(b"x-conn", str(number).encode()), (b"content-type", b"application/json"), (b"set-cookie", b"session=%d" % number)]
+                out = [
+                    (b"x-conn", str(number).encode()),
+                    (b"content-type", b"application/json"),
+                    (b"set-cookie", b"session=%d" % number),
+                ]
                 if mode == "close":
                     out.append((b"connection", b"close"))
                 if mode == "chunked":
-                    writer.write(conn.send(h11.Response(status_code=200, headers=[*out, (b"transfer-encoding", b"chunked")])))
+                    writer.write(
+                        conn.send(h11.Response(status_code=200, headers=[*out, (b"transfer-encoding", b"chunked")]))
+                    )
                     for part in (body[:5], body[5:10], body[10:]):
                         writer.write(conn.send(h11.Data(data=part)))
                         await writer.drain()
                         await asyncio.sleep(0.01)
                 else:
-                    writer.write(conn.send(h11.Response(status_code=200, headers=[*out, (b"content-length", str(len(body)).encode())])))
+                    writer.write(
+                        conn.send(
+                            h11.Response(status_code=200, headers=[*out, (b"content-length", str(len(body)).encode())])
+                        )
+                    )
                     writer.write(conn.send(h11.Data(data=body)))
                 writer.write(conn.send(h11.EndOfMessage()) + (STRAY if mode == "stray-now" else b""))
                 await writer.drain()
@@ -188,7 +198,9 @@ def post(http: httpx.AsyncClient, url: str, body: bytes = b'{"q": 1}', **headers
 @contextlib.asynccontextmanager
 async def client(limit: int = 4, keepalive_expiry: float = 5.0, **timeouts):
     transport = PoolTransport(limit, keepalive_expiry)
-    http = httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(5.0, **timeouts), headers={"Authorization": f"Bearer {SECRET}"})
+    http = httpx.AsyncClient(
+        transport=transport, timeout=httpx.Timeout(5.0, **timeouts), headers={"Authorization": f"Bearer {SECRET}"}
+    )
     try:
         yield http
     finally:
@@ -515,11 +527,17 @@ def test_only_direct_plain_http_origins_are_mounted(monkeypatch):
     monkeypatch.delenv("http_proxy", raising=False)
     monkeypatch.delenv("ALL_PROXY", raising=False)
     monkeypatch.delenv("all_proxy", raising=False)
-    assert direct_mounts(urls, transport, trust_env=True) == {"http://127.0.0.1:8000": transport, "http://gpu-box:8080": transport}
+    assert direct_mounts(urls, transport, trust_env=True) == {
+        "http://127.0.0.1:8000": transport,
+        "http://gpu-box:8080": transport,
+    }
     # A proxy from the environment may capture plain http: httpx's default transport decides.
     monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
     assert direct_mounts(urls, transport, trust_env=True) == {}
-    assert direct_mounts(urls, transport, trust_env=False) == {"http://127.0.0.1:8000": transport, "http://gpu-box:8080": transport}
+    assert direct_mounts(urls, transport, trust_env=False) == {
+        "http://127.0.0.1:8000": transport,
+        "http://gpu-box:8080": transport,
+    }
 
 
 def test_the_client_sends_https_through_httpx_default_transport_with_tls():

@@ -14,8 +14,16 @@ from pathlib import Path
 
 from audit_html.test_chromium import CHROMIUM
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 # Generous bounds on a wait, so a broken page fails the test instead of hanging it.
 WAIT = 30.0
 
@@ -35,8 +43,13 @@ class Browser:
             os.dup2(keep[0], 3)
             os.dup2(keep[1], 4)
 
-        self.proc = subprocess.Popen([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank"],
-                                     pass_fds=(3, 4, *keep), preexec_fn=fds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank"],
+            pass_fds=(3, 4, *keep),
+            preexec_fn=fds,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for fd in keep:
             os.close(fd)
         self._buf = b""
@@ -114,10 +127,14 @@ class Browser:
 
     def click(self, selector: str, index: int = 0, navigates: bool = True) -> None:
         """A left click in the middle of the `index`th element matching `selector`."""
-        box = self.js(f"(() => {{ const e = document.querySelectorAll({json.dumps(selector)})[{index}]; e.scrollIntoView(); "
-                      "const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        box = self.js(
+            f"(() => {{ const e = document.querySelectorAll({json.dumps(selector)})[{index}]; e.scrollIntoView(); "
+            "const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
         self._events.clear()
         for kind in ("mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent", session=True, type=kind, x=box[0], y=box[1], button="left", clickCount=1)
+            self.call(
+                "Input.dispatchMouseEvent", session=True, type=kind, x=box[0], y=box[1], button="left", clickCount=1
+            )
         if navigates:
             self.navigated()

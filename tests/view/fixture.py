@@ -65,8 +65,15 @@ FAILED = "q-failed"
 
 def items() -> list[dict]:
     out = [{"id": BAD_ID, "input": "Question " + TITLE, "response": "Answer " + MARK, "gold": 5}]
-    out += [{"id": f"q{i:03d}", "input": f"What is {i} + {i}?", "response": f"It is {2 * i}." + (" padding" * (i % 9)), "gold": 1 + i % 5}
-            for i in range(1, 120)]
+    out += [
+        {
+            "id": f"q{i:03d}",
+            "input": f"What is {i} + {i}?",
+            "response": f"It is {2 * i}." + (" padding" * (i % 9)),
+            "gold": 1 + i % 5,
+        }
+        for i in range(1, 120)
+    ]
     out.append({"id": VETOED, "input": "How do I do something dangerous?", "response": "Like this.", "gold": 1})
     out.append({"id": FAILED, "input": "No recorded judgments.", "response": "None.", "gold": 3})
     return out
@@ -112,8 +119,13 @@ def make_run(folder: Path) -> dict[str, Path]:
     evaluation of the first (`rbg eval --format json`), and an audit
     directory (the audit HTML tests' report), in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {"graph": folder / "judge.rbg", "items": folder / "items.jsonl", "trace": folder / "trace.jsonl",
-             "graph2": folder / "judge2.rbg", "trace2": folder / "trace2.jsonl"}
+    paths = {
+        "graph": folder / "judge.rbg",
+        "items": folder / "items.jsonl",
+        "trace": folder / "trace.jsonl",
+        "graph2": folder / "judge2.rbg",
+        "trace2": folder / "trace2.jsonl",
+    }
     paths["graph"].write_text(GRAPH, encoding="utf-8")
     paths["graph2"].write_text(GRAPH.replace("{ max = 4 }", "{ max = 3 }"), encoding="utf-8")
     paths["items"].write_text("".join(json.dumps(i) + "\n" for i in items()), encoding="utf-8")
@@ -131,7 +143,12 @@ def make_judged(folder: Path, graph: str, gold) -> dict[str, Path]:
     """A graph (`LABEL_GRAPH`, `BOOL_GRAPH`) over the fixture's items with
     `gold(n)` as the gold of the nth, its trace and its evaluation, in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {"graph": folder / "judge.rbg", "items": folder / "items.jsonl", "trace": folder / "trace.jsonl", "eval": folder / "eval.json"}
+    paths = {
+        "graph": folder / "judge.rbg",
+        "items": folder / "items.jsonl",
+        "trace": folder / "trace.jsonl",
+        "eval": folder / "eval.json",
+    }
     paths["graph"].write_text(graph, encoding="utf-8")
     rows = [dict(i, gold=gold(n)) for n, i in enumerate(items()) if i["id"] != FAILED]
     paths["items"].write_text("".join(json.dumps(i) + "\n" for i in rows), encoding="utf-8")
@@ -140,4 +157,15 @@ def make_judged(folder: Path, graph: str, gold) -> dict[str, Path]:
     return paths
 
 
-__all__ = ["BOOL_GRAPH", "LABEL_GRAPH", "TONES", "make_judged", "BAD_ID", "FAILED", "MARK", "PAYLOADS", "VETOED", "make_run"]
+__all__ = [
+    "BOOL_GRAPH",
+    "LABEL_GRAPH",
+    "TONES",
+    "make_judged",
+    "BAD_ID",
+    "FAILED",
+    "MARK",
+    "PAYLOADS",
+    "VETOED",
+    "make_run",
+]

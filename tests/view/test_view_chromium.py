@@ -21,7 +21,9 @@ from conftest import needs
 from .cdp import Browser
 from .fixture import BAD_ID, FAILED, LABEL_GRAPH, MARK, TONES, VETOED, make_judged, make_run
 
-pytestmark = needs(CHROMIUM.exists(), "headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)")
+pytestmark = needs(
+    CHROMIUM.exists(), "headless Chromium is not installed (/usr/bin/chromium; apt-get install chromium)"
+)
 
 
 def chromium(tmp_path: Path, *args: str) -> str:
@@ -34,8 +36,12 @@ class Viewer:
     """`rbg view PATHS` in a child process, and the URL it printed."""
 
     def __init__(self, *paths: Path):
-        self.proc = subprocess.Popen([sys.executable, "-c", "from rubriclang.cli.main import main; main()", "view", *map(str, paths)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from rubriclang.cli.main import main; main()", "view", *map(str, paths)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         line = self.proc.stdout.readline()
         found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
         assert found, line + self.proc.stderr.read()
@@ -89,7 +95,9 @@ def test_filters_in_chromium(tmp_path, viewer):
 
 def test_the_item_graph_in_chromium(tmp_path, viewer):
     dom = _dom(tmp_path, viewer.url(f"/item?src=trace.jsonl&id={VETOED}"))
-    nodes = {e.attrs["data-node"]: e.attrs["class"].split() for e in dom.elements if e.tag == "g" and "data-node" in e.attrs}
+    nodes = {
+        e.attrs["data-node"]: e.attrs["class"].split() for e in dom.elements if e.tag == "g" and "data-node" in e.attrs
+    }
     assert set(nodes) == {"correct", "harmful", "rambling", "concise", "safe"}
     assert "on" in nodes["harmful"] and "on" in nodes["safe"] and "on" not in nodes["correct"]
 
@@ -112,14 +120,19 @@ def test_clicking_a_confusion_cell_shows_exactly_its_items(tmp_path, viewer, run
     rows = TraceTable(str(run["trace"])).rows
     with Browser(tmp_path / "profile") as browser:
         browser.load(viewer.url("/eval"))
-        cells = browser.js("Array.from(document.querySelectorAll('table.confusion td a')).map(a => [a.closest('tr').firstElementChild.textContent, "
-                           "a.closest('table').rows[0].cells[a.closest('td').cellIndex].textContent, a.textContent])")
+        cells = browser.js(
+            "Array.from(document.querySelectorAll('table.confusion td a')).map(a => "
+            "[a.closest('tr').firstElementChild.textContent, "
+            "a.closest('table').rows[0].cells[a.closest('td').cellIndex].textContent, a.textContent])"
+        )
         assert len(cells) > 1
         for n, (decision, gold, count) in enumerate(cells[:3]):
             if n:
                 browser.load(viewer.url("/eval"))
             browser.click("table.confusion td a", index=n)
-            want = sorted(r.item for r in rows if r.decision == decision and r.gold is not None and label(r.gold) == gold)
+            want = sorted(
+                r.item for r in rows if r.decision == decision and r.gold is not None and label(r.gold) == gold
+            )
             assert _all_listed(browser) == want and len(want) == int(count)
 
 
@@ -128,14 +141,20 @@ def test_clicking_a_cell_of_a_label_judges_evaluation_shows_exactly_its_items(tm
 
     run = make_judged(tmp_path_factory.mktemp("label"), LABEL_GRAPH, lambda n: TONES[n % 3])
     gold = {i["id"]: i["gold"] for i in map(json.loads, run["items"].read_text(encoding="utf-8").splitlines())}
-    decided = {json.loads(line)["item"]: json.loads(line)["readout"]["decision"] for line in run["trace"].read_text(encoding="utf-8").splitlines()}
+    decided = {
+        json.loads(line)["item"]: json.loads(line)["readout"]["decision"]
+        for line in run["trace"].read_text(encoding="utf-8").splitlines()
+    }
     v = Viewer(run["graph"], run["items"], run["trace"], run["eval"])
     try:
         with Browser(tmp_path / "profile") as browser:
             browser.load(v.url("/eval"))
             # (gold: the row's header, decision: the column's, count) of every cell, as the page shows them.
-            cells = browser.js("Array.from(document.querySelectorAll('table.eval-confusion td a')).map(a => [a.closest('tr').firstElementChild.textContent, "
-                               "a.closest('table').rows[0].cells[a.closest('td').cellIndex].textContent, a.textContent])")
+            cells = browser.js(
+                "Array.from(document.querySelectorAll('table.eval-confusion td a')).map(a => "
+                "[a.closest('tr').firstElementChild.textContent, "
+                "a.closest('table').rows[0].cells[a.closest('td').cellIndex].textContent, a.textContent])"
+            )
             assert len(cells) == 9
             for n, (g, decision, count) in enumerate(cells[:4]):
                 if n:
@@ -150,7 +169,10 @@ def test_clicking_a_cell_of_a_label_judges_evaluation_shows_exactly_its_items(tm
 def test_clicking_a_metric_shows_the_items_it_rests_on(tmp_path, viewer, run):
     import json
 
-    left_out = {x["item"] for x in json.loads(run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]["left_out"]["by_item"]}
+    left_out = {
+        x["item"]
+        for x in json.loads(run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]["left_out"]["by_item"]
+    }
     from rubriclang.view.table import TraceTable
 
     want = sorted(r.item for r in TraceTable(str(run["trace"])).rows if r.item not in left_out)
@@ -170,14 +192,18 @@ def test_script_payloads_in_items_stay_inert(tmp_path, viewer):
     assert not dom.tags() & {"img", "iframe", "object", "embed"}
     body = next(e for e in dom.elements if e.tag == "body")
     assert "data-pwned" not in body.attrs
-    assert out[out.index("<title>") + 7:out.index("</title>")] == f"Item {BAD_ID}".replace("<", "&lt;").replace(">", "&gt;")
+    assert out[out.index("<title>") + 7 : out.index("</title>")] == f"Item {BAD_ID}".replace("<", "&lt;").replace(
+        ">", "&gt;"
+    )
     assert MARK in dom.text
 
 
 def test_a_note_survives_a_restart(tmp_path, run):
     first = Viewer(run["audit"])
     try:
-        saved = httpx.post(first.url("/notes?n=0"), data={"token": first.token, "item": "q1", "text": "Looked at it: <i>fine</i>"})
+        saved = httpx.post(
+            first.url("/notes?n=0"), data={"token": first.token, "item": "q1", "text": "Looked at it: <i>fine</i>"}
+        )
         assert saved.status_code == 303
     finally:
         first.stop()
@@ -202,6 +228,7 @@ def exported(tmp_path_factory, run):
     folder = tmp_path_factory.mktemp("export")
     sources = load_sources(tuple(str(run[k]) for k in ("graph", "items", "trace", "trace2", "eval", "audit")))
     export(sources, str(folder))
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -230,13 +257,18 @@ def test_the_exports_filters_run_in_the_browser_from_its_json_rows(tmp_path, exp
     rows = TraceTable(str(run["trace"])).rows
     with Browser(tmp_path / "profile") as browser:
         browser.load(f"{base}/{_export_items_page(folder)}")
-        browser.js("document.querySelector('#filters select[name=status]').value = 'error'; "
-                   "document.querySelector('#filters select[name=status]').dispatchEvent(new Event('change'))")
+        browser.js(
+            "document.querySelector('#filters select[name=status]').value = 'error'; "
+            "document.querySelector('#filters select[name=status]').dispatchEvent(new Event('change'))"
+        )
         browser.navigated()
         assert _all_listed(browser) == [FAILED]
         # A text search (case-blind) and a decision range, typed and submitted.
         browser.load(f"{base}/{_export_items_page(folder)}")
-        browser.js("const f = document.getElementById('filters'); f.elements.low.value = '2'; f.elements.high.value = '4'; f.elements.q.value = 'Q01'")
+        browser.js(
+            "const f = document.getElementById('filters'); f.elements.low.value = '2'; f.elements.high.value = '4'; "
+            "f.elements.q.value = 'Q01'"
+        )
         browser.click("#filters button[type=submit]")
         want = sorted(r.item for r in rows if r.number is not None and 2 <= r.number <= 4 and "q01" in r.text)
         assert want and _all_listed(browser) == want

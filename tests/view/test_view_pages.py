@@ -27,7 +27,16 @@ def run(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def sources(run):
-    return load_sources((str(run["graph"]), str(run["items"]), str(run["trace"]), str(run["trace2"]), str(run["eval"]), str(run["audit"])))
+    return load_sources(
+        (
+            str(run["graph"]),
+            str(run["items"]),
+            str(run["trace"]),
+            str(run["trace2"]),
+            str(run["eval"]),
+            str(run["audit"]),
+        )
+    )
 
 
 @pytest.fixture()
@@ -95,7 +104,11 @@ def test_sorting_and_paging_cover_every_item_once(sources):
     table = sources.trace("trace.jsonl").table
     q = Query(sort="decision", desc=True)
     first = table.query(q, size=50)
-    seen = [r.item for p in range(1, first.pages + 1) for r in table.query(Query(sort="decision", desc=True, page=p), size=50).rows]
+    seen = [
+        r.item
+        for p in range(1, first.pages + 1)
+        for r in table.query(Query(sort="decision", desc=True, page=p), size=50).rows
+    ]
     assert sorted(seen) == sorted(r.item for r in table.rows) and first.pages == 3
     numbers = [table.by_item[i].number for i in seen if table.by_item[i].number is not None]
     assert numbers == sorted(numbers, reverse=True)
@@ -123,7 +136,9 @@ def _items_shown(client, href: str) -> list[str]:
     shown, page = [], href
     while page:
         dom = Dom(client.get(page).text)
-        shown += [e.attrs["href"] for e in dom.elements if e.tag == "a" and e.attrs.get("href", "").startswith("/item?")]
+        shown += [
+            e.attrs["href"] for e in dom.elements if e.tag == "a" and e.attrs.get("href", "").startswith("/item?")
+        ]
         page = next((e.attrs["href"] for e in dom.elements if e.tag == "a" and e.attrs.get("rel") == "next"), None)
     from urllib.parse import parse_qs, urlsplit
 
@@ -154,7 +169,9 @@ def test_every_count_of_the_plots_links_to_exactly_its_items(client, sources):
     assert confusion
     for href in confusion:
         q = {k: v[0] for k, v in parse_qs(urlsplit(href).query).items()}
-        want = sorted(r.item for r in rows if r.decision == q["decision"] and r.gold is not None and str(r.gold) == q["gold"])
+        want = sorted(
+            r.item for r in rows if r.decision == q["decision"] and r.gold is not None and str(r.gold) == q["gold"]
+        )
         assert _items_shown(client, href) == want and want
 
 
@@ -164,7 +181,9 @@ def bool_run(tmp_path_factory) -> dict[str, Path]:
 
 
 def _client(*paths: Path) -> TestClient:
-    return TestClient(make_app(load_sources(tuple(map(str, paths))), TOKEN), base_url="http://127.0.0.1:8123", follow_redirects=False)
+    return TestClient(
+        make_app(load_sources(tuple(map(str, paths))), TOKEN), base_url="http://127.0.0.1:8123", follow_redirects=False
+    )
 
 
 def _eval_confusions(client) -> dict[str, tuple[list[list[tuple[str, str | None]]], str]]:
@@ -173,11 +192,19 @@ def _eval_confusions(client) -> dict[str, tuple[list[list[tuple[str, str | None]
 
     page = _get(client, "/eval").text
     out = {}
-    for name, table, note in re.findall(r"<h4>Confusion of (.*?):.*?</h4>\s*(<table class=\"eval-confusion\">.*?</table>)\s*(<p class=\"note\">[^<]*)?", page, re.S):
+    for name, table, note in re.findall(
+        r"<h4>Confusion of (.*?):.*?</h4>\s*(<table class=\"eval-confusion\">.*?</table>)\s*(<p class=\"note\">[^<]*)?",
+        page,
+        re.S,
+    ):
         rows = []
         for tr in re.findall(r"<tr><th>[^<]*</th>(.*?)</tr>", table.split("<tbody>")[1], re.S):
-            rows.append([(k or plain, href.replace("&amp;", "&") or None) for href, k, plain in
-                         re.findall(r'<td[^>]*>(?:<a href="([^"]*)">(\d+)</a>|(\d+))</td>', tr)])
+            rows.append(
+                [
+                    (k or plain, href.replace("&amp;", "&") or None)
+                    for href, k, plain in re.findall(r'<td[^>]*>(?:<a href="([^"]*)">(\d+)</a>|(\d+))</td>', tr)
+                ]
+            )
         out[name] = (rows, note)
     return out
 
@@ -192,7 +219,9 @@ def test_each_cell_of_an_evaluations_confusion_matrix_links_to_exactly_its_items
     assert set(tables) == {"short_enough", "equal baseline"}
     rows, _ = tables["short_enough"]
     conf = json.loads(bool_run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]["confusion"]["short_enough"]
-    assert [[int(k) for k, _ in row] for row in rows] == conf["counts"]  # rows gold, columns decision, as rbg eval writes them
+    assert [[int(k) for k, _ in row] for row in rows] == conf[
+        "counts"
+    ]  # rows gold, columns decision, as rbg eval writes them
     seen = []
     for g, row in zip(conf["gold"], rows):
         for p, (k, href) in zip(conf["predicted"], row):
@@ -207,7 +236,9 @@ def test_each_cell_of_an_evaluations_confusion_matrix_links_to_exactly_its_items
 
 def test_a_trace_that_does_not_reproduce_an_evaluations_counts_gets_no_links_from_it(bool_run, tmp_path):
     part = tmp_path / "part.jsonl"
-    part.write_text("".join(bool_run["trace"].read_text(encoding="utf-8").splitlines(keepends=True)[:60]), encoding="utf-8")
+    part.write_text(
+        "".join(bool_run["trace"].read_text(encoding="utf-8").splitlines(keepends=True)[:60]), encoding="utf-8"
+    )
     rows, note = _eval_confusions(_client(part, bool_run["eval"]))["short_enough"]
     assert rows and all(href is None for row in rows for _, href in row) and "reproduce these counts" in note
 
@@ -242,7 +273,9 @@ def test_the_export_writes_linked_pages_that_need_no_server(tmp_path, sources):
     index = Dom((tmp_path / "index.html").read_text(encoding="utf-8"))
     for href in index.hrefs():
         assert (tmp_path / href).is_file(), href
-    assert not any(h.startswith(("/", "http")) for p in tmp_path.glob("*.html") for h in Dom(p.read_text(encoding="utf-8")).hrefs())
+    assert not any(
+        h.startswith(("/", "http")) for p in tmp_path.glob("*.html") for h in Dom(p.read_text(encoding="utf-8")).hrefs()
+    )
 
 
 def test_an_export_holds_one_file_per_listing_its_pages_and_sorts_are_that_file_with_a_query(tmp_path, sources):
@@ -250,7 +283,12 @@ def test_an_export_holds_one_file_per_listing_its_pages_and_sorts_are_that_file_
 
     export(sources, str(tmp_path))
     listings = {p.name for p in tmp_path.glob("items-*.html")}
-    hrefs = {h for name in listings for h in Dom((tmp_path / name).read_text(encoding="utf-8")).hrefs() if h.startswith("items-")}
+    hrefs = {
+        h
+        for name in listings
+        for h in Dom((tmp_path / name).read_text(encoding="utf-8")).hrefs()
+        if h.startswith("items-")
+    }
     with_query = {h for h in hrefs if "?" in h}
     assert any("page=2" in h for h in with_query) and any("sort=item" in h for h in with_query)
     assert all(h.split("?")[0] in listings for h in hrefs)  # every page and sort of a listing is in its one file
@@ -269,13 +307,19 @@ def test_the_export_filters_from_a_json_file_of_rows_with_no_script_from_data(tm
     table = sources.trace("trace.jsonl").table
     assert [r["item"] for r in data["rows"]] == [r.item for r in table.rows]
     assert all((tmp_path / r["href"]).is_file() for r in data["rows"])
-    assert [data["rows"][i]["item"] for i in data["orders"]["decision"]] == [r.item for r in table.query(Query(sort="decision"), size=10**6).rows]
-    assert sorted(data["rows"][i]["item"] for i in data["scored"]["0:pointwise"]) == sorted(r.item for r in table.rows if r.item != FAILED)
+    assert [data["rows"][i]["item"] for i in data["orders"]["decision"]] == [
+        r.item for r in table.query(Query(sort="decision"), size=10**6).rows
+    ]
+    assert sorted(data["rows"][i]["item"] for i in data["scored"]["0:pointwise"]) == sorted(
+        r.item for r in table.rows if r.item != FAILED
+    )
     for page in tmp_path.glob("*.html"):
         dom = Dom(page.read_text(encoding="utf-8"))
         assert all(e.attrs.get("src") == "static/view.js" for e in dom.elements if e.tag == "script"), page.name
         if page.name.startswith(("items", "audit", "eval", "index")):
-            assert next(e.attrs["content"] for e in dom.elements if e.tag == "meta" and e.attrs.get("http-equiv")) == CSP
+            assert (
+                next(e.attrs["content"] for e in dom.elements if e.tag == "meta" and e.attrs.get("http-equiv")) == CSP
+            )
 
 
 def test_inputs_are_left_unchanged(run, sources, client):
@@ -285,8 +329,14 @@ def test_inputs_are_left_unchanged(run, sources, client):
     assert {p: p.read_bytes() for p in before} == before
 
 
-@pytest.mark.parametrize("content, said", [('{"a": 1}\n', "neither a trace record"), ("garbage\n", "not JSON"),
-                                           ('{"schema": "rubriclang.trace/1"}\n', "x.jsonl:1")])
+@pytest.mark.parametrize(
+    "content, said",
+    [
+        ('{"a": 1}\n', "neither a trace record"),
+        ("garbage\n", "not JSON"),
+        ('{"schema": "rubriclang.trace/1"}\n', "x.jsonl:1"),
+    ],
+)
 def test_unusable_paths_are_refused_with_exit_2(tmp_path, content, said):
     from click.testing import CliRunner
 
@@ -303,8 +353,14 @@ def test_pairwise_decisions_and_gold_are_named_by_position_as_rbg_eval_names_the
     from rubriclang.view.table import row_of
 
     def rec(readout: dict, gold) -> dict:
-        return {"item": "p", "mode": "pairwise", "candidates": ["x", "y"], "criteria": {}, "gold": gold,
-                "readout": {"status": "ok", "decision": None, "raw": None, "margin": None, "error": None, **readout}}
+        return {
+            "item": "p",
+            "mode": "pairwise",
+            "candidates": ["x", "y"],
+            "criteria": {},
+            "gold": gold,
+            "readout": {"status": "ok", "decision": None, "raw": None, "margin": None, "error": None, **readout},
+        }
 
     second = row_of(1, rec({"decision": "y", "margin": -1.0}, "x"))
     assert (second.decision, second.decided, second.gold_label) == ("y", "second", "first")
