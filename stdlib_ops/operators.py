@@ -33,13 +33,18 @@ def _transform(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) 
     return OperatorImpl(op, rule, plan, traits)
 
 
+def _absent_in_out(s: PlanSite, i: int, expr: str) -> str:
+    """`expr`, or None where input `i` is absent (tested only if its type admits absence)."""
+    return f"None if {s.x[i]} is None else {expr}" if s.types[i].optional else expr
+
+
 def _unary(expr: str, constants=lambda s: {}):
     """The plan of a transform: `expr` reads the input as `{x}` and this
     application's constants (named by `constants`) as `{k}NAME`."""
 
     def plan(s: PlanSite):
         body = expr.format(x=s.x[0], k=s.k)
-        return f"None if {s.x[0]} is None else {body}", {s.k + n: v for n, v in constants(s).items()}
+        return _absent_in_out(s, 0, body), {s.k + n: v for n, v in constants(s).items()}
 
     return plan
 
@@ -56,7 +61,7 @@ def _gate(fn, key: str, expr: str, rule: Rule) -> OperatorImpl:
 
     def plan(s: PlanSite):
         v, w = s.x
-        return f"None if {v} is None else ({expr.format(x=v, k=s.k)} if {w} else {v})", {s.k + key: s.params[key]}
+        return _absent_in_out(s, 0, f"({expr.format(x=v, k=s.k)} if {w} else {v})"), {s.k + key: s.params[key]}
 
     return OperatorImpl(op, rule, plan)
 
@@ -71,13 +76,15 @@ def _reducer(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) ->
     return OperatorImpl(op, rule, plan or _call_plan(fn), traits)
 
 
-def _call_plan(fn):
-    """The plan of a reducer: `fn` called on the inputs when none can be absent."""
+def _call_plan(fn, spread: bool = False):
+    """The plan of a reducer: `fn` called on the inputs when none can be absent
+    (`spread`: as separate arguments, where two or more, as `min` takes them)."""
 
     def plan(s: PlanSite):
         if any(t.optional for t in s.types):
             return None  # absent inputs: the function skips them
-        return f"{s.k}f(({', '.join(s.x)},))", {s.k + "f": fn}
+        args = ", ".join(s.x) if spread and len(s.x) > 1 else f"({', '.join(s.x)},)"
+        return f"{s.k}f({args})", {s.k + "f": fn}
 
     return plan
 
@@ -105,10 +112,39 @@ def _mean(xs):
     return math.fsum(xs) / len(xs)
 
 
+# What `math.fsum` returns for negative zeros alone (0.0 before Python 3.12):
+# the start of a plain sum that is to equal fsum's, sign of zero included.
+_FSUM_ZERO = math.fsum((-0.0,))
+_EXACT = 2.0**53  # integers up to this size are exact floats, and so are their sums
+
+
+def _fsum_source(s: PlanSite, weights: tuple | None = None) -> tuple[str, dict]:
+    """Source equal to `math.fsum` of the inputs (each times its weight, as
+    `w * x`), and its constants. fsum rounds the exact sum once; so does
+    plain addition of integral terms (of ordinals or booleans, by integral
+    weights) whose total stays within 2**53, followed by at most one other
+    term: then the sum is written out, otherwise it is fsum's."""
+    consts: dict = {}
+    whole, other, bound = [], [], 0.0
+    for i, (x, t) in enumerate(zip(s.x, s.types)):
+        w = 1 if weights is None else weights[i]
+        term = x
+        if w != 1:
+            consts[f"{s.k}w{i}"] = w
+            term = f"{s.k}w{i} * {x}"
+        integral = t.kind in ("ordinal", "bool") and float(w).is_integer()
+        bound += abs(w) * (1 if t.kind == "bool" else max(abs(t.lo), abs(t.hi)) if t.numeric else math.inf)
+        (whole if integral else other).append(term)
+    if bound <= _EXACT and len(other) <= 1:
+        return " + ".join([repr(_FSUM_ZERO), *whole, *other]), consts
+    return f"{s.k}fsum(({', '.join(whole + other)},))", consts | {s.k + "fsum": math.fsum}
+
+
 def _mean_plan(s: PlanSite):
     if any(t.optional for t in s.types):
         return None
-    return f"{s.k}fsum(({', '.join(s.x)},)) / {len(s.x)}", {s.k + "fsum": math.fsum}
+    total, consts = _fsum_source(s)
+    return f"({total}) / {len(s.x)}", consts
 
 
 def _median(xs):
@@ -133,11 +169,13 @@ def _weighted_mean(ports, params, types):
 def _weighted_mean_plan(s: PlanSite):
     if any(t.optional for t in s.types):
         return None
-    k, weights = s.k, s.params["weights"]
-    terms = ", ".join(f"{k}w[{i}] * {v}" for i, v in enumerate(s.x))
-    # Same arithmetic as the function: fsum of products over fsum of weights.
-    expr = f"({k}fsum(({terms},)) / {k}total) if {k}total > 0 else None"
-    return expr, {k + "w": tuple(weights), k + "total": math.fsum(weights), k + "fsum": math.fsum}
+    # Same arithmetic as the function: fsum of products over fsum of weights
+    # (a constant, so its test is made here).
+    total = math.fsum(s.params["weights"])
+    if not total > 0:
+        return "None", {}
+    products, consts = _fsum_source(s, tuple(s.params["weights"]))
+    return f"({products}) / {s.k}total", consts | {s.k + "total": total}
 
 
 def _count(ports, params, types):
@@ -196,8 +234,8 @@ OPERATORS: dict[str, OperatorImpl] = {
     "transform.default": OperatorImpl(_default, rules.default, _default_plan),
     "reduce.mean": _reducer(_mean, rules.mean, _mean_plan),
     "reduce.weighted_mean": OperatorImpl(_weighted_mean, rules.weighted_mean, _weighted_mean_plan),
-    "reduce.min": _reducer(min, rules.minimum, traits=_SELECTS),
-    "reduce.max": _reducer(max, rules.maximum, traits=_SELECTS),
+    "reduce.min": _reducer(min, rules.minimum, _call_plan(min, spread=True), traits=_SELECTS),
+    "reduce.max": _reducer(max, rules.maximum, _call_plan(max, spread=True), traits=_SELECTS),
     "reduce.median": _reducer(_median, rules.median),
     "reduce.sum": _reducer(_sum, rules.total, traits=frozenset({"leaves_scale"})),
     "reduce.all": _reducer(all, rules.bool_reduce),

@@ -243,3 +243,56 @@ def test_compiled_pairwise_readout_decides_as_pairwise(epsilon, resolve, s1, s2)
     readout, scale = PairwiseReadout(epsilon, resolve), JType("score", lo=-10, hi=10)
     got = reader(readout, scale, 1)(("a", "b"), {"a": ("x", s1), "b": ("y", s2)})
     assert repr(got) == repr(pairwise(readout, scale, ("a", "b"), {"a": s1, "b": s2}))
+
+
+# Types whose sums the plan may write out (integral, small) or must leave to
+# fsum (floats, or integers past 2**53), and weights integral or not.
+SUM_TYPES = ["ordinal[1, 5]", "ordinal[-3, 3]", "score[-1, 1]", "score[0, 1]", "ordinal[0, 90000000000000000]"]
+SUM_WEIGHTS = st.sampled_from([1, 2, 3, 0, 0.5, 1.0, 2.0, 0.1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(SUM_TYPES), min_size=1, max_size=4), st.data())
+def test_compiled_means_sum_exactly_as_fsum_does(types, data):
+    lines = ["rubric g { version = 1 }", "contract { scale = score[-10, 100000000000000000] }"]
+    lines += [f'criterion c{i}: {t} = human.annotation {{ key = "c{i}" }}' for i, t in enumerate(types)]
+    ins = ", ".join(f"c{i}" for i in range(len(types)))
+    ws = data.draw(st.lists(SUM_WEIGHTS, min_size=len(types), max_size=len(types)).filter(any))
+    weights = ", ".join(map(str, ws))
+    lines += [
+        f"node m = reduce.mean(inputs: [{ins}])",
+        f"node w = reduce.weighted_mean(inputs: [{ins}]) {{ weights = [{weights}] }}",
+        "node both = reduce.min(inputs: [m, c0])",
+        "node all = reduce.max(inputs: [both, w])",
+        "sink all",
+        "readout pointwise { output = score[-10, 100000000000000000] }",
+    ]
+    result = check_source("\n".join(lines) + "\n", "g.rbg")
+    assert result.graph is not None, [d.message for d in result.diagnostics if d.is_error]
+    plan = compile_plan(result.graph)
+    for _ in range(5):
+        row = []
+        for c in result.graph.criteria:
+            t = c.type
+            if t.kind == "ordinal":
+                row.append(data.draw(st.integers(int(t.lo), int(t.hi))))
+            else:  # -0.0 included: fsum's sign of zero must be kept
+                row.append(data.draw(st.floats(t.lo, t.hi, allow_nan=False) | st.sampled_from([-0.0, 0.0])))
+        # repr tells 2 from 2.0 and 0.0 from -0.0.
+        assert repr(plan(*row)) == repr(_reference(result.graph, row)), (plan.source, row)
+
+
+def test_compiled_mean_of_integers_past_2_53_rounds_once_as_fsum():
+    # Added one by one, 2**53 + 1 + 1 rounds twice (back to 2**53); fsum gives 2**53 + 2.
+    src = """rubric g { version = 1 }
+contract { scale = score[0, 100000000000000000] }
+criterion big: ordinal[0, 100000000000000000] = human.annotation { key = "big" }
+criterion a: ordinal[1, 5] = human.annotation { key = "a" }
+criterion b: ordinal[1, 5] = human.annotation { key = "b" }
+node s = reduce.weighted_mean(inputs: [big, a, b]) { weights = [1, 1, 1] }
+sink s
+readout pointwise { output = score[0, 100000000000000000] }
+"""
+    graph = check_source(src, "g.rbg").graph
+    row = [2**53, 1, 1]
+    assert compile_plan(graph)(*row) == _reference(graph, row) == (math.fsum((2**53, 1, 1)) / 3,)
