@@ -250,7 +250,9 @@ OPERATORS: dict[str, OperatorImpl] = {
     "transform.clamp": _transform(
         lambda v, p, t: min(max(v, p["lo"]), p["hi"]),
         rules.clamp,
-        _unary(_pick(_pick("{x}", "{k}clo", ">"), "{k}chi", "<"), lambda s: {"clo": s.params["lo"], "chi": s.params["hi"]}),
+        _unary(
+            _pick(_pick("{x}", "{k}clo", ">"), "{k}chi", "<"), lambda s: {"clo": s.params["lo"], "chi": s.params["hi"]}
+        ),
     ),
     "transform.default": OperatorImpl(_default, rules.default, _default_plan),
     "reduce.mean": _reducer(_mean, rules.mean, _mean_plan),
