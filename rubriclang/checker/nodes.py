@@ -88,7 +88,8 @@ def node_shape(d: ast.NodeDecl, decls: Declarations, lookup: Lookup, diags: list
                 diags.append(make("RB108", port.span, f"port `{pname}` of {where} takes {spec.arity_text()}, got {n}"))
                 ok = False
     missing = [spec.name for spec in op.ports if spec.name not in seen]
-    signature = f"its signature: {op.signature()}"
+    # Only the messages below need the signature: a sound node skips building it.
+    signature = f"its signature: {op.signature()}" if unknown or missing else ""
     if len(unknown) == 1 and len(missing) == 1:
         # One misnamed port: say so once, rather than "unknown" and "missing".
         port = unknown[0]
