@@ -203,7 +203,8 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str) 
         raise ValueError(f"unknown parameter type {t!r} for {spec.name}")
     value = converter(spec, v, diags, where, wrong)
     _check_finite(spec, v, diags, where)
-    _check_range(spec, value, v, diags, where)
+    if spec.min is not None or spec.max is not None:
+        _check_range(spec, value, v, diags, where)
     return value
 
 
