@@ -76,15 +76,36 @@ def _reducer(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) ->
     return OperatorImpl(op, rule, plan or _call_plan(fn), traits)
 
 
-def _call_plan(fn, spread: bool = False):
-    """The plan of a reducer: `fn` called on the inputs when none can be absent
-    (`spread`: as separate arguments, where two or more, as `min` takes them)."""
+def _call_plan(fn):
+    """The plan of a reducer: `fn` called on the inputs when none can be absent."""
 
     def plan(s: PlanSite):
         if any(t.optional for t in s.types):
             return None  # absent inputs: the function skips them
-        args = ", ".join(s.x) if spread and len(s.x) > 1 else f"({', '.join(s.x)},)"
-        return f"{s.k}f({args})", {s.k + "f": fn}
+        return f"{s.k}f(({', '.join(s.x)},))", {s.k + "f": fn}
+
+    return plan
+
+
+def _pick(a: str, b: str, cmp: str) -> str:
+    """`min(a, b)` (`cmp` "<") or `max(a, b)` (">") of two pure expressions,
+    without the call: the builtin keeps its first argument unless the second
+    compares `cmp` to it (so NaNs and ties come out as from the builtin)."""
+    return f"({b} if {b} {cmp} {a} else {a})"
+
+
+def _extreme_plan(fn, cmp: str):
+    """The plan of `reduce.min` / `reduce.max`: the inputs picked pairwise
+    when two, the builtin called on them when more."""
+
+    def plan(s: PlanSite):
+        if any(t.optional for t in s.types):
+            return None  # absent inputs: the function skips them
+        if len(s.x) == 1:
+            return s.x[0], {}
+        if len(s.x) == 2:
+            return _pick(*s.x, cmp), {}
+        return f"{s.k}f({', '.join(s.x)})", {s.k + "f": fn}
 
     return plan
 
@@ -229,21 +250,23 @@ OPERATORS: dict[str, OperatorImpl] = {
     "transform.clamp": _transform(
         lambda v, p, t: min(max(v, p["lo"]), p["hi"]),
         rules.clamp,
-        _unary("min(max({x}, {k}clo), {k}chi)", lambda s: {"clo": s.params["lo"], "chi": s.params["hi"]}),
+        _unary(
+            _pick(_pick("{x}", "{k}clo", ">"), "{k}chi", "<"), lambda s: {"clo": s.params["lo"], "chi": s.params["hi"]}
+        ),
     ),
     "transform.default": OperatorImpl(_default, rules.default, _default_plan),
     "reduce.mean": _reducer(_mean, rules.mean, _mean_plan),
     "reduce.weighted_mean": OperatorImpl(_weighted_mean, rules.weighted_mean, _weighted_mean_plan),
-    "reduce.min": _reducer(min, rules.minimum, _call_plan(min, spread=True), traits=_SELECTS),
-    "reduce.max": _reducer(max, rules.maximum, _call_plan(max, spread=True), traits=_SELECTS),
+    "reduce.min": _reducer(min, rules.minimum, _extreme_plan(min, "<"), traits=_SELECTS),
+    "reduce.max": _reducer(max, rules.maximum, _extreme_plan(max, ">"), traits=_SELECTS),
     "reduce.median": _reducer(_median, rules.median),
     "reduce.sum": _reducer(_sum, rules.total, traits=frozenset({"leaves_scale"})),
     "reduce.all": _reducer(all, rules.bool_reduce),
     "reduce.any": _reducer(any, rules.bool_reduce),
     "reduce.count": OperatorImpl(_count, rules.count),
     "reduce.majority": OperatorImpl(_majority, rules.majority, traits=_SELECTS),
-    "gate.cap": _gate(min, "max", "min({x}, {k}max)", rules.cap),
-    "gate.floor": _gate(max, "min", "max({x}, {k}min)", rules.floor),
+    "gate.cap": _gate(min, "max", _pick("{x}", "{k}max", "<"), rules.cap),
+    "gate.floor": _gate(max, "min", _pick("{x}", "{k}min", ">"), rules.floor),
     "gate.veto": _gate(lambda v, to: to, "to", "{k}to", rules.veto),
     "gate.mask": OperatorImpl(_mask, rules.mask, _mask_plan),
 }

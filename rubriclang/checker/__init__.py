@@ -48,6 +48,8 @@ def check_parsed(parsed: ParseResult, *, select: Iterable[str] = (), ignore: Ite
     if parsed.module is None:
         return CheckResult(None, parsed.diagnostics)
     result = check(parsed.module)
+    if all(d.is_error for d in result.diagnostics):
+        return result  # no warning to filter (errors are never suppressed): the comments need no scan
     kept = filter_warnings(
         result.diagnostics,
         select=select,

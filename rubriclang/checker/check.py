@@ -86,7 +86,6 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
         shapes,
         {n: c.type for n, c in criteria.items()},
         frozenset(broken | order.cyclic),
-        catalog,
         diags,
     )
 
@@ -116,9 +115,7 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
     # Without errors, the header, the contract and the sink are all there.
     assert decls.header is not None and scale is not None and sink is not None
     operators = tuple(
-        _operator(d, shapes[n], inferred.types, catalog)
-        for n in order.order
-        if isinstance(d := decls.decls[n], ast.NodeDecl)
+        _operator(d, shapes[n], inferred.types) for n in order.order if isinstance(d := decls.decls[n], ast.NodeDecl)
     )
     graph = CheckedGraph(
         name=decls.header.name.value,
@@ -133,8 +130,9 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
     return CheckResult(graph, result, prompts.sources)
 
 
-def _operator(d: ast.NodeDecl, shape: NodeShape, types: dict[str, JType], catalog: Catalog) -> Operator:
-    op = catalog.operators[d.operator.text]
+def _operator(d: ast.NodeDecl, shape: NodeShape, types: dict[str, JType]) -> Operator:
+    op = shape.op
+    assert op is not None  # the node checked without errors
     ports = {
         p.name: tuple(r.value for r in port.refs) for p in op.ports for port in d.ports if port.name.value == p.name
     }

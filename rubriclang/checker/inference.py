@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from rubriclang.catalog import Catalog, JType
+from rubriclang.catalog import JType
 from rubriclang.catalog.rules import RuleInput
 from rubriclang.catalog.types import fmt_num
 from rubriclang.checker.criteria import param_span
@@ -33,7 +33,6 @@ def infer_types(
     shapes: Mapping[str, NodeShape],
     criteria: Mapping[str, JType],
     broken: frozenset[str],
-    catalog: Catalog,
     diags: list[Diagnostic],
 ) -> Inferred:
     """Infer the nodes' types in `order`, starting from the criteria's; `broken`
@@ -44,7 +43,7 @@ def infer_types(
         d = decls[name]
         if not isinstance(d, ast.NodeDecl) or name in failed:
             continue
-        out = _node_type(d, shapes[name], types, failed, catalog, diags)
+        out = _node_type(d, shapes[name], types, failed, diags)
         if out is None:
             failed.add(name)
         else:
@@ -57,17 +56,16 @@ def _node_type(
     shape: NodeShape,
     types: dict[str, JType],
     broken: set[str],
-    catalog: Catalog,
     diags: list[Diagnostic],
 ) -> JType | None:
-    op = catalog.operators[d.operator.text]
+    op = shape.op
+    assert op is not None  # the shape pass marked a node of an unknown operator broken
     inputs = [ref.value for port in d.ports for ref in port.refs]
     if any(i in broken or i not in types for i in inputs):
         return None  # an upstream error was already reported
     ok = True
     by_port: dict[str, tuple[JType, ...]] = {}
-    for port in d.ports:
-        spec = op.port(port.name.value)
+    for port, spec in zip(d.ports, shape.ports):
         assert spec is not None  # the shape pass reported an unknown port and marked the node broken
         slot_types = []
         for ref in port.refs:

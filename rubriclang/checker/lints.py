@@ -17,7 +17,7 @@ import attrs
 
 from rubriclang.catalog import Catalog, JType
 from rubriclang.catalog.model import OperatorSpec, ParamSpec
-from rubriclang.catalog.types import fmt_num, fmt_value
+from rubriclang.catalog.types import BOOL, fmt_num, fmt_value
 from rubriclang.checker.criteria import param_span
 from rubriclang.checker.declarations import Decl
 from rubriclang.checker.graph import Criterion
@@ -203,7 +203,7 @@ def _samples(t: JType) -> list[float | int]:
 
 def _applied(op: OperatorSpec, x: float | int, params: Mapping[str, object], t: JType) -> object:
     """The gate's output for value `x` when its condition holds."""
-    return op.function({"value": x, "when": True}, dict(params), {"value": t, "when": JType("bool")})
+    return op.function({"value": x, "when": True}, dict(params), {"value": t, "when": BOOL})
 
 
 # Every lint, in code order; each RB5xx code has exactly one rule here.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import attrs
 
+from rubriclang.catalog.model import OperatorSpec, PortSpec
 from rubriclang.checker.declarations import Declarations
 from rubriclang.checker.lookup import Lookup, unknown_spec
 from rubriclang.checker.values import CheckedBlock, check_block, suggest
@@ -18,11 +19,15 @@ class NodeShape:
     """What the shape pass found of one node: the declared names it reads (in
     port order, each edge once per reference), its parameter block when its
     operator is known, and whether its shape is sound (else its type is not
-    inferred)."""
+    inferred). Also its operator's spec (None when unknown) and the spec of
+    each of its ports as written (None for an unknown one), so later passes
+    need not look them up again."""
 
     reads: tuple[str, ...]
     block: CheckedBlock | None
     ok: bool
+    op: OperatorSpec | None = None
+    ports: tuple[PortSpec | None, ...] = ()
 
 
 def node_shape(d: ast.NodeDecl, decls: Declarations, lookup: Lookup, diags: list[Diagnostic]) -> NodeShape:
@@ -43,9 +48,11 @@ def node_shape(d: ast.NodeDecl, decls: Declarations, lookup: Lookup, diags: list
     where = f"`{op.name}`"
     seen: dict[str, ast.PortArg] = {}
     unknown: list[ast.PortArg] = []
+    specs: list[PortSpec | None] = []
     for port in d.ports:
         pname = port.name.value
         spec = op.port(pname)
+        specs.append(spec)
         if spec is None:
             unknown.append(port)
             ok = False
@@ -88,7 +95,8 @@ def node_shape(d: ast.NodeDecl, decls: Declarations, lookup: Lookup, diags: list
                 diags.append(make("RB108", port.span, f"port `{pname}` of {where} takes {spec.arity_text()}, got {n}"))
                 ok = False
     missing = [spec.name for spec in op.ports if spec.name not in seen]
-    signature = f"its signature: {op.signature()}"
+    # Only the messages below need the signature: a sound node skips building it.
+    signature = f"its signature: {op.signature()}" if unknown or missing else ""
     if len(unknown) == 1 and len(missing) == 1:
         # One misnamed port: say so once, rather than "unknown" and "missing".
         port = unknown[0]
@@ -115,4 +123,4 @@ def node_shape(d: ast.NodeDecl, decls: Declarations, lookup: Lookup, diags: list
         diags.append(make("RB105", d.operator.span, f"{where} needs its port `{port_name}` connected", (signature,)))
         ok = False
     block = check_block(d.block, op.params, diags, where, d.operator.span)
-    return NodeShape(tuple(reads), block, ok)
+    return NodeShape(tuple(reads), block, ok, op, tuple(specs))

@@ -15,12 +15,14 @@ _IGNORE = re.compile(r"#\s*rbg:\s*ignore\[([A-Za-z0-9_,\s]+)\]")
 def inline_ignores(module: ast.Module, source: str) -> dict[int, set[str]]:
     """Line -> codes ignored there. A comment covers its own line; a comment on a
     line of its own also covers the next line."""
-    lines = source.split("\n")
+    lines: list[str] | None = None  # split only for a file with such a comment
     out: dict[int, set[str]] = {}
     for c in module.comments:
         m = _IGNORE.search(c.text)
         if not m:
             continue
+        if lines is None:
+            lines = source.split("\n")
         codes = {x.strip().upper() for x in m.group(1).split(",") if x.strip()}
         out.setdefault(c.span.line, set()).update(codes)
         line_text = lines[c.span.line - 1] if c.span.line - 1 < len(lines) else ""

@@ -183,10 +183,9 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str) 
     """The Python value of `v` for parameter `spec`; raises _Bad after reporting."""
     t = spec.type
 
-    expected = f"one of {', '.join(spec.choices)}" if t == "choice" else _EXPECTED.get(t, t)
-
     def wrong(extra: tuple[str, ...] = (), part: ast.Value | None = None, what: str = "") -> NoReturn:
         # `part`: the item or map value at fault, when the container itself is right.
+        expected = f"one of {', '.join(spec.choices)}" if t == "choice" else _EXPECTED.get(t, t)
         found = f"{what} is {_describe(part)}" if part is not None else f"not {_describe(v)}"
         sep = ", but " if part is not None else ", "
         diags.append(
@@ -204,7 +203,8 @@ def convert(spec: ParamSpec, v: ast.Value, diags: list[Diagnostic], where: str) 
         raise ValueError(f"unknown parameter type {t!r} for {spec.name}")
     value = converter(spec, v, diags, where, wrong)
     _check_finite(spec, v, diags, where)
-    _check_range(spec, value, v, diags, where)
+    if spec.min is not None or spec.max is not None:
+        _check_range(spec, value, v, diags, where)
     return value
 
 

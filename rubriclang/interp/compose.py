@@ -64,22 +64,22 @@ class Composer:
         self._names = self._crit_names + tuple(o.name for o in graph.operators)
         sink = self._names.index(graph.sink)
         self._readers = {mode: reader(r, graph.scale, sink) for mode, r in graph.readouts.items()}
-        self.compose = compile_compose(graph, *self._finish(sink))
+        self.compose = compile_compose(graph, *self._finish())
 
-    def _finish(self, sink: int) -> tuple[list[str], dict[str, Any]]:
-        """The end of the compiled composition: the readout (its common
-        pointwise case inline) and the Composition, from `mode, cids, rows`."""
+    def _finish(self) -> tuple[list[str], list[str], dict[str, Any]]:
+        """The end of the compiled composition: for one candidate, the
+        common pointwise case of each readout inline (from `mode, cid, row`
+        and the sink's value `x`); then the readout and the Composition,
+        from `mode, cids, rows`."""
         # tuple.__new__ builds the named tuple without its Python-level __new__.
-        lines, ns = (
-            [],
-            {
-                "general": self._compose,
-                "new": tuple.__new__,
-                "Composition": Composition,
-                "names": self._names,
-                "readers": self._readers,
-            },
-        )
+        one: list[str] = []
+        ns: dict[str, Any] = {
+            "general": self._compose,
+            "new": tuple.__new__,
+            "Composition": Composition,
+            "names": self._names,
+            "readers": self._readers,
+        }
         for i, (mode, readout) in enumerate(self.graph.readouts.items()):
             fast = (
                 pointwise_source(readout, self.graph.scale, "x", f"r{i}_")
@@ -89,13 +89,11 @@ class Composer:
             if fast:
                 condition, decision, constants = fast
                 ns |= constants | {f"r{i}_mode": mode}
-                lines += [
-                    f"    if mode == r{i}_mode:",
-                    f"        x = rows[cids[0]][{sink}]",
-                    f"        if {condition}:",
-                    f"            return new(Composition, (names, rows, {{}}, {decision}))",
+                one += [
+                    f"        if mode == r{i}_mode and {condition}:",
+                    f"            return new(Composition, (names, {{cid: row}}, {{}}, {decision}))",
                 ]
-        return [*lines, "    return new(Composition, (names, rows, {}, readers[mode](cids, rows)))"], ns
+        return one, ["    return new(Composition, (names, rows, {}, readers[mode](cids, rows)))"], ns
 
     def check_mode(self, mode: str) -> None:
         if mode not in self.graph.readouts:

@@ -33,13 +33,15 @@ def compile_plan(graph: CheckedGraph) -> Plan:
     return plan
 
 
-def compile_compose(graph: CheckedGraph, tail: list[str], constants: dict[str, Any]) -> Any:
+def compile_compose(graph: CheckedGraph, one: list[str], tail: list[str], constants: dict[str, Any]) -> Any:
     """A function `(mode, cids, judgments)` that builds each candidate's
     row (every node's value: criteria, then operators, in graph order, as
     `(*values, *compile_plan(graph)(*values))` gives it) into `rows`, a dict
     candidate -> row, then runs the caller's `tail`: lines of the function
     (indented four spaces) that return its result from `mode, cids, rows`
-    and the caller's `constants`.
+    and the caller's `constants`. For a single candidate, the caller's `one`
+    runs first: lines (indented eight spaces) that may return early, from
+    `mode, cid, row` (that candidate and its row) and `x` (its sink's value).
 
     It reads each criterion's judgment (`judgments[criterion][candidate]`);
     as soon as one has an error, or a value that is not already canonical
@@ -49,21 +51,37 @@ def compile_compose(graph: CheckedGraph, tail: list[str], constants: dict[str, A
     # Judgments are named tuples: reading fields by position is about half
     # the cost of reading them by name, on the replay hot path.
     value, error = Judgment._fields.index("value"), Judgment._fields.index("error")
-    body, ns = ["    rows = {}", "    for cid in cids:"], dict(constants)
+    row, ns = [], dict(constants)
     for i, c in enumerate(graph.criteria):
         test, bounds = canonical_test(c.type, f"v{i}", f"c{i}_")
         ns.update(bounds)
         ns[f"c{i}_name"] = c.name
-        body += [
-            f"        j = judgments[c{i}_name][cid]",
-            f"        v{i} = j[{value}]",
-            f"        if j[{error}] or not ({test}):",
-            "            return general(mode, cids, judgments)",
+        row += [
+            f"j = judgments[c{i}_name][cid]",
+            f"v{i} = j[{value}]",
+            f"if j[{error}] or not ({test}):",
+            "    return general(mode, cids, judgments)",
         ]
     ops, ops_ns = _operators(graph, present=True)
     ns.update(ops_ns)
-    row = _tuple(range(len(graph.criteria) + len(graph.operators)))
-    body += ["    " + line for line in ops] + [f"        rows[cid] = {row}", *tail]
+    row += [line[4:] for line in ops]
+    values = _tuple(range(len(graph.criteria) + len(graph.operators)))
+    sink = ([c.name for c in graph.criteria] + [o.name for o in graph.operators]).index(graph.sink)
+    # One candidate (pointwise) is the common case: straight-line code, no loop.
+    body = [
+        "    if len(cids) == 1:",
+        "        cid = cids[0]",
+        *("        " + line for line in row),
+        f"        row = {values}",
+        *([f"        x = v{sink}", *one] if one else []),
+        "        rows = {cid: row}",
+        "    else:",
+        "        rows = {}",
+        "        for cid in cids:",
+        *("            " + line for line in row),
+        f"            rows[cid] = {values}",
+        *tail,
+    ]
     return _define(graph, "_compose", "mode, cids, judgments", body, ns)
 
 

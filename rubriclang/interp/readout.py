@@ -101,7 +101,7 @@ def pointwise_source(
         return None
     p = prefix
     condition = (
-        f"({x}.__class__ is int or {x}.__class__ is float) and {p}lo <= {x} <= {p}hi"
+        f"({x}.__class__ is float or {x}.__class__ is int) and {p}lo <= {x} <= {p}hi"
         f" and {p}out_lo <= ({p}q := {p}floor({x} + 0.5)) <= {p}out_hi"  # quantize(x, "nearest", "up")
     )
     # Decision("ok", q, raw=x), without the named tuple's Python-level __new__.
