@@ -30,7 +30,7 @@ import attrs
 import httpx
 
 from rubriclang.llm.redact import Redactor
-from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, request_head
+from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, header_lines, request_head
 
 # The largest answer read: replies are kilobytes, and even top-20 logprobs of
 # thousands of tokens stay below this.
@@ -222,6 +222,7 @@ class _Endpoint:
         # skip httpx's client and go straight to the pool, with these headers.
         self.direct: PoolTransport | None = None
         self.headers: list[tuple[bytes, bytes]] = []
+        self.lines: bytes | None = None  # `header_lines(headers)`, once they proved valid
 
 
 class ChatClient(Protocol):
@@ -386,14 +387,16 @@ class OpenAIClient:
             if body is None
             else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         )
-        headers = ep.headers if body is None else [*ep.headers, (b"Content-Length", str(len(data)).encode())]
-        head = request_head(method, target.encode("ascii"), headers)
+        lines = ep.lines
+        if lines is None:  # raises (each time) for a header HTTP/1.1 does not allow
+            lines = ep.lines = header_lines(ep.headers)
+        head = request_head(method.encode("ascii"), target.encode("ascii"), lines, None if body is None else len(data))
         assert ep.direct is not None  # the caller's test
         answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts)
-        found = {k.decode("latin-1"): v.decode("latin-1") for k, v in answer.headers}
+        found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in answer.headers}
         if found.get("content-encoding", "identity") != "identity":  # not asked for, but decoded as httpx would
             content = await httpx.Response(
-                answer.status_code, headers=answer.headers.raw_items(), stream=httpx.ByteStream(content)
+                answer.status_code, headers=answer.headers, stream=httpx.ByteStream(content)
             ).aread()
         return _Answer(answer.status_code, found, content)
 
