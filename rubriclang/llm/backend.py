@@ -234,7 +234,10 @@ class LLMBackend:
         self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling, affinity: str
     ) -> _Asked:
         """Ask `rendered`, and again after a note while the reply is unreadable."""
-        call = attrs.evolve(rendered.request, sampling=sampling, affinity=affinity)
+        asked = rendered.request  # with the run's sampling (`attrs.evolve` costs more, per call)
+        call = ChatRequest(
+            asked.messages, sampling, asked.response_format, affinity, asked.prompt_digest, asked.prompt_hash
+        )
         attempts, latency = 0, 0.0
         reply, model = "", None
         result: ParseResult | None = None
