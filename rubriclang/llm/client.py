@@ -440,10 +440,10 @@ class OpenAIClient:
         raises TimeoutError past it, ReplyTooLarge past the size cap, and
         httpx's errors. `messages`: the tuple the body's `messages` list
         was made of (`body_json`), if any."""
+        if ep.direct is not None:  # the pool keeps the deadline itself
+            target = path.encode("ascii") if root else ep.path + path.encode("ascii")
+            return await self._fetch_direct(ep, method.encode("ascii"), target, body, messages)
         async with asyncio.timeout(self.deadline):
-            if ep.direct is not None:
-                target = path.encode("ascii") if root else ep.path + path.encode("ascii")
-                return await self._fetch_direct(ep, method.encode("ascii"), target, body, messages)
             cap = self.max_reply_bytes
             async with self._http.stream(method, (ep.origin if root else ep.url) + path, json=body) as r:
                 # The plain-http pool stops at the cap itself; httpx's
@@ -466,7 +466,8 @@ class OpenAIClient:
             lines = ep.lines = header_lines(ep.headers)
         head = request_head(method, target, lines, None if body is None else len(data))
         assert ep.direct is not None  # the caller's test
-        answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts)
+        deadline = asyncio.get_running_loop().time() + self.deadline
+        answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts, deadline=deadline)
         found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in answer.headers}
         if found.get("content-encoding", "identity") != "identity":  # not asked for, but decoded as httpx would
             content = await httpx.Response(

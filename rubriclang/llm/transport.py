@@ -61,6 +61,21 @@ def _expire(fut: asyncio.Future) -> None:
         fut.set_result(_EXPIRED)
 
 
+def _bounded(
+    loop: asyncio.AbstractEventLoop, timeout: float | None, deadline: float | None
+) -> tuple[float | None, bool]:
+    """How long a wait may last: `timeout`, or less where the request's
+    `deadline` (the loop's time) comes first; and whether the deadline is
+    what bounds it (its expiry then raises TimeoutError, as `asyncio.timeout`
+    would: one timer per wait instead of two)."""
+    if deadline is None:
+        return timeout, False
+    left = deadline - loop.time()
+    if timeout is not None and timeout <= left:
+        return timeout, False
+    return max(0.0, left), True
+
+
 class _Connection(asyncio.Protocol):
     """One HTTP/1.1 connection. Bytes from the socket are kept in `buffer`
     until a request reads them; a request waiting for them (or for the
@@ -77,6 +92,7 @@ class _Connection(asyncio.Protocol):
         self.eof = False  # the server closed its side
         self.closed = loop.create_future()  # done when the socket is closed
         self._paused = False  # the socket's send buffer is full
+        self.deadline: float | None = None  # the loop's time by which the current request must be done
         self._reader: asyncio.Future | None = None
         self._writer: asyncio.Future | None = None
 
@@ -152,16 +168,22 @@ class _Connection(asyncio.Protocol):
         return True
 
     async def _wait(self, slot: str, timeout: float | None) -> bool:
-        """Wait for the socket event that `slot` stands for; False on timeout."""
+        """Wait for the socket event that `slot` stands for; False on
+        timeout, TimeoutError past the request's deadline."""
         fut = self.loop.create_future()
         setattr(self, slot, fut)
-        timer = None if timeout is None else self.loop.call_later(timeout, _expire, fut)
+        limit, by_deadline = _bounded(self.loop, timeout, self.deadline)
+        timer = None if limit is None else self.loop.call_later(limit, _expire, fut)
         try:
-            return await fut is not _EXPIRED
+            if await fut is not _EXPIRED:
+                return True
         finally:
             setattr(self, slot, None)
             if timer is not None:
                 timer.cancel()
+        if by_deadline:
+            raise TimeoutError
+        return False
 
     def _wake_reader(self) -> None:
         if self._reader is not None and not self._reader.done():
@@ -187,9 +209,10 @@ class _Pool:
         # Each waiter's future gets a connection, None (a free slot), or _EXPIRED.
         self.waiters: collections.deque[asyncio.Future] = collections.deque()
 
-    async def acquire(self, timeouts: dict) -> _Connection:
+    async def acquire(self, timeouts: dict, deadline: float | None = None) -> _Connection:
         """A connection for one request: the most recently used idle one that
-        is still good, else a new one once the limit allows."""
+        is still good, else a new one once the limit allows; TimeoutError
+        past `deadline` (the loop's time)."""
         while self.idle:
             conn = self.idle.pop()
             if conn.reusable and conn.loop.time() - conn.idle_since < self.keepalive_expiry:
@@ -198,26 +221,28 @@ class _Pool:
             self._free()
         if self.slots < self.limit:
             self.slots += 1
-            return await self.connect(timeouts)
-        waited = await self._wait(timeouts.get("pool"))
+            return await self.connect(timeouts, deadline)
+        waited = await self._wait(timeouts.get("pool"), deadline)
         if waited is not None and waited.reusable:
             return waited
         if waited is not None:  # went bad between its release and now: a fresh one in its slot
             self._discard(waited)
-        return await self.connect(timeouts)
+        return await self.connect(timeouts, deadline)
 
-    async def connect(self, timeouts: dict) -> _Connection:
+    async def connect(self, timeouts: dict, deadline: float | None = None) -> _Connection:
         """A new connection in a slot already counted; the slot is given up
         if connecting fails."""
         loop = asyncio.get_running_loop()
         try:
-            try:
-                async with asyncio.timeout(timeouts.get("connect")):
-                    _, conn = await loop.create_connection(lambda: _Connection(loop), self.host, self.port)
-            except TimeoutError:  # before OSError: TimeoutError is one
-                raise httpx.ConnectTimeout(f"connecting to {self.host}:{self.port} timed out") from None
-            except OSError as exc:
-                raise httpx.ConnectError(f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}") from None
+            async with asyncio.timeout_at(deadline):  # outside: its expiry is TimeoutError, not ConnectTimeout
+                try:
+                    async with asyncio.timeout(timeouts.get("connect")):
+                        _, conn = await loop.create_connection(lambda: _Connection(loop), self.host, self.port)
+                except TimeoutError:  # before OSError: TimeoutError is one
+                    raise httpx.ConnectTimeout(f"connecting to {self.host}:{self.port} timed out") from None
+                except OSError as exc:
+                    message = f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}"
+                    raise httpx.ConnectError(message) from None
         except BaseException:
             self._free()
             raise
@@ -228,10 +253,10 @@ class _Pool:
         self.open.add(conn)
         return conn
 
-    async def replace(self, conn: _Connection, timeouts: dict) -> _Connection:
+    async def replace(self, conn: _Connection, timeouts: dict, deadline: float | None = None) -> _Connection:
         """A fresh connection in the slot of `conn`, which is closed."""
         self._discard(conn)
-        return await self.connect(timeouts)
+        return await self.connect(timeouts, deadline)
 
     def release(self, conn: _Connection, keep: bool) -> None:
         """Give back a connection after a request: kept for the next one
@@ -260,11 +285,12 @@ class _Pool:
             if not fut.done():
                 fut.set_exception(RuntimeError("the HTTP transport was closed"))
 
-    async def _wait(self, timeout: float | None) -> _Connection | None:
+    async def _wait(self, timeout: float | None, deadline: float | None) -> _Connection | None:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         self.waiters.append(fut)
-        timer = None if timeout is None else loop.call_later(timeout, _expire, fut)
+        limit, by_deadline = _bounded(loop, timeout, deadline)
+        timer = None if limit is None else loop.call_later(limit, _expire, fut)
         try:
             got = await fut
         except asyncio.CancelledError:
@@ -278,6 +304,8 @@ class _Pool:
         finally:
             if timer is not None:
                 timer.cancel()
+        if got is _EXPIRED and by_deadline:
+            raise TimeoutError
         if got is _EXPIRED:
             raise httpx.PoolTimeout(f"no connection to {self.host}:{self.port} came free in time")
         return got
@@ -333,14 +361,23 @@ class PoolTransport(httpx.AsyncBaseTransport):
         )
 
     async def exchange(
-        self, host: str, port: int, head: RequestHead, body: bytes | None, timeouts: dict, stream=None
+        self,
+        host: str,
+        port: int,
+        head: RequestHead,
+        body: bytes | None,
+        timeouts: dict,
+        stream=None,
+        deadline: float | None = None,
     ) -> tuple[Answer, bytes]:
         """One request to `host:port` and its whole answer: (the answer's
         head, its body). `body` None sends `stream` (an async iterable of
-        bytes) instead. What `handle_async_request` does without httpx's
-        request and response objects: the LLM client's plain-http calls
-        come straight here, as httpx's client costs more CPU per call than
-        this whole transport."""
+        bytes) instead. TimeoutError once the loop's time passes `deadline`,
+        as inside `asyncio.timeout_at(deadline)`, but with no timer of its
+        own. What `handle_async_request` does without httpx's request and
+        response objects: the LLM client's plain-http calls come straight
+        here, as httpx's client costs more CPU per call than this whole
+        transport."""
         if self._closed:
             raise RuntimeError("the HTTP transport was closed")
         key = (host, port)
@@ -348,8 +385,9 @@ class PoolTransport(httpx.AsyncBaseTransport):
         if pool is None:
             pool = self._pools[key] = _Pool(host, port, self.max_per_origin, self.keepalive_expiry)
         conn: _Connection | None
-        conn = await pool.acquire(timeouts)
+        conn = await pool.acquire(timeouts, deadline)
         try:
+            conn.deadline = deadline
             if not _begin(conn, head, body):
                 # The server closed this idle connection and not a byte of
                 # the request went out, so it cannot have seen it: once more,
@@ -357,7 +395,8 @@ class PoolTransport(httpx.AsyncBaseTransport):
                 # raised as it is: a POST is never resent behind the caller's
                 # back.)
                 stale, conn = conn, None
-                conn = await pool.replace(stale, timeouts)  # frees the slot if it fails
+                conn = await pool.replace(stale, timeouts, deadline)  # frees the slot if it fails
+                conn.deadline = deadline
                 if not _begin(conn, head, body):
                     raise httpx.WriteError(f"{host}:{port} closed the connection before the request could be sent")
             if body is None:

@@ -251,3 +251,33 @@ def test_a_header_http_1_1_forbids_is_refused_without_quoting_it(name, value):
 def test_a_request_line_http_1_1_forbids_is_refused(method, target):
     with pytest.raises(httpx.LocalProtocolError):
         request_head(method, target, b"")
+
+
+def test_the_requests_deadline_ends_a_wait_its_read_timeout_would_not_end_yet():
+    async def go():
+        async with Scripted([[]]) as server:  # reads the request, never answers
+            transport = PoolTransport(1)
+            lines = header_lines([(b"Host", b"127.0.0.1")])
+            head = request_head(b"POST", b"/v1/chat/completions", lines, 2)
+            loop = asyncio.get_running_loop()
+            try:
+                with pytest.raises(TimeoutError):
+                    await transport.exchange(
+                        server.host, server.port, head, b"{}", {"read": 30.0}, deadline=loop.time() + 0.1
+                    )
+                # The pool's one connection went with the failed request: a
+                # second request waits for the slot, and its deadline, not the
+                # pool timeout, ends that wait too.
+                blocker = asyncio.ensure_future(
+                    transport.exchange(server.host, server.port, head, b"{}", {"read": 30.0})
+                )
+                await asyncio.sleep(0.05)
+                with pytest.raises(TimeoutError):
+                    await transport.exchange(
+                        server.host, server.port, head, b"{}", {"pool": 30.0}, deadline=loop.time() + 0.1
+                    )
+                blocker.cancel()
+            finally:
+                await transport.aclose()
+
+    run(go())  # within run's 20 s: the 30 s timeouts never applied
