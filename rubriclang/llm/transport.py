@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import re
 import urllib.request
 from collections.abc import Iterable
@@ -469,17 +470,20 @@ def header_lines(headers: Iterable[tuple[bytes, bytes]]) -> bytes:
 def request_head(method: bytes, target: bytes, lines: bytes, length: int | None = None) -> RequestHead:
     """The head of a request: `lines` from `header_lines`, then a
     `Content-Length` of `length` bytes when given."""
+    start, chunked, close = _request_start(method, target, lines)
+    data = start + b"\r\n" if length is None else b"%sContent-Length: %d\r\n\r\n" % (start, length)
+    return RequestHead(data, method, chunked, close)
+
+
+@functools.lru_cache(maxsize=256)  # a client sends the same few request lines and headers again and again
+def _request_start(method: bytes, target: bytes, lines: bytes) -> tuple[bytes, bool, bool]:
+    """The request line and `lines`, and whether they say the body is
+    chunked, and that the connection is to close after the answer."""
     if not _TOKEN.fullmatch(method) or not _TARGET.fullmatch(target):
         raise httpx.LocalProtocolError("the request line is not valid HTTP/1.1")
-    if length is not None:
-        lines += b"Content-Length: %d\r\n" % length
     names = lines.lower()
-    return RequestHead(
-        b"%s %s HTTP/1.1\r\n%s\r\n" % (method, target, lines),
-        method,
-        b"\ntransfer-encoding:" in b"\n" + names,
-        _says_close(names, b"connection:"),
-    )
+    start = b"%s %s HTTP/1.1\r\n%s" % (method, target, lines)
+    return start, b"\ntransfer-encoding:" in b"\n" + names, _says_close(names, b"connection:")
 
 
 def _says_close(lines: bytes, field: bytes) -> bool:
