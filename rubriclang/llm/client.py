@@ -107,11 +107,11 @@ _BODY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_n
 _STRING_JSON = json.encoder.encode_basestring
 
 # id(messages) -> (messages, canonical JSON, JSON as in a body). A judgment
-# serialises its prompt for its prompt hash (or its call key), then for the
-# body it sends; the second is free. The tuple is kept beside its JSON, so an
-# id is never mistaken for another's; enough are kept for every call in flight.
+# serialises its prompt for its prompt hash (or its call key), then, without
+# awaiting anything between, for the body it sends; the second is free. The
+# tuple is kept beside its JSON, so an id is never mistaken for another's.
 _MESSAGES_JSON: dict[int, tuple[tuple, str, str]] = {}
-_MESSAGES_JSON_MAX = 1024
+_MESSAGES_JSON_MAX = 64
 
 
 def _messages_texts(messages: tuple[dict, ...]) -> tuple[str, str]:
@@ -159,7 +159,8 @@ def body_json(body: dict[str, Any], messages: tuple[dict, ...] | None) -> bytes:
     """`_BODY_JSON(body)` as bytes. For a body whose `messages` are
     `list(messages)`, the messages' JSON (`_messages_texts`) between the
     JSON of the rest, which is the same for every call of a criterion and
-    so remembered (a response format by identity, kept alive beside it)."""
+    so remembered (a response format by identity, kept alive beside it: a
+    request's format is never changed in place, as `cache.call_key` assumes too)."""
     if messages is None:
         return _BODY_JSON(body).encode()
     memo: list = []

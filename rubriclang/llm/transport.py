@@ -456,7 +456,7 @@ _MAX_HEAD = 64 * 1024  # the longest answer head (or chunk-size line) read befor
 
 
 def header_lines(headers: Iterable[tuple[bytes, bytes]]) -> bytes:
-    """`Name: value\r\n` for each header, ready for `request_head`; httpx's
+    """`Name: value` and CRLF for each header, ready for `request_head`; httpx's
     LocalProtocolError for a name or value that HTTP/1.1 does not allow."""
     out = []
     for name, value in headers:
