@@ -14,9 +14,9 @@ reference measured in the same run:
    Target: at least 90% of the bound 64 / delay = 1280 calls/s. References,
    layer by layer: `OpenAIClient.chat` alone (httpx's client over the lean
    `PoolTransport`, nothing else), `PoolTransport` alone (the connection
-   layer: h11 on asyncio, keep-alive pools), and a bare client, h11 (the
-   HTTP/1.1 parser) on asyncio streams, at 64 and at 128 in flight; the
-   latter shows the server is not what limits.
+   layer: its own HTTP/1.1 on asyncio, keep-alive pools), and a bare
+   client, h11 (the HTTP/1.1 parser) on asyncio streams, at 64 and at 128
+   in flight; the latter shows the server is not what limits.
 2. Client CPU time per call: the process's CPU time over the run above
    divided by its calls, beside the same for each reference; target: at
    most 1.5x the bare h11 client's (issue 13). At 64 in flight

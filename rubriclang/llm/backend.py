@@ -35,18 +35,10 @@ from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
 from rubriclang.llm.client import ChatClient, ChatRequest, LLMError, Sampling
 from rubriclang.llm.parsing import ParseResult, parse, weighted_points
-from rubriclang.llm.prompting import (
-    Prompt,
-    PromptError,
-    Rendered,
-    nudge,
-    prepare,
-    render,
-    side_by_side,
-    template_choice,
-)
+from rubriclang.llm.prompting import Prompt, PromptError, Rendered, nudge, prepare, side_by_side, template_choice
 
 _TOP_LOGPROBS = 20  # the most OpenAI allows; enough to see every one-digit point
+_PLANS_MAX = 1024
 
 __all__ = ["LLMBackend", "Profile", "Usage"]
 
@@ -57,6 +49,15 @@ class Profile:
 
     client: ChatClient
     sampling: Sampling
+
+
+@attrs.frozen
+class _Plan:
+    """How a criterion is judged, the same for every item: worked out once."""
+
+    caller: Caller | None  # None: a model profile the backend was not given
+    sampling: Sampling | None
+    compare: bool  # `side_by_side(criterion)`
 
 
 @attrs.frozen
@@ -109,6 +110,9 @@ class LLMBackend:
             self.callers[None] = self.callers["default"]
         else:
             self.callers[None] = Caller(client, cache, None)
+        # id(criterion) -> (criterion, its _Plan); the criterion is kept
+        # beside its entry, so an id is never mistaken for another's.
+        self._plans: dict[int, tuple[Criterion, _Plan]] = {}
 
     @property
     def usage(self) -> Usage:
@@ -146,6 +150,19 @@ class LLMBackend:
             return attrs.evolve(profile.sampling, logprobs=True, top_logprobs=_TOP_LOGPROBS)
         return profile.sampling
 
+    def _plan(self, crit: Criterion) -> _Plan:
+        hit = self._plans.get(id(crit))
+        if hit is not None and hit[0] is crit:
+            return hit[1]
+        name = crit.params.get("model")
+        caller = self.callers.get(name)
+        sampling = None if caller is None else self._sampling_for(crit, self.profiles[name])
+        plan = _Plan(caller, sampling, side_by_side(crit))
+        if len(self._plans) >= _PLANS_MAX:  # an audit's many variants of a graph
+            self._plans.clear()
+        self._plans[id(crit)] = (crit, plan)
+        return plan
+
     def fingerprint(self, crit: Criterion) -> str | None:
         """The fingerprint this backend's judgments of `crit` will carry
         (None for a criterion on a profile it was not given)."""
@@ -164,25 +181,24 @@ class LLMBackend:
 
     async def judge(self, request: JudgmentRequest) -> Judgment:
         crit = request.criterion
-        name = crit.params.get("model")
-        caller = self.callers.get(name)
-        if caller is None:  # the command line refuses this before any call; the API may not
+        plan = self._plan(crit)
+        caller, sampling = plan.caller, plan.sampling
+        if caller is None or sampling is None:  # the command line refuses this before any call; the API may not
             return Judgment.failed(
-                f"no model profile `{name}` was given to the LLM backend (criterion `{crit.name}`)",
+                f"no model profile `{crit.params.get('model')}` was given to the LLM backend (criterion `{crit.name}`)",
                 attempts=0,
                 backend=self.name,
             )
-        sampling = self._sampling_for(crit, self.profiles[name])
         meta = self._meta(crit, caller, sampling)
-        if side_by_side(crit):
+        if plan.compare:
             return await self._compare(request, caller, sampling, meta)
         try:
-            rendered = render(crit, request.item, request.candidate)
+            prompt = prepare(crit, request.item, request.candidate)
         except PromptError as exc:
             return Judgment.failed(str(exc), attempts=0, **meta)
+        rendered = prompt.render(sampling, _affinity(request.item, (request.candidate,)))
         meta["prompt_hash"] = rendered.prompt_hash
-        asked = await self._ask(crit, rendered, caller, sampling, _affinity(request.item, (request.candidate,)))
-        return _judged(crit, rendered.template, asked, meta)
+        return _judged(crit, rendered.template, await self._ask(crit, rendered, caller), meta)
 
     def judge_known(self, requests: list[JudgmentRequest]) -> list[Judgment | None]:
         """The judgment of each request that the call cache answers, at once:
@@ -198,14 +214,14 @@ class LLMBackend:
         groups: dict[int, tuple[Caller, list[tuple[int, Criterion, Prompt, Sampling]]]] = {}
         for i, request in enumerate(requests):
             crit = request.criterion
-            caller = self.callers.get(crit.params.get("model"))
-            if caller is None or caller.cache is None or side_by_side(crit):
+            plan = self._plan(crit)
+            caller, sampling = plan.caller, plan.sampling
+            if caller is None or sampling is None or caller.cache is None or plan.compare:
                 continue
             try:
                 prompt = prepare(crit, request.item, request.candidate)
             except PromptError:
                 continue
-            sampling = self._sampling_for(crit, self.profiles[crit.params.get("model")])
             groups.setdefault(id(caller), (caller, []))[1].append((i, crit, prompt, sampling))
         for caller, asks in groups.values():
             found = caller.cached(
@@ -230,11 +246,10 @@ class LLMBackend:
                 out[i] = _judged(crit, prompt.template.id, asked, meta)
         return out
 
-    async def _ask(
-        self, crit: Criterion, rendered: Rendered, caller: Caller, sampling: Sampling, affinity: str
-    ) -> _Asked:
-        """Ask `rendered`, and again after a note while the reply is unreadable."""
-        call = attrs.evolve(rendered.request, sampling=sampling, affinity=affinity)
+    async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller) -> _Asked:
+        """Ask `rendered` (rendered with the run's sampling and its affinity),
+        and again after a note while the reply is unreadable."""
+        call = rendered.request
         attempts, latency = 0, 0.0
         reply, model = "", None
         result: ParseResult | None = None
@@ -265,13 +280,12 @@ class LLMBackend:
         order = crit.params.get("order", "as_given")
         orders = {"as_given": [given], "swapped": [given[::-1]], "both": [given, given[::-1]]}[order]
         try:
-            rendered = [render(crit, item, shown) for shown in orders]
+            prompts = [prepare(crit, item, shown) for shown in orders]
         except PromptError as exc:
             return Judgment.failed(str(exc), attempts=0, **meta)
+        rendered = [p.render(sampling, _affinity(item, shown)) for p, shown in zip(prompts, orders)]
         # The orders are asked at once; each answer is read independently of the other.
-        asked = await asyncio.gather(
-            *(self._ask(crit, r, caller, sampling, _affinity(item, shown)) for r, shown in zip(rendered, orders))
-        )
+        asked = await asyncio.gather(*(self._ask(crit, r, caller) for r in rendered))
         meta["prompt_hash"] = ",".join(r.prompt_hash for r in rendered)
         calls, answers, error = [], [], None
         for shown, r, a in zip(orders, rendered, asked):

@@ -30,7 +30,7 @@ import attrs
 import httpx
 
 from rubriclang.llm.redact import Redactor
-from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, request_head
+from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, header_lines, request_head
 
 # The largest answer read: replies are kilobytes, and even top-20 logprobs of
 # thousands of tokens stay below this.
@@ -101,24 +101,91 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-# id(messages) -> (messages, their canonical JSON): a judgment serialises its
-# prompt for its prompt hash, then for its call key; the second is free. The
+# The JSON a request body is sent as (what httpx's `json=` sends), and a
+# string as a JSON literal the way both encoders write it (non-ASCII as is).
+_BODY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_STRING_JSON = json.encoder.encode_basestring
+
+# id(messages) -> (messages, canonical JSON, JSON as in a body). A judgment
+# serialises its prompt for its prompt hash (or its call key), then, without
+# awaiting anything between, for the body it sends; the second is free. The
 # tuple is kept beside its JSON, so an id is never mistaken for another's.
-_MESSAGES_JSON: dict[int, tuple[tuple, str]] = {}
+_MESSAGES_JSON: dict[int, tuple[tuple, str, str]] = {}
 _MESSAGES_JSON_MAX = 64
 
 
-def messages_json(messages: tuple[dict, ...]) -> str:
-    """`canonical_json(list(messages))`, remembered for the last few
-    message tuples (rendered messages are never changed in place)."""
+def _messages_texts(messages: tuple[dict, ...]) -> tuple[str, str]:
+    """(`canonical_json(list(messages))`, `_BODY_JSON(list(messages))`),
+    remembered for the last calls' message tuples (rendered messages are
+    never changed in place). Messages of exactly a `role` and a `content`,
+    in that order, as templates fill them, are assembled from their two
+    strings' JSON, which gives the same text."""
     hit = _MESSAGES_JSON.get(id(messages))
     if hit is not None and hit[0] is messages:
-        return hit[1]
-    text = canonical_json(list(messages))
+        return hit[1], hit[2]
+    pairs = []
+    for m in messages:
+        if type(m) is not dict or len(m) != 2:
+            break
+        role, content = m.get("role"), m.get("content")
+        if type(role) is not str or type(content) is not str or next(iter(m)) != "role":
+            break
+        pairs.append((_STRING_JSON(role), _STRING_JSON(content)))
+    if len(pairs) == len(messages):
+        canonical = "[" + ",".join('{"content":' + c + ',"role":' + r + "}" for r, c in pairs) + "]"
+        sent = "[" + ",".join('{"role":' + r + ',"content":' + c + "}" for r, c in pairs) + "]"
+    else:
+        canonical, sent = canonical_json(list(messages)), _BODY_JSON(list(messages))
     if len(_MESSAGES_JSON) >= _MESSAGES_JSON_MAX:
         _MESSAGES_JSON.clear()
-    _MESSAGES_JSON[id(messages)] = (messages, text)
-    return text
+    _MESSAGES_JSON[id(messages)] = (messages, canonical, sent)
+    return canonical, sent
+
+
+def messages_json(messages: tuple[dict, ...]) -> str:
+    """`canonical_json(list(messages))`, remembered for the last calls'
+    message tuples."""
+    return _messages_texts(messages)[0]
+
+
+# The body's JSON before and after its messages, by the body's other
+# entries: (their type and value, a dict's by identity) -> (those dicts, before, after).
+_BODY_FRAMES: dict[tuple, tuple[list, str, str]] = {}
+_BODY_FRAMES_MAX = 256
+_MARKER = "\x00messages\x00"  # a placeholder no other entry's JSON holds unescaped
+
+
+def body_json(body: dict[str, Any], messages: tuple[dict, ...] | None) -> bytes:
+    """`_BODY_JSON(body)` as bytes. For a body whose `messages` are
+    `list(messages)`, the messages' JSON (`_messages_texts`) between the
+    JSON of the rest, which is the same for every call of a criterion and
+    so remembered (a response format by identity, kept alive beside it: a
+    request's format is never changed in place, as `cache.call_key` assumes too)."""
+    if messages is None:
+        return _BODY_JSON(body).encode()
+    memo: list = []
+    kept = []
+    for k, v in body.items():
+        if k != "messages":
+            kind = type(v)
+            if kind is dict:
+                kept.append(v)
+                v = id(v)
+            memo += (k, kind, v)
+    try:
+        hit = _BODY_FRAMES.get(tuple(memo))
+    except TypeError:  # an entry that cannot be remembered (a list): the whole body, then
+        return _BODY_JSON(body).encode()
+    if hit is None or any(a is not b for a, b in zip(hit[0], kept)):
+        text = _BODY_JSON({**body, "messages": _MARKER})
+        quoted = _BODY_JSON(_MARKER)
+        if text.count(quoted) != 1:
+            return _BODY_JSON(body).encode()
+        at = text.index(quoted)
+        if len(_BODY_FRAMES) >= _BODY_FRAMES_MAX:
+            _BODY_FRAMES.clear()
+        hit = _BODY_FRAMES[tuple(memo)] = (kept, text[:at], text[at + len(quoted) :])
+    return (hit[1] + _messages_texts(messages)[1] + hit[2]).encode()
 
 
 @attrs.frozen
@@ -222,6 +289,7 @@ class _Endpoint:
         # skip httpx's client and go straight to the pool, with these headers.
         self.direct: PoolTransport | None = None
         self.headers: list[tuple[bytes, bytes]] = []
+        self.lines: bytes | None = None  # `header_lines(headers)`, once they proved valid
 
 
 class ChatClient(Protocol):
@@ -331,8 +399,10 @@ class OpenAIClient:
 
     def _pick(self) -> _Endpoint:
         # Least busy first; ties by rotation, so load spreads evenly.
-        self._turn += 1
         n = len(self.endpoints)
+        if n == 1:
+            return self.endpoints[0]
+        self._turn += 1
         order = [self.endpoints[(self._turn + i) % n] for i in range(n)]
         return min(order, key=lambda e: e.in_flight)
 
@@ -358,15 +428,23 @@ class OpenAIClient:
         return err if message == err.message else LLMError(err.kind, message, err.status, err.attempts)
 
     async def _fetch(
-        self, ep: _Endpoint, method: str, path: str, body: dict | None = None, root: bool = False
+        self,
+        ep: _Endpoint,
+        method: str,
+        path: str,
+        body: dict | None = None,
+        root: bool = False,
+        messages: tuple[dict, ...] | None = None,
     ) -> _Answer:
         """One request to `ep` (`path` under its base URL, or under its
         origin when `root`) and its whole answer, within the deadline;
         raises TimeoutError past it, ReplyTooLarge past the size cap, and
-        httpx's errors."""
+        httpx's errors. `messages`: the tuple the body's `messages` list
+        was made of (`body_json`), if any."""
+        if ep.direct is not None:  # the pool keeps the deadline itself
+            target = path.encode("ascii") if root else ep.path + path.encode("ascii")
+            return await self._fetch_direct(ep, method.encode("ascii"), target, body, messages)
         async with asyncio.timeout(self.deadline):
-            if ep.direct is not None:
-                return await self._fetch_direct(ep, method, path if root else ep.path.decode("ascii") + path, body)
             cap = self.max_reply_bytes
             async with self._http.stream(method, (ep.origin if root else ep.url) + path, json=body) as r:
                 # The plain-http pool stops at the cap itself; httpx's
@@ -379,21 +457,22 @@ class OpenAIClient:
                     chunks.append(chunk)
                 return _Answer(r.status_code, dict(r.headers), b"".join(chunks))
 
-    async def _fetch_direct(self, ep: _Endpoint, method: str, target: str, body: dict | None) -> _Answer:
+    async def _fetch_direct(
+        self, ep: _Endpoint, method: bytes, target: bytes, body: dict | None, messages: tuple[dict, ...] | None
+    ) -> _Answer:
         # The body as httpx's `json=` would send it.
-        data = (
-            b""
-            if body is None
-            else json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        )
-        headers = ep.headers if body is None else [*ep.headers, (b"Content-Length", str(len(data)).encode())]
-        head = request_head(method, target.encode("ascii"), headers)
+        data = b"" if body is None else body_json(body, messages)
+        lines = ep.lines
+        if lines is None:  # raises (each time) for a header HTTP/1.1 does not allow
+            lines = ep.lines = header_lines(ep.headers)
+        head = request_head(method, target, lines, None if body is None else len(data))
         assert ep.direct is not None  # the caller's test
-        answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts)
-        found = {k.decode("latin-1"): v.decode("latin-1") for k, v in answer.headers}
+        deadline = asyncio.get_running_loop().time() + self.deadline
+        answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts, deadline=deadline)
+        found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in answer.headers}
         if found.get("content-encoding", "identity") != "identity":  # not asked for, but decoded as httpx would
             content = await httpx.Response(
-                answer.status_code, headers=answer.headers.raw_items(), stream=httpx.ByteStream(content)
+                answer.status_code, headers=answer.headers, stream=httpx.ByteStream(content)
             ).aread()
         return _Answer(answer.status_code, found, content)
 
@@ -509,7 +588,7 @@ class OpenAIClient:
                 async with ep.sem:
                     ep.in_flight += 1
                     try:
-                        return await self._once(ep, body, attempt)
+                        return await self._once(ep, body, request.messages, attempt)
                     finally:
                         ep.in_flight -= 1
             except _Retry as r:
@@ -522,10 +601,10 @@ class OpenAIClient:
             except LLMError as err:
                 raise self._redact(err) from None
 
-    async def _once(self, ep: _Endpoint, body: dict, attempt: int) -> Completion:
+    async def _once(self, ep: _Endpoint, body: dict, messages: tuple[dict, ...], attempt: int) -> Completion:
         started = time.perf_counter()
         try:
-            r = await self._fetch(ep, "POST", "/chat/completions", body)
+            r = await self._fetch(ep, "POST", "/chat/completions", body, messages=messages)
         except TimeoutError:
             raise _Retry(self._past_deadline(ep)) from None
         except ReplyTooLarge:

@@ -28,7 +28,7 @@ from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
-from rubriclang.llm.client import ChatRequest, canonical_json, messages_json
+from rubriclang.llm.client import ChatRequest, Sampling, canonical_json, messages_json
 from rubriclang.llm.template import Template, TemplateError, fill_digest, load_packaged, packaged_text, parse
 
 # `llm.compare { reply = ratings }`: one rating per response in one reply.
@@ -56,8 +56,8 @@ class PromptError(ValueError):
 @attrs.frozen
 class Rendered:
     """A criterion's request for one candidate (or, for `llm.compare`, one
-    presentation order). `request.sampling` is a placeholder: the backend
-    applies the run's sampling."""
+    presentation order), with the sampling and affinity `Prompt.render` was
+    given (by default, placeholders)."""
 
     request: ChatRequest
     prompt_hash: str
@@ -193,17 +193,20 @@ def _reference(criterion: Criterion, item: Item) -> str:
     return item.reference
 
 
-def _values(criterion: Criterion, item: Item, shown: tuple[str, ...], own: dict[str, str]) -> dict[str, str]:
+def _values(
+    criterion: Criterion, item: Item, shown: tuple[str, ...], own: dict[str, str], compare: bool
+) -> dict[str, str]:
     """Every value the criterion's procedure can show (the catalog's
     `placeholders`); `shown` is the candidate, or for `llm.compare` both
-    candidates in presentation order; `own` is `rubric_values(criterion)`."""
+    candidates in presentation order; `own` is `rubric_values(criterion)`;
+    `compare`: `side_by_side(criterion)`."""
     values = {
         "input": item.input,
         "reference": _reference(criterion, item),
         "rubric": (item.rubric or "").strip(),
         **own,
     }
-    if side_by_side(criterion):
+    if compare:
         values["response_a"], values["response_b"] = (item.candidates[c] for c in shown)
     else:
         values["response"] = item.candidates[shown[0]]
@@ -266,7 +269,8 @@ class _Fixed:
     nudge: str
     prometheus: bool
     names: tuple[str, ...]  # the values the template shows, sorted
-    digest: str  # `fill_digest(template)`
+    head: tuple[str, ...]  # what a prompt's digest begins with: `fill_digest(template)`, the id's length, the id
+    compare: bool  # `side_by_side(criterion)`
 
 
 # id(criterion) -> (criterion, its _Fixed); the criterion is kept beside its
@@ -295,12 +299,16 @@ def _fixed(criterion: Criterion) -> _Fixed:
         nudge_stem,
         prometheus,
         tuple(sorted(template.names)),
-        fill_digest(template),
+        (fill_digest(template), str(len(template.id)), template.id),
+        side_by_side(criterion),
     )
     if len(_FIXED) >= _FIXED_MAX:
         _FIXED.clear()
     _FIXED[id(criterion)] = (criterion, fixed)
     return fixed
+
+
+_PLACEHOLDER = Sampling()  # the sampling of a request rendered for no run in particular
 
 
 @attrs.frozen
@@ -319,18 +327,13 @@ class Prompt:
     response_format: dict | None
     nudge: str
 
-    def render(self) -> Rendered:
-        """The request itself (its sampling a placeholder, as `Rendered` says)."""
+    def render(self, sampling: Sampling = _PLACEHOLDER, affinity: str | None = None) -> Rendered:
+        """The request itself, asked with `sampling` (by default a
+        placeholder, as `Rendered` says) and `affinity`."""
         messages = self.template.fill(self.values)
         hashed = prompt_hash(self.template.id, messages)
-        return Rendered(
-            request=ChatRequest(
-                messages, response_format=self.response_format, prompt_digest=self.digest, prompt_hash=hashed
-            ),
-            prompt_hash=hashed,
-            template=self.template.id,
-            nudge=self.nudge,
-        )
+        request = ChatRequest(messages, sampling, self.response_format, affinity, self.digest, hashed)
+        return Rendered(request, hashed, self.template.id, self.nudge)
 
 
 def prepare(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> Prompt:
@@ -339,12 +342,12 @@ def prepare(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> P
     Raises PromptError when the item lacks what the prompt needs."""
     shown = (shown,) if isinstance(shown, str) else tuple(shown)
     fixed = _fixed(criterion)
-    values = _values(criterion, item, shown, fixed.rubric_values)
+    values = _values(criterion, item, shown, fixed.rubric_values, fixed.compare)
     if fixed.prometheus:
         values["rubric"] = prometheus_rubric(criterion, item)
-    # The template's id (which the prompt hash, cached with the call, names),
+    # The template's fill digest and id (which the prompt hash, cached with the call, names),
     # then each shown value as name, length, text: no two sets of values give one text.
-    parts = [fixed.digest, str(len(fixed.template.id)), fixed.template.id]
+    parts = list(fixed.head)
     for name in fixed.names:
         value = values[name]
         parts += (name, str(len(value)), value)
@@ -362,8 +365,11 @@ def prompt_hash(template_id: str, messages: tuple[dict, ...]) -> str:
     """A short content hash of what the judge is shown (not of the sampling
     or the response format, which the trace records elsewhere)."""
     # canonical_json({"template": ..., "messages": ...}), assembled ("messages" sorts first)
-    blob = '{"messages":' + messages_json(messages) + ',"template":' + canonical_json(template_id) + "}"
+    blob = '{"messages":' + messages_json(messages) + ',"template":' + _quoted(template_id) + "}"
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+_quoted = functools.lru_cache(maxsize=256)(canonical_json)  # a template id's JSON, per call
 
 
 def nudge(request: ChatRequest, reply: str, problem: str, stem: str = NUDGE) -> ChatRequest:

@@ -1,5 +1,5 @@
 """A lean httpx transport for plain-HTTP servers: per-origin pools of
-keep-alive HTTP/1.1 connections on asyncio, parsed by h11.
+keep-alive HTTP/1.1 connections on asyncio.
 
 Why not httpx's default transport: its pool (httpcore) rechecks every pooled
 connection on each request, which costs milliseconds of CPU per call at
@@ -11,6 +11,15 @@ before the response is returned (so a connection is back in its pool at
 once and no stream is ever left open), up to a size cap past which the
 connection is closed and `ReplyTooLarge` raised.
 
+HTTP/1.1 is written and read here (`_read_answer`), not by h11: a client
+that sends one request at a time and reads answers whole needs a small part
+of it, and h11's general state machine cost more CPU per call than the rest
+of the call path. What is read is what RFC 9112 allows a client to receive:
+interim (1xx) answers skipped, bodies framed by `Transfer-Encoding: chunked`,
+`Content-Length` or the connection's close, answers without a body (HEAD,
+204, 304), keep-alive unless either side says `close` or the server speaks
+HTTP/1.0; anything malformed is a `RemoteProtocolError`.
+
 It speaks plain HTTP only. TLS, and any request an environment proxy may
 capture, stay with httpx's default transport: `direct_mounts` gives an
 `httpx.AsyncClient` this transport for exactly the plain-http origins that
@@ -19,18 +28,21 @@ go direct, and the client's default transport serves everything else
 
 Failures are httpx's exceptions, so callers handle them as with any httpx
 transport: `ConnectError`/`ConnectTimeout`, `PoolTimeout`, `WriteError`/
-`WriteTimeout`, `ReadError`/`ReadTimeout`, `RemoteProtocolError`; and
-`ReplyTooLarge`. No message ever quotes a header (the API key travels in one).
+`WriteTimeout`, `ReadError`/`ReadTimeout`, `RemoteProtocolError`,
+`LocalProtocolError`; and `ReplyTooLarge`. No message ever quotes a header
+(the API key travels in one).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import functools
+import re
 import urllib.request
 from collections.abc import Iterable
+from typing import NamedTuple
 
-import h11
 import httpx
 
 _EXPIRED = object()  # what a waiter's future holds when its time ran out
@@ -50,22 +62,38 @@ def _expire(fut: asyncio.Future) -> None:
         fut.set_result(_EXPIRED)
 
 
+def _bounded(
+    loop: asyncio.AbstractEventLoop, timeout: float | None, deadline: float | None
+) -> tuple[float | None, bool]:
+    """How long a wait may last: `timeout`, or less where the request's
+    `deadline` (the loop's time) comes first; and whether the deadline is
+    what bounds it (its expiry then raises TimeoutError, as `asyncio.timeout`
+    would: one timer per wait instead of two)."""
+    if deadline is None:
+        return timeout, False
+    left = deadline - loop.time()
+    if timeout is not None and timeout <= left:
+        return timeout, False
+    return max(0.0, left), True
+
+
 class _Connection(asyncio.Protocol):
-    """One HTTP/1.1 connection. Bytes from the socket go straight into h11;
-    a request waiting for them (or for the socket to drain) waits on a future
-    that the socket's events resolve."""
+    """One HTTP/1.1 connection. Bytes from the socket are kept in `buffer`
+    until a request reads them; a request waiting for them (or for the
+    socket to drain) waits on a future that the socket's events resolve."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop):
         self.loop = loop
-        self.h11 = h11.Connection(h11.CLIENT)
+        self.buffer = bytearray()  # received, not yet read
         self.transport: asyncio.Transport | None = None
         self.busy = False  # a request is using it
         self.idle_since = 0.0  # the loop's time when it was last released
         # False once the server closed it, sent bytes nobody asked for, or the socket broke.
         self.reusable = True
-        self.eof = False  # the server closed its side (fed to h11 only once a request needs it)
+        self.eof = False  # the server closed its side
         self.closed = loop.create_future()  # done when the socket is closed
         self._paused = False  # the socket's send buffer is full
+        self.deadline: float | None = None  # the loop's time by which the current request must be done
         self._reader: asyncio.Future | None = None
         self._writer: asyncio.Future | None = None
 
@@ -77,7 +105,7 @@ class _Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if not self.busy:
             self.reusable = False  # e.g. a 408 sent before closing an idle connection
-        self.h11.receive_data(data)
+        self.buffer += data
         self._wake_reader()
 
     def eof_received(self) -> None:
@@ -129,34 +157,34 @@ class _Connection(asyncio.Protocol):
         if self.closed.done() or self.transport is None or self.transport.is_closing():
             raise httpx.WriteError("the connection closed while the request was being sent")
 
-    async def next_event(self, timeout: float | None):
-        """The server's next h11 event (`h11.RemoteProtocolError` on a
-        malformed answer, or the server closing mid-answer)."""
-        while True:
-            event = self.h11.next_event()
-            if event is not h11.NEED_DATA:
-                return event
-            if self.eof:
-                if self.h11.their_state is h11.SEND_RESPONSE:
-                    raise httpx.RemoteProtocolError("the server closed the connection without answering")
-                self.h11.receive_data(b"")  # h11 ends a body read to the close, or raises
-                continue
-            if self.closed.done():  # reset, or closed by us, without an EOF that h11 saw
-                raise httpx.ReadError("the connection broke while waiting for the answer")
-            if not await self._wait("_reader", timeout):
-                raise httpx.ReadTimeout("the server did not answer in time")
+    async def receive(self, timeout: float | None) -> bool:
+        """Wait for more bytes in `buffer`; False when the server has closed
+        its side instead (what it sent before is still in `buffer`)."""
+        if self.eof:
+            return False
+        if self.closed.done():  # reset, or closed by us, without an EOF
+            raise httpx.ReadError("the connection broke while waiting for the answer")
+        if not await self._wait("_reader", timeout):
+            raise httpx.ReadTimeout("the server did not answer in time")
+        return True
 
     async def _wait(self, slot: str, timeout: float | None) -> bool:
-        """Wait for the socket event that `slot` stands for; False on timeout."""
+        """Wait for the socket event that `slot` stands for; False on
+        timeout, TimeoutError past the request's deadline."""
         fut = self.loop.create_future()
         setattr(self, slot, fut)
-        timer = None if timeout is None else self.loop.call_later(timeout, _expire, fut)
+        limit, by_deadline = _bounded(self.loop, timeout, self.deadline)
+        timer = None if limit is None else self.loop.call_later(limit, _expire, fut)
         try:
-            return await fut is not _EXPIRED
+            if await fut is not _EXPIRED:
+                return True
         finally:
             setattr(self, slot, None)
             if timer is not None:
                 timer.cancel()
+        if by_deadline:
+            raise TimeoutError
+        return False
 
     def _wake_reader(self) -> None:
         if self._reader is not None and not self._reader.done():
@@ -182,9 +210,10 @@ class _Pool:
         # Each waiter's future gets a connection, None (a free slot), or _EXPIRED.
         self.waiters: collections.deque[asyncio.Future] = collections.deque()
 
-    async def acquire(self, timeouts: dict) -> _Connection:
+    async def acquire(self, timeouts: dict, deadline: float | None = None) -> _Connection:
         """A connection for one request: the most recently used idle one that
-        is still good, else a new one once the limit allows."""
+        is still good, else a new one once the limit allows; TimeoutError
+        past `deadline` (the loop's time)."""
         while self.idle:
             conn = self.idle.pop()
             if conn.reusable and conn.loop.time() - conn.idle_since < self.keepalive_expiry:
@@ -193,26 +222,28 @@ class _Pool:
             self._free()
         if self.slots < self.limit:
             self.slots += 1
-            return await self.connect(timeouts)
-        waited = await self._wait(timeouts.get("pool"))
+            return await self.connect(timeouts, deadline)
+        waited = await self._wait(timeouts.get("pool"), deadline)
         if waited is not None and waited.reusable:
             return waited
         if waited is not None:  # went bad between its release and now: a fresh one in its slot
             self._discard(waited)
-        return await self.connect(timeouts)
+        return await self.connect(timeouts, deadline)
 
-    async def connect(self, timeouts: dict) -> _Connection:
+    async def connect(self, timeouts: dict, deadline: float | None = None) -> _Connection:
         """A new connection in a slot already counted; the slot is given up
         if connecting fails."""
         loop = asyncio.get_running_loop()
         try:
-            try:
-                async with asyncio.timeout(timeouts.get("connect")):
-                    _, conn = await loop.create_connection(lambda: _Connection(loop), self.host, self.port)
-            except TimeoutError:  # before OSError: TimeoutError is one
-                raise httpx.ConnectTimeout(f"connecting to {self.host}:{self.port} timed out") from None
-            except OSError as exc:
-                raise httpx.ConnectError(f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}") from None
+            async with asyncio.timeout_at(deadline):  # outside: its expiry is TimeoutError, not ConnectTimeout
+                try:
+                    async with asyncio.timeout(timeouts.get("connect")):
+                        _, conn = await loop.create_connection(lambda: _Connection(loop), self.host, self.port)
+                except TimeoutError:  # before OSError: TimeoutError is one
+                    raise httpx.ConnectTimeout(f"connecting to {self.host}:{self.port} timed out") from None
+                except OSError as exc:
+                    message = f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}"
+                    raise httpx.ConnectError(message) from None
         except BaseException:
             self._free()
             raise
@@ -223,10 +254,10 @@ class _Pool:
         self.open.add(conn)
         return conn
 
-    async def replace(self, conn: _Connection, timeouts: dict) -> _Connection:
+    async def replace(self, conn: _Connection, timeouts: dict, deadline: float | None = None) -> _Connection:
         """A fresh connection in the slot of `conn`, which is closed."""
         self._discard(conn)
-        return await self.connect(timeouts)
+        return await self.connect(timeouts, deadline)
 
     def release(self, conn: _Connection, keep: bool) -> None:
         """Give back a connection after a request: kept for the next one
@@ -255,11 +286,12 @@ class _Pool:
             if not fut.done():
                 fut.set_exception(RuntimeError("the HTTP transport was closed"))
 
-    async def _wait(self, timeout: float | None) -> _Connection | None:
+    async def _wait(self, timeout: float | None, deadline: float | None) -> _Connection | None:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         self.waiters.append(fut)
-        timer = None if timeout is None else loop.call_later(timeout, _expire, fut)
+        limit, by_deadline = _bounded(loop, timeout, deadline)
+        timer = None if limit is None else loop.call_later(limit, _expire, fut)
         try:
             got = await fut
         except asyncio.CancelledError:
@@ -273,6 +305,8 @@ class _Pool:
         finally:
             if timer is not None:
                 timer.cancel()
+        if got is _EXPIRED and by_deadline:
+            raise TimeoutError
         if got is _EXPIRED:
             raise httpx.PoolTimeout(f"no connection to {self.host}:{self.port} came free in time")
         return got
@@ -313,7 +347,7 @@ class PoolTransport(httpx.AsyncBaseTransport):
         if url.scheme != "http":
             raise httpx.UnsupportedProtocol(f"this transport speaks plain http, not {url.scheme}")
         timeouts = request.extensions.get("timeout") or {}
-        head = _head(request)
+        head = request_head(request.method.encode("ascii"), url.raw_path, header_lines(request.headers.raw))
         try:
             body = request.content  # JSON and other bytes bodies are read already
         except httpx.RequestNotRead:
@@ -321,21 +355,30 @@ class PoolTransport(httpx.AsyncBaseTransport):
         answer, content = await self.exchange(url.host, url.port or 80, head, body, timeouts, request.stream)
         return httpx.Response(
             answer.status_code,
-            headers=answer.headers.raw_items(),
+            headers=answer.headers,
             stream=httpx.ByteStream(content),
             request=request,
             extensions={"http_version": b"HTTP/" + answer.http_version, "reason_phrase": answer.reason},
         )
 
     async def exchange(
-        self, host: str, port: int, head: h11.Request, body: bytes | None, timeouts: dict, stream=None
-    ) -> tuple[h11.Response, bytes]:
+        self,
+        host: str,
+        port: int,
+        head: RequestHead,
+        body: bytes | None,
+        timeouts: dict,
+        stream=None,
+        deadline: float | None = None,
+    ) -> tuple[Answer, bytes]:
         """One request to `host:port` and its whole answer: (the answer's
         head, its body). `body` None sends `stream` (an async iterable of
-        bytes) instead. What `handle_async_request` does without httpx's
-        request and response objects: the LLM client's plain-http calls
-        come straight here, as httpx's client costs more CPU per call than
-        this whole transport."""
+        bytes) instead. TimeoutError once the loop's time passes `deadline`,
+        as inside `asyncio.timeout_at(deadline)`, but with no timer of its
+        own. What `handle_async_request` does without httpx's request and
+        response objects: the LLM client's plain-http calls come straight
+        here, as httpx's client costs more CPU per call than this whole
+        transport."""
         if self._closed:
             raise RuntimeError("the HTTP transport was closed")
         key = (host, port)
@@ -343,8 +386,9 @@ class PoolTransport(httpx.AsyncBaseTransport):
         if pool is None:
             pool = self._pools[key] = _Pool(host, port, self.max_per_origin, self.keepalive_expiry)
         conn: _Connection | None
-        conn = await pool.acquire(timeouts)
+        conn = await pool.acquire(timeouts, deadline)
         try:
+            conn.deadline = deadline
             if not _begin(conn, head, body):
                 # The server closed this idle connection and not a byte of
                 # the request went out, so it cannot have seen it: once more,
@@ -352,21 +396,21 @@ class PoolTransport(httpx.AsyncBaseTransport):
                 # raised as it is: a POST is never resent behind the caller's
                 # back.)
                 stale, conn = conn, None
-                conn = await pool.replace(stale, timeouts)  # frees the slot if it fails
+                conn = await pool.replace(stale, timeouts, deadline)  # frees the slot if it fails
+                conn.deadline = deadline
                 if not _begin(conn, head, body):
                     raise httpx.WriteError(f"{host}:{port} closed the connection before the request could be sent")
-            answer = await _exchange(conn, stream if body is None else None, timeouts, self.max_body)
-        except BaseException as exc:
+            if body is None:
+                await _send_stream(conn, stream, head.chunked, timeouts.get("write"))
+            await conn.drain(timeouts.get("write"))
+            answer, content, keep = await _read_answer(conn, head, timeouts.get("read"), self.max_body)
+        except BaseException:
             if conn is not None:
                 pool.release(conn, keep=False)
-            if isinstance(exc, h11.RemoteProtocolError):
-                raise httpx.RemoteProtocolError(f"the server's answer is not valid HTTP/1.1: {exc}") from None
-            if isinstance(exc, h11.LocalProtocolError):
-                raise httpx.LocalProtocolError("the request is not valid HTTP/1.1") from None
             raise
         # Kept when both sides allow keep-alive and nothing unasked-for followed the answer.
-        pool.release(conn, keep=conn.h11.our_state is h11.IDLE and not conn.h11.trailing_data[0])
-        return answer
+        pool.release(conn, keep=keep and not conn.buffer)
+        return answer, content
 
     async def aclose(self) -> None:
         """Close every connection, and wait until their sockets are closed."""
@@ -380,69 +424,235 @@ class PoolTransport(httpx.AsyncBaseTransport):
             await asyncio.gather(*waiting)
 
 
-def _head(request: httpx.Request) -> h11.Request:
-    return request_head(request.method, request.url.raw_path, request.headers.raw)
+class RequestHead(NamedTuple):
+    """A request's head as sent (`data`), and what reading its answer needs
+    to know of it: its method, whether a streamed body goes in chunks
+    (`Transfer-Encoding: chunked`), and whether it asks to close the
+    connection after the answer."""
+
+    data: bytes
+    method: bytes
+    chunked: bool = False
+    close: bool = False
 
 
-def request_head(method: str | bytes, target: bytes, headers) -> h11.Request:
-    """An h11 request head; httpx's LocalProtocolError for a header that
-    HTTP/1.1 does not allow."""
-    try:
-        return h11.Request(method=method, target=target, headers=headers)
-    except h11.LocalProtocolError:
-        # h11's message would quote the offending header, which may be the key.
-        raise httpx.LocalProtocolError("the request has a header that HTTP/1.1 does not allow") from None
+class Answer(NamedTuple):
+    """The head of a server's answer: its headers as received (name, value)."""
+
+    status_code: int
+    reason: bytes
+    http_version: bytes  # b"1.1"
+    headers: list[tuple[bytes, bytes]]
 
 
-def _begin(conn: _Connection, head: h11.Request, body: bytes | None) -> bool:
+# RFC 9110's token (method, header name) and field value, and RFC 9112's lines.
+_TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(rb"[\t\x20-\x7e\x80-\xff]*")
+_TARGET = re.compile(rb"[\x21-\x7e\x80-\xff]+")
+_STATUS_LINE = re.compile(rb"HTTP/(\d\.\d) ([0-9]{3})(?: ([\t\x20-\x7e\x80-\xff]*))?")
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})[\t ]*(?:;[^\r\n]*)?")
+_MAX_HEAD = 64 * 1024  # the longest answer head (or chunk-size line) read before giving up on it
+
+
+def header_lines(headers: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """`Name: value` and CRLF for each header, ready for `request_head`; httpx's
+    LocalProtocolError for a name or value that HTTP/1.1 does not allow."""
+    out = []
+    for name, value in headers:
+        if not _TOKEN.fullmatch(name) or not _FIELD_VALUE.fullmatch(value):
+            # Never quoted: the offending header may be the key.
+            raise httpx.LocalProtocolError("the request has a header that HTTP/1.1 does not allow")
+        out.append(b"%s: %s\r\n" % (name, value.strip(b" \t")))
+    return b"".join(out)
+
+
+def request_head(method: bytes, target: bytes, lines: bytes, length: int | None = None) -> RequestHead:
+    """The head of a request: `lines` from `header_lines`, then a
+    `Content-Length` of `length` bytes when given."""
+    start, chunked, close = _request_start(method, target, lines)
+    data = start + b"\r\n" if length is None else b"%sContent-Length: %d\r\n\r\n" % (start, length)
+    return RequestHead(data, method, chunked, close)
+
+
+@functools.lru_cache(maxsize=256)  # a client sends the same few request lines and headers again and again
+def _request_start(method: bytes, target: bytes, lines: bytes) -> tuple[bytes, bool, bool]:
+    """The request line and `lines`, and whether they say the body is
+    chunked, and that the connection is to close after the answer."""
+    if not _TOKEN.fullmatch(method) or not _TARGET.fullmatch(target):
+        raise httpx.LocalProtocolError("the request line is not valid HTTP/1.1")
+    names = lines.lower()
+    start = b"%s %s HTTP/1.1\r\n%s" % (method, target, lines)
+    return start, b"\ntransfer-encoding:" in b"\n" + names, _says_close(names, b"connection:")
+
+
+def _says_close(lines: bytes, field: bytes) -> bool:
+    """Whether the (lower-case) header lines hold a `Connection: close`."""
+    at = lines.find(field)
+    while at != -1:
+        if at == 0 or lines[at - 1 : at] == b"\n":
+            value = lines[at + len(field) : lines.find(b"\n", at)]
+            if b"close" in (v.strip(b" \t\r") for v in value.split(b",")):
+                return True
+        at = lines.find(field, at + 1)
+    return False
+
+
+def _begin(conn: _Connection, head: RequestHead, body: bytes | None) -> bool:
     """Start the request on `conn`: the head, and the whole body when it is
     bytes, in one write. False when not a byte could be sent."""
     conn.busy = True
-    data = conn.h11.send(head)
-    if body is not None:
-        if body:
-            data += conn.h11.send(h11.Data(data=body))
-        data += conn.h11.send(h11.EndOfMessage())
-    return conn.write(data)
+    return conn.write(head.data + body if body else head.data)
 
 
-async def _exchange(conn: _Connection, stream, timeouts: dict, max_body: int | None) -> tuple[h11.Response, bytes]:
-    """Finish sending the request (the rest of its body is `stream`, if
-    not None), then read the whole answer (at most `max_body` bytes of
-    body). The connection is left ready for the next request (h11 in state
-    IDLE) when both sides allow keep-alive."""
-    write_timeout, read_timeout = timeouts.get("write"), timeouts.get("read")
-    if stream is not None:
-        async for chunk in stream:
-            if chunk and not conn.write(conn.h11.send(h11.Data(data=chunk))):
-                raise httpx.WriteError("the connection closed while the request was being sent")
-            await conn.drain(write_timeout)
-        if not conn.write(conn.h11.send(h11.EndOfMessage())):
+async def _send_stream(conn: _Connection, stream, chunked: bool, timeout: float | None) -> None:
+    """The rest of a request whose body is `stream`: its parts as they come,
+    in chunks when the head says so."""
+    async for part in stream:
+        if part and not conn.write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part):
             raise httpx.WriteError("the connection closed while the request was being sent")
-    await conn.drain(write_timeout)
-    event = await conn.next_event(read_timeout)
-    while isinstance(event, h11.InformationalResponse):  # 100 Continue and the like
-        event = await conn.next_event(read_timeout)
-    if isinstance(event, h11.ConnectionClosed):
-        raise httpx.RemoteProtocolError("the server closed the connection without answering")
-    head = event
-    if max_body is not None:
-        declared = dict(head.headers).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > max_body:
-            raise ReplyTooLarge(f"the answer is {int(declared)} bytes, more than {max_body}")
-    chunks, size = [], 0
+        await conn.drain(timeout)
+    if chunked and not conn.write(b"0\r\n\r\n"):
+        raise httpx.WriteError("the connection closed while the request was being sent")
+
+
+def _bad(what: str) -> httpx.RemoteProtocolError:
+    # `what` names the fault, never a header's text (a server may echo the key).
+    return httpx.RemoteProtocolError(f"the server's answer is not valid HTTP/1.1: {what}")
+
+
+async def _read_answer(
+    conn: _Connection, request: RequestHead, timeout: float | None, max_body: int | None
+) -> tuple[Answer, bytes, bool]:
+    """The answer to `request` (interim answers skipped), its whole body (at
+    most `max_body` bytes), and whether the connection may be kept for the
+    next request."""
     while True:
-        event = await conn.next_event(read_timeout)
-        if isinstance(event, h11.Data):
-            size += len(event.data)
-            if max_body is not None and size > max_body:
-                raise ReplyTooLarge(f"the answer passed {max_body} bytes")
-            chunks.append(event.data)
-        elif isinstance(event, h11.EndOfMessage):
+        status, lines = await _read_head(conn, timeout)
+        code = int(status.group(2))
+        if code >= 200:
             break
-    if conn.h11.our_state is h11.DONE and conn.h11.their_state is h11.DONE:
-        conn.h11.start_next_cycle()
-    return head, b"".join(chunks)
+        if code == 101:
+            raise _bad("it switches protocols, which was never asked for")
+    version = status.group(1)
+    headers, length, chunked, close = _fields(lines)
+    keep = version == b"1.1" and not close and not request.close
+    answer = Answer(code, status.group(3) or b"", version, headers)
+    if request.method == b"HEAD" or code in (204, 304):
+        return answer, b"", keep
+    if chunked:
+        return answer, await _read_chunked(conn, timeout, max_body), keep
+    if length is None:  # the body ends where the server closes the connection
+        return answer, await _read_to_close(conn, timeout, max_body), False
+    if max_body is not None and length > max_body:
+        raise ReplyTooLarge(f"the answer is {length} bytes, more than {max_body}")
+    buf = conn.buffer
+    while len(buf) < length:
+        if not await conn.receive(timeout):
+            raise _bad("the server closed the connection before the whole body came")
+    content = bytes(buf[:length])
+    del buf[:length]
+    return answer, content, keep
+
+
+async def _read_head(conn: _Connection, timeout: float | None) -> tuple[re.Match, list[bytes]]:
+    """The next answer head: its status line's match, and its header lines."""
+    buf = conn.buffer
+    end = _HEAD_END.search(buf)
+    while end is None:
+        if len(buf) > _MAX_HEAD:
+            raise _bad("its head is too long")
+        searched = max(0, len(buf) - 3)  # the head's end may start in what came before
+        if not await conn.receive(timeout):
+            if buf:
+                raise _bad("it ends inside its head")
+            raise httpx.RemoteProtocolError("the server closed the connection without answering")
+        end = _HEAD_END.search(buf, searched)
+    lines = bytes(buf[: end.start()]).split(b"\n")
+    del buf[: end.end()]
+    status = _STATUS_LINE.fullmatch(lines[0].rstrip(b"\r"))
+    if status is None:
+        raise _bad("its status line is malformed")
+    return status, lines[1:]
+
+
+def _fields(lines: list[bytes]) -> tuple[list[tuple[bytes, bytes]], int | None, bool, bool]:
+    """An answer's header fields (name, value), and what frames its body:
+    its Content-Length, whether it is chunked, whether it says close."""
+    headers = []
+    length: int | None = None
+    chunked = close = False
+    for line in lines:
+        name, colon, value = line.rstrip(b"\r").partition(b":")
+        value = value.strip(b" \t")
+        if not colon or not _TOKEN.fullmatch(name) or not _FIELD_VALUE.fullmatch(value):
+            raise _bad("a header line is malformed")
+        headers.append((name, value))
+        lower = name.lower()
+        if lower == b"content-length":
+            values = {v.strip(b" \t") for v in value.split(b",")}
+            declared = values.pop() if len(values) == 1 else b""
+            if not declared.isdigit() or (length is not None and int(declared) != length):
+                raise _bad("its Content-Length is not one number")
+            length = int(declared)
+        elif lower == b"transfer-encoding":
+            if value.lower() != b"chunked" or chunked:
+                raise _bad("its Transfer-Encoding is not chunked")
+            chunked = True
+        elif lower == b"connection":
+            close = close or b"close" in (v.strip(b" \t").lower() for v in value.split(b","))
+    return headers, length, chunked, close
+
+
+async def _read_to_close(conn: _Connection, timeout: float | None, max_body: int | None) -> bytes:
+    buf = conn.buffer
+    while await conn.receive(timeout):
+        if max_body is not None and len(buf) > max_body:
+            raise ReplyTooLarge(f"the answer passed {max_body} bytes")
+    if max_body is not None and len(buf) > max_body:
+        raise ReplyTooLarge(f"the answer passed {max_body} bytes")
+    content = bytes(buf)
+    del buf[:]
+    return content
+
+
+async def _read_chunked(conn: _Connection, timeout: float | None, max_body: int | None) -> bytes:
+    """A chunked body, decoded; the trailer section after it is read and dropped."""
+    buf = conn.buffer
+    chunks, size = [], 0
+
+    async def line() -> bytes:
+        at = buf.find(b"\n")
+        while at == -1:
+            if len(buf) > _MAX_HEAD:
+                raise _bad("a chunk-size or trailer line is too long")
+            if not await conn.receive(timeout):
+                raise _bad("the server closed the connection before the whole body came")
+            at = buf.find(b"\n")
+        out = bytes(buf[:at]).rstrip(b"\r")
+        del buf[: at + 1]
+        return out
+
+    while True:
+        m = _CHUNK_SIZE.fullmatch(await line())
+        if m is None:
+            raise _bad("a chunk-size line is malformed")
+        n = int(m.group(1), 16)
+        if n == 0:
+            break
+        size += n
+        if max_body is not None and size > max_body:
+            raise ReplyTooLarge(f"the answer passed {max_body} bytes")
+        while len(buf) < n + 2:
+            if not await conn.receive(timeout):
+                raise _bad("the server closed the connection before the whole body came")
+        if buf[n : n + 2] != b"\r\n" and buf[n : n + 1] != b"\n":
+            raise _bad("a chunk does not end where its size says")
+        chunks.append(bytes(buf[:n]))
+        del buf[: n + (2 if buf[n : n + 1] == b"\r" else 1)]
+    while await line():  # trailer fields, up to the blank line that ends the body
+        pass
+    return b"".join(chunks)
 
 
 def direct_mounts(
@@ -463,4 +673,4 @@ def direct_mounts(
     return out
 
 
-__all__ = ["PoolTransport", "ReplyTooLarge", "direct_mounts", "request_head"]
+__all__ = ["Answer", "PoolTransport", "ReplyTooLarge", "RequestHead", "direct_mounts", "header_lines", "request_head"]
