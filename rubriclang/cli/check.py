@@ -22,13 +22,13 @@ from rubriclang.safetext import unguarded
 
 def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     """`--select`/`--ignore`: comma-separated codes or prefixes, each known."""
-    known = registry()
     out = []
     for value in values:
         for code in (c.strip().upper() for c in value.split(",")):
             if not code:
                 continue
-            if not any(k.startswith(code) for k in known):
+            # The registry is read only when a code is given: a plain check needs none.
+            if not any(k.startswith(code) for k in registry()):
                 raise click.BadParameter(
                     f"`{code}` is not a diagnostic code or prefix of one (see `rbg explain --list`)"
                 )

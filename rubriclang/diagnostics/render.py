@@ -17,7 +17,6 @@ or the environment, so machine formats are byte-stable and can be committed.
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Iterable, Mapping
 
@@ -134,6 +133,8 @@ def _char_width(ch: str) -> int:
 
 def render_json(diagnostics: Iterable[Diagnostic]) -> str:
     """A JSON array of diagnostics (see the module docstring for its keys)."""
+    import json  # only for machine formats: `rbg check` prints text by default
+
     items = [
         {
             "code": d.code,
@@ -156,6 +157,8 @@ def render_json(diagnostics: Iterable[Diagnostic]) -> str:
 
 def render_sarif(diagnostics: Iterable[Diagnostic], *, tool_version: str) -> str:
     """A SARIF 2.1.0 log of one run. Columns are Unicode code points."""
+    import json  # as in render_json
+
     from rubriclang.diagnostics.codes import registry
 
     diagnostics = list(diagnostics)
