@@ -32,6 +32,7 @@ from rubriclang.catalog.model import (
     param_from_dict,
     port_from_dict,
 )
+from rubriclang.records import frozen
 from rubriclang.tomlcache import cached_parse
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class CatalogError(Exception):
     """A catalog (usually a plugin's) is malformed or clashes with another."""
 
 
-@attrs.frozen
+@frozen
 class Catalog:
     """Everything the checker and its followers know about names in a graph."""
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 import functools
 import sys
 
-import attrs
-
 from rubriclang import packaged
 from rubriclang.diagnostics.diagnostic import Diagnostic, Severity
 from rubriclang.diagnostics.span import Span
+from rubriclang.records import frozen
 from rubriclang.tomlcache import cached_parse
 
 
-@attrs.frozen
+@frozen
 class CodeInfo:
     code: str
     name: str
