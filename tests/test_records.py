@@ -127,24 +127,27 @@ def test_records_are_frozen_attrs_classes_with_generated_equality_and_hash():
     assert attrs.evolve(p, a=3) == P(3)
 
 
+CHECK_PATH = [
+    *(f"rubriclang.catalog.{m}" for m in ("entries", "loader", "model", "rules", "types")),
+    *(f"rubriclang.checker.{m}" for m in ("check", "criteria", "declarations", "graph", "inference", "lints")),
+    *(f"rubriclang.checker.{m}" for m in ("nodes", "order", "readouts", "values")),
+    *(f"rubriclang.diagnostics.{m}" for m in ("codes", "diagnostic", "span")),
+    "rubriclang.cli.inputs",
+    "rubriclang.syntax.ast",
+]
+
+
 def test_the_classes_a_check_creates_use_the_shared_repr():
-    # Every attrs class of the modules `rbg check` imports (bar the parser's
-    # own) is made by `frozen`, so none compiles a repr of its own at start-up.
+    # Every frozen attrs class of the modules `rbg check` imports (bar the
+    # parser's own) is made by `frozen`, so none compiles a repr at start-up.
+    import importlib
     import inspect
 
-    from rubriclang.catalog import entries, loader, model, rules, types
-    from rubriclang.checker import check, criteria, declarations, graph, inference, lints, nodes, order, readouts, values
-    from rubriclang.cli import inputs
-    from rubriclang.diagnostics import codes, diagnostic, span
-    from rubriclang.syntax import ast
-
-    modules = (entries, loader, model, rules, types, check, criteria, declarations, graph, inference, lints, nodes)
-    modules += (order, readouts, values, inputs, codes, diagnostic, span, ast)
     made = [
         cls
-        for m in modules
-        for _, cls in inspect.getmembers(m, inspect.isclass)
-        if attrs.has(cls) and cls.__module__ == m.__name__ and cls.__attrs_attrs__ is not None
+        for name in CHECK_PATH
+        for _, cls in inspect.getmembers(importlib.import_module(name), inspect.isclass)
+        if attrs.has(cls) and cls.__module__ == name
     ]
     assert len(made) > 40
     assert [c.__qualname__ for c in made if c.__repr__ is not records.attrs_repr] == []
