@@ -9,8 +9,7 @@ import stat
 
 import pytest
 
-from rubriclang.syntax import larkcache, parse
-from rubriclang.syntax import parser as syntax_parser
+from rubriclang.syntax import larkcache, larkparse, parse
 
 
 @pytest.fixture(autouse=True)
@@ -50,9 +49,10 @@ def test_a_folder_another_user_owns_is_not_used(monkeypatch):
 def test_without_a_usable_cache_folder_parsing_still_works(cache_home):
     cache_home.write_text("a file where the folder would be")
     assert larkcache.cache_file("start: NAME", "basic") is False
-    syntax_parser._parser.cache_clear()
+    larkparse._contextual.cache_clear()
     try:
-        result = parse("sink x\n")
+        result = parse("sink node\n")  # a keyword as a name: Lark's contextual parser parses it
         assert result.diagnostics == () and result.module is not None
+        assert larkparse._contextual.cache_info().currsize == 1
     finally:
-        syntax_parser._parser.cache_clear()
+        larkparse._contextual.cache_clear()

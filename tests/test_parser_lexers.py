@@ -1,13 +1,15 @@
-"""The parser lexes with one regex first and with the contextual lexer only
-where that fails: wherever the fast lexer's tokens parse, the AST and every
-span are the contextual parser's. The AST is built inside the parse; its spans
-are those Lark's `propagate_positions` gives the same rules of its own tree."""
+"""The parser parses with the LALR tables generated from the grammar first (no
+Lark), and with Lark's contextual parser only where that fails. Wherever the
+tables' parser succeeds, it gives what Lark's parser with its basic lexer gives
+(AST, comments, spans, diagnostics), and that is the contextual parser's; where
+it fails, so does Lark's basic-lexer parser. The AST is built inside the parse;
+its spans are those Lark's `propagate_positions` gives the same rules of its own tree."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from copy import copy
-from importlib import resources
 from pathlib import Path
 
 import attrs
@@ -18,60 +20,90 @@ from lark.exceptions import UnexpectedInput
 from lark.lexer import BasicLexer
 from strategies import grammatical_programs, mutated_programs
 
-from rubriclang.syntax import ast, parse
-from rubriclang.syntax.lexer import FastBasicLexer
-from rubriclang.syntax.parser import _BUILDER, _parser
+from rubriclang.syntax import ast, lalr, larkparse, parse
+from rubriclang.syntax.parser import _BUILDER, tables_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted({*ROOT.glob("tests/corpus/valid/**/*.rbg"), *ROOT.glob("examples/**/*.rbg")})
 
 
-def _built(lexer: str, text: str):
-    """What the parser with `lexer` builds of `text`: the declarations and diagnostics, spans included."""
+@functools.cache
+def _lark(lexer: str) -> Lark:
+    return larkparse.lark_parser(lexer, _BUILDER)
+
+
+def _shape(tok) -> tuple:
+    return (tok.type, str(tok), tok.start_pos, tok.line, tok.column, tok.end_line, tok.end_column, tok.end_pos)
+
+
+def _with_lark(lexer: str, text: str):
+    """What Lark's parser with `lexer` builds of `text`: declarations, comments and
+    diagnostics, every position included."""
     build = _BUILDER.begin("<input>")
-    decls = _parser(lexer).parse(text)
-    return [attrs.asdict(d) for d in decls], [attrs.asdict(d) for d in build.finish()]
-
-
-def _same_or_fast_fails(text: str) -> bool:
-    """True when the fast parser agrees; False when it fails (the fallback's case)."""
+    larkparse._comment_sink.items = []
     try:
-        fast = _built("basic", text)
-    except UnexpectedInput:
+        decls = _lark(lexer).parse(text)
+        comments = larkparse._comment_sink.items
+    finally:
+        larkparse._comment_sink.items = None
+    return [attrs.asdict(d) for d in decls], [_shape(t) for t in comments], [attrs.asdict(d) for d in build.finish()]
+
+
+def _with_tables(text: str):
+    """The same of the tables' parser."""
+    build = _BUILDER.begin("<input>")
+    decls, comments = tables_parser().parse(text)
+    return [attrs.asdict(d) for d in decls], [_shape(t) for t in comments], [attrs.asdict(d) for d in build.finish()]
+
+
+def _tables_agree_or_both_fail(text: str) -> bool:
+    """True when the tables parse `text` as Lark's basic-lexer parser does (and as
+    its contextual one); False when both fail (the fallback's case)."""
+    try:
+        ours = _with_tables(text)
+    except lalr.NoParse:
+        with pytest.raises(UnexpectedInput):
+            _lark("basic").parse(text)
         return False
-    assert fast == _built("contextual", text)
+    assert ours == _with_lark("basic", text)
+    assert ours == _with_lark("contextual", text)
     return True
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_fast_lexer_gives_the_contextual_parsers_tree_for_every_valid_file(path):
-    assert _same_or_fast_fails(path.read_text("utf-8"))
+def test_the_tables_give_larks_ast_and_comments_for_every_valid_file(path):
+    assert _tables_agree_or_both_fail(path.read_text("utf-8"))
 
 
 @settings(max_examples=150, deadline=None)
 @given(grammatical_programs)
-def test_the_fast_lexer_agrees_on_generated_programs_or_leaves_them_to_the_contextual_one(text):
+def test_the_tables_give_larks_ast_and_comments_for_generated_programs(text):
     try:
-        _parser("contextual").parse(text)
+        _lark("contextual").parse(text)
     except UnexpectedInput:
         return  # errors are the contextual parser's alone (the corpus goldens pin them)
-    _same_or_fast_fails(text)
+    _tables_agree_or_both_fail(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(mutated_programs())
+def test_the_tables_parse_a_mutated_program_exactly_where_lark_does(text):
+    _tables_agree_or_both_fail(text)
 
 
 def _contextual_only(text: str):
-    """`parse` as it was before the fast lexer: the contextual parser alone."""
+    """`parse` with Lark's contextual parser alone, as before the tables."""
     import rubriclang.syntax.parser as parser
 
-    def contextual(chunk, path):
-        build = parser._BUILDER.begin(path)
-        return parser._lark().parse(chunk), build.finish()
+    def contextual(chunk, path, decls, comments, diagnostics):
+        return larkparse.parse_chunk(chunk, path, parser._BUILDER, decls, comments, diagnostics)
 
-    saved = parser._build
-    parser._build = contextual
+    saved = parser._parse_chunk
+    parser._parse_chunk = contextual
     try:
         return parse(text)
     finally:
-        parser._build = saved
+        parser._parse_chunk = saved
 
 
 @settings(max_examples=150, deadline=None)
@@ -82,9 +114,9 @@ def test_parse_results_and_diagnostics_are_the_contextual_parsers_alone(text):
     assert attrs.asdict(result) == attrs.asdict(expected)
 
 
-def test_keywords_used_as_names_parse_through_the_contextual_lexer():
+def test_keywords_used_as_names_parse_through_the_contextual_parser():
     text = (ROOT / "tests/review/graphs/end_and_quotes.rbg").read_text("utf-8")
-    assert not _same_or_fast_fails(text)  # `node` as a criterion name: a keyword to one regex
+    assert not _tables_agree_or_both_fail(text)  # `node` as a criterion name: a keyword to one regex
     result = parse(text)
     assert result.diagnostics == () and attrs.asdict(result) == attrs.asdict(_contextual_only(text))
     assert {"node", "class", "graph"} <= {d.name.value for d in result.module.decls if hasattr(d, "name")}
@@ -115,8 +147,7 @@ _LITERAL_TOKENS = {"STRING": "String", "LONG_STRING": "String", "NUMBER": "Numbe
 
 
 def _tree_spans(text: str) -> Counter:
-    grammar = resources.files("rubriclang.grammar").joinpath("rubric.lark").read_text("utf-8")
-    tree = Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True).parse(text)
+    tree = Lark(larkparse.grammar(), parser="lalr", propagate_positions=True, maybe_placeholders=True).parse(text)
     spans: Counter = Counter()
     for sub in tree.iter_subtrees():
         if sub.data in _TREE_RULES:
@@ -170,34 +201,44 @@ def test_every_span_of_a_generated_program_is_the_one_lark_gives_its_own_tree(te
         assert _ast_spans(result.module) == _tree_spans(text)
 
 
-def _tokens(lexer_class, text: str):
-    """Every token `lexer_class` gives `text` (comments too, through the callback), with every
-    position; or the error's class where it stops."""
+def _lark_tokens(text: str):
+    """Every token Lark's basic lexer gives `text` (comments too, through the callback), with every
+    position; or `NoParse` where it stops."""
     from lark.lexer import LexerState
     from lark.utils import TextSlice
 
-    conf = copy(_parser("basic").lexer_conf)
-    seen = []
+    conf = copy(_lark("basic").lexer_conf)
+    seen: list = []
     conf.callbacks = {"COMMENT": lambda t: seen.append(t) or t}
-
-    def shape(t):
-        return (t.type, str(t), t.start_pos, t.line, t.column, t.end_line, t.end_column, t.end_pos)
-
     try:
-        for t in lexer_class(conf).lex(LexerState(TextSlice.cast_from(text)), None):
+        for t in BasicLexer(conf).lex(LexerState(TextSlice.cast_from(text)), None):
             seen.append(t)
-    except UnexpectedInput as exc:
-        seen.append(type(exc))
-    return [s if isinstance(s, type) else shape(s) for s in seen]
+    except UnexpectedInput:
+        seen.append(lalr.NoParse)
+    return [s if s is lalr.NoParse else _shape(s) for s in seen]
+
+
+def _table_tokens(text: str):
+    """The same of the tables' lexer, comments in order among the tokens."""
+    comments: list = []
+    seen: list = []
+    try:
+        for t in lalr.lex(text, comments):
+            seen += [*comments, t]
+            comments.clear()
+        seen += comments
+    except lalr.NoParse:
+        seen += [*comments, lalr.NoParse]
+    return [s if s is lalr.NoParse else _shape(s) for s in seen]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_fast_lexer_gives_lark_basic_lexers_tokens_for_every_valid_file(path):
+def test_the_tables_lexer_gives_lark_basic_lexers_tokens_for_every_valid_file(path):
     text = path.read_text("utf-8")
-    assert _tokens(FastBasicLexer, text) == _tokens(BasicLexer, text)
+    assert _table_tokens(text) == _lark_tokens(text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(mutated_programs())
-def test_the_fast_lexer_gives_lark_basic_lexers_tokens_or_fails_where_it_does(text):
-    assert _tokens(FastBasicLexer, text) == _tokens(BasicLexer, text)
+def test_the_tables_lexer_gives_lark_basic_lexers_tokens_or_fails_where_it_does(text):
+    assert _table_tokens(text) == _lark_tokens(text)

@@ -1,8 +1,8 @@
 """The AST, built inside the LALR parse: one method per grammar rule.
 
-`AstBuilder` is the parser's inline transformer (Lark's `transformer=`): the
-parser calls a rule's method with the rule's children as it reduces it, so no
-parse tree is built and walked afterwards. Every token is kept
+`AstBuilder` is the parsers' inline transformer (Lark's `transformer=`, and
+`lalr.Parser`'s): a parser calls a rule's method with the rule's children as it
+reduces it, so no parse tree is built and walked afterwards. Every token is kept
 (`keep_all_tokens`), so each rule's children lie at fixed places, and a
 rule's span runs from its first child's start to its last child's end,
 keywords and brackets included: what Lark's `propagate_positions` computes
@@ -16,12 +16,11 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from lark import Token
-
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
 from rubriclang.syntax import ast
+from rubriclang.syntax.lalr import Token
 from rubriclang.syntax.strings import BadEscape, decode
 
 # How deeply lists and maps may nest. The parser has no limit, but what walks
@@ -31,6 +30,10 @@ from rubriclang.syntax.strings import BadEscape, decode
 MAX_NESTING = 64
 
 # A rule's children: every token, built AST nodes, None for absent `[...]`.
+# Tokens are `lalr.Token`s, or Lark's own where Lark's parser parsed the text:
+# both are str with the same attributes, and nothing else among the children is a str.
+# Tested with `_TOKEN`, untyped, so that mypy leaves a tested child of either kind `Any`.
+_TOKEN: Any = str
 _Children = list[Any]
 _Decls = list[ast.Decl]
 _LITERALS = frozenset({"STRING", "LONG_STRING", "NUMBER"})
@@ -77,30 +80,25 @@ class _Current(threading.local):
         self.build = Build("<input>")
 
 
-# Compared by identity, untyped: the lexer sets every position, which Lark types optional.
-_TOKEN: Any = Token
-
-
 def _span(path: str, first: Any, last: Any) -> Span:
     """From the start of `first` to the end of `last` (tokens or AST nodes)."""
-    if first.__class__ is _TOKEN:
+    if isinstance(first, _TOKEN):
         line, column = first.line, first.column
     else:
         s = first.span
         line, column = s.line, s.column
-    if last.__class__ is _TOKEN:
+    if isinstance(last, _TOKEN):
         return Span(path, line, column, last.end_line, last.end_column)
     s = last.span
     return Span(path, line, column, s.end_line, s.end_column)
 
 
-def _tok_span(path: str, tok: Any) -> Span:
-    # `Any`: the lexer sets every position (Lark types them optional).
+def _tok_span(path: str, tok: Token) -> Span:
     return Span(path, tok.line, tok.column, tok.end_line, tok.end_column)
 
 
 class AstBuilder:
-    """Builds `ast` nodes; with the parser, the only place that sees Lark tokens."""
+    """Builds `ast` nodes; with the parsers, the only place that sees tokens."""
 
     def __init__(self) -> None:
         self._current = _Current()
@@ -115,7 +113,7 @@ class AstBuilder:
 
     def _value(self, b: Build, v: Any) -> Any:
         """A value child: string and number tokens become AST values."""
-        if v.__class__ is Token and v.type in _LITERALS:
+        if isinstance(v, _TOKEN) and v.type in _LITERALS:
             return self._string(b, v) if v.type != "NUMBER" else self._number(b.path, v)
         return v
 
@@ -156,7 +154,7 @@ class AstBuilder:
     def port(self, c: _Children) -> ast.PortArg:
         path = self._current.build.path
         name, target = c[0], c[2]
-        if target.__class__ is Token:
+        if isinstance(target, _TOKEN):
             return ast.PortArg(
                 self._name(path, name), (self._name(path, target),), False, span=_span(path, name, target)
             )
@@ -221,7 +219,6 @@ class AstBuilder:
         try:
             value, triple = decode(str(tok))
         except BadEscape as exc:
-            assert tok.line is not None and tok.column is not None  # set by the lexer
             line, col = _offset_position(str(tok), tok.line, tok.column, exc.offset)
             span = Span(b.path, line, col, line, col + len(exc.sequence))
             if exc.sequence == "\\u":
