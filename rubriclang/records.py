@@ -1,9 +1,8 @@
-"""`frozen`: `attrs.frozen` with one `__repr__` shared by every class, for
-the classes a cold `rbg check` creates.
+"""`frozen`: `attrs.frozen` with one `__repr__` shared by every class.
 
 attrs writes and compiles Python source for each class it makes; the
 `__repr__` (with its guard against recursion) is the largest part of that
-source, about half the compile time, and a cold check creates some 50
+source, about half the compile time, and a cold `rbg check` creates some 50
 classes. Here every class gets the same `__repr__`, which reads the fields
 as attrs's generated one does, and writes exactly what attrs would
 (`Name(value='x')`, fields with `repr=False` left out, a field's own `repr`
@@ -12,8 +11,10 @@ callable used, `...` for an object inside its own repr). `__init__`,
 called often; a repr is for people). A class that defines `__repr__` keeps
 its own.
 
-Type checkers see `attrs.frozen` itself, so attrs's mypy plugin types these
-classes as it types any other.
+Any frozen attrs class may use it; every class a cold `rbg check` creates
+does (tests/test_records.py holds the check path to that). Type checkers
+see `attrs.frozen` itself, so attrs's mypy plugin types these classes as it
+types any other.
 """
 
 from __future__ import annotations
