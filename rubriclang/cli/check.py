@@ -14,9 +14,8 @@ import click
 from rubriclang.catalog import CatalogError
 from rubriclang.checker import check_source
 from rubriclang.cli.inputs import InputError, read_sources
-from rubriclang.diagnostics import sorted_diagnostics
+from rubriclang.diagnostics import FORMATS, sorted_diagnostics
 from rubriclang.diagnostics.codes import registry
-from rubriclang.diagnostics.render import FORMATS, render
 from rubriclang.safetext import unguarded
 
 
@@ -82,7 +81,11 @@ def check(paths, fmt, select, ignore, strict, color, stdin_filename) -> None:
 
     if color is None:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    out = render(fmt, diagnostics, sources=texts, color=color)
+    out = ""
+    if diagnostics or fmt != "text":  # clean files in text are the summary alone: no renderer to import
+        from rubriclang.diagnostics.render import render
+
+        out = render(fmt, diagnostics, sources=texts, color=color)
     if fmt == "text":
         out += summary(diagnostics, len(sources)) + "\n"
     # Coloured text carries its own escape codes, past the stream guard

@@ -20,6 +20,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Mapping
 
+from rubriclang.diagnostics import FORMATS
 from rubriclang.diagnostics.diagnostic import Diagnostic
 from rubriclang.safetext import REPLACEMENT, is_unsafe, one_line, printable
 
@@ -260,8 +261,6 @@ def _gh_property(text: str) -> str:
 
 
 # -- dispatch -----------------------------------------------------------------
-
-FORMATS = ("text", "json", "sarif", "github")
 
 
 def render(
