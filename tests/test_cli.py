@@ -369,6 +369,15 @@ def test_a_clean_check_imports_nothing_it_does_not_need(write):
     assert unneeded == set()
 
 
+def test_fmt_check_of_a_formatted_file_imports_no_diff_or_random_machinery(write):
+    # difflib serves --diff alone, and temporary names come from os.urandom
+    # (secrets would import hashlib and random): none of it for --check.
+    path = write("good.rbg", GOOD)
+    modules = _imported("fmt", "--check", path)
+    assert "rubriclang.fmt" in modules  # the measurement itself works
+    assert modules & {"difflib", "secrets", "hashlib", "random", "lark", "tomllib", "json"} == set()
+
+
 _VIEWER = ("starlette", "uvicorn", "jinja2")
 
 
