@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 
@@ -85,7 +84,7 @@ def _temporary(folder: str, name: str) -> tuple[int, str]:
     """A new file next to `name`, created with mode 0666 so that the kernel
     applies the umask (tempfile.mkstemp would make it 0600)."""
     while True:
-        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
+        tmp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}.tmp")
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
         except FileExistsError:

@@ -354,6 +354,30 @@ def test_check_and_fmt_do_not_import_network_or_audit_code(write, command):
     assert not _viewer_modules(modules)
 
 
+def test_a_clean_check_imports_nothing_it_does_not_need(write):
+    # Each of these cost a cold `rbg check` milliseconds: Lark (the generated
+    # tables parse a valid file), TOML (cached), hashing and resource readers
+    # (the caches and data files are read without them), JSON and the
+    # renderers (a clean text check prints the summary alone), entry points
+    # (plugins only for a name the standard catalog lacks).
+    path = write("good.rbg", GOOD)
+    run_script("check", path)  # fills the TOML cache when it is cold
+    modules = _imported("check", path)
+    assert "rubriclang.checker" in modules  # the measurement itself works
+    unneeded = {m for m in modules if m.split(".")[0] in ("lark", "tomllib", "hashlib", "json")}
+    unneeded |= modules & {"importlib.resources", "importlib.metadata", "rubriclang.diagnostics.render"}
+    assert unneeded == set()
+
+
+def test_fmt_check_of_a_formatted_file_imports_no_diff_or_random_machinery(write):
+    # difflib serves --diff alone, and temporary names come from os.urandom
+    # (secrets would import hashlib and random): none of it for --check.
+    path = write("good.rbg", GOOD)
+    modules = _imported("fmt", "--check", path)
+    assert "rubriclang.fmt" in modules  # the measurement itself works
+    assert modules & {"difflib", "secrets", "hashlib", "random", "lark", "tomllib", "json"} == set()
+
+
 _VIEWER = ("starlette", "uvicorn", "jinja2")
 
 

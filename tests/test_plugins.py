@@ -250,3 +250,34 @@ readout pointwise { output = bool }
     judge = JudgeInfo(graph, "pointwise", "binary", BOOL, True, frozenset({"response"}))
     sink = _threshold_sink(judge)
     assert sink is not None and sink.name == "ok"
+
+
+def test_a_plugin_that_is_a_module_not_a_package_is_a_catalog_error(tmp_path, monkeypatch):
+    (tmp_path / "flat_plugin.py").write_text(PLUGIN_PY)
+    (tmp_path / "operators.toml").write_text(PLUGIN_TOML)  # beside it, which is not inside a package
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(loader, "_plugins", lambda: [_EntryPoint("flat", "flat_plugin")])
+    loader.load_catalog.cache_clear()
+    try:
+        with pytest.raises(loader.CatalogError, match=r"catalog plugin `flat` \(flat_plugin\) is not a package"):
+            loader.load_catalog()
+    finally:
+        loader.load_catalog.cache_clear()
+        sys.modules.pop("flat_plugin", None)
+
+
+def test_a_zipped_plugin_package_loads_its_toml_from_the_archive(tmp_path, monkeypatch):
+    import zipfile
+
+    archive = tmp_path / "plugins.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("zip_plugin/__init__.py", PLUGIN_PY)
+        zf.writestr("zip_plugin/operators.toml", PLUGIN_TOML)
+    monkeypatch.syspath_prepend(str(archive))
+    monkeypatch.setattr(loader, "_plugins", lambda: [_EntryPoint("zipped", "zip_plugin")])
+    loader.load_catalog.cache_clear()
+    try:
+        assert loader.load_catalog().operators["transform.square"].source == "plugin zipped"
+    finally:
+        loader.load_catalog.cache_clear()
+        sys.modules.pop("zip_plugin", None)

@@ -57,3 +57,29 @@ def test_quick_exit_reports_a_failed_flush_with_status_120(tmp_path, monkeypatch
     main_module.quick_exit(0)
     main_module.quick_exit(1)
     assert statuses == [120, 1]
+
+
+GC_PROGRAM = """
+import atexit, gc, sys
+atexit.register(lambda: sys.stderr.write("collector on: %s\\n" % gc.isenabled()))
+sys.argv = ["rbg", *{argv!r}]
+from rubriclang.cli.main import main
+main()
+"""
+
+
+def _collector_at_exit(*argv) -> str:
+    code = GC_PROGRAM.format(argv=list(argv))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return proc.stderr.strip().splitlines()[-1]
+
+
+def test_a_quick_exit_command_runs_without_the_cyclic_collector(tmp_path):
+    rubric = tmp_path / "ok.rbg"
+    rubric.write_text(GOOD)
+    assert _collector_at_exit("check", str(rubric)) == "collector on: False"
+
+
+def test_a_long_running_command_gets_the_cyclic_collector_back_once_imported():
+    # `cache --help` imports its command as `run` or `lsp` would: from then on the collector is on.
+    assert _collector_at_exit("cache", "--help") == "collector on: True"

@@ -1,5 +1,6 @@
-"""The on-disk cache of packaged TOML data: keyed by content, data only, kept
-in a private folder, rebuilt when missing or damaged, never an error."""
+"""The on-disk cache of packaged TOML data: keyed by content (and used only
+for the texts it was parsed from), data only, kept in a private folder,
+rebuilt when missing or damaged, never an error."""
 
 from __future__ import annotations
 
@@ -55,8 +56,18 @@ def test_a_damaged_or_foreign_cache_file_is_rebuilt(damage):
     parse, calls = counting([{"a": 1}])
     assert tomlcache.cached_parse(("a = 1",), parse) == [{"a": 1}]
     assert calls == [1]
-    with open(path, "rb") as fh:
-        assert marshal.load(fh) == [{"a": 1}]
+    assert tomlcache.cached_parse(("a = 1",), parse) == [{"a": 1}]  # from the rebuilt file
+    assert calls == [1]
+
+
+def test_a_cache_file_of_other_texts_under_the_same_name_is_not_used():
+    # As after a CRC collision: the file's name fits, the texts it was parsed from do not.
+    parse, _ = counting([{"a": 1}])
+    tomlcache.cached_parse(("a = 1",), parse)
+    os.replace(tomlcache.cache_path(("a = 1",)), tomlcache.cache_path(("a = 2",)))
+    parse, calls = counting([{"a": 2}])
+    assert tomlcache.cached_parse(("a = 2",), parse) == [{"a": 2}]
+    assert calls == [1]
 
 
 def test_the_cache_lives_in_a_private_folder_of_the_users_cache_directory(cache_home):

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from rubriclang.catalog.rules import Rule
 from rubriclang.catalog.types import JType
+from rubriclang.records import frozen
 
 Ports = dict[str, Any]
 # An operator's reference semantics: the node's inputs by port (`value` ports
@@ -26,7 +25,7 @@ Ports = dict[str, Any]
 OpFn = Callable[[Ports, dict[str, Any], dict[str, JType]], Any]
 
 
-@attrs.frozen
+@frozen
 class PlanSite:
     """One application of an operator, as the plan compiler sees it."""
 
@@ -42,7 +41,7 @@ class PlanSite:
 PlanTemplate = Callable[[PlanSite], "tuple[str, dict[str, Any]] | None"]
 
 
-@attrs.frozen
+@frozen
 class OperatorImpl:
     """An operator's behaviour: its function, its output-type rule and,
     optionally, a plan template.
@@ -63,7 +62,7 @@ class OperatorImpl:
     traits: frozenset[str] = frozenset()
 
 
-@attrs.frozen
+@frozen
 class ProcedureImpl:
     """A procedure's behaviour beyond its parameter specs; every hook is optional.
 

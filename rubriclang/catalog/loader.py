@@ -17,12 +17,12 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Mapping
-from importlib import resources
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from rubriclang import packaged
 from rubriclang.catalog.entries import OperatorImpl, ProcedureImpl
 from rubriclang.catalog.model import (
     BlockSpec,
@@ -32,11 +32,11 @@ from rubriclang.catalog.model import (
     param_from_dict,
     port_from_dict,
 )
+from rubriclang.records import frozen
 from rubriclang.tomlcache import cached_parse
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
-    from importlib.resources.abc import Traversable
 
 _Spec = TypeVar("_Spec", OperatorSpec, ProcedureSpec)
 
@@ -49,7 +49,7 @@ class CatalogError(Exception):
     """A catalog (usually a plugin's) is malformed or clashes with another."""
 
 
-@attrs.frozen
+@frozen
 class Catalog:
     """Everything the checker and its followers know about names in a graph."""
 
@@ -68,16 +68,21 @@ class Catalog:
         return spec.hooks if spec is not None else _NO_HOOKS
 
 
-def _read_text(root: Traversable, name: str) -> str | None:
-    f = root.joinpath(name)
-    return f.read_text("utf-8") if f.is_file() else None
+def _read_text(package: ModuleType, name: str) -> str | None:
+    """The file's text; None when the package has none (a plugin may hold
+    only one of the two files)."""
+    try:
+        return packaged.read_text(package, name)
+    except FileNotFoundError:
+        return None
 
 
-def _parse_toml(text: str | None, root: Traversable, name: str) -> dict[str, Any]:
+def _parse_toml(text: str | None, package: ModuleType, name: str) -> dict[str, Any]:
     import tomllib  # only when the catalog cache misses
 
     if text is None:
         return {}
+    root = packaged.folder(package)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -88,20 +93,21 @@ def _parse_toml(text: str | None, root: Traversable, name: str) -> dict[str, Any
     return data
 
 
-def _read_toml(root: Traversable, name: str) -> dict[str, Any]:
-    return _parse_toml(_read_text(root, name), root, name)
+def _read_toml(package: ModuleType, name: str) -> dict[str, Any]:
+    return _parse_toml(_read_text(package, name), package, name)
 
 
 def _standard_data() -> list[dict[str, Any]]:
     """The standard operators, procedures and blocks files, parsed (through
     the catalog cache)."""
+    standard = importlib.import_module(STANDARD)
     files = (
-        (resources.files(STANDARD), "operators.toml"),
-        (resources.files(STANDARD), "procedures.toml"),
-        (resources.files("rubriclang.catalog"), "blocks.toml"),
+        (standard, "operators.toml"),
+        (standard, "procedures.toml"),
+        (importlib.import_module("rubriclang.catalog"), "blocks.toml"),
     )
-    texts = tuple(_read_text(root, name) for root, name in files)
-    return cached_parse(texts, lambda: [_parse_toml(t, root, name) for t, (root, name) in zip(texts, files)])
+    texts = tuple(_read_text(package, name) for package, name in files)
+    return cached_parse(texts, lambda: [_parse_toml(t, pkg, name) for t, (pkg, name) in zip(texts, files)])
 
 
 def _operators(data: dict[str, Any], source: str) -> dict[str, OperatorSpec]:
@@ -207,10 +213,13 @@ def load_catalog(plugins: bool = True) -> Catalog:
     for ep in _plugins() if plugins else ():
         try:
             module = ep.load()
-            root = resources.files(module)
         except Exception as exc:  # a broken plugin must not look like a broken rubric
             raise CatalogError(f"cannot load catalog plugin `{ep.name}` ({ep.value}): {exc}") from None
-        data = (_read_toml(root, "operators.toml"), _read_toml(root, "procedures.toml"))
+        if not isinstance(module, ModuleType) or not hasattr(module, "__path__"):
+            raise CatalogError(
+                f"catalog plugin `{ep.name}` ({ep.value}) is not a package (its TOML files live in a package)"
+            )
+        data = (_read_toml(module, "operators.toml"), _read_toml(module, "procedures.toml"))
         _load_package(module, f"plugin {ep.name}", data, operators, procedures)
     blocks = {
         name: BlockSpec(name, d["summary"], tuple(param_from_dict(p) for p in d["params"]))

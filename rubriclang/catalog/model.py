@@ -7,9 +7,10 @@ from typing import Any
 import attrs
 
 from rubriclang.catalog.entries import ProcedureImpl
+from rubriclang.records import frozen
 
 
-@attrs.frozen
+@frozen
 class PortSpec:
     """A named input of an operator: the kinds it accepts and its arity."""
 
@@ -32,7 +33,7 @@ class PortSpec:
         return f"{self.name}: [{kinds}...]" if self.variadic else f"{self.name}: {kinds}"
 
 
-@attrs.frozen
+@frozen
 class ParamSpec:
     """A parameter: its type, default or requiredness, and constraints."""
 
@@ -56,7 +57,7 @@ class ParamSpec:
         return self.type
 
 
-@attrs.frozen
+@frozen
 class OperatorSpec:
     name: str
     kind: str
@@ -85,7 +86,7 @@ class OperatorSpec:
         return f"{self.name}({ports})"
 
 
-@attrs.frozen
+@frozen
 class ProcedureSpec:
     name: str
     summary: str
@@ -102,7 +103,7 @@ class ProcedureSpec:
     hooks: ProcedureImpl = attrs.field(factory=ProcedureImpl, eq=False, repr=False)
 
 
-@attrs.frozen
+@frozen
 class BlockSpec:
     """The `rubric` header, the `contract`, or a readout mode."""
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import attrs
-
 from rubriclang.catalog.types import JType
+from rubriclang.records import frozen
 
 
-@attrs.frozen
+@frozen
 class RuleInput:
     """What a rule sees: the input types by port (in slot order) and the params."""
 

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from rubriclang.records import frozen
+
 NUMERIC = ("ordinal", "score")
 
 
@@ -37,7 +39,7 @@ def fmt_value(v: object) -> str:
     return str(v)
 
 
-@attrs.frozen
+@frozen
 class JType:
     """A judgment type. Intervals are closed; `optional` admits an absent value."""
 

@@ -27,12 +27,13 @@ from rubriclang.checker.prompts import PromptChecker
 from rubriclang.checker.readouts import check_reachability, check_readouts, sink_of
 from rubriclang.checker.values import CheckedBlock
 from rubriclang.diagnostics import Diagnostic, sorted_diagnostics
+from rubriclang.records import frozen
 from rubriclang.syntax import ast
 
 __all__ = ["CheckResult", "CriterionCheck", "check"]
 
 
-@attrs.frozen
+@frozen
 class CheckResult:
     """The checked graph (None when there are errors) and every diagnostic."""
 

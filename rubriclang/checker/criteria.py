@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
 from rubriclang.catalog import Catalog, JType
 from rubriclang.checker.graph import Criterion
 from rubriclang.checker.lookup import Lookup, unknown_spec
@@ -17,6 +15,7 @@ from rubriclang.checker.values import CheckedBlock, check_block, type_from_ast
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
+from rubriclang.records import frozen
 from rubriclang.syntax import ast
 
 
@@ -28,7 +27,7 @@ def param_span(d: ast.CriterionDecl | ast.NodeDecl, name: str) -> Span:
     return d.procedure.span if isinstance(d, ast.CriterionDecl) else d.operator.span
 
 
-@attrs.frozen
+@frozen
 class CriterionCheck:
     """What a procedure's `check` hook sees of one criterion, and how it reports."""
 
@@ -52,7 +51,7 @@ class CriterionCheck:
         return tuple(e.key for e in value.entries) if isinstance(value, ast.MapValue) else ()
 
 
-@attrs.frozen
+@frozen
 class CheckedCriterion:
     """One criterion, checked: None when it has errors that stop its type
     from being known; its parameter block when the procedure is known."""

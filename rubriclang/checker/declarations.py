@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from rubriclang.catalog import Catalog, JType
 from rubriclang.checker.values import CheckedBlock, check_block, suggest
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
+from rubriclang.records import frozen
 from rubriclang.syntax import ast
 
 Decl = ast.CriterionDecl | ast.NodeDecl
@@ -22,7 +21,7 @@ def file_span(path: str) -> Span:
     return Span(path, 1, 1, 1, 1)
 
 
-@attrs.frozen
+@frozen
 class Declarations:
     """The module's declarations, sorted by what they are. `decls` holds the
     first criterion or node of each name, in source order."""

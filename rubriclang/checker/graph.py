@@ -12,11 +12,12 @@ import attrs
 
 from rubriclang.catalog.types import JType
 from rubriclang.diagnostics.span import Span
+from rubriclang.records import frozen
 
 _span = attrs.field(eq=False, repr=False, kw_only=True, default=None)
 
 
-@attrs.frozen
+@frozen
 class PromptSource:
     """A criterion's own prompt template: its text (part of the criterion's
     meaning and hash), the path it was read from as written in the `.rbg`
@@ -30,7 +31,7 @@ class PromptSource:
     rewritten_from: str | None = attrs.field(default=None, kw_only=True)
 
 
-@attrs.frozen
+@frozen
 class Criterion:
     """A criterion node: one judgment per candidate, from a procedure."""
 
@@ -42,7 +43,7 @@ class Criterion:
     prompt: PromptSource | None = attrs.field(default=None, kw_only=True)
 
 
-@attrs.frozen
+@frozen
 class Operator:
     """An operator node; `ports` maps each port to its ordered slots (node names)."""
 
@@ -63,7 +64,7 @@ class Operator:
 Node = Criterion | Operator
 
 
-@attrs.frozen
+@frozen
 class PointwiseReadout:
     output: JType
     quantize: str
@@ -71,7 +72,7 @@ class PointwiseReadout:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class PairwiseReadout:
     epsilon: float
     resolve: str
@@ -81,7 +82,7 @@ class PairwiseReadout:
 Readout = PointwiseReadout | PairwiseReadout
 
 
-@attrs.frozen
+@frozen
 class CheckedGraph:
     """A well-typed rubric graph, ready to run.
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import attrs
-
 from rubriclang.catalog import JType
 from rubriclang.catalog.rules import RuleInput
 from rubriclang.catalog.types import fmt_num
@@ -16,10 +14,11 @@ from rubriclang.checker.declarations import Decl
 from rubriclang.checker.nodes import NodeShape
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
+from rubriclang.records import frozen
 from rubriclang.syntax import ast
 
 
-@attrs.frozen
+@frozen
 class Inferred:
     """The type of every criterion and node that has one; the rest are broken."""
 

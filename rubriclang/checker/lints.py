@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 
-import attrs
-
 from rubriclang.catalog import Catalog, JType
 from rubriclang.catalog.model import OperatorSpec, ParamSpec
 from rubriclang.catalog.types import BOOL, fmt_num, fmt_value
@@ -26,10 +24,11 @@ from rubriclang.checker.values import CheckedBlock
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import CodeInfo, make, registry
 from rubriclang.diagnostics.span import Span
+from rubriclang.records import frozen
 from rubriclang.syntax import ast
 
 
-@attrs.frozen
+@frozen
 class LintContext:
     """What the lints see of a checked module: its criteria and nodes, the
     criteria that checked, the types inferred, the names with errors, every
@@ -46,7 +45,7 @@ class LintContext:
     references: Mapping[str, Span]
 
 
-@attrs.frozen
+@frozen
 class LintRule:
     """One lint: its code and the check that finds its warnings."""
 

@@ -3,18 +3,17 @@ parameters, before any type is known."""
 
 from __future__ import annotations
 
-import attrs
-
 from rubriclang.catalog.model import OperatorSpec, PortSpec
 from rubriclang.checker.declarations import Declarations
 from rubriclang.checker.lookup import Lookup, unknown_spec
 from rubriclang.checker.values import CheckedBlock, check_block, suggest
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
+from rubriclang.records import frozen
 from rubriclang.syntax import ast
 
 
-@attrs.frozen
+@frozen
 class NodeShape:
     """What the shape pass found of one node: the declared names it reads (in
     port order, each edge once per reference), its parameter block when its

@@ -6,16 +6,15 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 
-import attrs
-
 from rubriclang.checker.declarations import Decl
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
+from rubriclang.records import frozen
 
 Edges = Mapping[str, Sequence[str]]  # node -> the nodes it reads
 
 
-@attrs.frozen
+@frozen
 class Order:
     """Every node outside a cycle, each after what it reads (source order among
     independent ones), and each cycle's nodes in source order."""

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import attrs
-
 from rubriclang.catalog import Catalog, JType
 from rubriclang.catalog.model import OperatorSpec
 from rubriclang.catalog.types import fmt_num
@@ -16,6 +14,7 @@ from rubriclang.checker.inference import Inferred
 from rubriclang.checker.values import CheckedBlock, check_block, suggest
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
+from rubriclang.records import frozen
 from rubriclang.syntax import ast
 
 
@@ -86,7 +85,7 @@ def check_reachability(
             )
 
 
-@attrs.frozen
+@frozen
 class CheckedReadouts:
     """The readouts by mode, and the blocks checked on the way."""
 

@@ -7,13 +7,12 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, Protocol
 
-import attrs
-
 from rubriclang.catalog.model import ParamSpec
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.diagnostic import Diagnostic
 from rubriclang.diagnostics.span import Span
+from rubriclang.records import frozen
 from rubriclang.syntax import ast
 from rubriclang.syntax.strings import quote
 
@@ -444,7 +443,7 @@ def _check_range(spec: ParamSpec, value: object, v: ast.Value, diags: list[Diagn
             raise _Bad
 
 
-@attrs.frozen
+@frozen
 class CheckedBlock:
     """A parameter block, checked: every parameter's value (defaults filled in;
     a bad or missing required one is left out), the names that failed (so

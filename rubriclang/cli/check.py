@@ -14,21 +14,20 @@ import click
 from rubriclang.catalog import CatalogError
 from rubriclang.checker import check_source
 from rubriclang.cli.inputs import InputError, read_sources
-from rubriclang.diagnostics import sorted_diagnostics
+from rubriclang.diagnostics import FORMATS, sorted_diagnostics
 from rubriclang.diagnostics.codes import registry
-from rubriclang.diagnostics.render import FORMATS, render
 from rubriclang.safetext import unguarded
 
 
 def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     """`--select`/`--ignore`: comma-separated codes or prefixes, each known."""
-    known = registry()
     out = []
     for value in values:
         for code in (c.strip().upper() for c in value.split(",")):
             if not code:
                 continue
-            if not any(k.startswith(code) for k in known):
+            # The registry is read only when a code is given: a plain check needs none.
+            if not any(k.startswith(code) for k in registry()):
                 raise click.BadParameter(
                     f"`{code}` is not a diagnostic code or prefix of one (see `rbg explain --list`)"
                 )
@@ -82,7 +81,11 @@ def check(paths, fmt, select, ignore, strict, color, stdin_filename) -> None:
 
     if color is None:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    out = render(fmt, diagnostics, sources=texts, color=color)
+    out = ""
+    if diagnostics or fmt != "text":  # clean files in text are the summary alone: no renderer to import
+        from rubriclang.diagnostics.render import render
+
+        out = render(fmt, diagnostics, sources=texts, color=color)
     if fmt == "text":
         out += summary(diagnostics, len(sources)) + "\n"
     # Coloured text carries its own escape codes, past the stream guard

@@ -9,7 +9,6 @@ Exit status: 0 done, 1 a file was refused (or, with `--check`, would change),
 
 from __future__ import annotations
 
-import difflib
 import sys
 
 import click
@@ -62,6 +61,8 @@ def fmt(paths, check_only, diff, stdin_filename) -> None:
 
 def unified_diff(path: str, before: str, after: str) -> str:
     """A unified diff of one file's formatting, as `--diff` prints it."""
+    import difflib  # only for --diff
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),

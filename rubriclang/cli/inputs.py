@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import sys
 
-import attrs
 import click
 
 from rubriclang.errors import LocatedError, decode_utf8
+from rubriclang.records import frozen
 
 STDIN = "-"
 
@@ -32,7 +32,7 @@ class InputError(click.ClickException):
             click.echo(f"Error: {problem}", err=True)
 
 
-@attrs.frozen
+@frozen
 class Source:
     """One input: the path shown in diagnostics, where it came from, its text."""
 

@@ -3,4 +3,8 @@
 from rubriclang.diagnostics.diagnostic import Diagnostic, Severity, sorted_diagnostics
 from rubriclang.diagnostics.span import Span
 
-__all__ = ["Diagnostic", "Severity", "Span", "sorted_diagnostics"]
+# The output formats of `rubriclang.diagnostics.render.render` (here, so that
+# `rbg check` can offer them without importing the renderers).
+FORMATS = ("text", "json", "sarif", "github")
+
+__all__ = ["FORMATS", "Diagnostic", "Severity", "Span", "sorted_diagnostics"]

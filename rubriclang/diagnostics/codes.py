@@ -7,16 +7,16 @@ use this one table, so a code's severity and explanation live in one place.
 from __future__ import annotations
 
 import functools
-from importlib import resources
+import sys
 
-import attrs
-
+from rubriclang import packaged
 from rubriclang.diagnostics.diagnostic import Diagnostic, Severity
 from rubriclang.diagnostics.span import Span
+from rubriclang.records import frozen
 from rubriclang.tomlcache import cached_parse
 
 
-@attrs.frozen
+@frozen
 class CodeInfo:
     code: str
     name: str
@@ -44,7 +44,7 @@ GROUPS = {
 @functools.cache
 def registry() -> dict[str, CodeInfo]:
     """Every known code, in code order."""
-    text = resources.files("rubriclang.diagnostics").joinpath("codes.toml").read_text("utf-8")
+    text = packaged.read_text(sys.modules[__package__], "codes.toml")
     (data,) = cached_parse((text,), lambda: [_parse(text)])
     out = {}
     for code, entry in sorted(data.items()):

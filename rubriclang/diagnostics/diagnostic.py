@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import enum
 
-import attrs
-
 from rubriclang.diagnostics.span import Span
+from rubriclang.records import frozen
 
 
 class Severity(str, enum.Enum):  # noqa: UP042 (StrEnum changes str() of a member, which output relies on)
@@ -17,7 +16,7 @@ class Severity(str, enum.Enum):  # noqa: UP042 (StrEnum changes str() of a membe
         return self.value
 
 
-@attrs.frozen
+@frozen
 class Diagnostic:
     """A finding: a stable code, a severity, where, what is wrong, and notes on fixing it."""
 

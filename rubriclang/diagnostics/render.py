@@ -17,10 +17,10 @@ or the environment, so machine formats are byte-stable and can be committed.
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Iterable, Mapping
 
+from rubriclang.diagnostics import FORMATS
 from rubriclang.diagnostics.diagnostic import Diagnostic
 from rubriclang.safetext import REPLACEMENT, is_unsafe, one_line, printable
 
@@ -134,6 +134,8 @@ def _char_width(ch: str) -> int:
 
 def render_json(diagnostics: Iterable[Diagnostic]) -> str:
     """A JSON array of diagnostics (see the module docstring for its keys)."""
+    import json  # only for machine formats: `rbg check` prints text by default
+
     items = [
         {
             "code": d.code,
@@ -156,6 +158,8 @@ def render_json(diagnostics: Iterable[Diagnostic]) -> str:
 
 def render_sarif(diagnostics: Iterable[Diagnostic], *, tool_version: str) -> str:
     """A SARIF 2.1.0 log of one run. Columns are Unicode code points."""
+    import json  # as in render_json
+
     from rubriclang.diagnostics.codes import registry
 
     diagnostics = list(diagnostics)
@@ -257,8 +261,6 @@ def _gh_property(text: str) -> str:
 
 
 # -- dispatch -----------------------------------------------------------------
-
-FORMATS = ("text", "json", "sarif", "github")
 
 
 def render(

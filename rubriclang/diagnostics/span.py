@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import attrs
+from rubriclang.records import frozen
 
 
-@attrs.frozen(order=True)
+@frozen(order=True)
 class Span:
     """A source range: 1-based lines and columns (in characters), end exclusive."""
 

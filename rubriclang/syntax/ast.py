@@ -10,11 +10,12 @@ from __future__ import annotations
 import attrs
 
 from rubriclang.diagnostics.span import Span
+from rubriclang.records import frozen
 
 _span = attrs.field(eq=False, repr=False, kw_only=True, default=None)
 
 
-@attrs.frozen
+@frozen
 class Name:
     """An identifier as written, with where it was written."""
 
@@ -22,7 +23,7 @@ class Name:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class Dotted:
     """A dotted procedure or operator reference such as `reduce.mean`."""
 
@@ -34,7 +35,7 @@ class Dotted:
         return ".".join(self.parts)
 
 
-@attrs.frozen
+@frozen
 class String:
     value: str
     # Whether it was written triple-quoted: kept for printing, not meaning.
@@ -42,7 +43,7 @@ class String:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class Number:
     value: int | float
     # The digits as written (`0.50`), so the formatter does not rewrite them.
@@ -50,13 +51,13 @@ class Number:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class Bool:
     value: bool
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class Ident:
     """A bare identifier used as a value, e.g. `quantize = nearest`."""
 
@@ -64,26 +65,26 @@ class Ident:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class ListValue:
     items: tuple[Value, ...]
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class Entry:
     key: String | Number | Bool | Ident
     value: Value
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class MapValue:
     entries: tuple[Entry, ...]
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class Call:
     """A constructor applied to values, e.g. `pattern("\\[\\[(\\d+)\\]\\]")`: data
     for the checker, which knows each constructor by name."""
@@ -93,7 +94,7 @@ class Call:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class TypeExpr:
     """`bool`, `ordinal[lo, hi]`, `score[lo, hi]` or `label{a, b}`, optionally `?`."""
 
@@ -108,14 +109,14 @@ class TypeExpr:
 Value = String | Number | Bool | Ident | Call | ListValue | MapValue | TypeExpr
 
 
-@attrs.frozen
+@frozen
 class Param:
     name: Name
     value: Value
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class Block:
     """A `{ name = value ... }` parameter block. An omitted block is empty."""
 
@@ -123,20 +124,20 @@ class Block:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class RubricDecl:
     name: Name
     block: Block
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class ContractDecl:
     block: Block
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class CriterionDecl:
     name: Name
     type: TypeExpr
@@ -145,7 +146,7 @@ class CriterionDecl:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class PortArg:
     """`port: ref` (a single slot) or `port: [a, b]` (ordered slots)."""
 
@@ -155,7 +156,7 @@ class PortArg:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class NodeDecl:
     name: Name
     operator: Dotted
@@ -164,13 +165,13 @@ class NodeDecl:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class SinkDecl:
     target: Name
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class ReadoutDecl:
     mode: Name
     block: Block
@@ -180,7 +181,7 @@ class ReadoutDecl:
 Decl = RubricDecl | ContractDecl | CriterionDecl | NodeDecl | SinkDecl | ReadoutDecl
 
 
-@attrs.frozen
+@frozen
 class Comment:
     """A `# ...` comment; `text` includes the leading `#`."""
 
@@ -188,7 +189,7 @@ class Comment:
     span: Span = _span
 
 
-@attrs.frozen
+@frozen
 class Module:
     """A whole file: its declarations in source order, and its comments."""
 
