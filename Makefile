@@ -39,7 +39,7 @@ editors/vscode/node_modules: editors/vscode/package-lock.json
 	if command -v npm >/dev/null; then cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error; fi
 
 # Static checks: lint, format and types (configured in pyproject.toml).
-LINT_PATHS := rubriclang stdlib_ops tests benchmarks editors scripts
+LINT_PATHS := rubriclang stdlib_ops tests benchmarks editors scripts setup.py
 lint: $(BIN)/rbg
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)

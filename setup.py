@@ -6,4 +6,10 @@ configured in pyproject.toml."""
 
 from setuptools import find_namespace_packages, setup
 
-setup(packages=[*find_namespace_packages(include=["rubriclang", "rubriclang.*"]), "rubriclang.grammar", "rubriclang.stdlib_ops"])
+setup(
+    packages=[
+        *find_namespace_packages(include=["rubriclang", "rubriclang.*"]),
+        "rubriclang.grammar",
+        "rubriclang.stdlib_ops",
+    ]
+)
