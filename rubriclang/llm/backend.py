@@ -36,9 +36,9 @@ from rubriclang.llm.calls import Caller, Usage
 from rubriclang.llm.client import ChatClient, ChatRequest, LLMError, Sampling
 from rubriclang.llm.parsing import ParseResult, parse, weighted_points
 from rubriclang.llm.prompting import Prompt, PromptError, Rendered, nudge, prepare, side_by_side, template_choice
+from rubriclang.memo import IdentityMemo
 
 _TOP_LOGPROBS = 20  # the most OpenAI allows; enough to see every one-digit point
-_PLANS_MAX = 1024
 
 __all__ = ["LLMBackend", "Profile", "Usage"]
 
@@ -110,9 +110,8 @@ class LLMBackend:
             self.callers[None] = self.callers["default"]
         else:
             self.callers[None] = Caller(client, cache, None)
-        # id(criterion) -> (criterion, its _Plan); the criterion is kept
-        # beside its entry, so an id is never mistaken for another's.
-        self._plans: dict[int, tuple[Criterion, _Plan]] = {}
+        # Each criterion's _Plan; bounded for an audit's many variants of a graph.
+        self._plans: IdentityMemo[_Plan] = IdentityMemo(1024)
 
     @property
     def usage(self) -> Usage:
@@ -151,17 +150,13 @@ class LLMBackend:
         return profile.sampling
 
     def _plan(self, crit: Criterion) -> _Plan:
-        hit = self._plans.get(id(crit))
-        if hit is not None and hit[0] is crit:
-            return hit[1]
+        hit = self._plans.get(id(crit), crit)
+        if hit is not None:
+            return hit
         name = crit.params.get("model")
         caller = self.callers.get(name)
         sampling = None if caller is None else self._sampling_for(crit, self.profiles[name])
-        plan = _Plan(caller, sampling, side_by_side(crit))
-        if len(self._plans) >= _PLANS_MAX:  # an audit's many variants of a graph
-            self._plans.clear()
-        self._plans[id(crit)] = (crit, plan)
-        return plan
+        return self._plans.put(id(crit), crit, _Plan(caller, sampling, side_by_side(crit)))
 
     def fingerprint(self, crit: Criterion) -> str | None:
         """The fingerprint this backend's judgments of `crit` will carry

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from rubriclang.llm.client import ChatRequest, Completion, canonical_json, messages_json
+from rubriclang.memo import IdentityMemo
 from rubriclang.paths import user_cache_dir
 
 
@@ -60,9 +61,8 @@ def call_keys(identity: str, model: str | None, request: ChatRequest, profile: s
     return [key, call_key(identity, model, attrs.evolve(request, prompt_digest=None), profile)]
 
 
-# (identity, model, sampling, id(response_format), profile) -> (response_format, before, after)
-_FRAMES: dict[tuple, tuple] = {}
-_FRAMES_MAX = 256
+# (identity, model, sampling, id(response_format), profile) -> (before, after)
+_FRAMES: IdentityMemo[tuple[str, str]] = IdentityMemo(256)
 
 
 def _frame(
@@ -73,9 +73,9 @@ def _frame(
     frame, so an id is never mistaken for another dict's; a criterion's
     format is one dict for the whole run (`prompting.response_format`)."""
     memo = (identity, model, sampling, id(response_format), profile)
-    hit = _FRAMES.get(memo)
-    if hit is not None and hit[0] is response_format:
-        return hit[1], hit[2]
+    hit = _FRAMES.get(memo, response_format)
+    if hit is not None:
+        return hit
     body = ChatRequest((), sampling, response_format).body(model)
     marker = "\x00messages\x00"  # a placeholder the JSON of other fields cannot contain unescaped
     body["messages"] = marker
@@ -85,11 +85,7 @@ def _frame(
     text = canonical_json(key)
     quoted = canonical_json(marker)
     at = text.index(quoted)  # the first: "body" sorts first, and "messages" before every later key in it
-    before, after = text[:at], text[at + len(quoted) :]
-    if len(_FRAMES) >= _FRAMES_MAX:
-        _FRAMES.clear()
-    _FRAMES[memo] = (response_format, before, after)
-    return before, after
+    return _FRAMES.put(memo, response_format, (text[:at], text[at + len(quoted) :]))
 
 
 class CallCache:

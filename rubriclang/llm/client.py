@@ -31,6 +31,7 @@ import httpx
 
 from rubriclang.llm.redact import Redactor
 from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, header_lines, request_head
+from rubriclang.memo import IdentityMemo
 
 # The largest answer read: replies are kilobytes, and even top-20 logprobs of
 # thousands of tokens stay below this.
@@ -106,12 +107,10 @@ def canonical_json(value: Any) -> str:
 _BODY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 _STRING_JSON = json.encoder.encode_basestring
 
-# id(messages) -> (messages, canonical JSON, JSON as in a body). A judgment
-# serialises its prompt for its prompt hash (or its call key), then, without
-# awaiting anything between, for the body it sends; the second is free. The
-# tuple is kept beside its JSON, so an id is never mistaken for another's.
-_MESSAGES_JSON: dict[int, tuple[tuple, str, str]] = {}
-_MESSAGES_JSON_MAX = 64
+# A message tuple's (canonical JSON, JSON as in a body). A judgment serialises
+# its prompt for its prompt hash (or its call key), then, without awaiting
+# anything between, for the body it sends; the second is free.
+_MESSAGES_JSON: IdentityMemo[tuple[str, str]] = IdentityMemo(64)
 
 
 def _messages_texts(messages: tuple[dict, ...]) -> tuple[str, str]:
@@ -120,9 +119,9 @@ def _messages_texts(messages: tuple[dict, ...]) -> tuple[str, str]:
     never changed in place). Messages of exactly a `role` and a `content`,
     in that order, as templates fill them, are assembled from their two
     strings' JSON, which gives the same text."""
-    hit = _MESSAGES_JSON.get(id(messages))
-    if hit is not None and hit[0] is messages:
-        return hit[1], hit[2]
+    hit = _MESSAGES_JSON.get(id(messages), messages)
+    if hit is not None:
+        return hit
     pairs = []
     for m in messages:
         if type(m) is not dict or len(m) != 2:
@@ -136,10 +135,7 @@ def _messages_texts(messages: tuple[dict, ...]) -> tuple[str, str]:
         sent = "[" + ",".join('{"role":' + r + ',"content":' + c + "}" for r, c in pairs) + "]"
     else:
         canonical, sent = canonical_json(list(messages)), _BODY_JSON(list(messages))
-    if len(_MESSAGES_JSON) >= _MESSAGES_JSON_MAX:
-        _MESSAGES_JSON.clear()
-    _MESSAGES_JSON[id(messages)] = (messages, canonical, sent)
-    return canonical, sent
+    return _MESSAGES_JSON.put(id(messages), messages, (canonical, sent))
 
 
 def messages_json(messages: tuple[dict, ...]) -> str:
@@ -148,10 +144,9 @@ def messages_json(messages: tuple[dict, ...]) -> str:
     return _messages_texts(messages)[0]
 
 
-# The body's JSON before and after its messages, by the body's other
-# entries: (their type and value, a dict's by identity) -> (those dicts, before, after).
-_BODY_FRAMES: dict[tuple, tuple[list, str, str]] = {}
-_BODY_FRAMES_MAX = 256
+# The body's JSON before and after its messages, by the body's other entries
+# (their type and value; its one dict, the response format, by identity).
+_BODY_FRAMES: IdentityMemo[tuple[str, str]] = IdentityMemo(256)
 _MARKER = "\x00messages\x00"  # a placeholder no other entry's JSON holds unescaped
 
 
@@ -164,28 +159,28 @@ def body_json(body: dict[str, Any], messages: tuple[dict, ...] | None) -> bytes:
     if messages is None:
         return _BODY_JSON(body).encode()
     memo: list = []
-    kept = []
+    kept = None
     for k, v in body.items():
         if k != "messages":
             kind = type(v)
             if kind is dict:
-                kept.append(v)
-                v = id(v)
+                if kept is not None:  # a second dict: not a body `ChatRequest.body` makes
+                    return _BODY_JSON(body).encode()
+                kept, v = v, id(v)
             memo += (k, kind, v)
+    key = tuple(memo)
     try:
-        hit = _BODY_FRAMES.get(tuple(memo))
+        hit = _BODY_FRAMES.get(key, kept)
     except TypeError:  # an entry that cannot be remembered (a list): the whole body, then
         return _BODY_JSON(body).encode()
-    if hit is None or any(a is not b for a, b in zip(hit[0], kept)):
+    if hit is None:
         text = _BODY_JSON({**body, "messages": _MARKER})
         quoted = _BODY_JSON(_MARKER)
         if text.count(quoted) != 1:
             return _BODY_JSON(body).encode()
         at = text.index(quoted)
-        if len(_BODY_FRAMES) >= _BODY_FRAMES_MAX:
-            _BODY_FRAMES.clear()
-        hit = _BODY_FRAMES[tuple(memo)] = (kept, text[:at], text[at + len(quoted) :])
-    return (hit[1] + _messages_texts(messages)[1] + hit[2]).encode()
+        hit = _BODY_FRAMES.put(key, kept, (text[:at], text[at + len(quoted) :]))
+    return (hit[0] + _messages_texts(messages)[1] + hit[1]).encode()
 
 
 @attrs.frozen

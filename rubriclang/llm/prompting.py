@@ -30,6 +30,7 @@ from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
 from rubriclang.llm.client import ChatRequest, Sampling, canonical_json, messages_json
 from rubriclang.llm.template import Template, TemplateError, fill_digest, load_packaged, packaged_text, parse
+from rubriclang.memo import IdentityMemo
 
 # `llm.compare { reply = ratings }`: one rating per response in one reply.
 COMPARE_RATINGS = "compare_ratings.v2"
@@ -273,16 +274,13 @@ class _Fixed:
     compare: bool  # `side_by_side(criterion)`
 
 
-# id(criterion) -> (criterion, its _Fixed); the criterion is kept beside its
-# entry, so an id is never mistaken for another criterion's.
-_FIXED: dict[int, tuple[Criterion, _Fixed]] = {}
-_FIXED_MAX = 1024
+_FIXED: IdentityMemo[_Fixed] = IdentityMemo(1024)  # each criterion's _Fixed
 
 
 def _fixed(criterion: Criterion) -> _Fixed:
-    hit = _FIXED.get(id(criterion))
-    if hit is not None and hit[0] is criterion:
-        return hit[1]
+    hit = _FIXED.get(id(criterion), criterion)
+    if hit is not None:
+        return hit
     prometheus = template_choice(criterion) == "prometheus"
     nudge_stem = NUDGE
     # `template = prometheus` (never beside `prompt` in a `.rbg` file: RB203)
@@ -302,10 +300,7 @@ def _fixed(criterion: Criterion) -> _Fixed:
         (fill_digest(template), str(len(template.id)), template.id),
         side_by_side(criterion),
     )
-    if len(_FIXED) >= _FIXED_MAX:
-        _FIXED.clear()
-    _FIXED[id(criterion)] = (criterion, fixed)
-    return fixed
+    return _FIXED.put(id(criterion), criterion, fixed)
 
 
 _PLACEHOLDER = Sampling()  # the sampling of a request rendered for no run in particular
