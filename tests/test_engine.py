@@ -89,6 +89,24 @@ def test_abstaining_criterion_is_skipped_by_the_reducer():
     assert "c" in res.composition.errors
 
 
+def test_a_judgment_made_with_an_error_keeps_no_value():
+    assert Judgment(4, error="timed out").value is None
+    assert Judgment(4)._replace(error="timed out").value is None
+    assert Judgment(4, error="timed out")._replace(error=None) == Judgment(None)
+    assert Judgment.failed("down", raw="r") == Judgment(None, raw="r", error="down")
+    # However it was made, it composes as the failure it is, compiled or not.
+    from rubriclang.interp.compose import Composer
+
+    composer = Composer(rubriclang.loads(GRAPH).graph)
+    judgments = {"a": {"r": Judgment(5, error="down")}, "b": {"r": Judgment(5)}, "c": {"r": Judgment(1.0)}}
+    judgments["long"] = {"r": Judgment(False)}
+    for d in (
+        composer.compose("pointwise", ("r",), judgments).decision,
+        composer.decide("pointwise", ("r",), judgments),
+    ):
+        assert d.status == "error" and "criterion `a` failed for candidate `r`: down" in d.error
+
+
 def test_failing_criterion_fails_the_item_with_the_reason():
     rubric = rubriclang.loads(GRAPH)
     res = rubric.evaluate({"id": "x", "input": "", "response": "short", "annotations": {"a": 5}})

@@ -201,7 +201,7 @@ def _judgment(draw, t):
 
 @settings(max_examples=150, deadline=None)
 @given(graphs(READOUTS), st.data())
-def test_compiled_composition_matches_the_general_path(src, data):
+def test_compiled_composition_and_decision_match_the_general_path(src, data):
     graph = check_source(src, "g.rbg").graph
     assert graph is not None
     composer = Composer(graph)
@@ -210,7 +210,9 @@ def test_compiled_composition_matches_the_general_path(src, data):
         cids = ("response",) if mode == "pointwise" else ("a", "b")
         judgments = {c.name: {cid: _judgment(data.draw, c.type) for cid in cids} for c in graph.criteria}
         # repr tells 2 from 2.0 and 0.0 from -0.0: what a trace would show.
-        assert repr(composer.compose(mode, cids, judgments)) == repr(composer._compose(mode, cids, judgments))
+        general = composer._compose(mode, cids, judgments)
+        assert repr(composer.compose(mode, cids, judgments)) == repr(general)
+        assert repr(composer.decide(mode, cids, judgments)) == repr(general.decision)
 
 
 SINKS = st.one_of(

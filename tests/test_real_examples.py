@@ -202,6 +202,10 @@ def test_replaying_the_traces_changes_no_decision(name, request, tmp_path):
     replayed = list(replay(run.rubric.graph, str(path)))
     assert len(replayed) == len(run.records)
     assert [r.item for r in replayed if r.changed] == []
+    # For decisions only (`rbg replay`, verdict diffs): the same decisions, no compositions.
+    decided = list(replay(run.rubric.graph, str(path), values=False))
+    assert [(r.item, r.old, r.new) for r in decided] == [(r.item, r.old, r.new) for r in replayed]
+    assert {r.composition for r in decided} == {None}
 
 
 # --- the data files are current -------------------------------------------------------

@@ -37,11 +37,11 @@ def replay(graph, traces, fmt, limit, fallback) -> None:
     from rubriclang.interp.replay import replay_set
 
     if os.path.isdir(graph):
-        records = replay_set(load_graph_set(graph, fallback), traces)
+        records = replay_set(load_graph_set(graph, fallback), traces, values=False)
     elif fallback is not None:
         raise click.UsageError("--fallback is for a folder of compiled graphs: GRAPH is one graph file")
     else:
-        records = do_replay(load_graph(graph), traces)
+        records = do_replay(load_graph(graph), traces, values=False)
     changed = []
     transitions: collections.Counter[str] = collections.Counter()
     n = 0

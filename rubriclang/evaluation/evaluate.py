@@ -81,6 +81,7 @@ def replayed(graph: CheckedGraph, traces_path: str) -> Iterable[Outcome]:
     from rubriclang.interp.replay import replay
 
     for r in replay(graph, traces_path):
+        assert r.composition is not None  # replayed with its values
         yield r.item, r.mode, r.composition
 
 

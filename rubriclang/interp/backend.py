@@ -11,7 +11,8 @@ never an exception that unwinds the run.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Iterable
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import attrs
 
@@ -30,15 +31,7 @@ class JudgmentRequest:
         return self.item.candidates[self.candidate]
 
 
-class Judgment(NamedTuple):
-    """One criterion's judgment of one candidate.
-
-    `value` is None when the judgment failed (`error` says why) or is absent.
-    `latency_ms` is measured for backend calls; local procedures are not timed,
-    so that traces of local judgments are byte-identical between runs. A named
-    tuple, not an attrs class: replays build one per criterion per candidate.
-    """
-
+class _JudgmentFields(NamedTuple):
     value: Any
     raw: Any = None
     error: str | None = None
@@ -51,6 +44,46 @@ class Judgment(NamedTuple):
     # hash of server, model, profile and sampling (None for local procedures).
     profile: str | None = None
     fingerprint: str | None = None
+
+
+_new = tuple.__new__
+_J = TypeVar("_J", bound="Judgment")
+
+
+class Judgment(_JudgmentFields):
+    """One criterion's judgment of one candidate.
+
+    `value` is None when the judgment failed (`error` says why) or is absent:
+    a judgment made with an error keeps no value, however it is made (so
+    compositions need not read the error of a judgment that has a value).
+    `latency_ms` is measured for backend calls; local procedures are not timed,
+    so that traces of local judgments are byte-identical between runs. A named
+    tuple, not an attrs class: replays build one per criterion per candidate.
+    """
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        value: Any,
+        raw: Any = None,
+        error: str | None = None,
+        backend: str = "local",
+        model: str | None = None,
+        prompt_hash: str | None = None,
+        attempts: int = 1,
+        latency_ms: float | None = None,
+        profile: str | None = None,
+        fingerprint: str | None = None,
+    ) -> Judgment:
+        if error:
+            value = None
+        return _new(cls, (value, raw, error, backend, model, prompt_hash, attempts, latency_ms, profile, fingerprint))
+
+    @classmethod
+    def _make(cls: type[_J], iterable: Iterable[Any]) -> _J:  # type: ignore[override]  # the base's is any named tuple
+        # `_replace` makes its copy with `_make`: through `__new__`, too.
+        return cls(*iterable)
 
     @classmethod
     def failed(cls, message: str, raw: Any = None, **kw: Any) -> Judgment:

@@ -8,14 +8,15 @@ compiled plan (`plan.py`) whose meaning is that of the operators' catalog functi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from rubriclang.checker.graph import CheckedGraph, PointwiseReadout
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.domain import coerce
-from rubriclang.interp.plan import compile_compose, compile_plan
-from rubriclang.interp.readout import Decision, pointwise_source, reader
+from rubriclang.interp.plan import compile_compose, compile_decide, compile_plan
+from rubriclang.interp.readout import Decision, pointwise, pointwise_source, reader
 
 
 class ModeError(Exception):
@@ -50,11 +51,14 @@ class Composer:
 
     `compose(mode, cids, judgments)`: the composition of one item, from each
     criterion's judgment of each candidate (`judgments[criterion][candidate]`).
-    It is compiled per graph (`plan.compile_compose`), readout included, and
-    takes the general path (`_compose`) only for judgments that failed or
-    whose values need coercing."""
+    `decide(mode, cids, judgments)`: its decision alone, without keeping any
+    node's value (replays and verdict diffs need no more). Both are compiled
+    per graph (`plan.compile_compose`, `plan.compile_decide`), readout
+    included, and take the general path (`_compose`) only for judgments that
+    failed or whose values need coercing."""
 
     compose: Callable[[str, tuple[str, ...], dict[str, dict[str, Judgment]]], Composition]
+    decide: Callable[[str, tuple[str, ...], dict[str, dict[str, Judgment]]], Decision]
 
     def __init__(self, graph: CheckedGraph):
         self.graph = graph
@@ -64,36 +68,38 @@ class Composer:
         self._names = self._crit_names + tuple(o.name for o in graph.operators)
         sink = self._names.index(graph.sink)
         self._readers = {mode: reader(r, graph.scale, sink) for mode, r in graph.readouts.items()}
-        self.compose = compile_compose(graph, *self._finish())
-
-    def _finish(self) -> tuple[list[str], list[str], dict[str, Any]]:
-        """The end of the compiled composition: for one candidate, the
-        common pointwise case of each readout inline (from `mode, cid, row`
-        and the sink's value `x`); then the readout and the Composition,
-        from `mode, cids, rows`."""
-        # tuple.__new__ builds the named tuple without its Python-level __new__.
-        one: list[str] = []
-        ns: dict[str, Any] = {
-            "general": self._compose,
-            "new": tuple.__new__,
-            "Composition": Composition,
-            "names": self._names,
-            "readers": self._readers,
-        }
-        for i, (mode, readout) in enumerate(self.graph.readouts.items()):
-            fast = (
-                pointwise_source(readout, self.graph.scale, "x", f"r{i}_")
-                if isinstance(readout, PointwiseReadout)
-                else None
-            )
-            if fast:
-                condition, decision, constants = fast
+        # tuple.__new__ builds the named tuples without their Python-level __new__.
+        ns: dict[str, Any] = {"new": tuple.__new__, "Composition": Composition, "names": self._names}
+        fast = []  # each readout's common case: (condition on the sink's value `x`, decision)
+        for i, (mode, readout) in enumerate(graph.readouts.items()):
+            inline = None
+            if isinstance(readout, PointwiseReadout):
+                inline = pointwise_source(readout, graph.scale, "x", f"r{i}_")
+            if inline:
+                condition, decision, constants = inline
                 ns |= constants | {f"r{i}_mode": mode}
-                one += [
-                    f"        if mode == r{i}_mode and {condition}:",
-                    f"            return new(Composition, (names, {{cid: row}}, {{}}, {decision}))",
-                ]
-        return one, ["    return new(Composition, (names, rows, {}, readers[mode](cids, rows)))"], ns
+                fast.append((f"mode == r{i}_mode and {condition}", decision))
+
+        def cases(result: Callable[[str], str]) -> list[str]:
+            return [f"        if {c}:\n            return {result(d)}" for c, d in fast]
+
+        self.compose = compile_compose(
+            graph,
+            cases(lambda d: f"new(Composition, (names, {{cid: row}}, {{}}, {d}))"),
+            ["    return new(Composition, (names, rows, {}, readers[mode](cids, rows)))"],
+            ns | {"general": self._compose, "readers": self._readers},
+        )
+        compose = self.compose
+        point = {
+            m: functools.partial(pointwise, r, graph.scale)
+            for m, r in graph.readouts.items()
+            if isinstance(r, PointwiseReadout)
+        }
+        self.decide = compile_decide(
+            graph,
+            cases(lambda d: d),
+            ns | {"general": lambda mode, cids, judgments: compose(mode, cids, judgments).decision, "point": point},
+        )
 
     def check_mode(self, mode: str) -> None:
         if mode not in self.graph.readouts:

@@ -29,7 +29,7 @@ def compile_plan(graph: CheckedGraph) -> Plan:
     body, ns = _operators(graph)
     args = ", ".join(f"v{i}" for i in range(len(graph.criteria)))
     outs = _tuple(range(len(graph.criteria), len(graph.criteria) + len(graph.operators)))
-    plan: Plan = _define(graph, "_plan", args, body + [f"    return {outs}"], ns)
+    plan: Plan = _define(graph, "_plan", args, [*("    " + line for line in body), f"    return {outs}"], ns)
     return plan
 
 
@@ -44,36 +44,18 @@ def compile_compose(graph: CheckedGraph, one: list[str], tail: list[str], consta
     `mode, cid, row` (that candidate and its row) and `x` (its sink's value).
 
     It reads each criterion's judgment (`judgments[criterion][candidate]`);
-    as soon as one has an error, or a value that is not already canonical
-    for its type, it returns `general(mode, cids, judgments)` instead
+    as soon as one has no value (it failed, or is absent) or one that is not
+    already canonical for its type, it returns `general(mode, cids, judgments)` instead
     (`general` is one of `constants`): the general path, which coerces the
     value or explains why it fails."""
-    # Judgments are named tuples: reading fields by position is about half
-    # the cost of reading them by name, on the replay hot path.
-    value, error = Judgment._fields.index("value"), Judgment._fields.index("error")
-    row, ns = [], dict(constants)
-    for i, c in enumerate(graph.criteria):
-        test, bounds = canonical_test(c.type, f"v{i}", f"c{i}_")
-        ns.update(bounds)
-        ns[f"c{i}_name"] = c.name
-        row += [
-            f"j = judgments[c{i}_name][cid]",
-            f"v{i} = j[{value}]",
-            f"if j[{error}] or not ({test}):",
-            "    return general(mode, cids, judgments)",
-        ]
-    ops, ops_ns = _operators(graph, present=True)
-    ns.update(ops_ns)
-    row += [line[4:] for line in ops]
-    values = _tuple(range(len(graph.criteria) + len(graph.operators)))
-    sink = ([c.name for c in graph.criteria] + [o.name for o in graph.operators]).index(graph.sink)
+    row, values, sink, ns = _candidate(graph, constants)
     # One candidate (pointwise) is the common case: straight-line code, no loop.
     body = [
         "    if len(cids) == 1:",
         "        cid = cids[0]",
         *("        " + line for line in row),
         f"        row = {values}",
-        *([f"        x = v{sink}", *one] if one else []),
+        *([f"        x = {sink}", *one] if one else []),
         "        rows = {cid: row}",
         "    else:",
         "        rows = {}",
@@ -85,8 +67,56 @@ def compile_compose(graph: CheckedGraph, one: list[str], tail: list[str], consta
     return _define(graph, "_compose", "mode, cids, judgments", body, ns)
 
 
+def compile_decide(graph: CheckedGraph, one: list[str], constants: dict[str, Any]) -> Any:
+    """A function `(mode, cids, judgments)` that returns only the decision,
+    keeping no node's value: for a single candidate, the caller's `one`
+    (lines indented eight spaces that return the decision from `mode` and
+    `x`, the sink's value, or fall through), then `point[mode](x)` when
+    `mode` is one of `point`'s; `general(mode, cids, judgments)` (both are
+    `constants`) for anything else, and where `compile_compose`'s function
+    would take its general path."""
+    row, _values, sink, ns = _candidate(graph, constants)
+    body = [
+        "    if len(cids) == 1:",
+        *("        " + line for line in ["cid = cids[0]", *row, f"x = {sink}"]),
+        *one,
+        "        if mode in point:",
+        "            return point[mode](x)",
+        "    return general(mode, cids, judgments)",
+    ]
+    return _define(graph, "_decide", "mode, cids, judgments", body, ns)
+
+
+def _candidate(graph: CheckedGraph, constants: dict[str, Any]) -> tuple[list[str], str, str, dict[str, Any]]:
+    """One candidate's lines (unindented): each criterion's value read and
+    tested as `v0, v1, ...` (to `return general(mode, cids, judgments)`
+    when one is not plainly usable), then each operator's; the tuple of
+    every node's value and the sink's variable, as source; the namespace."""
+    # Judgments are named tuples: reading fields by position is about half
+    # the cost of reading them by name, on the replay hot path. A judgment
+    # with an error has no value (`Judgment`), so the value's test suffices:
+    # None is never canonical.
+    value = Judgment._fields.index("value")
+    row, ns = [], dict(constants)
+    for i, c in enumerate(graph.criteria):
+        test, bounds = canonical_test(c.type, f"v{i}", f"c{i}_")
+        ns.update(bounds)
+        ns[f"c{i}_name"] = c.name
+        row += [
+            f"v{i} = judgments[c{i}_name][cid][{value}]",
+            f"if not ({test}):",
+            "    return general(mode, cids, judgments)",
+        ]
+    ops, ops_ns = _operators(graph, present=True)
+    ns.update(ops_ns)
+    row += ops
+    values = _tuple(range(len(graph.criteria) + len(graph.operators)))
+    sink = ([c.name for c in graph.criteria] + [o.name for o in graph.operators]).index(graph.sink)
+    return row, values, f"v{sink}", ns
+
+
 def _operators(graph: CheckedGraph, present: bool = False) -> tuple[list[str], dict[str, Any]]:
-    """One assignment per operator, reading the criteria as `v0, v1, ...`,
+    """One assignment per operator (unindented), reading the criteria as `v0, v1, ...`,
     and the constants those assignments name. `present`: every criterion's
     value is known to be there, so templates see its type as not optional
     (and may take their fast form for inputs that are absent only in general)."""
@@ -122,7 +152,7 @@ def _operators(graph: CheckedGraph, present: bool = False) -> tuple[list[str], d
             ns[k + "params"] = op.params
             ns[k + "types"] = {p: nodes[s[0]].type for p, s in op.ports.items() if len(s) == 1}
             expr = f"{k}fn({{{ports}}}, {k}params, {k}types)"
-        body.append(f"    {out} = {expr}")
+        body.append(f"{out} = {expr}")
         var[op.name] = out
     return body, ns
 

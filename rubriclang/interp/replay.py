@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from rubriclang.checker.graph import CheckedGraph
+from rubriclang.interp.backend import Judgment
 from rubriclang.interp.compose import Composer, Composition
 from rubriclang.interp.graphset import GraphSet
 from rubriclang.interp.items import ItemError
@@ -22,11 +23,14 @@ from rubriclang.interp.trace import criterion_hashes, decision_of, judgment_from
 
 @attrs.frozen
 class Replayed:
+    """One record replayed: its recorded decision and the one recomputed,
+    with the recomputed composition (None when replayed for decisions only)."""
+
     item: str
     mode: str
     old: Decision
     new: Decision
-    composition: Composition
+    composition: Composition | None
 
     @property
     def changed(self) -> bool:
@@ -66,14 +70,22 @@ class Replayer:
 
     def compose(self, rec: dict[str, Any]) -> Composition:
         """Recompose a record that is not `unfit`."""
-        cids = tuple(rec["candidates"])
-        judgments = {
-            c.name: {cid: judgment_from_json(rec["criteria"][c.name][cid]) for cid in cids} for c in self.graph.criteria
-        }
-        return self._composer.compose(rec["mode"], cids, judgments)
+        return self._composer.compose(rec["mode"], *self._judgments(rec))
 
-    def replay(self, rec: dict[str, Any], where: str) -> Replayed:
-        """Replay one record; an ItemError at `where` when it is unfit."""
+    def decide(self, rec: dict[str, Any]) -> Decision:
+        """The decision of a record that is not `unfit`, as `compose(rec).decision`."""
+        return self._composer.decide(rec["mode"], *self._judgments(rec))
+
+    def _judgments(self, rec: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, dict[str, Judgment]]]:
+        cids = tuple(rec["candidates"])
+        crits = rec["criteria"]
+        return cids, {
+            c.name: {cid: judgment_from_json(crits[c.name][cid]) for cid in cids} for c in self.graph.criteria
+        }
+
+    def replay(self, rec: dict[str, Any], where: str, values: bool = True) -> Replayed:
+        """Replay one record; an ItemError at `where` when it is unfit.
+        `values=False`: the decision only (no composition)."""
         for kind, name in self.unfit(rec):
             if kind == "unjudged":
                 raise ItemError(
@@ -91,12 +103,15 @@ class Replayer:
                 self._composer.check_mode(name)
             except Exception as exc:
                 raise ItemError(where, str(exc)) from None
+        if not values:
+            return Replayed(rec["item"], rec["mode"], decision_of(rec), self.decide(rec), None)
         comp = self.compose(rec)
         return Replayed(rec["item"], rec["mode"], decision_of(rec), comp.decision, comp)
 
 
-def replay(graph: CheckedGraph, traces_path: str) -> Iterator[Replayed]:
-    """Replay every record of a trace file under `graph`.
+def replay(graph: CheckedGraph, traces_path: str, values: bool = True) -> Iterator[Replayed]:
+    """Replay every record of a trace file under `graph` (`values=False`:
+    decisions only, each `Replayed.composition` None).
 
     Raises ItemError (at the record's line) when a record lacks a criterion of
     the graph, or when a shared criterion was redefined (its recorded
@@ -104,10 +119,10 @@ def replay(graph: CheckedGraph, traces_path: str) -> Iterator[Replayed]:
     """
     replayer = Replayer(graph)
     for line, rec in read_traces(traces_path):
-        yield replayer.replay(rec, f"{traces_path}:{line}")
+        yield replayer.replay(rec, f"{traces_path}:{line}", values)
 
 
-def replay_set(gs: GraphSet, traces_path: str) -> Iterator[Replayed]:
+def replay_set(gs: GraphSet, traces_path: str, values: bool = True) -> Iterator[Replayed]:
     """Replay a trace of a folder of compiled graphs (`rbg run GRAPHS/`):
     each record under the graph of the set with its hash; a record of an
     item that no graph judged keeps its recorded decision. A record of a
@@ -121,7 +136,7 @@ def replay_set(gs: GraphSet, traces_path: str) -> Iterator[Replayed]:
         h = rec["graph"]["hash"]
         if h == UNCOMPILED:
             d = decision_of(rec)
-            yield Replayed(rec["item"], rec["mode"], d, d, Composition((), {}, {}, d))
+            yield Replayed(rec["item"], rec["mode"], d, d, Composition((), {}, {}, d) if values else None)
             continue
         if h not in by_hash:
             raise ItemError(
@@ -129,4 +144,4 @@ def replay_set(gs: GraphSet, traces_path: str) -> Iterator[Replayed]:
                 f"no graph in `{gs.folder}` has the hash this record was judged with ({h[:19]}...)",
                 "replay a trace with the folder (and --fallback) that wrote it",
             )
-        yield by_hash[h].replay(rec, where)
+        yield by_hash[h].replay(rec, where, values)

@@ -98,7 +98,7 @@ def verdict_impact(old, new, traces_path: str) -> Impact:
             if not isinstance(g, CheckedGraph):
                 decisions.append(((g, None), g))
                 continue
-            d = replayers[id(g)].compose(rec).decision
+            d = replayers[id(g)].decide(rec)
             decisions.append(((d.status, d.decision), describe(d)))
         (a, a_text), (b, b_text) = decisions
         if a != b:
