@@ -89,17 +89,25 @@ class Composer:
             ["    return new(Composition, (names, rows, {}, readers[mode](cids, rows)))"],
             ns | {"general": self._compose, "readers": self._readers},
         )
+        self._decide_parts = (cases(lambda d: d), ns)
+        self.decide = self._first_decide
+
+    def _first_decide(self, mode: str, cids: tuple[str, ...], judgments: dict[str, dict[str, Judgment]]) -> Decision:
+        """`decide`, compiled at its first call (the engine never calls it,
+        and a run or an audit may build many composers)."""
+        lines, ns = self._decide_parts
         compose = self.compose
         point = {
-            m: functools.partial(pointwise, r, graph.scale)
-            for m, r in graph.readouts.items()
+            m: functools.partial(pointwise, r, self.graph.scale)
+            for m, r in self.graph.readouts.items()
             if isinstance(r, PointwiseReadout)
         }
-        self.decide = compile_decide(
-            graph,
-            cases(lambda d: d),
-            ns | {"general": lambda mode, cids, judgments: compose(mode, cids, judgments).decision, "point": point},
-        )
+
+        def general(mode: str, cids: tuple[str, ...], judgments: dict[str, dict[str, Judgment]]) -> Decision:
+            return compose(mode, cids, judgments).decision
+
+        self.decide = compile_decide(self.graph, lines, ns | {"general": general, "point": point})
+        return self.decide(mode, cids, judgments)
 
     def check_mode(self, mode: str) -> None:
         if mode not in self.graph.readouts:
