@@ -577,7 +577,9 @@ def report(m: dict) -> tuple[str, bool]:
         f"{m['items']} items x 2 LLM criteria (and a rule) = {rbg['judgments']} LLM judgments per run, traces written;"
         f" server delay {m['delay_s'] * 1000:.0f} ms; decisions {rbg['statuses']}.",
         f"The cache-filling first run (the uncached run plus a SQLite insert per call) made {fill['calls']} calls at"
-        f" {fill['calls_per_s']:.0f} calls/s. The reruns made {rerun['calls']} calls ({rerun['cache_hits']} cache "
+        f" {fill['calls_per_s']:.0f} calls/s, {fill['cpu_s'] / max(1, fill['calls']) * 1000:.3f} ms CPU per call"
+        " (what `rbg run` spends with its default cache)."
+        f" The reruns made {rerun['calls']} calls ({rerun['cache_hits']} cache "
         "hits),"
         f" {rerun['wall_s'] / rbg['judgments'] * 1e6:.0f} us per judgment (wall, the rerun that counts),"
         " and wrote the first "

@@ -32,6 +32,14 @@ class IdentityMemo(Generic[_V]):
         hit = self._entries.get(key)
         return hit[1] if hit is not None and hit[0] is anchor else None
 
+    def pop(self, key: Hashable, anchor: object) -> _V | None:
+        """`get`, and the entry is no longer kept."""
+        hit = self._entries.get(key)
+        if hit is None or hit[0] is not anchor:
+            return None
+        del self._entries[key]
+        return hit[1]
+
     def put(self, key: Hashable, anchor: object, value: _V) -> _V:
         """Keep `value` under `key`, with `anchor` alive beside it; returns `value`."""
         if len(self._entries) >= self._size:

@@ -28,3 +28,12 @@ def test_a_key_may_hold_values_beside_an_anchor():
     assert memo.get(("other", id(fmt)), fmt) is None
     memo.put(("server", None), None, "no format")
     assert memo.get(("server", None), None) == "no format"
+
+
+def test_a_popped_value_is_no_longer_kept():
+    memo: IdentityMemo[str] = IdentityMemo(4)
+    a, b = object(), object()
+    memo.put(id(a), a, "of a")
+    assert memo.pop(id(a), b) is None and memo.get(id(a), a) == "of a"  # not another object's
+    assert memo.pop(id(a), a) == "of a"
+    assert memo.get(id(a), a) is None and memo.pop(id(a), a) is None

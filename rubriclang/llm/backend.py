@@ -112,6 +112,9 @@ class LLMBackend:
             self.callers[None] = Caller(client, cache, None)
         # Each criterion's _Plan; bounded for an audit's many variants of a graph.
         self._plans: IdentityMemo[_Plan] = IdentityMemo(1024)
+        # The prompts `judge_known` prepared and did not find in the cache, by
+        # request: `judge`, which the interpreter calls next for them, reuses them.
+        self._prepared: IdentityMemo[Prompt] = IdentityMemo(4096)
 
     @property
     def usage(self) -> Usage:
@@ -187,10 +190,12 @@ class LLMBackend:
         meta = self._meta(crit, caller, sampling)
         if plan.compare:
             return await self._compare(request, caller, sampling, meta)
-        try:
-            prompt = prepare(crit, request.item, request.candidate)
-        except PromptError as exc:
-            return Judgment.failed(str(exc), attempts=0, **meta)
+        prompt = self._prepared.pop(id(request), request)
+        if prompt is None:
+            try:
+                prompt = prepare(crit, request.item, request.candidate)
+            except PromptError as exc:
+                return Judgment.failed(str(exc), attempts=0, **meta)
         rendered = prompt.render(sampling, _affinity(request.item, (request.candidate,)))
         meta["prompt_hash"] = rendered.prompt_hash
         return _judged(crit, rendered.template, await self._ask(crit, rendered, caller), meta)
@@ -226,10 +231,12 @@ class LLMBackend:
                 ]
             )
             for (i, crit, prompt, sampling), completion in zip(asks, found):
-                if completion is None or completion.prompt_hash is None:
-                    continue
-                result = parse(crit, completion.text, completion.logprobs if sampling.logprobs else None)
-                if result.error is not None:  # asked again after a note, by `judge`
+                result = None
+                if completion is not None and completion.prompt_hash is not None:
+                    result = parse(crit, completion.text, completion.logprobs if sampling.logprobs else None)
+                if completion is None or result is None or result.error is not None:
+                    # A call to make, or an unreadable reply to ask again after a note: `judge` gives it.
+                    self._prepared.put(id(requests[i]), requests[i], prompt)
                     continue
                 caller.usage.cache_hits += 1
                 meta = self._meta(crit, caller, sampling)

@@ -6,7 +6,9 @@ one), the seed and the response schema. Only successful completions are
 stored: errors are never cached. No API key reaches the key or the table.
 
 Beside the calls, the cache remembers what a server cannot do (`notes`), so a
-rerun does not rediscover it with a failing call.
+rerun does not rediscover it with a failing call, and (a note of no server)
+that it was created with prompt keys: then it holds no call under a key of
+version 1, and a miss needs no second look.
 """
 
 from __future__ import annotations
@@ -61,6 +63,15 @@ def call_keys(identity: str, model: str | None, request: ChatRequest, profile: s
     return [key, call_key(identity, model, attrs.evolve(request, prompt_digest=None), profile)]
 
 
+# The note (of no server) saying the cache was created with keys of version 2.
+_PROMPT_KEYS = ("", "keys")
+
+
+def _has_tables(db: sqlite3.Connection) -> bool:
+    found = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('calls', 'notes')")
+    return bool(found.fetchone()[0] == 2)
+
+
 # (identity, model, sampling, id(response_format), profile) -> (before, after)
 _FRAMES: IdentityMemo[tuple[str, str]] = IdentityMemo(256)
 
@@ -99,16 +110,29 @@ class CallCache:
         self._local = threading.local()
         self.hits = 0
         self.misses = 0
-        with self._conn() as db:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS calls ("
-                " key TEXT PRIMARY KEY, server TEXT NOT NULL, model TEXT NOT NULL,"
-                " response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER)"
-            )
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS notes ("
-                " server TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (server, name))"
-            )
+        db = self._conn()
+        if not _has_tables(db):
+            # Created here (BEGIN IMMEDIATE: by one process, if several start at once).
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if not _has_tables(db):
+                    db.execute(
+                        "CREATE TABLE IF NOT EXISTS calls ("
+                        " key TEXT PRIMARY KEY, server TEXT NOT NULL, model TEXT NOT NULL,"
+                        " response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER)"
+                    )
+                    db.execute(
+                        "CREATE TABLE IF NOT EXISTS notes ("
+                        " server TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (server, name))"
+                    )
+                    self._mark_prompt_keys(db)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        # A cache written before this note may hold judges' calls under the
+        # key of their messages (version 1): `calls.Caller` looks there too.
+        self.version_1_keys = self.note(*_PROMPT_KEYS) is None
 
     def _conn(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -186,10 +210,18 @@ class CallCache:
     def clear(self) -> int:
         db = self._conn()
         n = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+        db.execute("BEGIN IMMEDIATE")
         db.execute("DELETE FROM calls")
         db.execute("DELETE FROM notes")
+        self._mark_prompt_keys(db)  # an empty cache holds no key of version 1
+        db.execute("COMMIT")
         db.execute("VACUUM")
+        self.version_1_keys = False
         return n
+
+    @staticmethod
+    def _mark_prompt_keys(db: sqlite3.Connection) -> None:
+        db.execute("INSERT OR REPLACE INTO notes (server, name, value) VALUES (?, ?, ?)", (*_PROMPT_KEYS, "2"))
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)

@@ -120,7 +120,7 @@ class Caller:
         key = self.key(request)
         if self.cache is not None:
             hit = self.cache.get(key)
-            if hit is None and request.prompt_digest is not None:
+            if hit is None and request.prompt_digest is not None and self.cache.version_1_keys:
                 # A cache from before prompt keys holds the call under its
                 # messages' key: read it there, and keep it under this key too.
                 hit = self.cache.get(call_keys(self.client.identity, self.client.model, request, self.profile)[1])

@@ -15,7 +15,7 @@ from rubriclang.interp.backend import JudgmentRequest
 from rubriclang.interp.items import Item
 from rubriclang.llm.backend import LLMBackend
 from rubriclang.llm.cache import CallCache, call_keys
-from rubriclang.llm.client import Sampling
+from rubriclang.llm.client import Completion, Sampling
 from rubriclang.llm.prompting import render
 
 from .conftest import criterion
@@ -213,8 +213,53 @@ def test_a_cache_written_before_prompt_keys_is_still_read_and_kept_under_the_new
         (response,) = db.execute("SELECT response FROM calls WHERE key = ?", (new_key,)).fetchone()
         old = {k: v for k, v in json.loads(response).items() if k != "prompt_hash"}
         db.execute("UPDATE calls SET key = ?, response = ?", (old_key, json.dumps(old, sort_keys=True)))
+        db.execute("DELETE FROM notes WHERE server = '' AND name = 'keys'")  # no older version wrote it
     older = backend_for(server, make_client, CallCache(path))
     assert older.judge_known([JudgmentRequest(ITEM, "response", RATE)]) == [None]
     assert judge(older) == first and older.usage.cache_hits == 1 and len(server.chats) == 1
     newer = backend_for(server, make_client, CallCache(path))
     assert newer.judge_known([JudgmentRequest(ITEM, "response", RATE)]) == [first]
+
+
+def test_a_cache_created_with_prompt_keys_has_no_key_of_version_1_to_look_for(fault_server, make_client, tmp_path):
+    server = fault_server(answer=rate_answer(4))
+    path = str(tmp_path / "c.sqlite")
+    client = make_client(server.url)
+    request = attrs.evolve(render(RATE, ITEM, "response").request, sampling=Sampling())
+    _new_key, old_key = call_keys(client.identity, client.model, request)
+    cache = CallCache(path)
+    assert not cache.version_1_keys
+    # Whatever lies under a key of version 1 is not looked for: no version wrote one into this cache.
+    cache.put(old_key, client.identity, Completion('{"reason": "stale", "score": 1}', "m"))
+    assert judge(backend_for(server, make_client, cache)).value == 4 and len(server.chats) == 1
+    # Emptied, a cache still holds none; one from before the note may.
+    assert cache.clear() == 2 and not CallCache(path).version_1_keys
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("DELETE FROM notes")
+    assert CallCache(path).version_1_keys
+
+
+def test_a_prompt_prepared_for_a_cache_miss_is_not_prepared_again_to_ask(
+    fault_server, make_client, tmp_path, monkeypatch
+):
+    import rubriclang.llm.backend as backend_module
+
+    server = fault_server(answer=rate_answer(4))
+    backend = backend_for(server, make_client, CallCache(str(tmp_path / "c.sqlite")))
+    prepared = []
+    real = backend_module.prepare
+    monkeypatch.setattr(backend_module, "prepare", lambda *a: prepared.append(a) or real(*a))
+    request = JudgmentRequest(ITEM, "response", RATE)
+    assert backend.judge_known([request]) == [None]
+
+    async def ask():
+        try:
+            return await backend.judge(request)
+        finally:
+            await backend.aclose()
+
+    first = asyncio.run(ask())
+    assert first.value == 4 and len(prepared) == 1 and len(server.chats) == 1
+    # Another request for the same judgment is its own: prepared anew, then a cache hit.
+    again = backend_for(server, make_client, CallCache(str(tmp_path / "c.sqlite")))
+    assert again.judge_known([JudgmentRequest(ITEM, "response", RATE)]) == [first] and len(prepared) == 2
