@@ -39,6 +39,7 @@ import asyncio
 import collections
 import functools
 import re
+import time
 import urllib.request
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -46,6 +47,7 @@ from typing import NamedTuple
 import httpx
 
 _EXPIRED = object()  # what a waiter's future holds when its time ran out
+_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # the loop's clock
 # Idle connections older than this are closed rather than reused. Below the
 # 5 s after which vLLM (uvicorn) and llama.cpp close idle connections
 # themselves, so a request never races a server's close; and a connection a
@@ -96,6 +98,10 @@ class _Connection(asyncio.Protocol):
         self.deadline: float | None = None  # the loop's time by which the current request must be done
         self._reader: asyncio.Future | None = None
         self._writer: asyncio.Future | None = None
+        # The wait that may expire, and when; the one timer that checks it (see `_wait`).
+        self._expiring: asyncio.Future | None = None
+        self._expires = 0.0
+        self._timer: asyncio.TimerHandle | None = None
 
     # asyncio.Protocol
 
@@ -116,6 +122,9 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.reusable = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self._paused = False
         self._wake_reader()
         self._wake_writer()
@@ -171,20 +180,40 @@ class _Connection(asyncio.Protocol):
     async def _wait(self, slot: str, timeout: float | None) -> bool:
         """Wait for the socket event that `slot` stands for; False on
         timeout, TimeoutError past the request's deadline."""
-        fut = self.loop.create_future()
+        loop = self.loop
+        fut = loop.create_future()
         setattr(self, slot, fut)
-        limit, by_deadline = _bounded(self.loop, timeout, self.deadline)
-        timer = None if limit is None else self.loop.call_later(limit, _expire, fut)
+        limit, by_deadline = _bounded(loop, timeout, self.deadline)
+        if limit is not None:
+            # One timer per connection, not one per wait (a wait is a few
+            # milliseconds; a timeout, seconds): it is set again only when it
+            # would fire late, and when it fires early, for a later wait,
+            # `_check_expiry` sets it for that wait's time.
+            self._expiring, self._expires = fut, loop.time() + limit
+            if self._timer is None or self._timer.when() > self._expires:
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = loop.call_at(self._expires, self._check_expiry)
         try:
             if await fut is not _EXPIRED:
                 return True
         finally:
             setattr(self, slot, None)
-            if timer is not None:
-                timer.cancel()
+            self._expiring = None
         if by_deadline:
             raise TimeoutError
         return False
+
+    def _check_expiry(self) -> None:
+        self._timer = None
+        fut = self._expiring
+        if fut is None or fut.done():
+            return
+        # The loop runs a timer up to its clock's resolution early, as it would `call_later`'s.
+        if self.loop.time() + _CLOCK_RESOLUTION >= self._expires:
+            _expire(fut)
+        else:
+            self._timer = self.loop.call_at(self._expires, self._check_expiry)
 
     def _wake_reader(self) -> None:
         if self._reader is not None and not self._reader.done():
