@@ -155,7 +155,7 @@ def fit(
 
     def score(values) -> float:
         variant = with_values(graph, params, values)
-        if not valid(variant, values):
+        if not valid(variant):
             return math.inf
         return loss(settings.metric, composer.decisions(variant, cases), gold, width)
 
@@ -188,17 +188,18 @@ def fit(
 def _search_point(p: Param, params: list[Param]) -> float:
     """Where the written number lies in the search space: weights are
     searched in [0, 1], the written ones divided by their largest."""
-    if p.param != "weights":
+    if not p.weight:
         return p.value
-    top = max(q.value for q in params if q.node == p.node and q.param == "weights")
+    top = max(q.value for q in params if q.node == p.node and q.param == p.param)
     return p.value / top if top > 0 else 1.0
 
 
 class _Validity:
-    """Whether a set of numbers keeps the graph as typed: clamp's `lo < hi`,
-    some positive weight, and every moved node's output type (by the
-    catalog's output rule, from the inputs as written) within its written
-    type, so every type downstream, the sink's included, stays as checked."""
+    """Whether a set of numbers keeps the graph as typed: every moved node's
+    catalog output rule finds no problem with them (clamp's `lo < hi`, some
+    positive weight) and gives an output type (from the inputs as written)
+    within its written type, so every type downstream, the sink's included,
+    stays as checked."""
 
     def __init__(self, graph: CheckedGraph, params: list[Param]):
         from rubriclang.catalog.rules import RuleInput
@@ -212,19 +213,10 @@ class _Validity:
             ports = {port: tuple(nodes[s].type for s in slots) for port, slots in op.ports.items()}
             rule = cat.operators[op.operator].rule
             self.rules[name] = (lambda params, rule=rule, ports=ports: rule(RuleInput(ports, params)), op.type)
-        self.params = params
 
-    def __call__(self, graph: CheckedGraph, values) -> bool:
-        got: dict[tuple[str, str], float] = {}
-        weights: dict[str, float] = {}
-        for p, v in zip(self.params, values):
-            got[(p.node, p.param)] = v
-            if p.param == "weights":
-                weights[p.node] = weights.get(p.node, 0.0) + v
-        if any(param == "lo" and (node, "hi") in got and v >= got[(node, "hi")] for (node, param), v in got.items()):
-            return False
-        if not all(w > 0 for w in weights.values()):
-            return False
+    def __call__(self, graph: CheckedGraph) -> bool:
+        # Each moved node's catalog rule says whether its numbers are valid
+        # (clamp's `lo < hi`, some positive weight) and what type they give.
         ops = {o.name: o for o in graph.operators}
         for name, (infer, written) in self.rules.items():
             out, problems = infer(ops[name].params)

@@ -37,7 +37,8 @@ FIXED = re.compile(r"#\s*rbg:\s*fixed\b")
 @attrs.frozen
 class Param:
     """One number the fit may move: `node`'s `param` (`index`: a list
-    position or a map key; None for a scalar), searched in [lo, hi]."""
+    position or a map key; None for a scalar), searched in [lo, hi]; `kind`
+    is how its catalog entry marks it (`fit`: weights, range or interval)."""
 
     node: str
     param: str
@@ -47,6 +48,12 @@ class Param:
     hi: float
     integer: bool
     number: ast.Number = attrs.field(eq=False, repr=False)
+    kind: str = "interval"
+
+    @property
+    def weight(self) -> bool:
+        """One of a list of weights, which the fit keeps at their written total."""
+        return self.kind == "weights"
 
     @property
     def label(self) -> str:
@@ -102,7 +109,7 @@ def _params_of(op: Operator, block: dict[str, ast.Value], nodes: Mapping[str, An
         v = block.get(spec.name)
         if spec.fit == "weights" and isinstance(v, ast.ListValue):
             out.extend(
-                Param(op.name, spec.name, i, float(n.value), 0.0, 1.0, False, n)
+                Param(op.name, spec.name, i, float(n.value), 0.0, 1.0, False, n, "weights")
                 for i, n in enumerate(map(_number, v.items))
             )
         elif spec.fit == "range" and isinstance(v, ast.MapValue):
@@ -120,12 +127,23 @@ def _params_of(op: Operator, block: dict[str, ast.Value], nodes: Mapping[str, An
                     max(nums),
                     integer,
                     _number(e.value),
+                    "range",
                 )
                 for k, e in zip(op.params[spec.name], v.entries)
             )
         elif spec.fit == "interval" and isinstance(v, ast.Number) and t is not None and t.numeric:
             out.append(
-                Param(op.name, spec.name, None, float(v.value), float(t.lo), float(t.hi), t.kind == "ordinal", v)
+                Param(
+                    op.name,
+                    spec.name,
+                    None,
+                    float(v.value),
+                    float(t.lo),
+                    float(t.hi),
+                    t.kind == "ordinal",
+                    v,
+                    "interval",
+                )
             )
     return out
 
@@ -134,7 +152,7 @@ def weights_total(params: list[Param]) -> dict[str, float]:
     """node -> the total of its written weights (fitted weights keep it)."""
     out: dict[str, float] = {}
     for p in params:
-        if p.param == "weights":
+        if p.weight:
             out[p.node] = out.get(p.node, 0.0) + p.value
     return out
 
@@ -145,11 +163,11 @@ def concrete(params: list[Param], x, totals: dict[str, float]) -> list[float | i
     values = []
     sums: dict[str, float] = {}
     for p, v in zip(params, x):
-        if p.param == "weights":
+        if p.weight:
             sums[p.node] = sums.get(p.node, 0.0) + float(v)
     for p, v in zip(params, x):
         v = float(v)
-        if p.param == "weights":
+        if p.weight:
             s = sums[p.node]
             v = v * totals[p.node] / s if s > 0 else 0.0
         values.append(int(round(v)) if p.integer else float(fmt_short(v)))
@@ -164,14 +182,14 @@ def with_values(graph: CheckedGraph, params: list[Param], values) -> CheckedGrap
         block = by_node.setdefault(p.node, dict(ops[p.node].params))
         if p.index is None:
             block[p.param] = v
-        elif isinstance(block[p.param], list) or p.param == "weights":
-            lst = list(block[p.param])
-            lst[p.index] = v
-            block[p.param] = lst
-        else:
+        elif isinstance(block[p.param], Mapping):
             table = dict(block[p.param])
             table[p.index] = v
             block[p.param] = table
+        else:
+            lst = list(block[p.param])
+            lst[p.index] = v
+            block[p.param] = lst
     return attrs.evolve(
         graph,
         operators=tuple(attrs.evolve(o, params=by_node[o.name]) if o.name in by_node else o for o in graph.operators),

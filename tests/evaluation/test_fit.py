@@ -417,3 +417,17 @@ def test_items_that_are_not_utf8_are_an_error_at_their_line(tmp_path):
     items.write_bytes(b'{"id": "1", "input": "caf\xe9", "response": "r"}\n')
     r = CliRunner().invoke(cli, ["fit", str(g), str(items), "-o", str(tmp_path / "f.rbg")])
     assert r.exit_code == 2 and "items.jsonl:1: not UTF-8 text" in r.output and "Traceback" not in r.output
+
+
+def test_weights_are_known_by_their_catalog_mark_not_by_their_name():
+    # A plugin's list marked `fit = "weights"` may be called anything: it is
+    # searched in [0, 1] from its largest, and written back at its total.
+    from rubriclang.evaluation.fit import _search_point
+    from rubriclang.evaluation.params import Param, concrete, weights_total
+
+    number = None  # where the number is written: not read by these
+    params = [Param("q", "coefficients", i, w, 0.0, 1.0, False, number, "weights") for i, w in enumerate((3.0, 1.0))]
+    params.append(Param("q", "cap", None, 4.0, 1.0, 5.0, False, number, "interval"))
+    assert weights_total(params) == {"q": 4.0}
+    assert [_search_point(p, params) for p in params] == [1.0, 1 / 3, 4.0]
+    assert concrete(params, [0.5, 0.5, 4.0], weights_total(params)) == [2.0, 2.0, 4.0]
