@@ -48,7 +48,7 @@ class Param:
     hi: float
     integer: bool
     number: ast.Number = attrs.field(eq=False, repr=False)
-    kind: str = "interval"
+    kind: str
 
     @property
     def weight(self) -> bool:

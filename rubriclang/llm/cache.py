@@ -67,9 +67,10 @@ def call_keys(identity: str, model: str | None, request: ChatRequest, profile: s
 _PROMPT_KEYS = ("", "keys")
 
 
-def _has_tables(db: sqlite3.Connection) -> bool:
-    found = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('calls', 'notes')")
-    return bool(found.fetchone()[0] == 2)
+def _tables(db: sqlite3.Connection) -> set[str]:
+    """Which of the cache's tables the file has."""
+    found = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('calls', 'notes')")
+    return {name for (name,) in found}
 
 
 # (identity, model, sampling, id(response_format), profile) -> (before, after)
@@ -111,25 +112,23 @@ class CallCache:
         self.hits = 0
         self.misses = 0
         db = self._conn()
-        if not _has_tables(db):
-            # Created here (BEGIN IMMEDIATE: by one process, if several start at once).
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if not _has_tables(db):
-                    db.execute(
-                        "CREATE TABLE IF NOT EXISTS calls ("
-                        " key TEXT PRIMARY KEY, server TEXT NOT NULL, model TEXT NOT NULL,"
-                        " response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER)"
-                    )
-                    db.execute(
-                        "CREATE TABLE IF NOT EXISTS notes ("
-                        " server TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (server, name))"
-                    )
+        if len(_tables(db)) < 2:
+            # Created here (BEGIN IMMEDIATE: by one process, if several start
+            # at once); `with db` commits, or rolls back on an error.
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                had = _tables(db)
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS calls ("
+                    " key TEXT PRIMARY KEY, server TEXT NOT NULL, model TEXT NOT NULL,"
+                    " response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER)"
+                )
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS notes ("
+                    " server TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (server, name))"
+                )
+                if "calls" not in had:  # no call in it yet, so none under a key of version 1
                     self._mark_prompt_keys(db)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         # A cache written before this note may hold judges' calls under the
         # key of their messages (version 1): `calls.Caller` looks there too.
         self.version_1_keys = self.note(*_PROMPT_KEYS) is None
@@ -210,11 +209,11 @@ class CallCache:
     def clear(self) -> int:
         db = self._conn()
         n = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("DELETE FROM calls")
-        db.execute("DELETE FROM notes")
-        self._mark_prompt_keys(db)  # an empty cache holds no key of version 1
-        db.execute("COMMIT")
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM calls")
+            db.execute("DELETE FROM notes")
+            self._mark_prompt_keys(db)  # an empty cache holds no key of version 1
         db.execute("VACUUM")
         self.version_1_keys = False
         return n

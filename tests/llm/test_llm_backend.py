@@ -237,6 +237,10 @@ def test_a_cache_created_with_prompt_keys_has_no_key_of_version_1_to_look_for(fa
     with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("DELETE FROM notes")
     assert CallCache(path).version_1_keys
+    # A file that has its calls but lost its notes table gets one, unmarked.
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("DROP TABLE notes")
+    assert CallCache(path).version_1_keys
 
 
 def test_a_prompt_prepared_for_a_cache_miss_is_not_prepared_again_to_ask(
