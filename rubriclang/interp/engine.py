@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 import attrs
@@ -21,6 +21,7 @@ from rubriclang.interp.backend import CriterionBackend, Judgment, JudgmentReques
 from rubriclang.interp.compose import Composer, Composition, ModeError
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.local import LocalBackend
+from rubriclang.interp.slots import Slots
 from rubriclang.interp.trace import criterion_hashes, graph_hash, trace_record
 
 
@@ -68,14 +69,14 @@ class Interpreter:
         self._knowers: list[tuple[Callable[[list[JudgmentRequest]], list[Judgment | None]], list[int]]] = list(
             by_backend.values()
         )
-        self._sem: asyncio.Semaphore | None = None
+        self._slots: Slots | None = None
         self._shared = False
 
-    def share_slots(self, slots: asyncio.Semaphore) -> None:
+    def share_slots(self, slots: Slots) -> None:
         """Take criterion calls from `slots`, shared with other Interpreters:
         a folder of graphs run as one judge bounds its calls in flight in all,
         not per graph (rubriclang.interp.graphset.run_set)."""
-        self._sem, self._shared = slots, True
+        self._slots, self._shared = slots, True
 
     def mode_for(self, item: Item, mode: str | None) -> str:
         """The readout mode: as asked, or from the item's shape; checks it fits."""
@@ -96,36 +97,26 @@ class Interpreter:
         return want
 
     async def _judge(self, request: JudgmentRequest) -> Judgment:
-        assert self._sem is not None
-        async with self._sem:
-            try:
-                return await self._route[request.criterion.name].judge(request)
-            except Exception as exc:  # a backend bug must not unwind the run: record it
-                return Judgment.failed(f"backend error: {type(exc).__name__}: {exc}")
+        try:
+            return await self._route[request.criterion.name].judge(request)
+        except Exception as exc:  # a backend bug must not unwind the run: record it
+            return Judgment.failed(f"backend error: {type(exc).__name__}: {exc}")
 
     async def evaluate_async(self, item: Item, mode: str | None = None) -> ItemResult:
         begun = self._begin(item, mode)
         return begun if isinstance(begun, ItemResult) else await begun
 
-    def _begin(self, item: Item, mode: str | None) -> ItemResult | Coroutine[Any, Any, ItemResult]:
+    def _begin(self, item: Item, mode: str | None) -> ItemResult | asyncio.Future[ItemResult]:
         """The item's result, when every judgment is known at once (rules,
-        cache hits); else what remains to await for it."""
+        cache hits); else the future of it, its calls submitted."""
         mode = self.mode_for(item, mode)
         requests = [JudgmentRequest(item, cid, c) for c in self.graph.criteria for cid in item.candidate_ids]
         results = self._known(requests)
-        if None in results:
-            return self._finish(item, mode, requests, results)
-        return self._result(item, mode, requests, results)
-
-    async def _finish(
-        self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]
-    ) -> ItemResult:
-        if self._sem is None:
-            self._sem = asyncio.Semaphore(self.concurrency)
-        waiting = [i for i, j in enumerate(results) if j is None]
-        for i, judged in zip(waiting, await asyncio.gather(*(self._judge(requests[i]) for i in waiting))):
-            results[i] = judged
-        return self._result(item, mode, requests, results)
+        if None not in results:
+            return self._result(item, mode, requests, results)
+        if self._slots is None:
+            self._slots = Slots(self.concurrency)
+        return _Pending(self, self._slots, item, mode, requests, results).future
 
     def _result(
         self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]
@@ -154,31 +145,88 @@ class Interpreter:
                 results[i] = j
         return results
 
-    async def run(self, items: Iterable[Item], mode: str | None = None) -> AsyncIterator[ItemResult]:
+    async def run(self, items: Iterable[Item], mode: str | None = None) -> AsyncGenerator[ItemResult, None]:
         """Results in input order, with up to `concurrency` criterion calls in
         flight. Items are pulled lazily, so memory stays flat on long inputs;
         on bad input, the items before it are still yielded, then the error
         is raised."""
         if not self._shared:
-            self._sem = asyncio.Semaphore(self.concurrency)
+            self._slots = Slots(self.concurrency)
         loop = asyncio.get_running_loop()
 
-        def start(item: Item) -> Awaitable[ItemResult]:
-            # An item known at once gets a finished future, not a task; its
-            # error, too, is raised in its turn, after the items before it.
-            done = loop.create_future()
+        def start(item: Item) -> asyncio.Future[ItemResult]:
+            # An item known at once gets a finished future; its error, too,
+            # is raised in its turn, after the items before it.
             try:
                 begun = self._begin(item, mode)
             except Exception as exc:  # re-raised by `in_order`
+                done = loop.create_future()
                 done.set_exception(exc)
                 return done
             if isinstance(begun, ItemResult):
+                done = loop.create_future()
                 done.set_result(begun)
                 return done
             return begun
 
         async for result in in_order(items, start, window(self.concurrency)):
             yield result
+
+
+class _Pending:
+    """An item whose judgments are being made: each call not known at once
+    is submitted to the slots, and the last to land composes the item and
+    resolves `future`. Cancelling `future` cancels the item's calls, as
+    cancelling a gather of them would."""
+
+    __slots__ = ("interp", "slots", "item", "mode", "requests", "results", "left", "future")
+
+    def __init__(
+        self,
+        interp: Interpreter,
+        slots: Slots,
+        item: Item,
+        mode: str,
+        requests: list[JudgmentRequest],
+        results: list[Judgment | None],
+    ):
+        self.interp, self.slots, self.item, self.mode = interp, slots, item, mode
+        self.requests, self.results = requests, results
+        self.future: asyncio.Future[ItemResult] = asyncio.get_running_loop().create_future()
+        waiting = [i for i, j in enumerate(results) if j is None]
+        self.left = len(waiting)
+        self.future.add_done_callback(self._settled)
+        for i in waiting:
+            slots.submit(self, i)
+
+    def wanted(self) -> bool:
+        return not self.future.done()
+
+    def call(self, index: int) -> Coroutine[Any, Any, Judgment]:
+        return self.interp._judge(self.requests[index])
+
+    def landed(self, index: int, task: asyncio.Task[Any]) -> None:
+        if self.future.done():
+            return
+        if task.cancelled():
+            self.future.cancel()
+            return
+        failure = task.exception()  # `_judge` records every Exception: this is a BaseException
+        if failure is not None:
+            self.future.set_exception(failure)
+            return
+        self.results[index] = task.result()
+        self.left -= 1
+        if self.left:
+            return
+        try:
+            self.future.set_result(self.interp._result(self.item, self.mode, self.requests, self.results))
+        except Exception as exc:
+            self.future.set_exception(exc)
+
+    def _settled(self, future: asyncio.Future[ItemResult]) -> None:
+        if future.cancelled():
+            self.slots.cancel(self)
 
 
 def window(concurrency: int) -> int:
@@ -194,30 +242,29 @@ async def in_order(items: Iterable[Item], start: Callable[[Item], Awaitable[_R]]
     """`await start(item)` for each item, results in input order, with up to
     `limit` items in flight, pulled lazily. On bad input (an ItemError from
     the items or from `start`), the results before it are still yielded,
-    then the error is raised and the tasks in flight are cancelled."""
-    window: collections.deque[asyncio.Task[_R]] = collections.deque()
+    then the error is raised. However it ends early (that error, a
+    cancellation, the caller closing it), the items in flight are cancelled."""
+    window: collections.deque[asyncio.Future[_R]] = collections.deque()
     it = iter(items)
     error: Exception | None = None
-    while True:
-        while len(window) < limit and error is None:
-            try:
-                item = next(it)
-            except StopIteration:
+    try:
+        while True:
+            while len(window) < limit and error is None:
+                try:
+                    item = next(it)
+                except StopIteration:
+                    break
+                except ItemError as exc:
+                    error = exc
+                    break
+                window.append(asyncio.ensure_future(start(item)))
+            if not window:
                 break
-            except ItemError as exc:
-                error = exc
-                break
-            window.append(asyncio.ensure_future(start(item)))
-        if not window:
-            break
-        head = window.popleft()
-        try:
-            yield await head
-        except ItemError as exc:
-            for task in window:
-                if task.done() and not task.cancelled():
-                    task.exception()  # retrieved: the first error is the one reported
-                task.cancel()
-            raise exc
+            yield await window.popleft()
+    finally:
+        for future in window:
+            if future.done() and not future.cancelled():
+                future.exception()  # retrieved: the first error is the one reported
+            future.cancel()
     if error is not None:
         raise error

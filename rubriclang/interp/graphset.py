@@ -264,11 +264,10 @@ async def run_set(
     results in input order, with up to `concurrency` criterion calls in
     flight across all the graphs (as for one graph); bad input raises after
     the items before it are yielded."""
-    import asyncio
-
     from rubriclang.interp.engine import in_order, window
+    from rubriclang.interp.slots import Slots
 
-    slots = asyncio.Semaphore(max(1, concurrency))
+    slots = Slots(concurrency)
     for it in interps.values():
         it.share_slots(slots)
 
