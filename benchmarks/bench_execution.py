@@ -105,7 +105,7 @@ def _fastest(repeat: int, *fns):
 def bench_replay(n: int, repeat: int) -> None:
     from rubriclang.interp.items import item_from_json
     from rubriclang.interp.replay import replay
-    from rubriclang.interp.trace import TraceWriter, criterion_hashes, graph_hash, trace_record
+    from rubriclang.interp.trace import Tracer, TraceWriter
 
     graph = rubriclang.loads(GRAPH).graph
     composer = Composer(graph)
@@ -130,12 +130,10 @@ def bench_replay(n: int, repeat: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "traces.jsonl")
         writer = TraceWriter(path)
-        ghash, chashes = graph_hash(graph), criterion_hashes(graph)
+        tracer = Tracer(graph)
         for i, (_v, j) in enumerate(zip(values, recorded)):
             item = item_from_json({"id": i, "input": "q", "response": "a"}, "bench")
-            writer.write(
-                trace_record(graph, ghash, chashes, item, "pointwise", j, composer.compose("pointwise", cids, j))
-            )
+            writer.write(tracer.record(item, "pointwise", j, composer.compose("pointwise", cids, j)))
         writer.close()
         (t_replay, t_hand_file), (replayed, by_hand_file) = _fastest(
             repeat, lambda: [r.new for r in replay(graph, path, values=False)], lambda: hand_replay(path)

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-import attrs
-
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
 
 
-@attrs.frozen
-class JudgmentRequest:
+class JudgmentRequest(NamedTuple):
+    """One criterion's judgment of one candidate of an item (a named tuple:
+    the interpreter makes one per judgment, a cache hit's included)."""
+
     item: Item
     candidate: str
     criterion: Criterion

@@ -22,7 +22,7 @@ from rubriclang.interp.compose import Composer, Composition, ModeError
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.local import LocalBackend
 from rubriclang.interp.slots import Slots
-from rubriclang.interp.trace import criterion_hashes, graph_hash, trace_record
+from rubriclang.interp.trace import Tracer
 
 
 class BackendError(Exception):
@@ -43,8 +43,9 @@ class Interpreter:
 
     def __init__(self, graph: CheckedGraph, backends: Iterable[CriterionBackend] = (), concurrency: int = 8):
         self.graph = graph
-        self.hash = graph_hash(graph)
-        self.criterion_hashes = criterion_hashes(graph)
+        self.tracer = Tracer(graph)
+        self.hash = self.tracer.hash
+        self.criterion_hashes = self.tracer.criterion_hashes
         self.composer = Composer(graph)
         # Rules need no configuration: a plain LocalBackend serves them unless
         # a given backend (say, one with annotation tables) does first.
@@ -126,7 +127,7 @@ class Interpreter:
             assert j is not None
             judgments[r.criterion.name][r.candidate] = j
         comp = self.composer.compose(mode, item.candidate_ids, judgments)
-        record = trace_record(self.graph, self.hash, self.criterion_hashes, item, mode, judgments, comp)
+        record = self.tracer.record(item, mode, judgments, comp)
         return ItemResult(item, mode, judgments, comp, record)
 
     def _known(self, requests: list[JudgmentRequest]) -> list[Judgment | None]:

@@ -56,6 +56,9 @@ def final_number(text: str, gsm8k: bool = False) -> float | None:
         return None
 
 
+_METHODS: dict[str, str] = {}  # a procedure's method name: `_` + the name with `_` for `.`
+
+
 class LocalBackend:
     """Runs every non-LLM procedure of the standard catalog."""
 
@@ -83,9 +86,10 @@ class LocalBackend:
 
     def judge_now(self, request: JudgmentRequest) -> Judgment:
         crit = request.criterion
-        method: Callable[[JudgmentRequest, dict[str, Any]], Judgment] = getattr(
-            self, "_" + crit.procedure.replace(".", "_")
-        )
+        name = _METHODS.get(crit.procedure)
+        if name is None:
+            name = _METHODS[crit.procedure] = "_" + crit.procedure.replace(".", "_")
+        method: Callable[[JudgmentRequest, dict[str, Any]], Judgment] = getattr(self, name)
         return method(request, crit.params)
 
     def _rule_regex(self, request: JudgmentRequest, p: dict[str, Any]) -> Judgment:

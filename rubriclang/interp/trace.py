@@ -43,8 +43,29 @@ def _plain(x: Any) -> Any:
     return x
 
 
+def _unencodable(obj: Any) -> Any:
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+# `json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+# allow_nan=False)` makes a C encoder for every call (JSONEncoder.iterencode):
+# one made once writes the same text, at about four fifths of the cost of a
+# trace record. Without its circular-reference markers (a trace is a tree
+# built here), a cycle is a RecursionError, not a ValueError.
+_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # None where the C accelerator is missing
+_ENCODE = (
+    None
+    if _MAKE_ENCODER is None
+    else _MAKE_ENCODER(None, _unencodable, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+)
+
+
 def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Sorted keys, no spaces, non-ASCII as is, NaN and infinities refused
+    (ValueError), as `json.dumps` with those options writes it."""
+    if _ENCODE is None:
+        return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return "".join(_ENCODE(obj, 0))
 
 
 def _explicit(params: dict[str, Any], specs: Iterable[ParamSpec]) -> dict[str, Any]:
@@ -150,34 +171,57 @@ def judgment_from_json(d: dict[str, Any]) -> Judgment:
     )
 
 
-def trace_record(
-    graph: CheckedGraph,
-    ghash: str,
-    chashes: dict[str, str],
-    item: Item,
-    mode: str,
-    judgments: dict[str, dict[str, Judgment]],
-    comp: Composition,
-) -> dict[str, Any]:
-    cids = item.candidate_ids
-    procs = {c.name: c.procedure for c in graph.criteria}
-    values = comp.values
-    return {
-        "schema": SCHEMA,
-        "item": item.id,
-        "graph": {"name": graph.name, "hash": ghash, "criteria": chashes},
-        "mode": mode,
-        "contract": {"scale": str(graph.scale)},
-        "candidates": list(cids),
-        "criteria": {
-            name: {cid: judgment_json(j, procs[name]) for cid, j in per.items()} for name, per in judgments.items()
-        },
-        "criterion_errors": comp.errors,
-        "operators": {o.name: {cid: values[o.name][cid] for cid in cids} for o in graph.operators if o.name in values},
-        "sink": {cid: values[graph.sink][cid] for cid in cids} if graph.sink in values else None,
-        "readout": comp.decision.to_json(),
-        "gold": item.gold,
-    }
+class Tracer:
+    """The trace records of one graph's items. What every record of the
+    graph shares (its hashes, each criterion's procedure, the contract's
+    scale, the operators' names) is worked out once, not per item."""
+
+    __slots__ = ("graph", "hash", "criterion_hashes", "_procedures", "_scale", "_operators", "_names", "_at")
+
+    def __init__(self, graph: CheckedGraph):
+        self.graph = graph
+        self.hash = graph_hash(graph)
+        self.criterion_hashes = criterion_hashes(graph)
+        self._procedures = {c.name: c.procedure for c in graph.criteria}
+        self._scale = str(graph.scale)
+        self._operators = tuple(o.name for o in graph.operators)
+        # The last composition's node names, and where each operator and the
+        # sink are in its rows (the same names for every item composed whole).
+        self._names: tuple[str, ...] | None = None
+        self._at: tuple[tuple[tuple[str, int], ...], int | None] = ((), None)
+
+    def _positions(self, names: tuple[str, ...]) -> tuple[tuple[tuple[str, int], ...], int | None]:
+        if names is not self._names:
+            index = {n: i for i, n in enumerate(names)}
+            ops = tuple((n, index[n]) for n in self._operators if n in index)
+            self._names, self._at = names, (ops, index.get(self.graph.sink))
+        return self._at
+
+    def record(
+        self, item: Item, mode: str, judgments: dict[str, dict[str, Judgment]], comp: Composition
+    ) -> dict[str, Any]:
+        """The record of `item`, judged (`judgments`) and composed (`comp`) in `mode`."""
+        graph = self.graph
+        cids = item.candidate_ids
+        procs = self._procedures
+        rows = comp.rows
+        ops, sink = self._positions(comp.names)
+        return {
+            "schema": SCHEMA,
+            "item": item.id,
+            "graph": {"name": graph.name, "hash": self.hash, "criteria": self.criterion_hashes},
+            "mode": mode,
+            "contract": {"scale": self._scale},
+            "candidates": list(cids),
+            "criteria": {
+                name: {cid: judgment_json(j, procs[name]) for cid, j in per.items()} for name, per in judgments.items()
+            },
+            "criterion_errors": comp.errors,
+            "operators": {name: {cid: rows[cid][i] for cid in cids} for name, i in ops},
+            "sink": None if sink is None else {cid: rows[cid][sink] for cid in cids},
+            "readout": comp.decision.to_json(),
+            "gold": item.gold,
+        }
 
 
 class OutputError(LocatedError):

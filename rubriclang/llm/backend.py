@@ -33,7 +33,7 @@ from rubriclang.checker.graph import Criterion
 from rubriclang.interp.backend import Judgment, JudgmentRequest
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
-from rubriclang.llm.client import ChatClient, ChatRequest, LLMError, Sampling
+from rubriclang.llm.client import ChatClient, LLMError, Sampling
 from rubriclang.llm.parsing import ParseResult, parse, weighted_points
 from rubriclang.llm.prompting import Prompt, PromptError, Rendered, nudge, prepare, side_by_side, template_choice
 from rubriclang.memo import IdentityMemo
@@ -225,10 +225,7 @@ class LLMBackend:
             groups.setdefault(id(caller), (caller, []))[1].append((i, crit, prompt, sampling))
         for caller, asks in groups.values():
             found = caller.cached(
-                [
-                    ChatRequest((), sampling, prompt.response_format, prompt_digest=prompt.digest)
-                    for _, _, prompt, sampling in asks
-                ]
+                [(sampling, prompt.response_format, prompt.digest) for _, _, prompt, sampling in asks]
             )
             for (i, crit, prompt, sampling), completion in zip(asks, found):
                 result = None

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.scanner
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -47,10 +49,20 @@ def call_key(identity: str, model: str | None, request: ChatRequest, profile: st
     "prompt/2:DIGEST"` in the body, so a cache hit renders nothing and the
     messages are not read. Other calls, and caches written before version
     2, have keys of version 1: of the messages themselves (`call_keys`)."""
-    before, after = _frame(identity, model, request.sampling, request.response_format, profile)
     digest = request.prompt_digest
-    middle = messages_json(request.messages) if digest is None else '"prompt/2:' + digest + '"'
-    return hashlib.sha256((before + middle + after).encode()).hexdigest()
+    if digest is not None:
+        return prompt_key(identity, model, request.sampling, request.response_format, digest, profile)
+    before, after = _frame(identity, model, request.sampling, request.response_format, profile)
+    return hashlib.sha256((before + messages_json(request.messages) + after).encode()).hexdigest()
+
+
+def prompt_key(
+    identity: str, model: str | None, sampling, response_format: dict | None, digest: str, profile: str | None = None
+) -> str:
+    """`call_key` of a judge's request with this sampling, response format
+    and prompt digest (the key of version 2), without the request."""
+    before, after = _frame(identity, model, sampling, response_format, profile)
+    return hashlib.sha256((before + '"prompt/2:' + digest + '"' + after).encode()).hexdigest()
 
 
 def call_keys(identity: str, model: str | None, request: ChatRequest, profile: str | None = None) -> list[str]:
@@ -61,6 +73,24 @@ def call_keys(identity: str, model: str | None, request: ChatRequest, profile: s
     if request.prompt_digest is None:
         return [key]
     return [key, call_key(identity, model, attrs.evolve(request, prompt_digest=None), profile)]
+
+
+# A stored response as `json.loads` reads it, without its wrappers' cost
+# (a Python call, two whitespace matches): what `put` writes has no space
+# around it, so the scanner's end is the text's end; anything else is read
+# by `json.loads` itself, which then says what is wrong with it. (typeshed
+# types make_scanner's argument as the class, not the decoder it is given.)
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+
+def _stored(response: str) -> Completion:
+    try:
+        d, end = _SCAN(response, 0)
+    except StopIteration:
+        d, end = None, -1
+    if end != len(response) or type(d) is not dict:
+        d = json.loads(response)
+    return Completion.from_json(d, cached=True)
 
 
 # The note (of no server) saying the cache was created with keys of version 2.
@@ -149,7 +179,7 @@ class CallCache:
             self.misses += 1
             return None
         self.hits += 1
-        return Completion.from_json(json.loads(row[0]), cached=True)
+        return _stored(row[0])
 
     def get_many(self, keys: list[str]) -> dict[str, Completion]:
         """The cached completions of those of `keys` that are cached, in one
@@ -164,7 +194,7 @@ class CallCache:
                 .execute(f"SELECT key, response FROM calls WHERE key IN ({','.join('?' * len(keys))})", keys)
                 .fetchall()
             )
-        return {key: Completion.from_json(json.loads(response), cached=True) for key, response in rows}
+        return {key: _stored(response) for key, response in rows}
 
     def put(self, key: str, server: str, completion: Completion) -> None:
         self._conn().execute(

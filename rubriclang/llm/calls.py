@@ -16,7 +16,7 @@ import json
 
 import attrs
 
-from rubriclang.llm.cache import CallCache, call_key, call_keys
+from rubriclang.llm.cache import CallCache, call_key, call_keys, prompt_key
 from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError, Sampling
 
 # The cache note that says a server refuses `response_format`.
@@ -80,11 +80,15 @@ class Caller:
         self._fingerprints[memo] = known = hashlib.sha256(blob.encode()).hexdigest()[:16]
         return known
 
-    def _as_sent(self, request: ChatRequest) -> ChatRequest:
-        """`request` without structured output where the server refuses it."""
+    def _structured_output(self) -> bool:
+        """Whether to ask for structured output: not where the cache says the server refuses it."""
         if self._structured is None:
             self._structured = not (self.cache and self.cache.note(self.client.identity, _NO_STRUCTURED))
-        return request if self._structured else attrs.evolve(request, response_format=None)
+        return self._structured
+
+    def _as_sent(self, request: ChatRequest) -> ChatRequest:
+        """`request` without structured output where the server refuses it."""
+        return request if self._structured_output() else attrs.evolve(request, response_format=None)
 
     async def complete(self, request: ChatRequest) -> Completion:
         """The completion of `request`, without structured output where the
@@ -101,15 +105,20 @@ class Caller:
             self.cache.set_note(self.client.identity, _NO_STRUCTURED, "1")
         return await self._cached(attrs.evolve(request, response_format=None))
 
-    def cached(self, requests: list[ChatRequest]) -> list[Completion | None]:
-        """The cached completion of each of the judge's `requests` (each
-        with its `prompt_digest`, its messages not read: they may be empty),
-        as `complete` would find it, in one cache query; None where there is
-        none under the current key, and for every request without a cache.
-        It adds nothing to `usage`: the caller counts the hits it uses."""
-        if self.cache is None or not requests:
-            return [None] * len(requests)
-        keys = [self.key(self._as_sent(r)) for r in requests]
+    def cached(self, prompts: list[tuple[Sampling, dict | None, str]]) -> list[Completion | None]:
+        """The cached completion of each of the judge's prompts, given as
+        (sampling, response format, prompt digest), as `complete` would find
+        the request of it, in one cache query; None where there is none
+        under the current key, and for every prompt without a cache. It adds
+        nothing to `usage`: the caller counts the hits it uses."""
+        if self.cache is None or not prompts:
+            return [None] * len(prompts)
+        identity, model, profile = self.client.identity, self.client.model, self.profile
+        structured = self._structured_output()
+        keys = [
+            prompt_key(identity, model, sampling, response_format if structured else None, digest, profile)
+            for sampling, response_format, digest in prompts
+        ]
         found = self.cache.get_many(keys)
         return [found.get(k) for k in keys]
 
