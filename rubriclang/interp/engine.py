@@ -44,8 +44,6 @@ class Interpreter:
     def __init__(self, graph: CheckedGraph, backends: Iterable[CriterionBackend] = (), concurrency: int = 8):
         self.graph = graph
         self.tracer = Tracer(graph)
-        self.hash = self.tracer.hash
-        self.criterion_hashes = self.tracer.criterion_hashes
         self.composer = Composer(graph)
         # Rules need no configuration: a plain LocalBackend serves them unless
         # a given backend (say, one with annotation tables) does first.
@@ -72,6 +70,16 @@ class Interpreter:
         )
         self._slots: Slots | None = None
         self._shared = False
+
+    @property
+    def hash(self) -> str:
+        """The graph's content hash (`trace.graph_hash`), as its traces record it."""
+        return self.tracer.hash
+
+    @property
+    def criterion_hashes(self) -> dict[str, str]:
+        """Each criterion's definition hash (`trace.criterion_hashes`)."""
+        return self.tracer.criterion_hashes
 
     def share_slots(self, slots: Slots) -> None:
         """Take criterion calls from `slots`, shared with other Interpreters:
