@@ -158,6 +158,26 @@ def test_a_backend_raising_a_base_exception_raises_it_from_the_item_not_a_hang()
         asyncio.run(go())
 
 
+def test_a_backend_raising_an_exception_gives_a_failed_judgment_and_the_item_still_composes():
+    class Broken(Gated):
+        async def judge(self, request):
+            if request.criterion.name == "a":
+                raise ValueError("no such thing")
+            return Judgment(4)
+
+    interp = Interpreter(rubriclang.loads(GRAPH).graph, [Broken()], concurrency=2)
+
+    async def go():
+        return [r async for r in interp.run(_items(3))]
+
+    results = asyncio.run(asyncio.wait_for(go(), 5))
+    assert [r.item.id for r in results] == ["i0", "i1", "i2"]
+    for r in results:
+        failed = r.judgments["a"]["response"]
+        assert failed.error == "backend error: ValueError: no such thing"
+        assert r.judgments["b"]["response"].value == 4
+
+
 def test_shared_slots_bound_the_calls_of_several_interpreters_together():
     backend = Gated()
     graph = rubriclang.loads(GRAPH).graph

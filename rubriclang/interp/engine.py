@@ -105,12 +105,6 @@ class Interpreter:
             raise ItemError(f"item `{item.id}`", str(exc)) from None
         return want
 
-    async def _judge(self, request: JudgmentRequest) -> Judgment:
-        try:
-            return await self._route[request.criterion.name].judge(request)
-        except Exception as exc:  # a backend bug must not unwind the run: record it
-            return Judgment.failed(f"backend error: {type(exc).__name__}: {exc}")
-
     async def evaluate_async(self, item: Item, mode: str | None = None) -> ItemResult:
         begun = self._begin(item, mode)
         return begun if isinstance(begun, ItemResult) else await begun
@@ -212,7 +206,8 @@ class _Pending:
         return not self.future.done()
 
     def call(self, index: int) -> Coroutine[Any, Any, Judgment]:
-        return self.interp._judge(self.requests[index])
+        request = self.requests[index]
+        return self.interp._route[request.criterion.name].judge(request)
 
     def landed(self, index: int, task: asyncio.Task[Any]) -> None:
         if self.future.done():
@@ -220,11 +215,14 @@ class _Pending:
         if task.cancelled():
             self.future.cancel()
             return
-        failure = task.exception()  # `_judge` records every Exception: this is a BaseException
-        if failure is not None:
+        failure = task.exception()
+        if failure is None:
+            self.results[index] = task.result()
+        elif isinstance(failure, Exception):  # a backend bug must not unwind the run: record it
+            self.results[index] = Judgment.failed(f"backend error: {type(failure).__name__}: {failure}")
+        else:
             self.future.set_exception(failure)
             return
-        self.results[index] = task.result()
         self.left -= 1
         if self.left:
             return

@@ -209,7 +209,7 @@ class LLMBackend:
         needs), and for all from a subclass with its own `judge`: `judge`
         gives those, as it would have given these."""
         out: list[Judgment | None] = [None] * len(requests)
-        if type(self).judge is not LLMBackend.judge:
+        if type(self).judge is not LLMBackend.judge or self.cache is None:
             return out
         groups: dict[int, tuple[Caller, list[tuple[int, Criterion, Prompt, Sampling]]]] = {}
         for i, request in enumerate(requests):

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import json.scanner
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import attrs
 
+from rubriclang.jsonread import loads
 from rubriclang.llm.client import ChatRequest, Completion, canonical_json, messages_json
 from rubriclang.memo import IdentityMemo
 from rubriclang.paths import user_cache_dir
@@ -61,8 +60,18 @@ def prompt_key(
 ) -> str:
     """`call_key` of a judge's request with this sampling, response format
     and prompt digest (the key of version 2), without the request."""
+    return hashlib.sha256(
+        "".join(prompt_key_text(identity, model, sampling, response_format, digest, profile)).encode()
+    ).hexdigest()
+
+
+def prompt_key_text(
+    identity: str, model: str | None, sampling, response_format: dict | None, digest: str, profile: str | None = None
+) -> tuple[str, str, str]:
+    """What `prompt_key` hashes, in three parts and unhashed (two of them
+    kept from call to call): equal for two calls exactly when their keys are."""
     before, after = _frame(identity, model, sampling, response_format, profile)
-    return hashlib.sha256((before + '"prompt/2:' + digest + '"' + after).encode()).hexdigest()
+    return before, '"prompt/2:' + digest + '"', after
 
 
 def call_keys(identity: str, model: str | None, request: ChatRequest, profile: str | None = None) -> list[str]:
@@ -75,22 +84,8 @@ def call_keys(identity: str, model: str | None, request: ChatRequest, profile: s
     return [key, call_key(identity, model, attrs.evolve(request, prompt_digest=None), profile)]
 
 
-# A stored response as `json.loads` reads it, without its wrappers' cost
-# (a Python call, two whitespace matches): what `put` writes has no space
-# around it, so the scanner's end is the text's end; anything else is read
-# by `json.loads` itself, which then says what is wrong with it. (typeshed
-# types make_scanner's argument as the class, not the decoder it is given.)
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
-
-
 def _stored(response: str) -> Completion:
-    try:
-        d, end = _SCAN(response, 0)
-    except StopIteration:
-        d, end = None, -1
-    if end != len(response) or type(d) is not dict:
-        d = json.loads(response)
-    return Completion.from_json(d, cached=True)
+    return Completion.from_json(loads(response), cached=True)
 
 
 # The note (of no server) saying the cache was created with keys of version 2.

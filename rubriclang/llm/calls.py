@@ -16,7 +16,7 @@ import json
 
 import attrs
 
-from rubriclang.llm.cache import CallCache, call_key, call_keys, prompt_key
+from rubriclang.llm.cache import CallCache, call_key, call_keys, prompt_key, prompt_key_text
 from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError, Sampling
 
 # The cache note that says a server refuses `response_format`.
@@ -56,7 +56,7 @@ class Caller:
         self.profile = profile
         self.usage = Usage()
         self._structured: bool | None = None  # unknown until the cache or a server says
-        self._in_flight: dict[str, asyncio.Future] = {}
+        self._in_flight: dict[str | tuple[str, str, str], asyncio.Future] = {}
         self._fingerprints: dict[tuple, str] = {}  # (sampling, server, model) -> fingerprint
 
     def fingerprint(self, sampling: Sampling) -> str:
@@ -126,8 +126,25 @@ class Caller:
         return call_key(self.client.identity, self.client.model, request, self.profile)
 
     async def _cached(self, request: ChatRequest) -> Completion:
-        key = self.key(request)
-        if self.cache is not None:
+        key: str | tuple[str, str, str]
+        if self.cache is None:
+            # Only the calls in flight are looked up by it: what the cache key
+            # would hash does as well, unhashed.
+            digest = request.prompt_digest
+            key = (
+                self.key(request)
+                if digest is None
+                else prompt_key_text(
+                    self.client.identity,
+                    self.client.model,
+                    request.sampling,
+                    request.response_format,
+                    digest,
+                    self.profile,
+                )
+            )
+        else:
+            key = self.key(request)
             hit = self.cache.get(key)
             if hit is None and request.prompt_digest is not None and self.cache.version_1_keys:
                 # A cache from before prompt keys holds the call under its
@@ -158,7 +175,7 @@ class Caller:
             del self._in_flight[key]
         self.usage.prompt_tokens += completion.prompt_tokens
         self.usage.completion_tokens += completion.completion_tokens
-        if self.cache is not None:
+        if self.cache is not None and isinstance(key, str):  # always a string with a cache
             self.cache.put(key, self.client.identity, attrs.evolve(completion, prompt_hash=request.prompt_hash))
         future.set_result(completion)
         return completion

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import attrs
 import httpx
 
+from rubriclang.jsonread import loads
 from rubriclang.llm.redact import Redactor
 from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, header_lines, request_head
 from rubriclang.memo import IdentityMemo
@@ -599,7 +600,10 @@ class OpenAIClient:
     async def _once(self, ep: _Endpoint, body: dict, messages: tuple[dict, ...], attempt: int) -> Completion:
         started = time.perf_counter()
         try:
-            r = await self._fetch(ep, "POST", "/chat/completions", body, messages=messages)
+            if ep.direct is not None:  # what `_fetch` would do, one coroutine fewer per call
+                r = await self._fetch_direct(ep, b"POST", ep.path + b"/chat/completions", body, messages)
+            else:
+                r = await self._fetch(ep, "POST", "/chat/completions", body, messages=messages)
         except TimeoutError:
             raise _Retry(self._past_deadline(ep)) from None
         except ReplyTooLarge:
@@ -660,7 +664,7 @@ class _Answer:
     content: bytes
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        return loads(self.content)
 
     @property
     def text(self) -> str:

@@ -35,7 +35,7 @@ _OPEN = re.compile(r"\{\{")
 _BLANK = re.compile(r"\n[ \t]*\n\s*")
 # The version of what `fill` makes of a template and values: part of every
 # `fill_digest`, so call keys taken of a template and values (not of the
-# messages) change when it does. Bump it with any change to `fill` or `_render`.
+# messages) change when it does. Bump it with any change to what `fill` makes.
 FILL_VERSION = 1
 
 
@@ -79,6 +79,38 @@ class Message:
     body: tuple  # of str | _Field | _Section
     line: int  # the line of its heading (or of its first text)
     text: str = ""  # its source text, tags included, without the heading
+    # Every section's name, in order of first mention, and the body flattened
+    # for each combination of their values' truth met so far (`_flat`).
+    sections: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
+    flats: dict = attrs.field(init=False, eq=False, repr=False, factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        names: dict[str, None] = {}
+
+        def walk(body: tuple) -> None:
+            for part in body:
+                if type(part) is _Section:
+                    names[part.name] = None
+                    walk(part.body)
+
+        walk(self.body)
+        object.__setattr__(self, "sections", tuple(names))
+
+    def render(self, values: dict[str, str]) -> str:
+        """The message's text with `values` filled in, before stripping."""
+        truth = tuple([bool(values.get(n)) for n in self.sections])
+        flat = self.flats.get(truth)
+        if flat is None:
+            if len(self.flats) >= _FLATS_KEPT:  # a template of many sections, each combination met once
+                return _render(self.body, values)
+            flat = self.flats[truth] = _flat(self.body, dict(zip(self.sections, truth)))
+        texts, fields = flat
+        if not fields:
+            return texts[0]
+        out = [*texts, *texts[:-1]]  # the right length: texts at even places, values at odd ones
+        out[0::2] = texts
+        out[1::2] = [values[name] for name in fields]
+        return "".join(out)
 
 
 @attrs.frozen
@@ -116,9 +148,10 @@ class Template:
         return tuple((m.role, m.text.strip("\n")) for m in self.messages)
 
     def fill(self, values: dict[str, str]) -> tuple[dict, ...]:
-        """The chat messages with `values` filled in (every name the template
-        mentions must be in `values`)."""
-        return tuple({"role": m.role, "content": _render(m.body, values).strip()} for m in self.messages)
+        """The chat messages with `values` filled in (every field the
+        template shows must be in `values`; a section whose name is not
+        counts as empty)."""
+        return tuple([{"role": m.role, "content": m.render(values).strip()} for m in self.messages])
 
     def fill_parts(self, values: dict[str, str]) -> tuple[tuple[str, str], ...]:
         """(role, content) pairs: `fill` as plain tuples."""
@@ -149,6 +182,33 @@ def fill_digest(template: Template) -> str:
     ).hexdigest()
 
 
+_FLATS_KEPT = 64  # flattened bodies kept per message
+
+
+def _flat(body: tuple, truth: dict[str, bool]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`body` with its sections kept or dropped by `truth` (each section
+    name's value's truth): the texts between fields and the fields' names,
+    one text more than fields. `Message.render` fills it in one join."""
+    texts: list[str] = []
+    fields: list[str] = []
+    text: list[str] = []
+
+    def walk(parts: tuple) -> None:
+        for part in parts:
+            if type(part) is str:
+                text.append(part)
+            elif type(part) is _Field:
+                texts.append("".join(text))
+                text.clear()
+                fields.append(part.name)
+            elif truth[part.name] != part.inverted:
+                walk(part.body)
+
+    walk(body)
+    texts.append("".join(text))
+    return tuple(texts), tuple(fields)
+
+
 def _render(body: tuple, values: dict[str, str]) -> str:
     out = []
     for part in body:
@@ -156,7 +216,7 @@ def _render(body: tuple, values: dict[str, str]) -> str:
             out.append(part)
         elif isinstance(part, _Field):
             out.append(values[part.name])
-        elif bool(values[part.name]) != part.inverted:
+        elif bool(values.get(part.name)) != part.inverted:
             out.append(_render(part.body, values))
     return "".join(out)
 
