@@ -4,8 +4,9 @@ The checked graph is turned into straight-line code: one assignment per
 operator, in the evaluation order, each from the plan template of the
 operator's catalog entry. The generated source never contains text from the
 `.rbg` file: variables are `v0, v1, ...`, and every parameter (criterion
-names included) is a constant bound by name in the function's namespace, so
-a rubric remains data. Operators without a template (or whose template
+names included) is a constant bound by name in the function's namespace
+(the plain literals among them compiled in as AST constants), so a rubric
+remains data. Operators without a template (or whose template
 declines, say for absent inputs) call their entry's function, with the ports
 it expects; tests check that the compiled plan and the functions agree on
 random graphs and judgments.
@@ -13,6 +14,7 @@ random graphs and judgments.
 
 from __future__ import annotations
 
+import ast
 from typing import Any, Protocol
 
 from rubriclang.catalog import load_catalog
@@ -163,11 +165,41 @@ def _tuple(indices: range) -> str:
 
 
 def _define(graph: CheckedGraph, name: str, args: str, body: list[str], ns: dict[str, Any]) -> Any:
+    """The function `name` of `body`, compiled in `ns`, with its source (where
+    constants are read by name) as `.source`."""
     source = f"def {name}({args}):\n" + "\n".join(body) + "\n"
-    exec(compile(source, f"<plan of {graph.name}>", "exec"), ns)  # noqa: S102 — catalog templates only
+    tree = _Fold(ns).visit(ast.parse(source))
+    exec(compile(tree, f"<plan of {graph.name}>", "exec"), ns)  # noqa: S102 — catalog templates only
     fn = ns[name]
     fn.source = source
     return fn
+
+
+# Values compiled into the code as constants rather than read from the
+# namespace: a constant load costs less than a global one, on the hot path.
+_LITERAL = (int, float, str, bool, type(None))
+
+
+class _Fold(ast.NodeTransformer):
+    """Each name the function reads and never binds whose value in `ns` is
+    a plain literal, made that constant (an AST node holding the value, so
+    no text is parsed: a rubric remains data)."""
+
+    def __init__(self, ns: dict[str, Any]):
+        self.ns = ns
+        self.bound: set[str] = set()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.bound = {a.arg for a in node.args.args} | {
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+        }
+        return self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        value = self.ns.get(node.id, self)
+        if type(value) in _LITERAL and isinstance(node.ctx, ast.Load) and node.id not in self.bound:
+            return ast.copy_location(ast.Constant(value), node)
+        return node
 
 
 def _variadic(spec: OperatorSpec, port: str) -> bool:
