@@ -13,11 +13,13 @@ from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import messages
 from rubriclang.audit.perturbations import Perturbation, load_perturbations
+from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.items import Item
 from rubriclang.llm.prompting import listed_points
 
 _EXCERPT = 300
 _EXAMPLES = 3
+_GRAPHS_SHOWN = 8  # of a judge's graphs, described to the planner: the prompt stays short
 _PROPOSAL = {"operators": {"type": "array"}}
 
 
@@ -33,9 +35,25 @@ def _clip(text: str) -> str:
 def describe_judge(judge: JudgeInfo) -> str:
     """The judge as the audit's models see it: each criterion with its
     question and, where it has one, its rubric (the scale's anchors or the
-    labels' descriptions), one point a line."""
-    g = judge.graph
-    lines = [f"name: {g.name} ({judge.type} judge, {judge.mode})"]
+    labels' descriptions), one point a line. A judge of several graphs (a
+    folder compiled per instance) is described graph by graph, the first
+    `_GRAPHS_SHOWN` of them, since each item is judged by its own."""
+    graphs = judge.graphs or {judge.graph.name: judge.graph}
+    if len(graphs) == 1:
+        return "\n".join(_graph_lines(judge, next(iter(graphs.values())), f"({judge.type} judge, {judge.mode})"))
+    lines = [
+        f"a set of {len(graphs)} graphs, one {judge.type} judge ({judge.mode}): each item is judged by its own graph"
+    ]
+    for gid, g in list(graphs.items())[:_GRAPHS_SHOWN]:
+        lines.append(f"graph {gid}:")
+        lines += ["  " + line for line in _graph_lines(judge, g)]
+    if len(graphs) > _GRAPHS_SHOWN:
+        lines.append(f"(and {len(graphs) - _GRAPHS_SHOWN} more graphs like these)")
+    return "\n".join(lines)
+
+
+def _graph_lines(judge: JudgeInfo, g: CheckedGraph, kind: str | None = None) -> list[str]:
+    lines = [f"name: {g.name}" + (f" {kind}" if kind else "")]
     if g.header.get("description"):
         lines.append(f"description: {g.header['description']}")
     for c in g.criteria:
@@ -49,7 +67,7 @@ def describe_judge(judge: JudgeInfo) -> str:
         if question and (c.params.get("anchors") or c.params.get("descriptions")):
             lines += [f"  {point}" for point in listed_points(c)[1]]
     lines.append(f"sink: {g.sink}; output: {judge.output if judge.output is not None else 'a preferred candidate'}")
-    return "\n".join(lines)
+    return lines
 
 
 def describe_items(items: list[Item]) -> str:
