@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from rubriclang.interp.trace import canonical_json
+from rubriclang.canonical import canonical_json
 from rubriclang.view.table import Query, TraceTable
 
 RECORD = {

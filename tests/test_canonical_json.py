@@ -1,4 +1,4 @@
-"""The trace's canonical JSON (`interp.trace.canonical_json`, one encoder made
+"""The canonical JSON (`rubriclang.canonical.canonical_json`, one encoder made
 once) is byte for byte what `json.dumps` with its options writes, and refuses
 what it refuses, whatever the value."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rubriclang.interp.trace import canonical_json
+from rubriclang.canonical import canonical_json
 
 
 def dumps(value):

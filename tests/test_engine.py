@@ -9,10 +9,10 @@ import pytest
 from conftest import REPO_ROOT
 
 import rubriclang
+from rubriclang.canonical import canonical_json
 from rubriclang.interp.backend import Judgment
 from rubriclang.interp.engine import Interpreter
 from rubriclang.interp.items import ItemError, item_from_json
-from rubriclang.interp.trace import canonical_json
 
 GRAPH = """
 rubric helpful { version = 1 }

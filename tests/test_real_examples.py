@@ -20,13 +20,14 @@ from pinned import assert_pinned
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
 import rubriclang
+from rubriclang.canonical import canonical_json
 from rubriclang.evaluation.evaluate import evaluate, graph_columns
 from rubriclang.evaluation.gold import read_gold
 from rubriclang.interp.items import read_items
 from rubriclang.interp.local import LocalBackend
 from rubriclang.interp.replay import replay
 from rubriclang.interp.tables import ValueTable
-from rubriclang.interp.trace import TraceWriter, canonical_json
+from rubriclang.interp.trace import TraceWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

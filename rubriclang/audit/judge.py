@@ -13,12 +13,13 @@ import hashlib
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import CheckedGraph, Criterion
 from rubriclang.interp.graphset import GraphSet, Resolved
 from rubriclang.interp.items import Item
-from rubriclang.interp.trace import canonical_json, graph_hash
+from rubriclang.interp.trace import graph_hash
 
 # What an audit's judge is given as: one graph, or a folder of them.
 JudgeSource = CheckedGraph | GraphSet

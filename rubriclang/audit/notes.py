@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from rubriclang.interp.trace import canonical_json
+from rubriclang.canonical import canonical_json
 from rubriclang.safeio import write_atomic
 
 # Named for the viewer, which wrote the first notes files; kept so they still read.

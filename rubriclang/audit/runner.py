@@ -23,11 +23,11 @@ from typing import TextIO
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.engine import Interpreter
 from rubriclang.interp.graphset import Resolved
 from rubriclang.interp.items import Item
-from rubriclang.interp.trace import canonical_json
 from rubriclang.safeio import cut_torn_line, write_atomic
 
 SCHEMA = "rubriclang.audit.run/1"

@@ -19,8 +19,8 @@ import attrs
 
 from rubriclang.audit.perturbations import Perturbation
 from rubriclang.audit.variants import Patch, Variant
+from rubriclang.canonical import canonical_json
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item, ItemError, item_from_json
-from rubriclang.interp.trace import canonical_json
 
 # /2 holds its items in the items-file format (`interp.items.item_to_json`);
 # /1 held the Item's attributes, and is still read.

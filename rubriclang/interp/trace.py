@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import stat
 import tempfile
@@ -18,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.catalog import load_catalog
 from rubriclang.catalog.model import ParamSpec
 from rubriclang.catalog.types import JType
@@ -41,31 +41,6 @@ def _plain(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_plain(v) for v in x]
     return x
-
-
-def _unencodable(obj: Any) -> Any:
-    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-
-
-# `json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-# allow_nan=False)` makes a C encoder for every call (JSONEncoder.iterencode):
-# one made once writes the same text, at about four fifths of the cost of a
-# trace record. Without its circular-reference markers (a trace is a tree
-# built here), a cycle is a RecursionError, not a ValueError.
-_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # None where the C accelerator is missing
-_ENCODE = (
-    None
-    if _MAKE_ENCODER is None
-    else _MAKE_ENCODER(None, _unencodable, json.encoder.encode_basestring, None, ":", ",", True, False, False)
-)
-
-
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no spaces, non-ASCII as is, NaN and infinities refused
-    (ValueError), as `json.dumps` with those options writes it."""
-    if _ENCODE is None:
-        return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return "".join(_ENCODE(obj, 0))
 
 
 def _explicit(params: dict[str, Any], specs: Iterable[ParamSpec]) -> dict[str, Any]:

@@ -22,8 +22,9 @@ from typing import Any
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.jsonread import loads
-from rubriclang.llm.client import ChatRequest, Completion, canonical_json, messages_json
+from rubriclang.llm.client import ChatRequest, Completion, messages_json
 from rubriclang.memo import IdentityMemo
 from rubriclang.paths import user_cache_dir
 

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import attrs
 import httpx
 
+from rubriclang.canonical import canonical_json
 from rubriclang.jsonread import loads
 from rubriclang.llm.redact import Redactor
 from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, header_lines, request_head
@@ -95,12 +96,6 @@ class ChatRequest:
         if self.response_format is not None:
             body["response_format"] = self.response_format
         return body
-
-
-def canonical_json(value: Any) -> str:
-    """The JSON that call keys and prompt hashes are taken of: sorted keys,
-    no spaces, non-ASCII as is."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 # The JSON a request body is sent as (what httpx's `json=` sends), and a

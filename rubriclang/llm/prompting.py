@@ -24,11 +24,12 @@ import hashlib
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
-from rubriclang.llm.client import ChatRequest, Sampling, canonical_json, messages_json
+from rubriclang.llm.client import ChatRequest, Sampling, messages_json
 from rubriclang.llm.template import Template, TemplateError, fill_digest, load_packaged, packaged_text, parse
 from rubriclang.memo import IdentityMemo
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from rubriclang.interp.trace import canonical_json
+from rubriclang.canonical import canonical_json
 from rubriclang.safeio import write_atomic
 from rubriclang.view.pages import Site, export_name
 from rubriclang.view.server import STATIC, static_file

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from rubriclang.audit.seal import SCHEMA, SealedError, content_hash, read_sealed, seal
+from rubriclang.canonical import canonical_json
 from rubriclang.interp.items import Item, ItemError, item_from_json, item_to_json
-from rubriclang.interp.trace import canonical_json
 
 POINTWISE = Item(
     id="p1",

@@ -10,7 +10,8 @@ import json
 import pytest
 
 from faults.run_fixtures import assert_every_trace_reader_refuses, rbg, traces
-from rubriclang.interp.trace import RECORD_START, canonical_json
+from rubriclang.canonical import canonical_json
+from rubriclang.interp.trace import RECORD_START
 
 
 def _drop(field):

@@ -10,7 +10,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rubriclang.llm.client import ChatRequest, Sampling, body_json, canonical_json, messages_json
+from rubriclang.canonical import canonical_json
+from rubriclang.llm.client import ChatRequest, Sampling, body_json, messages_json
 
 
 def sent(body: dict) -> bytes:

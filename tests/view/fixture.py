@@ -10,8 +10,8 @@ from pathlib import Path
 from audit_html.fixture import MARK, PAYLOADS, SCRIPT, TITLE, make_report
 
 from rubriclang.api import load
+from rubriclang.canonical import canonical_json
 from rubriclang.interp.backend import Judgment
-from rubriclang.interp.trace import canonical_json
 
 GRAPH = """rubric payload_judge { version = 1 }
 
