@@ -44,7 +44,10 @@ The embedded model's speed (judgments per minute on this machine) is
 
 Run (about 15 seconds on 2 cores; figures depend on load, so use a quiet
 machine: other processes' bursts cost the rbg path most, as its CPU per call
-is highest; `nice -n -15` as root helps on a shared one):
+is highest; `nice -n -15` as root helps on a shared one). Where the machine
+has two CPUs or more, the clients run on one and the server on another
+(`--no-pin` lets the system place them): every client, reference or not,
+then meets the same conditions, and CPU times vary less from run to run.
 
     .venv/bin/python benchmarks/bench_llm.py
     .venv/bin/python benchmarks/bench_llm.py --items 2000 --concurrency 64 --delay 0.05
@@ -165,9 +168,10 @@ class LoopbackServer:
     """The server process; `url` is its base URL. Stopping it returns its
     own CPU time and the number of completions it served."""
 
-    def __init__(self, delay: float):
+    def __init__(self, delay: float, cpu: int | None = None):
+        pin = [] if cpu is None else ["--cpu", str(cpu)]
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--serve", "--delay", str(delay)],
+            [sys.executable, os.path.abspath(__file__), "--serve", "--delay", str(delay), *pin],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -349,7 +353,7 @@ async def measure(args) -> dict:
     assert graph is not None
     n = args.concurrency
     calls = 2 * args.items
-    server = LoopbackServer(args.delay)
+    server = LoopbackServer(args.delay, None if args.pinned is None else args.pinned[1])
     try:
         body = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "Rate this. " * 150}]}).encode()
         lean_double = await h11_client(server.url, 2 * calls, 2 * n, body)
@@ -419,6 +423,7 @@ async def measure(args) -> dict:
         "sqlite_point_read_us": point_read * 1e6,
         "server": served,
         "load_average": os.getloadavg(),
+        "pinned": args.pinned,
     }
 
 
@@ -593,7 +598,13 @@ def report(m: dict) -> tuple[str, bool]:
         " (at this rerun speed).",
         f"Server process: {m['server']['served']} completions, "
         f"{m['server']['cpu_s'] / max(1, m['server']['served']) * 1000:.3f} ms CPU each.",
-        f"Machine: {os.cpu_count()} CPUs, load average {m['load_average'][0]:.1f} at the end; Python "
+        f"Machine: {os.cpu_count()} CPUs, load average {m['load_average'][0]:.1f} at the end; "
+        + (
+            "clients and server placed by the system"
+            if m["pinned"] is None
+            else f"clients on CPU {m['pinned'][0]}, the server on CPU {m['pinned'][1]}"
+        )
+        + "; Python "
         f"{sys.version.split()[0]}.",
     ]
     ok = (
@@ -607,6 +618,19 @@ def report(m: dict) -> tuple[str, bool]:
     return table(rows) + "\n\n" + "\n".join(notes), ok
 
 
+def _pin() -> tuple[int, int] | None:
+    """(the clients' CPU, the server's): this process pinned to the first
+    CPU it may use, the server to be pinned to the next; None where there
+    are not two."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None
+    os.sched_setaffinity(0, {cpus[0]})
+    return cpus[0], cpus[1]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--items", type=int, default=1000, help="items per run (two LLM calls each)")
@@ -616,11 +640,16 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64, help="calls in flight")
     ap.add_argument("--delay", type=float, default=0.05, help="the server's answer time, seconds")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--no-pin", action="store_true", help="let the system place the clients and the server")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--cpu", type=int, help=argparse.SUPPRESS)  # the server's
     args = ap.parse_args()
     if args.serve:
+        if args.cpu is not None:
+            os.sched_setaffinity(0, {args.cpu})
         asyncio.run(_serve(args.delay))
         return
+    args.pinned = None if args.no_pin else _pin()
     figures = asyncio.run(measure(args))
     text, ok = report(figures)
     print(json.dumps(figures, indent=2, sort_keys=True) if args.json else text)
