@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from rubriclang.cli.progress import INTERVAL_S, Progress
+from rubriclang.cli.progress import INTERVAL_S, Progress, rate_text
+from rubriclang.cli.run import _table
 
 
 class Clock:
@@ -133,3 +134,20 @@ def test_run_into_a_log_writes_progress_lines_on_stderr_and_keeps_json_stdout_cl
     assert machine.exit_code == 0, machine.output
     assert json.loads(machine.stdout)["judged"] == 30
     assert _progress_lines(machine.stderr) == []
+
+
+def test_rates_keep_three_significant_digits_and_group_thousands():
+    assert [rate_text(x) for x in (9174.4, 1000.0, 42.46, 2.0, 0.11806, 0.0595)] == [
+        "9,174",
+        "1,000",
+        "42.5",
+        "2",
+        "0.118",
+        "0.0595",
+    ]
+
+
+def test_a_slow_run_summary_shows_its_rate_not_zero():
+    summary = {"judged": 3, "graph": "g", "seconds": 25.41, "resumed": 0, "ok": 3, "abstain": 0, "error": 0}
+    first = _table(summary | {"decisions": {}, "retried": 0, "out": "t.jsonl"}).splitlines()[0]
+    assert first == "Judged 3 items with `g` in 25.41 s (0.118 items/s)"

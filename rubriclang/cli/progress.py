@@ -84,7 +84,7 @@ class Progress:
         elapsed, here = now - self._started, self.n - self._base
         if elapsed > 0 and here > 0:
             rate = here / elapsed
-            text += f", {rate:.3g} {self.unit}/s"
+            text += f", {rate_text(rate)} {self.unit}/s"
             if self.total is not None and self.n < self.total:
                 left = int((self.total - self.n) / rate)
                 text += f", about {left // 60}m{left % 60:02d}s left"
@@ -103,6 +103,12 @@ class Progress:
         """The end: the terminal's status line is closed; nothing more is shown."""
         self._end_line()
         self.terminal = self.lines = False
+
+
+def rate_text(rate: float) -> str:
+    """A rate per second as people read it: `9,174`, `42.5`, `0.118` (three
+    significant digits below a thousand, none dropped above)."""
+    return f"{rate:,.0f}" if rate >= 1000 else f"{rate:.3g}"
 
 
 def _isatty(stream) -> bool:

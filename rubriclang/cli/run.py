@@ -20,6 +20,7 @@ from rubriclang.cli.llmoptions import llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
 from rubriclang.cli.outputs import earlier_text, locked_output, usage_json, usage_text
 from rubriclang.cli.params import annotations_option, concurrency_option, fallback_option, mode_option, recorded_option
+from rubriclang.cli.progress import Progress, rate_text
 
 if TYPE_CHECKING:  # the CLI imports the engine lazily
     from rubriclang.checker import CheckedGraph
@@ -156,8 +157,6 @@ def _run(
     stats: collections.Counter[str] = collections.Counter()
     routes: collections.Counter[str] = collections.Counter()
     decisions: collections.Counter[str] = collections.Counter()
-    from rubriclang.cli.progress import Progress
-
     # On stderr; with `--format json`, only a terminal gets it (and only then are the items counted).
     shown = fmt == "text" or sys.stderr.isatty()
     progress = Progress("items", _count_items(items) if shown else None, done=len(done), lines=fmt == "text")
@@ -303,7 +302,7 @@ def _decisions_text(decisions: dict[str, int]) -> str:
 def _table(s: dict) -> str:
     rate = s["judged"] / s["seconds"] if s["seconds"] > 0 else 0.0
     lines = [
-        f"Judged {s['judged']} items with `{s['graph']}` in {s['seconds']:.2f} s ({rate:.0f} items/s)"
+        f"Judged {s['judged']} items with `{s['graph']}` in {s['seconds']:.2f} s ({rate_text(rate)} items/s)"
         + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
