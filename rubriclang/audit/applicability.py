@@ -24,16 +24,19 @@ def _needs(cond: str, judge: JudgeInfo) -> str | None:
         if judge.mode != "pairwise":
             return "it needs pairwise items (two candidates to swap)"
     elif cond == "order_shown":
-        readout = judge.graph.readouts.get("pairwise")
+        # Each graph of a set (one for most judges): the order reaches a verdict if any reads it.
+        readouts = [g.readouts.get("pairwise") for g in (judge.graphs or {"": judge.graph}).values()]
         if (
             judge.mode == "pairwise"
             and not judge.side_by_side
-            and isinstance(readout, PairwiseReadout)
-            and readout.resolve not in ("first", "second")
+            and all(isinstance(r, PairwiseReadout) and r.resolve not in ("first", "second") for r in readouts)
         ):
+            resolves = " or ".join(
+                dict.fromkeys(f"`resolve = {r.resolve}`" for r in readouts if isinstance(r, PairwiseReadout))
+            )
             return (
                 "every criterion of this judge sees one candidate at a time (none is an `llm.compare`), and its "
-                f"pairwise readout resolves close calls by `resolve = {readout.resolve}`, not by position: the "
+                f"pairwise readout resolves close calls by {resolves}, not by position: the "
                 "candidates' order cannot reach the verdict, so position bias cannot show (a 0% flip rate would "
                 "say nothing); a criterion that sees both candidates in one prompt is an `llm.compare`"
             )
@@ -61,7 +64,7 @@ def _unless(cond: str, judge: JudgeInfo) -> str | None:
         if names:
             return (
                 f"criterion `{names[0]}` checks the response's format "
-                f"({next(c.procedure for c in judge.graph.criteria if c.name == names[0])}), which this operator "
+                f"({next(c.procedure for c in judge.criteria if c.name == names[0])}), which this operator "
                 "changes by design"
             )
     else:

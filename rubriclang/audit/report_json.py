@@ -479,13 +479,26 @@ def _criteria(judge: JudgeInfo) -> list[dict]:
 def _threshold_sink(judge: JudgeInfo):
     """The sink operator of a binary judge when it cuts a score at a
     threshold (a verdict derived from a score: an operator whose catalog
-    entry has the `cuts` trait, as `transform.threshold`'s does), else None."""
+    entry has the `cuts` trait, as `transform.threshold`'s does), else None.
+    For a judge of several graphs, the one such operator every graph has
+    (the same node cut at the same point), else None: the block reads one
+    score's node of every item."""
     if judge.type != "binary":
         return None
     ops = load_catalog().operators
-    return next(
-        (o for o in judge.graph.operators if o.name == judge.graph.sink and "cuts" in ops[o.operator].traits), None
+    found = []
+    for g in (judge.graphs or {"": judge.graph}).values():
+        sink = next((o for o in g.operators if o.name == g.sink and "cuts" in ops[o.operator].traits), None)
+        if sink is None:
+            return None
+        found.append(sink)
+    first = found[0]
+    same = all(
+        (o.ports["value"], o.params.get("at"), o.params.get("inclusive"))
+        == (first.ports["value"], first.params.get("at"), first.params.get("inclusive"))
+        for o in found
     )
+    return first if same else None
 
 
 def _one(per_candidate: dict | None) -> Any:
