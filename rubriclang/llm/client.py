@@ -118,17 +118,18 @@ def _messages_texts(messages: tuple[dict, ...]) -> tuple[str, str]:
     hit = _MESSAGES_JSON.get(id(messages), messages)
     if hit is not None:
         return hit
-    pairs = []
+    canonicals, sents = [], []
     for m in messages:
         if type(m) is not dict or len(m) != 2:
             break
         role, content = m.get("role"), m.get("content")
         if type(role) is not str or type(content) is not str or next(iter(m)) != "role":
             break
-        pairs.append((_STRING_JSON(role), _STRING_JSON(content)))
-    if len(pairs) == len(messages):
-        canonical = "[" + ",".join('{"content":' + c + ',"role":' + r + "}" for r, c in pairs) + "]"
-        sent = "[" + ",".join('{"role":' + r + ',"content":' + c + "}" for r, c in pairs) + "]"
+        r, c = _STRING_JSON(role), _STRING_JSON(content)
+        canonicals.append('{"content":' + c + ',"role":' + r + "}")
+        sents.append('{"role":' + r + ',"content":' + c + "}")
+    if len(sents) == len(messages):
+        canonical, sent = "[" + ",".join(canonicals) + "]", "[" + ",".join(sents) + "]"
     else:
         canonical, sent = canonical_json(list(messages)), _BODY_JSON(list(messages))
     return _MESSAGES_JSON.put(id(messages), messages, (canonical, sent))
