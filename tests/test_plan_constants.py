@@ -46,3 +46,18 @@ def test_the_source_kept_names_the_constants():
     f = define(["    return a + k"], {"k": 3})
     assert f(1) == 4
     assert "a + k" in f.source
+
+
+def test_functions_of_one_source_and_literals_share_their_code_and_no_others_do():
+    import math
+
+    a = define(["    return k"], {"k": 3})
+    b = define(["    return k"], {"k": 3})
+    assert a.__code__ is b.__code__
+    zero, negative_zero = define(["    return k"], {"k": 0.0}), define(["    return k"], {"k": -0.0})
+    assert math.copysign(1, zero(0)) == 1 and math.copysign(1, negative_zero(0)) == -1
+    one, true = define(["    return k"], {"k": 1}), define(["    return k"], {"k": True})
+    assert type(one(0)) is int and true(0) is True
+    table = [1]
+    read = define(["    return k"], {"k": table})
+    assert read(0) is table and define(["    return k"], {"k": 3})(0) == 3

@@ -15,6 +15,8 @@ random graphs and judgments.
 from __future__ import annotations
 
 import ast
+import functools
+from types import CodeType
 from typing import Any, Protocol
 
 from rubriclang.catalog import load_catalog
@@ -168,11 +170,20 @@ def _define(graph: CheckedGraph, name: str, args: str, body: list[str], ns: dict
     """The function `name` of `body`, compiled in `ns`, with its source (where
     constants are read by name) as `.source`."""
     source = f"def {name}({args}):\n" + "\n".join(body) + "\n"
-    tree = _Fold(ns).visit(ast.parse(source))
-    exec(compile(tree, f"<plan of {graph.name}>", "exec"), ns)  # noqa: S102 — catalog templates only
+    literals = tuple((k, type(v), repr(v), v) for k, v in ns.items() if type(v) in _LITERAL)
+    exec(_compiled(f"<plan of {graph.name}>", source, literals), ns)  # noqa: S102 — catalog templates only
     fn = ns[name]
     fn.source = source
     return fn
+
+
+# The same source and literals (a run's or an audit's many interpreters of
+# one graph) compile once: the fold costs more than the compile. A literal
+# is keyed by its type and repr too, so 0.0 and -0.0, or 1 and True, differ.
+@functools.lru_cache(maxsize=256)
+def _compiled(filename: str, source: str, literals: tuple[tuple[str, type, str, Any], ...]) -> CodeType:
+    tree = _Fold({k: v for k, _, _, v in literals}).visit(ast.parse(source))
+    return compile(tree, filename, "exec")
 
 
 # Values compiled into the code as constants rather than read from the
