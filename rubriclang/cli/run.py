@@ -302,8 +302,8 @@ def _decisions_text(decisions: dict[str, int]) -> str:
 def _table(s: dict) -> str:
     rate = s["judged"] / s["seconds"] if s["seconds"] > 0 else 0.0
     lines = [
-        f"Judged {s['judged']} items with `{s['graph']}` in {s['seconds']:.2f} s ({rate_text(rate)} items/s)"
-        + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
+        f"Judged {s['judged']} item{'' if s['judged'] == 1 else 's'} with `{s['graph']}` in {s['seconds']:.2f} s"
+        f" ({rate_text(rate)} items/s)" + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
     if "routes" in s:
