@@ -25,7 +25,7 @@ def _needs(cond: str, judge: JudgeInfo) -> str | None:
             return "it needs pairwise items (two candidates to swap)"
     elif cond == "order_shown":
         # Each graph of a set (one for most judges): the order reaches a verdict if any reads it.
-        readouts = [g.readouts.get("pairwise") for g in (judge.graphs or {"": judge.graph}).values()]
+        readouts = [g.readouts.get("pairwise") for g in judge.by_id.values()]
         if (
             judge.mode == "pairwise"
             and not judge.side_by_side

@@ -69,6 +69,12 @@ class JudgeInfo:
     routes: dict[str, Resolved] = attrs.Factory(dict)
 
     @property
+    def by_id(self) -> dict[str, CheckedGraph]:
+        """Every graph of the judge by id: `graphs`, or `graph` alone for a
+        judge made without them."""
+        return self.graphs or {self.graph.name: self.graph}
+
+    @property
     def criteria(self) -> tuple[Criterion, ...]:
         """The criteria of every graph of the set, graph by graph."""
         return tuple(c for g in self.graphs.values() for c in g.criteria)

@@ -38,7 +38,7 @@ def describe_judge(judge: JudgeInfo) -> str:
     labels' descriptions), one point a line. A judge of several graphs (a
     folder compiled per instance) is described graph by graph, the first
     `_GRAPHS_SHOWN` of them, since each item is judged by its own."""
-    graphs = judge.graphs or {judge.graph.name: judge.graph}
+    graphs = judge.by_id
     if len(graphs) == 1:
         return "\n".join(_graph_lines(judge, next(iter(graphs.values())), f"({judge.type} judge, {judge.mode})"))
     lines = [

@@ -487,7 +487,7 @@ def _threshold_sink(judge: JudgeInfo):
         return None
     ops = load_catalog().operators
     found = []
-    for g in (judge.graphs or {"": judge.graph}).values():
+    for g in judge.by_id.values():
         sink = next((o for o in g.operators if o.name == g.sink and "cuts" in ops[o.operator].traits), None)
         if sink is None:
             return None
