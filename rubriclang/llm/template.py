@@ -101,9 +101,9 @@ class Message:
         truth = tuple([bool(values.get(n)) for n in self.sections])
         flat = self.flats.get(truth)
         if flat is None:
-            if len(self.flats) >= _FLATS_KEPT:  # a template of many sections, each combination met once
-                return _render(self.body, values)
-            flat = self.flats[truth] = _flat(self.body, dict(zip(self.sections, truth)))
+            flat = _flat(self.body, dict(zip(self.sections, truth)))
+            if len(self.flats) < _FLATS_KEPT:  # past that, a template of many sections: flattened each time
+                self.flats[truth] = flat
         texts, fields = flat
         if not fields:
             return texts[0]
@@ -207,18 +207,6 @@ def _flat(body: tuple, truth: dict[str, bool]) -> tuple[tuple[str, ...], tuple[s
     walk(body)
     texts.append("".join(text))
     return tuple(texts), tuple(fields)
-
-
-def _render(body: tuple, values: dict[str, str]) -> str:
-    out = []
-    for part in body:
-        if isinstance(part, str):
-            out.append(part)
-        elif isinstance(part, _Field):
-            out.append(values[part.name])
-        elif bool(values.get(part.name)) != part.inverted:
-            out.append(_render(part.body, values))
-    return "".join(out)
 
 
 def _position(text: str, offset: int, line0: int) -> tuple[int, int]:

@@ -1,7 +1,7 @@
 """`Template.fill` renders each message from a body flattened once per
-combination of its sections' truth; the recursive walk of the parsed body
-(`template._render`, also the fallback past `_FLATS_KEPT` combinations) is
-what it must equal, on any template and any values."""
+combination of its sections' truth (kept up to `_FLATS_KEPT` combinations,
+flattened anew past them); a recursive walk of the parsed body, written
+here, is what it must equal, on any template and any values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rubriclang.llm import template as template_module
-from rubriclang.llm.template import parse
+from rubriclang.llm.template import _Field, parse
 
 NAMES = ["a", "b", "c", "input", "response"]
 
@@ -33,10 +33,22 @@ def bodies(draw, depth: int = 0) -> str:
 values_st = st.dictionaries(st.sampled_from(NAMES), st.sampled_from(["", "v", "{{a}}", " two\nlines ", "## user"]))
 
 
+def _walk(body: tuple, values: dict[str, str]) -> str:
+    """A message body rendered part by part: text as is, a field's value,
+    a section's body where its value's truth (inverted for `^`) holds."""
+    out = []
+    for part in body:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, _Field):
+            out.append(values[part.name])
+        elif bool(values.get(part.name)) != part.inverted:
+            out.append(_walk(part.body, values))
+    return "".join(out)
+
+
 def _reference(template, values):
-    return tuple(
-        {"role": m.role, "content": template_module._render(m.body, values).strip()} for m in template.messages
-    )
+    return tuple({"role": m.role, "content": _walk(m.body, values).strip()} for m in template.messages)
 
 
 @settings(max_examples=300, deadline=None)
@@ -52,7 +64,7 @@ def test_fill_equals_the_recursive_walk_of_the_body(system, user, values):
         assert template.fill(fields) == _reference(template, fields)
 
 
-def test_past_the_combinations_kept_the_recursive_walk_serves(monkeypatch):
+def test_past_the_combinations_kept_each_fill_is_flattened_anew_and_none_is_kept(monkeypatch):
     monkeypatch.setattr(template_module, "_FLATS_KEPT", 1)
     template, _ = parse("## user\n{{#a}}A {{a}}{{/a}}{{^b}}no b{{/b}} {{response}}\n", "t")
     assert template is not None
