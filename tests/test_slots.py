@@ -178,6 +178,25 @@ def test_a_backend_raising_an_exception_gives_a_failed_judgment_and_the_item_sti
         assert r.judgments["b"]["response"].value == 4
 
 
+def test_a_backend_whose_judge_is_not_a_coroutine_function_gives_failed_judgments_not_a_broken_run():
+    class Sync(Gated):
+        def judge(self, request):  # a plugin's bug: `judge` must be `async def`
+            if request.criterion.name == "a":
+                raise ValueError("at once")
+            return Judgment(4)
+
+    interp = Interpreter(rubriclang.loads(GRAPH).graph, [Sync()], concurrency=2)
+
+    async def go():
+        return [r async for r in interp.run(_items(3))]
+
+    results = asyncio.run(asyncio.wait_for(go(), 5))
+    assert [r.item.id for r in results] == ["i0", "i1", "i2"]
+    for r in results:
+        assert r.judgments["a"]["response"].error == "backend error: ValueError: at once"
+        assert r.judgments["b"]["response"].error.startswith("backend error: TypeError: ")
+
+
 def test_shared_slots_bound_the_calls_of_several_interpreters_together():
     backend = Gated()
     graph = rubriclang.loads(GRAPH).graph

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Iterable
+from types import CoroutineType
 from typing import Any, TypeVar
 
 import attrs
@@ -206,8 +207,16 @@ class _Pending:
         return not self.future.done()
 
     def call(self, index: int) -> Coroutine[Any, Any, Judgment]:
+        """The backend's `judge` coroutine itself; a `judge` that is not a
+        coroutine function (a plugin's bug) is awaited in one, so what it
+        raises or returns lands as an error of this judgment (`landed`),
+        never in the slots."""
         request = self.requests[index]
-        return self.interp._route[request.criterion.name].judge(request)
+        try:
+            judging = self.interp._route[request.criterion.name].judge(request)
+        except Exception as exc:
+            return _raise(exc)
+        return judging if type(judging) is CoroutineType else _await(judging)
 
     def landed(self, index: int, task: asyncio.Task[Any]) -> None:
         if self.future.done():
@@ -275,3 +284,11 @@ async def in_order(items: Iterable[Item], start: Callable[[Item], Awaitable[_R]]
             future.cancel()
     if error is not None:
         raise error
+
+
+async def _raise(exc: Exception) -> Judgment:
+    raise exc
+
+
+async def _await(judging: Awaitable[Judgment]) -> Judgment:
+    return await judging
