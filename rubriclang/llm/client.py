@@ -24,6 +24,7 @@ import email.utils
 import json
 import random
 import time
+from collections.abc import Coroutine
 from typing import Any, Protocol
 
 import attrs
@@ -419,7 +420,7 @@ class OpenAIClient:
         message = self._redactor.text(err.message)
         return err if message == err.message else LLMError(err.kind, message, err.status, err.attempts)
 
-    async def _fetch(
+    def _fetch(
         self,
         ep: _Endpoint,
         method: str,
@@ -427,15 +428,19 @@ class OpenAIClient:
         body: dict | None = None,
         root: bool = False,
         messages: tuple[dict, ...] | None = None,
-    ) -> _Answer:
+    ) -> Coroutine[Any, Any, _Answer]:
         """One request to `ep` (`path` under its base URL, or under its
         origin when `root`) and its whole answer, within the deadline;
         raises TimeoutError past it, ReplyTooLarge past the size cap, and
         httpx's errors. `messages`: the tuple the body's `messages` list
-        was made of (`body_json`), if any."""
+        was made of (`body_json`), if any. Not a coroutine itself: it gives
+        the one that makes the request (one frame fewer per call)."""
         if ep.direct is not None:  # the pool keeps the deadline itself
             target = path.encode("ascii") if root else ep.path + path.encode("ascii")
-            return await self._fetch_direct(ep, method.encode("ascii"), target, body, messages)
+            return self._fetch_direct(ep, method.encode("ascii"), target, body, messages)
+        return self._fetch_httpx(ep, method, path, body, root)
+
+    async def _fetch_httpx(self, ep: _Endpoint, method: str, path: str, body: dict | None, root: bool) -> _Answer:
         async with asyncio.timeout(self.deadline):
             cap = self.max_reply_bytes
             async with self._http.stream(method, (ep.origin if root else ep.url) + path, json=body) as r:
@@ -596,10 +601,7 @@ class OpenAIClient:
     async def _once(self, ep: _Endpoint, body: dict, messages: tuple[dict, ...], attempt: int) -> Completion:
         started = time.perf_counter()
         try:
-            if ep.direct is not None:  # what `_fetch` would do, one coroutine fewer per call
-                r = await self._fetch_direct(ep, b"POST", ep.path + b"/chat/completions", body, messages)
-            else:
-                r = await self._fetch(ep, "POST", "/chat/completions", body, messages=messages)
+            r = await self._fetch(ep, "POST", "/chat/completions", body, messages=messages)
         except TimeoutError:
             raise _Retry(self._past_deadline(ep)) from None
         except ReplyTooLarge:
