@@ -14,6 +14,8 @@ Public API:
 - `confusion(pred, gold, k)`: the count matrix of categorical codes.
 - `bootstrap(stat, *columns)`: a scalar statistic with an interval (the
   audit's rates).
+- `wilson(k, n)`, `proportion(counts, totals)`: a proportion with its Wilson
+  score interval, honest at 0% and 100% where a bootstrap's is of zero width.
 
 Encodings: numeric judges as numbers; `bool` and `label` judges as class
 indices; pairwise decisions as 0 (first candidate), 1 (second), 2 (tie), 3
@@ -271,3 +273,44 @@ def bootstrap(stat: Callable[..., float], *columns: Sequence[float], samples: in
         return Estimate(point, None, None, n)
     low, high = _percentile(values)
     return Estimate(point, low, high, n)
+
+
+# --- proportions (honest at 0% and 100%) ------------------------------------------
+
+Z95 = 1.959963984540054  # the standard normal's 97.5th percentile
+
+
+def wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials (n > 0): never of
+    zero width, so 0/30 reads [0, 0.114] and 30/30 [0.886, 1]."""
+    p = k / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / denom
+    # At the edges the bound is exactly 0 or 1 (floating point leaves 1 - 1e-16).
+    low = 0.0 if k <= 0 else max(0.0, centre - half)
+    high = 1.0 if k >= n else min(1.0, centre + half)
+    return low, high
+
+
+def proportion(counts: Sequence[float], totals: Sequence[float]) -> Estimate:
+    """sum(counts) / sum(totals) with a 95% Wilson interval, `n` the number of
+    clusters (items). Units measured within one item are not independent, so
+    the interval is taken on the effective number of units: the total over
+    the design effect (the ratio estimator's between-item variance over the
+    binomial one, never below 1), which is the plain Wilson interval when each
+    item holds one unit or the rate is 0 or 1."""
+    c = np.asarray(counts, dtype=float)
+    t = np.asarray(totals, dtype=float)
+    m, total = len(c), float(t.sum()) if len(t) else 0.0
+    if m == 0 or total <= 0:
+        return Estimate(None, None, None, m)
+    r = float(c.sum()) / total
+    n_eff = total
+    if m > 1 and 0 < r < 1:
+        between = m / (m - 1) * float(np.sum((c - r * t) ** 2)) / (total * total)
+        binomial = r * (1 - r) / total
+        n_eff = total / max(1.0, between / binomial)
+    low, high = wilson(r * n_eff, n_eff)
+    return Estimate(r, low, high, m)
