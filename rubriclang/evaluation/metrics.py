@@ -308,8 +308,9 @@ def proportion(counts: Sequence[float], totals: Sequence[float]) -> Estimate:
         return Estimate(None, None, None, m)
     r = float(c.sum()) / total
     n_eff = total
-    if m > 1 and 0 < r < 1:
-        between = m / (m - 1) * float(np.sum((c - r * t) ** 2)) / (total * total)
+    if 0 < r < 1:
+        # Without the m/(m-1) correction, so that one unit per item gives a design effect of exactly 1.
+        between = float(np.sum((c - r * t) ** 2)) / (total * total)
         binomial = r * (1 - r) / total
         n_eff = total / max(1.0, between / binomial)
     low, high = wilson(r * n_eff, n_eff)
