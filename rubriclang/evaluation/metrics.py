@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 import numpy as np
@@ -76,10 +76,19 @@ class _quiet:
         self._w.__exit__(*exc)
 
 
-def resamples(n: int, samples: int = BOOTSTRAP_SAMPLES) -> np.ndarray:
-    """The bootstrap's item indices, (samples, n), from the fixed seed: every
+# Resampled cells (rows x items) drawn at once: 1000 resamples of 1M items
+# would be 8 GB of indices, so they come in blocks of rows of about 16 MB.
+_BLOCK_CELLS = 1 << 21
+
+
+def resamples(n: int, samples: int = BOOTSTRAP_SAMPLES) -> Iterator[np.ndarray]:
+    """The bootstrap's item indices from the fixed seed, in blocks of rows
+    (together (samples, n), the same rows whatever the block size): every
     column scored on the same n items is resampled identically (paired)."""
-    return np.random.default_rng(SEED).integers(0, n, size=(samples, n))
+    rng = np.random.default_rng(SEED)
+    step = max(1, _BLOCK_CELLS // max(n, 1))
+    for start in range(0, samples, step):
+        yield rng.integers(0, n, size=(min(step, samples - start), n))
 
 
 def _percentile(values: np.ndarray) -> tuple[float | None, float | None]:
@@ -128,10 +137,10 @@ def sample(stat: Stat, pred: Sequence, gold: Sequence, samples: int = BOOTSTRAP_
     n = len(p)
     if n == 0:
         return Sampled(None, np.empty(0), 0)
-    idx = resamples(n, samples)
     with _quiet():
         point = _finite(stat(p[None, :], g[None, :])[0])
-        rows = np.asarray(stat(p[idx], g[idx]), dtype=float)
+        # Row by row, a statistic does not depend on the rows beside it.
+        rows = np.concatenate([np.asarray(stat(p[idx], g[idx]), dtype=float) for idx in resamples(n, samples)])
     return Sampled(point, rows, n)
 
 
@@ -267,8 +276,9 @@ def bootstrap(stat: Callable[..., float], *columns: Sequence[float], samples: in
     if n == 0:
         return Estimate(None, None, None, 0)
     point = _safe(stat, *cols)
-    idx = resamples(n, samples)
-    values = np.array([v for row in idx if (v := _safe(stat, *(c[row] for c in cols))) is not None])
+    values = np.array(
+        [v for idx in resamples(n, samples) for row in idx if (v := _safe(stat, *(c[row] for c in cols))) is not None]
+    )
     if point is None or values.size == 0:
         return Estimate(point, None, None, n)
     low, high = _percentile(values)
