@@ -5,6 +5,7 @@ item is judged), and the Interpreter over them."""
 from __future__ import annotations
 
 import contextlib
+import os
 
 import click
 
@@ -136,13 +137,27 @@ def _explain(exc) -> str:
     return exc.message + (f"\n  hint: {hint}" if hint else "")
 
 
-def open_cache(path: str | None):
+def open_cache(path: str | None, warn: bool = True):
+    """The call cache at `path` (default: the user's); one that cannot be
+    opened is a DataError. One that later cannot be written says so once on
+    standard error, unless `warn` is False (a command that makes that an
+    error of its own, from `write_error`)."""
     import sqlite3
 
     from rubriclang.llm.cache import CallCache, default_path
 
     path = path or default_path()
     try:
-        return CallCache(path)
+        return CallCache(path) if warn else CallCache(path, warn=lambda _message: None)
     except (sqlite3.Error, OSError) as exc:
-        raise DataError(f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)") from None
+        reason = f"{exc}; its disk is full" if _disk_full(path) else str(exc)
+        raise DataError(
+            f"cannot open the call cache `{path}`: {reason}\n  hint: give another --cache, or --no-cache"
+        ) from None
+
+
+def _disk_full(path: str) -> bool:
+    try:
+        return os.statvfs(os.path.dirname(os.path.abspath(path))).f_bavail == 0
+    except OSError:
+        return False

@@ -212,9 +212,14 @@ def import_(
     _batchable(g)
     item_list = _read_items(items)
     calls = _calls(g, item_list, model, sampling, logprobs)
-    cache = open_cache(cache_path)
+    cache = open_cache(cache_path, warn=False)
     try:
         loaded = load_into_cache(calls, answers, cache, identity, model)
+        if cache.write_error is not None:  # the judging below reads the results from the cache alone
+            raise DataError(
+                f"the batch results cannot be stored in the call cache `{cache.path}` ({cache.write_error}); "
+                "nothing was judged\n  hint: make room, or give another --cache, and import again"
+            )
         if loaded.missing:
             raise DataError(_missing_message(loaded, calls, answers))
         summary = _judge(

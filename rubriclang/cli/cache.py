@@ -41,7 +41,7 @@ def stats(path, fmt) -> None:
             "models": {},
         }
     else:
-        with found as c:
+        with found as c, _usable(c.path, "read"):
             s = c.stats()
     if fmt == "json":
         click.echo(json.dumps(s, sort_keys=True, indent=2))
@@ -59,7 +59,7 @@ def clear(path) -> None:
     found = _existing(path)
     n = 0
     if found is not None:
-        with found as c:
+        with found as c, _usable(c.path, "emptied"):
             n = c.clear()
     click.echo(f"Removed {n} cached calls from {_path(path)}")
 
@@ -68,6 +68,18 @@ def _path(path: str | None) -> str:
     from rubriclang.llm.cache import default_path
 
     return path or default_path()
+
+
+@contextlib.contextmanager
+def _usable(path: str, what: str):
+    """A cache that fails while being read or emptied (a full or read-only
+    disk, a damaged file) is a DataError."""
+    import sqlite3
+
+    try:
+        yield
+    except (sqlite3.Error, OSError) as exc:
+        raise DataError(f"the call cache `{path}` cannot be {what}: {exc}") from None
 
 
 def _existing(path: str | None):
@@ -80,6 +92,7 @@ def _existing(path: str | None):
     if not os.path.exists(path):
         return None
     try:
-        return contextlib.closing(CallCache(path))
+        # A cache it cannot write is an error of its own here (`_usable`), not a warning.
+        return contextlib.closing(CallCache(path, warn=lambda _message: None))
     except (sqlite3.Error, OSError) as exc:
         raise DataError(f"`{path}` is not a usable call cache: {exc}") from None

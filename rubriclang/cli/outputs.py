@@ -27,6 +27,9 @@ def usage_json(backend) -> dict | None:
             for name, (model, usage) in backend.usage_by_profile().items()
             if name is not None or usage.calls or usage.cache_hits
         }
+    cache = backend.cache
+    if cache is not None and cache.write_error is not None:
+        out["cache_error"] = cache.write_error  # the calls after it were made, kept, and not cached
     return out
 
 
@@ -40,6 +43,8 @@ def usage_text(usage: dict) -> str:
             + ";"
             f" tokens {u['prompt_tokens']} prompt, {u['completion_tokens']} completion"
         )
+    if usage.get("cache_error"):
+        lines.append(f"  call cache: not written since it failed ({usage['cache_error']}); every answer is kept")
     return "\n".join(lines)
 
 

@@ -9,6 +9,12 @@ Beside the calls, the cache remembers what a server cannot do (`notes`), so a
 rerun does not rediscover it with a failing call, and (a note of no server)
 that it was created with prompt keys: then it holds no call under a key of
 version 1, and a miss needs no second look.
+
+A cache that cannot be written (a full disk, a read-only file system) never
+costs an answer: the failure is reported once (on standard error, and in
+`write_error` for the run's summary), writing stops for the rest of the run,
+and the caller keeps the completion it paid for. A cache on a read-only
+file system is opened for reading alone, so what it holds still answers.
 """
 
 from __future__ import annotations
@@ -17,7 +23,10 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 import threading
+import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -27,6 +36,7 @@ from rubriclang.jsonread import loads
 from rubriclang.llm.client import ChatRequest, Completion, messages_json
 from rubriclang.memo import IdentityMemo
 from rubriclang.paths import user_cache_dir
+from rubriclang.safeio import describe_os_error
 
 
 def default_path() -> str:
@@ -126,17 +136,50 @@ def _frame(
     return _FRAMES.put(memo, response_format, (text[:at], text[at + len(quoted) :]))
 
 
+# What a cache that stops being usable can raise: SQLite's errors (full,
+# read-only, I/O, locked past the busy timeout) and the operating system's.
+_FAULTS = (sqlite3.DatabaseError, OSError)
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def _read_only_fs(path: str) -> bool:
+    """Whether the folder of `path` is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(os.path.dirname(os.path.abspath(path))).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 class CallCache:
     """(key) -> completion. Writers from several processes are serialised by
-    SQLite (WAL journal, busy timeout); each thread has its own connection."""
+    SQLite (WAL journal, busy timeout); each thread has its own connection.
 
-    def __init__(self, path: str | None = None):
+    A write that fails switches writing off, reported once through `warn`
+    (standard error by default) and kept in `write_error`; a read that fails
+    switches the cache off altogether (every lookup then misses). Neither
+    raises: a call already paid for is never lost to its cache."""
+
+    def __init__(self, path: str | None = None, warn: Callable[[str], None] = _warn):
         path = path or default_path()
         self.path = path
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self._warn = warn
+        self.write_error: str | None = None  # why writing stopped, once it has
+        self._readable = True
         self._local = threading.local()
         self.hits = 0
         self.misses = 0
+        self._read_only = os.path.isfile(path) and _read_only_fs(path)
+        if self._read_only:
+            # SQLite cannot open a WAL database for writing here, nor make its
+            # shared-memory file: read it as a file nothing else changes.
+            self._conn()
+            self.version_1_keys = self.note(*_PROMPT_KEYS) is None
+            self._stop("its file system is mounted read-only")
+            return
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         db = self._conn()
         if len(_tables(db)) < 2:
             # Created here (BEGIN IMMEDIATE: by one process, if several start
@@ -162,38 +205,69 @@ class CallCache:
     def _conn(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA busy_timeout=30000")
+            if self._read_only:
+                uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?immutable=1"
+                db = sqlite3.connect(uri, uri=True, isolation_level=None)
+            else:
+                db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("PRAGMA busy_timeout=30000")
             self._local.db = db
         return db
 
+    def _stop(self, reason: str, reading: bool = False) -> None:
+        """No more writes in this run (nor reads, when `reading` failed); said once."""
+        if reading:
+            self._readable = False
+        if self.write_error is None:
+            self.write_error = reason
+            self._warn(
+                f"the call cache `{self.path}` cannot be {'read' if reading else 'written'} ({reason}): this run "
+                "keeps every answer but caches no more of them (make room, or give another --cache)"
+            )
+
+    def _fault(self, exc: BaseException, reading: bool = False) -> None:
+        self._stop(describe_os_error(exc) if isinstance(exc, OSError) else str(exc), reading)
+
+    def _write(self, sql: str, params: tuple) -> None:
+        if self.write_error is not None:
+            return
+        try:
+            self._conn().execute(sql, params)
+        except _FAULTS as exc:
+            self._fault(exc)
+
     def get(self, key: str) -> Completion | None:
-        row = self._conn().execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        rows = self._read("SELECT response FROM calls WHERE key = ?", (key,))
+        if not rows:
             self.misses += 1
             return None
         self.hits += 1
-        return _stored(row[0])
+        return _stored(rows[0][0])
 
     def get_many(self, keys: list[str]) -> dict[str, Completion]:
         """The cached completions of those of `keys` that are cached, in one
         query (an item's criteria). Unlike `get`, it adds nothing to `hits`
         and `misses`: the caller (`calls.Caller.cached`) counts the hits it
         uses in its `usage`."""
-        if len(keys) == 1:
-            rows = self._conn().execute("SELECT key, response FROM calls WHERE key = ?", keys).fetchall()
-        else:
-            rows = (
-                self._conn()
-                .execute(f"SELECT key, response FROM calls WHERE key IN ({','.join('?' * len(keys))})", keys)
-                .fetchall()
-            )
+        where = "key = ?" if len(keys) == 1 else f"key IN ({','.join('?' * len(keys))})"
+        rows = self._read(f"SELECT key, response FROM calls WHERE {where}", tuple(keys))
         return {key: _stored(response) for key, response in rows}
 
+    def _read(self, sql: str, params: tuple) -> list:
+        """The rows of a query; none once the cache could not be read."""
+        if not self._readable:
+            return []
+        try:
+            return self._conn().execute(sql, params).fetchall()
+        except _FAULTS as exc:
+            self._fault(exc, reading=True)
+            return []
+
     def put(self, key: str, server: str, completion: Completion) -> None:
-        self._conn().execute(
+        """Store a completion; a cache that cannot be written keeps nothing, and says so once."""
+        self._write(
             "INSERT OR REPLACE INTO calls (key, server, model, response, prompt_tokens, completion_tokens)"
             " VALUES (?, ?, ?, ?, ?, ?)",
             (
@@ -208,13 +282,11 @@ class CallCache:
 
     def note(self, server: str, name: str) -> str | None:
         """What was remembered about a server (e.g. that it refuses structured output)."""
-        row = self._conn().execute("SELECT value FROM notes WHERE server = ? AND name = ?", (server, name)).fetchone()
-        return row[0] if row else None
+        rows = self._read("SELECT value FROM notes WHERE server = ? AND name = ?", (server, name))
+        return rows[0][0] if rows else None
 
     def set_note(self, server: str, name: str, value: str) -> None:
-        self._conn().execute(
-            "INSERT OR REPLACE INTO notes (server, name, value) VALUES (?, ?, ?)", (server, name, value)
-        )
+        self._write("INSERT OR REPLACE INTO notes (server, name, value) VALUES (?, ?, ?)", (server, name, value))
 
     def stats(self) -> dict[str, Any]:
         db = self._conn()
