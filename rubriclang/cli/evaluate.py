@@ -74,11 +74,12 @@ def evaluate(
 
     Pointwise numeric judges: exact, within-1, MAE, Pearson, Spearman,
     Kendall; bool and label judges: accuracy, macro-F1, Cohen's kappa and the
-    confusion matrix; pairwise judges: accuracy without gold ties, three-way
-    agreement, coverage, tie and abstain rates. Each with a bootstrap 95%
-    interval; every column after the first with paired differences against
-    it. With --traces the recorded judgments are replayed under each graph,
-    never trusted. LLM calls go through the call cache, so evaluating again
+    confusion matrix; pairwise judges: three-way agreement (ties included),
+    agreement without ties, coverage, tie and abstain rates (formulas:
+    docs/evaluation.md). Each with a 95% interval (Wilson for proportions,
+    else bootstrap); every column after the first with the paired difference
+    first column minus it. With --traces the recorded judgments are replayed
+    under each graph, never trusted. LLM calls go through the call cache, so evaluating again
     makes no calls. Exit status: 0, 1 below --min-coverage, 2 bad input.
 
     A GRAPH may be a folder of graphs compiled per instance (`rbg compile

@@ -13,6 +13,7 @@ from rubriclang.cli.backends import local_backend, uses_llm
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.loading import load_graph
 from rubriclang.cli.params import annotations_option, concurrency_option, mode_option, recorded_option
+from rubriclang.evaluation.fit import FIT_METRICS
 
 
 def _split(ctx, param, value):
@@ -50,11 +51,12 @@ def _split(ctx, param, value):
 )
 @click.option(
     "--metric",
-    type=click.Choice(["exact", "mae", "spearman", "accuracy"]),
+    type=click.Choice(list(FIT_METRICS)),
     default=None,
     help=(
-        "What the fit optimises on dev (default: accuracy for pairwise, bool and label judges, exact for ordinal, "
-        "spearman for score outputs)."
+        "What the fit optimises on dev, an rbg eval figure, with undecided items counted as wrong (default: "
+        "agreement_without_ties for pairwise judges, accuracy for bool and label, exact for ordinal, spearman for "
+        "score outputs)."
     ),
 )
 @click.option(

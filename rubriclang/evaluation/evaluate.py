@@ -1,6 +1,7 @@
 """Evaluation against gold labels: columns of decisions (graphs, baselines)
-scored on exactly the same items, with bootstrap intervals and paired
-differences against the first column (docs/evaluation.md).
+scored on exactly the same items, with 95% intervals (Wilson for
+proportions, else bootstrap) and paired differences against the first
+column (docs/evaluation.md).
 
 Public API:
 
@@ -36,6 +37,7 @@ from rubriclang.evaluation.gold import TIE
 from rubriclang.evaluation.metrics import (
     ABSTAIN,
     BOOTSTRAP_SAMPLES,
+    DEFINITIONS,
     METRICS,
     SEED,
     Estimate,
@@ -131,7 +133,7 @@ class ModeResult:
     scored: tuple[str, ...]
     left_out: tuple[LeftOut, ...]
     metrics: dict[str, dict[str, Estimate]]  # column -> metric -> estimate
-    differences: dict[str, dict[str, Estimate]]  # column -> metric -> (column - first column)
+    differences: dict[str, dict[str, Estimate]]  # column -> metric -> (first column - column)
     confusion: dict[str, dict] | None  # column -> {"gold", "predicted", "counts"}
 
     @property
@@ -189,14 +191,20 @@ class Evaluation:
             "coverage": None if self.coverage is None else round(self.coverage, 6),
             "modes": {m: r.to_json() for m, r in self.modes.items()},
             "notes": list(self.notes),
+            "differences_of": self.columns[0].name,
             "bootstrap": {"samples": BOOTSTRAP_SAMPLES, "seed": SEED, "level": 0.95},
         }
 
 
 def judge_kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
     """(metric family: numeric, bool, label or pairwise; the gold type in words)."""
+            "definitions": {m: DEFINITIONS[m].to_json() for m in self.metric_names()},
     if mode == "pairwise":
         return "pairwise", "a candidate or tie"
+    def metric_names(self) -> list[str]:
+        """The metrics of every mode, in report order."""
+        return list(dict.fromkeys(m for r in self.modes.values() for m in METRICS[r.kind]))
+
     out = graph.pointwise_readout.output.as_optional(False)
     return {"bool": "bool", "label": "label"}.get(out.kind, "numeric"), str(out)
 
@@ -281,10 +289,12 @@ def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> M
         left_out=tuple(left),
         metrics={c: {m: s.estimate() for m, s in ms.items()} for c, ms in samples.items()},
         differences={
-            c: {m: s.minus(samples[first][m]) for m, s in ms.items()} for c, ms in samples.items() if c != first
+            c: {m: samples[first][m].minus(s) for m, s in ms.items()} for c, ms in samples.items() if c != first
         },
         confusion=conf,
     )
+        # First minus each other column: a positive sign favours the first column (a graph, the fitted
+        # graph) on every figure where higher is better.
 
 
 def evaluate(
@@ -328,7 +338,7 @@ def _signed(e: Estimate) -> str:
     if e.value is None:
         return "n/a"
     if e.low is None:
-        return f"{e.value:+.3f}"
+        return f"{e.value:+.3f} [n/a]"  # no interval, not certainty
     return f"{e.value:+.3f} [{e.low:+.3f}, {e.high:+.3f}]"
 
 
@@ -337,8 +347,9 @@ _SHOWN_IDS = 10
 
 def render_text(ev: Evaluation) -> str:
     """The report as text: per mode, the metrics of every column side by side,
-    the paired differences against the first column, the confusion matrices
-    and the items left out."""
+    the paired differences (the first column minus each other), the
+    confusion matrices and the items left out; then what each interval is
+    and each figure's formula (`DEFINITIONS`)."""
     first = ev.columns[0].name
     lines = [f"Evaluation on {ev.items} items, {ev.items_with_gold} with gold labels"]
     for c in ev.columns:
@@ -355,7 +366,7 @@ def render_text(ev: Evaluation) -> str:
         rows = [[m] + [r.metrics[c][m].text() for c in names] for m in METRICS[r.kind]]
         lines += _table(["metric", *names], rows)
         if r.differences:
-            lines += ["", f"  paired differences, each column minus `{first}`:"]
+            lines += ["", f"  paired differences, `{first}` minus each column:"]
             rows = [[m] + [_signed(r.differences[c][m]) for c in r.differences] for m in METRICS[r.kind]]
             lines += _table(["metric", *r.differences], rows)
         if r.confusion:
@@ -363,7 +374,8 @@ def render_text(ev: Evaluation) -> str:
                 lines += ["", f"  confusion of `{col}` (rows: gold, columns: decision):"]
                 lines += _table(["", *m["predicted"]], [[g, *map(str, row)] for g, row in zip(m["gold"], m["counts"])])
         lines += _left_out_text(r)
-    lines += ["", f"Intervals: percentile bootstrap over items, 95%, {BOOTSTRAP_SAMPLES} resamples (seed {SEED})."]
+    lines += ["", *INTERVALS_TEXT, "Figures (docs/evaluation.md):"]
+    lines += [f"  {m}: {DEFINITIONS[m].formula}" for m in ev.metric_names()]
     return "\n".join(lines)
 
 
@@ -372,6 +384,14 @@ def _left_out_text(r: ModeResult) -> list[str]:
         return []
     n = len({x.item for x in r.left_out})
     out = ["", f"  left out of every column: {n} items"]
+INTERVALS_TEXT = (
+    "Intervals, 95%: a proportion's is its Wilson score interval; any other figure's, and every paired",
+    f"difference's, a percentile bootstrap over items ({BOOTSTRAP_SAMPLES} resamples, seed {SEED}). Where no",
+    "resample moves a difference, a proportion's is the square-and-add of the two Wilson intervals, any",
+    "other figure's [n/a] (no interval, not certainty).",
+)
+
+
     groups: dict[tuple[str, str | None], list[str]] = {}
     for x in r.left_out:
         groups.setdefault((x.reason, x.column), []).append(x.item)

@@ -56,20 +56,30 @@ def folds(ids: Sequence[str], k: int, seed: int) -> list[list[str]]:
     return [ranked[j::k] for j in range(k)]
 
 
+# The metrics `rbg fit` can optimise, each the `rbg eval` figure of that name.
+FIT_METRICS = ("exact", "mae", "spearman", "accuracy", "agreement", "agreement_without_ties")
+
+
 def metric_problem(graph: CheckedGraph, mode: str, metric: str) -> str | None:
-    """Why `metric` cannot score this judge, or None: MAE and Spearman need
-    numbers, which pairwise, bool and label decisions are not."""
-    numeric = mode == "pointwise" and graph.pointwise_readout.output.numeric
-    if metric in ("mae", "spearman") and not numeric:
-        judge = "pairwise" if mode == "pairwise" else str(graph.pointwise_readout.output)
-        return f"--metric {metric} needs a numeric pointwise output, and this judge is {judge}: use --metric accuracy"
-    return None
+    """Why `metric` cannot score this judge, or None: each metric belongs to
+    the judges `rbg eval` reports it for (MAE and Spearman need numbers;
+    accuracy is a bool or label judge's; the agreements a pairwise one's)."""
+    from rubriclang.evaluation.evaluate import judge_kind
+    from rubriclang.evaluation.metrics import METRICS
+
+    kind, judge = judge_kind(graph, mode)
+    if metric in METRICS[kind]:
+        return None
+    judge = "pairwise" if mode == "pairwise" else judge
+    fits = [m for m in FIT_METRICS if m in METRICS[kind]]
+    return f"--metric {metric} does not score a {judge} judge: use --metric {' or '.join(fits)}"
 
 
 def default_metric(graph: CheckedGraph, mode: str) -> str:
-    """accuracy for pairwise, bool and label judges; exact for ordinal; spearman for score."""
+    """agreement_without_ties for pairwise judges, accuracy for bool and
+    label ones; exact for ordinal; spearman for score."""
     if mode == "pairwise":
-        return "accuracy"
+        return "agreement_without_ties"
     kind = graph.pointwise_readout.output.kind
     return {"ordinal": "exact", "score": "spearman"}.get(kind, "accuracy")
 
@@ -95,11 +105,13 @@ class Recomposer:
 
 
 def loss(metric: str, decisions: Sequence[Decision], gold: Sequence[Any], width: float) -> float:
-    """The fit's objective, lower is better: minus exact agreement, accuracy
-    or Spearman, or the MAE. An undecided item counts as wrong (as the
-    scale's width for MAE); pairwise accuracy leaves out gold ties."""
-    if metric in ("exact", "accuracy"):
-        pairs = [(d, g) for d, g in zip(decisions, gold) if not (metric == "accuracy" and g == "tie")]
+    """The fit's objective, lower is better: minus the metric (exact,
+    accuracy, agreement, agreement_without_ties, Spearman), or the MAE. An
+    item the metric would leave out for the judge's decision counts as wrong
+    (as the scale's width for MAE), so no fit gains by abstaining or tying;
+    agreement_without_ties leaves out gold ties, as its formula does."""
+    if metric in ("exact", "accuracy", "agreement", "agreement_without_ties"):
+        pairs = [(d, g) for d, g in zip(decisions, gold) if not (metric == "agreement_without_ties" and g == "tie")]
         if not pairs:
             return 0.0
         return -sum(1 for d, g in pairs if d.status == "ok" and d.decision == g) / len(pairs)

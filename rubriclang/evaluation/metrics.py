@@ -3,9 +3,13 @@ docs/evaluation.md).
 
 Public API:
 
+- `DEFINITIONS`: metric name -> `Metric`, the one definition of each figure
+  (its formula as docs/evaluation.md prints it, its denominator, whether it
+  is a proportion); every report and page reads names and formulas here.
 - `METRICS`: judge kind (`numeric`, `bool`, `label`, `pairwise`) -> metric
-  name -> `Stat`, a function of encoded (prediction, gold) arrays, one row
-  per bootstrap resample, giving one value per row (NaN where undefined).
+  name -> `Metric` (callable as a `Stat`: a function of encoded (prediction,
+  gold) arrays, one row per bootstrap resample, giving one value per row,
+  NaN where undefined), in report order.
 - `figure(kind, name, pred, gold)`: one metric's value with no interval
   (what `rbg fit` optimises), None when undefined.
 - `Sampled`, `sample(stat, pred, gold)`: a metric on the items and on every
@@ -19,10 +23,11 @@ Public API:
 
 Encodings: numeric judges as numbers; `bool` and `label` judges as class
 indices; pairwise decisions as 0 (first candidate), 1 (second), 2 (tie), 3
-(abstain), and pairwise gold as 0, 1 or 2. Every interval is a percentile
-bootstrap over items, 95%, with a fixed seed, so reports are reproducible
-byte for byte; numpy's warnings about undefined figures are silenced, since
-an undefined figure is reported as `n/a`.
+(abstain), and pairwise gold as 0, 1 or 2. A proportion's interval is its
+95% Wilson score interval; any other figure's is a percentile bootstrap over
+items, 95%, with a fixed seed, so reports are reproducible byte for byte;
+numpy's warnings about undefined figures are silenced, since an undefined
+figure is reported as `n/a`.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ class Estimate:
         if self.value is None:
             return "n/a"
         if self.low is None:
-            return f"{self.value:.{digits}f}"
+            return f"{self.value:.{digits}f} [n/a]"  # no interval, not certainty
         return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
 
 
@@ -105,33 +110,88 @@ def _finite(x) -> float | None:
 
 
 Stat = Callable[[np.ndarray, np.ndarray], np.ndarray]
+# A proportion's per-item parts: (numerator, denominator) masks of the items.
+Parts = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+@attrs.frozen(eq=False)
+class Metric:
+    """The one definition of a figure: its `name`, its `formula` and
+    `denominator` as docs/evaluation.md prints them, and how to compute it.
+    A proportion (`parts` given) is #numerator / #denominator over items and
+    gets a Wilson interval; any other figure gets a percentile bootstrap.
+    Callable as a `Stat`."""
+
+    name: str
+    formula: str
+    denominator: str
+    stat: Stat
+    parts: Parts | None = None
+
+    @property
+    def proportion(self) -> bool:
+        return self.parts is not None
+
+    def __call__(self, p: np.ndarray, g: np.ndarray) -> np.ndarray:
+        return self.stat(p, g)
+
+    def to_json(self) -> dict:
+        return {"formula": self.formula, "denominator": self.denominator, "proportion": self.proportion}
 
 
 @attrs.frozen(eq=False)
 class Sampled:
-    """A metric on the items (`point`) and on each resample (`rows`)."""
+    """A metric on the items (`point`) and on each resample (`rows`); a
+    proportion's per-item numerator and denominator in `parts`."""
 
     point: float | None
     rows: np.ndarray
     n: int
+    parts: tuple[np.ndarray, np.ndarray] | None = None
 
     def estimate(self) -> Estimate:
+        """The figure with its 95% interval: Wilson for a proportion, else the
+        percentile bootstrap, whose bounds are null when every resample gives
+        the same value (a zero-width interval would claim certainty)."""
         if self.point is None:
             return Estimate(None, None, None, self.n)
-        low, high = _percentile(self.rows)
+        if self.parts is not None:
+            return proportion(*self.parts)
+        low, high = _spread(self.rows)
         return Estimate(self.point, low, high, self.n)
 
     def minus(self, base: Sampled) -> Estimate:
-        """self - base, with the paired bootstrap interval."""
+        """self - base, with the paired bootstrap interval. Where no resample
+        moves the difference (both columns constant, or equal on every item),
+        the bootstrap's interval has zero width and says nothing: a
+        proportion's difference then gets the square-and-add of the two
+        Wilson intervals (Newcombe's paired interval with the correlation
+        undefined, so 0), any other figure's no interval."""
         if self.point is None or base.point is None:
             return Estimate(None, None, None, self.n)
         with _quiet():
-            low, high = _percentile(self.rows - base.rows)
-        return Estimate(self.point - base.point, low, high, self.n)
+            low, high = _spread(self.rows - base.rows)
+        diff = self.point - base.point
+        if low is None and self.parts is not None and base.parts is not None:
+            a, b = proportion(*self.parts), proportion(*base.parts)
+            if None not in (a.low, a.high, b.low, b.high):
+                assert a.low is not None and a.high is not None and b.low is not None and b.high is not None
+                low = diff - math.hypot(self.point - a.low, b.high - base.point)
+                high = diff + math.hypot(a.high - self.point, base.point - b.low)
+        return Estimate(diff, low, high, self.n)
+
+
+def _spread(values: np.ndarray) -> tuple[float | None, float | None]:
+    """The percentile interval, or no interval when it has zero width."""
+    low, high = _percentile(values)
+    if low is not None and high is not None and high - low <= 1e-12:
+        return None, None
+    return low, high
 
 
 def sample(stat: Stat, pred: Sequence, gold: Sequence, samples: int = BOOTSTRAP_SAMPLES) -> Sampled:
-    """`stat` on the paired columns and on every resample of them."""
+    """`stat` on the paired columns and on every resample of them (a
+    proportion `Metric` also keeps its per-item parts, for its interval)."""
     p = np.asarray(pred, dtype=float)
     g = np.asarray(gold, dtype=float)
     n = len(p)
@@ -141,7 +201,11 @@ def sample(stat: Stat, pred: Sequence, gold: Sequence, samples: int = BOOTSTRAP_
         point = _finite(stat(p[None, :], g[None, :])[0])
         # Row by row, a statistic does not depend on the rows beside it.
         rows = np.concatenate([np.asarray(stat(p[idx], g[idx]), dtype=float) for idx in resamples(n, samples)])
-    return Sampled(point, rows, n)
+    parts = None
+    if isinstance(stat, Metric) and stat.parts is not None:
+        num, den = stat.parts(p, g)
+        parts = (np.asarray(num, dtype=float), np.asarray(den, dtype=float))
+    return Sampled(point, rows, n, parts)
 
 
 def figure(kind: str, name: str, pred: Sequence, gold: Sequence) -> float | None:
@@ -216,36 +280,86 @@ def _decided(p):
     return p <= SECOND
 
 
-METRICS: dict[str, dict[str, Stat]] = {
-    "numeric": {
-        "exact": lambda p, g: _mean(p == g),
-        "within_1": lambda p, g: _mean(np.abs(p - g) <= 1),
-        "mae": lambda p, g: _mean(np.abs(p - g)),
-        "pearson": _pearson,
-        "spearman": _spearman,
-        "kendall": _kendall,
-    },
-    "bool": {
-        "accuracy": lambda p, g: _mean(p == g),
-        "precision": lambda p, g: _ratio((p == 1) & (g == 1), p == 1),
-        "recall": lambda p, g: _ratio((p == 1) & (g == 1), g == 1),
-        "macro_f1": _macro_f1,
-        "kappa": _kappa,
-    },
-    "label": {
-        "accuracy": lambda p, g: _mean(p == g),
-        "macro_f1": _macro_f1,
-        "kappa": _kappa,
-    },
-    "pairwise": {
-        # Over items with a non-tie gold on which the judge picked a candidate.
-        "accuracy": lambda p, g: _ratio((p == g) & _decided(p) & (g != TIE), _decided(p) & (g != TIE)),
-        # Three-way, ties included, over items the judge answered (candidate or tie).
-        "agreement": lambda p, g: _ratio((p == g) & (p != ABSTAIN), p != ABSTAIN),
-        "coverage": lambda p, g: _mean(_decided(p)),
-        "tie_rate": lambda p, g: _mean(p == TIE),
-        "abstain_rate": lambda p, g: _mean(p == ABSTAIN),
-    },
+def _rate(name: str, formula: str, denominator: str, num: Stat, den: Stat | None = None) -> Metric:
+    """A proportion: #(items with `num` among those with `den`) / #(items with `den`)."""
+    whole = den or (lambda p, g: np.ones_like(p, dtype=bool))
+
+    def parts(p, g):
+        d = np.broadcast_to(whole(p, g), np.shape(p))
+        return num(p, g) & d, d
+
+    return Metric(name, formula, denominator, lambda p, g: _ratio(*parts(p, g)), parts)
+
+
+SCORED = "scored items"
+_exact = lambda p, g: p == g  # noqa: E731
+_answered = lambda p, g: p != ABSTAIN  # noqa: E731
+_decided_non_tie = lambda p, g: _decided(p) & (g != TIE)  # noqa: E731
+
+_ALL = (
+    _rate("exact", "mean of [p_i = g_i]", SCORED, _exact),
+    _rate("within_1", "mean of [abs(p_i - g_i) <= 1]", SCORED, lambda p, g: np.abs(p - g) <= 1),
+    Metric("mae", "mean of abs(p_i - g_i)", SCORED, lambda p, g: _mean(np.abs(p - g))),
+    Metric(
+        "pearson",
+        "sum((p_i - mean p)(g_i - mean g)) / sqrt(sum (p_i - mean p)^2 * sum (g_i - mean g)^2)",
+        SCORED,
+        _pearson,
+    ),
+    Metric("spearman", "Pearson's r of the average ranks (ties share their mean rank)", SCORED, _spearman),
+    Metric(
+        "kendall",
+        "Kendall's tau-b: (concordant - discordant) / sqrt((n0 - n1)(n0 - n2)), n0 = n(n-1)/2, n1 and n2 the "
+        "tied pairs in p and in g",
+        SCORED,
+        _kendall,
+    ),
+    _rate("accuracy", "mean of [p_i = g_i]", SCORED, _exact),
+    _rate("precision", "#(p = true and g = true) / #(p = true)", "items decided true", _exact, lambda p, g: p == 1),
+    _rate("recall", "#(p = true and g = true) / #(g = true)", "items whose gold is true", _exact, lambda p, g: g == 1),
+    Metric(
+        "macro_f1",
+        "mean over classes c present in p or g of F1_c = 2 TP_c / (2 TP_c + FP_c + FN_c)",
+        SCORED,
+        _macro_f1,
+    ),
+    Metric(
+        "kappa",
+        "Cohen's kappa: (p_o - p_e) / (1 - p_e), p_o = accuracy, p_e = sum over classes c of share(p = c) * "
+        "share(g = c)",
+        SCORED,
+        _kappa,
+    ),
+    _rate(
+        "agreement",
+        "#(p = g) / #(items the judge answered: a candidate or `tie`): three-way agreement over first, second "
+        "and tie, ties included",
+        "items the judge answered",
+        _exact,
+        _answered,
+    ),
+    _rate(
+        "agreement_without_ties",
+        "#(p = g) / #(items whose gold is not `tie` and on which the judge picked a candidate)",
+        "items with a non-tie gold on which the judge picked a candidate",
+        _exact,
+        _decided_non_tie,
+    ),
+    _rate("coverage", "#(judge picked a candidate) / n: the decided share", SCORED, lambda p, g: _decided(p)),
+    _rate("tie_rate", "#(p = tie) / n", SCORED, lambda p, g: p == TIE),
+    _rate("abstain_rate", "#(judge abstained) / n", SCORED, lambda p, g: p == ABSTAIN),
+)
+
+DEFINITIONS: dict[str, Metric] = {m.name: m for m in _ALL}
+
+_FAMILIES = {
+    "numeric": ("exact", "within_1", "mae", "pearson", "spearman", "kendall"),
+    "bool": ("accuracy", "precision", "recall", "macro_f1", "kappa"),
+    "label": ("accuracy", "macro_f1", "kappa"),
+    "pairwise": ("agreement", "agreement_without_ties", "coverage", "tie_rate", "abstain_rate"),
+}
+METRICS: dict[str, dict[str, Metric]] = {
+    kind: {name: DEFINITIONS[name] for name in names} for kind, names in _FAMILIES.items()
 }
 
 

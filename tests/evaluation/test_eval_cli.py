@@ -100,10 +100,11 @@ def test_a_baseline_identical_to_the_graph_agrees_with_it_exactly(tmp_path):
         mode = _json(rbg("eval", g, items, "--format", "json", "--baseline", baseline))["modes"]["pointwise"]
         graph, base = mode["metrics"]["sc"], mode["metrics"][f"{baseline} baseline"]
         assert graph == base
-        assert all(
-            d["value"] == 0 and (d["low"], d["high"]) == (0, 0)
-            for d in mode["differences"][f"{baseline} baseline"].values()
-        )
+        diffs = mode["differences"][f"{baseline} baseline"]
+        assert all(d["value"] == 0 for d in diffs.values())
+        # No resample moves the difference: never a zero-width interval, which would read as certainty.
+        assert all(d["low"] < 0 < d["high"] for m, d in diffs.items() if m in ("exact", "within_1"))
+        assert all((d["low"], d["high"]) == (None, None) for m, d in diffs.items() if m not in ("exact", "within_1"))
 
 
 def test_graph_weights_baseline_takes_the_top_reducers_weights_and_equal_does_not(tmp_path):
@@ -133,8 +134,10 @@ def test_several_graphs_are_scored_on_the_same_items_with_paired_differences(tmp
     assert [c["name"] for c in report["columns"]] == [str(a), str(b)]
     mode = report["modes"]["pointwise"]
     diff = mode["differences"][str(b)]["mae"]
+    # The first column minus each other one, as the JSON's `differences_of` says.
+    assert report["differences_of"] == str(a)
     assert diff["value"] == pytest.approx(
-        mode["metrics"][str(b)]["mae"]["value"] - mode["metrics"][str(a)]["mae"]["value"], abs=1e-6
+        mode["metrics"][str(a)]["mae"]["value"] - mode["metrics"][str(b)]["mae"]["value"], abs=1e-6
     )
     assert diff["low"] <= diff["value"] <= diff["high"]
     assert list(mode["differences"]) == [str(b)]
@@ -168,7 +171,7 @@ def test_min_coverage_fails_when_too_few_items_are_scored(tmp_path):
     assert r.exit_code == 1 and "coverage 0.800 is below --min-coverage 0.9" in r.output
 
 
-def test_pairwise_rows_are_named_once_and_ties_in_gold_do_not_count_against_accuracy(tmp_path):
+def test_pairwise_rows_are_named_once_and_ties_count_in_agreement_but_not_in_agreement_without_ties(tmp_path):
     g = write(tmp_path / "g.rbg", PAIRWISE)
     rows = [
         pair(0, "a", 0.9, 0.1),
@@ -182,10 +185,13 @@ def test_pairwise_rows_are_named_once_and_ties_in_gold_do_not_count_against_accu
     rows_named = [
         line.split()[0] for line in r.output.splitlines() if line.startswith("  ") and not line.startswith("   ")
     ]
-    metric_rows = [n for n in rows_named if n in ("accuracy", "agreement", "coverage", "tie_rate", "abstain_rate")]
-    assert sorted(metric_rows) == sorted(set(metric_rows)) and len(metric_rows) == 5
+    names = ("agreement", "agreement_without_ties", "coverage", "tie_rate", "abstain_rate")
+    metric_rows = [n for n in rows_named if n in names]
+    assert metric_rows == list(names) and "accuracy" not in rows_named
     m = _json(rbg("eval", g, items, "--baseline", "none", "--format", "json"))["modes"]["pairwise"]["metrics"]["pref"]
-    assert m["accuracy"]["value"] == 0.5  # p0 right, p1 wrong; p2 (gold tie) and p3, p4 (judge tie) are not counted
+    assert "accuracy" not in m  # one name, one formula: accuracy is the bool and label judges' mean [p = g]
+    # p0 right, p1 wrong; p2 (gold tie) and p3, p4 (judge tie) are not counted
+    assert m["agreement_without_ties"]["value"] == 0.5
     assert m["agreement"]["value"] == 0.4  # three-way: p0 and p3 right of 5
     assert (m["coverage"]["value"], m["tie_rate"]["value"]) == (0.6, 0.4)
 

@@ -286,7 +286,7 @@ readout pairwise { resolve = tie }
 """
 
 
-def test_a_pairwise_judge_is_fitted_on_accuracy_without_gold_ties(tmp_path):
+def test_a_pairwise_judge_is_fitted_on_agreement_without_ties_by_default(tmp_path):
     import random
 
     rng = random.Random(0)
@@ -299,11 +299,11 @@ def test_a_pairwise_judge_is_fitted_on_accuracy_without_gold_ties(tmp_path):
     r, out = _fit(tmp_path, PAIRWISE, rows, "--format", "json")
     assert r.exit_code == 0, r.output
     report = json.loads(r.output)
-    assert report["metric"] == "accuracy"
+    assert report["metric"] == "agreement_without_ties"
     w = {p["param"]: p["fitted"] for p in report["params"]}
     assert w["m.weights[0]"] > w["m.weights[1]"]
     assert report["dev"]["fitted"] > report["dev"]["written"]
-    assert "accuracy" in report["held_out"]["modes"]["pairwise"]["metrics"]["fitted (fitted.rbg)"]
+    assert "agreement_without_ties" in report["held_out"]["modes"]["pairwise"]["metrics"]["fitted (fitted.rbg)"]
 
 
 def test_dev_items_the_fit_cannot_use_are_counted_by_reason(tmp_path):
@@ -405,9 +405,11 @@ def test_a_metric_the_judge_cannot_be_scored_by_is_refused(tmp_path):
         }
         for i in range(20)
     ]
-    r, out = _fit(tmp_path, PAIRWISE, rows, "--metric", "spearman")
-    assert r.exit_code == 2 and "--metric spearman needs a numeric pointwise output" in r.output
-    assert not out.exists()
+    for metric in ("spearman", "accuracy"):
+        r, out = _fit(tmp_path, PAIRWISE, rows, "--metric", metric)
+        assert r.exit_code == 2 and f"--metric {metric} does not score a pairwise judge" in r.output
+        assert "use --metric agreement or agreement_without_ties" in r.output
+        assert not out.exists()
 
 
 def test_items_that_are_not_utf8_are_an_error_at_their_line(tmp_path):

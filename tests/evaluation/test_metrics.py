@@ -21,10 +21,10 @@ def test_categorical_figures_match_the_hand_computed_values():
     assert figure("label", "kappa", p, g) == pytest.approx((5 / 8 - 3 / 8) / (1 - 3 / 8))
 
 
-def test_pairwise_accuracy_leaves_out_gold_ties_and_judge_ties_agreement_keeps_ties():
+def test_pairwise_agreement_without_ties_leaves_out_gold_and_judge_ties_agreement_keeps_them():
     g = [0, 1, TIE, TIE, 0, 1]
     p = [0, 0, 0, TIE, TIE, ABSTAIN]
-    assert figure("pairwise", "accuracy", p, g) == 1 / 2  # items 1 and 2
+    assert figure("pairwise", "agreement_without_ties", p, g) == 1 / 2  # items 1 and 2
     assert figure("pairwise", "agreement", p, g) == 2 / 5  # items 1 and 4, of the 5 answered
     assert figure("pairwise", "coverage", p, g) == 3 / 6
     assert figure("pairwise", "tie_rate", p, g) == 2 / 6
@@ -42,13 +42,14 @@ def test_numeric_figures_and_undefined_ones():
         assert sample(lambda p, g: (p == g).mean(-1) / 0, [1], [1]).estimate().value is None
 
 
-def test_a_paired_difference_of_a_column_with_itself_is_exactly_zero():
+def test_a_paired_difference_of_a_column_with_itself_is_zero_with_no_interval_rather_than_a_certain_one():
     from rubriclang.evaluation.metrics import METRICS
 
     p, g = [1, 2, 3, 4, 5, 1, 2], [1, 3, 3, 5, 4, 2, 2]
     s = sample(METRICS["numeric"]["spearman"], p, g)
     d = s.minus(sample(METRICS["numeric"]["spearman"], p, g))
-    assert (d.value, d.low, d.high) == (0.0, 0.0, 0.0)
+    assert (d.value, d.low, d.high) == (0.0, None, None)
+    assert d.text() == "0.000 [n/a]"
 
 
 def test_intervals_are_the_same_on_every_call():

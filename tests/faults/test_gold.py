@@ -72,7 +72,7 @@ def test_pairwise_codes_mapped_by_a_label_map_are_scored(tmp_path):
     r = rbg("eval", g, items, "--label", "1=a,2=b", "--label", "0=tie", "--baseline", "none", "--format", "json")
     assert r.exit_code == 0, r.output
     m = json.loads(r.output)["modes"]["pairwise"]["metrics"]["pref"]
-    assert m["accuracy"]["value"] == pytest.approx(2 / 3) and m["accuracy"]["n"] == 4
+    assert m["agreement_without_ties"]["value"] == pytest.approx(2 / 3) and m["agreement_without_ties"]["n"] == 4
     assert m["agreement"]["value"] == 0.75
 
 

@@ -227,7 +227,7 @@ def test_the_direct_judge_on_pairs_reads_equal_scores_as_no_decision(fault_serve
     figures = json.loads(r.stdout)["modes"]["pairwise"]
     graph = figures["metrics"][json.loads(r.stdout)["columns"][0]["name"]]
     assert figures["scored"] == 2 and graph["coverage"]["value"] == 0.5
-    assert graph["accuracy"]["value"] == 1.0 and graph["accuracy"]["n"] == 2
+    assert graph["agreement_without_ties"]["value"] == 1.0 and graph["agreement_without_ties"]["n"] == 2
 
 
 def test_the_prometheus_template_reads_the_final_result_and_rejects_one_out_of_range():
