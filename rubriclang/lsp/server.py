@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import sys
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -23,6 +24,7 @@ from rubriclang.lsp import navigation
 from rubriclang.lsp.analysis import UTF16, Analysis, Range, analyse
 from rubriclang.lsp.completion import complete
 from rubriclang.lsp.folding import folding_ranges
+from rubriclang.lsp.frames import Frames, LockedStream
 from rubriclang.lsp.hover import hover
 from rubriclang.lsp.positions import Position
 
@@ -240,5 +242,7 @@ def _diagnostic(a: Analysis, d: Diagnostic) -> lsp.Diagnostic:
 
 
 def serve() -> None:
-    """Run the server over standard input and output until the client exits."""
-    create_server().start_io()
+    """Run the server over standard input and output until the client exits;
+    a bad frame is answered with a parse error and skipped (`lsp.frames`)."""
+    stdout = LockedStream(sys.stdout.buffer)
+    create_server().start_io(stdin=Frames(sys.stdin.buffer, stdout.write), stdout=stdout)  # type: ignore[arg-type]
