@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from rubriclang.llm.connect import URLError, parse_base_url
 from rubriclang.tomlfile import Lines
 from rubriclang.tomlschema import Field, Place, check, check_value
 
@@ -98,11 +99,20 @@ def find_config(start: str) -> str | None:
 
 
 def _has_tool_table(path: str) -> bool:
+    """Whether the pyproject.toml at `path` has a `[tool.rubriclang]` table;
+    one that cannot be parsed has it when it names the table, so that its
+    fault is reported rather than the settings silently skipped."""
     try:
         with open(path, "rb") as fh:
-            return "rubriclang" in tomllib.load(fh).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
+            data = fh.read()
+    except OSError:
         return False
+    try:
+        return "rubriclang" in tomllib.loads(data.decode("utf-8-sig")).get("tool", {})
+    except UnicodeDecodeError:
+        return False
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return b"tool.rubriclang" in data
 
 
 def load_config(start: str) -> ProjectConfig:
@@ -121,6 +131,12 @@ def load_config(start: str) -> ProjectConfig:
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
         raise ConfigError(f"{shown}:{line}", f"not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and tables
+        raise ConfigError(
+            f"{shown}:{_deepest_line(text)}",
+            "arrays or inline tables are nested too deeply to read",
+            "a setting needs a few levels at most",
+        ) from None
     except OSError as exc:
         raise ConfigError(f"{shown}:1", f"cannot read it: {exc.strerror}") from None
     table = data.get("tool", {}).get("rubriclang", {}) if os.path.basename(path) == "pyproject.toml" else data
@@ -157,12 +173,17 @@ def _profile(name: str, spec: Any, lines: Lines, prefix: str) -> ModelProfile:
         )
     values = check(spec, PROFILE_FIELDS, place)
     urls = [values["base_url"]] if isinstance(values["base_url"], str) else values["base_url"]
-    if not urls or not all(re.match(r"https?://[^/\s]+", u) for u in urls):
+    if not urls:
         raise place.fail(
             "base_url",
             f"profile `{name}` needs `base_url`: an http(s) URL, or a list of them",
             PROFILE_FIELDS["base_url"].hint,
         )
+    for url in urls:
+        try:
+            parse_base_url(url)
+        except URLError as exc:
+            raise place.fail("base_url", f"`base_url` of profile `{name}`: {exc.message}", exc.hint) from None
     model = values.get("model")
     if model is not None and not model.strip():
         raise place.fail("model", f"`model` of profile `{name}` must be a model's name")
@@ -176,6 +197,23 @@ def _profile(name: str, spec: Any, lines: Lines, prefix: str) -> ModelProfile:
     # As written (an integer temperature stays one), so requests do not change.
     sampling = {key: spec[key] for key in _SAMPLING if key in spec}
     return ModelProfile(name, tuple(urls), model, key_env, sampling, where)
+
+
+def _deepest_line(text: str) -> int:
+    """The line where brackets and braces nest deepest (strings not told
+    apart: it points at the fault, nothing rests on it)."""
+    depth = deepest = 0
+    line = at = 1
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, line
+        elif ch in "]}":
+            depth -= 1
+    return at
 
 
 def _line_from_message(message: str) -> int:

@@ -22,6 +22,7 @@ from rubriclang.audit.perturbations import (
     load_perturbations,
 )
 from rubriclang.errors import LocatedError
+from rubriclang.llm.connect import URLError, parse_base_url
 from rubriclang.tomlfile import Lines, read_toml
 from rubriclang.tomlschema import Field, Place, check, check_keys, shown, toml_type
 
@@ -140,8 +141,11 @@ def _model_config(
         raise place.fail(None, f"`{table}` must be a table")
     values = check(d, {**MODEL_FIELDS, **(extra or {})}, place)
     url = values.get("base_url")
-    if url is not None and not re.match(r"https?://[^/\s]+", url):
-        raise place.fail("base_url", f"`base_url` must be an http(s) URL, not {url!r}", "e.g. http://localhost:8000/v1")
+    if url is not None:
+        try:
+            parse_base_url(url)
+        except URLError as exc:
+            raise place.fail("base_url", f"`base_url`: {exc.message}", exc.hint) from None
     env = values.get("api_key_env")
     if env is not None and not _ENV_NAME.fullmatch(env):
         raise place.fail(

@@ -149,17 +149,16 @@ def llm_options(f):
 
 
 def checked_url(url: str) -> str:
-    """`url`, when it is an http(s) URL with a host; else a --base-url error."""
-    import httpx
+    """`url`, when it is a usable server URL (`llm.connect.parse_base_url`);
+    else a --base-url error that quotes it without its credentials."""
+    from rubriclang.llm.connect import URLError, parse_base_url
 
     try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError):
-        parsed = None
-    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        parse_base_url(url)
+    except URLError as exc:
         raise click.BadParameter(
-            f"`{url}` is not an http(s) URL (e.g. http://localhost:8000/v1)", param_hint="--base-url"
-        )
+            exc.message + (f" ({exc.hint})" if exc.hint else ""), param_hint="--base-url"
+        ) from None
     return url
 
 
@@ -172,9 +171,14 @@ def api_key_from_env(name: str) -> str | None:
         raise click.BadParameter(
             "expects the NAME of an environment variable that holds the key, not the key", param_hint="--api-key-env"
         )
+    from rubriclang.llm.connect import api_key_problem
+
     key = os.environ.get(name)
     if _given("api_key_env") and not key:
         raise DataError(f"the environment variable `{name}` (--api-key-env) is not set")
+    problem = api_key_problem(key) if key else None
+    if problem is not None:
+        raise DataError(f"the API key in `{name}` (--api-key-env) cannot be sent: {problem}")
     return key or None
 
 

@@ -32,6 +32,7 @@ import httpx
 
 from rubriclang.canonical import canonical_json
 from rubriclang.jsonread import loads
+from rubriclang.llm.connect import BaseURL, api_key_problem, parse_base_url
 from rubriclang.llm.redact import Redactor
 from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, header_lines, request_head
 from rubriclang.memo import IdentityMemo
@@ -270,14 +271,14 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 class _Endpoint:
-    def __init__(self, url: str, limit: int):
-        self.url = url.rstrip("/")
+    def __init__(self, base: BaseURL, limit: int):
+        self.url = base.url  # named in messages and the cache: no query (it may hold a token)
         self.sem = asyncio.Semaphore(limit)
         self.in_flight = 0
-        parsed = httpx.URL(self.url)
-        self.host, self.port = parsed.host, parsed.port or 80
-        self.path = parsed.raw_path.rstrip(b"/")
-        self.origin = self.url[: len(self.url) - len(self.path)]  # the URL without its path (`/v1`)
+        self.host, self.port = base.host, base.port
+        self.path = base.path
+        self.origin = base.origin  # the URL without its path (`/v1`)
+        self.query = f"?{base.query}" if base.query else ""  # sent with every request
         # Set for a plain-http server called directly (no proxy): its calls
         # skip httpx's client and go straight to the pool, with these headers.
         self.direct: PoolTransport | None = None
@@ -324,13 +325,17 @@ class OpenAIClient:
             raise ValueError("at least one base URL is needed")
         self.deadline = deadline if deadline is not None else DEADLINE_PER_TIMEOUT * timeout
         self.max_reply_bytes = max_reply_bytes or DEFAULT_MAX_REPLY_BYTES
-        self.endpoints = [_Endpoint(_v1(u), per_endpoint) for u in base_urls]
+        # URLError (a ValueError) for a URL that cannot be used as it stands.
+        self.endpoints = [_Endpoint(parse_base_url(u), per_endpoint) for u in base_urls]
         # None: the servers' only model, found by `check_model`.
         self.model = model
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self._rng = random.Random(seed)
+        problem = api_key_problem(api_key) if api_key else None
+        if problem is not None:
+            raise ValueError(f"the API key cannot be sent: {problem}")
         self._redactor = Redactor(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         limits = httpx.Limits(
@@ -436,14 +441,15 @@ class OpenAIClient:
         was made of (`body_json`), if any. Not a coroutine itself: it gives
         the one that makes the request (one frame fewer per call)."""
         if ep.direct is not None:  # the pool keeps the deadline itself
-            target = path.encode("ascii") if root else ep.path + path.encode("ascii")
-            return self._fetch_direct(ep, method.encode("ascii"), target, body, messages)
+            target = (path if root else ep.path + path) + ep.query
+            return self._fetch_direct(ep, method.encode("ascii"), target.encode("ascii"), body, messages)
         return self._fetch_httpx(ep, method, path, body, root)
 
     async def _fetch_httpx(self, ep: _Endpoint, method: str, path: str, body: dict | None, root: bool) -> _Answer:
         async with asyncio.timeout(self.deadline):
             cap = self.max_reply_bytes
-            async with self._http.stream(method, (ep.origin if root else ep.url) + path, json=body) as r:
+            url = (ep.origin if root else ep.url) + path + ep.query
+            async with self._http.stream(method, url, json=body) as r:
                 # The plain-http pool stops at the cap itself; httpx's
                 # default transport (https) streams, and stops here.
                 chunks, size = [], 0
@@ -709,11 +715,6 @@ def _error_kind(status: int, detail: str, body: dict) -> str:
 def _is_loopback(url: str) -> bool:
     host = httpx.URL(url).host
     return host in ("localhost", "::1") or host.startswith("127.")
-
-
-def _v1(url: str) -> str:
-    url = url.rstrip("/")
-    return url if url.endswith("/v1") else url + "/v1"
 
 
 def _describe(exc: Exception) -> str:

@@ -143,7 +143,7 @@ class FaultServer:
     @property
     def chats(self) -> list[Received]:
         with self._lock:
-            return [r for r in self.requests if r.path.endswith("/chat/completions")]
+            return [r for r in self.requests if r.path.split("?", 1)[0].endswith("/chat/completions")]
 
     def _enter(self) -> None:
         with self._lock:
@@ -158,7 +158,7 @@ class FaultServer:
         with self._lock:
             self.requests.append(received)
             n = len(self.requests)
-            if received.path.endswith("/chat/completions") and self._faults:
+            if received.path.split("?", 1)[0].endswith("/chat/completions") and self._faults:
                 return self._faults.popleft(), n
             return None, n
 
@@ -215,16 +215,21 @@ def _handler(server: FaultServer):
             self._send(401, {"error": {"message": "Incorrect API key provided."}})
             return False
 
+        @property
+        def route(self) -> str:
+            """The request's path without its query (`Received.path` keeps it)."""
+            return self.path.split("?", 1)[0]
+
         def do_GET(self) -> None:
             server._next(Received(self.path, None, self.headers.get("Authorization")))
             if not self._authorised():
                 return
-            if self.path.rstrip("/") == "/v1/models":
+            if self.route.rstrip("/") == "/v1/models":
                 extra = {"owned_by": server.owned_by} if server.owned_by else {}
                 self._send(
                     200, {"object": "list", "data": [{"id": m, "object": "model", **extra} for m in server.models]}
                 )
-            elif self.path == "/props" and server.props is not None:
+            elif self.route == "/props" and server.props is not None:
                 self._send(200, server.props)
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -247,7 +252,7 @@ def _handler(server: FaultServer):
                 return self._send(503, {"error": {"message": "request budget of the test server spent"}})
             if not self._authorised():
                 return
-            if self.path != "/v1/chat/completions" or not isinstance(body, dict):
+            if self.route != "/v1/chat/completions" or not isinstance(body, dict):
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
             quoted = self.headers.get("Authorization") or ""
             if fault is not None:
