@@ -1,11 +1,14 @@
 """Verdicts, baselines, outcomes and rates (definitions: docs/audit.md).
 
-Every rate is a ratio of counts pooled over items, with a percentile
-bootstrap interval that resamples items (the variants of one item resample
-together, since they share its baseline). A failed judgment is never
-stable: it counts as a flip, and a variant with one is `failed`; every rate
-also says how many of its units failed (`failed`), so a failure is never
-read as a non-flip.
+Every rate is a proportion of the units that were measured, pooled over
+items, with a 95% Wilson interval on the effective number of units
+(`rubriclang.evaluation.metrics.proportion`: the variants of one item are
+clustered, since they share its baseline), honest at 0% and 100%. A failed
+judgment measured nothing: it is in no rate's numerator nor denominator,
+and every rate says how many of its units failed (`failed`) and what share
+was measured (`coverage`), so a failure is read neither as a flip nor as a
+non-flip. A difference of two rates has Newcombe's hybrid score interval,
+built from the two Wilson intervals (`newcombe`).
 """
 
 from __future__ import annotations
@@ -20,8 +23,20 @@ import numpy as np
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.localize import EPS, modal, rounded, same
 from rubriclang.catalog.types import JType
+from rubriclang.evaluation.gold import TIE as TIE_VALUE
 from rubriclang.evaluation.gold import item_gold
-from rubriclang.evaluation.metrics import METRICS, bootstrap, confusion, sample
+from rubriclang.evaluation.metrics import (
+    ABSTAIN,
+    FIRST,
+    METRICS,
+    SECOND,
+    TIE,
+    Estimate,
+    bootstrap,
+    confusion,
+    proportion,
+    sample,
+)
 from rubriclang.interp.items import Item
 
 
@@ -92,11 +107,17 @@ class Scorer:
             return abs(float(a.value) - float(b.value)) <= self.tolerance + EPS
         return same(a.value, b.value)
 
-    def judgment_flips(self, s: Summary, base: Summary) -> int:
-        return sum(not self.agrees(d, base) for d in s.verdicts)
+    def judgment_flips(self, s: Summary, base: Summary) -> tuple[int, int]:
+        """(flips, judgments measured) of a summary's repeats against a
+        baseline: a failed repeat, or every repeat of a failed baseline,
+        measured nothing and is in neither."""
+        if base.status == "failed":
+            return 0, 0
+        kept = [d for d in s.verdicts if d.status != "failed"]
+        return sum(not self.agrees(d, base) for d in kept), len(kept)
 
     def loo_flips(self, variant: list[dict | None], base: list[dict | None]) -> tuple[int, int]:
-        """(flips, judgments) of a variant's repeats against each
+        """(flips, judgments measured) of a variant's repeats against each
         leave-one-out baseline (the summary of all base repeats but one):
         the same baselines `repeat_flips` measures noise against, so their
         difference, the excess over noise, is zero in expectation for a
@@ -105,40 +126,57 @@ class Scorer:
         return self._against_loo(variant, base, lambda d, s: not self.agrees(d, s))
 
     def loo_falls(self, variant: list[dict | None], base: list[dict | None]) -> tuple[int, int]:
-        """(judgments below, judgments) of a variant's repeats against each
-        leave-one-out baseline: the judgment-level detection that
-        `detection_over_noise` compares with `repeat_falls`."""
+        """(judgments below, judgments measured) of a variant's repeats
+        against each leave-one-out baseline: the judgment-level detection
+        that `detection_over_noise` compares with `repeat_falls`."""
         return self._against_loo(variant, base, self.fell)
 
     def _against_loo(self, variant: list[dict | None], base: list[dict | None], hit) -> tuple[int, int]:
-        if len(base) < 2:
-            s = self.summary(base)
-            return sum(hit(verdict(t), s) for t in variant), len(variant)
-        count = 0
-        for r in range(len(base)):
-            others = self.summary(base[:r] + base[r + 1 :])
-            count += sum(hit(verdict(t), others) for t in variant)
-        return count, len(variant) * len(base)
+        """(hits, pairs measured): pairs of a failed judgment or a failed
+        baseline measured nothing."""
+        verdicts = [d for d in map(verdict, variant) if d.status != "failed"]
+        baselines = (
+            [self.summary(base)]
+            if len(base) < 2
+            else [self.summary(base[:r] + base[r + 1 :]) for r in range(len(base))]
+        )
+        count = measured = 0
+        for s in baselines:
+            if s.status == "failed":
+                continue
+            count += sum(hit(d, s) for d in verdicts)
+            measured += len(verdicts)
+        return count, measured
 
-    def repeat_flips(self, traces: list[dict | None]) -> int:
-        """Repeats that disagree with the summary of the OTHER repeats.
+    def repeat_flips(self, traces: list[dict | None]) -> tuple[int, int]:
+        """(repeats that disagree with the summary of the OTHER repeats,
+        repeats measured).
 
         Leaving each repeat out of the baseline it is compared with keeps the
         noise estimate unbiased: a variant's judgments are compared with a
         baseline they did not help make, so the repeats must be too, or the
         excess over noise comes out positive for a perturbation that does
-        nothing. A single repeat measures no noise (0)."""
+        nothing. A single repeat measures no noise (0 of 0); a failed repeat,
+        or one whose other repeats all failed, measures nothing."""
         return self._repeats_loo(traces, lambda d, s: not self.agrees(d, s))
 
-    def repeat_falls(self, traces: list[dict | None]) -> int:
-        """Repeats below the summary of the other repeats: how often the
-        judge 'detects' a degradation that is not there."""
+    def repeat_falls(self, traces: list[dict | None]) -> tuple[int, int]:
+        """(repeats below the summary of the other repeats, repeats
+        measured): how often the judge 'detects' a degradation that is not
+        there."""
         return self._repeats_loo(traces, self.fell)
 
-    def _repeats_loo(self, traces: list[dict | None], hit) -> int:
+    def _repeats_loo(self, traces: list[dict | None], hit) -> tuple[int, int]:
         if len(traces) < 2:
-            return 0
-        return sum(hit(verdict(t), self.summary(traces[:r] + traces[r + 1 :])) for r, t in enumerate(traces))
+            return 0, 0
+        count = measured = 0
+        for r, t in enumerate(traces):
+            d, others = verdict(t), self.summary(traces[:r] + traces[r + 1 :])
+            if d.status == "failed" or others.status == "failed":
+                continue
+            count += hit(d, others)
+            measured += 1
+        return count, measured
 
     def stability(self, base: Summary) -> str:
         """`stable` when every repeat of the original item agrees with its
@@ -241,19 +279,25 @@ class Scorer:
 
 
 class Tally:
-    """count / total per item, pooled into a rate with a bootstrap interval."""
+    """Per item, the units measured and the hits among them, and the units
+    that failed (measured nothing); pooled into a Rate."""
 
     def __init__(self):
         self.per_item: dict[str, list[float]] = {}
         self.failed = 0
 
-    def add(self, item: str, count: float, total: float = 1, failed: int = 0) -> None:
-        """`failed`: how many of the `total` units failed (a failed judgment,
-        or a variant or item with one), reported beside the rate."""
+    def add(self, item: str, count: float, measured: float = 1, failed: int = 0) -> None:
+        """`count` hits among `measured` units of `item`; `failed` units of
+        it measured nothing (a failed judgment, or a variant or an item
+        with one): they are in neither, and lower the coverage."""
         cell = self.per_item.setdefault(item, [0.0, 0.0])
         cell[0] += count
-        cell[1] += total
+        cell[1] += measured
         self.failed += int(failed)
+
+    def unit(self, item: str, hit: bool, failed: bool = False) -> None:
+        """One unit of `item`: a hit or not, or failed (measured nothing)."""
+        self.add(item, 0 if failed else int(hit), 0 if failed else 1, int(failed))
 
     @property
     def count(self) -> float:
@@ -269,23 +313,45 @@ class Tally:
         )
         return [self.per_item[k][0] for k in keys], [self.per_item[k][1] for k in keys]
 
+    def estimate(self, items: Iterable[str] | None = None) -> Estimate:
+        """The proportion with its Wilson interval (over `items` only, if given)."""
+        return proportion(*self.columns(items))
+
     def rate(self) -> dict:
-        counts, totals = self.columns()
-        est = bootstrap(_ratio, counts, totals) if counts else None
-        out = est.to_json() if est else {"value": None, "low": None, "high": None, "n": 0}
-        return {**out, "count": _num(self.count), "total": _num(self.total), "failed": self.failed}
-
-
-def _ratio(c, t):
-    return np.sum(c) / np.sum(t)
+        """The Rate: `count / total` over the units measured, its interval,
+        `failed` and `coverage` (null, "not measured", when nothing was)."""
+        total, failed = self.total, self.failed
+        return {
+            **self.estimate().to_json(),
+            "count": _num(self.count),
+            "total": _num(total),
+            "failed": failed,
+            "coverage": round(total / (total + failed), 6) if total + failed else None,
+        }
 
 
 def _num(x: float) -> int | float:
     return int(x) if float(x).is_integer() else round(x, 6)
 
 
+def newcombe(a: Estimate, b: Estimate) -> Estimate:
+    """a - b of two proportions with Newcombe's hybrid score interval (his
+    method 10), from the two Wilson intervals: never of zero width, even
+    when both are 0 or both 1. It treats the two as independent; for two
+    rates measured on the same items, positively correlated, it is wider
+    than it need be, never narrower. `n` is the smaller of the two."""
+    if a.value is None or b.value is None or a.low is None or b.low is None:
+        return Estimate(None, None, None, min(a.n, b.n))
+    assert a.high is not None and b.high is not None
+    d = a.value - b.value
+    low = d - ((a.value - a.low) ** 2 + (b.high - b.value) ** 2) ** 0.5
+    high = d + ((a.high - a.value) ** 2 + (b.value - b.low) ** 2) ** 0.5
+    return Estimate(d, max(-1.0, low), min(1.0, high), min(a.n, b.n))
+
+
 def excess(judgments: Tally, noise: Tally) -> dict:
-    """Judgment flip rate minus repeat flip rate, over the items both have."""
+    """Judgment rate minus repeat rate over the items both measured, with
+    Newcombe's interval; null (not measured) when no item has both."""
     items = sorted(
         k
         for k in judgments.per_item
@@ -293,9 +359,7 @@ def excess(judgments: Tally, noise: Tally) -> dict:
     )
     if not items:
         return {"value": None, "low": None, "high": None, "n": 0}
-    a, b = judgments.columns(items)
-    c, d = noise.columns(items)
-    return bootstrap(lambda a, b, c, d: np.sum(a) / np.sum(b) - np.sum(c) / np.sum(d), a, b, c, d).to_json()
+    return newcombe(judgments.estimate(items), noise.estimate(items)).to_json()
 
 
 def mean_estimate(tally: Tally) -> dict | None:
@@ -303,19 +367,28 @@ def mean_estimate(tally: Tally) -> dict | None:
     if not tally.per_item:
         return None
     counts, totals = tally.columns()
-    return bootstrap(_ratio, counts, totals).to_json()
+    # A mean, not a proportion: the percentile bootstrap over items.
+    return bootstrap(lambda c, t: np.sum(c) / np.sum(t), counts, totals).to_json()
 
 
 def gold_extras(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
     """`confusion` (gold value x predicted verdict, counts) and, for ordinal
     judges, `rank_correlation` (Spearman's rho of the mean verdict and gold,
-    over the items with a decided verdict), beside accuracy."""
+    over the items with a decided verdict), beside accuracy. A pairwise
+    judge's confusion is by position (`first`, `second`, `tie`), as `rbg
+    eval` encodes it, since candidate ids differ from item to item."""
     judge = scorer.judge
-    if judge.type == "pairwise" or not scored:
+    if not scored:
         return {"confusion": None, "rank_correlation": None}
     golds, preds = [], []
     for item, s in scored:
-        golds.append(item_gold(item, judge.graph, f"item `{item.id}`", judge.mode))
+        gold = item_gold(item, judge.graph, f"item `{item.id}`", judge.mode)
+        if judge.type == "pairwise":
+            golds.append(_POSITIONS[_pairwise_code(gold, item)])
+            code = _pairwise_code(s.value, item) if s.status == "ok" else None
+            preds.append(Verdict("ok", _POSITIONS[code]).to_json() if code is not None else Verdict(s.status).to_json())
+            continue
+        golds.append(gold)
         if s.status != "ok":
             preds.append(Verdict(s.status).to_json())
         else:
@@ -333,6 +406,41 @@ def gold_extras(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
         pairs = [(float(s.value), float(g)) for (_, s), g in zip(scored, golds) if s.status == "ok"]
         rank = sample(METRICS["numeric"]["spearman"], [p for p, _ in pairs], [g for _, g in pairs]).estimate().to_json()
     return {"confusion": {"gold": gold_values, "predicted": pred_values, "counts": counts}, "rank_correlation": rank}
+
+
+_POSITIONS = {FIRST: "first", SECOND: "second", TIE: "tie"}
+
+
+def _pairwise_code(value: Any, item: Item) -> int:
+    """A pairwise decision or gold by position, as `rbg eval` encodes it."""
+    return TIE if value == TIE_VALUE else item.candidate_ids.index(value)
+
+
+def pairwise_gold(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
+    """A pairwise judge's figures against gold, each `rbg eval`'s own
+    (`rubriclang.evaluation.metrics.METRICS["pairwise"]`, computed by its
+    function), as a Rate over the items whose verdict did not fail."""
+    judge = scorer.judge
+    pred, gold, failed = [], [], 0
+    for item, s in scored:
+        if s.status == "failed":
+            failed += 1
+            continue
+        gold.append(_pairwise_code(item_gold(item, judge.graph, f"item `{item.id}`", judge.mode), item))
+        pred.append(_pairwise_code(s.value, item) if s.status == "ok" else ABSTAIN)
+    out = {}
+    for name, stat in METRICS["pairwise"].items():
+        # The metric item by item (one row per item): 1, 0, or NaN where the
+        # item is outside its denominator; pooled, that is the metric itself.
+        with np.errstate(all="ignore"):
+            each = np.asarray(stat(np.asarray(pred, float)[:, None], np.asarray(gold, float)[:, None]), dtype=float)
+        tally = Tally()
+        for k, v in enumerate(each.reshape(-1)):
+            if np.isfinite(v):
+                tally.add(str(k), float(v))
+        tally.failed = failed
+        out[name] = tally.rate()
+    return out
 
 
 def _key(x: Any) -> str:

@@ -9,22 +9,26 @@ byte-identical report.
 from __future__ import annotations
 
 import collections
+import json
 from typing import Any
 
 import attrs
 
+from rubriclang.audit.figures import GOLD_FIGURES, NOT_MEASURED, label
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.localize import EPS, Localizer, moved_criteria
-from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, gold_extras, mean_estimate
+from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, gold_extras, mean_estimate, pairwise_gold
 from rubriclang.audit.perturbations import SURFACES, Perturbation
 from rubriclang.audit.seal import Sealed
+from rubriclang.audit.summary import nothing_measured
 from rubriclang.audit.summary import render_text as summary_lines
 from rubriclang.audit.variants import Variant, texts
 from rubriclang.catalog import load_catalog
+from rubriclang.evaluation.gold import TIE
 from rubriclang.interp.items import Item
 from rubriclang.safetext import printable
 
-SCHEMA = "rubriclang.audit.report/2"
+SCHEMA = "rubriclang.audit.report/3"
 
 
 @attrs.frozen
@@ -54,7 +58,7 @@ class VariantResult:
     op: Perturbation
     summary: Summary
     outcome: str
-    judgment_flips: int
+    judgment_flips: tuple[int, int]  # (flips, judgments measured)
     localization: dict
     gold: tuple | None
     # (flips, judgments) against each leave-one-out baseline, for the excess.
@@ -93,8 +97,10 @@ class Reporter:
             loc = self.loc(it.id)
             self.base_nodes[it.id] = loc.summaries([t for t in traces if t])
             self.stability[it.id] = self.scorer.stability(self.base[it.id])
-            self.noise.add(it.id, self.scorer.repeat_flips(traces), data.repeats, self.base[it.id].failures)
-            self.fall_noise.add(it.id, self.scorer.repeat_falls(traces), data.repeats)
+            # One repeat has no other to be compared with: it measures no noise, and did not fail.
+            compared = data.repeats if data.repeats > 1 else 0
+            self.noise.add(it.id, *_with_failed(self.scorer.repeat_flips(traces), compared))
+            self.fall_noise.add(it.id, *_with_failed(self.scorer.repeat_falls(traces), compared))
             for crit, (k, n) in loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
                 self.crit_noise[crit].add(it.id, k, n)
         self.threshold = _threshold_sink(data.judge)
@@ -145,8 +151,8 @@ class Reporter:
             before = _one(self.base_nodes[item].get(node))
             failed = r.outcome == "failed" or before is None or r.underlying is None
             down = not failed and float(r.underlying) < float(before) - EPS
-            fell.add(item, down, failed=failed)
-            quiet.add(item, down and r.outcome != "detected", failed=failed)
+            fell.unit(item, down, failed)
+            quiet.unit(item, down and r.outcome != "detected", failed)
             if not failed:
                 shift.add(item, float(r.underlying) - float(before))
                 margin.add(item, float(before) - at)
@@ -159,11 +165,6 @@ class Reporter:
             "score_shift": mean_estimate(shift),
             "margin": mean_estimate(margin),
         }
-
-    def _failed_of(self, r: VariantResult) -> int:
-        """Judgments of a variant that flip because something failed: its
-        own failed repeats, or all of them when the baseline failed."""
-        return self.d.repeats if self.base[r.variant.item].status == "failed" else r.failed_judgments
 
     def _shift(self, results: list[VariantResult]) -> dict | None:
         """The mean signed change of the verdict on the judge's scale
@@ -189,11 +190,11 @@ class Reporter:
         flips, judgments, loo, steady = Tally(), Tally(), Tally(), Tally()
         for r in inv:
             failed = r.outcome == "failed"
-            flips.add(r.variant.item, r.outcome != "stable", failed=failed)
-            judgments.add(r.variant.item, r.judgment_flips, self.d.repeats, self._failed_of(r))
+            flips.unit(r.variant.item, r.outcome == "flipped", failed)
+            judgments.add(r.variant.item, *_with_failed(r.judgment_flips, self.d.repeats))
             loo.add(r.variant.item, *r.loo_flips)
             if self.stability[r.variant.item] == "stable":
-                steady.add(r.variant.item, r.outcome != "stable", failed=failed)
+                steady.unit(r.variant.item, r.outcome == "flipped", failed)
         outcomes = collections.Counter(r.outcome for r in inv)
         return {
             "variants": len(inv),
@@ -207,6 +208,7 @@ class Reporter:
             "excess_over_noise": excess(loo, self.noise),
             "score_shift": self._shift(inv),
             "gold": self.gold_block([(self.items[r.variant.item], r.summary) for r in inv]),
+            **(self.decision_shift(inv) if self.d.judge.type == "pairwise" else {}),
         }
 
     def directional_block(self, results: list[VariantResult]) -> dict | None:
@@ -218,12 +220,12 @@ class Reporter:
             item = r.variant.item
             if r.outcome != "ineligible":
                 failed = r.outcome == "failed"
-                detected.add(item, r.outcome == "detected", failed=failed)
+                detected.unit(item, r.outcome == "detected", failed)
                 falls.add(item, *r.loo_falls)
                 if self.stability[item] == "stable":
-                    steady.add(item, r.outcome == "detected", failed=failed)
+                    steady.unit(item, r.outcome == "detected", failed)
             if r.contradiction is not None:
-                contra.add(item, r.contradiction == "contradicted", failed=r.contradiction == "failed")
+                contra.unit(item, r.contradiction == "contradicted", r.contradiction == "failed")
         outcomes = collections.Counter(r.outcome for r in dirs)
         return {
             "variants": len(dirs),
@@ -243,29 +245,73 @@ class Reporter:
         }
 
     def gold_block(self, scored: list[tuple[Item, Summary]]) -> dict | None:
-        accuracy, agreement, mae = Tally(), Tally(), Tally()
-        with_gold = []
-        for item, s in scored:
-            g = self.scorer.gold(s, item)
-            if g is None:
-                continue
-            with_gold.append((item, s))
-            correct, agree, err = g
+        """Figures against gold: a pairwise judge's are `rbg eval`'s
+        (agreement, agreement without ties, coverage, tie and abstain
+        rates); the others' accuracy, and for ordinal judges within
+        tolerance, MAE and rank correlation; every one with the confusion."""
+        with_gold = [(item, s) for item, s in scored if self.scorer.gold(s, item) is not None]
+        if not with_gold:
+            return None
+        if self.d.judge.type == "pairwise":
+            return {**pairwise_gold(self.scorer, with_gold), **gold_extras(self.scorer, with_gold)}
+        accuracy, within, mae = Tally(), Tally(), Tally()
+        for item, s in with_gold:
+            correct, agree, err = self.scorer.gold(s, item)
             failed = s.status == "failed"
-            accuracy.add(item.id, correct, failed=failed)
+            accuracy.unit(item.id, correct, failed)
             if agree is not None:
-                agreement.add(item.id, agree, failed=failed)
+                within.unit(item.id, agree, failed)
             if err is not None:
                 mae.add(item.id, err)
-        if not accuracy.per_item:
-            return None
         ordinal = self.scorer.ordinal
         return {
             "accuracy": accuracy.rate(),
-            "agreement": agreement.rate() if ordinal else None,
+            "within_tolerance": within.rate() if ordinal else None,
             "mae": mean_estimate(mae) if ordinal else None,
             **gold_extras(self.scorer, with_gold),
         }
+
+    def decisions(self, pairs: list[tuple[str, Summary]]) -> Tally:
+        """Per item, its judgments by decision: (ties, abstentions) Tallies
+        over the judgments measured (a failed one measured nothing)."""
+        ties, abstains = Tally(), Tally()
+        for item, s in pairs:
+            kept = [d for d in s.verdicts if d.status != "failed"]
+            failed = len(s.verdicts) - len(kept)
+            ties.add(item, sum(d.status == "ok" and d.value == TIE for d in kept), len(kept), failed)
+            abstains.add(item, sum(d.status == "abstain" for d in kept), len(kept), failed)
+        return ties, abstains
+
+    def decisions_block(self) -> dict:
+        """The original items' judgments by decision: tie (pairwise judges)
+        and abstain rates, each value's count, and `collapsed`, the one
+        decision every judgment measured gave when there is only one (on
+        two items or more): then no rate here measures anything."""
+        ties, abstains = self.decisions([(it.id, s) for it, s in ((it, self.base[it.id]) for it in self.d.items)])
+        values = collections.Counter(
+            _key(d.to_json()) for s in self.base.values() for d in s.verdicts if d.status != "failed"
+        )
+        measured_items = sum(1 for s in self.base.values() if any(d.status != "failed" for d in s.verdicts))
+        return {
+            "judgments": sum(values.values()),
+            "values": [{**json.loads(k), "count": n} for k, n in sorted(values.items())],
+            "collapsed": json.loads(next(iter(values))) if len(values) == 1 and measured_items >= 2 else None,
+            "tie_rate": ties.rate() if self.d.judge.type == "pairwise" else None,
+            "abstain_rate": abstains.rate(),
+        }
+
+    def decision_shift(self, inv: list[VariantResult]) -> dict:
+        """A pairwise judge's tie and abstain rates on invariant variants,
+        and their change from the same items' original judgments."""
+        ties, abstains = self.decisions([(r.variant.item, r.summary) for r in inv])
+        base_ties, base_abstains = self.decisions([(r.variant.item, self.base[r.variant.item]) for r in inv])
+        out = {"tie_rate": ties.rate(), "abstain_rate": abstains.rate()}
+        for name, now, before in (
+            ("tie_rate_change", ties, base_ties),
+            ("abstain_rate_change", abstains, base_abstains),
+        ):
+            out[name] = excess(now, before)
+        return out
 
     def group(self, results: list[VariantResult]) -> dict:
         return {"invariant": self.invariant_block(results), "directional": self.directional_block(results)}
@@ -290,7 +336,7 @@ class Reporter:
                 if self.judged[r.variant.item] not in having[c.name]:
                     continue
                 moved = c.name in moved_criteria(r.localization)
-                (inv if r.op.relation == "invariant" else dirs).add(r.variant.item, moved, failed=r.outcome == "failed")
+                (inv if r.op.relation == "invariant" else dirs).unit(r.variant.item, moved, r.outcome == "failed")
                 in_flips += moved and r.op.relation == "invariant" and r.outcome != "stable"
                 in_detections += moved and r.outcome == "detected"
             out[c.name] = {
@@ -321,7 +367,7 @@ class Reporter:
                 "baseline_stability": self.stability[it.id],
                 "gold": it.gold,
                 "correct": None if g is None else g[0],
-                "repeat_flips": self.scorer.judgment_flips(base, base),
+                "repeat_flips": self.scorer.judgment_flips(base, base)[0],
                 "repeats": self.d.repeats,
                 "variants": per_item.get(it.id, {}),
             }
@@ -435,6 +481,7 @@ class Reporter:
             "metrics": {
                 "repeat_flip_rate": self.noise.rate(),
                 "baselines": self.baselines(),
+                "decisions": self.decisions_block(),
                 "invariant": self.invariant_block(results),
                 "directional": self.directional_block(results),
                 "gold": self.gold_block([(it, self.base[it.id]) for it in d.items]),
@@ -466,6 +513,17 @@ class Reporter:
             ),
             "summary": None,
         }
+
+
+def _with_failed(hits: tuple[int, int], repeats: int) -> tuple[int, int, int]:
+    """(hits, measured, failed) of `repeats` judgments: those not measured
+    failed (or were compared with a failed baseline)."""
+    k, n = hits
+    return k, n, repeats - n
+
+
+def _key(x: Any) -> str:
+    return json.dumps(x, sort_keys=True)
 
 
 def _criteria(judge: JudgeInfo) -> list[dict]:
@@ -515,15 +573,35 @@ def build_report(data: AuditData) -> dict:
 
 
 def _rate(r: dict | None, what: str = "") -> str:
+    """A Rate or an Estimate as text: value [low, high], and for a Rate
+    count/total, the failed units and the coverage; `not measured` when no
+    unit was (never a number that stands for nothing)."""
     if r is None or r.get("value") is None:
-        return "n/a"
+        failed = f" ({r['failed']} failed)" if r and r.get("failed") else ""
+        return NOT_MEASURED + failed
+    interval = f" [{r['low']:.3f}, {r['high']:.3f}]" if r.get("low") is not None else " [no interval]"
+    if "count" not in r:
+        return f"{r['value']:+.3f}{interval}" if r.get("signed") else f"{r['value']:.3f}{interval}"
     failed = f", {r['failed']} failed" if r.get("failed") else ""
-    count = f"  ({r['count']}/{r['total']}{' ' + what if what else ''}{failed})" if "count" in r else ""
-    return (
-        f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}]{count}"
-        if r.get("low") is not None
-        else f"{r['value']:.3f}{count}"
-    )
+    coverage = f", coverage {r['coverage']:.3f}" if r.get("coverage") is not None else ""
+    return f"{r['value']:.3f}{interval}  ({r['count']}/{r['total']}{' ' + what if what else ''}{failed}{coverage})"
+
+
+def _line(name: str, figure: dict | None, what: str = "", indent: int = 2, width: int = 22) -> str:
+    """One figure's line, labelled from the registry (audit/figures.py)."""
+    return f"{' ' * indent}{label(name):<{width}} {_rate(figure, what)}"
+
+
+def _diff(est: dict | None) -> dict | None:
+    """A difference, shown signed."""
+    return None if est is None else {**est, "signed": True}
+
+
+def _decision(d: dict) -> str:
+    """A Decision as text: its value, or `abstain`."""
+    if d["status"] != "ok":
+        return d["status"]
+    return str(d["decision"]).lower() if isinstance(d["decision"], bool) else str(d["decision"])
 
 
 def _value(s: dict) -> str:
@@ -537,61 +615,77 @@ def _value(s: dict) -> str:
     return f"{shown} with {failed}/{len(s['decisions'])} repeats failed" if failed else shown
 
 
+def _figure_lines(report: dict, max_flips: int) -> list[str]:
+    """The headline figures of report.txt, each labelled from the registry."""
+    m = report["metrics"]
+    lines: list[str] = []
+    if nothing_measured(report):
+        lines.append(
+            f"  NOTHING WAS MEASURED: all {report['counts']['judgments']} judgment(s) failed; no figure below has a "
+            "value"
+        )
+    lines.append(_line("repeat_flip_rate", m["repeat_flip_rate"], "judgments"))
+    b = m["baselines"]
+    if b["unstable"] or b["failed"]:
+        shown = ", ".join(b["unstable_items"][:max_flips]) + (", ..." if len(b["unstable_items"]) > max_flips else "")
+        lines.append(
+            f"  unstable baselines     {b['unstable']} item(s){': ' + shown if shown else ''}; {b['failed']} failed"
+        )
+    dec = m.get("decisions")
+    if dec:
+        if dec["tie_rate"] is not None:
+            lines.append(_line("tie_rate", dec["tie_rate"], "judgments"))
+        lines.append(_line("abstain_rate", dec["abstain_rate"], "judgments"))
+        if dec["collapsed"] is not None:
+            lines.append(f"  COLLAPSED: every one of {dec['judgments']} judgment(s) is `{_decision(dec['collapsed'])}`")
+    inv, dirs = m["invariant"], m["directional"]
+    if inv:
+        lines.append(_line("flip_rate", inv["flip_rate"], "variants"))
+        lines.append(_line("judgment_flip_rate", inv["judgment_flip_rate"], "judgments", indent=4, width=20))
+        lines.append(_line("excess_over_noise", _diff(inv["excess_over_noise"]), indent=4, width=20))
+        if inv["unstable_baseline"]["variants"]:
+            lines.append(_line("flip_rate_stable_baseline", inv["flip_rate_stable_baseline"], "variants", 4, 20))
+    if dirs:
+        lines.append(_line("detection_rate", dirs["detection_rate"], "eligible") + f"; {dirs['ineligible']} ineligible")
+        lines.append(_line("detection_over_noise", _diff(dirs["detection_over_noise"]), indent=4, width=20))
+        lines.append(_line("score_shift", _diff(dirs["score_shift"]), indent=4, width=20))
+        lines.append(_line("contradiction_rate", dirs["contradiction_rate"], "with room to rise"))
+        if dirs["threshold"]:
+            t = dirs["threshold"]
+            lines.append(
+                f"    `{t['node']}` (threshold {t['at']:g}): {label('score_fell')} {_rate(t['score_fell'])}; "
+                f"{label('fell_without_crossing')} {_rate(t['fell_without_crossing'])}"
+            )
+    gold = m["gold"]
+    if gold:
+        for name in GOLD_FIGURES:
+            if gold.get(name) is not None:
+                what = "items" if "count" in gold[name] else ""
+                lines.append(_line(name, gold[name], what))
+    return lines
+
+
 def render_text(report: dict, max_flips: int = 10) -> str:
     """A few lines for a terminal and `report.txt`, printable."""
-    j, m = report["judge"], report["metrics"]
+    j = report["judge"]
     head = (
         f"Audit of `{j['name']}` ({j['type']} judge) on {report['counts']['items']} items x "
         f"{report['suite']['repeats']} repeats, "
         f"{report['counts']['variants']} variants; sealed suite {report['suite']['sealed'][:19]}..."
     )
-    lines = [head, f"  repeat flip rate     {_rate(m['repeat_flip_rate'], 'judgments')}"]
-    b = m["baselines"]
-    if b["unstable"] or b["failed"]:
-        shown = ", ".join(b["unstable_items"][:max_flips]) + (", ..." if len(b["unstable_items"]) > max_flips else "")
-        lines.append(
-            f"  unstable baselines   {b['unstable']} item(s){': ' + shown if shown else ''}; {b['failed']} failed"
-        )
-    inv, dirs = m["invariant"], m["directional"]
-    if inv:
-        lines.append(f"  invariant flip rate  {_rate(inv['flip_rate'], 'variants')}; {inv['failed']} failed")
-        ex = inv["excess_over_noise"]
-        lines.append(f"    per judgment       {_rate(inv['judgment_flip_rate'])}; excess over noise {_rate(ex)}")
-        if inv["unstable_baseline"]["variants"]:
-            lines.append(f"    stable baselines   {_rate(inv['flip_rate_stable_baseline'], 'variants')}")
-    if dirs:
-        lines.append(
-            f"  detection rate       {_rate(dirs['detection_rate'], 'eligible')}; {dirs['ineligible']} ineligible"
-        )
-        lines.append(
-            f"    over noise         {_rate(dirs['detection_over_noise'])}; score shift {_rate(dirs['score_shift'])}"
-        )
-        lines.append(f"  contradiction rate   {_rate(dirs['contradiction_rate'], 'with room to rise')}")
-        if dirs["threshold"]:
-            t = dirs["threshold"]
-            lines.append(
-                f"    `{t['node']}` (threshold {t['at']:g}): score fell {_rate(t['score_fell'])}; without crossing "
-                f"{_rate(t['fell_without_crossing'])}"
-            )
-    if m["gold"]:
-        lines.append(f"  gold accuracy        {_rate(m['gold']['accuracy'], 'items')}")
-        if m["gold"]["rank_correlation"]:
-            lines.append(f"  rank correlation     {_rate(m['gold']['rank_correlation'])} (Spearman, vs gold)")
+    lines = [head, *_figure_lines(report, max_flips)]
     if report["by_operator"]:
         lines.append("By operator:")
         for name, block in report["by_operator"].items():
             if block["invariant"]:
                 b = block["invariant"]
-                lines.append(
-                    f"  {name:<24} flips {b['flipped']}/{b['variants']}, failed {b['failed']}  rate "
-                    f"{_rate(b['flip_rate'])}"
-                )
+                lines.append(f"  {name:<24} {label('flip_rate')} {_rate(b['flip_rate'], 'variants')}")
+                for fig in ("tie_rate_change", "abstain_rate_change"):
+                    if b.get(fig) is not None:
+                        lines.append(f"  {'':<24} {label(fig)} {_rate(_diff(b[fig]))}")
             if block["directional"]:
                 b = block["directional"]
-                lines.append(
-                    f"  {name:<24} detected {b['detected']}/{b['eligible']}, failed {b['failed']}  rate "
-                    f"{_rate(b['detection_rate'])}"
-                )
+                lines.append(f"  {name:<24} {label('detection_rate')} {_rate(b['detection_rate'], 'eligible')}")
     skipped = [op for op in report["operators"] if op["status"] == "skipped"]
     if skipped:
         lines.append("Skipped:")

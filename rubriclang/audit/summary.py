@@ -55,6 +55,16 @@ def _pct(rate: dict) -> str:
     return f"{rate['value']:.0%} ({rate.get('count', '?')}/{rate.get('total', rate.get('n', '?'))})"
 
 
+def _measured(rate: dict | None) -> bool:
+    return bool(rate) and rate.get("value") is not None
+
+
+def nothing_measured(report: dict) -> bool:
+    """Whether the audit measured nothing: every judgment failed (or none was made)."""
+    c = report["counts"]
+    return c["judgments"] == c["failed_judgments"]
+
+
 def rule_summary(report: dict) -> dict:
     """The summary computed from the figures alone."""
     out: dict[str, list] = {k: [] for k in SECTIONS}
@@ -62,7 +72,35 @@ def rule_summary(report: dict) -> dict:
     noise = m["repeat_flip_rate"]
     catalog = load_catalog()
     llm_judge = any(catalog.hooks(c["procedure"]).backend == "llm" for c in report["judge"]["criteria"])
-    if noise["value"] > HIGH_NOISE:
+    if nothing_measured(report):
+        out["findings"].append(
+            _entry(
+                f"Nothing was measured: all {report['counts']['judgments']} judgment(s) failed, so no rate of this "
+                "audit has a value. Read why in runs.jsonl, fix the judge or its server, and run again with "
+                "`--retry-errors`.",
+                ["counts.failed_judgments", "counts.judgments"],
+            )
+        )
+    collapsed = (m.get("decisions") or {}).get("collapsed")
+    if collapsed is not None:
+        value = collapsed["decision"] if collapsed["status"] == "ok" else collapsed["status"]
+        out["findings"].append(
+            _entry(
+                f"The judge's decisions collapse to one value: all {m['decisions']['judgments']} judgment(s) of the "
+                f"original items measured are `{value}`. A flip rate of 0 then says only that it never changes its "
+                "answer, not that it is robust.",
+                ["metrics.decisions.collapsed"],
+            )
+        )
+        out["actions"].append(
+            _entry(
+                "Read a few judgments in runs.jsonl: check that the judge's prompt and answer pattern let it give "
+                "every decision, and that its server answers as the pattern expects.",
+                ["metrics.decisions.values"],
+            )
+        )
+    noise_value = noise["value"] if _measured(noise) else 0.0
+    if _measured(noise) and noise["value"] > HIGH_NOISE:
         out["findings"].append(
             _entry(
                 f"The judge disagrees with itself on repeats: repeat flip rate {_pct(noise)}.",
@@ -78,12 +116,12 @@ def rule_summary(report: dict) -> dict:
         )
     for name, block in sorted(report["by_operator"].items()):
         inv, dire = block.get("invariant"), block.get("directional")
-        if inv and inv["flip_rate"]["value"] > noise["value"] and inv["flipped"]:
+        if inv and _measured(inv["flip_rate"]) and inv["flip_rate"]["value"] > noise_value and inv["flipped"]:
             flipped = [f["variant"] for f in report["flips"] if f["operator"] == name]
             out["findings"].append(
                 _entry(
                     f"`{name}` (meant not to change the verdict) flipped {_pct(inv['flip_rate'])}, above the repeat "
-                    f"noise of {noise['value']:.0%}.",
+                    + (f"noise of {noise['value']:.0%}." if _measured(noise) else "noise (not measured: 1 repeat)."),
                     [f"by_operator.{name}.invariant.flip_rate", "metrics.repeat_flip_rate"],
                     flipped,
                 )
@@ -95,7 +133,7 @@ def rule_summary(report: dict) -> dict:
                     flipped,
                 )
             )
-        if dire and dire["eligible"] and dire["detection_rate"]["value"] < LOW_DETECTION:
+        if dire and _measured(dire["detection_rate"]) and dire["detection_rate"]["value"] < LOW_DETECTION:
             missed = [f["variant"] for f in report["misses"] if f["operator"] == name]
             out["findings"].append(
                 _entry(
@@ -111,7 +149,7 @@ def rule_summary(report: dict) -> dict:
                     missed,
                 )
             )
-        if dire and dire["contradicted"]:
+        if dire and dire["contradicted"] and _measured(dire["contradiction_rate"]):
             out["findings"].append(
                 _entry(
                     f"`{name}` moved the verdict the wrong way (better) {_pct(dire['contradiction_rate'])}.",
@@ -155,7 +193,33 @@ def rule_summary(report: dict) -> dict:
         out["follow_ups"].append(
             _entry("Audit the pairwise judge with `position_swap`, to measure position bias.", ["judge.mode"])
         )
+    if not out["findings"]:
+        out["findings"].append(_entry(_checked(report), _checked_figures(report)))
     return {"written_by": "rules", "model": None, "error": None, "dropped": [], **out}
+
+
+def _checked(report: dict) -> str:
+    """The finding that none fired: what the rules checked, on what."""
+    inv = sorted(n for n, b in report["by_operator"].items() if b.get("invariant"))
+    dire = sorted(n for n, b in report["by_operator"].items() if b.get("directional"))
+    noise = "" if _measured(report["metrics"]["repeat_flip_rate"]) else " (not measured: 1 repeat)"
+    return (
+        "No finding. Checked: a repeat flip rate above "
+        f"{HIGH_NOISE:.0%}{noise}; an invariant operator flipping more often than the repeat noise "
+        f"({', '.join(inv) or 'none run'}); a degradation detected in under {LOW_DETECTION:.0%} of its eligible "
+        f"variants, or moving the verdict the wrong way ({', '.join(dire) or 'none run'}); decisions collapsed to "
+        "one value. None of these was found."
+    )
+
+
+def _checked_figures(report: dict) -> list[str]:
+    figs = ["metrics.repeat_flip_rate"]
+    for name, block in sorted(report["by_operator"].items()):
+        if block.get("invariant"):
+            figs.append(f"by_operator.{name}.invariant.flip_rate")
+        if block.get("directional"):
+            figs.append(f"by_operator.{name}.directional.detection_rate")
+    return figs
 
 
 def resolve(report: dict, path: str) -> bool:
@@ -221,6 +285,15 @@ async def summarise(asker, report: dict) -> dict:
             ),
         }
     sections, dropped = clean(report, answer.value)
+    if not any(sections.values()):
+        return {
+            **rule_summary(report),
+            "dropped": dropped,
+            "error": (
+                f"the summarizer model ({answer.model}) gave no entry that points at figures of this report; this "
+                "summary is computed from the figures"
+            ),
+        }
     return {"written_by": "llm", "model": answer.model, "error": None, "dropped": dropped, **sections}
 
 

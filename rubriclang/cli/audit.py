@@ -92,7 +92,8 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
     kept and calls already made come from the cache. Exit status: 0 the
     audit ran, 1 some judgments failed (or, with a folder of graphs, some
     items' graphs did not compile and have no fallback), 2 bad input or an
-    unusable judge backend.
+    unusable judge backend, 3 nothing was measured (every judgment failed:
+    no figure of the report has a value).
     """
     from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
 
@@ -123,6 +124,15 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
 
         click.echo(render_text(report), nl=False)
         click.echo(f"Report: {os.path.join(out, 'report.json')}")
+    from rubriclang.audit.summary import nothing_measured
+
+    if nothing_measured(report):
+        click.echo(
+            f"Error: nothing was measured: all {report['counts']['judgments']} judgment(s) failed (runs.jsonl says "
+            "why); fix the judge or its server, then run again with --retry-errors",
+            err=True,
+        )
+        sys.exit(3)
     if report["counts"]["failed_judgments"] or report["judge"]["compile"]["failed"]:
         sys.exit(1)
 

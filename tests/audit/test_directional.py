@@ -59,8 +59,9 @@ def test_rule_verifier_has_exact_directional_figures_and_a_confusion_matrix(rbg,
     assert d["score_shift"]["value"] == round(-4 / 12, 6)
     # Only the four wrong (`early`) answers have room to rise; none rose.
     assert (d["contradicted"], d["contradiction_rate"]["count"], d["contradiction_rate"]["total"]) == (0, 0, 4)
-    # One repeat: no noise to subtract, so it is the judgment-level detection.
-    assert d["detection_over_noise"]["value"] == 0.5
+    # One repeat measures no noise: there is nothing to subtract, so the
+    # difference is not measured (it was once the detection rate itself).
+    assert d["detection_over_noise"]["value"] is None
     assert d["detection_rate"]["failed"] == 0
     gold = report(tmp_path / "out")["metrics"]["gold"]
     assert gold["confusion"] == {
@@ -102,7 +103,7 @@ def test_a_judge_that_raises_scores_on_degradations_has_contradiction_rate_one(s
     assert d["detection_rate"]["value"] == 0.0
     # Finished solutions rise by 2; bare ones are at the top already (5 -> 5).
     assert d["score_shift"]["value"] == round(2 * len(finished) / d["variants"], 6)
-    assert "contradiction rate   1.000" in (tmp_path / "out" / "report.txt").read_text()
+    assert "contradiction rate     1.000 [" in (tmp_path / "out" / "report.txt").read_text()
 
 
 def test_an_item_whose_repeats_disagree_is_marked_as_an_unstable_baseline(scripted, rbg, tmp_path, items_file):
@@ -138,7 +139,7 @@ def test_an_item_whose_repeats_disagree_is_marked_as_an_unstable_baseline(script
     assert (inv["flip_rate_stable_baseline"]["count"], inv["flip_rate_stable_baseline"]["total"]) == (0, 11)
     assert [f["baseline_stability"] for f in r["flips"]] == ["unstable"]
     text = (tmp_path / "out" / "report.txt").read_text()
-    assert f"unstable baselines   1 item(s): {first['id']}; 0 failed" in text
+    assert f"unstable baselines     1 item(s): {first['id']}; 0 failed" in text
     assert "unstable baseline" in text.split("Flips (1):")[1]
     assert "unstable baseline" in (tmp_path / "out" / "report.html").read_text()
 
@@ -166,7 +167,10 @@ def test_a_failed_judgment_is_counted_apart_and_never_shown_as_stable(scripted, 
     r = report(tmp_path / "out")
     inv = r["metrics"]["invariant"]
     assert inv["failed"] > 0
-    assert inv["flip_rate"]["failed"] == inv["failed"] and inv["flip_rate"]["count"] >= inv["failed"]
+    # A failed variant measured nothing: it is neither a flip nor stable, and lowers the coverage.
+    rate = inv["flip_rate"]
+    assert rate["failed"] == inv["failed"] and rate["total"] == inv["variants"] - inv["failed"]
+    assert rate["count"] == inv["flipped"] and rate["coverage"] == round(rate["total"] / inv["variants"], 6)
     assert inv["judgment_flip_rate"]["failed"] == r["counts"]["failed_judgments"]
     failed = [f for f in r["flips"] if f["outcome"] == "failed"]
     assert len(failed) == inv["failed"]
@@ -175,7 +179,7 @@ def test_a_failed_judgment_is_counted_apart_and_never_shown_as_stable(scripted, 
         line = next(x for x in text.splitlines() if x.strip().startswith(f["variant"] + ":"))
         assert "with 1/2 repeats failed" in line, line
         assert not re.search(r": (\S+) -> \1 \(failed\)", line), line
-    assert f"{inv['failed']} failed)" in text
+    assert f"variants, {inv['failed']} failed, coverage {rate['coverage']:.3f})" in text
     html = (tmp_path / "out" / "report.html").read_text()
     assert "with 1/2 repeats failed" in html
     assert f"({inv['failed']} failed)" in html
@@ -246,4 +250,4 @@ def test_an_ordinal_judge_that_matches_gold_has_rank_correlation_one_and_a_diago
     assert gold["confusion"]["gold"] == [1, 3, 5]
     assert [p["decision"] for p in gold["confusion"]["predicted"]] == [1, 3, 5]
     assert gold["confusion"]["counts"] == [[4, 0, 0], [0, 4, 0], [0, 0, 4]]
-    assert "rank correlation     1.000" in (tmp_path / "out" / "report.txt").read_text()
+    assert "rank correlation vs gold 1.000 [" in (tmp_path / "out" / "report.txt").read_text()

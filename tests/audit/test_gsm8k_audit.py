@@ -106,7 +106,7 @@ def test_rerunning_a_finished_audit_gives_a_byte_identical_report(rbg, suite, tm
 
 def test_text_report_names_the_figures(rbg, suite, tmp_path):
     result = rbg("audit", suite('repeats = 1\noperators = ["partial_completion"]\n'), "--out", tmp_path / "out")
-    assert "detection rate       0.500" in result.output
+    assert "detection rate         0.500 [0.215, 0.785]  (4/8 eligible, coverage 1.000)" in result.output
     assert (tmp_path / "out" / "report.txt").read_text() in result.output
 
 
@@ -117,14 +117,14 @@ def test_the_summary_without_a_model_is_computed_from_the_figures_with_exact_poi
     assert result.exit_code == 0, result.output
     r = report(tmp_path / "out")
     s = r["summary"]
-    assert (s["written_by"], s["model"], s["findings"], s["actions"], s["follow_ups"], s["dropped"]) == (
-        "rules",
-        None,
-        [],
-        [],
-        [],
-        [],
-    )
+    assert (s["written_by"], s["model"], s["actions"], s["follow_ups"], s["dropped"]) == ("rules", None, [], [], [])
+    # No rule fired: the one finding says what was checked, on which operators, and found nothing.
+    [nothing] = s["findings"]
+    assert nothing["text"].startswith("No finding. Checked:") and "(partial_completion)" in nothing["text"]
+    assert nothing["figures"] == [
+        "metrics.repeat_flip_rate",
+        "by_operator.partial_completion.directional.detection_rate",
+    ]
     # Detection is 4/8 (not below one half); typo_noise reads only the input, which the verifier ignores.
     assert [(e["figures"], e["items"]) for e in s["limitations"]] == [(["operators.typo_noise"], [])]
     jsonschema.validate(r, SCHEMA)

@@ -18,11 +18,20 @@ def _trace(value):
 
 
 def test_identical_repeats_have_no_noise():
-    assert Scorer(_Judge(), 0).repeat_flips([_trace(True)] * 3) == 0
+    assert Scorer(_Judge(), 0).repeat_flips([_trace(True)] * 3) == (0, 3)
 
 
 def test_one_repeat_measures_no_noise():
-    assert Scorer(_Judge(), 0).repeat_flips([_trace(True)]) == 0
+    # Nothing to compare it with: 0 flips of 0 measured, not 0 of 1.
+    assert Scorer(_Judge(), 0).repeat_flips([_trace(True)]) == (0, 0)
+
+
+def test_failed_repeats_are_neither_flips_nor_measured():
+    failed = {"readout": {"status": "error", "decision": None}}
+    scorer = Scorer(_Judge(), 0)
+    assert scorer.repeat_flips([_trace(True), failed, _trace(True)]) == (0, 2)
+    assert scorer.loo_flips([failed, failed], [_trace(True), _trace(True)]) == (0, 0)
+    assert scorer.repeat_flips([failed] * 3) == (0, 0)
 
 
 def test_a_no_effect_perturbation_shows_no_excess_on_average():
@@ -35,7 +44,7 @@ def test_a_no_effect_perturbation_shows_no_excess_on_average():
     for _ in range(trials):
         base = [_trace(rng.random() < 0.7) for _ in range(3)]
         variant = [_trace(rng.random() < 0.7) for _ in range(3)]
-        noise += scorer.repeat_flips(base)
+        noise += scorer.repeat_flips(base)[0]
         excess += scorer.loo_flips(variant, base)[0]
     repeat_rate = noise / (3 * trials)
     variant_rate = excess / (9 * trials)

@@ -58,7 +58,15 @@ def test_a_judge_that_cannot_see_positions_skips_the_swap_and_still_scores_gold(
     assert r["metrics"]["invariant"] is None
     assert [e["baseline"]["value"] for e in r["by_item"].values()] == ["a", "b", "tie"]
     assert [e["correct"] for e in r["by_item"].values()] == [True, True, True]
-    assert r["metrics"]["gold"]["accuracy"]["value"] == 1.0
+    # rbg eval's pairwise figures, by its functions: three-way agreement (the tie
+    # included), and without ties over the two items whose gold is a candidate.
+    gold = r["metrics"]["gold"]
+    assert "accuracy" not in gold
+    assert (gold["agreement"]["count"], gold["agreement"]["total"]) == (3, 3)
+    assert (gold["agreement_without_ties"]["count"], gold["agreement_without_ties"]["total"]) == (2, 2)
+    assert (gold["tie_rate"]["count"], gold["abstain_rate"]["count"]) == (1, 0)
+    assert gold["confusion"]["gold"] == ["first", "second", "tie"]
+    assert gold["confusion"]["counts"] == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
 
 
 def test_a_readout_that_prefers_a_position_flips_on_ties(rbg, tmp_path):

@@ -96,12 +96,13 @@ def test_gsm8k_audit_figures_are_those_reported(rbg, tmp_path):
     def rate(x):
         return (x["count"], x["total"], x["n"], x["value"], x["low"], x["high"])
 
-    assert rate(m["repeat_flip_rate"]) == (0, 1350, 450, 0.0, 0.0, 0.0)
-    assert rate(m["invariant"]["flip_rate"]) == (0, 450, 450, 0.0, 0.0, 0.0)
+    # Wilson intervals: 0 of 1350 repeats is not certainty ([0, 0.0028]), nor 0 of 450 variants.
+    assert rate(m["repeat_flip_rate"]) == (0, 1350, 450, 0.0, 0.0, 0.002837)
+    assert rate(m["invariant"]["flip_rate"]) == (0, 450, 450, 0.0, 0.0, 0.008464)
     assert m["invariant"]["excess_over_noise"]["value"] == 0.0
-    assert rate(m["directional"]["detection_rate"]) == (150, 297, 297, 0.505051, 0.451178, 0.558923)
+    assert rate(m["directional"]["detection_rate"]) == (150, 297, 297, 0.505051, 0.448489, 0.561483)
     assert (m["directional"]["ineligible"], m["directional"]["missed"], m["directional"]["failed"]) == (153, 147, 0)
-    assert rate(m["gold"]["accuracy"]) == (447, 450, 450, 0.993333, 0.984444, 1.0)
+    assert rate(m["gold"]["accuracy"]) == (447, 450, 450, 0.993333, 0.980585, 0.99773)
     assert _outcomes(r) == {
         ("full", "typo_noise", "stable"): 150,
         ("bare", "typo_noise", "stable"): 150,

@@ -129,7 +129,10 @@ def test_failed_judgments_are_never_stable_and_can_be_judged_again(suite, tmp_pa
     broken = _audit(path, tmp_path / "out", Counting(fail=True))
     inv = broken["metrics"]["invariant"]
     assert (inv["stable"], inv["failed"]) == (0, 12)
-    assert broken["metrics"]["repeat_flip_rate"]["value"] == 1.0
+    # Nothing was measured: not a flip rate of 1 (total position bias), but none at all.
+    noise = broken["metrics"]["repeat_flip_rate"]
+    assert (noise["value"], noise["low"], noise["high"], noise["total"], noise["coverage"]) == (None,) * 3 + (0, 0.0)
+    assert inv["flip_rate"]["value"] is None and inv["flip_rate"]["failed"] == 12
     assert broken["counts"]["failed_judgments"] == broken["counts"]["judgments"]
     backend = Counting()
     fixed = _audit(path, tmp_path / "out", backend, retry_errors=True)

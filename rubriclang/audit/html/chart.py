@@ -67,7 +67,8 @@ def _bar(row: Row, y: int) -> list[Markup]:
     ]
     rate = row.rate or {}
     if rate.get("value") is None:
-        out.append(el("text", {"x": PLOT_X0 + 4, "y": mid + 4, "class": "none"}, "no variants"))
+        why = f"not measured ({rate['failed']} failed)" if rate.get("failed") else "not measured"
+        out.append(el("text", {"x": PLOT_X0 + 4, "y": mid + 4, "class": "none"}, why))
         return out
     out.append(
         el(
@@ -81,7 +82,8 @@ def _bar(row: Row, y: int) -> list[Markup]:
         out += [
             el("line", {"x1": _n(x), "x2": _n(x), "y1": mid - 5, "y2": mid + 5, "class": "whisker"}) for x in (lo, hi)
         ]
-    figures = f"{fmt.percent(rate['value'])}  {fmt.interval(rate)}  {fmt.fraction(rate)}, n={rate.get('n', 0)}"
+    cover = f", {fmt.coverage(rate)}" if rate.get("coverage") is not None else ""
+    figures = f"{fmt.percent(rate['value'])}  {fmt.interval(rate)}  {fmt.fraction(rate)}{cover}, n={rate.get('n', 0)}"
     out.append(el("text", {"x": TEXT_X, "y": mid + 4, "class": "figures"}, figures))
     return out
 

@@ -22,6 +22,12 @@ def percent(x: float | None) -> str:
     return DASH if x is None else f"{100 * x:.1f}%"
 
 
+def measured(rate: dict | None) -> str:
+    """A Rate's value as a percentage, or `not measured` (never a dash that
+    could read as zero)."""
+    return "not measured" if not rate or rate.get("value") is None else percent(rate["value"])
+
+
 def points(x: float | None) -> str:
     """A difference of rates in percentage points, signed."""
     if x is None:
@@ -44,6 +50,11 @@ def fraction(rate: dict | None) -> str:
         return DASH
     failed = f" ({rate['failed']} failed)" if rate.get("failed") else ""
     return f"{number(rate['count'])}/{number(rate['total'])}{failed}"
+
+
+def coverage(rate: dict | None) -> str:
+    """The share of a Rate's units that were measured."""
+    return DASH if not rate or rate.get("coverage") is None else f"coverage {percent(rate['coverage'])}"
 
 
 def value(x: Any) -> str:

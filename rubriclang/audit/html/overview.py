@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rubriclang.audit.figures import FIGURES, GOLD_FIGURES, NOT_MEASURED, label
 from rubriclang.audit.html import fmt
 from rubriclang.audit.html.markup import Markup, anchor, el, join, link
 
+OLD_SCHEMAS = ("rubriclang.audit.report/1", "rubriclang.audit.report/2")
 COUNT_KEYS = ("generated", "accepted", "rejected", "unavailable", "failed")
 
 
@@ -21,36 +23,46 @@ def _table(head: list[str], rows: list[Any], cls: str | None = None) -> Markup:
     )
 
 
-def _rate_row(name: str, what: str, rate: dict | None, missing: str) -> Markup:
-    if rate is None:
-        return el("tr", {"class": "muted"}, el("th", {"scope": "row"}, name), el("td", {"colspan": 4}, missing))
+def _title(name: str) -> str:
+    text = label(name)
+    return text[0].upper() + text[1:]
+
+
+def _row(name: str, fig: dict | None, missing: str, form=fmt.percent, title: str | None = None) -> Markup:
+    """One figure's row, its label and formula from the registry
+    (audit/figures.py): value, 95% interval, count, coverage and n; "not
+    measured" (and why) when it has no value."""
+    head = el("th", {"scope": "row"}, title or _title(name), el("span", {"class": "what"}, FIGURES[name].formula))
+    if fig is None or fig.get("value") is None:
+        why = missing if fig is None else NOT_MEASURED + (f": {fig['failed']} failed" if fig.get("failed") else "")
+        return el("tr", {"class": "muted"}, head, el("td", {"colspan": 5}, why))
+    rate = "count" in fig
     return el(
         "tr",
         None,
-        el("th", {"scope": "row"}, name, el("span", {"class": "what"}, what)),
-        el("td", {"class": "num big"}, fmt.percent(rate["value"])),
-        el("td", {"class": "num"}, fmt.interval(rate)),
-        el("td", {"class": "num"}, fmt.fraction(rate)),
-        el("td", {"class": "num"}, rate["n"]),
+        head,
+        el("td", {"class": "num big"}, form(fig["value"])),
+        el("td", {"class": "num"}, fmt.interval(fig, form)),
+        el("td", {"class": "num"}, fmt.fraction(fig) if rate else fmt.DASH),
+        el(
+            "td",
+            {"class": "num"},
+            fmt.percent(fig["coverage"]) if rate and fig.get("coverage") is not None else fmt.DASH,
+        ),
+        el("td", {"class": "num"}, fig["n"]),
     )
 
 
-def _estimate_row(name: str, what: str, est: dict | None, form, missing: str) -> Markup:
-    if est is None:
-        return el("tr", {"class": "muted"}, el("th", {"scope": "row"}, name), el("td", {"colspan": 4}, missing))
-    return el(
-        "tr",
-        None,
-        el("th", {"scope": "row"}, name, el("span", {"class": "what"}, what)),
-        el("td", {"class": "num big"}, form(est["value"])),
-        el("td", {"class": "num"}, fmt.interval(est, form)),
-        el("td", {"class": "num"}, fmt.DASH),
-        el("td", {"class": "num"}, est["n"]),
-    )
+def _gold(report: dict, gold: dict) -> dict:
+    """The gold block by the figures' names (schema /1 and /2 called
+    within_tolerance `agreement`)."""
+    if report.get("schema") in OLD_SCHEMAS and "within_tolerance" not in gold:
+        return {**{k: v for k, v in gold.items() if k != "agreement"}, "within_tolerance": gold.get("agreement")}
+    return gold
 
 
 def metrics(report: dict) -> Markup:
-    """The headline figures, each with its 95% interval, count and n."""
+    """The headline figures, each with its 95% interval, count, coverage and n."""
     m = report["metrics"]
     inv, dirs, gold = m["invariant"], m["directional"], m["gold"]
     no_inv, no_dir, no_gold = (
@@ -58,95 +70,40 @@ def metrics(report: dict) -> Markup:
         "not measured: no directional variants",
         "not measured: no gold labels",
     )
-    rows = [
-        _rate_row(
-            "Repeat flip rate",
-            "judgments of the original items that differ from their baseline (noise)",
-            m["repeat_flip_rate"],
-            "",
+    rows = []
+    if report.get("counts") and report["counts"]["judgments"] == report["counts"]["failed_judgments"]:
+        rows.append(
+            el(
+                "tr",
+                {"class": "warn"},
+                el("td", {"colspan": 6}, "Nothing was measured: every judgment failed, so no figure has a value."),
+            )
         )
-    ]
-    rows.append(_rate_row("Invariant flip rate", "invariant variants not stable", inv and inv["flip_rate"], no_inv))
-    rows.append(
-        _rate_row(
-            "Judgment flip rate",
-            "judgments of invariant variants that differ from the baseline",
-            inv and inv["judgment_flip_rate"],
-            no_inv,
-        )
-    )
-    rows.append(
-        _estimate_row(
-            "Excess over repeat noise",
-            "judgment flip rate minus repeat flip rate, same items",
-            inv and inv["excess_over_noise"],
-            fmt.points,
-            no_inv,
-        )
-    )
-    rows.append(
-        _rate_row(
-            "Degradation detection rate",
-            "eligible degraded variants whose verdict fell",
-            dirs and dirs["detection_rate"],
-            no_dir,
-        )
-    )
+    rows.append(_row("repeat_flip_rate", m["repeat_flip_rate"], ""))
+    dec = m.get("decisions")
+    if dec:
+        if dec.get("tie_rate") is not None:
+            rows.append(_row("tie_rate", dec["tie_rate"], ""))
+        rows.append(_row("abstain_rate", dec["abstain_rate"], ""))
+    rows.append(_row("flip_rate", inv and inv["flip_rate"], no_inv))
+    rows.append(_row("judgment_flip_rate", inv and inv["judgment_flip_rate"], no_inv))
+    rows.append(_row("excess_over_noise", inv and inv["excess_over_noise"], no_inv, fmt.points))
+    rows.append(_row("detection_rate", dirs and dirs["detection_rate"], no_dir))
     if dirs and "contradiction_rate" in dirs:
+        rows.append(_row("detection_over_noise", dirs["detection_over_noise"], no_dir, fmt.points))
+        rows.append(_row("contradiction_rate", dirs["contradiction_rate"], no_dir))
         rows.append(
-            _estimate_row(
-                "Detection over repeat noise",
-                "judgment-level detection minus the repeats' own falls, same items",
-                dirs["detection_over_noise"],
-                fmt.points,
-                no_dir,
-            )
+            _row("score_shift", dirs["score_shift"], "not measured: the judge's verdicts have no scale", fmt.number)
         )
-        rows.append(
-            _rate_row(
-                "Contradiction rate",
-                "degraded variants with room to rise whose verdict rose",
-                dirs["contradiction_rate"],
-                no_dir,
-            )
-        )
-        rows.append(
-            _estimate_row(
-                "Score shift under degradation",
-                "mean change of the verdict's score, variant minus baseline",
-                dirs["score_shift"],
-                fmt.number,
-                "not measured: the judge's verdicts have no scale",
-            )
-        )
-    rows.append(
-        _rate_row("Accuracy vs gold", "original items whose verdict equals gold", gold and gold["accuracy"], no_gold)
-    )
-    if gold and gold.get("agreement"):
-        rows.append(_rate_row("Agreement vs gold", "mean within tolerance of gold", gold["agreement"], no_gold))
-    if gold and gold.get("mae"):
-        rows.append(
-            _estimate_row("MAE vs gold", "mean absolute difference from gold", gold["mae"], fmt.number, no_gold)
-        )
-    if gold and gold.get("rank_correlation"):
-        rows.append(
-            _estimate_row(
-                "Rank correlation vs gold",
-                "Spearman's rho of the mean verdict and gold",
-                gold["rank_correlation"],
-                fmt.number,
-                no_gold,
-            )
-        )
-    if inv and inv.get("gold"):
-        rows.append(
-            _rate_row(
-                "Accuracy vs gold, invariant variants",
-                "variants whose verdict equals their item's gold",
-                inv["gold"]["accuracy"],
-                no_gold,
-            )
-        )
+    if not gold:
+        rows.append(_row("accuracy", None, no_gold))
+    else:
+        g = _gold(report, gold)
+        for name in GOLD_FIGURES:
+            if g.get(name) is not None:
+                rows.append(_row(name, g[name], no_gold, fmt.percent if "count" in g[name] else fmt.number))
+    if inv and inv.get("gold") and inv["gold"].get("accuracy"):
+        rows.append(_row("accuracy", inv["gold"]["accuracy"], no_gold, title="Accuracy vs gold, invariant variants"))
     detail = []
     if inv:
         detail.append(
@@ -165,7 +122,12 @@ def metrics(report: dict) -> Markup:
             f"{', '.join(b['unstable_items'])}), {b['failed']} failed; "
             "flips on unstable baselines are counted against their summary, and again apart."
         )
-    table = _table(["Metric", "Value", "95% interval", "Count", "n items"], rows, "metrics")
+    if dec and dec.get("collapsed") is not None:
+        detail.append(
+            f"Collapsed: every one of the {dec['judgments']} judgments of the original items is "
+            f"{fmt.decision(dec['collapsed'])}; a flip rate of 0 then says nothing."
+        )
+    table = _table(["Metric", "Value", "95% interval", "Count", "Coverage", "n items"], rows, "metrics")
     return Markup(table + el("p", {"class": "note"}, " ".join(detail))) if detail else table
 
 
@@ -243,12 +205,10 @@ def judge_and_suite(report: dict) -> Markup:
 
 def _result(report: dict, op: dict) -> str:
     block = report["by_operator"].get(op["name"]) or {}
-    if block.get("invariant"):
-        r = block["invariant"]["flip_rate"]
-        return f"flip rate {fmt.percent(r['value'])} ({fmt.fraction(r)})"
-    if block.get("directional"):
-        r = block["directional"]["detection_rate"]
-        return f"detection {fmt.percent(r['value'])} ({fmt.fraction(r)})"
+    for relation, name in (("invariant", "flip_rate"), ("directional", "detection_rate")):
+        if block.get(relation):
+            r = block[relation][name]
+            return f"{label(name)} {fmt.measured(r)} ({fmt.fraction(r)})"
     return fmt.DASH
 
 
@@ -297,7 +257,7 @@ def criteria(report: dict) -> Markup:
         return el(
             "td",
             {"class": "num"},
-            fmt.percent(r["value"]),
+            fmt.measured(r),
             el("span", {"class": "what"}, f"{fmt.fraction(r)} {fmt.interval(r)}"),
         )
 
@@ -319,9 +279,9 @@ def criteria(report: dict) -> Markup:
     head = [
         "Criterion",
         "Procedure",
-        "Moved across repeats",
-        "Moved, invariant variants",
-        "Moved, directional variants",
+        _title("repeat_move_rate"),
+        _title("invariant_move_rate"),
+        _title("directional_move_rate"),
         "In flips",
         "In detections",
     ]

@@ -9,6 +9,7 @@ order of a mapping's keys.
 
 from __future__ import annotations
 
+from rubriclang.audit.figures import FIGURES, label
 from rubriclang.audit.html import overview
 from rubriclang.audit.html.chart import bar_chart, operator_rows
 from rubriclang.audit.html.evidence import evidence
@@ -39,7 +40,8 @@ def _charts(report: dict) -> Markup:
     if flips:
         out.append(
             bar_chart(
-                "Invariant flip rate per operator (variants not stable; bar: rate, whisker: 95% interval)",
+                f"{label('flip_rate').capitalize()} per operator ({FIGURES['flip_rate'].formula}; bar: rate, "
+                "whisker: 95% interval)",
                 flips,
                 "flip",
             )
@@ -48,8 +50,8 @@ def _charts(report: dict) -> Markup:
     if detects:
         out.append(
             bar_chart(
-                "Degradation detection rate per operator (eligible variants detected; bar: rate, whisker: 95% "
-                "interval)",
+                f"{label('detection_rate').capitalize()} per operator ({FIGURES['detection_rate'].formula}; bar: "
+                "rate, whisker: 95% interval)",
                 detects,
                 "detect",
             )

@@ -15,7 +15,7 @@ from rubriclang.safeio import write_atomic
 
 # Reports of schema /1 (before failures, baselines and directional measures
 # were reported) still render: the page shows what they hold.
-SCHEMAS = ("rubriclang.audit.report/1", "rubriclang.audit.report/2")
+SCHEMAS = ("rubriclang.audit.report/1", "rubriclang.audit.report/2", "rubriclang.audit.report/3")
 
 
 class ReportError(Exception):
