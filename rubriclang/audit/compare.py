@@ -1,23 +1,26 @@
 """`rbg audit compare DIR_A DIR_B`: two audits of one sealed suite (two
 judges, or two versions of a rubric) side by side: every rate of each, per
-surface and per operator, the paired difference B - A over the variants
-both judged, and the variants that flip (or are detected) in one and not
-the other. Read from the two `report.json` files alone (docs/audit.md,
-"Comparing two audits")."""
+surface and per operator, the difference B - A of each headline rate over
+the variants both measured (`b_minus_a`, naming the figure it subtracts),
+and the variants that flip (or are detected) in one and not the other.
+Read from the two `report.json` files alone (docs/audit.md, "Comparing two
+audits")."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
 
-import numpy as np
-
-from rubriclang.evaluation.metrics import bootstrap
+from rubriclang.audit.figures import label
+from rubriclang.audit.metrics import Tally, newcombe
 from rubriclang.safetext import printable
 
-SCHEMA = "rubriclang.audit.compare/1"
-# The rates of each block, by the outcome a variant counts for.
+SCHEMA = "rubriclang.audit.compare/2"
+# The rates of each block; the first is the one B - A subtracts.
 _RATES = {"invariant": ("flip_rate", "judgment_flip_rate"), "directional": ("detection_rate", "contradiction_rate")}
+# The outcome a variant counts for in that first rate, and those that measured it.
+_HIT = {"invariant": "flipped", "directional": "detected"}
+_MEASURED = {"invariant": ("stable", "flipped"), "directional": ("detected", "missed")}
 
 
 class CompareError(Exception):
@@ -35,11 +38,10 @@ def load(folder: str) -> dict:
 
 
 def _flag(relation: str, outcome: str) -> int | None:
-    """1 when the variant went wrong (flipped or failed; a missed or failed
-    degradation), 0 when it did not, None when it does not count (ineligible)."""
-    if relation == "invariant":
-        return int(outcome != "stable")
-    return None if outcome == "ineligible" else int(outcome != "detected")
+    """1 when the variant counts in its relation's headline rate (flipped;
+    detected), 0 when it was measured and does not, None when it measured
+    nothing (failed) or does not count (ineligible)."""
+    return int(outcome == _HIT[relation]) if outcome in _MEASURED[relation] else None
 
 
 def _variants(report: dict, relations: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str, str]]:
@@ -56,22 +58,32 @@ def _relations(report: dict) -> dict[str, tuple[str, str]]:
     return {op["name"]: (op["relation"], op["surface"]) for op in report["operators"]}
 
 
-def paired(rows: Iterable[tuple[str, int, int]]) -> dict:
-    """B - A of a share over paired units (item, a 0/1, b 0/1): the
-    difference of the pooled rates, with a bootstrap interval resampling
-    items (units of one item together); `value` null without units."""
-    per: dict[str, list[int]] = {}
-    for item, a, b in rows:
-        cell = per.setdefault(item, [0, 0, 0])
-        cell[0] += a
-        cell[1] += b
-        cell[2] += 1
-    keys = sorted(per)
-    if not keys:
-        return {"value": None, "low": None, "high": None, "n": 0, "a": 0, "b": 0, "total": 0}
-    sa, sb, st = ([per[k][i] for k in keys] for i in range(3))
-    est = bootstrap(lambda a, b, t: (np.sum(b) - np.sum(a)) / np.sum(t), sa, sb, st).to_json()
-    return {**est, "a": sum(sa), "b": sum(sb), "total": sum(st)}
+def paired(figure: str, rows: Iterable[tuple[str, int, int, int, int]]) -> dict:
+    """B - A of `figure` from per-item (item, hits in A, units in A, hits in
+    B, units in B): the difference of the two pooled rates, with Newcombe's
+    interval from their Wilson intervals; `value` null without units."""
+    a, b = Tally(), Tally()
+    for item, ka, na, kb, nb in rows:
+        a.add(item, ka, na)
+        b.add(item, kb, nb)
+    est = newcombe(b.estimate(), a.estimate()).to_json()
+    return {
+        "figure": figure,
+        **est,
+        "a": _int(a.count),
+        "b": _int(b.count),
+        "a_total": _int(a.total),
+        "b_total": _int(b.total),
+    }
+
+
+def _int(x: float) -> int:
+    return int(round(x))
+
+
+def _shared_units(rows: Iterable[tuple[str, int, int]]) -> list[tuple[str, int, int, int, int]]:
+    """Units measured in both audits (item, flag in A, flag in B) as per-unit rows."""
+    return [(item, fa, 1, fb, 1) for item, fa, fb in rows]
 
 
 def _block_rates(block: dict | None, relation: str) -> dict:
@@ -79,7 +91,7 @@ def _block_rates(block: dict | None, relation: str) -> dict:
 
 
 def compare(a: dict, b: dict, names: tuple[str, str]) -> dict:
-    """The comparison document (schema `rubriclang.audit.compare/1`)."""
+    """The comparison document (schema `rubriclang.audit.compare/2`)."""
     if a["suite"]["sealed"] != b["suite"]["sealed"]:
         raise CompareError(
             f"the two audits ran on different sealed suites ({a['suite']['sealed'][:19]}... and "
@@ -112,7 +124,7 @@ def compare(a: dict, b: dict, names: tuple[str, str]) -> dict:
             out[relation] = {
                 "a": _block_rates((section_a or {}).get(relation), relation),
                 "b": _block_rates((section_b or {}).get(relation), relation),
-                "paired": paired(rows),
+                "b_minus_a": paired(_RATES[relation][0], _shared_units(rows)),
                 "variants": len(mine),
             }
         return out
@@ -132,18 +144,17 @@ def compare(a: dict, b: dict, names: tuple[str, str]) -> dict:
     repeat = {
         "a": a["metrics"]["repeat_flip_rate"],
         "b": b["metrics"]["repeat_flip_rate"],
-        "paired": _repeat_paired(a, b, items),
+        "b_minus_a": _repeat_paired(a, b, items),
     }
     differ = []
     for vid in shared:
         item, op, oa = va[vid]
         ob = vb[vid][2]
-        relation = relations[op][0]
-        fa, fb = _flag(relation, oa), _flag(relation, ob)
-        if (
-            fa is not None and fb is not None and fa != fb
-        ):  # an item eligible in one audit only is not a difference of the judges' outcomes
-            differ.append({"variant": vid, "item": item, "operator": op, "relation": relation, "a": oa, "b": ob})
+        # An item eligible in one audit only is not a difference of the judges' outcomes.
+        if oa != ob and "ineligible" not in (oa, ob):
+            differ.append(
+                {"variant": vid, "item": item, "operator": op, "relation": relations[op][0], "a": oa, "b": ob}
+            )
     return {
         "schema": SCHEMA,
         "sealed": a["suite"]["sealed"],
@@ -164,7 +175,7 @@ def compare(a: dict, b: dict, names: tuple[str, str]) -> dict:
         + sum(
             _nonzero(x)
             for x in [
-                repeat["paired"],
+                repeat["b_minus_a"],
                 *_paired_all(overall),
                 *(p for g in (*by_surface.values(), *by_operator.values()) for p in _paired_all(g)),
             ]
@@ -173,7 +184,7 @@ def compare(a: dict, b: dict, names: tuple[str, str]) -> dict:
 
 
 def _paired_all(group: dict) -> list[dict]:
-    return [g["paired"] for g in group.values()]
+    return [g["b_minus_a"] for g in group.values()]
 
 
 def _nonzero(p: dict) -> bool:
@@ -181,15 +192,19 @@ def _nonzero(p: dict) -> bool:
 
 
 def _repeat_paired(a: dict, b: dict, items: list[str]) -> dict:
-    """B - A of the repeat flip share over the shared items."""
+    """B - A of the repeat flip rate over the shared items, each side over
+    its own repeats measured (a failed repeat measured nothing)."""
     rows = []
     for item in items:
         ea, eb = a["by_item"][item], b["by_item"][item]
-        na, nb = ea["repeats"], eb["repeats"]
-        if na != nb or not na:
-            continue
-        rows += [(item, int(r < ea["repeat_flips"]), int(r < eb["repeat_flips"])) for r in range(na)]
-    return paired(rows)
+        na, nb = _measured_repeats(ea), _measured_repeats(eb)
+        if na > 1 and nb > 1:
+            rows.append((item, ea["repeat_flips"], na, eb["repeat_flips"], nb))
+    return paired("repeat_flip_rate", rows)
+
+
+def _measured_repeats(entry: dict) -> int:
+    return sum(d["status"] != "failed" for d in entry["baseline"]["decisions"])
 
 
 def _side(report: dict, folder: str) -> dict:
@@ -208,14 +223,17 @@ def _side(report: dict, folder: str) -> dict:
 
 
 def _pct(r: dict | None) -> str:
-    return "n/a" if not r or r.get("value") is None else f"{100 * r['value']:.1f}%"
+    return "not measured" if not r or r.get("value") is None else f"{100 * r['value']:.1f}%"
 
 
 def _delta(p: dict) -> str:
+    """`B - A <figure> +x.x pp [low, high] over A n, B m`: the difference
+    says which figure it subtracts."""
     if p["value"] is None:
-        return "n/a"
+        return f"B - A {label(p['figure'])} not measured"
     ci = f" [{100 * p['low']:+.1f}, {100 * p['high']:+.1f}]" if p.get("low") is not None else ""
-    return f"{100 * p['value']:+.1f} pp{ci} over {p['total']}"
+    counts = f"(A {p['a']}/{p['a_total']}, B {p['b']}/{p['b_total']})"
+    return f"B - A {label(p['figure'])} {100 * p['value']:+.1f} pp{ci} {counts}"
 
 
 def render_text(doc: dict, max_rows: int = 20) -> str:
@@ -224,8 +242,8 @@ def render_text(doc: dict, max_rows: int = 20) -> str:
         f"A: `{a['judge']}` ({a['folder']})   B: `{b['judge']}` ({b['folder']})   sealed {doc['sealed'][:19]}...",
         f"  shared: {doc['shared']['items']} items, {doc['shared']['variants']} variants (only A "
         f"{doc['shared']['only_a']}, only B {doc['shared']['only_b']})",
-        f"  repeat flip rate     A {_pct(doc['repeat_flip_rate']['a'])}  B {_pct(doc['repeat_flip_rate']['b'])}  B-A "
-        f"{_delta(doc['repeat_flip_rate']['paired'])}",
+        f"  {label('repeat_flip_rate'):<40} A {_pct(doc['repeat_flip_rate']['a'])}  B "
+        f"{_pct(doc['repeat_flip_rate']['b'])}  {_delta(doc['repeat_flip_rate']['b_minus_a'])}",
     ]
 
     def rows(title: str, groups: dict) -> None:
@@ -236,15 +254,15 @@ def render_text(doc: dict, max_rows: int = 20) -> str:
             for relation, r in g.items():
                 first = _RATES[relation][0]
                 lines.append(
-                    f"  {name:<24} {first:<16} A {_pct(r['a'][first])}  B {_pct(r['b'][first])}  B-A "
-                    f"{_delta(r['paired'])}"
+                    f"  {name:<24} {label(first):<15} A {_pct(r['a'][first])}  B {_pct(r['b'][first])}  "
+                    f"{_delta(r['b_minus_a'])}"
                 )
 
     rows("Overall:", {"all": doc["overall"]})
     rows("By surface:", doc["by_surface"])
     rows("By operator:", doc["by_operator"])
     if doc["differ"]:
-        lines.append(f"Variants that went wrong in one audit only ({len(doc['differ'])}):")
+        lines.append(f"Variants whose outcome differs between the audits ({len(doc['differ'])}):")
         lines += [f"  {d['variant']}: A {d['a']}, B {d['b']}" for d in doc["differ"][:max_rows]]
         if len(doc["differ"]) > max_rows:
             lines.append(f"  ... and {len(doc['differ']) - max_rows} more in compare.json")

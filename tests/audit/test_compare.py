@@ -26,8 +26,22 @@ def test_a_judge_compared_with_itself_shows_zero_differences(rbg, suite, tmp_pat
     assert doc["shared"] == {"items": 12, "variants": 24, "only_a": 0, "only_b": 0}
     for group in [doc["overall"], *doc["by_surface"].values(), *doc["by_operator"].values()]:
         for block in group.values():
-            assert block["paired"]["value"] == 0.0 and block["a"] == block["b"]
+            assert block["b_minus_a"]["value"] == 0.0 and block["a"] == block["b"]
+            # Both 0 (or both 1) and still an interval: Newcombe's, not of zero width.
+            assert block["b_minus_a"]["low"] < 0.0 < block["b_minus_a"]["high"]
     assert "Differences: 0" in result.output
+    # Every figure compare.json holds, and every one it subtracts, is in the registry.
+    from rubriclang.audit.figures import FIGURES
+
+    from .test_figures import _figures_in
+
+    found = list(_figures_in(doc))
+    assert found and {name for name, _ in found} <= set(FIGURES)
+    assert {f["figure"] for name, f in found if name == "b_minus_a"} == {
+        "repeat_flip_rate",
+        "flip_rate",
+        "detection_rate",
+    }
     assert "compare.html" in {p.name for p in (tmp_path / "cmp").iterdir()}
 
 
@@ -43,8 +57,14 @@ def test_two_judges_are_compared_per_operator_with_the_variants_that_differ(rbg,
     # The verifier detects the four bare solutions cut short; the lenient judge
     # (true for any response) misses every degradation it is eligible for.
     pc = doc["by_operator"]["partial_completion"]["directional"]
-    assert (pc["paired"]["a"], pc["paired"]["b"]) == (4, 8)
-    assert pc["paired"]["value"] == 0.5
+    # B - A of the detection rate, as named: B detects fewer, so it is negative
+    # (not the rise in misses, +50 pp, that it once printed under the rate).
+    d = pc["b_minus_a"]
+    assert (d["figure"], d["a"], d["a_total"], d["b"], d["b_total"]) == ("detection_rate", 4, 8, 0, 8)
+    assert d["value"] == -0.5 and d["low"] < -0.5 < d["high"] < 0
+    text = rbg("audit", "compare", tmp_path / "a", tmp_path / "b").output
+    line = next(x for x in text.splitlines() if x.strip().startswith("partial_completion"))
+    assert "detection rate  A 50.0%  B 0.0%  B - A detection rate -50.0 pp [" in line
     assert {d["variant"] for d in doc["differ"]} == {f"gsm8k-000{i}-bare/partial_completion" for i in range(4)}
     assert all((d["a"], d["b"]) == ("detected", "missed") for d in doc["differ"])
 

@@ -3,16 +3,22 @@ HTML file (the report page's stylesheet and policy; everything escaped)."""
 
 from __future__ import annotations
 
+from rubriclang.audit.figures import label
 from rubriclang.audit.html import fmt
-from rubriclang.audit.html.markup import Markup, el
+from rubriclang.audit.html.markup import Markup, el, join
 from rubriclang.audit.html.page import CSP
 from rubriclang.audit.html.style import CSS
 
 _FIRST = {"invariant": "flip_rate", "directional": "detection_rate"}
 
 
-def _delta(p: dict) -> str:
-    return f"{fmt.points(p['value'])} {fmt.interval(p, fmt.points)}" if p["value"] is not None else fmt.DASH
+def _delta(p: dict) -> Markup:
+    """B - A, naming the figure it subtracts (a rise of a detection rate is
+    good, of a flip rate bad: the name says which)."""
+    what = el("span", {"class": "what"}, f"B \u2212 A of the {label(p['figure'])}")
+    if p["value"] is None:
+        return join([fmt.NOT_MEASURED, what])
+    return join([f"{fmt.points(p['value'])} {fmt.interval(p, fmt.points)}", what])
 
 
 def _rows(title: str, groups: dict) -> list[Markup]:
@@ -31,17 +37,17 @@ def _rows(title: str, groups: dict) -> list[Markup]:
                     el(
                         "td",
                         {"class": "num"},
-                        fmt.percent(a and a["value"]),
+                        fmt.measured(a),
                         el("span", {"class": "what"}, fmt.fraction(a)),
                     ),
                     el(
                         "td",
                         {"class": "num"},
-                        fmt.percent(b and b["value"]),
+                        fmt.measured(b),
                         el("span", {"class": "what"}, fmt.fraction(b)),
                     ),
-                    el("td", {"class": "num"}, _delta(r["paired"])),
-                    el("td", {"class": "num"}, r["paired"]["total"]),
+                    el("td", {"class": "num"}, _delta(r["b_minus_a"])),
+                    el("td", {"class": "num"}, r["b_minus_a"]["a_total"]),
                 )
             )
     return out
@@ -50,7 +56,7 @@ def _rows(title: str, groups: dict) -> list[Markup]:
 def render_compare(doc: dict) -> str:
     """The HTML page of a comparison document."""
     a, b = doc["a"], doc["b"]
-    head = ["Group", "Kind", "Relation", "A", "B", "B \u2212 A (paired, 95%)", "Shared variants"]
+    head = ["Group", "Kind", "Relation", "A", "B", "B \u2212 A (95%)", "Units measured in both"]
     rows = (
         _rows("overall", {"all": doc["overall"]})
         + _rows("surface", doc["by_surface"])
@@ -62,13 +68,13 @@ def render_compare(doc: dict) -> str:
         el(
             "tr",
             None,
-            el("th", {"scope": "row"}, "repeat flip rate"),
+            el("th", {"scope": "row"}, label("repeat_flip_rate")),
             el("td", None, "items"),
             el("td", None, fmt.DASH),
-            el("td", {"class": "num"}, fmt.percent(r["a"]["value"])),
-            el("td", {"class": "num"}, fmt.percent(r["b"]["value"])),
-            el("td", {"class": "num"}, _delta(r["paired"])),
-            el("td", {"class": "num"}, r["paired"]["total"]),
+            el("td", {"class": "num"}, fmt.measured(r["a"])),
+            el("td", {"class": "num"}, fmt.measured(r["b"])),
+            el("td", {"class": "num"}, _delta(r["b_minus_a"])),
+            el("td", {"class": "num"}, r["b_minus_a"]["a_total"]),
         ),
     )
     table = el(
@@ -87,7 +93,7 @@ def render_compare(doc: dict) -> str:
             ],
         )
         if doc["differ"]
-        else el("p", None, "None: every shared variant went the same way in both audits.")
+        else el("p", None, "None: every shared variant had the same outcome in both audits.")
     )
     sides = el(
         "p",
@@ -111,7 +117,7 @@ def render_compare(doc: dict) -> str:
             "difference(s).",
         ),
         el("section", {"id": "rates"}, el("h2", None, "Rates side by side"), table),
-        el("section", {"id": "differ"}, el("h2", None, "Variants that went wrong in one audit only"), differ),
+        el("section", {"id": "differ"}, el("h2", None, "Variants whose outcome differs between the audits"), differ),
     )
     page_head = el(
         "head",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rubriclang.audit.figures import NOT_MEASURED
+
 DASH = "\u2014"
 
 
@@ -25,7 +27,7 @@ def percent(x: float | None) -> str:
 def measured(rate: dict | None) -> str:
     """A Rate's value as a percentage, or `not measured` (never a dash that
     could read as zero)."""
-    return "not measured" if not rate or rate.get("value") is None else percent(rate["value"])
+    return NOT_MEASURED if not rate or rate.get("value") is None else percent(rate["value"])
 
 
 def points(x: float | None) -> str:
