@@ -32,7 +32,7 @@ from rubriclang.interp.items import Item
 from rubriclang.jsonl import read_jsonl
 from rubriclang.llm.backend import LLMBackend
 from rubriclang.llm.cache import CallCache, call_keys
-from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
+from rubriclang.llm.client import ChatRequest, Completion, LLMError, ReplyShapeError, Sampling, read_completion
 from rubriclang.llm.redact import Redactor
 
 BATCH_URL = "/v1/chat/completions"
@@ -120,25 +120,6 @@ def profiled_criteria(graph: CheckedGraph) -> list[tuple[str, str]]:
     return [(c.name, c.params["model"]) for c in graph.criteria if c.params.get("model")]
 
 
-def completion_from_body(body: Any, model: str) -> Completion:
-    """A chat completion body (as a server answers it) as a Completion;
-    raises ValueError when it is not one."""
-    try:
-        choice = body["choices"][0]
-        text = choice["message"]["content"] or ""
-        usage = body.get("usage") or {}
-        return Completion(
-            text=text,
-            model=body.get("model") or model,
-            logprobs=(choice.get("logprobs") or {}).get("content"),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            finish_reason=choice.get("finish_reason"),
-        )
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-        raise ValueError("the body is not a chat completion") from None
-
-
 @attrs.frozen
 class Results:
     """A results file: the completions of the requests that succeeded, and
@@ -168,10 +149,14 @@ def read_results(path: str, model: str, redactor: Redactor = Redactor(None)) -> 
             status = response.get("status_code") if isinstance(response, dict) else None
             failures[ident] = f"HTTP {status}" if status is not None else "no response"
         else:
-            try:
-                completions[ident] = redactor.completion(completion_from_body(response.get("body"), model))
-            except ValueError as exc:
-                raise BatchError(where, f"`response.body`: {exc}") from None
+            try:  # read as the live client reads an answer
+                completions[ident] = redactor.completion(read_completion(response.get("body"), model))
+            except ReplyShapeError as exc:
+                if not exc.refusal:
+                    raise BatchError(where, f"`response.body` is not a chat completion: {exc.reason}") from None
+                # No answer, as a failed request gives none: the call is missing.
+                failures[ident] = redactor.text(f"the model declined to answer: {exc.reason}")
+                continue
             failures.pop(ident, None)
     return Results(completions, failures)
 

@@ -95,8 +95,12 @@ def call_keys(identity: str, model: str | None, request: ChatRequest, profile: s
     return [key, call_key(identity, model, attrs.evolve(request, prompt_digest=None), profile)]
 
 
-def _stored(response: str) -> Completion:
-    return Completion.from_json(loads(response), cached=True)
+def _stored(response: str) -> Completion | None:
+    """A cached completion; None for one whose text is not a string (stored
+    by a version that kept a reply's list of content parts as it came), so
+    that the call is made again, and read as text."""
+    data = loads(response)
+    return Completion.from_json(data, cached=True) if type(data.get("text")) is str else None
 
 
 # The note (of no server) saying the cache was created with keys of version 2.
@@ -240,11 +244,12 @@ class CallCache:
 
     def get(self, key: str) -> Completion | None:
         rows = self._read("SELECT response FROM calls WHERE key = ?", (key,))
-        if not rows:
+        found = _stored(rows[0][0]) if rows else None
+        if found is None:
             self.misses += 1
             return None
         self.hits += 1
-        return _stored(rows[0][0])
+        return found
 
     def get_many(self, keys: list[str]) -> dict[str, Completion]:
         """The cached completions of those of `keys` that are cached, in one
@@ -253,7 +258,8 @@ class CallCache:
         uses in its `usage`."""
         where = "key = ?" if len(keys) == 1 else f"key IN ({','.join('?' * len(keys))})"
         rows = self._read(f"SELECT key, response FROM calls WHERE {where}", tuple(keys))
-        return {key: _stored(response) for key, response in rows}
+        found = {key: _stored(response) for key, response in rows}
+        return {key: completion for key, completion in found.items() if completion is not None}
 
     def _read(self, sql: str, params: tuple) -> list:
         """The rows of a query; none once the cache could not be read."""

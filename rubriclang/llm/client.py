@@ -238,7 +238,7 @@ class LLMError(Exception):
     """A call that failed for good. `kind`: unreachable, timeout (a read
     timeout or the request's deadline), http, bad_response, unknown_model,
     auth, unsupported (the server rejected the request's `response_format`),
-    reply_too_large."""
+    reply_too_large, refused (the model declined to answer)."""
 
     def __init__(self, kind: str, message: str, status: int | None = None, attempts: int = 1):
         super().__init__(message)
@@ -635,24 +635,99 @@ class OpenAIClient:
                 _error_kind(status, detail, body), f"{ep.url} answered HTTP {status}: {detail}", status, attempt
             )
         try:
-            data = r.json()
-            choice = data["choices"][0]
-            text = choice["message"]["content"] or ""
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise _Retry(LLMError("bad_response", f"{ep.url} answered a body that is not a chat completion")) from None
-        usage = data.get("usage") or {}
-        logprobs = (choice.get("logprobs") or {}).get("content")
-        completion = Completion(
-            text=text,
-            model=data.get("model") or body["model"],
-            logprobs=logprobs,
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            finish_reason=choice.get("finish_reason"),
-            latency_ms=round(latency, 1),
-            attempts=attempt,
-        )
+            completion = read_completion(r.json(), body["model"], latency_ms=round(latency, 1), attempts=attempt)
+        except ReplyShapeError as exc:  # not JSON, or not a chat completion
+            reason = exc.reason
+            if exc.refusal:  # asked again, it would refuse again
+                reason = self._redactor.text(reason)[:_DETAIL_CHARS]
+                raise LLMError(
+                    "refused", f"the model at {ep.url} declined to answer: {reason}", None, attempt
+                ) from None
+            raise _Retry(
+                LLMError("bad_response", f"{ep.url} answered something that is not a chat completion: {reason}")
+            ) from None
         return self._redactor.completion(completion)
+
+
+class ReplyShapeError(ValueError):
+    """A body that is not a chat completion this client can read: `reason`
+    says what is wrong in the words of the format; `refusal` when the model
+    declined to answer (its `message.refusal`)."""
+
+    def __init__(self, reason: str, refusal: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.refusal = refusal
+
+
+# The text parts of a `content` list (OpenAI's `text`; the Responses API's `output_text`).
+_TEXT_PARTS = ("text", "output_text")
+
+
+def read_completion(data: Any, model: str, **extra) -> Completion:
+    """A chat completion body (`{"choices": [{"message": {...}}], "model",
+    "usage"}`) as a Completion, the one reader of a reply's shape (the live
+    client's and a batch import's). The message's `content` is text, or a
+    list of parts whose text parts are joined (other parts, e.g. images,
+    carry no answer); null content is an empty reply. `model` stands in for
+    a body that names none; `extra` are the Completion's other fields
+    (latency, attempts). Token counts and logprobs of an unexpected shape
+    are left out rather than trusted. ReplyShapeError otherwise."""
+    if not isinstance(data, dict):
+        raise ReplyShapeError("the body is not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ReplyShapeError("it has no `choices`")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise ReplyShapeError("its first choice has no `message` object")
+    content = message.get("content")
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                raise ReplyShapeError("a part of `message.content` is not an object with a `type`")
+            if part["type"] in _TEXT_PARTS:
+                if not isinstance(part.get("text"), str):
+                    raise ReplyShapeError(f"a `{part['type']}` part of `message.content` has no `text` string")
+                texts.append(part["text"])
+            elif part["type"] == "refusal" and isinstance(part.get("refusal"), str):
+                raise ReplyShapeError(part["refusal"] or "no reason given", refusal=True)
+        content = "".join(texts)
+    elif content is None:
+        refusal = message.get("refusal")
+        if isinstance(refusal, str):
+            raise ReplyShapeError(refusal or "no reason given", refusal=True)
+        content = ""
+    elif not isinstance(content, str):
+        raise ReplyShapeError(f"its `message.content` is {_json_kind(content)}, not text or a list of text parts")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    logprobs = choice.get("logprobs")
+    logprobs = logprobs.get("content") if isinstance(logprobs, dict) else None
+    finish = choice.get("finish_reason")
+    served = data.get("model")
+    return Completion(
+        text=content,
+        model=served if isinstance(served, str) and served else model,
+        logprobs=logprobs if isinstance(logprobs, list) else None,
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+        finish_reason=finish if isinstance(finish, str) else None,
+        **extra,
+    )
+
+
+def _count(value: Any) -> int:
+    """A token count as reported, or 0 when it is not a whole number of at least 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _json_kind(value: Any) -> str:
+    for kind, name in ((bool, "a boolean"), ((int, float), "a number"), (dict, "an object")):
+        if isinstance(value, kind):
+            return name
+    return "a value of another kind"
 
 
 _DETAIL_CHARS = 300  # how much of an error answer a message quotes
@@ -668,7 +743,14 @@ class _Answer:
     content: bytes
 
     def json(self) -> Any:
-        return loads(self.content)
+        """The body's JSON value; ReplyShapeError (a ValueError) when it is
+        not JSON, or nests too deeply for the decoder to recurse through."""
+        try:
+            return loads(self.content)
+        except RecursionError:
+            raise ReplyShapeError("its JSON nests too deeply") from None
+        except ValueError:
+            raise ReplyShapeError("its body is not JSON") from None
 
     @property
     def text(self) -> str:
@@ -721,4 +803,13 @@ def _describe(exc: Exception) -> str:
     return type(exc).__name__ + (f": {exc}" if str(exc) else "")
 
 
-__all__ = ["ChatRequest", "Completion", "LLMError", "OpenAIClient", "Sampling", "retry_after_seconds"]
+__all__ = [
+    "ChatRequest",
+    "Completion",
+    "LLMError",
+    "OpenAIClient",
+    "ReplyShapeError",
+    "Sampling",
+    "read_completion",
+    "retry_after_seconds",
+]
