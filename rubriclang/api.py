@@ -21,6 +21,7 @@ from rubriclang.diagnostics import Diagnostic
 from rubriclang.interp.backend import CriterionBackend
 from rubriclang.interp.engine import Interpreter, ItemResult
 from rubriclang.interp.items import Item, item_from_json
+from rubriclang.safeio import open_regular
 
 
 class RubricError(Exception):
@@ -60,7 +61,7 @@ class Rubric:
 
 def load(path: str, backends: Iterable[CriterionBackend] = (), concurrency: int = 8) -> Rubric:
     """Parse and check a `.rbg` file; raises RubricError if it has errors."""
-    with open(path, encoding="utf-8") as fh:
+    with open_regular(path, "r", encoding="utf-8") as fh:
         result = check_source(fh.read(), path)
     if result.graph is None:
         raise RubricError(path, result.diagnostics)

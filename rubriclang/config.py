@@ -27,12 +27,19 @@ from typing import Any
 import attrs
 
 from rubriclang.llm.connect import URLError, parse_base_url
+from rubriclang.safeio import open_regular
 from rubriclang.tomlfile import Lines
 from rubriclang.tomlschema import Field, Place, check, check_value
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SAMPLING = ("temperature", "top_p", "max_tokens", "seed")
+# The sampling numbers a config, a suite or the command line may give (one
+# set of bounds everywhere): beyond them a server refuses every request, far
+# from the line at fault. Seeds are 32-bit and not negative: the most every
+# server accepts (llama.cpp's is unsigned 32-bit), and -1 is "random" to some.
+MAX_SEED = 2**32 - 1
+MAX_TOKENS = 10_000_000
 # Checked by the one TOML validator (rubriclang.tomlschema); what a field
 # cannot say (URLs, variable names) is checked after.
 PROFILE_FIELDS = {
@@ -47,8 +54,8 @@ PROFILE_FIELDS = {
     "api_key_env": Field(str, what="the name of an environment variable", hint="the key itself never goes in a file"),
     "temperature": Field(float, lo=0.0),
     "top_p": Field(float, lo=0.0, hi=1.0),
-    "max_tokens": Field(int, lo=1),
-    "seed": Field(int),
+    "max_tokens": Field(int, lo=1, hi=MAX_TOKENS),
+    "seed": Field(int, lo=0, hi=MAX_SEED),
 }
 _PRICE = Field(float, required=True, lo=0.0, what="a number of at least 0 (USD per million tokens)")
 PRICE_FIELDS = {"prompt": _PRICE, "completion": _PRICE}
@@ -87,10 +94,12 @@ def find_config(start: str) -> str | None:
     folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)))
     while True:
         candidate = os.path.join(folder, "rubriclang.toml")
-        if os.path.isfile(candidate):
+        # One that is not a regular file (a pipe, a folder) is found too, for
+        # load_config to refuse: skipping it would run with no config at all.
+        if os.path.exists(candidate):
             return candidate
         pyproject = os.path.join(folder, "pyproject.toml")
-        if os.path.isfile(pyproject) and _has_tool_table(pyproject):
+        if os.path.exists(pyproject) and (not os.path.isfile(pyproject) or _has_tool_table(pyproject)):
             return pyproject
         parent = os.path.dirname(folder)
         if parent == folder:
@@ -123,7 +132,7 @@ def load_config(start: str) -> ProjectConfig:
         return ProjectConfig(None)
     shown = os.path.relpath(path) if not os.path.isabs(start) else path
     try:
-        with open(path, encoding="utf-8-sig") as fh:
+        with open_regular(path, "r", encoding="utf-8-sig") as fh:
             text = fh.read()
         data = tomllib.loads(text)
     except UnicodeDecodeError:

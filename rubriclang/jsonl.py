@@ -6,8 +6,11 @@ Every problem is an error naming `path:line`, raised as the caller's own
 `LocatedError` subclass: a line that is not JSON, not UTF-8, longer than
 `MAX_LINE_BYTES`, nested deeper than `MAX_DEPTH`, holding a non-finite number
 (`NaN`, `Infinity`, `1e400`) or a string with an unpaired surrogate (which no
-UTF-8 output could hold). A UTF-8 byte order mark at the start is skipped,
-as it is for `.rbg` files.
+UTF-8 output could hold), or, in what users write (`read_jsonl`: items,
+value tables, specs, batch results), an object with one key twice (JSON
+readers differ in which value they keep, so one of them would be lost
+unseen). A UTF-8 byte order mark at the start is skipped, as it is for
+`.rbg` files.
 """
 
 from __future__ import annotations
@@ -46,8 +49,38 @@ def _constant(text: str):
     raise _NotFinite(text)
 
 
-# Built once: json.loads with hooks would build a decoder per line.
+class DuplicateKey(Exception):
+    """An object of the JSON text holds `key` twice."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An `object_pairs_hook` that refuses a key given twice (DuplicateKey)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+def duplicate_message(what: str, exc: DuplicateKey) -> tuple[str, str]:
+    """(message, hint) of a DuplicateKey in a `what`."""
+    return (
+        f"malformed {what}: the key `{exc.key}` is given twice in one object",
+        "keep one of them: which value a JSON reader keeps differs, so the other would be lost unseen",
+    )
+
+
+# Built once: json.loads with hooks would build a decoder per line. Checking
+# keys costs a call per object: traces, which only rubriclang writes, skip it.
 _DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_finite)
+_UNIQUE_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_finite, object_pairs_hook=unique_object)
 
 
 def read_jsonl(path: str, error: ErrorType, what: str = "JSON") -> Iterator[tuple[str, Any]]:
@@ -56,8 +89,9 @@ def read_jsonl(path: str, error: ErrorType, what: str = "JSON") -> Iterator[tupl
     A bad line raises `error(where, message, hint)`, so each caller reports
     it with its own exception type; `what` names the line's kind in the
     message ("malformed trace line: ..."). A file that cannot be opened or
-    read raises `error(path, ...)`."""
-    return iter(JsonLines(path, error, what))
+    read raises `error(path, ...)`. A key given twice in one object is an
+    error."""
+    return iter(JsonLines(path, error, what, unique_keys=True))
 
 
 class JsonLines:
@@ -66,10 +100,14 @@ class JsonLines:
     With `keep_torn`, a last line with no newline (what a killed writer
     leaves) is not decoded but kept in `torn`; `end` is then the byte offset
     just after the last complete line, where an appender may cut the file,
-    and `count` the number of complete lines (blank ones too)."""
+    and `count` the number of complete lines (blank ones too). With
+    `unique_keys`, an object with a key given twice is an error."""
 
-    def __init__(self, path: str, error: ErrorType, what: str = "JSON", keep_torn: bool = False):
+    def __init__(
+        self, path: str, error: ErrorType, what: str = "JSON", keep_torn: bool = False, unique_keys: bool = False
+    ):
         self.path, self.error, self.what, self.keep_torn = path, error, what, keep_torn
+        self._decoder = _UNIQUE_DECODER if unique_keys else _DECODER
         self.end = self.count = 0
         self.torn: bytes = b""
 
@@ -114,7 +152,9 @@ class JsonLines:
         if text.count("[") + text.count("{") > MAX_DEPTH:
             _check_depth(text, where, error)
         try:
-            value = _DECODER.decode(text)
+            value = self._decoder.decode(text)
+        except DuplicateKey as exc:
+            raise error(where, *duplicate_message(what, exc)) from None
         except json.JSONDecodeError as exc:
             raise error(where, f"malformed {what}: {exc.msg} (column {exc.colno})") from None
         except _NotFinite as exc:

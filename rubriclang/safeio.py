@@ -4,7 +4,20 @@ the same output at once.
 
 - `write_atomic`: a whole-file rewrite as a temporary file in the same
   folder, fsynced, renamed over the target, then the folder fsynced. The
-  file is either all old or all new, whatever moment a kill comes.
+  file is either all old or all new, whatever moment a kill comes, and a
+  full disk leaves the old file whole. Every file a command writes goes
+  through it, or through the append-only trace writer
+  (`rubriclang.interp.trace.TraceWriter`); tests/faults/test_writers.py
+  lists every writer in the package to prove it.
+- Symbolic links: an output the user names directly (`-o current.rbg`) is
+  written through its link, as any editor would: the user chose the name.
+  A file a command writes inside a folder it was given (`rbg view --export
+  DIR`, `rbg compile --out-dir DIR`), `within` that folder, never leaves it:
+  a link planted there is replaced by the file, not followed, and a
+  subfolder that resolves outside the folder is refused (`LinkOut`).
+- `open_regular`: opens an input for reading only when it is a regular
+  file; a named pipe (which would block the open forever), a device or a
+  folder is refused (`NotRegularFile`) without blocking.
 - `cut_torn_line`: an append-only file whose last line a kill tore is cut
   back, in place, to its last complete line (nothing before it is touched).
 - `output_lock`: an exclusive, non-blocking advisory lock on an output,
@@ -21,8 +34,17 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
+from typing import BinaryIO
 
 _TAIL_CHUNK = 1 << 16
+
+
+class NotRegularFile(OSError):
+    """An input that is not a regular file (a pipe, a device, a folder)."""
+
+
+class LinkOut(OSError):
+    """A write inside a folder that a symbolic link would take out of it."""
 
 
 class OutputBusy(Exception):
@@ -48,36 +70,102 @@ def describe_os_error(exc: OSError) -> str:
     return reason
 
 
-def write_atomic(path: str, data: str | bytes, sync: bool = True) -> None:
+def write_atomic(path: str, data: str | bytes, sync: bool = True, within: str | None = None) -> None:
     """Replace the contents of `path` in one step; text is written as UTF-8
-    with no newline translation. An existing file keeps its permissions, a
-    new one follows the umask; a symlink's target is what gets replaced.
-    OSError (a missing folder, a full disk) propagates, the file unchanged.
-    `sync=False` skips the fsyncs, for many files that can be made again
-    (a static export), where they cost more than the writing."""
-    target = os.path.realpath(path)
+    with no newline translation. See `atomic_file` for the rest."""
+    with atomic_file(path, sync, within) as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str, sync: bool = True, within: str | None = None) -> Iterator[BinaryIO]:
+    """A binary file to write the new contents of `path` into; once the
+    block ends, they replace the old ones in one step (an exception in the
+    block leaves the old file as it was). An existing file keeps its
+    permissions, a new one follows the umask. Without `within`, a
+    symlink's target is what gets replaced (an output the user named); with
+    `within` (a folder the command was given), `path` must lie inside it
+    once links are resolved, else LinkOut, and a link at `path` itself is
+    replaced, not followed. OSError (a missing folder, a full disk)
+    propagates, naming `path`, the file unchanged. `sync=False` skips the
+    fsyncs, for many files that can be made again (a static export), where
+    they cost more than the writing."""
+    target = os.path.realpath(path) if within is None else inside(path, within)
     folder = os.path.dirname(target)
     try:
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        st = os.stat(target) if within is None else os.lstat(target)
+        mode: int | None = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
     except FileNotFoundError:
         mode = None
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = _temporary(folder, os.path.basename(target))
+    try:
+        fd, tmp = _temporary(folder, os.path.basename(target))
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
+            yield fh
             fh.flush()
             if mode is not None:
                 os.fchmod(fh.fileno(), mode)
             if sync:
                 os.fsync(fh.fileno())
         os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        # A failed write names the temporary file, or nothing: name the output.
+        raise type(exc)(exc.errno, exc.strerror, path) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     if sync:
         fsync_folder(folder)
+
+
+def inside(path: str, folder: str) -> str:
+    """`path` with its folder's links resolved (its own name kept, a link or
+    not), when that folder lies inside `folder`; LinkOut otherwise."""
+    root = os.path.realpath(folder)
+    parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    if os.path.commonpath([root, parent]) != root:
+        raise LinkOut(
+            errno.EXDEV,
+            f"a symbolic link leads out of `{folder}` (to `{parent}`); remove it, or give another folder",
+            path,
+        )
+    return os.path.join(parent, os.path.basename(path))
+
+
+def open_regular(path: str, mode: str = "rb", encoding: str | None = None, newline: str | None = None):
+    """`open(path, mode, ...)` for reading, refusing with NotRegularFile
+    anything but a regular file (links are followed). The file is opened
+    non-blocking and checked before a byte is read, so a named pipe with no
+    writer is refused instead of waiting forever."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, f"not a regular file but {file_kind(st.st_mode)}; give a file", path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, mode, encoding=encoding, newline=newline)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def file_kind(mode: int) -> str:
+    """What a stat mode that is not a regular file's is, in words."""
+    for test, kind in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a pipe"),
+        (stat.S_ISCHR, "a terminal or device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "a special file"
 
 
 def _temporary(folder: str, name: str) -> tuple[int, str]:
@@ -171,7 +259,9 @@ def output_lock(target: str, what: str = "") -> Iterator[None]:
 
 def _acquire(fcntl, path: str, what: str) -> int:
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        # O_NOFOLLOW: a link planted as the lock file is refused (ELOOP), never
+        # followed to truncate the file it names.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -8,6 +8,8 @@ import re
 import tomllib
 from collections.abc import Callable
 
+from rubriclang.safeio import open_regular
+
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"^\s*\"?([A-Za-z0-9_.-]+)\"?\s*=")
 
@@ -55,7 +57,7 @@ def read_toml(path: str, error: Callable[[str, str], Exception], what: str) -> t
     be read or is not TOML raises `error(where, message)`, `where` being
     `path:line` when the line is known; `what` names the file in messages."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             data = fh.read()
     except OSError as exc:
         raise error(path, f"cannot read the {what}: {exc.strerror or exc}") from None

@@ -139,7 +139,7 @@ def test_check_unreadable_file_exits_2(write, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("rubriclang.cli.inputs.open", refuse, raising=False)
+    monkeypatch.setattr("rubriclang.cli.inputs.open_regular", refuse)
     result = rbg("check", path)
     assert result.exit_code == 2
     assert f"cannot read `{path}`: Permission denied" in result.stderr

@@ -21,6 +21,7 @@ from rubriclang.audit.perturbations import (
     custom_perturbation,
     load_perturbations,
 )
+from rubriclang.config import MAX_SEED, MAX_TOKENS
 from rubriclang.errors import LocatedError
 from rubriclang.llm.connect import URLError, parse_base_url
 from rubriclang.tomlfile import Lines, read_toml
@@ -30,10 +31,8 @@ TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 # Bounds of the numbers a suite may give (beyond them a server, the cache or
-# a timer would fail later, far from the line at fault). Seeds are 32-bit:
-# the most servers accept, and -1 is "random" to some.
-MAX_SEED = 2**32 - 1
-MAX_TOKENS = 10_000_000
+# a timer would fail later, far from the line at fault); the sampling ones
+# are the config's (rubriclang.config).
 MAX_TIMEOUT = 86_400.0
 MAX_LIMIT = 10**12
 

@@ -22,6 +22,7 @@ from rubriclang.checker.values import suggest
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
+from rubriclang.safeio import open_regular
 from rubriclang.syntax import ast
 
 # `llm.compare { reply = preference }`: what a preference answer may be.
@@ -137,7 +138,7 @@ class PromptChecker:
             )
             return None
         try:
-            with open(real, encoding="utf-8-sig") as fh:
+            with open_regular(real, "r", encoding="utf-8-sig") as fh:
                 text = fh.read()
         except FileNotFoundError:
             self.err(
@@ -151,7 +152,7 @@ class PromptChecker:
             self.err(
                 "RB207",
                 node.span,
-                f"cannot read the template `{node.value}`: {exc}",
+                f"cannot read the template `{node.value}`: {exc.strerror if isinstance(exc, OSError) else exc}",
                 ("a template is a UTF-8 text file",),
             )
             return None

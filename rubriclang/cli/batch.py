@@ -21,8 +21,9 @@ import click
 from rubriclang.cli.backends import interpreter, local_backend, uses_llm
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.loading import ValidatedItems, load_graph
-from rubriclang.cli.outputs import earlier_text, locked_output
+from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs
 from rubriclang.cli.params import FiniteFloat, annotations_option, concurrency_option, mode_option, recorded_option
+from rubriclang.config import MAX_SEED, MAX_TOKENS
 
 # How many missing calls an error lists before it only counts the rest.
 _LIST_AT_MOST = 20
@@ -40,9 +41,19 @@ _SAMPLING_OPTIONS = [
         "--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."
     ),
     click.option(
-        "--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."
+        "--max-tokens",
+        type=click.IntRange(1, MAX_TOKENS),
+        default=512,
+        show_default=True,
+        help="The longest reply, in tokens.",
     ),
-    click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
+    click.option(
+        "--seed",
+        type=click.IntRange(0, MAX_SEED),
+        default=0,
+        show_default=True,
+        help="The sampling seed sent to the server.",
+    ),
     click.option("--logprobs", is_flag=True, help="Ask for token logprobs where `rbg run --logprobs` would."),
 ]
 
@@ -76,17 +87,18 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
     """Write one Batch API request per LLM criterion call that `rbg run`
     would make for ITEMS: the same body, byte for byte. Rule, annotation and
     recorded criteria make no call and are not exported."""
-    from rubriclang.safeio import write_atomic
+    from rubriclang.safeio import describe_os_error, write_atomic
 
     g = load_graph(graph)
     _batchable(g)
-    calls = _calls(g, _read_items(items), model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
-    lines = "".join(json.dumps(c.line(model), ensure_ascii=False) + "\n" for c in calls)
-    try:
-        os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
-        write_atomic(out, lines)
-    except OSError as exc:
-        raise DataError(f"cannot write `{out}`: {exc.strerror}") from None
+    os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
+    with command_output(out, [*graph_inputs(g, graph), ("items file", items)], "-o"):
+        calls = _calls(g, _read_items(items), model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
+        lines = "".join(json.dumps(c.line(model), ensure_ascii=False) + "\n" for c in calls)
+        try:
+            write_atomic(out, lines)
+        except OSError as exc:
+            raise DataError(f"cannot write `{out}`: {describe_os_error(exc)}") from None
     criteria = len({c.criterion for c in calls})
     click.echo(f"Exported {len(calls)} requests ({criteria} LLM criteria) to {out}")
 
@@ -222,11 +234,20 @@ def import_(
             )
         if loaded.missing:
             raise DataError(_missing_message(loaded, calls, answers))
+        inputs = [
+            *graph_inputs(g, graph),
+            ("items file", items),
+            ("batch results file", results),
+            ("--annotations table", annotations),
+            ("--recorded table", recorded),
+            ("call cache", cache.path),
+        ]
         summary = _judge(
             g,
             item_list,
             items,
             out,
+            inputs,
             cache,
             identity,
             model,
@@ -281,10 +302,24 @@ def _missing_message(loaded, calls, answers) -> str:
 
 
 def _judge(
-    g, item_list, items, out, cache, identity, model, sampling, logprobs, mode, concurrency, annotations, recorded, fmt
+    g,
+    item_list,
+    items,
+    out,
+    inputs,
+    cache,
+    identity,
+    model,
+    sampling,
+    logprobs,
+    mode,
+    concurrency,
+    annotations,
+    recorded,
+    fmt,
 ) -> dict:
     """`rbg run`'s loop over `item_list` (read from the path `items`), with a
-    backend that answers from the cache only."""
+    backend that answers from the cache only; `out` is none of `inputs`."""
     from rubriclang.interp.items import ItemError
     from rubriclang.interp.trace import usable_out
     from rubriclang.llm.batch import import_backend
@@ -296,7 +331,7 @@ def _judge(
         usable_out(out)  # a device, a pipe or a missing folder gets no lock file
     except ItemError as exc:
         raise data_error(exc) from None
-    with locked_output(out):
+    with command_output(out, inputs, appends_traces=True):
         return _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt)
 
 

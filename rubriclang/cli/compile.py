@@ -11,6 +11,8 @@ import click
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.llmoptions import deadline_option, max_reply_option
 from rubriclang.cli.params import FiniteFloat
+from rubriclang.config import MAX_SEED, MAX_TOKENS
+from rubriclang.safeio import describe_os_error
 
 # The embedded model reads the whole catalog, the spec and a repair; its
 # default context (sized for judging) is too small for that.
@@ -111,9 +113,19 @@ _EMBEDDED_CONTEXT = 16384
     help="The environment variable holding the API key.",
 )
 @click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature.")
-@click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server.")
 @click.option(
-    "--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="The longest answer, in tokens."
+    "--seed",
+    type=click.IntRange(0, MAX_SEED),
+    default=0,
+    show_default=True,
+    help="The sampling seed sent to the server.",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1, MAX_TOKENS),
+    default=2048,
+    show_default=True,
+    help="The longest answer, in tokens.",
 )
 @click.option(
     "--timeout",
@@ -228,6 +240,7 @@ def compile_command(
     if out_dir is None:
         log_path = log_path or default_log_path(out)
     with contextlib.ExitStack() as stack:
+        _outputs(stack, out, log_path, out_dir, spec, from_items, cache_path, model_file)
         urls = tuple(checked_url(u) for u in base_urls)
         key = api_key_from_env(api_key_env) if urls else None
         connections = Connections()
@@ -294,7 +307,8 @@ def compile_command(
                 _explain(exc, constrained) + (f"\n  log: {log_path}" if log_path and os.path.exists(log_path) else "")
             ) from None
         except OSError as exc:
-            raise DataError(f"cannot write `{exc.filename}`: {exc.strerror}") from None
+            where = exc.filename or out or out_dir  # an error of a write may name no file
+            raise DataError(f"cannot write `{where}`: {describe_os_error(exc)}") from None
     if out_dir is not None:
         _many_summary(specs, out_dir, result, fmt)
         return
@@ -308,6 +322,34 @@ def compile_command(
     )
     click.echo(f"  log: {log_path}", err=True)
     raise SystemExit(1)
+
+
+def _outputs(stack, out, log_path, out_dir, spec, from_items, cache_path, model_file) -> None:
+    """Lock what the command writes (-o and --log, or the --out-dir folder),
+    once it is known to be none of what it reads (`command_output`)."""
+    from rubriclang.cli.outputs import command_output, same_file
+
+    inputs = [
+        ("spec file", spec),
+        ("--from-items file", from_items),
+        ("call cache", cache_path),
+        ("--model-file", model_file),
+    ]
+    if out_dir is not None:
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as exc:
+            raise DataError(f"cannot write `{out_dir}`: {describe_os_error(exc)}") from None
+        stack.enter_context(command_output(out_dir, inputs, "--out-dir"))
+        return
+    if same_file(log_path, out):
+        raise click.UsageError("--log and -o/--out name the same file: give the log another path")
+    for path, option in ((out, "-o"), (log_path, "--log")):
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        except OSError as exc:
+            raise DataError(f"cannot write `{path}`: {describe_os_error(exc)}") from None
+        stack.enter_context(command_output(path, inputs, option))
 
 
 def _read_many(spec, from_items, rubric_field, input_field, id_field, reference_field, system_field, scale):

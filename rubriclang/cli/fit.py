@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 
 import click
 
 from rubriclang.cli.backends import local_backend, uses_llm
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.loading import load_graph
+from rubriclang.cli.outputs import check_output, command_output, graph_inputs
 from rubriclang.cli.params import annotations_option, concurrency_option, mode_option, recorded_option
 from rubriclang.evaluation.fit import FIT_METRICS
+
+
+def _inputs(graph, items, compare, traces, split_file, annotations, recorded) -> list[tuple[str, str | None]]:
+    """What `rbg fit` reads, which -o must not be."""
+    return [
+        ("graph", graph),
+        ("items file", items),
+        *(("--compare graph", p) for p in compare),
+        ("--traces file", traces),
+        ("--split-file", split_file),
+        ("--annotations table", annotations),
+        ("--recorded table", recorded),
+    ]
 
 
 def _split(ctx, param, value):
@@ -134,8 +147,7 @@ def fit(
         )
     if share is not None and split_file:
         raise click.UsageError("give --split or --split-file, not both")
-    if os.path.abspath(out) in (os.path.abspath(graph), os.path.abspath(items)):
-        raise click.BadParameter("would overwrite an input: write the fitted graph to another file", param_hint="-o")
+    check_output(out, _inputs(graph, items, compare, traces, split_file, annotations, recorded), "-o")
     _fit(
         graph,
         items,
@@ -182,6 +194,7 @@ def _fit(
     from rubriclang.evaluation.gold import GoldValueError, item_gold, parse_label_map
     from rubriclang.evaluation.params import fixed_nodes, free_params
     from rubriclang.interp.items import read_items
+    from rubriclang.safeio import describe_os_error, write_atomic
     from rubriclang.syntax import parse
 
     g = load_graph(graph_path)
@@ -249,11 +262,12 @@ def _fit(
             f"{'; '.join(d.message for d in checked.diagnostics if d.is_error)}\n"
             "  hint: mark the node whose numbers break it `# rbg: fixed`"
         )
+    inputs = _inputs(graph_path, items_path, compare, traces, split_file, annotations, recorded)
     try:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with command_output(out, [*inputs, *graph_inputs(g, graph_path)], "-o"):
+            write_atomic(out, text)
     except OSError as exc:
-        raise DataError(f"cannot write `{out}`: {exc.strerror or exc}") from None
+        raise DataError(f"cannot write `{out}`: {describe_os_error(exc)}") from None
     try:
         held_items = [by_id[i] for i in held]
         held_gold = {

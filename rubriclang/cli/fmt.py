@@ -16,8 +16,9 @@ import click
 from rubriclang.cli.inputs import InputError, Source, read_sources
 from rubriclang.diagnostics import sorted_diagnostics
 from rubriclang.diagnostics.render import render_text
+from rubriclang.errors import LocatedError, decode_utf8
 from rubriclang.fmt import format_source
-from rubriclang.safeio import write_atomic
+from rubriclang.safeio import describe_os_error, open_regular, write_atomic
 from rubriclang.safetext import unguarded
 
 
@@ -74,10 +75,21 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
 
 def _write(src: Source, text: str) -> None:
+    """Replace the file `src` was read from by `text`, under its lock, unless
+    another program changed it since it was read: its change would be lost."""
+    from rubriclang.cli.outputs import locked_output
+
     try:
-        write_atomic(src.path, text)
+        with locked_output(src.path, None):
+            with open_regular(src.path) as fh:
+                now = fh.read()
+            if decode_utf8(now, src.path) != src.text:
+                raise InputError([f"`{src.path}` changed while it was being formatted; it is left as it is now"])
+            write_atomic(src.path, text)
     except OSError as exc:
-        raise InputError([f"cannot write `{src.path}`: {exc.strerror or exc}"]) from None
+        raise InputError([f"cannot write `{src.path}`: {describe_os_error(exc)}"]) from None
+    except LocatedError as exc:  # it is no longer UTF-8: changed too
+        raise InputError([f"`{src.path}` changed while it was being formatted ({exc.message})"]) from None
 
 
 def _summary(n_changed: int, n_unchanged: int, n_refused: int, dry: bool) -> str:

@@ -14,6 +14,7 @@ import click
 
 from rubriclang.errors import LocatedError, decode_utf8
 from rubriclang.records import frozen
+from rubriclang.safeio import open_regular
 
 STDIN = "-"
 
@@ -80,7 +81,7 @@ def read_sources(paths: tuple[str, ...], stdin_filename: str | None) -> list[Sou
                 data = sys.stdin.buffer.read()
                 shown = stdin_filename or "<stdin>"
             else:
-                with open(path, "rb") as fh:
+                with open_regular(path) as fh:
                     data = fh.read()
                 shown = path
             sources.append(Source(shown, decode_utf8(data, shown), path == STDIN))

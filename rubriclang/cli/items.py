@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 
 import click
 
 from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.outputs import command_output, graph_inputs
 
 
 @click.group()
@@ -116,8 +115,6 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
     from rubriclang.interp.items import ItemError
     from rubriclang.interp.sources import read_records, source_format
 
-    if os.path.abspath(out) == os.path.abspath(src):
-        raise click.BadParameter("would overwrite SRC: write the items to another file", param_hint="-o")
     g = None
     if graph:
         from rubriclang.cli.loading import load_graph
@@ -143,7 +140,9 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
             f"`{src}` is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); convert it to "
             "UTF-8 first"
         ) from None
-    _write(out, rows)
+    inputs = [("source file SRC", src), *(graph_inputs(g, graph) if g is not None else ())]
+    with command_output(out, inputs, "-o"):
+        _write(out, rows)
     mode = "pairwise" if mapping.candidates else "pointwise"
     click.echo(f"Wrote {out}: {converter.counts.text()} ({mode}).", err=True)
 
@@ -167,17 +166,12 @@ def _validate(graph, rows: list[dict], wheres: list[str]) -> None:
 
 
 def _write(path: str, rows: list[dict]) -> None:
-    # Written whole or not at all: a failed conversion leaves no half file.
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".items-", dir=folder)
+    """Written whole or not at all: a failed conversion leaves no half file."""
+    from rubriclang.safeio import atomic_file, describe_os_error
+
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with atomic_file(path) as fh:
             for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as open() would have made it, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+                fh.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+    except OSError as exc:
+        raise DataError(f"cannot write `{path}`: {describe_os_error(exc)}") from None

@@ -12,6 +12,7 @@ import click
 
 from rubriclang.cli.errors import DataError
 from rubriclang.cli.params import FiniteFloat
+from rubriclang.config import MAX_SEED, MAX_TOKENS
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -84,9 +85,19 @@ _LLM_OPTIONS = [
         "--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."
     ),
     click.option(
-        "--max-tokens", type=click.IntRange(min=1), default=512, show_default=True, help="The longest reply, in tokens."
+        "--max-tokens",
+        type=click.IntRange(1, MAX_TOKENS),
+        default=512,
+        show_default=True,
+        help="The longest reply, in tokens.",
     ),
-    click.option("--seed", type=int, default=0, show_default=True, help="The sampling seed sent to the server."),
+    click.option(
+        "--seed",
+        type=click.IntRange(0, MAX_SEED),
+        default=0,
+        show_default=True,
+        help="The sampling seed sent to the server.",
+    ),
     click.option(
         "--logprobs",
         is_flag=True,

@@ -16,9 +16,10 @@ def load_graph(path: str):
     from rubriclang.checker import check_source
     from rubriclang.diagnostics.render import render
     from rubriclang.errors import LocatedError, decode_utf8
+    from rubriclang.safeio import open_regular
 
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             text = decode_utf8(fh.read(), path)
     except OSError as exc:
         raise DataError(f"cannot read `{path}`: {exc.strerror or exc}") from None

@@ -18,7 +18,7 @@ from rubriclang.cli.backends import interpreter, llm_session, local_backend, ope
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.llmoptions import llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
-from rubriclang.cli.outputs import earlier_text, locked_output, usage_json, usage_text
+from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs, usage_json, usage_text
 from rubriclang.cli.params import annotations_option, concurrency_option, fallback_option, mode_option, recorded_option
 from rubriclang.cli.progress import Progress, rate_text
 
@@ -140,7 +140,15 @@ def _run(
     except ItemError as exc:
         raise data_error(exc) from None
     # Held until the command ends: two runs into one file would write every item twice.
-    stack.enter_context(locked_output(out))
+    inputs = [
+        *graph_inputs(g, graph),
+        ("items file", items),
+        ("--annotations table", annotations),
+        ("--recorded table", recorded),
+        ("--fallback graph", fallback),
+        ("call cache", llm.cache),
+    ]
+    stack.enter_context(command_output(out, inputs, appends_traces=True))
     try:
         # Before the LLM server starts: an unusable --out fails at once.
         state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(_one(g)))

@@ -152,12 +152,17 @@ def view(paths, open_browser, export_dir, port) -> None:
         raise DataError(EXTRA) from None
     sources = load_sources(paths)
     if export_dir:
+        from rubriclang.cli.outputs import command_output
+        from rubriclang.safeio import describe_os_error
         from rubriclang.view.export import export
 
         try:
-            n = export(sources, export_dir)
+            os.makedirs(export_dir, exist_ok=True)
+            with command_output(export_dir, [("input", p) for p in paths], "--export"):
+                n = export(sources, export_dir)
         except OSError as exc:
-            raise DataError(f"`{export_dir}` cannot be written: {exc.strerror or exc}") from None
+            where = exc.filename or export_dir
+            raise DataError(f"`{where}` cannot be written: {describe_os_error(exc)}") from None
         click.echo(f"wrote {n} pages to {export_dir}/index.html")
         return
     from rubriclang.view.server import HOST, free_port, new_token, serve

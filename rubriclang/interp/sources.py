@@ -56,7 +56,9 @@ def _object(obj: Any, where: str) -> dict[str, Any]:
 
 
 def _json_array(path: str, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    decoder = json.JSONDecoder()
+    from rubriclang.jsonl import DuplicateKey, duplicate_message, unique_object
+
+    decoder = json.JSONDecoder(object_pairs_hook=unique_object)
 
     def line_of(i: int) -> str:
         return f"{path}:{text.count(chr(10), 0, i) + 1}"
@@ -81,6 +83,8 @@ def _json_array(path: str, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
             obj, end = decoder.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             raise ItemError(f"{path}:{exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+        except DuplicateKey as exc:
+            raise ItemError(line_of(i), *duplicate_message("record", exc)) from None
         yield line_of(i), _object(obj, line_of(i))
         i = skip(end)
         if i < len(text) and text[i] == ",":

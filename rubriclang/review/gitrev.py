@@ -13,6 +13,7 @@ import subprocess
 import attrs
 
 from rubriclang.errors import LocatedError, decode_utf8
+from rubriclang.safeio import open_regular
 
 
 class SideError(Exception):
@@ -40,7 +41,7 @@ def read_side(arg: str) -> Side:
             raise SideError(f"`{arg}`: no such file, and a git revision cannot start with `-`")
         return Side(arg, _git_show(arg))
     try:
-        with open(arg, "rb") as fh:
+        with open_regular(arg) as fh:
             data = fh.read()
     except FileNotFoundError:
         raise SideError(f"`{arg}`: no such file (for a git revision, write `REV:PATH`)") from None

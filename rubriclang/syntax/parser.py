@@ -20,6 +20,7 @@ import attrs
 
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.span import Span
+from rubriclang.safeio import open_regular
 from rubriclang.syntax import ast
 from rubriclang.syntax.build import AstBuilder
 from rubriclang.syntax.lalr import NoParse, Parser
@@ -126,5 +127,5 @@ def _parse_chunk(
 
 def parse_file(path: str) -> ParseResult:
     """Read and parse a file (UTF-8). I/O errors propagate to the caller."""
-    with open(path, encoding="utf-8") as fh:
+    with open_regular(path, "r", encoding="utf-8") as fh:
         return parse(fh.read(), path)

@@ -21,23 +21,27 @@ from rubriclang.view.table import PAGE_SIZE, SORTS, Query
 
 
 def export(sources: Sources, folder: str) -> int:
-    """Write the pages into `folder` (created if missing); how many."""
+    """Write the pages into `folder` (created if missing); how many. No
+    file is written outside `folder`: a symbolic link planted in it is
+    replaced, never followed (`safeio.write_atomic`'s `within`)."""
     site = Site(sources, export=True)
+
+    def write(name: str, text: str | bytes) -> None:
+        write_atomic(os.path.join(folder, name), text, sync=False, within=folder)
+
     os.makedirs(os.path.join(folder, "static"), exist_ok=True)
     for name in STATIC:
-        write_atomic(os.path.join(folder, "static", name), static_file(name), sync=False)
+        write(os.path.join("static", name), static_file(name))
     site.link("index")
     if sources.traces:
         os.makedirs(os.path.join(folder, "data"), exist_ok=True)
     for src in sources.traces:
-        write_atomic(
-            os.path.join(folder, site.data_file(src.label)), canonical_json(items_data(site, src)) + "\n", sync=False
-        )
+        write(site.data_file(src.label), canonical_json(items_data(site, src)) + "\n")
     done = 0
     while done < len(site.pending):
         route, params = site.pending[done]
         done += 1
-        write_atomic(os.path.join(folder, export_name(route, params)), site.render(route, params), sync=False)
+        write(export_name(route, params), site.render(route, params))
     return done
 
 

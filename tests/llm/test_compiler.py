@@ -285,6 +285,7 @@ def test_compile_api_takes_no_responses():
         "out",
         "catalog",
         "header",
+        "within",
     }
 
 

@@ -281,13 +281,13 @@ async def compile_many(
             target = graph_path(out_dir, s.id)
             if os.path.exists(target):
                 os.unlink(target)  # another spec's graph: never run in this one's place
-            with CompileLog(log_path(out_dir, s.id)) as log:
+            with CompileLog(log_path(out_dir, s.id), within=out_dir) as log:
                 log.write(
                     "spec", id=s.id, spec_hash=s.hash, source=s.where, fallback=recorded_fallback(s.fallback, out_dir)
                 )
                 try:
                     result = await compile_rubric(
-                        s.spec, client, log=log, out=target, header=header(s.id, s.hash), **options
+                        s.spec, client, log=log, out=target, header=header(s.id, s.hash), within=out_dir, **options
                     )
                 except LLMError:
                     done[s.id] = ERROR

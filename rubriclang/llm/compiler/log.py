@@ -14,23 +14,31 @@ import json
 import os
 from typing import Any
 
+from rubriclang.safeio import write_atomic
+
 
 class CompileLog:
-    """Writes the records of one compilation to `path`, replacing an older log."""
+    """Writes the records of one compilation to `path`, replacing an older
+    log. The whole log is rewritten atomically (`safeio.write_atomic`) at
+    each record, so a kill or a full disk leaves the log as it was before
+    the record, never torn, and the older log stays whole until the first
+    record of the new one is written; a log holds a few records.
+    `within`: the folder the command was given (see `write_atomic`)."""
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, path: str, within: str | None = None):
+        self.path, self.within = path, within
+        self._text = ""
         folder = os.path.dirname(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
-        self._fh = open(path, "w", encoding="utf-8")  # noqa: SIM115 (the log stays open across calls; close() closes it)
 
     def write(self, event: str, **fields: Any) -> None:
         record = {"event": event, **fields}
-        self._fh.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-        self._fh.flush()
+        text = self._text + json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+        write_atomic(self.path, text, within=self.within)
+        self._text = text
 
     def close(self) -> None:
-        self._fh.close()
+        """Nothing to release: each record is written whole."""
 
     def __enter__(self) -> CompileLog:
         return self

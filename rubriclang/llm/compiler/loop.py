@@ -80,6 +80,7 @@ async def compile_rubric(
     out: str | None = None,
     catalog: Catalog | None = None,
     header: str = "",
+    within: str | None = None,
 ) -> CompileResult:
     """Compile `spec` with the model behind `client` (an OpenAIClient or
     anything with `chat`, `model` and `identity`).
@@ -87,7 +88,8 @@ async def compile_rubric(
     There is no parameter for candidate responses: compilation never sees
     them. At most `1 + repairs` calls are made. With `out`, the accepted
     program is written there atomically; nothing is written on failure.
-    `header` (comment lines) goes before the written program.
+    `header` (comment lines) goes before the written program; `within`,
+    the folder `out` must stay in (`safeio.write_atomic`).
     Raises LLMError when a call fails for good (after the client's retries).
     """
     catalog = catalog or load_catalog()
@@ -137,7 +139,7 @@ async def compile_rubric(
             if out is not None:
                 try:
                     os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
-                    write_atomic(out, source)
+                    write_atomic(out, source, within=within)
                 except OSError as exc:
                     _log(
                         log,
