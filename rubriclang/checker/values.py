@@ -21,7 +21,12 @@ def difflib_match(name: str, options: Iterable[str]) -> list[str]:
     """The option closest to `name`, if one is close enough (at most one)."""
     import difflib  # only on the error path
 
-    return difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.6)
+    options = sorted(options)
+    # Past 7/3 of the longest option no ratio reaches the cutoff; difflib would
+    # still index every character of `name` (300 MB for an 8 MB name).
+    if len(name) > 3 * max(map(len, options), default=0):
+        return []
+    return difflib.get_close_matches(name, options, n=1, cutoff=0.6)
 
 
 def suggest(name: str, options: Iterable[str]) -> tuple[str, ...]:

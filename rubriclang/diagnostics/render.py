@@ -6,6 +6,11 @@ or the environment, so machine formats are byte-stable and can be committed.
 
 - **text**: `path:line:col: CODE severity: message`, the source line with a
   caret line under the span, then `  = note: ...` lines.
+
+An excerpt shows at most `EXCERPT_WIDTH` characters of its line, around the
+span's start, with `...` where it is cut; so does a `quoted` part of a
+message or note in every format (`capped`): a diagnostic stays small
+whatever the size of the line or token it points at.
 - **json**: an array of objects with the keys `code`, `severity` (`error` or
   `warning`), `message`, `notes` (list of strings), `file`, `line`, `column`,
   `end_line`, `end_column` (1-based, columns in characters, end exclusive);
@@ -17,6 +22,7 @@ or the environment, so machine formats are byte-stable and can be committed.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 
@@ -27,6 +33,11 @@ from rubriclang.safetext import REPLACEMENT, is_unsafe, one_line, printable
 # Tabs in excerpts expand to this many columns; the caret line is computed
 # from the same expanded text, so carets stay under the span.
 TAB_SIZE = 4
+
+# Characters of a line an excerpt shows, and of a `quoted` part of a message.
+EXCERPT_WIDTH = 120
+ELLIPSIS = "..."
+_LONG_QUOTE = re.compile(f"`([^`\\n]{{{EXCERPT_WIDTH + 1},}})`")
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
@@ -62,6 +73,12 @@ def render_text(
     return "".join(blocks)
 
 
+def capped(text: str) -> str:
+    """`text` with every `quoted` part longer than `EXCERPT_WIDTH` cut to
+    that width, ending in an ellipsis (a name or a value may be megabytes)."""
+    return _LONG_QUOTE.sub(lambda m: f"`{m[1][: EXCERPT_WIDTH - len(ELLIPSIS)]}{ELLIPSIS}`", text)
+
+
 def _source_lines(text: str) -> list[str]:
     if text.startswith("\ufeff"):  # the parser drops a BOM, so columns start after it
         text = text[1:]
@@ -77,23 +94,37 @@ def _text_block(d: Diagnostic, lines: list[str] | None, color: bool) -> str:
     # A path or a message may quote data: shown printable, as the excerpt is.
     out = [
         _paint(one_line(f"{d.span}:"), "bold", color)
-        + f" {_paint(d.code, sev, color)} {_paint(sev + ':', sev, color)} {printable(d.message)}\n"
+        + f" {_paint(d.code, sev, color)} {_paint(sev + ':', sev, color)} {printable(capped(d.message))}\n"
     ]
     s = d.span
     if lines is not None and 1 <= s.line <= len(lines):
         line = lines[s.line - 1]
         end = s.end_column if s.end_line == s.line else len(line) + 1
-        shown, start_col, width = _excerpt(line, s.column, end)
+        shown, start_col, width = _excerpt(*_window(line, s.column, end))
         num = str(s.line)
         pad = " " * len(num)
         bar = _paint("|", "gutter", color)
         out.append(f"{_paint(num, 'gutter', color)} {bar} {shown}".rstrip() + "\n")
         out.append(f"{pad} {bar} {' ' * start_col}{_paint('^' * width, sev, color)}\n")
     for note in d.notes:
-        note = printable(note).replace("\n", "\n          ")
+        note = printable(capped(note)).replace("\n", "\n          ")
         out.append(f"  {_paint('=', 'note', color)} {_paint('note:', 'bold', color)} {note}\n")
     out.append("\n")
     return "".join(out)
+
+
+def _window(line: str, column: int, end_column: int) -> tuple[str, int, int]:
+    """At most `EXCERPT_WIDTH` characters of `line` around `column` (a quarter
+    of them before it), an ellipsis on each side that is cut, and the span's
+    columns in it (its end cut at the window's)."""
+    if len(line) <= EXCERPT_WIDTH:
+        return line, column, end_column
+    lo = min(max(0, column - 1 - EXCERPT_WIDTH // 4), len(line) - EXCERPT_WIDTH)
+    hi = lo + EXCERPT_WIDTH
+    head = ELLIPSIS if lo > 0 else ""
+    tail = ELLIPSIS if hi < len(line) else ""
+    shift = lo - len(head)
+    return head + line[lo:hi] + tail, column - shift, min(end_column, hi + 1) - shift
 
 
 def _excerpt(line: str, column: int, end_column: int) -> tuple[str, int, int]:
@@ -140,8 +171,8 @@ def render_json(diagnostics: Iterable[Diagnostic]) -> str:
         {
             "code": d.code,
             "severity": str(d.severity),
-            "message": d.message,
-            "notes": list(d.notes),
+            "message": capped(d.message),
+            "notes": [capped(n) for n in d.notes],
             "file": d.span.file,
             "line": d.span.line,
             "column": d.span.column,
@@ -172,7 +203,7 @@ def render_sarif(diagnostics: Iterable[Diagnostic], *, tool_version: str) -> str
             "ruleId": d.code,
             "ruleIndex": index[d.code],
             "level": str(d.severity),
-            "message": {"text": _with_notes(d)},
+            "message": {"text": with_notes(d)},
             "locations": [
                 {
                     "physicalLocation": {
@@ -225,8 +256,9 @@ def _sarif_rule(info) -> dict:
     }
 
 
-def _with_notes(d: Diagnostic) -> str:
-    return "\n".join([d.message, *(f"note: {n}" for n in d.notes)])
+def with_notes(d: Diagnostic) -> str:
+    """The message and its `note: ...` lines, quoted parts `capped`."""
+    return capped("\n".join([d.message, *(f"note: {n}" for n in d.notes)]))
 
 
 # -- github -------------------------------------------------------------------
@@ -248,7 +280,7 @@ def render_github(diagnostics: Iterable[Diagnostic]) -> str:
                 ("title", d.code),
             )
         )
-        out.append(f"::{d.severity} {props}::{_gh_data(_with_notes(d))}\n")
+        out.append(f"::{d.severity} {props}::{_gh_data(with_notes(d))}\n")
     return "".join(out)
 
 

@@ -11,22 +11,26 @@ import re
 
 import attrs
 
+from rubriclang.syntax.strings import LONG_STRING_BODY, STRING_BODY
+
 KEYWORDS = ("rubric", "contract", "criterion", "node", "sink", "readout")
 
 _TOKEN = re.compile(
-    r"""
-    (?P<comment>\#[^\n]*)
-  | (?P<long>\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\")
-  | (?P<open_long>\"\"\".*)
-  | (?P<string>"(?:[^"\\\n]|\\.)*")
-  | (?P<open_string>"(?:[^"\\\n]|\\.)*\\?)
-  | (?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\.?)
-  | (?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)
-  | (?P<punct>[{}\[\]():=,?])
-  | (?P<space>\s+)
-  | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
+    "|".join(
+        [
+            r"(?P<comment>#[^\n]*)",
+            f'(?P<long>"""{LONG_STRING_BODY}""")',
+            r'(?P<open_long>""".*)',
+            f'(?P<string>"{STRING_BODY}")',
+            f'(?P<open_string>"{STRING_BODY}\\\\?)',
+            r"(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\.?)",
+            r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)",
+            r"(?P<punct>[{}\[\]():=,?])",
+            r"(?P<space>\s+)",
+            r"(?P<other>.)",
+        ]
+    ),
+    re.DOTALL,
 )
 # Triple-quoted strings are strings like any other, once scanned.
 _KIND = {"long": "string", "open_long": "open_string"}

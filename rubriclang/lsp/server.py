@@ -18,7 +18,7 @@ from pygls.lsp.server import LanguageServer
 from rubriclang.catalog import load_catalog
 from rubriclang.checker import CheckedGraph, Criterion
 from rubriclang.diagnostics import Diagnostic, Severity
-from rubriclang.diagnostics.render import package_version
+from rubriclang.diagnostics.render import package_version, with_notes
 from rubriclang.fmt import format_source
 from rubriclang.lsp import navigation
 from rubriclang.lsp.analysis import UTF16, Analysis, Range, analyse
@@ -205,7 +205,7 @@ def _range(a: Analysis, r: Range) -> lsp.Range:
 
 
 def _diagnostic(a: Analysis, d: Diagnostic) -> lsp.Diagnostic:
-    message = "\n".join([d.message, *(f"note: {n}" for n in d.notes)])
+    message = with_notes(d)
     related = None
     if d.span.file not in (a.path, "<input>") and os.path.isfile(d.span.file):
         # A problem in a criterion's template file: shown on the `prompt` path

@@ -239,7 +239,10 @@ class AstBuilder:
     def _number(self, path: str, tok: Token) -> ast.Number:
         text = str(tok)
         is_int = "." not in text and "e" not in text and "E" not in text
-        value = int(text) if is_int else float(text)
+        try:
+            value = int(text) if is_int else float(text)
+        except ValueError:  # over Python's 4300 digits for an int: infinite as a float, which the checker refuses
+            value = float(text)
         return ast.Number(value, text=text, span=_tok_span(path, tok))
 
     def true(self, c: _Children) -> ast.Bool:

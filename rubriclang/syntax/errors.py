@@ -16,6 +16,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
+from rubriclang.syntax.strings import LITERALS
 
 _WORDS = {
     "NAME": "a name",
@@ -121,7 +122,7 @@ def _hint(exc: UnexpectedInput, lark_factory: Callable[[], Lark]) -> str | None:
 
 
 # Brackets, with strings and comments skipped so that brackets inside them do not count.
-_BRACKETS = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)|"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[{}\[\]()]', re.S)
+_BRACKETS = re.compile(LITERALS + r"|[{}\[\]()]", re.S)
 _OPENER = {"}": "{", "]": "[", ")": "("}
 
 

@@ -2,17 +2,17 @@
 scripts/gen_parse_tables.py from Lark's parser of the grammar: do not edit (run the
 script; tests/test_parse_tables.py fails while this module is stale)."""
 
-# grammar/rubric.lark sha256 5a3b5a590730175ef3f02cb23310a380190f280951c6e4e66b69177f53e552c7
+# grammar/rubric.lark sha256 713dde24c5e67db0e20b2448fddf1ba686c4d9095e8cce65da172cf4645f9930
 
 # The lexer: the terminals it matches, as (name, regex) in the order Lark tries them;
 # the ignored ones skipped before each token; the ignored ones kept as comments;
 # those whose text may hold a newline; names Lark retypes by value (keywords).
 REGEX_FLAGS = 0
 TERMINALS: tuple[tuple[str, str], ...] = (
-    ("LONG_STRING", '(?s:"""(?:[^"\\\\]|\\\\.|"(?!""))*""")'),
+    ("LONG_STRING", '(?s:"""(?:[^"\\\\]++|\\\\.|"(?!""))*+""")'),
     ("NUMBER", "[+-]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+)?"),
     ("NAME", "[A-Za-z_][A-Za-z0-9_]*"),
-    ("STRING", '"(?:[^"\\\\\n]|\\\\.)*"'),
+    ("STRING", '"(?:[^"\\\\\n]++|\\\\.)*+"'),
     ("COMMENT", "#[^\n]*"),
     ("COLON", ":"),
     ("COMMA", ","),

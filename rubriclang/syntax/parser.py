@@ -24,6 +24,7 @@ from rubriclang.safeio import open_regular
 from rubriclang.syntax import ast
 from rubriclang.syntax.build import AstBuilder
 from rubriclang.syntax.lalr import NoParse, Parser
+from rubriclang.syntax.strings import LITERALS
 
 _BUILDER = AstBuilder()
 
@@ -48,7 +49,7 @@ _RESYNC = re.compile(r"^[ \t]*(rubric|contract|criterion|node|sink|readout)\b", 
 # String literals and comments, so that a prompt line starting with `sink` is not
 # taken for a declaration (only triple-quoted strings span lines, but the others
 # must be skipped for a `"""` inside them not to count).
-_LITERAL = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)|"(?:[^"\\\n]|\\.)*"?|#[^\n]*', re.S)
+_LITERAL = re.compile(LITERALS, re.S)
 
 
 def parse(text: str, path: str = "<input>") -> ParseResult:

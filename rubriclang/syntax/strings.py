@@ -6,6 +6,15 @@ import textwrap
 
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "0": "\0"}
 
+# The two string literals' bodies as grammar/rubric.lark spells them (a test
+# checks they agree), for the scanners that skip strings. Possessive repeats:
+# a backtracking `(?:a|b)*` keeps a frame per character in Python's regex
+# engine, about 330 bytes each, so an 8 MB literal took 2.7 GB to lex.
+STRING_BODY = r'(?:[^"\\\n]++|\\.)*+'
+LONG_STRING_BODY = r'(?:[^"\\]++|\\.|"(?!""))*+'
+# Strings, closed or not, and comments: what a scan for syntax skips (re.S).
+LITERALS = rf'"""{LONG_STRING_BODY}(?:"""|\Z)|"{STRING_BODY}"?|#[^\n]*'
+
 
 class BadEscape(ValueError):
     """An unknown escape sequence; `offset` is its index in the literal's text."""
