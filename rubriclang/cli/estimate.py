@@ -26,20 +26,27 @@ def prices_for(graph_path: str) -> dict:
 
 
 def render(doc: dict, fmt: str) -> str:
-    """The estimate as JSON or as a few lines of text."""
+    """The estimate as JSON or as a few lines of text: per phase the
+    expected figures and the bound, each labelled as what it is."""
     if fmt == "json":
         return json.dumps(doc, sort_keys=True, indent=2)
     lines = [
-        f"Estimate (no model was called; prompt tokens: {doc['rule']}; completion tokens: at most max_tokens per call):"
+        f"Estimate (no model was called; prompt tokens by the rule {doc['rule']}, not a tokenizer):",
+        "  expected: every reply readable the first time; completion tokens at most max_tokens per call",
+        "  at most:  every unreadable reply asked again, as a run does (a bound on calls and completion tokens)",
     ]
     for name, p in doc["phases"].items():
-        completion = "unbounded" if p["completion_tokens"] is None else f"<= {p['completion_tokens']}"
-        usd = f"  ${p['usd']:.4f}" if p["usd"] is not None else ""
-        lines.append(
-            f"  {name:<11} {p['calls']} calls, {p['prompt_tokens']} prompt tokens, {completion} completion tokens{usd}"
-        )
+        m = p["at_most"]
+        lines.append(f"  {name:<11} expected {_tally(p)}")
+        lines.append(f"  {'':<11} at most  {_tally(m)}")
     lines += [f"Note: {n}" for n in doc["notes"]]
     return "\n".join(lines)
+
+
+def _tally(p: dict) -> str:
+    completion = "unbounded" if p["completion_tokens"] is None else f"<= {p['completion_tokens']:,}"
+    usd = f"  <= ${p['usd']:.4f}" if p["usd"] is not None else ""
+    return f"{p['calls']:,} calls, {p['prompt_tokens']:,} prompt tokens, {completion} completion tokens{usd}"
 
 
 def document(estimate, phases: list[str], prices: dict, notes: list[str]) -> dict:
@@ -55,6 +62,11 @@ def document(estimate, phases: list[str], prices: dict, notes: list[str]) -> dic
             *notes,
             'a phase without a price has `usd` null: its model has no `[prices."MODEL"]` table in the project config',
         ]
+    notes = [
+        *notes,
+        "not counted: transport retries (`max_retries`), which send a request again after an error or a timeout "
+        "that gave no reply; a server may still bill a request that timed out",
+    ]
     return {"rule": RULE, "phases": out, "notes": notes}
 
 

@@ -3,15 +3,24 @@ counted on the rendered requests, without calling a model.
 
 `Connections(estimate=Estimate())` hands out `DryClient`s instead of real
 clients: each request goes through the one call path (`llm/calls.py`) and
-is tallied here, then fails with `LLMError("estimate", ...)`, so nothing is
-sent and no embedded model is started. Prompt tokens are counted with the
+is tallied here, and answered with a reply no parser reads, as long as the
+request's `max_tokens` allows, so the caller asks again after a note as a
+run does with an unreadable reply (its parse retries); nothing is sent and
+no embedded model is started. Each phase has two tallies: `expected`, the
+first ask of every call (every reply readable the first time), and
+`at_most`, every ask, re-asks included (their prompts carry the longest
+reply and the note): a bound on the calls and the completion tokens a run
+can spend, whatever its replies. Prompt tokens are counted with the
 documented rule `tokens(text) = ceil(len(text) / 4)` (characters, not
 bytes) on each message's content, summed over the messages of a request:
 the same rule on what a server receives gives the same count. Completion
-tokens are bounded by the request's `max_tokens` (None: not bounded). The
-cache is not consulted: an estimate is what a fresh run would send, where a
-request identical to one made before (the same server, model and body) is
-counted once, since the run's call cache answers it.
+tokens are bounded by the request's `max_tokens` (None: not bounded).
+Transport retries (`max_retries`) re-send a request that got no reply: they
+are not calls (`usage` counts a call once, with the tokens of its reply),
+so neither tally counts them. The cache is not consulted: an estimate is
+what a fresh run would send, where a request identical to one made before
+(the same server, model and body) is counted once, since the run's call
+cache answers it.
 """
 
 from __future__ import annotations
@@ -19,14 +28,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any
 
 import attrs
 
-from rubriclang.llm.client import ChatRequest, Completion, LLMError
+from rubriclang.llm.client import ChatRequest, Completion
 
 CHARS_PER_TOKEN = 4
 RULE = "ceil(characters / 4) per message"
+# The reply a DryClient gives: read by no parser (no digit, letter, bracket
+# or brace), so every caller asks again as it would after an unreadable reply.
+_UNREADABLE = "\u2042"
 
 
 def count_tokens(messages) -> int:
@@ -36,34 +47,74 @@ def count_tokens(messages) -> int:
 
 @attrs.define
 class Phase:
-    """Calls and tokens of one phase; mutable, a running tally."""
+    """Calls and tokens of one phase: `expected` (the first ask of every
+    call) and `at_most` (every ask, re-asks of unreadable replies
+    included); mutable, a running tally."""
 
     calls: int = 0
     prompt_tokens: int = 0
-    completion_tokens: int | None = 0  # the bound; None once a call has no max_tokens
+    completion_tokens: int | None = 0  # the bound of the expected calls; None once a call has no max_tokens
+    most_calls: int = 0
+    most_prompt_tokens: int = 0
+    most_completion_tokens: int | None = 0
 
-    def add(self, calls: int, prompt: int, completion: int | None) -> None:
-        self.calls += calls
-        self.prompt_tokens += prompt
-        self.completion_tokens = (
-            None if completion is None or self.completion_tokens is None else self.completion_tokens + completion
+    def add(self, calls: int, prompt: int, completion: int | None, first: bool = True) -> None:
+        """A request (or `calls` of them): a first ask counts in both
+        tallies, a re-ask only in `at_most`."""
+        if first:
+            self.calls += calls
+            self.prompt_tokens += prompt
+            self.completion_tokens = _plus(self.completion_tokens, completion)
+        self.most_calls += calls
+        self.most_prompt_tokens += prompt
+        self.most_completion_tokens = _plus(self.most_completion_tokens, completion)
+
+    def merge(self, other: Phase) -> None:
+        """Add another phase's two tallies."""
+        self.add(other.calls, other.prompt_tokens, other.completion_tokens)
+        self.add(
+            other.most_calls - other.calls,
+            other.most_prompt_tokens - other.prompt_tokens,
+            _minus(other.most_completion_tokens, other.completion_tokens),
+            first=False,
         )
 
     def scaled(self, k: int) -> Phase:
-        return Phase(
-            self.calls * k,
-            self.prompt_tokens * k,
-            None if self.completion_tokens is None else self.completion_tokens * k,
+        return Phase(*(None if v is None else v * k for v in attrs.astuple(self)))
+
+    def with_completion(self, max_tokens: int | None) -> Phase:
+        """The same calls, each answered with at most `max_tokens` (another
+        model's replies: the validator's, counted on the generator's calls)."""
+        return attrs.evolve(
+            self,
+            completion_tokens=None if max_tokens is None else self.calls * max_tokens,
+            most_completion_tokens=None if max_tokens is None else self.most_calls * max_tokens,
         )
 
     def to_json(self, models: tuple[str | None, ...] = (), prices: dict | None = None) -> dict:
-        out: dict[str, Any] = {
+        expected = {
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
-        out["usd"] = cost(out, models, prices)
-        return out
+        most = {
+            "calls": self.most_calls,
+            "prompt_tokens": self.most_prompt_tokens,
+            "completion_tokens": self.most_completion_tokens,
+        }
+        return {
+            **expected,
+            "usd": cost(expected, models, prices),
+            "at_most": {**most, "usd": cost(most, models, prices)},
+        }
+
+
+def _plus(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+def _minus(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a - b
 
 
 class Estimate:
@@ -81,7 +132,11 @@ class Estimate:
         if key in self._seen:
             return
         self._seen.add(key)
-        self.phases.setdefault(self.phase, Phase()).add(1, count_tokens(request.messages), request.sampling.max_tokens)
+        # A request that carries an unreadable reply of ours asks again.
+        first = not any(str(m.get("content") or "").startswith(_UNREADABLE) for m in request.messages)
+        self.phases.setdefault(self.phase, Phase()).add(
+            1, count_tokens(request.messages), request.sampling.max_tokens, first
+        )
         self.models.setdefault(self.phase, set()).add(model)
 
     def get(self, phase: str) -> Phase:
@@ -100,8 +155,11 @@ class DryClient:
         return None
 
     async def chat(self, request: ChatRequest) -> Completion:
+        """Tally the request; answer with an unreadable reply as long as its
+        `max_tokens` allows, so the caller's re-asks are tallied too."""
         self.estimate.record(request, self.model, self.identity)
-        raise LLMError("estimate", "not sent: this is an estimate")
+        tokens = request.sampling.max_tokens or 1
+        return Completion(_UNREADABLE * (tokens * CHARS_PER_TOKEN), self.model or "estimate", completion_tokens=tokens)
 
     async def aclose(self) -> None:
         return None

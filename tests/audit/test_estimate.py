@@ -6,6 +6,7 @@ sides); prices from the project config; the report's usage per phase."""
 from __future__ import annotations
 
 import json
+import re
 
 from rubriclang.llm.estimate import count_tokens
 
@@ -164,3 +165,39 @@ def test_audit_estimate_matches_the_judge_calls_of_the_audit_and_the_report_reco
     first = (tmp_path / "out" / "report.json").read_bytes()
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
     assert (tmp_path / "out" / "report.json").read_bytes() == first
+
+
+def _unreadable(role, body):
+    # Never the {"answer": ...} the judge asks for: every reply is asked again.
+    return "Let me think about that."
+
+
+def test_the_estimates_bound_holds_when_every_reply_is_unreadable(rbg, scripted, tmp_path, items_file):
+    server = scripted(_unreadable)
+    path = _llm_suite(tmp_path, items_file, server.url)
+    doc = json.loads(rbg("audit", path, "--estimate", "--format", "json").output)
+    judge = doc["phases"]["judge"]
+    most = judge["at_most"]
+    # Expected: one ask a call; at most: the first ask and both re-asks of the judge's parse retries.
+    assert most["calls"] == 3 * judge["calls"] and most["completion_tokens"] == most["calls"] * 64
+    assert most["prompt_tokens"] > 3 * judge["prompt_tokens"]  # each re-ask carries the longest reply and a note
+    assert any("transport retries" in n for n in doc["notes"])
+    rbg("audit", path, "--out", tmp_path / "out")
+    calls, tokens = _received(server)
+    # The run asked every unreadable reply again: 3 asks a call, as bounded.
+    assert judge["calls"] < calls == most["calls"]
+    assert tokens <= most["prompt_tokens"]
+    usage = report(tmp_path / "out")["usage"]["judge"]
+    assert usage["calls"] <= most["calls"] and usage["completion_tokens"] <= most["completion_tokens"]
+
+
+def test_the_estimates_text_labels_the_expected_figures_and_the_bound(rbg, scripted, tmp_path, items_file):
+    path = _llm_suite(tmp_path, items_file, scripted(_answer).url)
+    text = rbg("audit", path, "--estimate").output
+    assert "expected: every reply readable the first time" in text
+    assert "at most:  every unreadable reply asked again" in text
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.strip().startswith("judge"))
+    expected = int(re.search(r"judge +expected ([\d,]+) calls", lines[i]).group(1).replace(",", ""))
+    most = int(re.search(r"^ +at most +([\d,]+) calls", lines[i + 1]).group(1).replace(",", ""))
+    assert most == 3 * expected > 0
