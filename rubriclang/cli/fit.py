@@ -81,6 +81,24 @@ def _split(ctx, param, value):
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split, the folds and the search.")
 @click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help=(
+        "Fit on this many random splits (seeds --seed, --seed+1, ...) and report each figure's mean, sd and range "
+        "across them; FITTED is the first split's."
+    ),
+)
+@click.option(
+    "--refuse-worse",
+    is_flag=True,
+    help=(
+        "Exit 1 without writing FITTED when cross-validation or the held-out split says the fitted numbers are worse "
+        "than GRAPH's as written (default: write it and warn)."
+    ),
+)
+@click.option(
     "--max-iter",
     type=click.IntRange(min=1),
     default=60,
@@ -120,6 +138,8 @@ def fit(
     metric,
     folds,
     seed,
+    repeats,
+    refuse_worse,
     max_iter,
     compare,
     traces,
@@ -138,8 +158,15 @@ def fit(
     --recorded or --traces, and only their composition is recomputed. The
     held-out split's labels are read only after FITTED is written, to report
     the fitted graph, GRAPH as written, the equal-weight baseline and every
-    --compare graph on exactly the same held-out items, with paired
-    intervals against the fitted graph.
+    --compare graph on exactly the same held-out items, with the paired
+    difference fitted minus each (positive: the fitted graph is higher).
+
+    When cross-validation or the held-out split says the fitted numbers are
+    worse than GRAPH's as written, rbg fit warns on stderr (JSON:
+    `warnings`); with --refuse-worse it then writes nothing and exits 1.
+    --repeats N fits on N random splits and reports how much every figure
+    moves with the split. Exit status: 0 (FITTED written), 1 refused by
+    --refuse-worse, 2 bad input.
     """
     if folds == 1:
         raise click.BadParameter(
@@ -147,6 +174,8 @@ def fit(
         )
     if share is not None and split_file:
         raise click.UsageError("give --split or --split-file, not both")
+    if repeats > 1 and split_file:
+        raise click.UsageError("--repeats draws random splits, and --split-file is one fixed split: give one of them")
     check_output(out, _inputs(graph, items, compare, traces, split_file, annotations, recorded), "-o")
     _fit(
         graph,
@@ -157,6 +186,8 @@ def fit(
         metric,
         folds,
         seed,
+        repeats,
+        refuse_worse,
         max_iter,
         compare,
         traces,
@@ -178,6 +209,8 @@ def _fit(
     metric,
     folds,
     seed,
+    repeats,
+    refuse_worse,
     max_iter,
     compare,
     traces,
@@ -188,13 +221,11 @@ def _fit(
     recorded,
     fmt,
 ) -> None:
-    from rubriclang.checker import check_source
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation import fit as F
-    from rubriclang.evaluation.gold import GoldValueError, item_gold, parse_label_map
+    from rubriclang.evaluation.gold import GoldValueError, parse_label_map
     from rubriclang.evaluation.params import fixed_nodes, free_params
     from rubriclang.interp.items import read_items
-    from rubriclang.safeio import describe_os_error, write_atomic
     from rubriclang.syntax import parse
 
     g = load_graph(graph_path)
@@ -223,72 +254,168 @@ def _fit(
     try:
         item_list = list(read_items(items_path))
         ids = [it.id for it in item_list]
-        dev = _dev_ids(split_file, ids, share, seed)
-        held = [i for i in ids if i not in dev]
-        if not dev or not held:
-            raise DataError(
-                f"the split leaves {len(dev)} dev and {len(held)} held-out items: both need some (change --split or "
-                "--split-file)"
-            )
+        splits = [_dev_ids(split_file, ids, share, seed + r) for r in range(repeats)]
+        for r, dev in enumerate(splits):
+            if not dev or len(dev) == len(ids):
+                which = f" of seed {seed + r}" if repeats > 1 else ""
+                raise DataError(
+                    f"the split{which} leaves {len(dev)} dev and {len(ids) - len(dev)} held-out items: both need some "
+                    "(change --split or --split-file)"
+                )
         _check_modes(graphs, (graph_path, *compare), item_list, mode)
         outcomes = _outcomes(graphs, item_list, traces, annotations, recorded, concurrency, mode)
-        by_id = {it.id: it for it in item_list}
-        # Dev labels only: the held-out labels are read after FITTED is written.
-        dev_gold = {
-            i: gv
-            for i in sorted(dev, key=ids.index)
-            if (gv := item_gold(by_id[i], g, f"{items_path}:{by_id[i].line}", mode, label_map)) is not None
-        }
     except LocatedError as exc:
         raise data_error(exc) from None
-    cases = F.cases(g, outcomes[0])
-    fit_ids = [i for i in dev_gold if i in cases]
-    if not fit_ids:
-        raise DataError("no dev item has both gold and recorded judgments: nothing to fit on")
-    left_out = F.left_out(sorted(dev, key=ids.index), dev_gold, cases, {o[0] for o in outcomes[0]})
-    fit_mode = cases[fit_ids[0]].mode
-    metric = metric or F.default_metric(g, fit_mode)
-    if problem := F.metric_problem(g, fit_mode, metric):
-        raise click.BadParameter(problem, param_hint="--metric")
-    settings = F.Settings(metric, seed, max_iter)
-    result = F.fit(g, params, [cases[i] for i in fit_ids], [dev_gold[i] for i in fit_ids], settings)
-    cv = F.cross_validate(g, params, cases, fit_ids, dev_gold, settings, folds) if folds >= 2 else None
-    text = F.fitted_source(parsed.source, graph_path, params, result.values)
-    checked = check_source(text, out)
-    fitted = checked.graph
-    if fitted is None:  # types are kept by construction (fit._Validity); never write a file that does not check
-        raise DataError(
-            f"the fitted numbers do not check in `{graph_path}` (so {out} is not written): "
-            f"{'; '.join(d.message for d in checked.diagnostics if d.is_error)}\n"
-            "  hint: mark the node whose numbers break it `# rbg: fixed`"
-        )
+    splitter = _Splitter(g, graphs, (graph_path, *compare), parsed.source, params, item_list, outcomes)
+    splitter.configure(items_path, mode, label_map, out, max_iter, folds)
     inputs = _inputs(graph_path, items_path, compare, traces, split_file, annotations, recorded)
+    summary, text, fitted, fit_mode = splitter.fit_split(splits[0], seed, metric)
+    if not refuse_worse:  # written before the held-out labels are read: its numbers cannot depend on them
+        _write(out, text, inputs, g, graph_path)
+    try:
+        report = splitter.held_out(splits[0], fitted)
+        runs = [(summary, report)]
+        for r in range(1, repeats):
+            s_r, _, fitted_r, _ = splitter.fit_split(splits[r], seed + r, summary.metric)
+            runs.append((s_r, splitter.held_out(splits[r], fitted_r)))
+    except LocatedError as exc:
+        state = (
+            "is not written"
+            if refuse_worse
+            else "was written before the held-out labels were read; its numbers do not depend on them"
+        )
+        raise DataError(f"{data_error(exc).message}\n  note: {out} {state}") from None
+    repeated = F.Repeats(tuple(seed + r for r in range(repeats)), tuple(runs)) if repeats > 1 else None
+    warnings = F.worse(summary, report, fit_mode, graph_path, repeated)
+    refused = refuse_worse and bool(warnings)
+    if refuse_worse and not refused:
+        _write(out, text, inputs, g, graph_path)
+    _echo(fmt, summary, report, repeated, warnings, refused)
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    if refused:
+        click.echo(f"rbg fit: {out} not written: the fit is worse than the graph as written (--refuse-worse)", err=True)
+        raise SystemExit(1)
+    if warnings:
+        click.echo(f"rbg fit: {out} was written all the same (--refuse-worse does not write it)", err=True)
+
+
+class _Splitter:
+    """One fit per dev/held-out split, over judgments recorded once."""
+
+    def __init__(self, g, graphs, paths, source, params, item_list, outcomes):
+        from rubriclang.evaluation import fit as F
+
+        self.g, self.graphs, self.paths, self.source, self.params = g, graphs, paths, source, params
+        self.items, self.outcomes = item_list, outcomes
+        self.ids = [it.id for it in item_list]
+        self.by_id = {it.id: it for it in item_list}
+        self.cases = F.cases(g, outcomes[0])
+        self.judged = {o[0] for o in outcomes[0]}
+
+    def configure(self, items_path, mode, label_map, out, max_iter, folds) -> None:
+        self.items_path, self.mode, self.label_map = items_path, mode, label_map
+        self.out, self.max_iter, self.folds = out, max_iter, folds
+
+    def gold_of(self, ids: list[str]) -> dict:
+        """The gold of these items (LocatedError on a bad value)."""
+        from rubriclang.evaluation.gold import item_gold
+
+        return {
+            i: gv
+            for i in ids
+            if (
+                gv := item_gold(
+                    self.by_id[i], self.g, f"{self.items_path}:{self.by_id[i].line}", self.mode, self.label_map
+                )
+            )
+            is not None
+        }
+
+    def fit_split(self, dev: set[str], seed: int, metric: str | None):
+        """(Summary, FITTED's text, FITTED checked, the fit's mode): the numbers
+        fitted on one split's dev items, from their labels only."""
+        from rubriclang.checker import check_source
+        from rubriclang.errors import LocatedError
+        from rubriclang.evaluation import fit as F
+
+        g, params, cases = self.g, self.params, self.cases
+        dev_ids = [i for i in self.ids if i in dev]
+        try:
+            dev_gold = self.gold_of(dev_ids)
+        except LocatedError as exc:
+            raise data_error(exc) from None
+        fit_ids = [i for i in dev_gold if i in cases]
+        if not fit_ids:
+            raise DataError("no dev item has both gold and recorded judgments: nothing to fit on")
+        fit_mode = cases[fit_ids[0]].mode
+        metric = metric or F.default_metric(g, fit_mode)
+        if problem := F.metric_problem(g, fit_mode, metric):
+            raise click.BadParameter(problem, param_hint="--metric")
+        settings = F.Settings(metric, seed, self.max_iter)
+        result = F.fit(g, params, [cases[i] for i in fit_ids], [dev_gold[i] for i in fit_ids], settings)
+        cv = F.cross_validate(g, params, cases, fit_ids, dev_gold, settings, self.folds) if self.folds >= 2 else None
+        text = F.fitted_source(self.source, self.paths[0], params, result.values)
+        checked = check_source(text, self.out)
+        if checked.graph is None:  # types are kept by construction (fit._Validity); never write one that does not check
+            raise DataError(
+                f"the fitted numbers do not check in `{self.paths[0]}` (so {self.out} is not written): "
+                f"{'; '.join(d.message for d in checked.diagnostics if d.is_error)}\n"
+                "  hint: mark the node whose numbers break it `# rbg: fixed`"
+            )
+        left_out = F.left_out(dev_ids, dev_gold, cases, self.judged)
+        held = len(self.ids) - len(dev)
+        summary = F.Summary(self.out, metric, seed, params, result, cv, len(dev), len(fit_ids), held, left_out)
+        return summary, text, checked.graph, fit_mode
+
+    def held_out(self, dev: set[str], fitted):
+        """One split's held-out evaluation: its labels are read here, after fitting."""
+        from rubriclang.evaluation import fit as F
+
+        held_items = [it for it in self.items if it.id not in dev]
+        held_gold = self.gold_of([it.id for it in held_items])
+        return F.held_out_report(
+            self.g, fitted, self.graphs, self.paths, self.outcomes, self.cases, held_items, held_gold, self.mode
+        )
+
+
+def _write(out, text, inputs, g, graph_path) -> None:
+    from rubriclang.safeio import describe_os_error, write_atomic
+
     try:
         with command_output(out, [*inputs, *graph_inputs(g, graph_path)], "-o"):
             write_atomic(out, text)
     except OSError as exc:
         raise DataError(f"cannot write `{out}`: {describe_os_error(exc)}") from None
-    try:
-        held_items = [by_id[i] for i in held]
-        held_gold = {
-            it.id: gv
-            for it in held_items
-            if (gv := item_gold(it, g, f"{items_path}:{it.line}", mode, label_map)) is not None
-        }
-    except LocatedError as exc:
-        note = f"{out} was written before the held-out labels were read; its numbers do not depend on them"
-        raise DataError(f"{data_error(exc).message}\n  note: {note}") from None
-    report = F.held_out_report(g, fitted, graphs, (graph_path, *compare), outcomes, cases, held_items, held_gold, mode)
-    summary = F.Summary(out, metric, seed, params, result, cv, len(dev), len(fit_ids), len(held), left_out)
-    if fmt == "json":
-        click.echo(json.dumps({**summary.to_json(), "held_out": report.to_json()}, sort_keys=True, indent=2))
-    else:
-        from rubriclang.evaluation.evaluate import render_text
 
-        click.echo(summary.text())
+
+def _echo(fmt, summary, report, repeated, warnings, refused) -> None:
+    """The report on stdout: the fit, the held-out split, the repeats."""
+    if fmt == "json":
+        doc = {
+            **summary.to_json(),
+            "held_out": report.to_json(),
+            "written": not refused,
+            "warnings": warnings,
+            "repeats": repeated.to_json() if repeated else None,
+        }
+        click.echo(json.dumps(doc, sort_keys=True, indent=2))
+        return
+    from rubriclang.evaluation.evaluate import render_text
+
+    click.echo(summary.text(wrote=not refused))
+    click.echo("")
+    if repeated is None:
+        click.echo(
+            f"Held-out split ({summary.held} items), reported once, after fitting (one split: --repeats N shows how "
+            "much each figure moves with the split):"
+        )
+    else:
+        click.echo(f"Held-out split of seed {summary.seed} ({summary.held} items), reported once, after fitting:")
+    click.echo(render_text(report))
+    if repeated is not None:
         click.echo("")
-        click.echo("Held-out split, reported once, after fitting:")
-        click.echo(render_text(report))
+        click.echo(repeated.text(summary.metric))
 
 
 def _check_modes(graphs, paths, items, mode) -> None:

@@ -200,11 +200,11 @@ def judge_kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
     """(metric family: numeric, bool, label or pairwise; the gold type in words)."""
             "definitions": {m: DEFINITIONS[m].to_json() for m in self.metric_names()},
     if mode == "pairwise":
-        return "pairwise", "a candidate or tie"
     def metric_names(self) -> list[str]:
         """The metrics of every mode, in report order."""
         return list(dict.fromkeys(m for r in self.modes.values() for m in METRICS[r.kind]))
 
+        return "pairwise", "a candidate or tie"
     out = graph.pointwise_readout.output.as_optional(False)
     return {"bool": "bool", "label": "label"}.get(out.kind, "numeric"), str(out)
 
@@ -379,11 +379,6 @@ def render_text(ev: Evaluation) -> str:
     return "\n".join(lines)
 
 
-def _left_out_text(r: ModeResult) -> list[str]:
-    if not r.left_out:
-        return []
-    n = len({x.item for x in r.left_out})
-    out = ["", f"  left out of every column: {n} items"]
 INTERVALS_TEXT = (
     "Intervals, 95%: a proportion's is its Wilson score interval; any other figure's, and every paired",
     f"difference's, a percentile bootstrap over items ({BOOTSTRAP_SAMPLES} resamples, seed {SEED}). Where no",
@@ -397,6 +392,11 @@ INTERVALS_TEXT = (
         groups.setdefault((x.reason, x.column), []).append(x.item)
     for (reason, column), ids in sorted(groups.items(), key=lambda kv: (REASONS.index(kv[0][0]), kv[0][1] or "")):
         where = f" in `{column}`" if column else ""
+def _left_out_text(r: ModeResult) -> list[str]:
+    if not r.left_out:
+        return []
+    n = len({x.item for x in r.left_out})
+    out = ["", f"  left out of every column: {n} items"]
         shown = ", ".join(ids[:_SHOWN_IDS]) + (
             f", ... {len(ids) - _SHOWN_IDS} more (--format json lists all)" if len(ids) > _SHOWN_IDS else ""
         )

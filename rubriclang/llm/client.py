@@ -34,7 +34,17 @@ from rubriclang.canonical import canonical_json
 from rubriclang.jsonread import loads
 from rubriclang.llm.connect import BaseURL, api_key_problem, parse_base_url
 from rubriclang.llm.redact import Redactor
-from rubriclang.llm.transport import PoolTransport, ReplyTooLarge, direct_mounts, header_lines, request_head
+from rubriclang.llm.transport import (
+    ACCEPTED_ENCODINGS,
+    BodyDecoder,
+    PoolTransport,
+    ReplyTooLarge,
+    UnreadableEncoding,
+    decoded,
+    direct_mounts,
+    header_lines,
+    request_head,
+)
 from rubriclang.memo import IdentityMemo
 
 # The largest answer read: replies are kilobytes, and even top-20 logprobs of
@@ -367,7 +377,8 @@ class OpenAIClient:
         # system's TLS certificates: milliseconds per run).
         direct = all(ep.direct is not None for ep in self.endpoints)
         self._http = _CookielessClient(
-            headers=headers,
+            # Only the encodings read within the cap (`BodyDecoder`), whatever decoders httpx has.
+            headers={**headers, "Accept-Encoding": ACCEPTED_ENCODINGS},
             timeout=httpx.Timeout(timeout),
             limits=limits,
             trust_env=not local,
@@ -450,15 +461,13 @@ class OpenAIClient:
             cap = self.max_reply_bytes
             url = (ep.origin if root else ep.url) + path + ep.query
             async with self._http.stream(method, url, json=body) as r:
-                # The plain-http pool stops at the cap itself; httpx's
-                # default transport (https) streams, and stops here.
-                chunks, size = [], 0
-                async for chunk in r.aiter_bytes():
-                    size += len(chunk)
-                    if size > cap:
-                        raise ReplyTooLarge(f"the answer passed {cap} bytes")
-                    chunks.append(chunk)
-                return _Answer(r.status_code, dict(r.headers), b"".join(chunks))
+                # Read as sent and decoded here, within the cap on decoded
+                # bytes (httpx would inflate a whole chunk at once, and
+                # stacked encodings too).
+                decoder = BodyDecoder(", ".join(r.headers.get_list("content-encoding")) or None, cap)
+                async for chunk in r.aiter_raw():
+                    decoder.feed(chunk)
+                return _Answer(r.status_code, dict(r.headers), decoder.finish())
 
     async def _fetch_direct(
         self, ep: _Endpoint, method: bytes, target: bytes, body: dict | None, messages: tuple[dict, ...] | None
@@ -473,10 +482,9 @@ class OpenAIClient:
         deadline = asyncio.get_running_loop().time() + self.deadline
         answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts, deadline=deadline)
         found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in answer.headers}
-        if found.get("content-encoding", "identity") != "identity":  # not asked for, but decoded as httpx would
-            content = await httpx.Response(
-                answer.status_code, headers=answer.headers, stream=httpx.ByteStream(content)
-            ).aread()
+        if "content-encoding" in found:  # not asked for, but read if it is one this client reads
+            encoding = ", ".join(v.decode("latin-1") for k, v in answer.headers if k.lower() == b"content-encoding")
+            content = decoded(encoding, content, self.max_reply_bytes)
         return _Answer(answer.status_code, found, content)
 
     def _too_large(self, ep: _Endpoint, attempt: int = 1) -> LLMError:
@@ -486,6 +494,9 @@ class OpenAIClient:
             None,
             attempt,
         )
+
+    def _unreadable(self, ep: _Endpoint, exc: UnreadableEncoding, attempt: int = 1) -> LLMError:
+        return LLMError("bad_response", f"{ep.url} answered in a form this client cannot read: {exc}", None, attempt)
 
     def _past_deadline(self, ep: _Endpoint) -> LLMError:
         return LLMError("timeout", f"{ep.url} did not finish answering within the {self.deadline:g} s deadline")
@@ -515,6 +526,8 @@ class OpenAIClient:
             raise self._past_deadline(ep) from None
         except ReplyTooLarge:
             raise self._too_large(ep) from None
+        except UnreadableEncoding as exc:
+            raise self._unreadable(ep, exc) from None
         except httpx.TimeoutException:
             raise LLMError("timeout", f"{ep.url} did not answer in time") from None
         except httpx.HTTPError as exc:
@@ -613,6 +626,8 @@ class OpenAIClient:
         except ReplyTooLarge:
             # Not retried: the same request would be answered at length again.
             raise self._too_large(ep, attempt) from None
+        except UnreadableEncoding as exc:  # nor this: the server would encode it so again
+            raise self._unreadable(ep, exc, attempt) from None
         except httpx.TimeoutException:
             raise _Retry(LLMError("timeout", f"{ep.url} did not answer in time")) from None
         except httpx.ConnectError as exc:

@@ -41,6 +41,7 @@ import functools
 import re
 import time
 import urllib.request
+import zlib
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -57,6 +58,87 @@ KEEPALIVE_EXPIRY = 4.0
 
 class ReplyTooLarge(httpx.TransportError):
     """An answer larger than the caller accepts; its body was not read in full."""
+
+
+class UnreadableEncoding(httpx.DecodingError):
+    """An answer in a content encoding this client does not read (anything
+    but gzip, deflate or none, or several stacked), or compressed data that
+    is corrupt or cut short."""
+
+
+# The content encodings read (`Accept-Encoding` where compression is asked
+# for): zlib's, which can be inflated a bounded step at a time.
+ACCEPTED_ENCODINGS = "gzip, deflate"
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+class BodyDecoder:
+    """A body's bytes as sent (`feed`), its content as meant (`finish`),
+    decoded as they come, a bounded step at a time: past `cap` decoded bytes
+    (None: no cap) it raises ReplyTooLarge, before more than the cap is ever
+    held, so a small compressed answer cannot swell into gigabytes. The cap
+    counts the sent bytes too. `encoding` is the answer's `Content-Encoding`
+    (None or `identity`: as sent); others raise UnreadableEncoding."""
+
+    def __init__(self, encoding: str | None, cap: int | None):
+        name = (encoding or "identity").strip().lower()
+        if name != "identity" and name not in _WBITS:
+            shown = name if len(name) <= 40 and name.isprintable() else "an unknown one"
+            stacked = "several stacked encodings" if "," in name else "an encoding this client does not read"
+            raise UnreadableEncoding(f"its content encoding `{shown}` is {stacked} (it reads {ACCEPTED_ENCODINGS})")
+        self.cap = cap
+        self.name = name
+        self._inflate = None if name == "identity" else zlib.decompressobj(_WBITS[name])
+        self._parts: list[bytes] = []
+        self._sent = self._size = 0
+        self._raw_deflate = name == "deflate"  # until the first bytes show a zlib header
+
+    def feed(self, data: bytes) -> None:
+        self._sent += len(data)
+        if self.cap is not None and self._sent > self.cap:
+            raise ReplyTooLarge(f"the answer passed {self.cap} bytes")
+        if self._inflate is None:
+            self._keep(data)
+            return
+        if self._raw_deflate and data:
+            # `deflate` is zlib data by the standard, raw deflate data by some
+            # servers' reading of it: the first byte tells them apart, as httpx does.
+            self._raw_deflate = False
+            if data[0] & 0x0F != 8:
+                self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+        inflate = self._inflate
+        try:
+            while data:
+                room = 0 if self.cap is None else self.cap - self._size + 1  # 0: no bound
+                self._keep(inflate.decompress(data, room))
+                data = inflate.unconsumed_tail
+        except zlib.error:
+            raise UnreadableEncoding(f"its {self.name} data is corrupt") from None
+
+    def finish(self) -> bytes:
+        """The whole decoded content."""
+        if self._inflate is not None:
+            try:
+                self._keep(self._inflate.flush())
+            except zlib.error:
+                raise UnreadableEncoding(f"its {self.name} data is corrupt") from None
+            if self._sent and not self._inflate.eof:
+                raise UnreadableEncoding(f"its {self.name} data is cut short")
+        return b"".join(self._parts)
+
+    def _keep(self, part: bytes) -> None:
+        self._size += len(part)
+        if self.cap is not None and self._size > self.cap:
+            raise ReplyTooLarge(f"the answer passed {self.cap} bytes once decoded")
+        if part:
+            self._parts.append(part)
+
+
+def decoded(encoding: str | None, body: bytes, cap: int | None) -> bytes:
+    """`body`, sent in `encoding`, decoded within `cap` (see BodyDecoder)."""
+    decoder = BodyDecoder(encoding, cap)
+    decoder.feed(body)
+    return decoder.finish()
 
 
 def _expire(fut: asyncio.Future) -> None:
@@ -358,7 +440,8 @@ class PoolTransport(httpx.AsyncBaseTransport):
     """An `httpx.AsyncBaseTransport` for plain-http URLs: keep-alive
     HTTP/1.1 connections, at most `max_per_origin` to each origin, each
     reused while idle for less than `keepalive_expiry` seconds. A response
-    body larger than `max_body` bytes (None: no cap) raises ReplyTooLarge."""
+    body larger than `max_body` bytes (None: no cap), as sent or once
+    decoded (gzip, deflate), raises ReplyTooLarge."""
 
     def __init__(
         self, max_per_origin: int = 16, keepalive_expiry: float = KEEPALIVE_EXPIRY, max_body: int | None = None
@@ -382,9 +465,14 @@ class PoolTransport(httpx.AsyncBaseTransport):
         except httpx.RequestNotRead:
             body = None  # a streamed body, sent as it comes
         answer, content = await self.exchange(url.host, url.port or 80, head, body, timeouts, request.stream)
+        headers = answer.headers
+        encodings = [v.decode("latin-1") for k, v in headers if k.lower() == b"content-encoding"]
+        if encodings:  # decoded here, within the cap on decoded bytes, not by httpx after it
+            content = decoded(", ".join(encodings), content, self.max_body)
+            headers = [(k, v) for k, v in headers if k.lower() not in (b"content-encoding", b"content-length")]
         return httpx.Response(
             answer.status_code,
-            headers=answer.headers,
+            headers=headers,
             stream=httpx.ByteStream(content),
             request=request,
             extensions={"http_version": b"HTTP/" + answer.http_version, "reason_phrase": answer.reason},
@@ -702,4 +790,16 @@ def direct_mounts(
     return out
 
 
-__all__ = ["Answer", "PoolTransport", "ReplyTooLarge", "RequestHead", "direct_mounts", "header_lines", "request_head"]
+__all__ = [
+    "ACCEPTED_ENCODINGS",
+    "Answer",
+    "BodyDecoder",
+    "PoolTransport",
+    "ReplyTooLarge",
+    "RequestHead",
+    "UnreadableEncoding",
+    "decoded",
+    "direct_mounts",
+    "header_lines",
+    "request_head",
+]

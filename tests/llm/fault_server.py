@@ -40,6 +40,7 @@ class Fault:
     reply: str | None = None  # a normal completion with this text
     trickle: float = 0.0  # seconds between the body's bytes
     chunked: bool = False  # the body without Content-Length, in chunks
+    headers: dict | None = None  # more headers of an answer with `body` (e.g. Content-Encoding)
 
 
 def status(code: int, message: str = "", retry_after: str | None = None) -> Fault:
@@ -263,7 +264,7 @@ def _handler(server: FaultServer):
                     self.close_connection = True
                     return
                 if fault.body is not None:
-                    return self._send(fault.status or 200, fault.body, fault=fault)
+                    return self._send(fault.status or 200, fault.body, fault.headers, fault=fault)
                 if fault.status is not None:
                     headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
                     message = fault.message.replace("{authorization}", quoted)
