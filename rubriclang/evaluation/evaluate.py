@@ -186,24 +186,24 @@ class Evaluation:
     def to_json(self) -> dict:
         return {
             "columns": [c.to_json() for c in self.columns],
+            "differences_of": self.columns[0].name,
             "items": self.items,
             "items_with_gold": self.items_with_gold,
             "coverage": None if self.coverage is None else round(self.coverage, 6),
             "modes": {m: r.to_json() for m, r in self.modes.items()},
             "notes": list(self.notes),
-            "differences_of": self.columns[0].name,
             "bootstrap": {"samples": BOOTSTRAP_SAMPLES, "seed": SEED, "level": 0.95},
+            "definitions": {m: DEFINITIONS[m].to_json() for m in self.metric_names()},
         }
 
-
-def judge_kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
-    """(metric family: numeric, bool, label or pairwise; the gold type in words)."""
-            "definitions": {m: DEFINITIONS[m].to_json() for m in self.metric_names()},
-    if mode == "pairwise":
     def metric_names(self) -> list[str]:
         """The metrics of every mode, in report order."""
         return list(dict.fromkeys(m for r in self.modes.values() for m in METRICS[r.kind]))
 
+
+def judge_kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
+    """(metric family: numeric, bool, label or pairwise; the gold type in words)."""
+    if mode == "pairwise":
         return "pairwise", "a candidate or tie"
     out = graph.pointwise_readout.output.as_optional(False)
     return {"bool": "bool", "label": "label"}.get(out.kind, "numeric"), str(out)
@@ -288,13 +288,13 @@ def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> M
         scored=tuple(it.id for it in scored),
         left_out=tuple(left),
         metrics={c: {m: s.estimate() for m, s in ms.items()} for c, ms in samples.items()},
+        # First minus each other column: a positive sign favours the first column (a graph, the fitted
+        # graph) on every figure where higher is better.
         differences={
             c: {m: samples[first][m].minus(s) for m, s in ms.items()} for c, ms in samples.items() if c != first
         },
         confusion=conf,
     )
-        # First minus each other column: a positive sign favours the first column (a graph, the fitted
-        # graph) on every figure where higher is better.
 
 
 def evaluate(
@@ -387,16 +387,16 @@ INTERVALS_TEXT = (
 )
 
 
-    groups: dict[tuple[str, str | None], list[str]] = {}
-    for x in r.left_out:
-        groups.setdefault((x.reason, x.column), []).append(x.item)
-    for (reason, column), ids in sorted(groups.items(), key=lambda kv: (REASONS.index(kv[0][0]), kv[0][1] or "")):
-        where = f" in `{column}`" if column else ""
 def _left_out_text(r: ModeResult) -> list[str]:
     if not r.left_out:
         return []
     n = len({x.item for x in r.left_out})
     out = ["", f"  left out of every column: {n} items"]
+    groups: dict[tuple[str, str | None], list[str]] = {}
+    for x in r.left_out:
+        groups.setdefault((x.reason, x.column), []).append(x.item)
+    for (reason, column), ids in sorted(groups.items(), key=lambda kv: (REASONS.index(kv[0][0]), kv[0][1] or "")):
+        where = f" in `{column}`" if column else ""
         shown = ", ".join(ids[:_SHOWN_IDS]) + (
             f", ... {len(ids) - _SHOWN_IDS} more (--format json lists all)" if len(ids) > _SHOWN_IDS else ""
         )

@@ -307,6 +307,11 @@ def fitted_source(source: str, path: str, params: list[Param], values) -> str:
     return result.output
 
 
+def written_name(path: str) -> str:
+    """The held-out column of GRAPH as written."""
+    return f"as written ({os.path.basename(path)})"
+
+
 def held_out_report(graph, fitted, graphs, paths, outcomes, all_cases: dict[str, Case], held_items, held_gold, mode):
     """The fitted graph, the graph as written, its equal-weight baseline and
     the compared graphs, on exactly the same held-out items."""
@@ -323,7 +328,7 @@ def held_out_report(graph, fitted, graphs, paths, outcomes, all_cases: dict[str,
         "graph",
         fitted.name,
     )
-    columns = [fitted_col, *graph_columns(graph, f"as written ({os.path.basename(paths[0])})", own, "equal")]
+    columns = [fitted_col, *graph_columns(graph, written_name(paths[0]), own, "equal")]
     for g, p, outs in zip(graphs[1:], paths[1:], outcomes[1:]):
         columns.append(graph_columns(g, os.path.basename(p), [o for o in outs if o[0] in held], "none")[0])
     return evaluate(graph, held_items, held_gold, columns, mode)
@@ -347,17 +352,33 @@ class Summary:
     def moves(self) -> list[tuple[str, Any, Any]]:
         return [(p.label, p.value, v) for p, v in zip(self.params, self.result.values)]
 
+    def dev_figures(self) -> tuple[float, float]:
+        """(fitted, as written) on the dev items fitted on."""
+        return metric_value(self.metric, self.result.loss), metric_value(self.metric, self.result.start_loss)
+
+    def cv_figures(self) -> tuple[float | None, float | None]:
+        """(fitted, as written), the cross-validation's means over folds."""
+        if not self.cv:
+            return None, None
+        return _mean([f.fitted for f in self.cv]), _mean([f.written for f in self.cv])
+
     def to_json(self) -> dict:
+        from rubriclang.evaluation.metrics import DEFINITIONS
+
         cv = None
         if self.cv is not None:
+            fitted, written = self.cv_figures()
             cv = {
                 "folds": [attrs.asdict(f) for f in self.cv],
-                "fitted": _mean([f.fitted for f in self.cv]),
-                "written": _mean([f.written for f in self.cv]),
+                "fitted": fitted,
+                "written": written,
+                "fitted_minus_written": _minus(fitted, written),
             }
+        dev_fitted, dev_written = self.dev_figures()
         return {
             "fitted": self.out,
             "metric": self.metric,
+            "metric_definition": DEFINITIONS[self.metric].to_json(),
             "seed": self.seed,
             "split": {
                 "dev": self.dev,
@@ -367,18 +388,19 @@ class Summary:
             },
             "params": [{"param": n, "written": a, "fitted": b} for n, a, b in self.moves()],
             "dev": {
-                "written": metric_value(self.metric, self.result.start_loss),
-                "fitted": metric_value(self.metric, self.result.loss),
+                "written": dev_written,
+                "fitted": dev_fitted,
+                "fitted_minus_written": _minus(dev_fitted, dev_written),
                 "evaluations": self.result.evaluations,
             },
             "cross_validation": cv,
         }
 
-    def text(self) -> str:
+    def text(self, wrote: bool = True) -> str:
+        done = f"Wrote {self.out}." if wrote else f"{self.out} not written (--refuse-worse)."
         lines = [
             f"Fitted {len(self.params)} numbers on {self.fitted_on} of {self.dev} dev items (metric {self.metric}, "
-            f"seed {self.seed}); "
-            f"{self.held} items held out. Wrote {self.out}."
+            f"seed {self.seed}); {self.held} items held out. {done}"
         ]
         for reason, ids in self.left_out.items():
             shown = ", ".join(ids[:10]) + (f", ... {len(ids) - 10} more" if len(ids) > 10 else "")
@@ -387,20 +409,175 @@ class Summary:
             lines.append(f"  {name}: {_num(a)} -> {_num(b)}" if float(a) != float(b) else f"  {name}: {_num(a)} (kept)")
         if not self.params:
             lines.append("  (no free numbers: every node is fixed or has none)")
+        dev_fitted, dev_written = self.dev_figures()
         lines.append(
-            f"Dev {self.metric}: {metric_value(self.metric, self.result.start_loss):.3f} as written, "
-            f"{metric_value(self.metric, self.result.loss):.3f} fitted (on the items fitted on; "
-            f"{self.result.evaluations} evaluations)."
+            f"Dev {self.metric}: fitted {dev_fitted:.3f}, as written {dev_written:.3f}, fitted - as written "
+            f"{dev_fitted - dev_written:+.3f} (on the items fitted on; {self.result.evaluations} evaluations)."
         )
         if self.cv:
+            fitted, written = self.cv_figures()
             per = ", ".join(f"{f.fitted:.3f}/{f.written:.3f}" for f in self.cv)
             lines.append(
                 f"Cross-validation ({len(self.cv)} folds of the dev split), {self.metric}: "
-                f"fitted {_mean([f.fitted for f in self.cv]):.3f}, as written "
-                f"{_mean([f.written for f in self.cv]):.3f} "
-                f"(per fold, fitted/as written: {per})."
+                f"fitted {_fmt(fitted)}, as written {_fmt(written)}, fitted - as written "
+                f"{_fmt(_minus(fitted, written), '+.3f')} (per fold, fitted/as written: {per})."
             )
         return "\n".join(lines)
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else round(a - b, 6)
+
+
+def _fmt(x: float | None, spec: str = ".3f") -> str:
+    return "n/a" if x is None else format(x, spec)
+
+
+def worse(summary: Summary, report, mode: str, graph_path: str, repeats: Repeats | None = None) -> list[str]:
+    """Why the fitted numbers look worse than GRAPH's as written, one
+    sentence per witness: the cross-validation's mean over folds, the
+    held-out paired difference (fitted minus as written) of the fit's
+    metric, and with `repeats` that difference's mean over the splits.
+    Empty when none says so."""
+    from rubriclang.evaluation.metrics import DEFINITIONS
+
+    metric = summary.metric
+    sign = -1.0 if DEFINITIONS[metric].better == "lower" else 1.0
+    out = []
+    fitted, written = summary.cv_figures()
+    if fitted is not None and written is not None and sign * (fitted - written) < 0:
+        out.append(
+            f"cross-validation on the dev split says the fitted numbers are worse than as written: {metric} fitted "
+            f"{fitted:.3f}, as written {written:.3f} (fitted - as written {fitted - written:+.3f})"
+        )
+    result = report.modes.get(mode)
+    diff = result.differences.get(written_name(graph_path), {}).get(metric) if result else None
+    if diff is not None and diff.value is not None and sign * diff.value < 0:
+        bound = diff.high if sign > 0 else diff.low
+        sure = bound is not None and sign * bound < 0
+        interval = f" [{diff.low:+.3f}, {diff.high:+.3f}]" if diff.low is not None and diff.high is not None else ""
+        out.append(
+            f"the held-out split says the fitted graph is worse than as written: {metric} fitted - as written "
+            f"{diff.value:+.3f}{interval} on {diff.n} items" + (", an interval that excludes 0" if sure else "")
+        )
+    if repeats is not None:
+        name = written_name(graph_path)
+        across = spread([_held_value(rep, mode, "differences", name, metric) for _, rep in repeats.runs])
+        if across is not None and sign * across.mean < 0:
+            out.append(
+                f"across {across.n} random splits the fitted numbers are worse than as written on the held-out "
+                f"items: {metric} fitted - as written {across.text('+.3f')}"
+            )
+    return out
+
+
+# --- repeated splits ------------------------------------------------------------------
+
+
+@attrs.frozen
+class Spread:
+    """One figure across the repeated splits: mean, sample sd, min and max."""
+
+    mean: float
+    sd: float | None
+    low: float
+    high: float
+    n: int
+
+    def to_json(self) -> dict:
+        r = lambda x: None if x is None else round(x, 6)  # noqa: E731
+        return {"mean": r(self.mean), "sd": r(self.sd), "min": r(self.low), "max": r(self.high), "splits": self.n}
+
+    def text(self, spec: str = ".3f") -> str:
+        sd = "n/a" if self.sd is None else format(self.sd, ".3f")
+        return f"{self.mean:{spec}} sd {sd} [{self.low:{spec}}, {self.high:{spec}}]"
+
+
+def spread(values: Sequence[float | None]) -> Spread | None:
+    """The spread of the defined values (None when none is)."""
+    xs = [float(x) for x in values if x is not None and math.isfinite(x)]
+    if not xs:
+        return None
+    mean = math.fsum(xs) / len(xs)
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else None
+    return Spread(mean, sd, min(xs), max(xs), len(xs))
+
+
+@attrs.frozen
+class Repeats:
+    """Each figure of `rbg fit`'s report across repeated random splits, from
+    the splits' (Summary, held-out Evaluation) pairs."""
+
+    seeds: tuple[int, ...]
+    runs: tuple[tuple[Summary, Any], ...]
+
+    def _held(self) -> dict[str, dict[str, dict[str, dict[str, Spread | None]]]]:
+        """mode -> metrics|differences -> column -> metric -> spread."""
+        out: dict = {}
+        first = self.runs[0][1]
+        for mode, r in first.modes.items():
+            out[mode] = {}
+            for part in ("metrics", "differences"):
+                out[mode][part] = {
+                    col: {
+                        m: spread([_held_value(rep, mode, part, col, m) for _, rep in self.runs])
+                        for m in getattr(r, part)[col]
+                    }
+                    for col in getattr(r, part)
+                }
+        return out
+
+    def to_json(self) -> dict:
+        j = lambda s: None if s is None else s.to_json()  # noqa: E731
+        dev = [s.dev_figures() for s, _ in self.runs]
+        cv = [s.cv_figures() for s, _ in self.runs]
+        return {
+            "seeds": list(self.seeds),
+            "dev": {
+                "fitted": j(spread([f for f, _ in dev])),
+                "written": j(spread([w for _, w in dev])),
+                "fitted_minus_written": j(spread([_minus(f, w) for f, w in dev])),
+            },
+            "cross_validation": {
+                "fitted": j(spread([f for f, _ in cv])),
+                "written": j(spread([w for _, w in cv])),
+                "fitted_minus_written": j(spread([_minus(f, w) for f, w in cv])),
+            },
+            "held_out": {
+                mode: {part: {c: {m: j(x) for m, x in ms.items()} for c, ms in cs.items()} for part, cs in p.items()}
+                for mode, p in self._held().items()
+            },
+        }
+
+    def text(self, metric: str) -> str:
+        from rubriclang.evaluation.evaluate import _table
+
+        s = lambda x: "n/a" if x is None else x.text()  # noqa: E731
+        dev = [s_.dev_figures() for s_, _ in self.runs]
+        cv = [s_.cv_figures() for s_, _ in self.runs]
+        lines = [
+            f"Across {len(self.seeds)} random splits (seeds {self.seeds[0]} to {self.seeds[-1]}; split, folds and "
+            "search each seeded), each figure's mean, sd and [min, max]:",
+            f"  dev {metric}: fitted {s(spread([f for f, _ in dev]))}, as written {s(spread([w for _, w in dev]))}",
+        ]
+        if any(f is not None for f, _ in cv):
+            lines.append(f"  cross-validation {metric}: fitted - as written {s(spread([_minus(f, w) for f, w in cv]))}")
+        for mode, p in self._held().items():
+            cols = list(p["metrics"])
+            metrics = list(p["metrics"][cols[0]]) if cols else []
+            lines += ["", f"  held-out {mode}:"]
+            lines += _table(["metric", *cols], [[m, *(s(p["metrics"][c][m]) for c in cols)] for m in metrics])
+            if p["differences"]:
+                lines += ["", f"  held-out {mode}, paired differences, `{cols[0]}` minus each column:"]
+                dcols = list(p["differences"])
+                lines += _table(["metric", *dcols], [[m, *(s(p["differences"][c][m]) for c in dcols)] for m in metrics])
+        return "\n".join(lines)
+
+
+def _held_value(report, mode: str, part: str, col: str, metric: str) -> float | None:
+    r = report.modes.get(mode)
+    e = getattr(r, part).get(col, {}).get(metric) if r is not None else None
+    return None if e is None else e.value
 
 
 def _mean(xs: list[float]) -> float | None:

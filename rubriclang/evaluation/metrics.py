@@ -127,6 +127,7 @@ class Metric:
     denominator: str
     stat: Stat
     parts: Parts | None = None
+    better: str | None = "higher"  # higher, lower, or None: a description (coverage, tie rate), not a score
 
     @property
     def proportion(self) -> bool:
@@ -136,7 +137,12 @@ class Metric:
         return self.stat(p, g)
 
     def to_json(self) -> dict:
-        return {"formula": self.formula, "denominator": self.denominator, "proportion": self.proportion}
+        return {
+            "formula": self.formula,
+            "denominator": self.denominator,
+            "proportion": self.proportion,
+            "better": self.better,
+        }
 
 
 @attrs.frozen(eq=False)
@@ -280,7 +286,9 @@ def _decided(p):
     return p <= SECOND
 
 
-def _rate(name: str, formula: str, denominator: str, num: Stat, den: Stat | None = None) -> Metric:
+def _rate(
+    name: str, formula: str, denominator: str, num: Stat, den: Stat | None = None, better: str | None = "higher"
+) -> Metric:
     """A proportion: #(items with `num` among those with `den`) / #(items with `den`)."""
     whole = den or (lambda p, g: np.ones_like(p, dtype=bool))
 
@@ -288,7 +296,7 @@ def _rate(name: str, formula: str, denominator: str, num: Stat, den: Stat | None
         d = np.broadcast_to(whole(p, g), np.shape(p))
         return num(p, g) & d, d
 
-    return Metric(name, formula, denominator, lambda p, g: _ratio(*parts(p, g)), parts)
+    return Metric(name, formula, denominator, lambda p, g: _ratio(*parts(p, g)), parts, better)
 
 
 SCORED = "scored items"
@@ -299,7 +307,7 @@ _decided_non_tie = lambda p, g: _decided(p) & (g != TIE)  # noqa: E731
 _ALL = (
     _rate("exact", "mean of [p_i = g_i]", SCORED, _exact),
     _rate("within_1", "mean of [abs(p_i - g_i) <= 1]", SCORED, lambda p, g: np.abs(p - g) <= 1),
-    Metric("mae", "mean of abs(p_i - g_i)", SCORED, lambda p, g: _mean(np.abs(p - g))),
+    Metric("mae", "mean of abs(p_i - g_i)", SCORED, lambda p, g: _mean(np.abs(p - g)), better="lower"),
     Metric(
         "pearson",
         "sum((p_i - mean p)(g_i - mean g)) / sqrt(sum (p_i - mean p)^2 * sum (g_i - mean g)^2)",
@@ -345,9 +353,11 @@ _ALL = (
         _exact,
         _decided_non_tie,
     ),
-    _rate("coverage", "#(judge picked a candidate) / n: the decided share", SCORED, lambda p, g: _decided(p)),
-    _rate("tie_rate", "#(p = tie) / n", SCORED, lambda p, g: p == TIE),
-    _rate("abstain_rate", "#(judge abstained) / n", SCORED, lambda p, g: p == ABSTAIN),
+    _rate(
+        "coverage", "#(judge picked a candidate) / n: the decided share", SCORED, lambda p, g: _decided(p), None, None
+    ),
+    _rate("tie_rate", "#(p = tie) / n", SCORED, lambda p, g: p == TIE, None, None),
+    _rate("abstain_rate", "#(judge abstained) / n", SCORED, lambda p, g: p == ABSTAIN, None, None),
 )
 
 DEFINITIONS: dict[str, Metric] = {m.name: m for m in _ALL}

@@ -184,6 +184,8 @@ class Site:
             src=src,
             plots=plots,
             fmt=_fmt,
+            ci=_ci,
+            shapes=[_eval_modes(e.data) for e in evals],
             confusions=[self._confusions(n, e) for n, e in enumerate(evals)],
             items_of=lambda n, mode: self.link("items", src=src.label, scored=f"{n}:{mode}") if src else None,
         )
@@ -375,6 +377,44 @@ def _fmt(x: Any) -> str:
     if isinstance(x, float):
         return format(x, ".3f")
     return "—" if x is None else str(x)
+
+
+def _ci(x: dict) -> str:
+    """An estimate's 95% interval; `[n/a]` where it has none (not certainty)."""
+    if x.get("value") is None:
+        return ""
+    if x.get("low") is None or x.get("high") is None:
+        return "[n/a]"
+    return f"[{_fmt(x['low'])}, {_fmt(x['high'])}]"
+
+
+def _eval_modes(data: dict) -> dict[str, dict]:
+    """Per mode of an `rbg eval --format json` output, the order and names
+    the command line prints: `columns` in the report's column order (the
+    JSON's objects come with sorted keys), `metrics` in the catalog's order
+    (`evaluation.metrics.METRICS`) with each one's formula, and each paired
+    difference's column with its subtraction named (`first − column`; an
+    output written before `differences_of` subtracted the other way)."""
+    from rubriclang.evaluation.metrics import DEFINITIONS, METRICS
+
+    order = [c.get("name") for c in data.get("columns", [])]
+    first = data.get("differences_of")
+    out = {}
+    for mode, m in data.get("modes", {}).items():
+        figures = m.get("metrics") or {}
+        columns = [c for c in order if c in figures] + [c for c in figures if c not in order]
+        present = list(dict.fromkeys(k for ms in figures.values() for k in ms))
+        known = [k for k in METRICS.get(m.get("kind", ""), {}) if k in present]
+        names = known + [k for k in present if k not in known]
+        diffs = m.get("differences") or {}
+        head = first or (columns[0] if columns else "")
+        minus = [c for c in columns if c in diffs] + [c for c in diffs if c not in columns]
+        out[mode] = {
+            "columns": columns,
+            "metrics": [(k, DEFINITIONS[k].formula if k in DEFINITIONS else "") for k in names],
+            "differences": [(c, f"{head} − {c}" if first else f"{c} − {head}") for c in minus],
+        }
+    return out
 
 
 def _plots(table: TraceTable) -> dict:
