@@ -28,7 +28,7 @@ import attrs
 
 from rubriclang.llm.connect import URLError, parse_base_url
 from rubriclang.safeio import open_regular
-from rubriclang.tomlfile import Lines
+from rubriclang.tomlfile import Lines, deepest_line
 from rubriclang.tomlschema import Field, Place, check, check_value
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -142,8 +142,8 @@ def load_config(start: str) -> ProjectConfig:
         raise ConfigError(f"{shown}:{line}", f"not valid TOML: {exc}") from None
     except RecursionError:  # tomllib recurses once per level of nested arrays and tables
         raise ConfigError(
-            f"{shown}:{_deepest_line(text)}",
-            "arrays or inline tables are nested too deeply to read",
+            f"{shown}:{deepest_line(text)}",
+            "the config nests arrays or inline tables too deeply to read",
             "a setting needs a few levels at most",
         ) from None
     except OSError as exc:
@@ -206,23 +206,6 @@ def _profile(name: str, spec: Any, lines: Lines, prefix: str) -> ModelProfile:
     # As written (an integer temperature stays one), so requests do not change.
     sampling = {key: spec[key] for key in _SAMPLING if key in spec}
     return ModelProfile(name, tuple(urls), model, key_env, sampling, where)
-
-
-def _deepest_line(text: str) -> int:
-    """The line where brackets and braces nest deepest (strings not told
-    apart: it points at the fault, nothing rests on it)."""
-    depth = deepest = 0
-    line = at = 1
-    for ch in text:
-        if ch == "\n":
-            line += 1
-        elif ch in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest, at = depth, line
-        elif ch in "]}":
-            depth -= 1
-    return at
 
 
 def _line_from_message(message: str) -> int:

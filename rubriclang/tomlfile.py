@@ -68,9 +68,31 @@ def read_toml(path: str, error: Callable[[str, str], Exception], what: str) -> t
         raise error(f"{path}:{line}", f"the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
     try:
         return tomllib.loads(text), text
+    except RecursionError:
+        raise error(
+            f"{path}:{deepest_line(text)}", f"the {what} nests arrays or inline tables too deeply to read"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         at: str | int | None = m.group(1) if m else len(text.splitlines()) if "end of document" in str(exc) else None
         where = f"{path}:{at}" if at else path
         detail = re.sub(r" \(at (line|end of).*\)", "", str(exc))
         raise error(where, f"not valid TOML: {detail}") from None
+
+
+def deepest_line(text: str) -> int:
+    """The line where brackets and braces nest deepest (strings not told
+    apart: it points at a nesting too deep for tomllib, which recurses once
+    per level; nothing else rests on it)."""
+    depth = deepest = 0
+    line = at = 1
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, line
+        elif ch in "]}":
+            depth -= 1
+    return at

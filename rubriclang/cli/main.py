@@ -66,6 +66,12 @@ class LazyGroup(click.Group):
             gc.enable()  # start-up is over (see `main`); a long run needs its cycles collected
         return command
 
+    def invoke(self, ctx: click.Context):
+        from rubriclang.cli.errors import disk_errors
+
+        with disk_errors():  # a disk that fills under any command: one clear error, not a traceback
+            return super().invoke(ctx)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, self.lazy_commands[name][1]) for name in sorted(self.lazy_commands)]
         if rows:

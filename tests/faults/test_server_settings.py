@@ -1,16 +1,21 @@
 """Server settings that cannot be used are one clear error each, exit 2,
 before any request: a port outside 1-65535 (which httpx accepts) in
 `--base-url` or in `rubriclang.toml`, an API key HTTP cannot carry, a
-config nested past what the TOML reader can recurse. A base URL's query
-string goes with every request, as its query, on both transports."""
+config nested past what the TOML reader can recurse, and a full disk under
+any command. A base URL's query string goes with every request, as its
+query, on both transports."""
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 
 import pytest
+from click.testing import CliRunner
 from conftest import GOOD
 
+from rubriclang.cli.main import cli
 from rubriclang.llm import client as client_module
 from rubriclang.llm.client import ChatRequest, OpenAIClient
 
@@ -83,7 +88,17 @@ def test_a_config_nested_too_deeply_is_a_clear_error_at_its_line(graph, tmp_path
     (tmp_path / name).write_text(text)
     r = _run(tmp_path, g, items)
     assert_clean_error(r, f"{name}:{line}")
-    assert "nested too deeply" in r.stderr
+    assert "nests arrays or inline tables too deeply to read" in r.stderr
+
+
+@pytest.mark.parametrize("command", ["audit", "compile"])
+def test_a_suite_or_spec_nested_too_deeply_is_a_clear_error_at_its_line(tmp_path, command):
+    path = tmp_path / "file.toml"
+    path.write_text("# deep\nx = " + "[" * DEEP + "]" * DEEP + "\n")
+    out = ["--out", tmp_path / "audit"] if command == "audit" else ["-o", tmp_path / "out.rbg"]
+    r = rbg_process(command, path, *out)
+    assert_clean_error(r, f"{path}:2")
+    assert "nests arrays or inline tables too deeply to read" in r.stderr
 
 
 # -- the query string of a base URL -------------------------------------------------------
@@ -120,3 +135,31 @@ def test_a_run_with_a_query_in_its_base_url_is_judged_and_records_no_query(fault
     assert r.returncode == 0, r.stderr
     assert all(req.path.endswith("?token=abcdefgh123") for req in server.requests)
     assert "abcdefgh123" not in (tmp_path / "t.jsonl").read_text() + r.stdout + r.stderr
+
+
+# -- a disk that fills under any command ------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS])
+def test_a_disk_error_no_command_reported_is_one_clear_error(monkeypatch, code):
+    import rubriclang.cli.explain as explain
+
+    def full(*_args):
+        raise OSError(code, os.strerror(code), "out/report.txt")
+
+    monkeypatch.setattr(explain, "explanation", full)
+    r = CliRunner().invoke(cli, ["explain", "RB101"])
+    assert r.exit_code == 2, r.output
+    assert f"cannot write `out/report.txt`: {os.strerror(code)}" in r.output
+    assert isinstance(r.exception, SystemExit)
+
+
+def test_other_os_errors_are_not_taken_for_a_full_disk(monkeypatch):
+    import rubriclang.cli.explain as explain
+
+    def broken(*_args):
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(explain, "explanation", broken)
+    r = CliRunner().invoke(cli, ["explain", "RB101"])
+    assert isinstance(r.exception, OSError) and r.exception.errno == errno.EIO
