@@ -28,6 +28,7 @@ from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import rule_summary, summarise
 from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
+from rubriclang.llm.connect import shown_url
 from rubriclang.safeio import OutputBusy, describe_os_error, output_lock, write_atomic
 
 MANIFEST = "rubriclang.audit.manifest/1"
@@ -528,7 +529,7 @@ class Audit:
         uses_llm = bool(judge.llm_criteria)
         backend = (
             {
-                "base_url": cfg.base_url,
+                "base_url": shown_url(cfg.base_url) if cfg.base_url else None,  # its query may hold a token
                 "model": cfg.model,
                 "model_file": cfg.model_file,
                 "temperature": cfg.temperature,

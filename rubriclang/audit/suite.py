@@ -23,7 +23,7 @@ from rubriclang.audit.perturbations import (
 )
 from rubriclang.config import MAX_SEED, MAX_TOKENS
 from rubriclang.errors import LocatedError
-from rubriclang.llm.connect import URLError, parse_base_url
+from rubriclang.llm.connect import URLError, parse_base_url, shown_url
 from rubriclang.tomlfile import Lines, read_toml
 from rubriclang.tomlschema import Field, Place, check, check_keys, shown, toml_type
 
@@ -57,7 +57,12 @@ class ModelConfig:
     model_file: str | None = None
 
     def describe(self) -> str:
-        return self.base_url or f"the embedded model{f' ({self.model_file})' if self.model_file else ''}"
+        # A URL's query may hold a token: shown as `?***`, as everywhere a server is named.
+        return (
+            shown_url(self.base_url)
+            if self.base_url
+            else f"the embedded model{f' ({self.model_file})' if self.model_file else ''}"
+        )
 
 
 @attrs.frozen

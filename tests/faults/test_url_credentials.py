@@ -124,3 +124,10 @@ def test_a_refused_url_is_quoted_without_its_credentials_however_it_is_wrong(url
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert PASSWORD not in r.stdout + r.stderr
     assert json.dumps(PASSWORD) not in r.stderr
+
+
+def test_an_audit_names_its_judge_server_without_the_urls_query():
+    from rubriclang.audit.suite import ModelConfig
+
+    shown = ModelConfig(base_url="https://api.example.com/v1?key=QUERYSECRET").describe()
+    assert shown == "https://api.example.com/v1?***"
