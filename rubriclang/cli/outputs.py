@@ -29,7 +29,7 @@ def usage_json(backend) -> dict | None:
         out["profiles"] = {
             name or "default": {"model": model, **usage.to_json()}
             for name, (model, usage) in backend.usage_by_profile().items()
-            if name is not None or usage.calls or usage.cache_hits
+            if name is not None or usage.requests
         }
     cache = backend.cache
     if cache is not None and cache.write_error is not None:
@@ -41,11 +41,12 @@ def usage_text(usage: dict) -> str:
     lines = []
     for name, u in (usage.get("profiles") or {"": usage}).items():
         label = f"LLM `{u['model']}`" + (f" (profile `{name}`)" if name else "")
+        # One accounting, live or from the cache: every request is a call
+        # to the server, a cache hit, or shared with an identical one.
         lines.append(
-            f"  {label}: {u['calls']} calls, {u['cache_hits']} cache hits"
-            + (f", {u['shared']} shared with a call in flight" if u.get("shared") else "")
-            + ";"
-            f" tokens {u['prompt_tokens']} prompt, {u['completion_tokens']} completion"
+            f"  {label}: {u['requests']} requests: {u['calls']} calls to the server, {u['cache_hits']} cache hits, "
+            f"{u['shared']} shared with an identical request; tokens {u['prompt_tokens']} prompt, "
+            f"{u['completion_tokens']} completion"
         )
     if usage.get("cache_error"):
         lines.append(f"  call cache: not written since it failed ({usage['cache_error']}); every answer is kept")

@@ -235,7 +235,7 @@ class LLMBackend:
                     # A call to make, or an unreadable reply to ask again after a note: `judge` gives it.
                     self._prepared.put(id(requests[i]), requests[i], prompt)
                     continue
-                caller.usage.cache_hits += 1
+                caller.reused(sampling, prompt.response_format, prompt.digest)
                 meta = self._meta(crit, caller, sampling)
                 meta["prompt_hash"] = completion.prompt_hash
                 model = completion.model or caller.client.model

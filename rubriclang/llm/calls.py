@@ -11,6 +11,7 @@ one per criterion.
 from __future__ import annotations
 
 import asyncio
+import collections
 import hashlib
 import json
 
@@ -21,15 +22,20 @@ from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError,
 
 # The cache note that says a server refuses `response_format`.
 _NO_STRUCTURED = "no_response_format"
+# Keys of answered requests kept to tell a shared request from a cache hit:
+# identical requests of a run come close together (an item's candidates).
+_ANSWERED_KEPT = 65536
 
 
 @attrs.define
 class Usage:
-    """What a run spent: calls made to a server (failed ones included, cache
-    hits excluded), their tokens, and the calls answered without a server:
-    from the cache, or `shared` with an identical call in flight (the two
-    candidates of an `llm.compare` share each call). Mutable: it is a
-    running tally."""
+    """What a run spent, one accounting whether the answers came live or
+    from the cache: `calls` made to a server (failed ones included), their
+    tokens, and the requests answered without a server: `cache_hits`, from
+    the cache, and `shared`, by an identical request of this run, in flight
+    or answered already (the two candidates of an `llm.compare` share each
+    call). Every request is one of the three, so `requests` = calls +
+    cache_hits + shared, live or cached alike. Mutable: a running tally."""
 
     calls: int = 0
     cache_hits: int = 0
@@ -37,8 +43,12 @@ class Usage:
     completion_tokens: int = 0
     shared: int = 0
 
+    @property
+    def requests(self) -> int:
+        return self.calls + self.cache_hits + self.shared
+
     def to_json(self) -> dict:
-        return attrs.asdict(self)
+        return {**attrs.asdict(self), "requests": self.requests}
 
     def add(self, other: Usage) -> None:
         for f in attrs.fields(Usage):
@@ -58,6 +68,10 @@ class Caller:
         self._structured: bool | None = None  # unknown until the cache or a server says
         self._in_flight: dict[str | tuple[str, str, str], asyncio.Future] = {}
         self._fingerprints: dict[tuple, str] = {}  # (sampling, server, model) -> fingerprint
+        # The keys this run answered lately (bounded): an identical request
+        # after them is `shared`, as one made while they were in flight is,
+        # not a cache hit of its own.
+        self._answered: collections.OrderedDict[str | tuple[str, str, str], None] = collections.OrderedDict()
 
     def fingerprint(self, sampling: Sampling) -> str:
         """A short hash of what answers a call: the server, the model, the
@@ -113,14 +127,39 @@ class Caller:
         nothing to `usage`: the caller counts the hits it uses."""
         if self.cache is None or not prompts:
             return [None] * len(prompts)
-        identity, model, profile = self.client.identity, self.client.model, self.profile
-        structured = self._structured_output()
-        keys = [
-            prompt_key(identity, model, sampling, response_format if structured else None, digest, profile)
-            for sampling, response_format, digest in prompts
-        ]
+        keys = [self._prompt_key(*p) for p in prompts]
         found = self.cache.get_many(keys)
         return [found.get(k) for k in keys]
+
+    def reused(self, sampling: Sampling, response_format: dict | None, digest: str) -> None:
+        """Count a cached answer of the judge's prompt (from `cached`) that
+        the caller uses: a cache hit, or shared when this run answered it."""
+        self._count_reuse(self._prompt_key(sampling, response_format, digest))
+
+    def _prompt_key(self, sampling: Sampling, response_format: dict | None, digest: str) -> str:
+        """The key `complete` looks a judge's prompt up under."""
+        structured = self._structured_output()
+        return prompt_key(
+            self.client.identity,
+            self.client.model,
+            sampling,
+            response_format if structured else None,
+            digest,
+            self.profile,
+        )
+
+    def _count_reuse(self, key: str | tuple[str, str, str]) -> None:
+        if key in self._answered:
+            self.usage.shared += 1
+            self._answered.move_to_end(key)
+        else:
+            self.usage.cache_hits += 1
+            self._remember(key)
+
+    def _remember(self, key: str | tuple[str, str, str]) -> None:
+        self._answered[key] = None
+        if len(self._answered) > _ANSWERED_KEPT:
+            self._answered.popitem(last=False)
 
     def key(self, request: ChatRequest) -> str:
         return call_key(self.client.identity, self.client.model, request, self.profile)
@@ -153,7 +192,7 @@ class Caller:
                 if hit is not None:
                     self.cache.put(key, self.client.identity, attrs.evolve(hit, prompt_hash=request.prompt_hash))
             if hit is not None:
-                self.usage.cache_hits += 1
+                self._count_reuse(key)
                 return hit
         shared = self._in_flight.get(key)
         if shared is not None:  # the same call is being made: wait for it
@@ -175,6 +214,7 @@ class Caller:
             del self._in_flight[key]
         self.usage.prompt_tokens += completion.prompt_tokens
         self.usage.completion_tokens += completion.completion_tokens
+        self._remember(key)
         if self.cache is not None and isinstance(key, str):  # always a string with a cache
             self.cache.put(key, self.client.identity, attrs.evolve(completion, prompt_hash=request.prompt_hash))
         future.set_result(completion)

@@ -119,7 +119,7 @@ def test_run_judges_with_the_server_and_a_rerun_makes_no_calls(fault_server, fil
         "run", g, items, "--out", tmp_path / "b.jsonl", "--base-url", server.url, "--model", "judge", "--cache", cache
     )
     assert again.exit_code == 0, again.output
-    assert "24 cache hits" in again.output and "0 calls" in again.output
+    assert "24 requests: 0 calls to the server, 24 cache hits" in again.output
     assert len(server.chats) == 24
     # Cached judgments report the call that made them: the traces are identical.
     assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
@@ -196,7 +196,7 @@ def test_eval_judges_with_the_server_and_reports_usage_on_stderr(fault_server, f
     r = rbg("eval", g, items, "--base-url", server.url, "--cache", tmp_path / "c.sqlite", "--format", "json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["modes"]["pointwise"]["metrics"]["harm"]["accuracy"]["value"] == 1.0
-    assert "LLM `judge`: 12 calls" in r.stderr
+    assert "LLM `judge`: 12 requests: 12 calls to the server" in r.stderr
 
 
 def test_eval_with_llm_criteria_writes_progress_lines_on_stderr_only(fault_server, files, tmp_path):
@@ -323,7 +323,7 @@ def test_without_a_base_url_the_embedded_model_is_used(fault_server, files, tmp_
         "run", g, items, "--out", tmp_path / "t.jsonl", "--model-file", "smol.gguf", "--cache", tmp_path / "c.sqlite"
     )
     assert r.exit_code == 0, r.output
-    assert started == ["smol.gguf", "stopped"] and "LLM `smol.gguf`: 24 calls" in r.output
+    assert started == ["smol.gguf", "stopped"] and "LLM `smol.gguf`: 24 requests: 24 calls to the server" in r.output
 
 
 def test_an_embedded_model_that_cannot_start_is_a_clear_error(files, tmp_path, monkeypatch):
