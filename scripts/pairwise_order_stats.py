@@ -6,8 +6,9 @@ TRACES is the trace file of a pairwise run (`rbg run`) of ITEMS whose compare
 criterion asked in one order or in both (`order = both`: each judgment
 records both calls, `raw.calls[i].order` and `.answer`). For each order
 found (as given, swapped) and for the combined verdict it prints the
-verdicts, accuracy against `gold` over the decided pairs, coverage (decided
-pairs over all), and how often the candidate shown first was chosen; where
+verdicts, `agreement_without_ties` against `gold` (as `rbg eval` defines
+it: over the pairs whose gold is not a tie and that were decided), coverage
+(decided pairs over all), and how often the candidate shown first was chosen; where
 both orders were read, the flip rate: the share of pairs whose preferred
 candidate changes with the order. Intervals are 95% Wilson score intervals.
 Reads traces only: no model is called.
@@ -17,18 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections import Counter
 
-
-def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """The 95% Wilson score interval of k successes in n trials."""
-    if n == 0:
-        return (math.nan, math.nan)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+from rubriclang.evaluation.metrics import wilson
 
 
 def _rate(k: int, n: int) -> str:
@@ -36,6 +28,12 @@ def _rate(k: int, n: int) -> str:
         return "n/a (0 pairs)"
     lo, hi = wilson(k, n)
     return f"{k / n:.3f} [{lo:.3f}, {hi:.3f}] ({k} / {n})"
+
+
+def _without_ties(decided: list[tuple]) -> str:
+    """agreement_without_ties of (decision, gold) pairs already decided."""
+    kept = [(d, g) for d, g in decided if g != "tie"]
+    return _rate(sum(d == g for d, g in kept), len(kept))
 
 
 def verdicts(record: dict, given: list[str], criterion: str) -> tuple[dict[str, str | None], str | None]:
@@ -70,14 +68,14 @@ def summarise(records: list[dict], given: dict[str, list[str]], criterion: str) 
         got = rows[name] + [(None, None, "")] * (len(records) - len(rows[name]))
         decided = [(c, g) for c, g, _ in got if c not in (None, "tie")]
         out.append(f"{name}: verdicts {dict(sorted(Counter(str(c) for c, _, _ in got).items()))}")
-        out.append(f"  accuracy (decided) {_rate(sum(c == g for c, g in decided), len(decided))}")
+        out.append(f"  agreement_without_ties {_without_ties(decided)}")
         out.append(f"  coverage           {_rate(len(decided), len(records))}")
         out.append(
             f"  first shown chosen {_rate(sum(c == f for c, _, f in got if c not in (None, 'tie')), len(decided))}"
         )
     decided = [(d, g) for d, g, _ in combined if d not in (None, "tie")]
     out.append(f"decision: {dict(sorted(Counter(str(d) for d, _, _ in combined).items()))}")
-    out.append(f"  accuracy (decided) {_rate(sum(d == g for d, g in decided), len(decided))}")
+    out.append(f"  agreement_without_ties {_without_ties(decided)}")
     out.append(f"  coverage           {_rate(len(decided), len(records))}")
     both = [o for _, _, o in combined if o.get("as_given") is not None and o.get("swapped") is not None]
     if both:
