@@ -717,7 +717,9 @@ def read_completion(data: Any, model: str, **extra) -> Completion:
         content = ""
     elif not isinstance(content, str):
         raise ReplyShapeError(f"its `message.content` is {_json_kind(content)}, not text or a list of text parts")
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     logprobs = choice.get("logprobs")
     logprobs = logprobs.get("content") if isinstance(logprobs, dict) else None
     finish = choice.get("finish_reason")
