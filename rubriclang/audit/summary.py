@@ -313,5 +313,7 @@ def render_text(summary: dict) -> list[str]:
                 f" and {len(e['items']) - 5} more" if len(e["items"]) > 5 else ""
             )
             lines.append(f"  {section.rstrip('s').replace('_', '-')}: {e['text']} [{refs}]")
+    if not any(summary.get(section) for section in SECTIONS):
+        lines.append("  (no entry: no finding, action, limitation or follow-up)")
     lines += [f"  dropped: {d}" for d in summary.get("dropped", [])]
     return lines

@@ -225,3 +225,13 @@ def test_a_pairwise_judges_gold_figures_are_rbg_evals(rbg, tmp_path, scripted):
         "counts": [[8]],
     }
     assert re.search(r"agreement vs gold\s+1\.000 \[0\.\d+, 1\.000\]", (tmp_path / "out" / "report.txt").read_text())
+
+
+def test_a_summary_with_no_entry_says_so_in_the_text_and_on_the_page():
+    from rubriclang.audit.html.overview import machine_summary
+    from rubriclang.audit.summary import render_text as summary_text
+
+    empty = {"written_by": "rules", "model": None, "error": None, "dropped": []}
+    empty.update({k: [] for k in ("findings", "actions", "limitations", "follow_ups")})
+    assert "no entry" in "\n".join(summary_text(empty))
+    assert "No entry" in str(machine_summary({"summary": empty}))

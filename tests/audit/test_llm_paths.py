@@ -255,6 +255,21 @@ def test_a_summary_entry_pointing_at_a_figure_or_item_the_report_lacks_is_droppe
     assert "dropped: findings[1]" in (tmp_path / "out" / "report.txt").read_text()
 
 
+def test_a_summary_model_whose_every_entry_is_invalid_gives_the_computed_summary(rbg, suite, scripted, tmp_path):
+    bad = {"text": "Typos flipped 40%.", "figures": ["by_operator.typo_noise.invariant.flip_rate"], "items": []}
+    answer = {"findings": [bad], "actions": [], "limitations": [], "follow_ups": []}
+    server = scripted(lambda role, body: json.dumps(answer))
+    path = suite(f'repeats = 1\noperators = ["partial_completion"]\n[summarizer]\nbase_url = "{server.url}"\n')
+    assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0
+    s = report(tmp_path / "out")["summary"]
+    # Not an empty summary: the one computed from the figures, saying why, with what was dropped.
+    assert s["written_by"] == "rules" and "gave no entry that points at figures of this report" in s["error"]
+    assert s["dropped"] and s["findings"] and s["findings"][0]["text"].startswith("No finding. Checked:")
+    text = (tmp_path / "out" / "report.txt").read_text()
+    assert "finding: No finding. Checked:" in text
+    assert "No finding. Checked:" in (tmp_path / "out" / "report.html").read_text()
+
+
 def test_an_unreachable_judge_stops_the_audit_before_any_judgment(rbg, tmp_path, items_file, unreachable_url):
     path = _llm_suite(tmp_path, items_file, f"{unreachable_url}/v1", 'operators = ["typo_noise"]')
     result = rbg("audit", path, "--out", tmp_path / "out")

@@ -375,6 +375,9 @@ def machine_summary(report: dict) -> Markup | None:
                     ],
                 ),
             ]
+    if not any(s.get(section) for section in SECTIONS) and not s.get("text"):
+        # A report written before the rules said what they checked: never an empty box.
+        body.append(el("p", None, "No entry: the summary names no finding, action, limitation or follow-up."))
     if s.get("dropped"):
         body += [
             el("h3", None, "Dropped (pointing at figures the report does not hold)"),
