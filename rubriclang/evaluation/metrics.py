@@ -428,7 +428,7 @@ def wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
     return low, high
 
 
-def proportion(counts: Sequence[float], totals: Sequence[float]) -> Estimate:
+def proportion(counts: Sequence[float] | np.ndarray, totals: Sequence[float] | np.ndarray) -> Estimate:
     """sum(counts) / sum(totals) with a 95% Wilson interval, `n` the number of
     clusters (items). Units measured within one item are not independent, so
     the interval is taken on the effective number of units: the total over
