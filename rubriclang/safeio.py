@@ -14,7 +14,9 @@ the same output at once.
   A file a command writes inside a folder it was given (`rbg view --export
   DIR`, `rbg compile --out-dir DIR`), `within` that folder, never leaves it:
   a link planted there is replaced by the file, not followed, and a
-  subfolder that resolves outside the folder is refused (`LinkOut`).
+  subfolder that resolves outside the folder is refused (`LinkOut`). A
+  folder whose files are appended to by name (an audit's) is refused
+  whole when a link in it leads out (`refuse_links_out`).
 - `open_regular`: opens an input for reading only when it is a regular
   file; a named pipe (which would block the open forever), a device or a
   folder is refused (`NotRegularFile`) without blocking.
@@ -135,6 +137,23 @@ def inside(path: str, folder: str) -> str:
             path,
         )
     return os.path.join(parent, os.path.basename(path))
+
+
+def refuse_links_out(folder: str) -> None:
+    """LinkOut when an entry of `folder`, at any depth, is a symbolic link
+    that resolves outside it: for a command that writes or appends to the
+    folder's files by name (the audit's), which would write through it."""
+    root = os.path.realpath(folder)
+    for here, folders, files in os.walk(folder):  # links to folders are listed, not entered
+        for name in folders + files:
+            path = os.path.join(here, name)
+            if os.path.islink(path) and os.path.commonpath([root, os.path.realpath(path)]) != root:
+                raise LinkOut(
+                    errno.EXDEV,
+                    f"a symbolic link leads out of `{folder}` (to `{os.path.realpath(path)}`); remove it, or give "
+                    "another folder",
+                    path,
+                )
 
 
 def open_regular(path: str, mode: str = "rb", encoding: str | None = None, newline: str | None = None):

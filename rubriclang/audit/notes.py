@@ -48,5 +48,6 @@ def save_note(folder: str, item: str, text: str) -> dict[str, str]:
         notes[item] = text
     else:
         notes.pop(item, None)
-    write_atomic(notes_path(folder), canonical_json({"schema": SCHEMA, "notes": dict(sorted(notes.items()))}) + "\n")
+    doc = canonical_json({"schema": SCHEMA, "notes": dict(sorted(notes.items()))}) + "\n"
+    write_atomic(notes_path(folder), doc, within=folder)  # a link planted in the folder is replaced, not followed
     return notes

@@ -205,13 +205,16 @@ def compare_cmd(dir_a, dir_b, out, fmt) -> None:
     if out:
         from rubriclang.audit.files import write_json
         from rubriclang.audit.html.compare_page import render_compare
-        from rubriclang.safeio import describe_os_error, write_atomic
+        from rubriclang.cli.outputs import command_output
+        from rubriclang.safeio import describe_os_error, refuse_links_out, write_atomic
 
         try:
             os.makedirs(out, exist_ok=True)
-            write_json(os.path.join(out, "compare.json"), doc, indent=2)
-            write_atomic(os.path.join(out, "compare.txt"), text)
-            write_atomic(os.path.join(out, "compare.html"), render_compare(doc))
+            with command_output(out, [("audit folder A", dir_a), ("audit folder B", dir_b)]):
+                refuse_links_out(out)
+                write_json(os.path.join(out, "compare.json"), doc, indent=2)
+                write_atomic(os.path.join(out, "compare.txt"), text)
+                write_atomic(os.path.join(out, "compare.html"), render_compare(doc))
         except OSError as exc:
             raise DataError(f"`{exc.filename or out}`: {describe_os_error(exc)}") from None
     click.echo(json.dumps(doc, sort_keys=True, indent=2) if fmt == "json" else text, nl=fmt == "json")
@@ -260,17 +263,19 @@ def _judge_and_items(graph_path: str, items_path: str):
         raise DataError(str(exc)) from None
 
 
-def _write_suite(path: str, force: bool, *render_args) -> None:
-    """Write the suite `render_suite(path, *render_args)` makes to `path`."""
+def _write_suite(path: str, force: bool, graph: str, items: str, *render_args) -> None:
+    """Write the suite `render_suite(path, graph, items, *render_args)` makes to `path`."""
     from rubriclang.audit.suite_writer import render_suite
 
-    _write_toml(path, force, lambda: render_suite(path, *render_args))
+    _write_toml(path, force, lambda: render_suite(path, graph, items, *render_args), graph, items)
 
 
-def _write_toml(path: str, force: bool, render) -> None:
+def _write_toml(path: str, force: bool, render, graph: str, items: str, option: str = "-o/--output") -> None:
     """Write the TOML text `render()` makes to `path`, never over a file
-    unless `force`."""
+    unless `force`, and never over the GRAPH or ITEMS it was made from, even
+    with --force (`cli.outputs.command_output`)."""
     from rubriclang.audit.suite_writer import SuiteTextError
+    from rubriclang.cli.outputs import command_output
     from rubriclang.safeio import describe_os_error, write_atomic
 
     if os.path.exists(path) and not force:
@@ -280,7 +285,8 @@ def _write_toml(path: str, force: bool, render) -> None:
     except SuiteTextError as exc:
         raise DataError(str(exc)) from None
     try:
-        write_atomic(path, text)
+        with command_output(path, [("graph", graph), ("items file", items)], option):
+            write_atomic(path, text)
     except OSError as exc:
         raise DataError(f"cannot write `{path}`: {describe_os_error(exc)}") from None
 
@@ -463,7 +469,7 @@ def suggest(graph, items, output, force, base_url, model, api_key_env, model_fil
         base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.7, max_tokens=1024
     )
     kept, dropped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
-    _write_toml(output, force, lambda: render_custom(kept, "rbg audit suggest"))
+    _write_toml(output, force, lambda: render_custom(kept, "rbg audit suggest"), graph, items, "--out")
     click.echo(
         f"Wrote {output}: {len(kept)} custom operator(s) proposed for `{judge.graph.name}`; review them, then paste "
         "them into a suite."

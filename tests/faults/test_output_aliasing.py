@@ -151,6 +151,12 @@ def test_batch_import_refuses_an_out_that_is_its_results(tmp_path):
     _refused(r, before, "batch results file")
 
 
+def test_audit_init_refuses_to_write_over_its_items_even_with_force(tmp_path):
+    g, items = setup(tmp_path)
+    before = {items: items.read_bytes()}
+    _refused(rbg("audit", "init", g, items, "-o", items, "--force"), before, "items file")
+
+
 def test_an_output_that_is_no_input_is_written(tmp_path):
     g, items = _llm_files(tmp_path)
     out = tmp_path / "requests.jsonl"

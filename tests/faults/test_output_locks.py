@@ -137,6 +137,7 @@ def _writers(tmp_path):
         "fit": (("fit", g, items, "-o", tmp_path / "fitted.rbg", "--folds", "0"), tmp_path / "fitted.rbg"),
         "fmt": (("fmt", ugly), ugly),
         "compile": (("compile", spec, "-o", tmp_path / "c.rbg", *url), tmp_path / "c.rbg"),
+        "audit init": (("audit", "init", g, items, "-o", tmp_path / "audit.toml", "--force"), tmp_path / "audit.toml"),
         "compile --log": (
             ("compile", spec, "-o", tmp_path / "d.rbg", "--log", tmp_path / "d.log", *url),
             tmp_path / "d.log",
@@ -144,7 +145,7 @@ def _writers(tmp_path):
     }
 
 
-WRITERS = ["run", "batch export", "items convert", "fit", "fmt", "compile", "compile --log"]
+WRITERS = ["run", "batch export", "items convert", "fit", "fmt", "compile", "compile --log", "audit init"]
 
 
 @pytest.mark.parametrize("writer", WRITERS)
