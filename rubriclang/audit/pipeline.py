@@ -280,6 +280,7 @@ class Audit:
         here = self.paths["sealed"]
         if self.req.sealed:
             sealed, doc = self._read_sealed(self.req.sealed)
+            self._same_items(sealed, items)
             if os.path.exists(here):
                 mine, _ = self._read_sealed(here)
                 if mine.hash != sealed.hash:
@@ -295,12 +296,39 @@ class Audit:
                     f"({str(sealed.judge.get('hash'))[:19]}...): this audit reuses its variants"
                 )
         elif os.path.exists(here):
-            sealed = self._read_sealed(here)[0]
+            sealed, doc = self._read_sealed(here)
+            self._unchanged(sealed, doc, items)
         else:
             write_json(here, await self._generate(judge, items))
             return self._read_sealed(here)[0]
         self._compare(sealed, items)
         return sealed
+
+    def _same_items(self, sealed: sealing.Sealed, items: list[Item]) -> None:
+        """Refuse a sealed suite holding other content under the ids of the
+        suite's items: its variants, and every judgment, are of the items as
+        they were sealed, not of those the suite now has."""
+        changed = sealing.changed_items(sealed, items, self.suite.items)
+        if changed:
+            raise AuditError(
+                f"{len(changed)} item(s) of the suite differ from the items of the same ids in the sealed suite "
+                f"`{self.req.sealed}` (input, responses, reference...): {sealing.listed(changed)}; its variants were "
+                "made from the items as they were sealed",
+                "audit the items the suite was sealed with, or make a new sealed suite of these (no --sealed)",
+            )
+
+    def _unchanged(self, sealed: sealing.Sealed, doc: dict, items: list[Item]) -> None:
+        """Refuse to resume the folder's sealed suite for a suite that has
+        changed since (items, operators, seed, limit, repeats, models): the
+        old variants would be judged and reported as this suite's."""
+        changes = sealing.suite_changes(sealed, doc, self.suite, items)
+        if changes:
+            raise AuditError(
+                f"`{self.req.out}` holds an audit of `{self.suite.path}` as it was sealed, and the suite has changed "
+                f"since: {'; '.join(changes)}",
+                "give a new --out to audit the suite as it is now (resuming would judge the old sealed suite); if "
+                "this folder reuses a sealed suite, pass the same --sealed again",
+            )
 
     def _compare(self, sealed: sealing.Sealed, items: list[Item]) -> None:
         """Notes on what a reused sealed suite does not hold of the suite's wishes."""
@@ -341,6 +369,7 @@ class Audit:
             counts=result.counts,
             skipped=skipped,
             prompts=llm.PROMPTS,
+            suite=sealing.suite_settings(self.suite),
         )
 
     def _skipped_operators(self, sealed: sealing.Sealed) -> dict:
@@ -635,6 +664,7 @@ class Audit:
             store = RunStore(self.paths["runs"])
             try:
                 done = store.load(drop_failed=self.req.retry_errors)
+                store.check_subjects(arms, done)
             except RunsError as exc:
                 raise AuditError(str(exc), "give a new --out") from None
         else:  # an estimate: the original items first, tallied apart

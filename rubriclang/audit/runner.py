@@ -28,6 +28,7 @@ from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.engine import Interpreter
 from rubriclang.interp.graphset import Resolved
 from rubriclang.interp.items import Item
+from rubriclang.interp.trace import STALE_SHOWN, item_hash
 from rubriclang.safeio import cut_torn_line, write_atomic
 
 SCHEMA = "rubriclang.audit.run/1"
@@ -58,6 +59,7 @@ class RunStore:
     def __init__(self, path: str):
         self.path = path
         self._fh: TextIO | None = None
+        self.lines: dict[tuple[str, str | None, int], int] = {}  # (item, variant, repeat) -> line, once loaded
 
     def load(self, drop_failed: bool = False) -> dict[tuple[str, str | None], dict[int, dict]]:
         """(item, variant) -> repeat -> trace. A torn last line (a killed
@@ -70,6 +72,7 @@ class RunStore:
         with open(self.path, "rb") as fh:
             data = fh.read()
         out: dict = collections.defaultdict(dict)
+        lines: dict[tuple[str, str | None, int], tuple[int, int]] = {}
         kept_lines, dropped = [], False
         # Split on \n only: after the cut every line ends with one.
         for n, raw in enumerate(data.split(b"\n")[:-1], 1):
@@ -81,9 +84,35 @@ class RunStore:
                 continue
             out[(rec["item"], rec["variant"])][rec["repeat"]] = rec["trace"]
             kept_lines.append(raw)
+            lines[(rec["item"], rec["variant"], rec["repeat"])] = (n, len(kept_lines))
         if dropped:
             write_atomic(self.path, b"".join(line + b"\n" for line in kept_lines))
+        # Lines as the file now has them: renumbered when it was rewritten.
+        self.lines = {k: kept if dropped else n for k, (n, kept) in lines.items()}
         return dict(out)
+
+    def check_subjects(self, arms: Iterable[Arm], done: dict[tuple[str, str | None], dict[int, dict]]) -> None:
+        """RunsError when a loaded judgment is of other content than its
+        arm's subject now (its trace's `item_hash`): resuming would keep
+        judgments of what is no longer audited. Judgments recorded without
+        an `item_hash` cannot be checked, and are kept."""
+        stale = []
+        for arm in arms:
+            recorded = done.get(arm.key, {})
+            if not recorded:
+                continue
+            now = item_hash(arm.subject)
+            for r, trace in sorted(recorded.items()):
+                if trace.get("item_hash", now) != now:
+                    stale.append((self.lines.get((arm.item, arm.variant, r), 0), arm))
+        if stale:
+            stale.sort(key=lambda s: s[0])
+            shown = ", ".join(f"line {n} (`{a.variant or a.item}`)" for n, a in stale[:STALE_SHOWN])
+            raise RunsError(
+                f"{self.path}:{stale[0][0]}: {len(stale)} judgment(s) are of other content than the item or variant "
+                f"of the sealed suite they are recorded for: {shown}"
+                + (f" and {len(stale) - STALE_SHOWN} more" if len(stale) > STALE_SHOWN else "")
+            )
 
     def _record(self, raw: bytes, n: int) -> dict:
         where = f"{self.path}:{n}"

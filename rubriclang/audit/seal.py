@@ -18,9 +18,11 @@ import json
 import attrs
 
 from rubriclang.audit.perturbations import Perturbation
+from rubriclang.audit.suite import ModelConfig, Suite
 from rubriclang.audit.variants import Patch, Variant
 from rubriclang.canonical import canonical_json
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item, ItemError, item_from_json
+from rubriclang.interp.trace import STALE_SHOWN, item_hash
 
 # /2 holds its items in the items-file format (`interp.items.item_to_json`);
 # /1 held the Item's attributes, and is still read.
@@ -69,8 +71,11 @@ def seal(
     counts: dict,
     skipped: dict,
     prompts: dict[str, str],
+    suite: dict | None = None,
 ) -> dict:
-    """The sealed document, with its hash."""
+    """The sealed document, with its hash; `suite` is `suite_settings` of
+    the suite it was made for (not hashed: it says how the suite was made,
+    for `suite_changes`, not what it holds)."""
     doc = {
         "schema": SCHEMA,
         "judge": judge,
@@ -82,8 +87,94 @@ def seal(
         "counts": {name: {k: int(c.get(k, 0)) for k in sorted(c)} for name, c in sorted(counts.items())},
         "skipped": dict(sorted(skipped.items())),
     }
+    if suite is not None:
+        doc["suite"] = suite
     doc["hash"] = content_hash(doc)
     return doc
+
+
+def _model(m: ModelConfig) -> dict:
+    """What of a model's settings makes its variants: not its key, timeout or retries."""
+    return {
+        "base_url": m.base_url,
+        "model": m.model,
+        "model_file": m.model_file,
+        "temperature": m.temperature,
+        "seed": m.seed,
+        "max_tokens": m.max_tokens,
+    }
+
+
+def suite_settings(suite: Suite) -> dict:
+    """The suite's settings that decide what a sealed suite holds and how
+    often it is judged, beyond its items and operator definitions (which the
+    sealed document holds themselves): recorded in it when it is sealed."""
+    return {
+        "limit": suite.limit,
+        "seed": suite.seed,
+        "repeats": suite.repeats,
+        "generator": _model(suite.generator),
+        "validator": _model(suite.validator),
+    }
+
+
+def changed_items(sealed: Sealed, items: list[Item], items_path: str) -> list[str]:
+    """The items of the suite's file that the sealed suite holds under the
+    same id with other content (input, responses, reference, ...; not gold),
+    each as `ITEMS:line (`id`)`, in file order: the sealed variants and
+    their judgments are of the items as they were sealed."""
+    by_id = sealed.items_by_id
+    return [
+        f"{items_path}:{it.line} (`{it.id}`)"
+        for it in items
+        if it.id in by_id and item_hash(it) != item_hash(by_id[it.id])
+    ]
+
+
+def listed(entries: list[str]) -> str:
+    """The first few of `entries`, and how many more."""
+    more = f" and {len(entries) - STALE_SHOWN} more" if len(entries) > STALE_SHOWN else ""
+    return ", ".join(entries[:STALE_SHOWN]) + more
+
+
+def suite_changes(sealed: Sealed, doc: dict, suite: Suite, items: list[Item]) -> list[str]:
+    """What the suite asks now that the sealed suite `sealed` (document
+    `doc`) was not made with, one phrase each: other items, other content
+    under the same ids, operators added, dropped or redefined, and other
+    settings (`suite_settings`, when the document recorded them). Empty when
+    resuming it is sound."""
+    out = []
+    now_ids, then_ids = [it.id for it in items], set(sealed.items_by_id)
+    added, dropped = [i for i in now_ids if i not in then_ids], then_ids - set(now_ids)
+    if added or dropped:
+        out.append(
+            f"the items: {len(then_ids)} sealed, {len(now_ids)} now ({len(added)} not sealed, {len(dropped)} sealed "
+            "but no longer in the suite's items)"
+        )
+    changed = changed_items(sealed, items, suite.items)
+    if changed:
+        out.append(f"the content of {len(changed)} item(s): {listed(changed)}")
+    wanted, had = list(suite.requested()), set(sealed.operators) | set(sealed.skipped)
+    if new := [n for n in wanted if n not in had]:
+        out.append("operators added: " + ", ".join(new))
+    if gone := sorted(had - set(wanted)):
+        out.append("operators removed: " + ", ".join(gone))
+    redefined = [
+        n for n in wanted if n in sealed.operators and suite.perturbation(n).to_json() != sealed.operators[n].to_json()
+    ]
+    if redefined:
+        out.append("operators defined differently (options or [[custom]] table): " + ", ".join(redefined))
+    then = doc.get("suite")
+    if isinstance(then, dict):
+        now = suite_settings(suite)
+        out += [f"`{k}` {_shown(then.get(k))} -> {_shown(now[k])}" for k in now if then.get(k) != now[k]]
+    return out
+
+
+def _shown(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_shown(v)}" for k, v in value.items() if v is not None) + "}"
+    return "unset" if value is None else json.dumps(value)
 
 
 def read_sealed(path: str) -> tuple[Sealed, dict]:

@@ -69,6 +69,12 @@ def load_sides(args: tuple[str, ...]):
     ),
 )
 @click.option(
+    "--items",
+    "items_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="With --traces: check that every record judged the item of its id as this items file holds it now.",
+)
+@click.option(
     "--limit", type=click.IntRange(0), default=50, show_default=True, help="Changed items listed (text and markdown)."
 )
 @click.option(
@@ -76,13 +82,14 @@ def load_sides(args: tuple[str, ...]):
     is_flag=True,
     help="Run as git's external diff driver: git passes PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE.",
 )
-def diff(args, fmt, color, traces, limit, git_driver) -> None:
+def diff(args, fmt, color, traces, items_path, limit, git_driver) -> None:
     """Compare OLD and NEW (files, or `REV:PATH` at a git revision) by meaning:
     nodes added, removed and changed, rewired ports, the sink, the contract,
     the readouts. Reformatting and comments are no change. With --traces,
     OLD or NEW may be a folder of graphs compiled per instance: the graph
     ids added, removed and changed, and each traced item replayed under its
-    own graph (a missing one is a compile failure, or the folder's fallback).
+    own graph (a missing one is a compile failure, or the folder's fallback);
+    --items refuses the records whose item has changed since it was judged.
     Exit status: 0 no semantic change, 1 changes, 2 an error. See
     docs/review.md.
     """
@@ -93,26 +100,23 @@ def diff(args, fmt, color, traces, limit, git_driver) -> None:
         return
     if len(args) != 2:
         raise click.UsageError(f"expected OLD and NEW, got {len(args)} argument(s)")
+    if items_path and not traces:
+        raise click.UsageError("--items checks the records of --traces: give --traces too")
     if any(os.path.isdir(a) for a in args):
-        click.get_current_context().exit(_show_sets(args, fmt, limit, traces))
+        click.get_current_context().exit(_show_sets(args, fmt, limit, traces, items_path))
     (old_label, _, old), (new_label, _, new) = load_sides(args)
-    code = _show(old_label, new_label, old, new, fmt, color, limit, traces)
+    code = _show(old_label, new_label, old, new, fmt, color, limit, traces, items_path)
     click.get_current_context().exit(code)
 
 
-def _show(old_label, new_label, old, new, fmt, color, limit, traces=None) -> int:
+def _show(old_label, new_label, old, new, fmt, color, limit, traces=None, items_path=None) -> int:
     """Print the diff; the exit status it calls for (0 same, 1 changed)."""
-    from rubriclang.interp.items import ItemError
     from rubriclang.review.diff import diff_graphs
-    from rubriclang.review.impact import verdict_impact
     from rubriclang.review.render import Report, render
 
     impact = None
     if traces:
-        try:
-            impact = verdict_impact(old, new, traces)
-        except ItemError as exc:
-            raise data_error(exc) from None
+        impact = _impact(old, new, traces, items_path)
     d = diff_graphs(old, new)
     report = Report(old_label, new_label, old, new, d, impact)
     # Coloured text carries its own escape codes, past the stream guard
@@ -122,11 +126,9 @@ def _show(old_label, new_label, old, new, fmt, color, limit, traces=None) -> int
     return 1 if d.changed else 0
 
 
-def _show_sets(args, fmt, limit, traces) -> int:
+def _show_sets(args, fmt, limit, traces, items_path=None) -> int:
     """The diff where OLD or NEW is a folder of compiled graphs."""
     from rubriclang.cli.loading import load_graph, load_graph_set
-    from rubriclang.interp.items import ItemError
-    from rubriclang.review.impact import verdict_impact
     from rubriclang.review.setdiff import graphs_of, render, set_diff
 
     if not traces:
@@ -135,13 +137,26 @@ def _show_sets(args, fmt, limit, traces) -> int:
             "ITEMS`)"
         )
     old, new = (load_graph_set(a, None) if os.path.isdir(a) else load_graph(a) for a in args)
-    try:
-        impact = verdict_impact(old, new, traces)
-    except ItemError as exc:
-        raise data_error(exc) from None
+    impact = _impact(old, new, traces, items_path)
     d = set_diff(graphs_of(old, args[0]), graphs_of(new, args[1]))
     click.echo(render(fmt, args[0], args[1], d, impact, limit), nl=False)
     return 1 if d.any else 0
+
+
+def _impact(old, new, traces, items_path):
+    """The verdict impact of `traces`, their records checked against
+    `items_path` when given; a bad trace or a changed item exits 2."""
+    from rubriclang.cli.replay import items_now, warn_unverified
+    from rubriclang.interp.items import ItemError
+    from rubriclang.review.impact import verdict_impact
+
+    try:
+        now = items_now(items_path)
+        impact = verdict_impact(old, new, traces, now)
+    except ItemError as exc:
+        raise data_error(exc) from None
+    warn_unverified(now)
+    return impact
 
 
 def _git_driver(args, fmt, color, limit) -> None:

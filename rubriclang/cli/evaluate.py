@@ -193,8 +193,13 @@ def _evaluate(
         if not gold:
             raise DataError(f"`{items}` has no `gold` labels to evaluate against")
         if traces:
+            from rubriclang.cli.replay import warn_unverified
+            from rubriclang.interp.trace import ItemsNow
+
             per_graph = list(traces) * len(graphs) if len(traces) == 1 else list(traces)
-            outcomes = [list(_replayed(j, t)) for j, t in zip(judges, per_graph)]
+            now = ItemsNow(item_list, items)  # a record of a changed item is refused, never scored
+            outcomes = [list(_replayed(j, t, now)) for j, t in zip(judges, per_graph)]
+            warn_unverified(now)
             _same_modes(item_list, mode, per_graph, outcomes)
         else:
             backend = local_backend(annotations, recorded)
@@ -285,14 +290,14 @@ def _llm_judge(judges, graphs):
     return Union(tuple(c for p in parts for c in p.criteria), graphs[0].path)
 
 
-def _replayed(judge, traces):
+def _replayed(judge, traces, items):
     from rubriclang.evaluation.evaluate import replayed
     from rubriclang.interp.graphset import GraphSet
     from rubriclang.interp.replay import replay_set
 
     if not isinstance(judge, GraphSet):
-        return replayed(judge, traces)
-    return ((r.item, r.mode, r.composition) for r in replay_set(judge, traces))
+        return replayed(judge, traces, items)
+    return ((r.item, r.mode, r.composition) for r in replay_set(judge, traces, items=items))
 
 
 def _set_column(column, gs, items):

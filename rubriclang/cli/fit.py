@@ -263,7 +263,7 @@ def _fit(
                     "(change --split or --split-file)"
                 )
         _check_modes(graphs, (graph_path, *compare), item_list, mode)
-        outcomes = _outcomes(graphs, item_list, traces, annotations, recorded, concurrency, mode)
+        outcomes = _outcomes(graphs, item_list, items_path, traces, annotations, recorded, concurrency, mode)
     except LocatedError as exc:
         raise data_error(exc) from None
     splitter = _Splitter(g, graphs, (graph_path, *compare), parsed.source, params, item_list, outcomes)
@@ -449,12 +449,18 @@ def _dev_ids(split_file, ids, share, seed) -> set[str]:
     return out
 
 
-def _outcomes(graphs, item_list, traces, annotations, recorded, concurrency, mode):
-    """Each graph's compositions of the items, from traces or the local backend."""
+def _outcomes(graphs, item_list, items_path, traces, annotations, recorded, concurrency, mode):
+    """Each graph's compositions of the items, from traces (refused when a
+    record judged other content than its item now has) or the local backend."""
+    from rubriclang.cli.replay import warn_unverified
     from rubriclang.evaluation.evaluate import replayed
+    from rubriclang.interp.trace import ItemsNow
 
     if traces:
-        return [list(replayed(g, traces)) for g in graphs]
+        now = ItemsNow(item_list, items_path)
+        outcomes = [list(replayed(g, traces, now)) for g in graphs]
+        warn_unverified(now)
+        return outcomes
     from rubriclang.cli.evaluate import judge_graphs
 
     backend = local_backend(annotations, recorded)

@@ -19,8 +19,14 @@ from rubriclang.cli.params import fallback_option
 @click.argument("traces", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--limit", type=int, default=50, show_default=True, help="Changed items named in text output.")
+@click.option(
+    "--items",
+    "items_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Check that every record judged the item of its id as this items file holds it now (refused otherwise).",
+)
 @fallback_option
-def replay(graph, traces, fmt, limit, fallback) -> None:
+def replay(graph, traces, fmt, limit, items_path, fallback) -> None:
     """Recompute composition and readout of TRACES under GRAPH, with no calls.
 
     GRAPH may be the folder of compiled graphs (and --fallback) that `rbg
@@ -30,18 +36,26 @@ def replay(graph, traces, fmt, limit, fallback) -> None:
     With the graph that wrote the traces, exit 0 when every decision is
     identical. With another version sharing the criteria, list the decisions
     it would change. Exit 1 when any decision differs.
+
+    With --items, a record whose item has changed since it was judged (its
+    input, responses, reference... no longer what `item_hash` recorded) is
+    refused: exit 2, naming TRACES:LINE and the item.
     """
     from rubriclang.interp.items import ItemError
     from rubriclang.interp.readout import transition_lines
     from rubriclang.interp.replay import replay as do_replay
     from rubriclang.interp.replay import replay_set
 
-    if os.path.isdir(graph):
-        records = replay_set(load_graph_set(graph, fallback), traces, values=False)
-    elif fallback is not None:
+    if fallback is not None and not os.path.isdir(graph):
         raise click.UsageError("--fallback is for a folder of compiled graphs: GRAPH is one graph file")
+    try:
+        now = items_now(items_path)
+    except ItemError as exc:
+        raise data_error(exc) from None
+    if os.path.isdir(graph):
+        records = replay_set(load_graph_set(graph, fallback), traces, values=False, items=now)
     else:
-        records = do_replay(load_graph(graph), traces, values=False)
+        records = do_replay(load_graph(graph), traces, values=False, items=now)
     changed = []
     transitions: collections.Counter[str] = collections.Counter()
     n = 0
@@ -53,6 +67,7 @@ def replay(graph, traces, fmt, limit, fallback) -> None:
                 transitions[r.transition()] += 1
     except ItemError as exc:
         raise data_error(exc) from None
+    warn_unverified(now)
     if fmt == "json":
         click.echo(
             json.dumps(
@@ -74,3 +89,21 @@ def replay(graph, traces, fmt, limit, fallback) -> None:
             click.echo(line)
     if changed:
         sys.exit(1)
+
+
+def items_now(path: str | None):
+    """The items of `--items` to check trace records against
+    (interp.trace.ItemsNow), or None without it; raises ItemError."""
+    if path is None:
+        return None
+    from rubriclang.interp.items import read_items
+    from rubriclang.interp.trace import ItemsNow
+
+    return ItemsNow(read_items(path), path)
+
+
+def warn_unverified(now) -> None:
+    """A warning on stderr for each trace file whose records could not be
+    checked against the items (written before traces carried `item_hash`)."""
+    for warning in now.warnings() if now is not None else ():
+        click.echo(f"warning: {warning}", err=True)

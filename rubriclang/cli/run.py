@@ -35,6 +35,11 @@ if TYPE_CHECKING:  # the CLI imports the engine lazily
 )
 @click.option("--retry-errors", is_flag=True, help="Judge again the items whose trace line in --out is an error.")
 @click.option(
+    "--rejudge-changed",
+    is_flag=True,
+    help="Judge again the items whose content changed since their line in --out was written (refused by default).",
+)
+@click.option(
     "--allow-mixed-judges",
     is_flag=True,
     help=(
@@ -60,6 +65,7 @@ def run(
     items,
     out,
     retry_errors,
+    rejudge_changed,
     allow_mixed_judges,
     mode,
     concurrency,
@@ -79,8 +85,10 @@ def run(
 
     Rerunning with the same --out resumes: finished items are skipped, and
     LLM calls already made are answered from the call cache; the summary
-    counts them too. --retry-errors judges the failed ones again. A file
-    whose LLM judgments came from another judge (server, model, profile or
+    counts them too. --retry-errors judges the failed ones again. An item
+    whose content (input, responses, reference...) changed since its line was
+    written is refused, naming the line, unless --rejudge-changed judges it
+    again. A file whose LLM judgments came from another judge (server, model, profile or
     sampling) is refused unless --allow-mixed-judges is given. Exit
     status: 0 every item in --out decided or abstained, 1 some failed, 2 bad
     input, an --out that cannot be written, or an unusable LLM server.
@@ -96,6 +104,7 @@ def run(
             items,
             out,
             retry_errors,
+            rejudge_changed,
             allow_mixed_judges,
             mode,
             concurrency,
@@ -113,6 +122,7 @@ def _run(
     items,
     out,
     retry_errors,
+    rejudge_changed,
     allow_mixed_judges,
     mode,
     concurrency,
@@ -152,15 +162,17 @@ def _run(
     try:
         # Before the LLM server starts: an unusable --out fails at once.
         state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(_one(g)))
-        retry = _to_retry(state, items) if retry_errors else set()
+        retry, changed = _to_judge_again(state, items, retry_errors, rejudge_changed)
     except ItemError as exc:
         raise data_error(exc) from None
+    _warn_unverified(state, items)
     judge = union(gs) if gs is not None else g
     llm_backend = open_llm(stack, judge, llm)
     if gs is not None:
         interps = interpreters(gs, lambda one: interpreter(one, [backend, llm_backend], concurrency))
     else:
         interp = interpreter(g, [backend, llm_backend], concurrency)
+    retry |= changed
     done = state.statuses.keys() - retry
     stats: collections.Counter[str] = collections.Counter()
     routes: collections.Counter[str] = collections.Counter()
@@ -179,7 +191,7 @@ def _run(
             if llm_backend is not None and not allow_mixed_judges:
                 # Once the servers have answered: the model they serve is part of the judge.
                 _same_judges(state, judge, llm_backend, retry)
-            stream = (it for it in checked if it.id not in done)
+            stream = (it for it in checked if not _traced(it, done, state, items))
             writer.open()
             results = run_set(gs, interps, stream, concurrency, mode) if gs is not None else interp.run(stream, mode)
             async for result in results:
@@ -216,7 +228,8 @@ def _run(
         "out": out,
         "resumed": len(done),
         "earlier": earlier,
-        "retried": len(retry),
+        "retried": len(retry - changed),
+        "rejudged": len(changed),
         "judged": sum(stats.values()),
         "ok": stats["ok"],
         "abstain": stats["abstain"],
@@ -258,19 +271,67 @@ def _same_judges(state, graph, backend, retry: set[str]) -> None:
         )
 
 
-def _to_retry(state, items: str) -> set[str]:
-    """The failed items of `state` that ITEMS still has: only their lines
-    are dropped to be judged again (a line for an item no longer in ITEMS
-    would be lost). ITEMS is read here and again when judging, so it must
-    be a file, not a pipe."""
+def _to_judge_again(state, items: str, retry_errors: bool, rejudge_changed: bool) -> tuple[set[str], set[str]]:
+    """(the failed items of `state` to retry, with --retry-errors; the items
+    whose content changed since they were traced, with --rejudge-changed),
+    both among the items ITEMS still has: only their lines are dropped to be
+    judged again (a line for an item no longer in ITEMS would be lost).
+    Without --rejudge-changed a changed item is refused here, before a byte
+    of the file changes. ITEMS is read here and again when judging, so
+    these need a file; a pipe's changed items are refused as they come
+    (`_traced`)."""
     from rubriclang.interp.items import read_items
+    from rubriclang.interp.trace import stale_error
 
-    failed = state.errored()
-    if not failed:
-        return failed
+    failed = state.errored() if retry_errors else set()
+    if not state.statuses:
+        return set(), set()
     if not stat.S_ISREG(os.stat(items).st_mode):
-        raise DataError(f"`{items}`: --retry-errors reads the items twice, so they must be a file, not a pipe")
-    return {it.id for it in read_items(items) if it.id in failed}
+        for flag, wanted in (("--retry-errors", failed), ("--rejudge-changed", rejudge_changed)):
+            if wanted:
+                raise DataError(f"`{items}`: {flag} reads the items twice, so they must be a file, not a pipe")
+        return set(), set()
+    retry, stale = set(), []
+    for it in read_items(items):
+        if it.id in failed:
+            retry.add(it.id)
+        elif (s := state.stale(it, items)) is not None:
+            stale.append(s)
+    if stale and not rejudge_changed:
+        raise stale_error(state.path, sorted(stale), f"`{items}`", _CHANGED_HINT)
+    return retry, {s.item for s in stale}
+
+
+def _warn_unverified(state, items: str) -> None:
+    unverified, first = state.unverified()
+    if unverified:
+        click.echo(
+            f"warning: {unverified} record(s) of `{state.path}` (the first at line {first}) carry no `item_hash` "
+            f"(written by an older rubriclang): whether `{items}` still holds what they judged cannot be checked",
+            err=True,
+        )
+
+
+_CHANGED_HINT = "pass --rejudge-changed to judge them again (their lines are replaced), or give a new --out"
+
+
+def _traced(item, done, state, items: str) -> bool:
+    """Whether `item` is already traced in --out, as it is now: an ItemError
+    when its line judged other content (for items read from a pipe, which
+    `_to_judge_again` could not read ahead)."""
+    if item.id not in done:
+        return False
+    from rubriclang.interp.trace import stale_error
+
+    stale = state.stale(item, items)
+    if stale is not None:
+        raise stale_error(
+            state.path,
+            [stale],
+            f"`{items}`",
+            "give ITEMS as a file (not a pipe) with --rejudge-changed to judge it again, or give a new --out",
+        )
+    return True
 
 
 def _label(d) -> str:
@@ -324,6 +385,8 @@ def _table(s: dict) -> str:
         lines.append(earlier_text(s["out"], s["earlier"]))
     if s["retried"]:
         lines.append(f"  retried {s['retried']} items whose earlier judgment was an error")
+    if s["rejudged"]:
+        lines.append(f"  judged again {s['rejudged']} items whose content changed since their earlier judgment")
     if s["decisions"]:
         lines.append("  decisions: " + _decisions_text(s["decisions"]))
     if s.get("llm"):

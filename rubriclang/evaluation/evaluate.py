@@ -27,7 +27,7 @@ Public API:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -47,6 +47,9 @@ from rubriclang.evaluation.metrics import (
 from rubriclang.interp.compose import Composition
 from rubriclang.interp.items import Item
 from rubriclang.interp.readout import Decision
+
+if TYPE_CHECKING:
+    from rubriclang.interp.trace import ItemsNow
 
 # Why an item is left out of every column; checked in this order.
 NO_GOLD, NOT_JUDGED, FAILED, ABSTAINED = "no gold", "not judged", "judgment failed", "abstained"
@@ -78,11 +81,13 @@ class Column:
 Outcome = tuple[str, str, Composition]  # item id, mode, composition
 
 
-def replayed(graph: CheckedGraph, traces_path: str) -> Iterable[Outcome]:
-    """The outcomes recorded in a trace file, recomputed under `graph`."""
+def replayed(graph: CheckedGraph, traces_path: str, items: ItemsNow | None = None) -> Iterable[Outcome]:
+    """The outcomes recorded in a trace file, recomputed under `graph`;
+    with `items`, an ItemError when a record judged other content than the
+    item of its id now has (interp.trace.read_traces)."""
     from rubriclang.interp.replay import replay
 
-    for r in replay(graph, traces_path):
+    for r in replay(graph, traces_path, items=items):
         assert r.composition is not None  # replayed with its values
         yield r.item, r.mode, r.composition
 

@@ -24,7 +24,7 @@ from rubriclang.errors import LocatedError
 from rubriclang.interp.compose import Composition
 from rubriclang.interp.items import Item
 from rubriclang.interp.readout import Decision
-from rubriclang.interp.trace import SCHEMA
+from rubriclang.interp.trace import SCHEMA, item_hash
 
 if TYPE_CHECKING:
     from rubriclang.interp.engine import Interpreter
@@ -225,6 +225,7 @@ def missing_record(item: Item, mode: str, missing: Missing, fallback: str | None
         "sink": None,
         "readout": decision.to_json(),
         "gold": item.gold,
+        "item_hash": item_hash(item),
         "compile": compile_field(missing, fallback),
     }
 

@@ -18,7 +18,7 @@ from rubriclang.interp.compose import Composer, Composition
 from rubriclang.interp.graphset import GraphSet
 from rubriclang.interp.items import ItemError
 from rubriclang.interp.readout import Decision, describe
-from rubriclang.interp.trace import criterion_hashes, decision_of, judgment_from_json, read_traces
+from rubriclang.interp.trace import ItemsNow, criterion_hashes, decision_of, judgment_from_json, read_traces
 
 
 @attrs.frozen
@@ -109,29 +109,36 @@ class Replayer:
         return Replayed(rec["item"], rec["mode"], decision_of(rec), comp.decision, comp)
 
 
-def replay(graph: CheckedGraph, traces_path: str, values: bool = True) -> Iterator[Replayed]:
+def replay(
+    graph: CheckedGraph, traces_path: str, values: bool = True, items: ItemsNow | None = None
+) -> Iterator[Replayed]:
     """Replay every record of a trace file under `graph` (`values=False`:
     decisions only, each `Replayed.composition` None).
 
     Raises ItemError (at the record's line) when a record lacks a criterion of
     the graph, or when a shared criterion was redefined (its recorded
-    judgments would not answer the new question).
+    judgments would not answer the new question); with `items`, once every
+    record is replayed, when any judged other content than `items` holds now
+    (`read_traces`).
     """
     replayer = Replayer(graph)
-    for line, rec in read_traces(traces_path):
+    for line, rec in read_traces(traces_path, items):
         yield replayer.replay(rec, f"{traces_path}:{line}", values)
 
 
-def replay_set(gs: GraphSet, traces_path: str, values: bool = True) -> Iterator[Replayed]:
+def replay_set(
+    gs: GraphSet, traces_path: str, values: bool = True, items: ItemsNow | None = None
+) -> Iterator[Replayed]:
     """Replay a trace of a folder of compiled graphs (`rbg run GRAPHS/`):
     each record under the graph of the set with its hash; a record of an
     item that no graph judged keeps its recorded decision. A record of a
-    graph the set does not have is an ItemError at its line."""
+    graph the set does not have is an ItemError at its line; `items` as
+    for `replay`."""
     from rubriclang.interp.graphset import UNCOMPILED
     from rubriclang.interp.trace import graph_hash
 
     by_hash = {graph_hash(g): Replayer(g) for g in gs.all_graphs()}
-    for line, rec in read_traces(traces_path):
+    for line, rec in read_traces(traces_path, items):
         where = f"{traces_path}:{line}"
         h = rec["graph"]["hash"]
         if h == UNCOMPILED:

@@ -11,7 +11,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Container, Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -144,6 +144,23 @@ def judgment_from_json(d: dict[str, Any]) -> Judgment:
     )
 
 
+def item_hash(item: Item) -> str:
+    """A digest of what a judgment of `item` can read: its input, its
+    candidates (ids, texts and order), reference, own rubric, annotations
+    and recorded values. Not its id (the key it is found by), its gold label
+    (relabelling gold leaves the judgments valid), nor the `graph` it is
+    routed to (the record's graph hash says which graph judged it)."""
+    body = {
+        "input": item.input,
+        "candidates": [[cid, text] for cid, text in item.candidates.items()],
+        "reference": item.reference,
+        "rubric": item.rubric,
+        "annotations": item.annotations,
+        "recorded": item.recorded,
+    }
+    return "sha256:" + hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
 class Tracer:
     """The trace records of one graph's items. What every record of the
     graph shares (its hashes, each criterion's procedure, the contract's
@@ -194,6 +211,7 @@ class Tracer:
             "sink": None if sink is None else {cid: rows[cid][sink] for cid in cids},
             "readout": comp.decision.to_json(),
             "gold": item.gold,
+            "item_hash": item_hash(item),
         }
 
 
@@ -307,6 +325,8 @@ def check_record(rec: Any, where: str) -> dict[str, Any]:
                 raise _bad(where, f"`criteria.{name}.{cid}.error` must be a string or null")
     if rec["readout"].get("status") not in _STATUSES:
         raise _bad(where, "`readout.status` must be ok, abstain or error")
+    if rec.get("item_hash", "").__class__ is not str:
+        raise _bad(where, "`item_hash` must be a string")
     return rec
 
 
@@ -342,10 +362,88 @@ def _records(lines: JsonLines) -> Iterator[tuple[int, dict[str, Any]]]:
         yield n, rec
 
 
-def read_traces(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_traces(path: str, items: ItemsNow | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, record) from a trace file, each checked by `check_record`, no
-    item twice; raises ItemError naming a bad line."""
-    return _records(JsonLines(path, ItemError, what="trace line"))
+    item twice; raises ItemError naming a bad line. With `items` (what the
+    records are now scored against), once every record is read, an
+    ItemError naming the first record whose item has changed since it was
+    judged (`ItemsNow.refusal`), and every record without an `item_hash`
+    counted in `items.unverified`."""
+    stale: list[Stale] = []
+    for n, rec in _records(JsonLines(path, ItemError, what="trace line")):
+        if items is not None:
+            items.check(rec, path, n, stale)
+        yield n, rec
+    if stale:
+        assert items is not None
+        raise items.refusal(path, stale)
+
+
+class Stale(NamedTuple):
+    """A trace record of an item whose content changed since it was judged."""
+
+    line: int  # the record's line in the traces
+    item: str
+    at: str  # where the item is now (`ITEMS:line`)
+
+
+STALE_SHOWN = 5  # stale records named in a refusal; the count covers them all
+
+
+def stale_error(traces: str, stale: list[Stale], what: str, hint: str) -> ItemError:
+    """The refusal of `stale` records of `traces`: at the first one's line,
+    how many there are, the first few by item and line, and the way out."""
+    shown = ", ".join(f"`{s.item}` ({traces}:{s.line}, now {s.at})" for s in stale[:STALE_SHOWN])
+    more = f" and {len(stale) - STALE_SHOWN} more" if len(stale) > STALE_SHOWN else ""
+    return ItemError(
+        f"{traces}:{stale[0].line}",
+        f"{len(stale)} trace record(s) judged other content than {what} holds now under the same id (input, "
+        f"responses, reference, rubric, annotations or recorded values changed): {shown}{more}; their judgments do "
+        "not apply to these items",
+        hint,
+    )
+
+
+class ItemsNow:
+    """The items that trace records are paired with by id (to be scored,
+    replayed or resumed), with their `item_hash`: the one check that a
+    record's judgments are of the item as it is now. Records of items not
+    here are not checked (they are not scored); records written before
+    traces carried `item_hash` cannot be, and are kept in `unverified`
+    (traces path -> their lines) for `warnings`."""
+
+    def __init__(self, items: Iterable[Item], path: str):
+        self.path = path
+        self._now = {it.id: (item_hash(it), it.line) for it in items}
+        self.unverified: dict[str, set[int]] = {}  # traces path -> lines (a file may be read more than once)
+
+    def check(self, rec: dict[str, Any], traces: str, line: int, stale: list[Stale]) -> None:
+        """Add `rec` (at `traces:line`) to `stale` when its item changed."""
+        now = self._now.get(rec["item"])
+        if now is None:
+            return
+        judged = rec.get("item_hash")
+        if judged is None:
+            self.unverified.setdefault(traces, set()).add(line)
+        elif judged != now[0]:
+            stale.append(Stale(line, rec["item"], f"{self.path}:{now[1]}" if now[1] else self.path))
+
+    def refusal(self, traces: str, stale: list[Stale]) -> ItemError:
+        return stale_error(
+            traces,
+            stale,
+            f"`{self.path}`",
+            "judge the changed items again (`rbg run GRAPH ITEMS --out TRACES --rejudge-changed` replaces their "
+            "records), or give the items the traces were written from",
+        )
+
+    def warnings(self) -> list[str]:
+        """One line per trace file with records that could not be checked."""
+        return [
+            f"{len(lines)} record(s) of `{traces}` (the first at line {min(lines)}) carry no `item_hash` (written by "
+            f"an older rubriclang): they cannot be checked against `{self.path}`; judge them again to check them"
+            for traces, lines in sorted(self.unverified.items())
+        ]
 
 
 # Records are canonical JSON with sorted keys: every one starts like this.
@@ -369,6 +467,21 @@ class TraceFile:
     # criterion -> judge fingerprint -> (first line, profile, model) of the
     # LLM judgments in the file, so a resumed run can refuse another judge.
     judges: dict[str, dict[str, tuple[int, str | None, str | None]]] = attrs.field(factory=dict)
+    # item -> the `item_hash` of its record (None in records written before it was recorded)
+    hashes: dict[str, str | None] = attrs.field(factory=dict)
+
+    def stale(self, item: Item, items_path: str) -> Stale | None:
+        """The record of `item` when it judged other content than `item` has
+        now (not when it has no `item_hash`: `unverified` counts those)."""
+        judged = self.hashes.get(item.id)
+        if judged is None or judged == item_hash(item):
+            return None
+        return Stale(self.lines[item.id], item.id, f"{items_path}:{item.line}" if item.line else items_path)
+
+    def unverified(self) -> tuple[int, int]:
+        """(how many, first line) of the records without an `item_hash`."""
+        lines = [self.lines[i] for i, h in self.hashes.items() if h is None]
+        return len(lines), min(lines, default=0)
 
     def other_judges(
         self, expected: dict[str, str], skip: Container[int] = ()
@@ -410,10 +523,12 @@ def scan_trace(path: str, ghash: str | frozenset[str]) -> TraceFile:
     statuses: dict[str, str] = {}
     numbers: dict[str, int] = {}
     judges: dict[str, dict[str, tuple[int, str | None, str | None]]] = {}
+    hashes: dict[str, str | None] = {}
     for n, rec in _records(lines):
         _resumable(rec, f"{path}:{n}", ghash)
         statuses[rec["item"]] = rec["readout"]["status"]
         numbers[rec["item"]] = n
+        hashes[rec["item"]] = rec.get("item_hash")
         for crit, per in rec["criteria"].items():
             for j in per.values():
                 fp = j.get("fingerprint")
@@ -435,6 +550,7 @@ def scan_trace(path: str, ghash: str | frozenset[str]) -> TraceFile:
         lines.end,
         lines.end + len(torn),
         judges,
+        hashes,
     )
 
 
@@ -520,7 +636,8 @@ def without_items(state: TraceFile, items: set[str]) -> TraceFile:
         raise OutputError(
             state.path, f"cannot rewrite it: {exc.strerror or exc}", "nothing was changed; fix the cause and run again"
         ) from None
-    return TraceFile(state.path, True, state.graph if statuses else None, statuses, numbers, end, end)
+    hashes = {i: state.hashes.get(i) for i in statuses}
+    return TraceFile(state.path, True, state.graph if statuses else None, statuses, numbers, end, end, hashes=hashes)
 
 
 def decision_of(rec: dict[str, Any]) -> Decision:

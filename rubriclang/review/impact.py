@@ -19,7 +19,7 @@ from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.graphset import ABSTAIN, UNCOMPILED, GraphSet
 from rubriclang.interp.readout import describe
 from rubriclang.interp.replay import Replayer
-from rubriclang.interp.trace import read_traces
+from rubriclang.interp.trace import ItemsNow, read_traces
 
 
 @attrs.frozen
@@ -59,14 +59,15 @@ class Impact:
 COMPILE_FAILURE = "compile failure"
 
 
-def verdict_impact(old, new, traces_path: str) -> Impact:
+def verdict_impact(old, new, traces_path: str, items: ItemsNow | None = None) -> Impact:
     """Replay `traces_path` under both sides, each a CheckedGraph or a
     folder of compiled graphs (rubriclang.interp.graphset.GraphSet; one
     graph is the one-graph case). Under a folder a record is composed by the
     graph of its id, else by the folder's fallback; with none it is a
     `compile failure` (or `abstain`, under that policy), counted in the
     transitions like any decision. Raises ItemError for a line that is not
-    a trace record."""
+    a trace record, and, with `items`, for records that judged other content
+    than the item of their id now has (interp.trace.read_traces)."""
     sides = (("OLD", old), ("NEW", new))
     ids = _ids_by_hash(old, new)
     unfit: dict[str, dict[str, set[str]]] = {
@@ -76,7 +77,7 @@ def verdict_impact(old, new, traces_path: str) -> Impact:
     replayers: dict[int, Replayer] = {}  # by the graph's identity: one per graph of a folder
     differences = []
     n = 0
-    for _, rec in read_traces(traces_path):
+    for _, rec in read_traces(traces_path, items):
         n += 1
         gid = _graph_id(rec, ids)
         judges = [(label, _judge(side, gid)) for label, side in sides]
