@@ -690,10 +690,15 @@ def render_text(report: dict, max_flips: int = 10) -> str:
     if skipped:
         lines.append("Skipped:")
         lines += [f"  {op['name']}: {op['reason']}" for op in skipped]
-    for title, findings in (("Flips", report["flips"]), ("Missed degradations", report["misses"])):
+    for title, hit, findings in (
+        ("Flips", "flipped", report["flips"]),
+        ("Missed degradations", "missed", report["misses"]),
+    ):
         if not findings:
             continue
-        lines.append(f"{title} ({len(findings)}):")
+        # A failed variant measured nothing: listed to look at, never counted as a flip or a miss.
+        failed = sum(f["outcome"] == "failed" for f in findings)
+        lines.append(f"{title} ({len(findings) - failed} {hit}, {failed} failed):")
         for f in findings[:max_flips]:
             moved = sorted({x["node"] for x in f["localization"]["moved"] if x["kind"] == "criterion"})
             where = f"; moved: {', '.join(moved)}" if moved else ""

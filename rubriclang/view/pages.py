@@ -286,7 +286,9 @@ class Site:
         found = collections.defaultdict(list)
         for kind in ("flips", "misses"):
             for f in a.report.get(kind, []):
-                found[f["item"]].append(f"{kind[:-1] if kind == 'flips' else 'miss'}: {f['operator']} ({f['outcome']})")
+                # A failed variant measured nothing: it is listed as failed, never as a flip or a miss.
+                what = "failed" if f["outcome"] == "failed" else "flip" if kind == "flips" else "miss"
+                found[f["item"]].append(f"{what}: {f['operator']} ({f['outcome']})")
         items = sorted(set(a.report.get("by_item", {})) | set(found) | set(notes))
         return self._page(
             "audit.html",

@@ -140,7 +140,7 @@ def test_an_item_whose_repeats_disagree_is_marked_as_an_unstable_baseline(script
     assert [f["baseline_stability"] for f in r["flips"]] == ["unstable"]
     text = (tmp_path / "out" / "report.txt").read_text()
     assert f"unstable baselines     1 item(s): {first['id']}; 0 failed" in text
-    assert "unstable baseline" in text.split("Flips (1):")[1]
+    assert "unstable baseline" in text.split("Flips (1 flipped, 0 failed):")[1]
     assert "unstable baseline" in (tmp_path / "out" / "report.html").read_text()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import escape as html_escape
 
 from rubriclang.audit.figures import FIGURES, GOLD_FIGURES, markdown_table
 from rubriclang.audit.html.page import render_html
@@ -62,6 +63,7 @@ def test_an_audit_whose_judgments_all_failed_is_not_reported_as_flips(rbg, tmp_p
     assert "NOTHING WAS MEASURED" in text
     flip_line = next(x for x in text.splitlines() if x.strip().startswith("invariant flip rate"))
     assert "not measured (8 failed)" in flip_line and "1.000" not in flip_line
+    assert "Flips (0 flipped, 8 failed):" in text
     assert r["summary"]["findings"][0]["text"].startswith("Nothing was measured")
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Nothing was measured" in html and "not measured: 8 failed" in html
@@ -194,10 +196,25 @@ def test_every_figure_of_a_report_is_in_the_registry_and_shown_by_its_label(rbg,
         "detection_rate",
         "accuracy",
     }
+    viewer = _viewer_report(tmp_path / "o")
     for name in headline:
         assert FIGURES[name].label in text, name
-        assert FIGURES[name].label.capitalize() in page, name
-        assert FIGURES[name].formula.replace("'", "&#x27;") in page or FIGURES[name].formula in page, name
+        for html in (page, viewer):
+            assert FIGURES[name].label.capitalize() in html, name
+            assert html_escape(FIGURES[name].formula) in html, name
+
+
+def _viewer_report(folder) -> str:
+    """The audit's report page as `rbg view FOLDER` serves it."""
+    from starlette.testclient import TestClient
+
+    from rubriclang.cli.view import load_sources
+    from rubriclang.view.server import make_app
+
+    client = TestClient(make_app(load_sources((str(folder),)), "tok"), base_url="http://127.0.0.1:8123")
+    response = client.get("/report?n=0&token=tok", follow_redirects=True)
+    assert response.status_code == 200
+    return response.text
 
 
 def test_a_pairwise_judges_gold_figures_are_rbg_evals(rbg, tmp_path, scripted):
