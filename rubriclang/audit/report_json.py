@@ -249,14 +249,14 @@ class Reporter:
         (agreement, agreement without ties, coverage, tie and abstain
         rates); the others' accuracy, and for ordinal judges within
         tolerance, MAE and rank correlation; every one with the confusion."""
-        with_gold = [(item, s) for item, s in scored if self.scorer.gold(s, item) is not None]
-        if not with_gold:
+        graded = [(item, s, g) for item, s in scored if (g := self.scorer.gold(s, item)) is not None]
+        if not graded:
             return None
+        with_gold = [(item, s) for item, s, _ in graded]
         if self.d.judge.type == "pairwise":
             return {**pairwise_gold(self.scorer, with_gold), **gold_extras(self.scorer, with_gold)}
         accuracy, within, mae = Tally(), Tally(), Tally()
-        for item, s in with_gold:
-            correct, agree, err = self.scorer.gold(s, item)
+        for item, s, (correct, agree, err) in graded:
             failed = s.status == "failed"
             accuracy.unit(item.id, correct, failed)
             if agree is not None:
@@ -271,7 +271,7 @@ class Reporter:
             **gold_extras(self.scorer, with_gold),
         }
 
-    def decisions(self, pairs: list[tuple[str, Summary]]) -> Tally:
+    def decisions(self, pairs: list[tuple[str, Summary]]) -> tuple[Tally, Tally]:
         """Per item, its judgments by decision: (ties, abstentions) Tallies
         over the judgments measured (a failed one measured nothing)."""
         ties, abstains = Tally(), Tally()

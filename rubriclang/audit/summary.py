@@ -56,7 +56,7 @@ def _pct(rate: dict) -> str:
 
 
 def _measured(rate: dict | None) -> bool:
-    return bool(rate) and rate.get("value") is not None
+    return rate is not None and rate.get("value") is not None
 
 
 def nothing_measured(report: dict) -> bool:

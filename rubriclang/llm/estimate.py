@@ -80,7 +80,8 @@ class Phase:
         )
 
     def scaled(self, k: int) -> Phase:
-        return Phase(*(None if v is None else v * k for v in attrs.astuple(self)))
+        values: list = [None if v is None else v * k for v in attrs.astuple(self)]
+        return Phase(*values)
 
     def with_completion(self, max_tokens: int | None) -> Phase:
         """The same calls, each answered with at most `max_tokens` (another
