@@ -238,8 +238,11 @@ def test_a_baseline_rescaling_criteria_as_the_graph_does_agrees_with_it_exactly(
 def test_traced_items_missing_from_the_items_are_counted_in_a_note(tmp_path):
     g = write(tmp_path / "g.rbg", SCORE)
     traces = tmp_path / "t.jsonl"
-    rbg("run", g, _score_items(tmp_path, n=10), "--out", traces)
-    fewer = write_items(tmp_path / "few.jsonl", [pointwise(i, 3, a=3, b=3, c=3) for i in range(4)])
+    items = _score_items(tmp_path, n=10)
+    rbg("run", g, items, "--out", traces)
+    # The first 4 items as they were judged (a changed item's record would be refused, not scored).
+    fewer = tmp_path / "few.jsonl"
+    fewer.write_text("".join(items.read_text().splitlines(keepends=True)[:4]))
     report = _json(rbg("eval", g, fewer, "--traces", traces, "--format", "json"))
     assert report["notes"] == [f"6 records of `{traces}` are for items not in `{fewer}`: not scored"]
     assert report["modes"]["pointwise"]["scored"] == 4
