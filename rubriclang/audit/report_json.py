@@ -504,8 +504,9 @@ class Reporter:
                 d.notes
                 + (
                     (
-                        f"{failed} judgment(s) failed: they count as flips, never as stable; `--retry-errors` judges "
-                        "them again",
+                        f"{failed} judgment(s) failed: they measured nothing, so they are in no rate (neither "
+                        "flips nor stable; each rate's coverage says how much was measured); `--retry-errors` "
+                        "judges them again",
                     )
                     if failed
                     else ()

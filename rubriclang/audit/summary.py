@@ -174,7 +174,8 @@ def rule_summary(report: dict) -> dict:
     if report["counts"]["failed_judgments"]:
         out["limitations"].append(
             _entry(
-                f"{report['counts']['failed_judgments']} judgment(s) failed; they count as flips. Judge them again "
+                f"{report['counts']['failed_judgments']} judgment(s) failed; they measured nothing and are left out of "
+                "every rate (see each rate's coverage). Judge them again "
                 "with `--retry-errors`.",
                 ["counts.failed_judgments"],
             )
