@@ -368,3 +368,22 @@ def test_pairwise_decisions_and_gold_are_named_by_position_as_rbg_eval_names_the
     assert (tie.decided, tie.gold_label) == ("tie", "tie")
     abstained = row_of(1, rec({"status": "abstain"}, "y"))
     assert (abstained.decided, abstained.gold_label) == ("abstain", "second")
+
+
+def test_the_eval_page_keeps_the_command_lines_order_and_names_each_subtraction(client, run):
+    import html
+    import json
+    import re
+
+    from rubriclang.evaluation.metrics import DEFINITIONS, METRICS
+
+    data = json.loads(run["eval"].read_text(encoding="utf-8"))
+    columns = [c["name"] for c in data["columns"]]
+    assert columns[1] == "equal baseline" and sorted(columns) != columns  # sorted, the baseline would come first
+    page = _get(client, "/eval").text
+    headers = [html.unescape(h) for h in re.findall(r"<th>([^<]*)</th>", page)]
+    assert headers[:3] == ["metric", *columns]
+    assert f"{columns[0]} − equal baseline" in headers  # the first column minus the baseline, named
+    kind = data["modes"]["pointwise"]["kind"]
+    rows = [(html.unescape(f), m) for f, m in re.findall(r'<td title="([^"]*)">(\w+)</td>', page)]
+    assert rows[: len(METRICS[kind])] == [(DEFINITIONS[m].formula, m) for m in METRICS[kind]]
