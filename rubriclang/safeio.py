@@ -298,8 +298,11 @@ def _acquire(fcntl, path: str, what: str) -> int:
         except FileNotFoundError:
             same = False
         if same:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            # The pid only names the holder to a refused command: on a full
+            # disk the lock holds without it, and the writing says why it fails.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
             return fd
         os.close(fd)
 

@@ -24,6 +24,7 @@ import attrs
 
 from rubriclang.llm.compiler.log import CompileLog
 from rubriclang.llm.compiler.spec import Spec, SpecError, resolve_fallback, spec_from_dict
+from rubriclang.safeio import open_regular
 
 # Ids become file names: no separators, no leading dot, nothing a shell or a
 # file system would read differently.
@@ -187,7 +188,7 @@ def header(sid: str, shash: str) -> str:
 def graph_spec_hash(path: str) -> str | None:
     """The spec hash in a compiled graph's header; None without one."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path, "r", encoding="utf-8") as fh:
             m = _HEADER.match(fh.readline())
     except (OSError, UnicodeDecodeError):
         return None
@@ -198,7 +199,7 @@ def read_log(path: str) -> list[dict]:
     """The records of a compile log; a torn last line (a kill) is dropped."""
     out = []
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path, "r", encoding="utf-8") as fh:
             for line in fh:
                 try:
                     out.append(json.loads(line))
