@@ -105,3 +105,15 @@ def test_a_paired_difference_of_two_constant_columns_is_not_printed_as_certain(t
     assert (diff["macro_f1"]["value"], diff["macro_f1"]["low"], diff["macro_f1"]["high"]) == (0.0, None, None)
     text = rbg("eval", g, h, items, "--baseline", "none").output
     assert "+0.000 [-0.114, +0.114]" in text and "[+0.000, +0.000]" not in text
+
+
+def test_rbg_fit_names_its_metric_and_the_held_out_figures_by_the_same_definitions(tmp_path):
+    from .test_fit import GRAPH, _fit, _items
+
+    r, _ = _fit(tmp_path, GRAPH, _items(), "--format", "json")
+    doc = json.loads(r.stdout)
+    assert doc["metric"] == "exact" and doc["metric_definition"] == DEFINITIONS["exact"].to_json()
+    held = doc["held_out"]
+    assert held["definitions"] == {name: DEFINITIONS[name].to_json() for name in METRICS["numeric"]}
+    for figures in held["modes"]["pointwise"]["metrics"].values():
+        assert sorted(figures) == sorted(METRICS["numeric"])
