@@ -193,18 +193,22 @@ def _nonzero(p: dict) -> bool:
 
 def _repeat_paired(a: dict, b: dict, items: list[str]) -> dict:
     """B - A of the repeat flip rate over the shared items, each side over
-    its own repeats measured (a failed repeat measured nothing)."""
+    its own repeats compared (the item's part of `repeat_flip_rate`,
+    `repeat_noise`; a report of schema /2 or /1 has only the flips against
+    the whole summary, over the repeats that did not fail)."""
     rows = []
     for item in items:
-        ea, eb = a["by_item"][item], b["by_item"][item]
-        na, nb = _measured_repeats(ea), _measured_repeats(eb)
-        if na > 1 and nb > 1:
-            rows.append((item, ea["repeat_flips"], na, eb["repeat_flips"], nb))
+        (ka, na), (kb, nb) = _noise(a["by_item"][item]), _noise(b["by_item"][item])
+        if na and nb:
+            rows.append((item, ka, na, kb, nb))
     return paired("repeat_flip_rate", rows)
 
 
-def _measured_repeats(entry: dict) -> int:
-    return sum(d["status"] != "failed" for d in entry["baseline"]["decisions"])
+def _noise(entry: dict) -> tuple[int, int]:
+    if "repeat_noise" in entry:
+        return entry["repeat_noise"]["flips"], entry["repeat_noise"]["compared"]
+    measured = sum(d["status"] != "failed" for d in entry["baseline"]["decisions"])
+    return entry["repeat_flips"], measured if measured > 1 else 0
 
 
 def _side(report: dict, folder: str) -> dict:

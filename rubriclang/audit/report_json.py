@@ -87,6 +87,7 @@ class Reporter:
         self.base_traces: dict[str, list] = {}
         self.base_nodes: dict[str, dict] = {}
         self.noise = Tally()
+        self.noise_of: dict[str, tuple[int, int]] = {}  # item -> (repeat flips, repeats compared)
         self.fall_noise = Tally()
         self.stability: dict[str, str] = {}
         self.crit_noise: dict[str, Tally] = collections.defaultdict(Tally)
@@ -99,7 +100,8 @@ class Reporter:
             self.stability[it.id] = self.scorer.stability(self.base[it.id])
             # One repeat has no other to be compared with: it measures no noise, and did not fail.
             compared = data.repeats if data.repeats > 1 else 0
-            self.noise.add(it.id, *_with_failed(self.scorer.repeat_flips(traces), compared))
+            self.noise_of[it.id] = self.scorer.repeat_flips(traces)
+            self.noise.add(it.id, *_with_failed(self.noise_of[it.id], compared))
             self.fall_noise.add(it.id, *_with_failed(self.scorer.repeat_falls(traces), compared))
             for crit, (k, n) in loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
                 self.crit_noise[crit].add(it.id, k, n)
@@ -368,6 +370,7 @@ class Reporter:
                 "gold": it.gold,
                 "correct": None if g is None else g[0],
                 "repeat_flips": self.scorer.judgment_flips(base, base)[0],
+                "repeat_noise": dict(zip(("flips", "compared"), self.noise_of[it.id])),
                 "repeats": self.d.repeats,
                 "variants": per_item.get(it.id, {}),
             }

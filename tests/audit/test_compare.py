@@ -81,3 +81,14 @@ def test_audits_of_different_sealed_suites_are_refused(rbg, suite, tmp_path):
     assert result.exit_code == 2
     assert "different sealed suites" in result.output and "--sealed" in result.output
     assert "does not exist" in rbg("audit", "compare", tmp_path / "a", tmp_path / "nowhere").output
+
+
+def test_the_repeat_flip_rates_difference_subtracts_the_reports_own_rates(rbg, suite, tmp_path):
+    path = suite(BODY.replace("repeats = 1", "repeats = 2"))
+    assert rbg("audit", path, "--out", tmp_path / "a").exit_code == 0
+    assert rbg("audit", path, "--out", tmp_path / "b", "--sealed", tmp_path / "a" / "sealed.json").exit_code == 0
+    doc = json.loads(rbg("audit", "compare", tmp_path / "a", tmp_path / "b", "--format", "json").output)
+    r = doc["repeat_flip_rate"]
+    d = r["b_minus_a"]
+    assert (d["a"], d["a_total"]) == (r["a"]["count"], r["a"]["total"]) == (0, 24)
+    assert d["value"] == r["b"]["value"] - r["a"]["value"] == 0.0 and d["low"] < 0.0 < d["high"]
