@@ -336,14 +336,19 @@ def _judge(
 
 
 def _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt) -> dict:
+    from rubriclang.cli.replay import warn_unverified
     from rubriclang.interp.items import ItemError
-    from rubriclang.interp.trace import OutputError, TraceWriter, scan_trace
+    from rubriclang.interp.trace import OutputError, TraceWriter, scan_trace, stale_error
 
     try:
         state = scan_trace(out, interp.hash)
+        # A traced item is skipped only if it is still what its line judged.
+        if stale := state.changed(item_list, items):
+            raise stale_error(out, stale, f"`{items}`", "import into a new --out, or `rbg run --rejudge-changed` them")
         writer = TraceWriter(out, state)
     except (ItemError, OutputError) as exc:
         raise data_error(exc) from None
+    warn_unverified(state.warnings(items))
     done = state.statuses.keys()
     stats: collections.Counter[str] = collections.Counter()
     checked = ValidatedItems(item_list, local)

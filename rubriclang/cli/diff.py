@@ -155,7 +155,7 @@ def _impact(old, new, traces, items_path):
         impact = verdict_impact(old, new, traces, now)
     except ItemError as exc:
         raise data_error(exc) from None
-    warn_unverified(now)
+    warn_unverified(now.warnings() if now is not None else ())
     return impact
 
 

@@ -199,7 +199,7 @@ def _evaluate(
             per_graph = list(traces) * len(graphs) if len(traces) == 1 else list(traces)
             now = ItemsNow(item_list, items)  # a record of a changed item is refused, never scored
             outcomes = [list(_replayed(j, t, now)) for j, t in zip(judges, per_graph)]
-            warn_unverified(now)
+            warn_unverified(now.warnings())
             _same_modes(item_list, mode, per_graph, outcomes)
         else:
             backend = local_backend(annotations, recorded)

@@ -459,7 +459,7 @@ def _outcomes(graphs, item_list, items_path, traces, annotations, recorded, conc
     if traces:
         now = ItemsNow(item_list, items_path)
         outcomes = [list(replayed(g, traces, now)) for g in graphs]
-        warn_unverified(now)
+        warn_unverified(now.warnings())
         return outcomes
     from rubriclang.cli.evaluate import judge_graphs
 

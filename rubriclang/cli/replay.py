@@ -67,7 +67,7 @@ def replay(graph, traces, fmt, limit, items_path, fallback) -> None:
                 transitions[r.transition()] += 1
     except ItemError as exc:
         raise data_error(exc) from None
-    warn_unverified(now)
+    warn_unverified(now.warnings() if now is not None else ())
     if fmt == "json":
         click.echo(
             json.dumps(
@@ -102,8 +102,9 @@ def items_now(path: str | None):
     return ItemsNow(read_items(path), path)
 
 
-def warn_unverified(now) -> None:
-    """A warning on stderr for each trace file whose records could not be
-    checked against the items (written before traces carried `item_hash`)."""
-    for warning in now.warnings() if now is not None else ():
+def warn_unverified(warnings) -> None:
+    """On stderr, each warning of trace records that could not be checked
+    against the items (written before traces carried `item_hash`):
+    `ItemsNow.warnings()`, `TraceFile.warnings(items)`."""
+    for warning in warnings:
         click.echo(f"warning: {warning}", err=True)

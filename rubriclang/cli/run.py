@@ -21,6 +21,7 @@ from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
 from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs, usage_json, usage_text
 from rubriclang.cli.params import annotations_option, concurrency_option, fallback_option, mode_option, recorded_option
 from rubriclang.cli.progress import Progress, rate_text
+from rubriclang.cli.replay import warn_unverified
 
 if TYPE_CHECKING:  # the CLI imports the engine lazily
     from rubriclang.checker import CheckedGraph
@@ -165,7 +166,7 @@ def _run(
         retry, changed = _to_judge_again(state, items, retry_errors, rejudge_changed)
     except ItemError as exc:
         raise data_error(exc) from None
-    _warn_unverified(state, items)
+    warn_unverified(state.warnings(items))
     judge = union(gs) if gs is not None else g
     llm_backend = open_llm(stack, judge, llm)
     if gs is not None:
@@ -300,16 +301,6 @@ def _to_judge_again(state, items: str, retry_errors: bool, rejudge_changed: bool
     if stale and not rejudge_changed:
         raise stale_error(state.path, sorted(stale), f"`{items}`", _CHANGED_HINT)
     return retry, {s.item for s in stale}
-
-
-def _warn_unverified(state, items: str) -> None:
-    unverified, first = state.unverified()
-    if unverified:
-        click.echo(
-            f"warning: {unverified} record(s) of `{state.path}` (the first at line {first}) carry no `item_hash` "
-            f"(written by an older rubriclang): whether `{items}` still holds what they judged cannot be checked",
-            err=True,
-        )
 
 
 _CHANGED_HINT = "pass --rejudge-changed to judge them again (their lines are replaced), or give a new --out"

@@ -440,10 +440,17 @@ class ItemsNow:
     def warnings(self) -> list[str]:
         """One line per trace file with records that could not be checked."""
         return [
-            f"{len(lines)} record(s) of `{traces}` (the first at line {min(lines)}) carry no `item_hash` (written by "
-            f"an older rubriclang): they cannot be checked against `{self.path}`; judge them again to check them"
+            unverified_warning(traces, len(lines), min(lines), self.path)
             for traces, lines in sorted(self.unverified.items())
         ]
+
+
+def unverified_warning(traces: str, n: int, first: int, items_path: str) -> str:
+    """The warning for `n` records of `traces` without an `item_hash`, the first at line `first`."""
+    return (
+        f"{n} record(s) of `{traces}` (the first at line {first}) carry no `item_hash` (written by an older "
+        f"rubriclang): they cannot be checked against `{items_path}`; judge them again to check them"
+    )
 
 
 # Records are canonical JSON with sorted keys: every one starts like this.
@@ -478,10 +485,14 @@ class TraceFile:
             return None
         return Stale(self.lines[item.id], item.id, f"{items_path}:{item.line}" if item.line else items_path)
 
-    def unverified(self) -> tuple[int, int]:
-        """(how many, first line) of the records without an `item_hash`."""
+    def changed(self, items: Iterable[Item], items_path: str) -> list[Stale]:
+        """The records of `items` that judged other content than they have now, in file order."""
+        return sorted(s for it in items if (s := self.stale(it, items_path)) is not None)
+
+    def warnings(self, items_path: str) -> list[str]:
+        """The warning for the records without an `item_hash`, which resuming cannot check (none or one)."""
         lines = [self.lines[i] for i, h in self.hashes.items() if h is None]
-        return len(lines), min(lines, default=0)
+        return [unverified_warning(self.path, len(lines), min(lines), items_path)] if lines else []
 
     def other_judges(
         self, expected: dict[str, str], skip: Container[int] = ()
