@@ -552,7 +552,7 @@ class Repeats:
     def text(self, metric: str) -> str:
         from rubriclang.evaluation.evaluate import _table
 
-        s = lambda x: "n/a" if x is None else x.text()  # noqa: E731
+        s = lambda x, spec=".3f": "n/a" if x is None else x.text(spec)  # noqa: E731
         dev = [s_.dev_figures() for s_, _ in self.runs]
         cv = [s_.cv_figures() for s_, _ in self.runs]
         lines = [
@@ -561,7 +561,8 @@ class Repeats:
             f"  dev {metric}: fitted {s(spread([f for f, _ in dev]))}, as written {s(spread([w for _, w in dev]))}",
         ]
         if any(f is not None for f, _ in cv):
-            lines.append(f"  cross-validation {metric}: fitted - as written {s(spread([_minus(f, w) for f, w in cv]))}")
+            across = spread([_minus(f, w) for f, w in cv])
+            lines.append(f"  cross-validation {metric}: fitted - as written {s(across, '+.3f')}")
         for mode, p in self._held().items():
             cols = list(p["metrics"])
             metrics = list(p["metrics"][cols[0]]) if cols else []
@@ -570,7 +571,8 @@ class Repeats:
             if p["differences"]:
                 lines += ["", f"  held-out {mode}, paired differences, `{cols[0]}` minus each column:"]
                 dcols = list(p["differences"])
-                lines += _table(["metric", *dcols], [[m, *(s(p["differences"][c][m]) for c in dcols)] for m in metrics])
+                rows = [[m, *(s(p["differences"][c][m], "+.3f") for c in dcols)] for m in metrics]
+                lines += _table(["metric", *dcols], rows)
         return "\n".join(lines)
 
 
