@@ -16,7 +16,8 @@ the same output at once.
   a link planted there is replaced by the file, not followed, and a
   subfolder that resolves outside the folder is refused (`LinkOut`). A
   folder whose files are appended to by name (an audit's) is refused
-  whole when a link in it leads out (`refuse_links_out`).
+  whole when a link in it leads out, or a pipe or device is in it
+  (`check_folder`).
 - `open_regular`: opens an input for reading only when it is a regular
   file; a named pipe (which would block the open forever), a device or a
   folder is refused (`NotRegularFile`) without blocking.
@@ -139,20 +140,28 @@ def inside(path: str, folder: str) -> str:
     return os.path.join(parent, os.path.basename(path))
 
 
-def refuse_links_out(folder: str) -> None:
-    """LinkOut when an entry of `folder`, at any depth, is a symbolic link
-    that resolves outside it: for a command that writes or appends to the
-    folder's files by name (the audit's), which would write through it."""
+def check_folder(folder: str) -> None:
+    """For a command that writes or appends to a folder's files by name (the
+    audit's): LinkOut when an entry, at any depth, is a symbolic link that
+    resolves outside the folder (it would be written through), and
+    NotRegularFile when one is a pipe, a device or a socket (reading it back
+    would wait for ever)."""
     root = os.path.realpath(folder)
     for here, folders, files in os.walk(folder):  # links to folders are listed, not entered
         for name in folders + files:
             path = os.path.join(here, name)
-            if os.path.islink(path) and os.path.commonpath([root, os.path.realpath(path)]) != root:
-                raise LinkOut(
-                    errno.EXDEV,
-                    f"a symbolic link leads out of `{folder}` (to `{os.path.realpath(path)}`); remove it, or give "
-                    "another folder",
-                    path,
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(path)
+                if os.path.commonpath([root, real]) != root:
+                    raise LinkOut(
+                        errno.EXDEV,
+                        f"a symbolic link leads out of `{folder}` (to `{real}`); remove it, or give another folder",
+                        path,
+                    )
+            elif not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                raise NotRegularFile(
+                    errno.EINVAL, f"{file_kind(st.st_mode)} in `{folder}`; remove it, or give another folder", path
                 )
 
 

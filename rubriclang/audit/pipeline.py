@@ -29,7 +29,7 @@ from rubriclang.audit.summary import rule_summary, summarise
 from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
 from rubriclang.llm.connect import shown_url
-from rubriclang.safeio import OutputBusy, describe_os_error, output_lock, refuse_links_out, write_atomic
+from rubriclang.safeio import OutputBusy, check_folder, describe_os_error, output_lock, write_atomic
 
 MANIFEST = "rubriclang.audit.manifest/1"
 
@@ -201,7 +201,7 @@ class Audit:
         os.makedirs(self.req.out, exist_ok=True)
         # One audit at a time writes a folder: two would judge everything twice.
         with output_lock(self.req.out, f"the audit folder `{self.req.out}`"):
-            refuse_links_out(self.req.out)  # its files are written and appended to by name
+            check_folder(self.req.out)  # its files are written and appended to by name
             if preview:
                 return self._preview(await self._sealed(judge, items))
             return await self._locked(judge, items, local)

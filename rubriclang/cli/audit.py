@@ -206,12 +206,12 @@ def compare_cmd(dir_a, dir_b, out, fmt) -> None:
         from rubriclang.audit.files import write_json
         from rubriclang.audit.html.compare_page import render_compare
         from rubriclang.cli.outputs import command_output
-        from rubriclang.safeio import describe_os_error, refuse_links_out, write_atomic
+        from rubriclang.safeio import check_folder, describe_os_error, write_atomic
 
         try:
             os.makedirs(out, exist_ok=True)
             with command_output(out, [("audit folder A", dir_a), ("audit folder B", dir_b)]):
-                refuse_links_out(out)
+                check_folder(out)
                 write_json(os.path.join(out, "compare.json"), doc, indent=2)
                 write_atomic(os.path.join(out, "compare.txt"), text)
                 write_atomic(os.path.join(out, "compare.html"), render_compare(doc))

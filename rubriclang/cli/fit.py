@@ -436,9 +436,15 @@ def _dev_ids(split_file, ids, share, seed) -> set[str]:
 
     if not split_file:
         return dev_ids(ids, share, seed)
+    from rubriclang.safeio import open_regular
+
     known = set(ids)
     out = set()
-    with open(split_file, encoding="utf-8") as fh:
+    try:
+        fh = open_regular(split_file, "r", encoding="utf-8")
+    except OSError as exc:  # a pipe would be waited on for ever
+        raise ItemError(split_file, f"cannot read it: {exc.strerror or exc}") from None
+    with fh:
         for n, line in enumerate(fh, 1):
             item_id = line.strip()
             if not item_id or item_id.startswith("#"):

@@ -188,3 +188,22 @@ def test_a_lock_file_planted_as_a_link_never_truncates_what_it_names(tmp_path):
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert victim.read_text("utf-8") == "keep me\n"
     assert not out.exists()
+
+
+def test_fmt_leaves_a_file_changed_while_it_was_formatted_as_it_is_now(tmp_path, monkeypatch):
+    import rubriclang.cli.fmt as fmt_module
+
+    ugly = tmp_path / "ugly.rbg"
+    ugly.write_text(GOOD.replace("\n\n", "\n"), encoding="utf-8")
+    edited = GOOD.replace("\n\n", "\n") + "# saved by an editor meanwhile\n"
+    real = fmt_module.format_source
+
+    def format_then_edit(text, path):
+        result = real(text, path)
+        ugly.write_text(edited, encoding="utf-8")  # another program saves the file now
+        return result
+
+    monkeypatch.setattr(fmt_module, "format_source", format_then_edit)
+    r = rbg("fmt", ugly)
+    assert r.exit_code == 2 and "changed while it was being formatted" in r.output, r.output
+    assert ugly.read_text("utf-8") == edited

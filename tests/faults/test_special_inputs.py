@@ -155,3 +155,20 @@ def test_items_from_a_pipe_still_work(tmp_path):
     cat.wait()
     assert r.returncode == 0, r.stdout + r.stderr
     assert len((tmp_path / "t.jsonl").read_text("utf-8").splitlines()) == 6
+
+
+def test_a_split_file_that_is_a_pipe_is_refused(tmp_path):
+    setup(tmp_path, n=12)
+    _special(tmp_path / "dev.txt", "pipe")
+    r = _rbg(tmp_path, "fit", "g.rbg", "items.jsonl", "-o", "f.rbg", "--split-file", "dev.txt")
+    _says(r, 2, f"dev.txt: cannot read it: {KINDS['pipe']}")
+
+
+def test_an_audit_folder_holding_a_pipe_is_refused_before_it_is_read(tmp_path):
+    from faults.test_locks import _suite
+
+    suite = _suite(tmp_path)
+    (tmp_path / "audit").mkdir()
+    _special(tmp_path / "audit" / "sealed.json", "pipe")
+    r = _rbg(tmp_path, "audit", "run", suite, "--out", "audit")
+    _says(r, 2, "a pipe in `audit`")
