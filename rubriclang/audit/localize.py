@@ -106,19 +106,24 @@ class Localizer:
         sink = self.graph.sink
         return {"moved": moved, "absorbed": absorbed, "reached_sink": any(m["node"] == sink for m in moved)}
 
-    def repeat_moves(self, traces: list[dict], base: dict) -> dict[str, tuple[int, int]]:
-        """criterion -> (judgments that differ from the summary, judgments),
-        over the repeats of one original item: the criterion's own noise."""
-        out: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
+    def repeat_moves(self, traces: list[dict], base: dict) -> dict[str, tuple[int, int, int]]:
+        """criterion -> (judgments that differ from the summary, judgments
+        measured, judgments failed), over the repeats of one original item:
+        the criterion's own noise. A failed judgment (or one against a
+        summary that none measured) is no move: it measured nothing."""
+        out: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
         for name, kind, _ in self.nodes:
             if kind != "criterion":
                 continue
             for t in traces:
                 for cid in t["candidates"]:
+                    value, summary = node_value(t, name, cid, kind), base[name][cid]
+                    if value is None or summary is None:
+                        out[name][2] += 1
+                        continue
                     out[name][1] += 1
-                    if not same(node_value(t, name, cid, kind), base[name][cid]):
-                        out[name][0] += 1
-        return {k: (v[0], v[1]) for k, v in out.items()}
+                    out[name][0] += not same(value, summary)
+        return {k: (v[0], v[1], v[2]) for k, v in out.items()}
 
 
 def moved_criteria(localization: dict) -> set[str]:

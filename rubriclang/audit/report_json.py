@@ -103,8 +103,8 @@ class Reporter:
             self.noise_of[it.id] = self.scorer.repeat_flips(traces)
             self.noise.add(it.id, *_with_failed(self.noise_of[it.id], compared))
             self.fall_noise.add(it.id, *_with_failed(self.scorer.repeat_falls(traces), compared))
-            for crit, (k, n) in loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
-                self.crit_noise[crit].add(it.id, k, n)
+            for crit, (k, n, failed) in loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
+                self.crit_noise[crit].add(it.id, k, n, failed)
         self.threshold = _threshold_sink(data.judge)
         self.results = [self._result(v) for v in data.variants]
 
@@ -339,7 +339,7 @@ class Reporter:
                     continue
                 moved = c.name in moved_criteria(r.localization)
                 (inv if r.op.relation == "invariant" else dirs).unit(r.variant.item, moved, r.outcome == "failed")
-                in_flips += moved and r.op.relation == "invariant" and r.outcome != "stable"
+                in_flips += moved and r.op.relation == "invariant" and r.outcome == "flipped"
                 in_detections += moved and r.outcome == "detected"
             out[c.name] = {
                 "procedure": c.procedure,

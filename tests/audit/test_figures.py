@@ -252,3 +252,23 @@ def test_a_summary_with_no_entry_says_so_in_the_text_and_on_the_page():
     empty.update({k: [] for k in ("findings", "actions", "limitations", "follow_ups")})
     assert "no entry" in "\n".join(summary_text(empty))
     assert "No entry" in str(machine_summary({"summary": empty}))
+
+
+def test_a_failed_criterion_judgment_is_no_move_of_the_criterion():
+    from rubriclang.audit.localize import Localizer
+    from rubriclang.checker import check_source
+
+    graph = check_source(
+        "rubric r { version = 1 }\ncontract { scale = bool }\n"
+        "criterion a: bool = rule.length { field = response, over = 3 }\nsink a\nreadout pointwise { output = bool }\n"
+    ).graph
+    assert graph is not None
+    loc = Localizer(graph)
+
+    def trace(value, error=None):
+        judgment = {"value": value, "error": error}
+        return {"candidates": ["r"], "criteria": {"a": {"r": judgment}}, "operators": {}}
+
+    base = loc.summaries([trace(True), trace(True)])
+    moves = loc.repeat_moves([trace(True), trace(None, "timeout"), trace(False)], base)
+    assert moves["a"] == (1, 2, 1)  # one move of two measured; the failure is counted apart
