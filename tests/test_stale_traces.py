@@ -234,3 +234,12 @@ def test_a_digest_that_is_not_a_string_is_a_malformed_record(judged, tmp_path):
     bad.write_text("\n".join([*lines[:2], json.dumps(rec), *lines[3:]]) + "\n")
     r = rbg("eval", VERIFIER, items, "--traces", bad)
     assert r.exit_code == 2 and f"{bad}:3: `item_hash` must be a string" in r.output
+
+
+def test_the_viewer_refuses_to_show_traces_beside_items_they_did_not_judge(judged, tmp_path):
+    items, traces, changed = judged
+    ok = rbg("view", items, traces, "--export", tmp_path / "ok")
+    assert ok.exit_code == 0, ok.output
+    r = rbg("view", changed, traces, "--export", tmp_path / "stale")
+    assert r.exit_code == 2 and f"{traces}:1: 20 trace record(s) judged other content" in r.output
+    assert not (tmp_path / "stale").exists()

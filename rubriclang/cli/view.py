@@ -9,7 +9,7 @@ import os
 
 import click
 
-from rubriclang.cli.errors import DataError
+from rubriclang.cli.errors import DataError, data_error
 
 EXTRA = "`rbg view` needs the optional extra: pip install 'rubriclang[view]'"
 
@@ -65,6 +65,7 @@ def load_sources(paths: tuple[str, ...]):
     from rubriclang.audit.html.write import ReportError, load_report
     from rubriclang.cli.diff import load_sides
     from rubriclang.interp.items import ItemError, read_items
+    from rubriclang.interp.trace import ItemsNow
     from rubriclang.review.impact import verdict_impact
     from rubriclang.view.sources import (
         AuditSource,
@@ -91,8 +92,10 @@ def load_sources(paths: tuple[str, ...]):
         for p in by["items"]:
             s.items.update({i.id: i for i in read_items(p)})
         texts = item_text(s.items)
+        # A trace is shown beside the items' texts only if it judged them as they are now.
+        now = ItemsNow(s.items.values(), ", ".join(by["items"])) if s.items else None
         for label, p in zip(_labels(by["trace"]), by["trace"]):
-            s.traces.append(TraceSource(label, TraceTable(p, texts)))
+            s.traces.append(TraceSource(label, TraceTable(p, texts, now)))
         if len(graphs) == 2:
             if not s.traces:
                 raise DataError("two graph versions are compared over a trace: give a trace file too")
@@ -110,7 +113,11 @@ def load_sources(paths: tuple[str, ...]):
                 CompareSource(f"{a.label} → {b.label}", a.label, b.label, compare_traces(a.table.path, b.table.path))
             )
     except ItemError as exc:
-        raise DataError(str(exc)) from None
+        raise data_error(exc) from None
+    if now is not None:
+        from rubriclang.cli.replay import warn_unverified
+
+        warn_unverified(now.warnings())
     for label, p in zip(_labels(by["eval"]), by["eval"]):
         with open(p, encoding="utf-8") as fh:
             s.evals.append(EvalSource(label, json.load(fh)))

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from rubriclang.interp.readout import describe
-from rubriclang.interp.trace import decision_of, read_traces
+from rubriclang.interp.trace import ItemsNow, decision_of, read_traces
 from rubriclang.safetext import printable
 
 PAGE_SIZE = 50
@@ -195,15 +195,16 @@ def _by_position(pick: Any, cids: list[str]) -> str:
 
 class TraceTable:
     """A trace file's rows, and its records read back on demand. The file is
-    only read (it is checked like every trace: `read_traces`)."""
+    only read (it is checked like every trace: `read_traces`; with `items`,
+    a record of an item whose content changed since is refused)."""
 
-    def __init__(self, path: str, extra_text: dict[str, str] | None = None):
+    def __init__(self, path: str, extra_text: dict[str, str] | None = None, items: ItemsNow | None = None):
         self.path = path
         self.rows: list[Row] = []
         self.criteria: list[str] = []
         self.graphs: set[str] = set()  # the names of the graphs that judged its items
         by_line = {}
-        for line, rec in read_traces(path):
+        for line, rec in read_traces(path, items):
             row = row_of(line, rec)
             if extra_text and row.item in extra_text:
                 row = attrs.evolve(row, text=row.text + " " + extra_text[row.item])
