@@ -6,18 +6,21 @@ words; an answer within the cap reads as if it were sent plain."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 import zlib
 
+import httpx
 import pytest
 from conftest import GOOD
 from llm.fault_server import Fault
 
 from rubriclang.llm import client as client_module
 from rubriclang.llm.client import LLMError
+from rubriclang.llm.transport import PoolTransport, ReplyTooLarge
 
 from .llm_fixtures import chat, client, fault_server, write_items  # noqa: F401 (fault_server: a fixture)
 
@@ -150,3 +153,22 @@ def test_a_run_against_a_gzip_bomb_stays_small_in_memory_and_in_its_trace(fault_
     peak_mb = int(r.stderr.rsplit("maxrss_kb", 1)[1].split()[0]) / 1024
     # The inflated answer is 64 MiB: a run that held it would pass this at once.
     assert peak_mb < 60 + 2 * 2, peak_mb
+
+
+def test_the_transport_used_as_httpx_transport_decodes_within_its_cap(fault_server):
+    server = fault_server()
+    server.script(
+        Fault(status=200, body=_plain(ANSWER, GZIP), headers={"Content-Encoding": "gzip"}),
+        Fault(status=200, body=_compressed(BOMB), headers={"Content-Encoding": "gzip"}),
+    )
+
+    async def go():
+        async with httpx.AsyncClient(transport=PoolTransport(max_body=1_000_000)) as http:
+            url, body = server.url + "/v1/chat/completions", {"model": "judge", "messages": []}
+            first = await http.post(url, json=body)
+            assert json.loads(first.content)["choices"][0]["message"]["content"] == ANSWER
+            assert "content-encoding" not in first.headers  # decoded once, here, not again by httpx
+            with pytest.raises(ReplyTooLarge):
+                await http.post(url, json=body)
+
+    asyncio.run(go())
