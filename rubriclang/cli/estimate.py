@@ -45,7 +45,8 @@ def render(doc: dict, fmt: str) -> str:
 
 def _tally(p: dict) -> str:
     completion = "unbounded" if p["completion_tokens"] is None else f"<= {p['completion_tokens']:,}"
-    usd = f"  <= ${p['usd']:.4f}" if p["usd"] is not None else ""
+    # Prompt tokens are counted by a rule, not a tokenizer: a price is about, never a bound.
+    usd = f"  about ${p['usd']:.4f}" if p["usd"] is not None else ""
     return f"{p['calls']:,} calls, {p['prompt_tokens']:,} prompt tokens, {completion} completion tokens{usd}"
 
 

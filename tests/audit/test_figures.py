@@ -101,6 +101,8 @@ def test_a_judge_that_only_says_tie_is_flagged_not_passed_clean(rbg, tmp_path, s
     text = (tmp_path / "out" / "report.txt").read_text()
     assert "COLLAPSED: every one of 16 judgment(s) is `tie`" in text
     assert "tie rate change" in text
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "tie rate change +0.0 pp [" in html
 
 
 def _prefers_x_on_even_items(role, body) -> str:

@@ -208,7 +208,12 @@ def _result(report: dict, op: dict) -> str:
     for relation, name in (("invariant", "flip_rate"), ("directional", "detection_rate")):
         if block.get(relation):
             r = block[relation][name]
-            return f"{label(name)} {fmt.measured(r)} ({fmt.fraction(r)})"
+            changes = [
+                f"; {label(c)} {fmt.points(block[relation][c]['value'])} {fmt.interval(block[relation][c], fmt.points)}"
+                for c in ("tie_rate_change", "abstain_rate_change")
+                if block[relation].get(c)
+            ]
+            return f"{label(name)} {fmt.measured(r)} ({fmt.fraction(r)})" + "".join(changes)
     return fmt.DASH
 
 
