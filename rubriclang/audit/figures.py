@@ -221,12 +221,14 @@ FIGURES: dict[str, Figure] = {
 # (the decided share, 1 - tie_rate - abstain_rate) is left out: in an audit,
 # `coverage` is the measured share beside every rate.
 PAIRWISE_GOLD = tuple(name for name in METRICS["pairwise"] if name != "coverage")
-for _name in PAIRWISE_GOLD:
-    if _name not in FIGURES:
-        _m = DEFINITIONS[_name]
-        FIGURES[_name] = Figure(
-            _name, f"{_name.replace('_', ' ')} vs gold", "rate", f"rbg eval's `{_name}`: {_m.formula}", _m.denominator
-        )
+
+
+def _eval_figure(name: str) -> Figure:
+    m = DEFINITIONS[name]
+    return Figure(name, f"{name.replace('_', ' ')} vs gold", "rate", f"rbg eval's `{name}`: {m.formula}", m.denominator)
+
+
+FIGURES.update({name: _eval_figure(name) for name in PAIRWISE_GOLD if name not in FIGURES})
 
 # The gold block's figures, in the order every renderer shows them.
 GOLD_FIGURES = ("accuracy", "within_tolerance", "mae", "rank_correlation", *PAIRWISE_GOLD)
