@@ -159,16 +159,16 @@ FIGURES: dict[str, Figure] = {
             "tie_rate",
             "tie rate",
             "rate",
-            f"rbg eval's `tie_rate`, {DEFINITIONS['tie_rate'].formula}, with p a judgment (against gold: an item's "
-            "verdict) and n those measured",
+            f"rbg eval's `tie_rate`, {DEFINITIONS['tie_rate'].formula}, over the judgments measured (against "
+            "gold: the items' verdicts)",
             f"judgments (items) {_MEASURED}",
         ),
         Figure(
             "abstain_rate",
             "abstain rate",
             "rate",
-            f"rbg eval's `abstain_rate`, {DEFINITIONS['abstain_rate'].formula}, with p a judgment (against gold: "
-            "an item's verdict) and n those measured",
+            f"rbg eval's `abstain_rate`, {DEFINITIONS['abstain_rate'].formula}, over the judgments measured "
+            "(against gold: the items' verdicts)",
             f"judgments (items) {_MEASURED}",
         ),
         Figure(
