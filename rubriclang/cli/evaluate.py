@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import json
 import os
-from typing import TYPE_CHECKING
 
 import click
 
@@ -24,9 +23,6 @@ from rubriclang.cli.params import (
     mode_option,
     recorded_option,
 )
-
-if TYPE_CHECKING:  # the CLI imports the evaluation lazily
-    from rubriclang.evaluation.evaluate import Column
 
 
 @click.command(name="eval")
@@ -137,16 +133,64 @@ def _same_task(graphs, paths) -> None:
             )
 
 
-def _same_modes(items, mode, traces, outcomes) -> None:
-    """Traced items must be judged in the mode the items (or --mode) give."""
-    want = {it.id: mode or it.mode for it in items}
-    for t, outs in zip(traces, outcomes):
-        for item, m, _ in outs:
-            if want.get(item, m) != m:
-                raise DataError(
-                    f"`{t}` judged item `{item}` {m}, but it is {want[item]} here; evaluate it in the mode it was "
-                    f"judged in (--mode {m})"
-                )
+class _ItemsFile:
+    """The items of `path`, read anew on each pass, since scoring keeps
+    none of them; a pipe (or any file that is not regular), which can be
+    read once, is held."""
+
+    def __init__(self, path: str):
+        from rubriclang.interp.items import read_items
+
+        self._read = lambda: read_items(path)
+        self._held = None if os.path.isfile(path) else list(self._read())
+
+    def __iter__(self):
+        return iter(self._held) if self._held is not None else self._read()
+
+
+def _gold_table(source, graph, columns, items, mode, label_map):
+    """The table of every item's id, mode and gold, its columns still
+    empty; DataError when no item has gold."""
+    from rubriclang.evaluation.evaluate import Table
+    from rubriclang.evaluation.gold import golds
+
+    table = Table(graph, [c.name for c in columns], mode)
+    with_gold = 0
+    for it, g in golds(source, graph, items, mode, label_map):
+        table.add(it, g)
+        with_gold += g is not None
+    if not with_gold:
+        raise DataError(f"`{items}` has no `gold` labels to evaluate against")
+    return table
+
+
+class _Collect:
+    """Outcomes into the table as they come: judge `i`'s decisions in its
+    column (and the first graph's baseline's), a traced item's mode checked
+    against the items' (or --mode), and records for items not here counted."""
+
+    def __init__(self, table, graphs, columns, base, traces):
+        self.table, self.graphs, self.columns, self.base, self.traces = table, graphs, columns, base, traces
+        self.extra = [0] * len(graphs)
+
+    def __call__(self, i, outcome) -> None:
+        from rubriclang.evaluation.evaluate import outcome_decisions
+
+        item, m, _ = outcome
+        want = self.table.mode_of(item)
+        if want is None:
+            if not self.traces:  # judged from the items file, read again: it changed under us
+                raise DataError(f"item `{item}` appeared in the items file while it was being evaluated; run again")
+            self.extra[i] += 1
+            return
+        if want != m:
+            raise DataError(
+                f"`{self.traces[i]}` judged item `{item}` {m}, but it is {want} here; evaluate it in the mode it was "
+                f"judged in (--mode {m})"
+            )
+        base = self.base if i == 0 else None
+        for c, d in zip((self.columns[i], base), outcome_decisions(self.graphs[i], base, outcome)):
+            self.table.decide(c.name, item, d)
 
 
 def _evaluate(
@@ -166,11 +210,9 @@ def _evaluate(
     llm,
 ) -> None:
     from rubriclang.errors import LocatedError
-    from rubriclang.evaluation.evaluate import evaluate as do_eval
-    from rubriclang.evaluation.evaluate import graph_columns, no_baseline, render_text
-    from rubriclang.evaluation.gold import GoldValueError, parse_label_map, read_gold
+    from rubriclang.evaluation.evaluate import Column, baseline_column, evaluate_table, no_baseline, render_text
+    from rubriclang.evaluation.gold import GoldValueError, parse_label_map
     from rubriclang.interp.graphset import GraphSet
-    from rubriclang.interp.items import read_items
 
     # A folder of compiled graphs answers in the type of its graphs, which must all agree.
     judges = [load_graph_set(p, fallback) if os.path.isdir(p) else load_graph(p) for p in graph_paths]
@@ -187,57 +229,55 @@ def _evaluate(
     except GoldValueError as exc:
         raise click.BadParameter(exc.message + (f" ({exc.hint})" if exc.hint else ""), param_hint="--label") from None
     llm_backend = None
+    notes: list[str] = []
+    # The columns first, empty: decisions go straight into the table, which is all that is kept per item.
+    columns = [Column(n, {}, "graph", g.name) for g, n in zip(graphs, names)]
+    base = baseline_column(graphs[0], baseline)
     try:
-        item_list = list(read_items(items))
-        gold = read_gold(item_list, graphs[0], items, mode, label_map)
-        if not gold:
-            raise DataError(f"`{items}` has no `gold` labels to evaluate against")
+        source = _ItemsFile(items)
+        for i, j in enumerate(judges):
+            if isinstance(j, GraphSet):
+                columns[i], note = _set_column(columns[i], j, source)
+                notes += [note] if note else []
+        columns += [base] if base else []
+        table = _gold_table(source, graphs[0], columns, items, mode, label_map)
+        per_graph = list(traces) * len(graphs) if len(traces) == 1 else list(traces)
+        collect = _Collect(table, graphs, columns, base, per_graph)
         if traces:
             from rubriclang.cli.replay import warn_unverified
             from rubriclang.interp.trace import ItemsNow
 
-            per_graph = list(traces) * len(graphs) if len(traces) == 1 else list(traces)
-            now = ItemsNow(item_list, items)  # a record of a changed item is refused, never scored
-            outcomes = [list(_replayed(j, t, now)) for j, t in zip(judges, per_graph)]
+            now = ItemsNow(source, items)  # a record of a changed item is refused, never scored
+            for i, (j, t) in enumerate(zip(judges, per_graph)):
+                for outcome in _replayed(j, t, now):
+                    collect(i, outcome)
             warn_unverified(now.warnings())
-            _same_modes(item_list, mode, per_graph, outcomes)
         else:
             backend = local_backend(annotations, recorded)
             llm_backend = open_llm(stack, _llm_judge(judges, graphs), llm)
-            checked = ValidatedItems(item_list, backend)
+            checked = ValidatedItems(source, backend)
             progress = None
             if llm_backend is not None:  # only LLM criteria take long enough to need it
                 from rubriclang.cli.progress import Progress
 
-                progress = Progress("items", len(item_list) * len(judges), lines=fmt == "text")
+                progress = Progress("items", len(table.ids) * len(judges), lines=fmt == "text")
             try:
-                outcomes = asyncio.run(judge_graphs(judges, checked, backend, llm_backend, concurrency, mode, progress))
+                asyncio.run(judge_graphs(judges, checked, backend, llm_backend, concurrency, mode, progress, collect))
             finally:
                 if progress is not None:
                     progress.done()
             checked.warn_unknown(items)
     except LocatedError as exc:
         raise data_error(exc) from None
-    columns: list[Column] = []
-    notes: list[str] = []
-    for i, (g, j, name, outs) in enumerate(zip(graphs, judges, names, outcomes)):
-        # The baseline (of the first graph) comes right after the graphs.
-        cols = graph_columns(g, name, outs, baseline if i == 0 else "none")
-        if isinstance(j, GraphSet):
-            cols[0], note = _set_column(cols[0], j, item_list)
-            notes += [note] if note else []
-        columns.insert(i, cols[0])
-        columns.extend(cols[1:])
     if isinstance(judges[0], GraphSet):
         notes.append(f"no baseline: each item of `{graph_paths[0]}` has its own graph")
     elif n := no_baseline(graphs[0], baseline):
         notes.append(n)
     if traces:
-        ids = {it.id for it in item_list}
-        for t, outs in dict(zip(per_graph, outcomes)).items():
-            if extra := sum(1 for item, _, _ in outs if item not in ids):
+        for t, i in {t: i for i, t in enumerate(per_graph)}.items():
+            if extra := collect.extra[i]:
                 notes.append(f"{extra} records of `{t}` are for items not in `{items}`: not scored")
-    report = do_eval(graphs[0], item_list, gold, columns, mode, notes)
+    report = evaluate_table(table, columns, notes)
     click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2) if fmt == "json" else render_text(report))
     usage = usage_json(llm_backend) if llm_backend is not None else None
     if usage is not None:
@@ -248,16 +288,17 @@ def _evaluate(
         raise SystemExit(1)
 
 
-async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode, progress=None):
+async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode, progress=None, each=None):
     """Each judge's (item id, mode, composition) for every item, in item
     order; a judge is a graph or a folder of compiled graphs (GraphSet),
     ticking `progress` (a `cli.progress.Progress`) once per item and judge.
-    Shared by `rbg eval` and `rbg fit`."""
+    With `each`, every outcome goes to `each(judge index, outcome)` as it
+    comes instead, and none is kept. Shared by `rbg eval` and `rbg fit`."""
     from rubriclang.interp.graphset import GraphSet, interpreters, run_set
 
     async with llm_session(llm_backend):
         out = []
-        for j in judges:
+        for i, j in enumerate(judges):
             if isinstance(j, GraphSet):
                 interps = interpreters(j, lambda g: interpreter(g, [backend, llm_backend], concurrency))
                 results = run_set(j, interps, items, concurrency, mode)
@@ -265,7 +306,10 @@ async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode, p
                 results = interpreter(j, [backend, llm_backend], concurrency).run(items, mode)
             outcomes = []
             async for r in results:
-                outcomes.append((r.item.id, r.mode, r.composition))
+                if each is None:
+                    outcomes.append((r.item.id, r.mode, r.composition))
+                else:
+                    each(i, (r.item.id, r.mode, r.composition))
                 if progress is not None:
                     progress.tick()
             out.append(outcomes)
@@ -308,8 +352,11 @@ def _set_column(column, gs, items):
     from rubriclang.checker.graph import CheckedGraph
     from rubriclang.interp.graphset import ABSTAIN, Missing
 
-    routes = {it.id: gs.route(it) for it in items}
-    missing = {i: r for i, r in routes.items() if isinstance(r, Missing)}
+    count, missing = 0, {}
+    for it in items:  # only the items without a graph are kept
+        count += 1
+        if isinstance(r := gs.route(it), Missing):
+            missing[it.id] = r
     column = attrs.evolve(column, graph=gs.folder)
     if not missing:
         return column, None
@@ -324,7 +371,7 @@ def _set_column(column, gs, items):
     if len(missing) - len(judged) - abstained:
         parts.append(f"{len(missing) - len(judged) - abstained} recorded as compile failures")
     uncompiled = frozenset(missing.keys() - judged)
-    note = f"{len(missing)} of {len(items)} items have no compiled graph in `{gs.folder}`: " + "; ".join(parts)
+    note = f"{len(missing)} of {count} items have no compiled graph in `{gs.folder}`: " + "; ".join(parts)
     if uncompiled:
         note += " (left out as `compile failed`)"
         column = attrs.evolve(column, uncompiled=uncompiled)

@@ -10,7 +10,11 @@ Public API:
 - `graph_columns(graph, name, outcomes, baseline)`: a graph's column from
   its compositions (`(item id, mode, Composition)`, from a run or a
   replay), and, unless `baseline` is `none`, its flat baseline's column
-  computed from the same criterion judgments.
+  computed from the same criterion judgments; `baseline_column` and
+  `outcome_decisions(graph, base, outcome)` are its parts, for a `Table`.
+- `Table(graph, column names, mode)`: what scoring keeps of each item,
+  compactly, filled as items and outcomes pass; `evaluate_table(table,
+  columns)` scores it (`rbg eval` over a million items).
 - `replayed(graph, traces_path)`: the outcomes of a trace file recomputed
   under `graph` (replay semantics: refuses redefined criteria and traces of
   another graph with an ItemError at the line).
@@ -26,10 +30,13 @@ Public API:
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import numpy as np
 
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.evaluation.baseline import baseline_decision, baseline_weights
@@ -103,17 +110,32 @@ def no_baseline(graph: CheckedGraph, baseline: str) -> str | None:
     return None
 
 
+def baseline_column(graph: CheckedGraph, baseline: str) -> Column | None:
+    """The column of `graph`'s flat baseline, its decisions still to come
+    (`decisions`), or None when `baseline` is `none` or the graph has none."""
+    if baseline == "none" or no_baseline(graph, baseline) is not None:
+        return None
+    return Column(f"{baseline} baseline", {}, baseline, graph.name, baseline_weights(graph, baseline))
+
+
+def outcome_decisions(graph: CheckedGraph, base: Column | None, outcome: Outcome) -> tuple[Decision, ...]:
+    """The graph's decision of an outcome and, with `base`, its baseline's
+    from the same criterion judgments."""
+    _, mode, comp = outcome
+    if base is None:
+        return (comp.decision,)
+    assert base.weights is not None
+    return comp.decision, baseline_decision(graph, base.weights, mode, tuple(comp.rows), comp)
+
+
 def graph_columns(graph: CheckedGraph, name: str, outcomes: Iterable[Outcome], baseline: str = "equal") -> list[Column]:
     """The graph's column and, unless `baseline` is `none` or the graph has
     none (`no_baseline`), its baseline's."""
-    outcomes = list(outcomes)
-    cols = [Column(name, {item: comp.decision for item, _, comp in outcomes}, "graph", graph.name)]
-    if no_baseline(graph, baseline) is None and baseline != "none":
-        weights = baseline_weights(graph, baseline)
-        decisions = {
-            item: baseline_decision(graph, weights, mode, tuple(comp.rows), comp) for item, mode, comp in outcomes
-        }
-        cols.append(Column(f"{baseline} baseline", decisions, baseline, graph.name, weights))
+    base = baseline_column(graph, baseline)
+    cols = [Column(name, {}, "graph", graph.name), *([base] if base else [])]
+    for outcome in outcomes:
+        for c, d in zip(cols, outcome_decisions(graph, base, outcome)):
+            c.decisions[outcome[0]] = d
     return cols
 
 
@@ -214,19 +236,6 @@ def judge_kind(graph: CheckedGraph, mode: str) -> tuple[str, str]:
     return {"bool": "bool", "label": "label"}.get(out.kind, "numeric"), str(out)
 
 
-def _reason(c: Column, item: str, mode: str) -> str | None:
-    d = c.decisions.get(item)
-    if d is None:
-        return NOT_JUDGED
-    if item in c.uncompiled and d.status != "ok":
-        return UNCOMPILED
-    if d.status == "error":
-        return FAILED
-    if d.status == "abstain" and mode == "pointwise":
-        return ABSTAINED
-    return None
-
-
 class Codes:
     """Decisions and gold as the numbers `METRICS` reads: `code(gold, cids)`,
     `decision(Decision, cids)` (cids: the item's candidate ids)."""
@@ -257,21 +266,98 @@ class Codes:
         return self.code(d.decision, cids)
 
 
-def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> ModeResult:
-    kind, judge = judge_kind(graph, mode)
+MODES = ("pointwise", "pairwise")
+_STATUS = {"ok": 1, "abstain": 2, "error": 3}  # 0: not judged
+
+
+class Table:
+    """What scoring keeps of each item, and no more: its id, mode and gold
+    code, and in each column a status byte and a decision code (`Codes`),
+    about 100 bytes an item with two columns, where the items, their
+    compositions and decision records took kilobytes. `add` each item (in
+    order, gold canonical or None), then `decide` each column's decisions
+    in any order; an item not decided in a column was not judged there."""
+
+    def __init__(self, graph: CheckedGraph, columns: Sequence[str], mode: str | None = None):
+        self.graph, self.mode = graph, mode
+        self.ids: list[str] = []
+        self._index: dict[str, int] = {}
+        self.modes = bytearray()  # index into MODES
+        self.gold = array("d")  # NaN: no gold
+        self.candidates: dict[int, tuple[str, ...]] = {}  # a pairwise item's candidate ids
+        self.status = {c: bytearray() for c in columns}
+        self.codes = {c: array("d") for c in columns}
+        self._coders: dict[str, Codes] = {}
+        self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def codes_of(self, mode: str) -> Codes:
+        if mode not in self._coders:
+            self._coders[mode] = Codes(self.graph, judge_kind(self.graph, mode)[0])
+        return self._coders[mode]
+
+    def add(self, item: Item, gold: Any) -> None:
+        i = len(self.ids)
+        self._index[item.id] = i
+        self.ids.append(item.id)
+        mode = self.mode or item.mode
+        self.modes.append(MODES.index(mode))
+        cids: tuple[str, ...] = ()
+        if mode == "pairwise":
+            cids = self.candidates[i] = self._shared.setdefault(item.candidate_ids, item.candidate_ids)
+        self.gold.append(math.nan if gold is None else self.codes_of(mode).code(gold, cids))
+        for c in self.status:
+            self.status[c].append(0)
+            self.codes[c].append(math.nan)
+
+    def mode_of(self, item: str) -> str | None:
+        """The mode an item is scored in (None: not an item here)."""
+        i = self._index.get(item)
+        return None if i is None else MODES[self.modes[i]]
+
+    def decide(self, column: str, item: str, d: Decision) -> bool:
+        """Record a column's decision on an item; False when the item is not here."""
+        i = self._index.get(item)
+        if i is None:
+            return False
+        mode = MODES[self.modes[i]]
+        self.status[column][i] = _STATUS[d.status]
+        if d.status == "ok" or mode == "pairwise":
+            self.codes[column][i] = self.codes_of(mode).decision(d, self.candidates.get(i, ()))
+        return True
+
+    def left_out(self, column: Column, idx: np.ndarray, mode: str) -> np.ndarray:
+        """Each item's reason (an index into REASONS, 0 for none) to leave it
+        out of `column`, for the items `idx`; checked in REASONS' order."""
+        status = np.frombuffer(self.status[column.name], dtype=np.uint8)[idx]
+        out = np.zeros(len(idx), dtype=np.uint8)
+        if mode == "pointwise":
+            out[status == _STATUS["abstain"]] = REASONS.index(ABSTAINED)
+        out[status == _STATUS["error"]] = REASONS.index(FAILED)
+        if column.uncompiled:
+            uncompiled = np.isin(idx, [self._index[i] for i in column.uncompiled if i in self._index])
+            out[uncompiled & (status != _STATUS["ok"])] = REASONS.index(UNCOMPILED)
+        out[status == 0] = REASONS.index(NOT_JUDGED)
+        return out
+
+
+def _score(table: Table, mode: str, columns: Sequence[Column]) -> ModeResult:
+    kind, judge = judge_kind(table.graph, mode)
+    idx = np.flatnonzero(np.frombuffer(table.modes, dtype=np.uint8) == MODES.index(mode))
+    gold = np.frombuffer(table.gold, dtype=float)[idx]
+    no_gold = np.isnan(gold)
+    reasons = [table.left_out(c, idx, mode) for c in columns]
+    bad = no_gold | np.logical_or.reduce([r > 0 for r in reasons])
     left: list[LeftOut] = []
-    scored: list[Item] = []
-    for it in items:
-        if it.id not in gold:
-            left.append(LeftOut(it.id, NO_GOLD, None))
+    for k in np.flatnonzero(bad):  # in item order, each item's columns in order
+        item = table.ids[idx[k]]
+        if no_gold[k]:
+            left.append(LeftOut(item, NO_GOLD, None))
             continue
-        reasons = [(c.name, r) for c in columns if (r := _reason(c, it.id, mode))]
-        left.extend(LeftOut(it.id, r, name) for name, r in reasons)
-        if not reasons:
-            scored.append(it)
-    codes = Codes(graph, kind)
-    g = [codes.code(gold[it.id], it.candidate_ids) for it in scored]
-    preds = {c.name: [codes.decision(c.decisions[it.id], it.candidate_ids) for it in scored] for c in columns}
+        left.extend(LeftOut(item, REASONS[r[k]], c.name) for c, r in zip(columns, reasons) if r[k])
+    scored = idx[~bad]
+    codes = table.codes_of(mode)
+    g = gold[~bad]
+    preds = {c.name: np.frombuffer(table.codes[c.name], dtype=float)[scored] for c in columns}
     samples = {c: {m: sample(stat, p, g) for m, stat in METRICS[kind].items()} for c, p in preds.items()}
     first = columns[0].name
     conf = None
@@ -289,8 +375,8 @@ def _score(graph, mode, items: list[Item], gold, columns: Sequence[Column]) -> M
         mode=mode,
         judge=judge,
         kind=kind,
-        items=len(items),
-        scored=tuple(it.id for it in scored),
+        items=len(idx),
+        scored=tuple(table.ids[i] for i in scored),
         left_out=tuple(left),
         metrics={c: {m: s.estimate() for m, s in ms.items()} for c, ms in samples.items()},
         # First minus each other column: a positive sign favours the first column (a graph, the fitted
@@ -313,16 +399,29 @@ def evaluate(
     """Score every column against `gold` (canonical values, `read_gold`) on
     the items that every column decided and that have gold; `graph` gives
     the judge's type (every column judges the same task). Items are grouped
-    by mode (`mode`, or each item's shape)."""
+    by mode (`mode`, or each item's shape). Over many items, fill a `Table`
+    as they pass and call `evaluate_table` instead: nothing is held per item
+    but the table."""
+    table = Table(graph, [c.name for c in columns], mode)
+    for it in items:
+        table.add(it, gold.get(it.id))
+    for c in columns:
+        for item, d in c.decisions.items():
+            table.decide(c.name, item, d)
+    return evaluate_table(table, columns, notes)
+
+
+def evaluate_table(table: Table, columns: Sequence[Column], notes: Sequence[str] = ()) -> Evaluation:
+    """`evaluate` of the decisions a `Table` holds (a column's own
+    `decisions` are not read here)."""
     if not columns:
         raise ValueError("evaluate needs at least one column")
     if len({c.name for c in columns}) < len(columns):
         raise ValueError("column names must be unique")
-    by_mode: dict[str, list[Item]] = {}
-    for it in items:
-        by_mode.setdefault(mode or it.mode, []).append(it)
-    modes = {m: _score(graph, m, its, gold, columns) for m, its in sorted(by_mode.items())}
-    return Evaluation(tuple(columns), len(items), sum(1 for it in items if it.id in gold), modes, tuple(notes))
+    present = sorted(MODES[m] for m in set(table.modes))
+    modes = {m: _score(table, m, columns) for m in present}
+    with_gold = int(np.count_nonzero(~np.isnan(np.frombuffer(table.gold, dtype=float))))
+    return Evaluation(tuple(columns), len(table.ids), with_gold, modes, tuple(notes))
 
 
 # --- text ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ Public API:
   when it has none), or `GoldError` at `where`.
 - `read_gold(items, graph, path, mode, label_map)`: item id -> gold for the
   items that have gold; `GoldError` at `path:line` for the first bad one.
+  `golds(...)`: the same as (item, gold or None) pairs, as items pass.
 
 Accepted spellings: bool gold is JSON `true`/`false` or the strings "true",
 "false", "yes", "no" (any case); numeric gold is a JSON number or a string
@@ -32,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -251,14 +252,18 @@ def item_gold(
         raise GoldError(where, f"item `{item.id}`: {exc.message}", exc.hint) from None
 
 
+def golds(
+    items: Iterable[Item], graph: CheckedGraph, path: str, mode: str | None = None, label_map: LabelMap | None = None
+) -> Iterator[tuple[Item, Any]]:
+    """Each item with its canonical gold (None when it has none), as they
+    pass. Raises GoldError at `path:line` for the first value that does not fit."""
+    for item in items:
+        yield item, item_gold(item, graph, f"{path}:{item.line}" if item.line else path, mode, label_map)
+
+
 def read_gold(
     items: Iterable[Item], graph: CheckedGraph, path: str, mode: str | None = None, label_map: LabelMap | None = None
 ) -> dict[str, Any]:
     """Item id -> canonical gold, for the items that have gold. Raises
     GoldError at `path:line` for the first value that does not fit."""
-    out = {}
-    for item in items:
-        g = item_gold(item, graph, f"{path}:{item.line}" if item.line else path, mode, label_map)
-        if g is not None:
-            out[item.id] = g
-    return out
+    return {item.id: g for item, g in golds(items, graph, path, mode, label_map) if g is not None}

@@ -1,0 +1,69 @@
+"""`rbg eval` keeps only what its metrics need (issue 25, item 8): a few
+bytes of codes per item, not the items, their compositions or decision
+records, and the bootstrap's resamples in blocks rather than a
+(1000, items) array. Measured as the growth of peak memory from 3,000 to
+30,000 items, which the interpreter's and the libraries' share does not
+enter; it was over 2 KB an item (and 8 KB more for the resample indices)."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from .peak_memory import peak_rss
+
+RBG = str(Path(sys.executable).with_name("rbg"))
+
+GRAPH = """\
+rubric memory { version = 1 }
+contract { scale = bool }
+criterion correct: bool = rule.matches_reference { mode = numeric }
+criterion long: bool = rule.length { over = 8 }
+node correct_n = transform.map(value: correct) { values = { true: 1, false: 0 } }
+node long_n = transform.map(value: long) { values = { true: 1, false: 0 } }
+node score = reduce.weighted_mean(inputs: [correct_n, long_n]) { weights = [0.8, 0.2] }
+node verdict = transform.threshold(value: score) { at = 0.5 }
+sink verdict
+readout pointwise { output = bool }
+"""
+
+
+def write_items(path: Path, n: int) -> Path:
+    rng = random.Random(n)
+    with path.open("w") as fh:
+        for i in range(n):
+            a, b = rng.randint(2, 999), rng.randint(2, 999)
+            said = a + b + rng.choice((0, 0, 0, 1))
+            words = " ".join(["so we add them"] * rng.randint(1, 4))
+            item = {
+                "id": f"q{i:06d}",
+                "input": f"What is {a} + {b}?",
+                "response": f"{words}: {a} + {b} = {said}.",
+                "reference": f"#### {a + b}",
+                "gold": rng.random() < 0.7,
+            }
+            fh.write(json.dumps(item) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["judging", "traces"])
+def test_evals_memory_grows_by_well_under_a_kilobyte_an_item(tmp_path, traced):
+    graph = tmp_path / "g.rbg"
+    graph.write_text(GRAPH)
+    peaks = {}
+    for n in (3_000, 30_000):
+        items = write_items(tmp_path / f"items{n}.jsonl", n)
+        args = [RBG, "eval", str(graph), str(items), "--format", "json"]
+        if traced:
+            traces = tmp_path / f"t{n}.jsonl"
+            assert peak_rss(RBG, "run", str(graph), str(items), "--out", str(traces)).status == 0
+            args += ["--traces", str(traces)]
+        peak = peak_rss(*args)
+        assert peak.status == 0, peak.head
+        peaks[n] = peak.mb
+    per_item_kb = (peaks[30_000] - peaks[3_000]) * 1024 / 27_000
+    assert per_item_kb < 1.0, f"{per_item_kb:.2f} KB an item ({peaks})"
