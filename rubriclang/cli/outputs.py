@@ -94,9 +94,27 @@ def check_output(
     """`command_output`'s checks without the lock, for a command that
     refuses a bad output before a long computation (and takes the lock to
     write, when the checks are made again)."""
+    not_special(out, option)
     not_an_input(out, inputs, option)
     if not appends_traces:
         not_a_trace(out, option)
+
+
+def not_special(out: str, option: str) -> None:
+    """DataError when `out` is a pipe, a device or a socket: an atomic
+    rewrite would replace it (`/dev/null` by a file) rather than write to it."""
+    import stat
+
+    from rubriclang.safeio import file_kind
+
+    try:
+        mode = os.stat(out).st_mode
+    except OSError:
+        return  # missing: made by the writer
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise DataError(
+            f"{option} `{out}` is {file_kind(mode)}: it must be a regular file\n  hint: give {option} a file path"
+        )
 
 
 def not_an_input(out: str, inputs: Iterable[tuple[str, str | None]], option: str) -> None:

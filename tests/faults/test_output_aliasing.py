@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,24 @@ def test_an_output_that_is_no_input_is_written(tmp_path):
     assert r.exit_code == 0, r.output
     assert all(json.loads(line)["custom_id"] for line in out.read_text("utf-8").splitlines())
     assert sorted(os.listdir(tmp_path)) == ["llm.rbg", "llm_items.jsonl", "requests.jsonl"]  # no lock left
+
+
+@pytest.mark.parametrize("command", ["batch export", "items convert", "fit", "compile", "audit init"])
+def test_an_output_that_is_a_pipe_is_refused_never_replaced_by_a_file(tmp_path, command):
+    # An atomic rewrite of /dev/null (as root) would replace the device by a file.
+    g, items = setup(tmp_path, n=12)
+    out = tmp_path / "out.fifo"
+    os.mkfifo(out)
+    llm, llm_items = _llm_files(tmp_path)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC, encoding="utf-8")
+    args = {
+        "batch export": ("batch", "export", llm, llm_items, "-o", out, "--model", "judge"),
+        "items convert": ("items", "convert", items, "-o", out),
+        "fit": ("fit", g, items, "-o", out, "--folds", "0"),
+        "compile": ("compile", spec, "-o", out, "--base-url", "http://127.0.0.1:9/v1", "--model", "m"),
+        "audit init": ("audit", "init", g, items, "-o", out, "--force"),
+    }[command]
+    r = rbg(*args)
+    assert_clean_error(r, f"`{out}` is a pipe: it must be a regular file")
+    assert stat.S_ISFIFO(os.lstat(out).st_mode)
