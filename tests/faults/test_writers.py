@@ -140,3 +140,17 @@ open(p); open(p, "rb"); p.open(); os.open(p, os.O_RDONLY); os.fdopen(fd, "rb")
         "sqlite3.connect",
         "open(mode not a literal)",
     ]
+
+
+def test_every_command_module_that_writes_takes_the_output_check_and_lock():
+    # A command writes what the user names only inside `cli.outputs.command_output`
+    # (or `locked_output`, for fmt's in-place rewrite): tests/faults/test_output_locks.py
+    # runs each of them against a held lock.
+    unchecked = []
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        tree = ast.parse(path.read_text("utf-8"))
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        if names & {"write_atomic", "atomic_file"} and not names & {"command_output", "locked_output"}:
+            unchecked.append(path.name)
+    assert unchecked == []
