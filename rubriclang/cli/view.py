@@ -10,6 +10,7 @@ import os
 import click
 
 from rubriclang.cli.errors import DataError, data_error
+from rubriclang.safeio import file_kind
 
 EXTRA = "`rbg view` needs the optional extra: pip install 'rubriclang[view]'"
 
@@ -23,6 +24,8 @@ def _kind(path: str) -> str:
     if path.endswith(".rbg") or (":" in path and not os.path.exists(path)):
         return "graph"
     if not os.path.isfile(path):
+        if os.path.exists(path):  # a pipe or a device: reading it could wait for ever
+            raise DataError(f"`{path}` is {file_kind(os.stat(path).st_mode)}: give a file or a folder")
         raise DataError(f"`{path}`: no such file or folder")
     try:
         with open(path, encoding="utf-8") as fh:

@@ -172,3 +172,10 @@ def test_an_audit_folder_holding_a_pipe_is_refused_before_it_is_read(tmp_path):
     _special(tmp_path / "audit" / "sealed.json", "pipe")
     r = _rbg(tmp_path, "audit", "run", suite, "--out", "audit")
     _says(r, 2, "a pipe in `audit`")
+
+
+def test_a_viewer_input_that_is_a_pipe_is_refused(tmp_path):
+    pytest.importorskip("starlette")
+    _special(tmp_path / "t.jsonl", "pipe")
+    _says(_rbg(tmp_path, "view", "t.jsonl", "--export", "site"), 2, "`t.jsonl` is a pipe: give a file or a folder")
+    assert not (tmp_path / "site").exists()
