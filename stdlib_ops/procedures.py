@@ -1,14 +1,16 @@
 """The standard procedures' behaviour beyond their specs in `procedures.toml`:
-one entry per procedure with hooks: the backend that runs it, its extra
-checks, its built-in prompt and answer key, the words that introduce its
-answer in free text, and the traits other tools read (see
-`rubriclang.catalog.entries.ProcedureImpl`).
+one entry per procedure with hooks: the backend that runs it, a local
+procedure's judging function (`judges.py`), its extra checks, its built-in
+prompt and answer key, the words that introduce its answer in free text, and
+the traits other tools read (see `rubriclang.catalog.entries.ProcedureImpl`).
 
 Checks receive the checker's `CriterionCheck` context; the imports they need
 are made when they run, so loading the catalog imports no checker code.
 """
 
 from __future__ import annotations
+
+from rubriclang.stdlib_ops import judges
 
 from rubriclang.catalog.entries import ProcedureImpl
 from rubriclang.catalog.types import JType, fmt_num
@@ -136,14 +138,24 @@ PROCEDURES: dict[str, ProcedureImpl] = {
         backend="llm", check=_check_compare, prompt=("compare.v2", "preference"), traits=frozenset({"side_by_side"})
     ),
     "rule.regex": ProcedureImpl(
-        backend="local", check=_check_regex, traits=frozenset({"reads_field", "checks_format"})
+        backend="local",
+        judge=judges.rule_regex,
+        check=_check_regex,
+        traits=frozenset({"reads_field", "checks_format"}),
     ),
     "rule.length": ProcedureImpl(
-        backend="local", check=_check_length, traits=frozenset({"reads_field", "measures_length"})
+        backend="local",
+        judge=judges.rule_length,
+        check=_check_length,
+        traits=frozenset({"reads_field", "measures_length"}),
     ),
-    "rule.contains": ProcedureImpl(backend="local", traits=frozenset({"reads_field"})),
-    "rule.json_valid": ProcedureImpl(backend="local", traits=frozenset({"reads_field", "checks_format"})),
-    "rule.matches_reference": ProcedureImpl(backend="local", traits=frozenset({"reads_reference"})),
-    "human.annotation": ProcedureImpl(backend="local"),
-    "recorded.value": ProcedureImpl(backend="local"),
+    "rule.contains": ProcedureImpl(backend="local", judge=judges.rule_contains, traits=frozenset({"reads_field"})),
+    "rule.json_valid": ProcedureImpl(
+        backend="local", judge=judges.rule_json_valid, traits=frozenset({"reads_field", "checks_format"})
+    ),
+    "rule.matches_reference": ProcedureImpl(
+        backend="local", judge=judges.rule_matches_reference, traits=frozenset({"reads_reference"})
+    ),
+    "human.annotation": ProcedureImpl(backend="local", judge=judges.human_annotation),
+    "recorded.value": ProcedureImpl(backend="local", judge=judges.recorded_value),
 }

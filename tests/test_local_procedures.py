@@ -4,13 +4,14 @@ real backend interface."""
 import asyncio
 
 import pytest
+from rubriclang.stdlib_ops.judges import final_number
 
 from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.backend import JudgmentRequest
 from rubriclang.interp.items import item_from_json
-from rubriclang.interp.local import LocalBackend, final_number
+from rubriclang.interp.local import LocalBackend
 from rubriclang.interp.tables import ValueTable
 
 BOOL = JType("bool")

@@ -67,7 +67,11 @@ class ProcedureImpl:
     """A procedure's behaviour beyond its parameter specs; every hook is optional.
 
     `backend`: the standard backend that runs it (`llm` or `local`; None for a
-    plugin's, run by the plugin's own backend). `check(c)`: extra checks on a
+    plugin's run by the plugin's own backend). `judge(request, backend)`: a
+    `local` procedure's judging function (every local one has one, and only
+    they): the `JudgmentRequest` and the `LocalBackend` running it (its
+    `annotations` and `recorded` value tables) in, a `Judgment` out;
+    deterministic, a failure a `Judgment.failed`. `check(c)`: extra checks on a
     criterion, given the checker's `CriterionCheck` context. `prompt`: a prompt
     procedure's built-in template stem and the key of the answer in its JSON
     reply. `answer_keyword`: a regular expression for the words that introduce
@@ -80,6 +84,7 @@ class ProcedureImpl:
     """
 
     backend: str | None = None
+    judge: Callable[[Any, Any], Any] | None = None
     check: Callable[[Any], None] | None = None
     prompt: tuple[str, str] | None = None
     answer_keyword: str | None = None

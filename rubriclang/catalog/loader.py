@@ -8,8 +8,9 @@ Every catalog package is loaded the same way, the standard one
 plan template) for each operator it declares, and `PROCEDURES` (procedure
 name -> `ProcedureImpl`) for procedures with hooks.
 A plugin registers its package under the entry-point group
-`rubriclang.catalogs`. Procedures are run by criterion backends, which
-plugins provide separately. See docs/extending.md.
+`rubriclang.catalogs`. A procedure whose entry holds a `judge` is run by the
+local backend, like the standard rules; others by a criterion backend the
+plugin provides. See docs/extending.md.
 """
 
 from __future__ import annotations
@@ -176,6 +177,19 @@ def _entries(
     return impls
 
 
+def _check_local(source: str, procs: Mapping[str, ProcedureSpec], hooks: Mapping[str, ProcedureImpl]) -> None:
+    """A procedure run by the local backend has a judging function, and only such a one."""
+    for name in procs:
+        impl = hooks.get(name, _NO_HOOKS)
+        if impl.backend == "local" and impl.judge is None:
+            raise CatalogError(f"{source}: procedure `{name}` is `local` but its PROCEDURES entry has no `judge`")
+        if impl.judge is not None and impl.backend != "local":
+            raise CatalogError(
+                f"{source}: procedure `{name}` has a `judge` but its backend is `{impl.backend}`: "
+                'a judging function is run by the local backend (`backend="local"`)'
+            )
+
+
 def _load_package(
     module: ModuleType,
     source: str,
@@ -193,6 +207,7 @@ def _load_package(
         ops[name] = attrs.evolve(spec, rule=impl.rule, function=impl.function, plan=impl.plan, traits=impl.traits)
     procs = _procedures(proc_data, source)
     hooks = _entries(module, source, "procedure", procs, "PROCEDURES", ProcedureImpl)
+    _check_local(source, procs, hooks)
     procs = {n: attrs.evolve(p, hooks=hooks[n]) if n in hooks else p for n, p in procs.items()}
     _merge(operators, ops, "operator")
     _merge(procedures, procs, "procedure")

@@ -4,7 +4,8 @@ A backend is anything with `handles(procedure)` and an async `judge(request)`;
 it may also have `judge_known(requests)`, a list of the judgments it can give
 at once (None for the others), which the interpreter asks first so that those
 need no task (rules, the LLM backend's cache hits).
-Local procedures (rules, annotations, recorded values) ship here; LLM
+Local procedures (rules, annotations, recorded values) are judged by their
+catalog entries' functions through `rubriclang.interp.local.LocalBackend`; LLM
 backends implement the same Protocol. A failure is a value (`Judgment.error`),
 never an exception that unwinds the run.
 """
@@ -12,10 +13,11 @@ never an exception that unwinds the run.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
-from rubriclang.checker.graph import Criterion
-from rubriclang.interp.items import Item
+if TYPE_CHECKING:  # the catalog's judging functions import this module: it imports no checker or items code
+    from rubriclang.checker.graph import Criterion
+    from rubriclang.interp.items import Item
 
 
 class JudgmentRequest(NamedTuple):
