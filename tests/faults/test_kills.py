@@ -22,6 +22,9 @@ from .llm_fixtures import fault_server  # noqa: F401 (a fixture)
 
 OLD = b'{"an": "earlier output"}\n' * 100
 
+# Each runs its command 10 times, a minute in all: CI runs them, `make test` does not.
+pytestmark = pytest.mark.slow
+
 
 def _commands(tmp_path: Path, out: Path) -> dict[str, tuple]:
     g, items = setup(tmp_path, n=40)
