@@ -11,9 +11,11 @@ Notes are shown as they are, read-only: they are typed in the live viewer."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import IO
 
 from rubriclang.canonical import canonical_json
-from rubriclang.safeio import write_atomic
+from rubriclang.safeio import atomic_file, write_atomic
 from rubriclang.view.pages import Site, export_name
 from rubriclang.view.server import STATIC, static_file
 from rubriclang.view.sources import Sources, TraceSource
@@ -36,7 +38,10 @@ def export(sources: Sources, folder: str) -> int:
     if sources.traces:
         os.makedirs(os.path.join(folder, "data"), exist_ok=True)
     for src in sources.traces:
-        write(site.data_file(src.label), canonical_json(items_data(site, src)) + "\n")
+        # Row by row: a trace's rows as dicts and as one text would be a few KB an item.
+        with atomic_file(os.path.join(folder, site.data_file(src.label)), sync=False, within=folder) as fh:
+            _write_streamed(fh, items_data(site, src))
+            fh.write(b"\n")
     done = 0
     while done < len(site.pending):
         route, params = site.pending[done]
@@ -47,8 +52,9 @@ def export(sources: Sources, folder: str) -> int:
 
 def items_data(site: Site, src: TraceSource) -> dict:
     """The rows of one trace as the export's items page filters them: what
-    each row shows and is filtered on, the row order of every sort, and the
-    rows each evaluation scored (`Query.scored`). Links name exported pages."""
+    each row shows and is filtered on (`rows`, an iterator, made as it is
+    written), the row order of every sort, and the rows each evaluation
+    scored (`Query.scored`). Links name exported pages."""
     table = src.table
     columns = table.criteria[:12]
     index = {r.item: n for n, r in enumerate(table.rows)}
@@ -62,7 +68,7 @@ def items_data(site: Site, src: TraceSource) -> dict:
         for mode in e.data.get("modes", {}):
             q = Query(scored=f"{n}:{mode}")
             scored[q.scored] = order(q, site.scored(q)[1])
-    rows = [
+    rows = (
         {
             "item": r.item,
             "href": site.link("item", src=src.label, id=r.item),
@@ -77,7 +83,7 @@ def items_data(site: Site, src: TraceSource) -> dict:
             "text": r.text,
         }
         for r in table.rows
-    ]
+    )
     return {
         "schema": "rubriclang.view.items/1",
         "page_size": PAGE_SIZE,
@@ -86,3 +92,20 @@ def items_data(site: Site, src: TraceSource) -> dict:
         "scored": scored,
         "scored_names": {k: site.scored(Query(scored=k))[0] for k in scored},
     }
+
+
+def _write_streamed(fh: IO[bytes], data: dict) -> None:
+    """`canonical_json(data)` into `fh`, an iterator value (the rows) as a
+    list written element by element: the same bytes, never all in memory."""
+    fh.write(b"{")
+    for n, key in enumerate(sorted(data)):
+        fh.write(b"," * (n > 0) + canonical_json(key).encode() + b":")
+        value = data[key]
+        if not isinstance(value, Iterator):
+            fh.write(canonical_json(value).encode())
+            continue
+        fh.write(b"[")
+        for i, element in enumerate(value):
+            fh.write(b"," * (i > 0) + canonical_json(element).encode())
+        fh.write(b"]")
+    fh.write(b"}")
