@@ -103,6 +103,8 @@ def atomic_file(path: str, sync: bool = True, within: str | None = None) -> Iter
     try:
         fd, tmp = _temporary(folder, os.path.basename(target))
     except OSError as exc:
+        if exc.errno is None:
+            raise
         raise type(exc)(exc.errno, exc.strerror, path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -116,6 +118,8 @@ def atomic_file(path: str, sync: bool = True, within: str | None = None) -> Iter
     except OSError as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if exc.errno is None or exc.filename not in (None, tmp):
+            raise  # not the writing's (the block reading a file of its own)
         # A failed write names the temporary file, or nothing: name the output.
         raise type(exc)(exc.errno, exc.strerror, path) from None
     except BaseException:
@@ -170,12 +174,14 @@ def open_regular(path: str, mode: str = "rb", encoding: str | None = None, newli
     anything but a regular file (links are followed). The file is opened
     non-blocking and checked before a byte is read, so a named pipe with no
     writer is refused instead of waiting forever."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    nonblocking = getattr(os, "O_NONBLOCK", 0)  # not on Windows, which has no named pipes in paths
+    fd = os.open(path, os.O_RDONLY | nonblocking | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotRegularFile(errno.EINVAL, f"not a regular file but {file_kind(st.st_mode)}; give a file", path)
-        os.set_blocking(fd, True)
+        if nonblocking:
+            os.set_blocking(fd, True)
         return os.fdopen(fd, mode, encoding=encoding, newline=newline)
     except BaseException:
         os.close(fd)
