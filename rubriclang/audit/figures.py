@@ -6,8 +6,9 @@ report is here and there.
 
 Kinds: `rate`, a proportion of the units measured with its Wilson interval
 (a Rate in report.json); `difference`, one rate minus another with
-Newcombe's hybrid score interval (an Estimate); `mean`, a mean with the
-percentile bootstrap interval (an Estimate).
+Newcombe's hybrid score interval (an Estimate), whose label says what it
+subtracts from what; `mean`, a mean with the percentile bootstrap interval
+(an Estimate).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ FIGURES: dict[str, Figure] = {
         ),
         Figure(
             "excess_over_noise",
-            "excess over noise",
+            "excess over noise (variant flips - repeat flips)",
             "difference",
             "(variant judgments that differ from each leave-one-out baseline / such pairs) - repeat_flip_rate, "
             "over the items both measured",
@@ -86,7 +87,7 @@ FIGURES: dict[str, Figure] = {
         ),
         Figure(
             "detection_over_noise",
-            "detection over noise",
+            "detection over noise (variant falls - repeat falls)",
             "difference",
             "(variant judgments below each leave-one-out baseline / such pairs) - (repeats below the summary of "
             "their other repeats / repeats compared), over the eligible items both measured",
@@ -173,14 +174,14 @@ FIGURES: dict[str, Figure] = {
         ),
         Figure(
             "tie_rate_change",
-            "tie rate change",
+            "tie rate change (variants - originals)",
             "difference",
             "variants' tie_rate - the tie_rate of their items' original judgments",
             "judgments measured of the variants, and of the same items' originals",
         ),
         Figure(
             "abstain_rate_change",
-            "abstain rate change",
+            "abstain rate change (variants - originals)",
             "difference",
             "variants' abstain_rate - the abstain_rate of their items' original judgments",
             "judgments measured of the variants, and of the same items' originals",

@@ -102,7 +102,7 @@ def test_a_judge_that_only_says_tie_is_flagged_not_passed_clean(rbg, tmp_path, s
     assert "COLLAPSED: every one of 16 judgment(s) is `tie`" in text
     assert "tie rate change" in text
     html = (tmp_path / "out" / "report.html").read_text()
-    assert "tie rate change +0.0 pp [" in html
+    assert "tie rate change (variants - originals) +0.0 pp [" in html
 
 
 def _prefers_x_on_even_items(role, body) -> str:
@@ -173,6 +173,12 @@ def _figures_in(obj, path=()):
 
 def test_the_docs_print_the_registry_of_figures():
     assert markdown_table() in DOC
+
+
+def test_every_difference_is_labelled_by_what_it_subtracts():
+    for f in FIGURES.values():
+        if f.kind == "difference":
+            assert " - " in f.label and " - " in f.formula, f.name
 
 
 def test_every_figure_of_a_report_is_in_the_registry_and_shown_by_its_label(rbg, suite, tmp_path):
