@@ -421,11 +421,12 @@ def pairwise_gold(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
     (`rubriclang.evaluation.metrics.METRICS["pairwise"]`, computed by its
     function), as a Rate over the items whose verdict did not fail."""
     judge = scorer.judge
-    pred, gold, failed = [], [], 0
+    ids, pred, gold, failed = [], [], [], 0
     for item, s in scored:
         if s.status == "failed":
             failed += 1
             continue
+        ids.append(item.id)
         gold.append(_pairwise_code(item_gold(item, judge.graph, f"item `{item.id}`", judge.mode), item))
         pred.append(_pairwise_code(s.value, item) if s.status == "ok" else ABSTAIN)
     out = {}
@@ -435,10 +436,10 @@ def pairwise_gold(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
         with np.errstate(all="ignore"):
             each = np.asarray(stat(np.asarray(pred, float)[:, None], np.asarray(gold, float)[:, None]), dtype=float)
         tally = Tally()
-        for k, v in enumerate(each.reshape(-1)):
+        for item_id, v in zip(ids, each.reshape(-1)):
             if np.isfinite(v):
-                tally.add(str(k), float(v))
-        tally.failed = failed
+                tally.add(item_id, float(v))
+        tally.add("", 0, 0, failed)  # the items whose verdict failed: measured nothing
         out[name] = tally.rate()
     return out
 
