@@ -86,7 +86,7 @@ def test_fit_changes_only_numbers_and_keeps_every_comment(tmp_path):
 def test_fit_recovers_the_heavier_weight_and_never_scores_worse_on_dev(tmp_path):
     r, out = _fit(tmp_path, GRAPH, None, "--format", "json")
     assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
+    report = json.loads(r.stdout)
     w = {p["param"]: p["fitted"] for p in report["params"]}
     assert w["m.weights[0]"] > 2 * w["m.weights[1]"]
     assert report["dev"]["fitted"] >= report["dev"]["written"]
@@ -228,7 +228,7 @@ readout pointwise { output = ordinal[1, 5] }
 """)
     r, _ = _fit(tmp_path, GRAPH, None, "--compare", str(other), "--format", "json")
     assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
+    report = json.loads(r.stdout)
     held = report["held_out"]
     assert [c["name"] for c in held["columns"]] == [
         "fitted (fitted.rbg)",
@@ -298,7 +298,7 @@ def test_a_pairwise_judge_is_fitted_on_agreement_without_ties_by_default(tmp_pat
         rows.append({"id": f"p{i}", "input": "", "responses": {"x": "1", "y": "2"}, "gold": gold, "recorded": ra})
     r, out = _fit(tmp_path, PAIRWISE, rows, "--format", "json")
     assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
+    report = json.loads(r.stdout)
     assert report["metric"] == "agreement_without_ties"
     w = {p["param"]: p["fitted"] for p in report["params"]}
     assert w["m.weights[0]"] > w["m.weights[1]"]
@@ -387,7 +387,7 @@ readout pointwise { output = ordinal[1, 4] }
     ]
     r, out = _fit(tmp_path, graph, rows, "--format", "json")
     assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
+    report = json.loads(r.stdout)
     assert report["metric"] == "exact"
     assert report["dev"]["fitted"] > 0.95 > report["dev"]["written"]
     cuts = sorted(p["fitted"] for p in report["params"])
