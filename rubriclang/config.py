@@ -26,10 +26,10 @@ from typing import Any
 
 import attrs
 
-from rubriclang.llm.connect import URLError, parse_base_url
 from rubriclang.safeio import open_regular
 from rubriclang.tomlfile import Lines, deepest_line
 from rubriclang.tomlschema import Field, Place, check, check_value
+from rubriclang.urls import URLError, parse_base_url
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

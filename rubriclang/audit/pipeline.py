@@ -28,8 +28,8 @@ from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import rule_summary, summarise
 from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
-from rubriclang.llm.connect import shown_url
 from rubriclang.safeio import OutputBusy, check_folder, describe_os_error, output_lock, write_atomic
+from rubriclang.urls import shown_url
 
 MANIFEST = "rubriclang.audit.manifest/1"
 

@@ -23,9 +23,9 @@ from rubriclang.audit.perturbations import (
 )
 from rubriclang.config import MAX_SEED, MAX_TOKENS
 from rubriclang.errors import LocatedError
-from rubriclang.llm.connect import URLError, parse_base_url, shown_url
 from rubriclang.tomlfile import Lines, read_toml
 from rubriclang.tomlschema import Field, Place, check, check_keys, shown, toml_type
+from rubriclang.urls import URLError, parse_base_url, shown_url
 
 TYPO_FIELDS = ("input", "response")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -162,7 +162,7 @@ def llm_options(f):
 def checked_url(url: str) -> str:
     """`url`, when it is a usable server URL (`llm.connect.parse_base_url`);
     else a --base-url error that quotes it without its credentials."""
-    from rubriclang.llm.connect import URLError, parse_base_url
+    from rubriclang.urls import URLError, parse_base_url
 
     try:
         parse_base_url(url)
@@ -182,7 +182,7 @@ def api_key_from_env(name: str) -> str | None:
         raise click.BadParameter(
             "expects the NAME of an environment variable that holds the key, not the key", param_hint="--api-key-env"
         )
-    from rubriclang.llm.connect import api_key_problem
+    from rubriclang.urls import api_key_problem
 
     key = os.environ.get(name)
     if _given("api_key_env") and not key:

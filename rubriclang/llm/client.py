@@ -32,7 +32,6 @@ import httpx
 
 from rubriclang.canonical import canonical_json
 from rubriclang.jsonread import loads
-from rubriclang.llm.connect import BaseURL, api_key_problem, parse_base_url
 from rubriclang.llm.redact import Redactor
 from rubriclang.llm.transport import (
     ACCEPTED_ENCODINGS,
@@ -46,6 +45,7 @@ from rubriclang.llm.transport import (
     request_head,
 )
 from rubriclang.memo import IdentityMemo
+from rubriclang.urls import BaseURL, api_key_problem, parse_base_url
 
 # The largest answer read: replies are kilobytes, and even top-20 logprobs of
 # thousands of tokens stay below this.

@@ -12,7 +12,7 @@ import pytest
 from conftest import GOOD
 
 from rubriclang.llm.client import OpenAIClient
-from rubriclang.llm.connect import URLError
+from rubriclang.urls import URLError
 
 from .llm_fixtures import fault_server, write_items  # noqa: F401 (fault_server: a fixture)
 from .run_fixtures import rbg_process
