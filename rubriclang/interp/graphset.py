@@ -158,7 +158,7 @@ def load_graph_set(folder: str, fallback: str | None, load: Callable[[str], Chec
     graph with errors); `fallback`, the command line's policy (a .rbg path
     or `abstain`), overrides the one each compile log records; None keeps
     them."""
-    from rubriclang.llm.compiler.batch import COMPILED, recorded_policy, status
+    from rubriclang.interp.compiled import COMPILED, recorded_policy, status
 
     names = sorted(os.listdir(folder))
     graphs = {n[: -len(".rbg")]: load(os.path.join(folder, n)) for n in names if n.endswith(".rbg")}

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
-from rubriclang.llm.compiler.batch import COMPILED, status
+from rubriclang.interp.compiled import COMPILED, status
 
 from .fault_server import FaultServer
 
