@@ -16,7 +16,7 @@ def items() -> None:
 
 
 def _fields(ctx, param, values):
-    from rubriclang.interp.convert import parse_field
+    from rubriclang.evaluation.convert import parse_field
 
     out: dict[str, str] = {}
     for spec in values:
@@ -110,8 +110,8 @@ def convert(src, out, fmt, fields, gold, labels, combine, on_tie, graph) -> None
     `gold` unless --gold names others; records without an id are numbered
     from 1. Nothing is written unless every record converts.
     """
+    from rubriclang.evaluation.convert import Converter, Mapping
     from rubriclang.evaluation.gold import GoldError
-    from rubriclang.interp.convert import Converter, Mapping
     from rubriclang.interp.items import ItemError
     from rubriclang.interp.sources import read_records, source_format
 

@@ -1,4 +1,5 @@
-"""`rbg items convert`: a public data set's records -> items (docs/items.md).
+"""`rbg items convert`: a public data set's records -> items, gold labels read by
+`evaluation.gold` (docs/items.md).
 
 A mapping names, for each item field, where its value is in a record (a
 field name, or a dotted path into nested objects), which fields hold gold
