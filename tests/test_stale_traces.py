@@ -243,3 +243,56 @@ def test_the_viewer_refuses_to_show_traces_beside_items_they_did_not_judge(judge
     r = rbg("view", changed, traces, "--export", tmp_path / "stale")
     assert r.exit_code == 2 and f"{traces}:1: 20 trace record(s) judged other content" in r.output
     assert not (tmp_path / "stale").exists()
+
+
+PAIRWISE = """\
+rubric longer { version = 1 }
+
+contract { scale = score[1, 5] }
+
+criterion long: bool = rule.length { over = 3 }
+
+node score = transform.map(value: long) { values = { true: 5, false: 1 } }
+
+sink score
+
+readout pairwise { epsilon = 0.25, resolve = tie }
+"""
+
+
+def test_pairwise_traces_of_swapped_responses_are_refused_not_scored_inverted(tmp_path):
+    graph = tmp_path / "longer.rbg"
+    graph.write_text(PAIRWISE)
+    rows = [
+        {
+            "id": f"p{i}",
+            "input": "Explain.",
+            "responses": {"a": "A long and detailed answer.", "b": "Short."},
+            "gold": "a",
+        }
+        for i in range(10)
+    ]
+    items = write(tmp_path / "pairs.jsonl", rows)
+    traces = tmp_path / "t.jsonl"
+    assert rbg("run", graph, items, "--out", traces).exit_code == 0
+
+    def agreement(*args) -> float:
+        r = rbg("eval", graph, *args, "--format", "json")
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["modes"]["pairwise"]["metrics"]["longer"]["agreement"]["value"]
+
+    assert agreement(items, "--traces", traces) == 1.0
+    # The same ids and gold, each pair's texts swapped: judged afresh, the judge agrees with no gold label.
+    swapped = write(
+        tmp_path / "swapped.jsonl",
+        [{**r, "responses": {"a": r["responses"]["b"], "b": r["responses"]["a"]}} for r in rows],
+    )
+    assert agreement(swapped) == 0.0
+    r = rbg("eval", graph, swapped, "--traces", traces)
+    assert r.exit_code == 2 and f"{traces}:1: 10 trace record(s) judged other content" in r.output
+    # The same texts in the other order is another pair too: which is shown first is part of what was judged.
+    reordered = write(
+        tmp_path / "reordered.jsonl",
+        [{**r, "responses": [["b", r["responses"]["b"]], ["a", r["responses"]["a"]]]} for r in rows],
+    )
+    assert rbg("eval", graph, reordered, "--traces", traces).exit_code == 2
