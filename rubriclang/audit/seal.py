@@ -23,6 +23,7 @@ from rubriclang.audit.variants import Patch, Variant
 from rubriclang.canonical import canonical_json
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item, ItemError, item_from_json
 from rubriclang.interp.trace import STALE_SHOWN, item_hash
+from rubriclang.urls import shown_url
 
 # /2 holds its items in the items-file format (`interp.items.item_to_json`);
 # /1 held the Item's attributes, and is still read.
@@ -94,9 +95,10 @@ def seal(
 
 
 def _model(m: ModelConfig) -> dict:
-    """What of a model's settings makes its variants: not its key, timeout or retries."""
+    """What of a model's settings makes its variants: not its key, timeout or
+    retries, nor a URL's credentials or query (which may hold a token)."""
     return {
-        "base_url": m.base_url,
+        "base_url": shown_url(m.base_url) if m.base_url else None,
         "model": m.model,
         "model_file": m.model_file,
         "temperature": m.temperature,

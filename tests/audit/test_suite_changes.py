@@ -115,3 +115,13 @@ def test_a_judgment_recorded_for_other_content_is_refused_on_resume(rbg, audited
     result = rbg("audit", path, "--out", out)
     assert result.exit_code == 2
     assert f"{runs}:7: 1 judgment(s) are of other content" in result.output
+
+
+def test_the_recorded_settings_keep_no_token_of_a_model_url(rbg, suite, tmp_path):
+    body = BODY + '[generator]\nbase_url = "http://127.0.0.1:9/v1?token=SECRET-TOKEN"\nmodel = "gen"\n'
+    out = tmp_path / "tokened"
+    result = rbg("audit", suite(body, name="tokened.toml"), "--out", out)
+    assert result.exit_code == 0, result.output
+    sealed = json.loads((out / "sealed.json").read_text())
+    assert sealed["suite"]["generator"]["base_url"] == "http://127.0.0.1:9/v1?***"
+    assert "SECRET-TOKEN" not in "".join(p.read_text() for p in out.iterdir() if p.is_file())
