@@ -136,8 +136,33 @@ def ports(draw) -> list[str]:
 
 
 @st.composite
+def field_types(draw) -> list[str]:
+    """A declared item field's type: a kind, an element, parameters, `?`
+    (any names: the formatter keeps what the checker would refuse)."""
+    tokens = [draw(st.one_of(names, st.just("bool")))]
+    if draw(st.booleans()):
+        tokens += ["[", draw(st.one_of(names, st.just("bool"))), "]"]
+    if draw(st.booleans()):
+        params = draw(st.lists(st.tuples(names, values), max_size=2))
+        tokens += ["(", *_commas([[n, "=", *v] for n, v in params], draw(st.booleans())), ")"]
+    return tokens + (["?"] if draw(st.booleans()) else [])
+
+
+@st.composite
+def item_declarations(draw) -> list[str]:
+    tokens = ["item", "{"]
+    for name in draw(st.lists(names, max_size=4)):
+        tokens += [name, ":", *draw(field_types())]
+        if draw(st.booleans()):
+            tokens.append(",")
+    return tokens + ["}"]
+
+
+@st.composite
 def declarations(draw) -> list[str]:
-    kind = draw(st.sampled_from(["rubric", "contract", "criterion", "node", "sink", "readout"]))
+    kind = draw(st.sampled_from(["rubric", "contract", "criterion", "node", "sink", "readout", "item"]))
+    if kind == "item":
+        return draw(item_declarations())
     optional_block = draw(st.one_of(st.just([]), blocks()))
     if kind == "rubric":
         return ["rubric", draw(names), *draw(blocks())]

@@ -59,6 +59,14 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
     blocks += (header_block, contract_block)
 
     prompts = PromptChecker(module.path, diags, {})
+    declared = None
+    if decls.items:
+        from rubriclang.checker.items import item_shape  # only files that declare their item pay for it
+
+        declared, prompts.broken_fields = item_shape(
+            decls.items, lambda n: prompts.resolve(n, "schema", "RB601"), diags
+        )
+        prompts.shape = declared
     criteria: dict[str, Criterion] = {}
     shapes: dict[str, NodeShape] = {}
     broken: set[str] = set()
@@ -76,6 +84,13 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
             if not shape.ok:
                 broken.add(name)
     edges = {name: shape.reads for name, shape in shapes.items()}
+    if declared is not None:
+        from rubriclang.checker.items import check_reads
+
+        criterion_decls = {n: d for n, d in decls.decls.items() if isinstance(d, ast.CriterionDecl)}
+        criteria = check_reads(
+            declared, prompts.broken_fields, criterion_decls, criteria, prompts.reads, lookup.catalog, diags
+        )
 
     order = graph_order(list(decls.decls), edges)
     for comp in order.cycles:
@@ -127,6 +142,7 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
         sink=sink,
         readouts=readouts.readouts,
         path=module.path,
+        item_shape=declared,
     )
     return CheckResult(graph, result, prompts.sources)
 

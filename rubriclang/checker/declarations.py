@@ -31,6 +31,7 @@ class Declarations:
     sinks: tuple[ast.SinkDecl, ...]
     readouts: tuple[ast.ReadoutDecl, ...]
     decls: dict[str, Decl]
+    items: tuple[ast.ItemDecl, ...] = ()
 
     def name_hint(self, name: str) -> tuple[str, ...]:
         """What to say about a reference to an undeclared `name`."""
@@ -44,6 +45,7 @@ def declarations(module: ast.Module, diags: list[Diagnostic]) -> Declarations:
     contract: ast.ContractDecl | None = None
     sinks: list[ast.SinkDecl] = []
     readouts: list[ast.ReadoutDecl] = []
+    items: list[ast.ItemDecl] = []
     decls: dict[str, Decl] = {}
     for d in module.decls:
         if isinstance(d, ast.RubricDecl):
@@ -60,6 +62,8 @@ def declarations(module: ast.Module, diags: list[Diagnostic]) -> Declarations:
             sinks.append(d)
         elif isinstance(d, ast.ReadoutDecl):
             readouts.append(d)
+        elif isinstance(d, ast.ItemDecl):
+            items.append(d)
         else:
             first = decls.setdefault(d.name.value, d)
             if first is not d:
@@ -89,7 +93,7 @@ def declarations(module: ast.Module, diags: list[Diagnostic]) -> Declarations:
                 ("add e.g. `contract { scale = score[1, 5] }`",),
             )
         )
-    return Declarations(header, contract, tuple(sinks), tuple(readouts), decls)
+    return Declarations(header, contract, tuple(sinks), tuple(readouts), decls, tuple(items))
 
 
 def header_values(

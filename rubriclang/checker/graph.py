@@ -12,6 +12,7 @@ import attrs
 
 from rubriclang.catalog.types import JType
 from rubriclang.diagnostics.span import Span
+from rubriclang.items.shape import FieldSpec, ItemShape
 from rubriclang.records import frozen
 
 _span = attrs.field(eq=False, repr=False, kw_only=True, default=None)
@@ -41,6 +42,9 @@ class Criterion:
     params: dict[str, Any]  # every parameter, defaults filled in
     span: Span = _span
     prompt: PromptSource | None = attrs.field(default=None, kw_only=True)
+    # The declared item fields it reads that are structured or beyond the
+    # built-in ones (empty without a declared shape): part of its hash.
+    item_fields: tuple[FieldSpec, ...] = attrs.field(default=(), kw_only=True)
 
 
 @frozen
@@ -98,6 +102,8 @@ class CheckedGraph:
     sink: str
     readouts: dict[str, Readout]
     path: str = attrs.field(eq=False, default="<input>")
+    # The declared item shape (`item { ... }`); None: items as docs/items.md reads them.
+    item_shape: ItemShape | None = None
 
     @property
     def nodes(self) -> dict[str, Node]:

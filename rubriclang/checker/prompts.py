@@ -22,6 +22,7 @@ from rubriclang.checker.values import suggest
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.span import Span
+from rubriclang.items.shape import ItemShape
 from rubriclang.safeio import open_regular
 from rubriclang.syntax import ast
 
@@ -38,6 +39,10 @@ class PromptChecker:
     sources: dict[str, str]  # template file -> its text, for diagnostic excerpts
     # Criterion -> where its template shows `{{reference}}` (the RB505 lint reads it).
     references: dict[str, Span] = attrs.field(factory=dict)
+    # The declared item shape, and criterion -> the item fields its own template reads.
+    shape: ItemShape | None = None
+    broken_fields: frozenset[str] = frozenset()  # malformed field declarations (reported)
+    reads: dict[str, dict[str, Span]] = attrs.field(factory=dict)
 
     def err(self, code: str, span: Span, message: str, notes: Sequence[str] = ()) -> None:
         self.diags.append(make(code, span, message, notes))
@@ -73,7 +78,7 @@ class PromptChecker:
             source = PromptSource(node.value, None, span=node.span)
             text_line, text_col, file = _inline_origin(node, self.rbg_path)
         else:
-            resolved = self._resolve(node)
+            resolved = self.resolve(node)
             if resolved is None:
                 return None
             file, text = resolved
@@ -93,7 +98,17 @@ class PromptChecker:
         if template is None:
             return None
         known = dict(proc.placeholders)
-        for name in tpl.unknown_names(template, known):
+        if self.shape is not None:  # the tags are checked against the declared item
+
+            def at(name: str) -> Span:
+                return _at(file, text_line, text_col, *tpl.locate(source.text, name))
+
+            from rubriclang.checker.items import template_reads
+
+            self.reads[d.name.value] = template_reads(
+                self.shape, self.broken_fields, tpl.mentions(template), known, at, self.diags
+            )
+        for name in tpl.unknown_names(template, known) if self.shape is None else ():
             line, col, length = tpl.locate(source.text, name)
             self.err(
                 "RB209",
@@ -116,14 +131,15 @@ class PromptChecker:
             return None
         return source
 
-    def _resolve(self, node: ast.String) -> tuple[str, str] | None:
-        """(path, text) of a template file inside the rubric's folder tree."""
+    def resolve(self, node: ast.String, what: str = "template", code: str = "RB207") -> tuple[str, str] | None:
+        """(path, text) of a `what` file (a template, a JSON Schema) inside
+        the rubric's folder tree; problems reported as `code`."""
         base = os.path.dirname(os.path.abspath(self.rbg_path)) if not self.rbg_path.startswith("<") else os.getcwd()
         if os.path.isabs(node.value):
             self.err(
-                "RB207",
+                code,
                 node.span,
-                f"the template path `{node.value}` is absolute",
+                f"the {what} path `{node.value}` is absolute",
                 ("give it relative to the `.rbg` file's folder",),
             )
             return None
@@ -131,10 +147,10 @@ class PromptChecker:
         real_base, real = os.path.realpath(base), os.path.realpath(path)
         if os.path.commonpath([real_base, real]) != real_base:
             self.err(
-                "RB207",
+                code,
                 node.span,
-                f"the template `{node.value}` is outside the rubric's folder",
-                ("a template lives in the `.rbg` file's folder or below it",),
+                f"the {what} `{node.value}` is outside the rubric's folder",
+                (f"a {what} lives in the `.rbg` file's folder or below it",),
             )
             return None
         try:
@@ -142,18 +158,18 @@ class PromptChecker:
                 text = fh.read()
         except FileNotFoundError:
             self.err(
-                "RB207",
+                code,
                 node.span,
-                f"no template file `{node.value}` beside the rubric",
+                f"no {what} file `{node.value}` beside the rubric",
                 ("the path is relative to the `.rbg` file's folder",),
             )
             return None
         except (OSError, UnicodeDecodeError) as exc:
             self.err(
-                "RB207",
+                code,
                 node.span,
-                f"cannot read the template `{node.value}`: {exc.strerror if isinstance(exc, OSError) else exc}",
-                ("a template is a UTF-8 text file",),
+                f"cannot read the {what} `{node.value}`: {exc.strerror if isinstance(exc, OSError) else exc}",
+                (f"a {what} is a UTF-8 text file",),
             )
             return None
         return os.path.relpath(path) if not os.path.isabs(self.rbg_path) else path, text.replace("\r\n", "\n")

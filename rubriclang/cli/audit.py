@@ -20,6 +20,7 @@ import click
 
 from rubriclang.cli.errors import DataError
 from rubriclang.cli.loading import load_graph, load_graph_set
+from rubriclang.items.shape import shape_of
 
 
 class _AuditGroup(click.Group):
@@ -254,7 +255,7 @@ def _judge_and_items(graph_path: str, items_path: str):
     if not os.path.isfile(items_path):
         raise DataError(f"`{items_path}`: no such file")
     try:
-        items = list(read_items(items_path))
+        items = list(read_items(items_path, shape_of(graph)))
     except ItemError as exc:
         raise DataError(f"{exc.where}: {exc.message}") from None
     try:

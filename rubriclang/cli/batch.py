@@ -24,6 +24,7 @@ from rubriclang.cli.loading import ValidatedItems, load_graph
 from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs
 from rubriclang.cli.params import FiniteFloat, annotations_option, concurrency_option, mode_option, recorded_option
 from rubriclang.config import MAX_SEED, MAX_TOKENS
+from rubriclang.items.shape import shape_of
 
 # How many missing calls an error lists before it only counts the rest.
 _LIST_AT_MOST = 20
@@ -93,7 +94,9 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
     _batchable(g)
     os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
     with command_output(out, [*graph_inputs(g, graph), ("items file", items)], "-o"):
-        calls = _calls(g, _read_items(items), model, _sampling(temperature, top_p, max_tokens, seed), logprobs)
+        calls = _calls(
+            g, _read_items(items, shape_of(g)), model, _sampling(temperature, top_p, max_tokens, seed), logprobs
+        )
         lines = "".join(json.dumps(c.line(model), ensure_ascii=False) + "\n" for c in calls)
         try:
             write_atomic(out, lines)
@@ -118,14 +121,14 @@ def _batchable(g) -> None:
         )
 
 
-def _read_items(path: str) -> list:
+def _read_items(path: str, shape=None) -> list:
     """Every item of `path`, read once (it may be a pipe: import needs them twice)."""
     from rubriclang.interp.items import ItemError, read_items
 
     if not os.path.exists(path):
         raise DataError(f"`{path}`: no such file")
     try:
-        return list(read_items(path))
+        return list(read_items(path, shape))
     except ItemError as exc:
         raise data_error(exc) from None
 
@@ -222,7 +225,7 @@ def import_(
     except BatchError as exc:
         raise data_error(exc) from None
     _batchable(g)
-    item_list = _read_items(items)
+    item_list = _read_items(items, shape_of(g))
     calls = _calls(g, item_list, model, sampling, logprobs)
     cache = open_cache(cache_path, warn=False)
     try:

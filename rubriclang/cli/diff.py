@@ -148,10 +148,11 @@ def _impact(old, new, traces, items_path):
     `items_path` when given; a bad trace or a changed item exits 2."""
     from rubriclang.cli.replay import items_now, warn_unverified
     from rubriclang.interp.items import ItemError
+    from rubriclang.items.shape import shape_of
     from rubriclang.review.impact import verdict_impact
 
     try:
-        now = items_now(items_path)
+        now = items_now(items_path, shape_of(new))
         impact = verdict_impact(old, new, traces, now)
     except ItemError as exc:
         raise data_error(exc) from None

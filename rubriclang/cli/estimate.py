@@ -13,6 +13,7 @@ import click
 from rubriclang.cli.backends import interpreter, local_backend, open_llm
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.loading import ValidatedItems, load_graph
+from rubriclang.items.shape import shape_of
 
 
 def prices_for(graph_path: str) -> dict:
@@ -82,7 +83,7 @@ def run_estimate(graph: str, items: str, mode: str, concurrency: int, annotation
     with contextlib.ExitStack() as stack:
         llm_backend = open_llm(stack, g, llm, estimate=estimate)
         interp = interpreter(g, [backend, llm_backend], concurrency)
-        checked = ValidatedItems(read_items(items), backend)
+        checked = ValidatedItems(read_items(items, shape_of(g)), backend)
 
         async def go():
             async for _ in interp.run(iter(checked), mode):

@@ -14,6 +14,7 @@ from rubriclang.cli.loading import load_graph
 from rubriclang.cli.outputs import check_output, command_output, graph_inputs
 from rubriclang.cli.params import annotations_option, concurrency_option, mode_option, recorded_option
 from rubriclang.evaluation.fit import FIT_METRICS
+from rubriclang.items.shape import shape_of
 
 
 def _inputs(graph, items, compare, traces, split_file, annotations, recorded) -> list[tuple[str, str | None]]:
@@ -252,7 +253,7 @@ def _fit(
         )
     params = free_params(g, parsed.module, fixed)
     try:
-        item_list = list(read_items(items_path))
+        item_list = list(read_items(items_path, shape_of(g)))
         ids = [it.id for it in item_list]
         splits = [_dev_ids(split_file, ids, share, seed + r) for r in range(repeats)]
         for r, dev in enumerate(splits):

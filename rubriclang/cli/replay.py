@@ -45,17 +45,19 @@ def replay(graph, traces, fmt, limit, items_path, fallback) -> None:
     from rubriclang.interp.readout import transition_lines
     from rubriclang.interp.replay import replay as do_replay
     from rubriclang.interp.replay import replay_set
+    from rubriclang.items.shape import shape_of
 
     if fallback is not None and not os.path.isdir(graph):
         raise click.UsageError("--fallback is for a folder of compiled graphs: GRAPH is one graph file")
+    judge = load_graph_set(graph, fallback) if os.path.isdir(graph) else load_graph(graph)
     try:
-        now = items_now(items_path)
+        now = items_now(items_path, shape_of(judge))
     except ItemError as exc:
         raise data_error(exc) from None
     if os.path.isdir(graph):
-        records = replay_set(load_graph_set(graph, fallback), traces, values=False, items=now)
+        records = replay_set(judge, traces, values=False, items=now)
     else:
-        records = do_replay(load_graph(graph), traces, values=False, items=now)
+        records = do_replay(judge, traces, values=False, items=now)
     changed = []
     transitions: collections.Counter[str] = collections.Counter()
     n = 0
@@ -91,15 +93,16 @@ def replay(graph, traces, fmt, limit, items_path, fallback) -> None:
         sys.exit(1)
 
 
-def items_now(path: str | None):
+def items_now(path: str | None, shape=None):
     """The items of `--items` to check trace records against
-    (interp.trace.ItemsNow), or None without it; raises ItemError."""
+    (interp.trace.ItemsNow), read for the judge's declared item shape
+    (`items.shape.shape_of`), or None without it; raises ItemError."""
     if path is None:
         return None
     from rubriclang.interp.items import read_items
     from rubriclang.interp.trace import ItemsNow
 
-    return ItemsNow(read_items(path), path)
+    return ItemsNow(read_items(path, shape), path)
 
 
 def warn_unverified(warnings) -> None:

@@ -22,6 +22,7 @@ from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs, u
 from rubriclang.cli.params import annotations_option, concurrency_option, fallback_option, mode_option, recorded_option
 from rubriclang.cli.progress import Progress, rate_text
 from rubriclang.cli.replay import warn_unverified
+from rubriclang.items.shape import shape_of
 
 if TYPE_CHECKING:  # the CLI imports the engine lazily
     from rubriclang.checker import CheckedGraph
@@ -163,7 +164,8 @@ def _run(
     try:
         # Before the LLM server starts: an unusable --out fails at once.
         state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(_one(g)))
-        retry, changed = _to_judge_again(state, items, retry_errors, rejudge_changed)
+        retry, changed = _to_judge_again(state, items, retry_errors, rejudge_changed, shape_of(g))
+        _fit_shape(items, shape_of(g))
     except ItemError as exc:
         raise data_error(exc) from None
     warn_unverified(state.warnings(items))
@@ -183,7 +185,7 @@ def _run(
     progress = Progress("items", _count_items(items) if shown else None, done=len(done), lines=fmt == "text")
     # Opened once the LLM server has answered, so an unusable server leaves the file as it was.
     writer = _LazyWriter(state, retry)
-    checked = ValidatedItems(read_items(items), backend)
+    checked = ValidatedItems(read_items(items, shape_of(g)), backend)
     started = time.perf_counter()
     error: DataError | None = None
 
@@ -272,7 +274,19 @@ def _same_judges(state, graph, backend, retry: set[str]) -> None:
         )
 
 
-def _to_judge_again(state, items: str, retry_errors: bool, rejudge_changed: bool) -> tuple[set[str], set[str]]:
+def _fit_shape(items: str, shape) -> None:
+    """Every item of a rubric that declares its item's shape fits it, before
+    any call (ItemError otherwise); a pipe's items, which can be read once,
+    are checked as they come."""
+    from rubriclang.interp.items import read_items
+
+    if shape is not None and stat.S_ISREG(os.stat(items).st_mode):
+        collections.deque(read_items(items, shape), maxlen=0)
+
+
+def _to_judge_again(
+    state, items: str, retry_errors: bool, rejudge_changed: bool, shape=None
+) -> tuple[set[str], set[str]]:
     """(the failed items of `state` to retry, with --retry-errors; the items
     whose content changed since they were traced, with --rejudge-changed),
     both among the items ITEMS still has: only their lines are dropped to be
@@ -293,7 +307,7 @@ def _to_judge_again(state, items: str, retry_errors: bool, rejudge_changed: bool
                 raise DataError(f"`{items}`: {flag} reads the items twice, so they must be a file, not a pipe")
         return set(), set()
     retry, stale = set(), []
-    for it in read_items(items):
+    for it in read_items(items, shape):
         if it.id in failed:
             retry.add(it.id)
         elif (s := state.stale(it, items)) is not None:

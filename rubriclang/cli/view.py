@@ -69,6 +69,7 @@ def load_sources(paths: tuple[str, ...]):
     from rubriclang.cli.diff import load_sides
     from rubriclang.interp.items import ItemError, read_items
     from rubriclang.interp.trace import ItemsNow
+    from rubriclang.items.shape import shape_of
     from rubriclang.review.impact import verdict_impact
     from rubriclang.view.sources import (
         AuditSource,
@@ -93,7 +94,7 @@ def load_sources(paths: tuple[str, ...]):
     s.graph = graphs[-1] if graphs else None
     try:
         for p in by["items"]:
-            s.items.update({i.id: i for i in read_items(p)})
+            s.items.update({i.id: i for i in read_items(p, shape_of(s.graph))})
         texts = item_text(s.items)
         # A trace is shown beside the items' texts only if it judged them as they are now.
         now = ItemsNow(s.items.values(), ", ".join(by["items"])) if s.items else None

@@ -38,6 +38,7 @@ GROUPS = {
     "RB3": "Graph structure",
     "RB4": "Header, contract and readouts",
     "RB5": "Style (warnings)",
+    "RB6": "Item shape",
 }
 
 

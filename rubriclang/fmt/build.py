@@ -57,6 +57,15 @@ class LayoutBuilder:
             parts += self._optional_block(d.block, d.operator.span)
         elif isinstance(d, ast.SinkDecl):
             parts = [f"sink {d.target.value}"]
+        elif isinstance(d, ast.ItemDecl):
+            open_at, close_at = self._brackets(d.span)
+            open_at = self.src.next_code(None if open_at is None else open_at + len("item"))
+            fields = tuple(self._item([f"{f.name.value}: ", *self._field_type(f.type)], f.span) for f in d.fields)
+            parts = [
+                "item ",
+                _group("{", "}", fields, (open_at, close_at), padded=True, commas=False, keeps_blanks=True),
+            ]
+            blank_after = True
         else:
             parts = [f"readout {d.mode.value} ", self._block(d.block)]
         return self._item(parts, d.span, blank_after=blank_after)
@@ -128,6 +137,17 @@ class LayoutBuilder:
             parts = ["bool"]
         else:
             parts = [f"{t.kind}[{_number(t.lo)}, {_number(t.hi)}]"]
+        if t.optional:
+            parts.append("?")
+        return parts
+
+    def _field_type(self, t: ast.FieldType) -> list[Part]:
+        parts: list[Part] = [t.kind.value]
+        if t.element is not None:
+            parts.append(f"[{t.element.value}]")
+        if t.params is not None:
+            params = tuple(self._item([f"{p.name.value} = ", *self._value(p.value)], p.span) for p in t.params.params)
+            parts.append(_group("(", ")", params, self._brackets(t.params.span)))
         if t.optional:
             parts.append("?")
         return parts

@@ -10,6 +10,12 @@ Any item may carry `annotations` (human.annotation) and `recorded`
 (recorded.value): `{KEY: value}` for a pointwise item, `{CANDIDATE: {KEY: value}}`
 for a pairwise one. The format is documented in docs/traces.md ("Items and
 value tables").
+
+Read for a rubric that declares its item's shape (`item { ... }`), every
+declared field is validated against its type (`rubriclang.items.validate`)
+and kept as it is in `Item.fields`; a structured `input` or response is
+also kept as its default rendering (`rubriclang.items.render`) in `input`
+and `candidates`, the text that criteria reading text see.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 import attrs
 
 from rubriclang.errors import LocatedError
+from rubriclang.items.shape import ItemShape
 from rubriclang.jsonl import read_jsonl
 
 POINTWISE_CANDIDATE = "response"
@@ -42,6 +49,10 @@ class Item:
     recorded: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     rubric: str | None = None  # the item's own score rubric (template = prometheus)
     graph: str | None = None  # the graph of a folder of compiled graphs that judges it (default: its id)
+    # The declared fields beyond the built-in ones and a structured input or
+    # response, as read: name -> value (`response` -> candidate -> value).
+    # Empty without a declared shape.
+    fields: dict[str, Any] = attrs.field(factory=dict)
     line: int = attrs.field(default=0, eq=False)
 
     @property
@@ -60,6 +71,10 @@ def _text(value: object, where: str, field: str) -> str:
         raise ItemError(
             where, f"`{field}` must be a string, got {_json_type(value)}", "write it as a JSON string, in quotes"
         )
+    return value
+
+
+def _as_read(value: Any, where: str, field: str) -> Any:
     return value
 
 
@@ -146,11 +161,20 @@ def item_to_json(item: Item) -> dict[str, Any]:
         values = getattr(item, field)
         if values:
             out[field] = values.get(POINTWISE_CANDIDATE, {}) if pointwise else values
+    for name, value in item.fields.items():  # structured fields as they were read
+        if name == "response":
+            if pointwise:
+                out["response"] = value[POINTWISE_CANDIDATE]
+            else:
+                out["responses"] = [[cid, value[cid]] for cid in item.candidates]
+        else:
+            out[name] = value
     return out
 
 
-def item_from_json(obj: Any, where: str, line: int = 0) -> Item:
-    """Validate one decoded JSON object as an item."""
+def item_from_json(obj: Any, where: str, line: int = 0, shape: ItemShape | None = None) -> Item:
+    """Validate one decoded JSON object as an item (against `shape`, the
+    rubric's declared item shape, when it has one)."""
     if not isinstance(obj, dict):
         raise ItemError(where, "an item must be a JSON object")
     if "id" not in obj:
@@ -158,20 +182,28 @@ def item_from_json(obj: Any, where: str, line: int = 0) -> Item:
     item_id = obj["id"]
     if not isinstance(item_id, (str, int)) or isinstance(item_id, bool):
         raise ItemError(where, "`id` must be a string or an integer")
+    # A response of a declared type other than text is read by `read_fields`.
+    text = _text if shape is None or not shape.response.structured else _as_read
     if "responses" in obj:
         responses = _pairs(obj["responses"], where)
         if responses is None or len(responses) != 2:
             n = len(responses) if responses is not None else "not an object"
             raise ItemError(where, f"a pairwise item needs exactly two `responses` keyed by candidate id (got {n})")
-        candidates = {k: _text(v, where, f"responses.{k}") for k, v in responses.items()}
+        candidates = {k: text(v, where, f"responses.{k}") for k, v in responses.items()}
     elif "response" in obj:
-        candidates = {POINTWISE_CANDIDATE: _text(obj["response"], where, "response")}
+        candidates = {POINTWISE_CANDIDATE: text(obj["response"], where, "response")}
     else:
         raise ItemError(where, "the item has neither `response` nor `responses`")
     cids = tuple(candidates)
+    fields: dict[str, Any] = {}
+    input_text = None
+    if shape is not None:
+        from rubriclang.items.fields import read_fields  # only for rubrics that declare a shape
+
+        fields, input_text, candidates = read_fields(shape, obj, candidates, where, ItemError)
     return Item(
         id=str(item_id),
-        input=_text(obj.get("input"), where, "input"),
+        input=_text(obj.get("input"), where, "input") if input_text is None else input_text,
         candidates=candidates,
         reference=_optional_text(obj.get("reference"), where, "reference"),
         gold=obj.get("gold"),
@@ -179,19 +211,21 @@ def item_from_json(obj: Any, where: str, line: int = 0) -> Item:
         graph=_optional_text(obj.get("graph"), where, "graph"),
         annotations=_per_candidate(obj.get("annotations"), cids, where, "annotations"),
         recorded=_per_candidate(obj.get("recorded"), cids, where, "recorded"),
+        fields=fields,
         line=line,
     )
 
 
-def read_items(path: str) -> Iterator[Item]:
+def read_items(path: str, shape: ItemShape | None = None) -> Iterator[Item]:
     """Items from a JSON Lines file, lazily; blank lines are skipped.
 
     Raises ItemError (naming file and line) on malformed JSON, a missing or
-    duplicate id, or a malformed item.
+    duplicate id, or a malformed item, or one that does not fit `shape` (the
+    judging rubric's declared item shape; the field's path is named).
     """
     seen: set[str] = set()
     for where, obj in read_jsonl(path, ItemError):
-        item = item_from_json(obj, where, int(where.rsplit(":", 1)[1]))
+        item = item_from_json(obj, where, int(where.rsplit(":", 1)[1]), shape)
         if item.id in seen:
             raise ItemError(where, f"duplicate item id `{item.id}`", "item ids must be unique within a file")
         seen.add(item.id)

@@ -25,6 +25,7 @@ from rubriclang.interp.backend import Judgment
 from rubriclang.interp.compose import Composition
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.readout import Decision
+from rubriclang.items.shape import RENDER_VERSION
 from rubriclang.jsonl import JsonLines
 from rubriclang.safeio import atomic_file, file_kind
 
@@ -59,6 +60,8 @@ def _criterion_params(c: Criterion) -> dict[str, Any]:
         params["prompt"] = {"path": c.prompt.path, "text": c.prompt.text}
         if c.prompt.rewritten_from is not None:  # an audit's rewrite keeps the built-in reply schema
             params["prompt"]["rewritten_from"] = c.prompt.rewritten_from
+    if c.item_fields:  # the declared structured fields it shows, and the version of their rendering
+        params["item_fields"] = {"fields": [f.to_json() for f in c.item_fields], "render": RENDER_VERSION}
     return params
 
 
@@ -91,6 +94,8 @@ def graph_json(graph: CheckedGraph) -> dict[str, Any]:
         ],
         "sink": graph.sink,
         "readouts": {k: readout(v) for k, v in sorted(graph.readouts.items())},
+        # Only a declared shape is written: graphs without one hash as they did.
+        **({"item": graph.item_shape.to_json()} if graph.item_shape is not None else {}),
     }
 
 
@@ -158,6 +163,8 @@ def item_hash(item: Item) -> str:
         "annotations": item.annotations,
         "recorded": item.recorded,
     }
+    if item.fields:  # declared fields (a rubric's `item` shape): items without any hash as they did
+        body["fields"] = item.fields
     return "sha256:" + hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 

@@ -29,8 +29,16 @@ from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
+from rubriclang.items.values import ListValue
 from rubriclang.llm.client import ChatRequest, Sampling, messages_json
-from rubriclang.llm.template import Template, TemplateError, fill_digest, load_packaged, packaged_text, parse
+from rubriclang.llm.template import (
+    Template,
+    TemplateError,
+    fill_digest,
+    load_packaged,
+    packaged_text,
+    parse,
+)
 from rubriclang.memo import IdentityMemo
 
 # `llm.compare { reply = ratings }`: one rating per response in one reply.
@@ -201,7 +209,8 @@ def _values(
     """Every value the criterion's procedure can show (the catalog's
     `placeholders`); `shown` is the candidate, or for `llm.compare` both
     candidates in presentation order; `own` is `rubric_values(criterion)`;
-    `compare`: `side_by_side(criterion)`."""
+    `compare`: `side_by_side(criterion)`. The declared item fields the
+    criterion reads (`Criterion.item_fields`) are shown too."""
     values = {
         "input": item.input,
         "reference": _reference(criterion, item),
@@ -212,7 +221,26 @@ def _values(
         values["response_a"], values["response_b"] = (item.candidates[c] for c in shown)
     else:
         values["response"] = item.candidates[shown[0]]
+    if criterion.item_fields:
+        _declared_values(criterion, item, shown, compare, values)
     return values
+
+
+def _declared_values(criterion: Criterion, item: Item, shown: tuple[str, ...], compare: bool, values: dict) -> None:
+    """The values of the declared fields the criterion reads that are not
+    plain text items have always had: each field's default rendering, with
+    the elements a section over it iterates."""
+    from rubriclang.items.render import template_value
+
+    for spec in criterion.item_fields:
+        if spec.name not in item.fields and not spec.optional:  # an item not read for this rubric's shape
+            raise PromptError(f"the item's `{spec.name}` was not read as the rubric declares it (`{spec.type_text}`)")
+        if spec.name == "response":
+            names = ("response_a", "response_b") if compare else ("response",)
+            for name, cid in zip(names, shown):
+                values[name] = template_value(spec, item.fields["response"][cid])
+        else:
+            values[spec.name] = template_value(spec, item.fields.get(spec.name))
 
 
 def rubric_values(criterion: Criterion) -> dict[str, str]:
@@ -347,6 +375,9 @@ def prepare(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> P
     for name in fixed.names:
         value = values[name]
         parts += (name, str(len(value)), value)
+        if type(value) is ListValue:  # a list field: what its sections show of each element too
+            elements = canonical_json(value.elements)
+            parts += (str(len(elements)), elements)
     digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()
     return Prompt(fixed.template, values, digest, fixed.response_format, fixed.nudge)
 

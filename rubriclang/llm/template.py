@@ -12,6 +12,13 @@ kept only when `name` is not empty and `{{^name}} ... {{/name}}` only when it
 is; sections nest. A tag alone at the end of its line takes that newline
 with it, so a section leaves no blank line behind. Each message is stripped.
 
+A value may be a `ListValue`: text (what `{{name}}` shows) with elements,
+each a dict of its own values. A `{{#name}} ... {{/name}}` section over one
+is shown once per element, in order, its tags reading the element's values
+first (`{{#documents}}[{{id}}] {{text}}{{/documents}}`); an element's value
+may be a `ListValue` again (a turn's tool calls). `{{^name}}` over one is
+shown only when it has no elements.
+
 The template is parsed once, before any value is known: sections are split
 and tags found in the template's own text, so a value that contains `{{...}}`
 or `## user` is inserted as written and can neither expand nor start a
@@ -26,6 +33,8 @@ import re
 from collections.abc import Iterable
 
 import attrs
+
+from rubriclang.items.values import ListValue
 
 _COMMENT = re.compile(r"\A(\s*<!--.*?-->\s*)", re.S)
 _HEADING = re.compile(r"^## (system|user|assistant)[ \t]*$", re.M)
@@ -99,10 +108,12 @@ class Message:
     def render(self, values: dict[str, str]) -> str:
         """The message's text with `values` filled in, before stripping."""
         truth = tuple([bool(values.get(n)) for n in self.sections])
-        flat = self.flats.get(truth)
+        lists = {n: v for n in self.sections if type(v := values.get(n)) is ListValue}
+        flat = None if lists else self.flats.get(truth)
         if flat is None:
-            flat = _flat(self.body, dict(zip(self.sections, truth)))
-            if len(self.flats) < _FLATS_KEPT:  # past that, a template of many sections: flattened each time
+            flat = _flat(self.body, dict(zip(self.sections, truth)), lists)
+            # A list's elements are flattened in as text: that body is this fill's alone.
+            if not lists and len(self.flats) < _FLATS_KEPT:  # past that, flattened each time
                 self.flats[truth] = flat
         texts, fields = flat
         if not fields:
@@ -185,26 +196,38 @@ def fill_digest(template: Template) -> str:
 _FLATS_KEPT = 64  # flattened bodies kept per message
 
 
-def _flat(body: tuple, truth: dict[str, bool]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _flat(
+    body: tuple, truth: dict[str, bool], lists: dict[str, ListValue] | None = None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """`body` with its sections kept or dropped by `truth` (each section
     name's value's truth): the texts between fields and the fields' names,
-    one text more than fields. `Message.render` fills it in one join."""
+    one text more than fields. `Message.render` fills it in one join.
+    A section over one of `lists` is flattened once per element, the
+    element's values written in as text (an element's own values first)."""
     texts: list[str] = []
     fields: list[str] = []
     text: list[str] = []
 
-    def walk(parts: tuple) -> None:
+    def walk(parts: tuple, scope: dict) -> None:
         for part in parts:
             if type(part) is str:
                 text.append(part)
             elif type(part) is _Field:
-                texts.append("".join(text))
-                text.clear()
-                fields.append(part.name)
-            elif truth[part.name] != part.inverted:
-                walk(part.body)
+                if part.name in scope:
+                    text.append(scope[part.name])
+                else:
+                    texts.append("".join(text))
+                    text.clear()
+                    fields.append(part.name)
+            else:
+                value = scope[part.name] if part.name in scope else (lists or {}).get(part.name)
+                if type(value) is ListValue and not part.inverted:
+                    for element in value.elements:
+                        walk(part.body, {**scope, **element})
+                elif (bool(value) if part.name in scope else truth[part.name]) != part.inverted:
+                    walk(part.body, scope)
 
-    walk(body)
+    walk(body, {})
     texts.append("".join(text))
     return tuple(texts), tuple(fields)
 
@@ -367,6 +390,24 @@ def _malformed(text: str, begin: int, end: int, problems: list[Problem]) -> None
                 "spaces)",
             )
         )
+
+
+def mentions(template: Template) -> tuple[tuple[str, tuple[str, ...], bool], ...]:
+    """Each tag's name, the names of the sections around it (outermost
+    first), and whether it opens a section; in order, repeats kept."""
+    out: list[tuple[str, tuple[str, ...], bool]] = []
+
+    def walk(body: tuple, outer: tuple[str, ...]) -> None:
+        for part in body:
+            if isinstance(part, _Field):
+                out.append((part.name, outer, False))
+            elif isinstance(part, _Section):
+                out.append((part.name, outer, True))
+                walk(part.body, (*outer, part.name))
+
+    for m in template.messages:
+        walk(m.body, ())
+    return tuple(out)
 
 
 def unknown_names(template: Template, known: Iterable[str]) -> list[str]:

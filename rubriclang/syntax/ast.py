@@ -178,7 +178,37 @@ class ReadoutDecl:
     span: Span = _span
 
 
-Decl = RubricDecl | ContractDecl | CriterionDecl | NodeDecl | SinkDecl | ReadoutDecl
+@frozen
+class FieldType:
+    """A declared field's type: `text`, `list[text]`, `json(schema = "s.json")`,
+    `documents?`. `kind` and `element` are names as written (the checker knows
+    them); `params` is the parenthesized block, None when not written."""
+
+    kind: Name
+    element: Name | None = None
+    params: Block | None = None
+    optional: bool = False
+    span: Span = _span
+
+
+@frozen
+class FieldDecl:
+    """`name: type` inside an `item { ... }` declaration."""
+
+    name: Name
+    type: FieldType
+    span: Span = _span
+
+
+@frozen
+class ItemDecl:
+    """`item { field: type ... }`: the shape of the items the rubric judges."""
+
+    fields: tuple[FieldDecl, ...]
+    span: Span = _span
+
+
+Decl = RubricDecl | ContractDecl | CriterionDecl | NodeDecl | SinkDecl | ReadoutDecl | ItemDecl
 
 
 @frozen

@@ -151,6 +151,28 @@ class AstBuilder:
         path = self._current.build.path
         return ast.ReadoutDecl(self._name(path, c[1]), c[2], span=_span(path, c[0], c[2]))
 
+    def item_decl(self, c: _Children) -> ast.ItemDecl:
+        path = self._current.build.path
+        fields = tuple(f for f in c[2:-1] if f.__class__ is ast.FieldDecl)
+        return ast.ItemDecl(fields, span=_span(path, c[0], c[-1]))
+
+    def field(self, c: _Children) -> ast.FieldDecl:
+        path = self._current.build.path
+        return ast.FieldDecl(self._name(path, c[0]), c[2], span=_span(path, c[0], c[2]))
+
+    def field_type(self, c: _Children) -> ast.FieldType:
+        # [kind, element or None, params or None, `?`]
+        path = self._current.build.path
+        last = next(x for x in reversed(c) if x is not None)
+        return ast.FieldType(self._name(path, c[0]), c[1], c[2], len(c) > 3, span=_span(path, c[0], last))
+
+    def field_element(self, c: _Children) -> ast.Name:
+        return self._name(self._current.build.path, c[1])
+
+    def field_params(self, c: _Children) -> ast.Block:
+        params = tuple(p for p in c[1:-1] if p.__class__ is ast.Param)
+        return ast.Block(params, span=_span(self._current.build.path, c[0], c[-1]))
+
     def port(self, c: _Children) -> ast.PortArg:
         path = self._current.build.path
         name, target = c[0], c[2]

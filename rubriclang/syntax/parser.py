@@ -45,7 +45,7 @@ class ParseResult:
 
 
 # A declaration keyword at the start of a line: where parsing resumes after an error.
-_RESYNC = re.compile(r"^[ \t]*(rubric|contract|criterion|node|sink|readout)\b", re.M)
+_RESYNC = re.compile(r"^[ \t]*(rubric|contract|criterion|node|sink|readout|item)\b", re.M)
 # String literals and comments, so that a prompt line starting with `sink` is not
 # taken for a declaration (only triple-quoted strings span lines, but the others
 # must be skipped for a `"""` inside them not to count).

@@ -34,6 +34,8 @@ def current_hashes() -> dict:
         if graph is None:
             continue
         out["graphs"][rel] = {"graph": graph_hash(graph), "criteria": criterion_hashes(graph)}
+        if graph.item_shape is not None:  # new since the fixture: its items are another shape
+            continue
         prompts = {}
         for c in graph.criteria:
             if not c.procedure.startswith("llm."):
