@@ -282,6 +282,8 @@ def output_lock(target: str, what: str = "") -> Iterator[None]:
         # Named after the output: the lock file is an implementation detail.
         raise OSError(exc.errno, exc.strerror, target) from None
     try:
+        if not os.path.isdir(target):
+            _remove_stale_temporaries(target)
         yield
     finally:
         # Removed while still locked, so that no process can lock the old
@@ -289,6 +291,27 @@ def output_lock(target: str, what: str = "") -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.unlink(path)
         os.close(fd)
+
+
+def _remove_stale_temporaries(target: str) -> None:
+    """Remove what `atomic_file` left of `target` when a kill stopped it
+    before its rename: under the lock, no living writer owns such a file."""
+    real = os.path.realpath(target)
+    folder, name = os.path.split(real)
+    prefix = f".{name}."
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for entry in names:
+        middle = entry[len(prefix) : -len(".tmp")]
+        if entry.startswith(prefix) and entry.endswith(".tmp") and len(middle) == 12 and _is_hex(middle):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, entry))
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
 
 
 def _acquire(fcntl, path: str, what: str) -> int:

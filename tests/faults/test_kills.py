@@ -63,6 +63,10 @@ def test_a_kill_at_any_moment_leaves_the_old_output_or_the_whole_new_one(tmp_pat
         assert now in (OLD, new), f"killed after {whole * k / 7:.2f} s: {len(now)} bytes, neither old nor new"
         seen.add("old" if now == OLD else "new")
     assert seen  # which ones depends on the machine; both are whole
+    # What a kill left before its rename is removed by the next writer of the output.
+    assert rbg(*args).exit_code == 0
+    assert out.read_bytes() == new
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.txt.")] == []
 
 
 def test_a_killed_compile_leaves_a_log_of_whole_records(tmp_path, fault_server):

@@ -207,3 +207,14 @@ def test_fmt_leaves_a_file_changed_while_it_was_formatted_as_it_is_now(tmp_path,
     r = rbg("fmt", ugly)
     assert r.exit_code == 2 and "changed while it was being formatted" in r.output, r.output
     assert ugly.read_text("utf-8") == edited
+
+
+def test_the_next_writer_removes_what_a_killed_one_left_before_its_rename(tmp_path):
+    g, items = setup(tmp_path)
+    out = tmp_path / "converted.jsonl"
+    stale = tmp_path / ".converted.jsonl.0123456789ab.tmp"  # atomic_file's name for a temporary of `out`
+    stale.write_text("half of an items file", encoding="utf-8")
+    keep = tmp_path / ".converted.jsonl.notes.tmp"  # not one of its names: left alone
+    keep.write_text("mine", encoding="utf-8")
+    assert rbg("items", "convert", items, "-o", out).exit_code == 0
+    assert not stale.exists() and keep.read_text("utf-8") == "mine"
