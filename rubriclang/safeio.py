@@ -25,7 +25,9 @@ the same output at once.
   back, in place, to its last complete line (nothing before it is touched).
 - `output_lock`: an exclusive, non-blocking advisory lock on an output,
   held while a command writes it; a second command is refused, told the
-  first one's pid.
+  first one's pid. Taking it removes the temporary file a killed rewrite
+  of the output left. Commands take it through `cli.outputs.command_output`,
+  which first checks that the output is none of the command's inputs.
 
 Only the standard library, so `rbg fmt` can use it without slowing down.
 """
