@@ -9,7 +9,7 @@ import json
 import os
 
 from rubriclang.canonical import canonical_json
-from rubriclang.safeio import write_atomic
+from rubriclang.safeio import open_regular, write_atomic
 
 # Named for the viewer, which wrote the first notes files; kept so they still read.
 SCHEMA = "rubriclang.view.notes/1"
@@ -29,7 +29,7 @@ def read_notes(folder: str) -> dict[str, str]:
     """item -> note; none when the file does not exist yet."""
     path = notes_path(folder)
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path, "r", encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
         return {}

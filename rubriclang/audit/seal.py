@@ -23,6 +23,7 @@ from rubriclang.audit.variants import Patch, Variant
 from rubriclang.canonical import canonical_json
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item, ItemError, item_from_json
 from rubriclang.interp.trace import STALE_SHOWN, item_hash
+from rubriclang.safeio import open_regular
 from rubriclang.urls import shown_url
 
 # /2 holds its items in the items-file format (`interp.items.item_to_json`);
@@ -182,7 +183,7 @@ def _shown(value) -> str:
 def read_sealed(path: str) -> tuple[Sealed, dict]:
     """A sealed suite and its raw document; raises SealedError."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path, "r", encoding="utf-8") as fh:
             doc = json.load(fh)
     except OSError as exc:
         raise SealedError(f"cannot read `{path}`: {exc.strerror}") from None

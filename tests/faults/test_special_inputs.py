@@ -179,3 +179,16 @@ def test_a_viewer_input_that_is_a_pipe_is_refused(tmp_path):
     _special(tmp_path / "t.jsonl", "pipe")
     _says(_rbg(tmp_path, "view", "t.jsonl", "--export", "site"), 2, "`t.jsonl` is a pipe: give a file or a folder")
     assert not (tmp_path / "site").exists()
+
+
+def test_a_sealed_suite_or_an_audit_report_that_is_a_pipe_is_refused(tmp_path):
+    from faults.test_locks import _suite
+
+    suite = _suite(tmp_path)
+    _special(tmp_path / "sealed.json", "pipe")
+    r = _rbg(tmp_path, "audit", "run", suite, "--out", "a", "--sealed", "sealed.json")
+    _says(r, 2, f"cannot read `sealed.json`: {KINDS['pipe']}")
+    for folder in ("x", "y"):
+        (tmp_path / folder).mkdir()
+        _special(tmp_path / folder / "report.json", "pipe")
+    _says(_rbg(tmp_path, "audit", "compare", "x", "y"), 2, "x/report.json` cannot be read as JSON")

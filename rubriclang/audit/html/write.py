@@ -11,7 +11,7 @@ import jsonschema
 
 from rubriclang.audit.html.page import render_html
 from rubriclang.audit.notes import NotesError, read_notes
-from rubriclang.safeio import write_atomic
+from rubriclang.safeio import open_regular, write_atomic
 
 # Reports of schema /1 (before failures, baselines and directional measures
 # were reported) still render: the page shows what they hold.
@@ -31,7 +31,7 @@ def _schema() -> dict | None:
 def load_report(path: str) -> dict:
     """The report at `path`, checked against the report schema."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path, "r", encoding="utf-8") as fh:
             report = json.load(fh)
     except FileNotFoundError:
         raise ReportError(f"`{path}` does not exist; run `rbg audit SUITE --out DIR` first") from None
