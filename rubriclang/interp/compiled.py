@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from typing import Any
 
 from rubriclang.safeio import open_regular
 
@@ -41,7 +42,7 @@ def graph_spec_hash(path: str) -> str | None:
     return m.group(2) if m else None
 
 
-def read_log(path: str) -> list[dict]:
+def read_log(path: str) -> list[dict[str, Any]]:
     """The records of a compile log; a torn last line (a kill) is dropped."""
     out = []
     try:
@@ -56,7 +57,7 @@ def read_log(path: str) -> list[dict]:
     return out
 
 
-def status(out_dir: str, sid: str, shash: str | None = None) -> tuple[str, list[dict]]:
+def status(out_dir: str, sid: str, shash: str | None = None) -> tuple[str, list[dict[str, Any]]]:
     """(compiled, failed, error or pending; the log's records) of `sid` in
     `out_dir`. With `shash`, a graph or log of another spec is pending."""
     records = read_log(log_path(out_dir, sid))
@@ -85,7 +86,7 @@ def recorded_fallback(fallback: str | None, out_dir: str) -> str | None:
     return os.path.relpath(fallback, out_dir)
 
 
-def recorded_policy(records: list[dict], out_dir: str) -> str | None:
+def recorded_policy(records: list[dict[str, Any]], out_dir: str) -> str | None:
     """The fallback policy of a compile log's records: `abstain`, a graph
     path from here, or None."""
     p = records[0].get("fallback") if records and records[0].get("event") == "spec" else None
