@@ -110,15 +110,30 @@ def _model(m: ModelConfig) -> dict:
 
 def suite_settings(suite: Suite) -> dict:
     """The suite's settings that decide what a sealed suite holds and how
-    often it is judged, beyond its items and operator definitions (which the
-    sealed document holds themselves): recorded in it when it is sealed."""
+    its items are judged, beyond its items and operator definitions (which
+    the sealed document holds themselves): recorded in it when it is sealed.
+    The value tables feed `human.annotation` and `recorded.value` judgments
+    by item id, outside the items, so their content counts too."""
     return {
         "limit": suite.limit,
         "seed": suite.seed,
         "repeats": suite.repeats,
         "generator": _model(suite.generator),
         "validator": _model(suite.validator),
+        "annotations": _file_hash(suite.annotations),
+        "recorded": _file_hash(suite.recorded),
     }
+
+
+def _file_hash(path: str | None) -> str | None:
+    """The SHA-256 of a file's bytes (None for no file); the suite's loading has read it already."""
+    if path is None:
+        return None
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
 
 
 def changed_items(sealed: Sealed, items: list[Item], items_path: str) -> list[str]:
@@ -170,8 +185,15 @@ def suite_changes(sealed: Sealed, doc: dict, suite: Suite, items: list[Item]) ->
     then = doc.get("suite")
     if isinstance(then, dict):
         now = suite_settings(suite)
-        out += [f"`{k}` {_shown(then.get(k))} -> {_shown(now[k])}" for k in now if then.get(k) != now[k]]
+        # Only what the document recorded: a setting recorded by a later version is not a change.
+        out += [_change(k, then[k], now[k]) for k in now if k in then and then[k] != now[k]]
     return out
+
+
+def _change(key: str, then, now) -> str:
+    if key in ("annotations", "recorded"):
+        return f"the `{key}` table ({'its content' if then and now else f'{_shown(then)} -> {_shown(now)}'})"
+    return f"`{key}` {_shown(then)} -> {_shown(now)}"
 
 
 def _shown(value) -> str:

@@ -125,3 +125,17 @@ def test_the_recorded_settings_keep_no_token_of_a_model_url(rbg, suite, tmp_path
     sealed = json.loads((out / "sealed.json").read_text())
     assert sealed["suite"]["generator"]["base_url"] == "http://127.0.0.1:9/v1?***"
     assert "SECRET-TOKEN" not in "".join(p.read_text() for p in out.iterdir() if p.is_file())
+
+
+def test_a_value_table_whose_content_changed_is_a_changed_suite(rbg, suite, tmp_path):
+    # human.annotation and recorded.value judgments read the tables by item id, outside the items.
+    table = tmp_path / "recorded.jsonl"
+    row = {"item": gsm8k_items()[0]["id"], "key": "score", "value": 3}
+    table.write_text(json.dumps(row) + "\n")
+    body = f'recorded = "{table}"\n' + BODY
+    out = tmp_path / "tabled"
+    assert rbg("audit", suite(body, name="tabled.toml"), "--out", out).exit_code == 0
+    assert rbg("audit", suite(body, name="tabled.toml"), "--out", out).exit_code == 0
+    table.write_text(json.dumps({**row, "value": 4}) + "\n")
+    result = rbg("audit", suite(body, name="tabled.toml"), "--out", out)
+    assert result.exit_code == 2 and "the `recorded` table (its content)" in result.output
