@@ -38,12 +38,13 @@ demo: $(BIN)/rbg model
 editors/vscode/node_modules: editors/vscode/package-lock.json
 	if command -v npm >/dev/null; then cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error; fi
 
-# Static checks: lint, format and types (configured in pyproject.toml).
+# Static checks: lint, format, types and the one-way flow of imports (configured in pyproject.toml).
 LINT_PATHS := rubriclang stdlib_ops tests benchmarks editors scripts setup.py
 lint: $(BIN)/rbg
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # `make test` runs the static checks (`make lint`), then the tests, leaving out
 # those marked slow; CI (.ci/run: RBG_CI=1 make test) and `make test-all` run them too.

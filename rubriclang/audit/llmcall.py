@@ -1,7 +1,7 @@
 """Asking the generator, validator and planner models for a JSON object.
 
 Prompts are versioned template files in `prompts/`, filled by the one
-template engine (`rubriclang.llm.template`), and calls go through the one
+template engine (`rubriclang.template`), and calls go through the one
 call path (`rubriclang.llm.calls.Caller`: the call cache, calls in flight
 shared, structured output dropped, and remembered, where a server refuses
 it), so a rerun asks nothing twice. An unreadable reply is asked again, with
@@ -22,7 +22,7 @@ from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller
 from rubriclang.llm.client import ChatRequest, LLMError, OpenAIClient, Sampling
 from rubriclang.llm.parsing import json_objects_from_end
-from rubriclang.llm.template import Template, load_packaged
+from rubriclang.template import Template, load_packaged
 
 
 @functools.cache

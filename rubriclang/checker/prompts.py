@@ -85,7 +85,7 @@ class PromptChecker:
             self.sources[file] = text
             source = PromptSource(text, node.value, span=node.span)
             text_line, text_col = 1, 1
-        from rubriclang.llm import template as tpl  # only graphs with their own prompts pay for it
+        from rubriclang import template as tpl  # only graphs with their own prompts pay for it
 
         template, problems = tpl.parse(source.text, "user")
         for p in problems:

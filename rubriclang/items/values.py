@@ -1,4 +1,4 @@
-"""`ListValue`: how a list field reaches the template engine (`llm.template`)."""
+"""`ListValue`: how a list field reaches the template engine (`rubriclang.template`)."""
 
 from __future__ import annotations
 

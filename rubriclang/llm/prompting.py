@@ -5,7 +5,7 @@ A criterion's prompt is its own template (`prompt = ...`, checked by the
 checker) or the built-in one of its procedure. The built-in wording lives in
 versioned template files (`prompts/rate.v1.md`, ...), never in code: a prompt
 change is a new file, so old traces keep naming the prompt they were made
-with. Both kinds are filled by the one template engine (`llm.template`),
+with. Both kinds are filled by the one template engine (`rubriclang.template`),
 with the values the catalog lists as the procedure's `placeholders`; values
 are inserted in one pass, so a response that contains `{{...}}` or `## user`
 is shown as written.
@@ -31,7 +31,8 @@ from rubriclang.checker.graph import Criterion
 from rubriclang.interp.items import Item
 from rubriclang.items.values import ListValue
 from rubriclang.llm.client import ChatRequest, Sampling, messages_json
-from rubriclang.llm.template import (
+from rubriclang.memo import IdentityMemo
+from rubriclang.template import (
     Template,
     TemplateError,
     fill_digest,
@@ -39,7 +40,6 @@ from rubriclang.llm.template import (
     packaged_text,
     parse,
 )
-from rubriclang.memo import IdentityMemo
 
 # `llm.compare { reply = ratings }`: one rating per response in one reply.
 COMPARE_RATINGS = "compare_ratings.v2"

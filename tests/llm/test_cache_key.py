@@ -13,13 +13,13 @@ import json
 import attrs
 import pytest
 
+from rubriclang import template as template_module
 from rubriclang.checker import check_source
 from rubriclang.interp.items import Item
-from rubriclang.llm import template as template_module
 from rubriclang.llm.cache import call_key, call_keys
 from rubriclang.llm.client import ChatRequest, Sampling
 from rubriclang.llm.prompting import nudge, prepare, prompt_hash, render
-from rubriclang.llm.template import fill_digest, parse
+from rubriclang.template import fill_digest, parse
 
 
 def _defined_key(identity, model, request, profile=None):

@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rubriclang.llm import template as template_module
-from rubriclang.llm.template import _Field, parse
+from rubriclang import template as template_module
+from rubriclang.template import _Field, parse
 
 NAMES = ["a", "b", "c", "input", "response"]
 

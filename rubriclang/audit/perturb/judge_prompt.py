@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rubriclang.checker.graph import Criterion
 from rubriclang.llm import prompting
-from rubriclang.llm.template import Template, compose, paragraph_breaks, parse
+from rubriclang.template import Template, compose, paragraph_breaks, parse
 
 # Placeholders that carry what is judged (or the question asked about it): a
 # paragraph that shows one is material, never the reply-format instruction.

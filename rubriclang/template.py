@@ -24,7 +24,8 @@ and tags found in the template's own text, so a value that contains `{{...}}`
 or `## user` is inserted as written and can neither expand nor start a
 message. Nothing here executes code.
 
-Importing this module costs no HTTP client: the checker reads templates too.
+It sits below the checker, which reads templates too (placeholders, roles),
+and the LLM layer, which fills them: importing it costs no HTTP client.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Execution: items, criterion backends, composition, readouts, traces and replay."""
