@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 from rubriclang.paths import user_cache_dir
-from rubriclang.safeio import atomic_file, write_atomic
+from rubriclang.safeio import atomic_file, open_regular, write_atomic
 
 MODEL_FILE_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SIZE = 98_362_432
@@ -161,7 +161,7 @@ def file_digest(path: str | os.PathLike) -> str:
     if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("sha256"), str):
         return known["sha256"]
     digest = hashlib.sha256()
-    with open(p, "rb") as fh:
+    with open_regular(str(p)) as fh:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
     _remember(p, digest.hexdigest())
