@@ -55,6 +55,7 @@ class AuditRequest:
     no_cache: bool = False
     retry_errors: bool = False
     summary: bool = False
+    reseal: bool = False  # a suite changed since the folder was sealed is sealed anew, the earlier audit set aside
 
 
 def _paths(out: str) -> dict[str, str]:
@@ -297,7 +298,9 @@ class Audit:
                 )
         elif os.path.exists(here):
             sealed, doc = self._read_sealed(here)
-            self._unchanged(sealed, doc, items)
+            if self._resealing(sealed, doc, items):
+                write_json(here, await self._generate(judge, items))
+                return self._read_sealed(here)[0]
         else:
             write_json(here, await self._generate(judge, items))
             return self._read_sealed(here)[0]
@@ -317,18 +320,30 @@ class Audit:
                 "audit the items the suite was sealed with, or make a new sealed suite of these (no --sealed)",
             )
 
-    def _unchanged(self, sealed: sealing.Sealed, doc: dict, items: list[Item]) -> None:
-        """Refuse to resume the folder's sealed suite for a suite that has
-        changed since (items, operators, seed, limit, repeats, models): the
-        old variants would be judged and reported as this suite's."""
+    def _resealing(self, sealed: sealing.Sealed, doc: dict, items: list[Item]) -> bool:
+        """Whether the folder's sealed suite is of a suite that has changed
+        since (items, operators, seed, limit, repeats, models, tables), so
+        that resuming would judge and report the old variants as this
+        suite's: refused, or with --reseal, the earlier audit is set aside,
+        a note says so, and the suite is to be sealed anew (True)."""
         changes = sealing.suite_changes(sealed, doc, self.suite, items)
-        if changes:
+        if not changes:
+            return False
+        if not self.req.reseal:
             raise AuditError(
                 f"`{self.req.out}` holds an audit of `{self.suite.path}` as it was sealed, and the suite has changed "
                 f"since: {'; '.join(changes)}",
-                "give a new --out to audit the suite as it is now (resuming would judge the old sealed suite); if "
+                "give a new --out to audit the suite as it is now (resuming would judge the old sealed suite), or "
+                "pass --reseal to seal it anew here (the earlier audit is kept in a `superseded-*` subfolder); if "
                 "this folder reuses a sealed suite, pass the same --sealed again",
             )
+        previews = [os.path.join(self.req.out, f"preview.{ext}") for ext in ("json", "html")]
+        aside = sealing.set_aside(self.req.out, sealed.hash, [*self.paths.values(), *previews])
+        self.notes.append(
+            f"sealed anew (--reseal): the suite changed since this folder was sealed ({'; '.join(changes)}); the "
+            f"earlier sealed suite and its judgments are in `{aside}`"
+        )
+        return True
 
     def _compare(self, sealed: sealing.Sealed, items: list[Item]) -> None:
         """Notes on what a reused sealed suite does not hold of the suite's wishes."""

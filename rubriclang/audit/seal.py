@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 
 import attrs
 
@@ -23,7 +24,7 @@ from rubriclang.audit.variants import Patch, Variant
 from rubriclang.canonical import canonical_json
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item, ItemError, item_from_json
 from rubriclang.interp.trace import STALE_SHOWN, item_hash
-from rubriclang.safeio import open_regular
+from rubriclang.safeio import fsync_folder, open_regular
 from rubriclang.urls import shown_url
 
 # /2 holds its items in the items-file format (`interp.items.item_to_json`);
@@ -93,6 +94,24 @@ def seal(
         doc["suite"] = suite
     doc["hash"] = content_hash(doc)
     return doc
+
+
+def set_aside(folder: str, sealed_hash: str, paths: list[str]) -> str:
+    """Move the files of `paths` that exist into a new subfolder of
+    `folder` named after the sealed hash they belong to (`superseded-HASH`,
+    numbered when that is taken), nothing overwritten; returns its path."""
+    base = os.path.join(folder, f"superseded-{sealed_hash.removeprefix('sha256:')[:12]}")
+    aside, n = base, 1
+    while os.path.lexists(aside):
+        n += 1
+        aside = f"{base}-{n}"
+    os.mkdir(aside)
+    for path in paths:
+        if os.path.lexists(path):
+            os.replace(path, os.path.join(aside, os.path.basename(path)))
+    fsync_folder(aside)
+    fsync_folder(folder)
+    return aside
 
 
 def _model(m: ModelConfig) -> dict:

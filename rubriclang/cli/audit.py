@@ -76,6 +76,14 @@ def _load_judge(path: str):
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
 @click.option("--retry-errors", is_flag=True, help="Judge again the repeats that failed.")
 @click.option(
+    "--reseal",
+    is_flag=True,
+    help=(
+        "When --out holds an audit of the suite as it was before an edit, seal the suite anew there (the earlier "
+        "audit is moved to a superseded-* subfolder, and the report notes it) instead of refusing."
+    ),
+)
+@click.option(
     "--summary", is_flag=True, help="Add a short LLM-written summary of the findings (the generator's model)."
 )
 @click.option(
@@ -86,7 +94,7 @@ def _load_judge(path: str):
     is_flag=True,
     help="Print the calls and tokens per phase the audit would spend, calling no model and writing nothing.",
 )
-def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimate) -> None:
+def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt, estimate) -> None:
     """Run the audit SUITE describes, writing everything under --out.
 
     Running it again with the same --out resumes: recorded judgments are
@@ -104,7 +112,9 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, summary, fmt, estimat
         return _estimate(s, graph, sealed, fmt)
     if not out:
         raise click.UsageError("give --out DIR: the audit's folder (or --estimate to count its calls first)")
-    req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary)
+    if reseal and sealed:
+        raise click.UsageError("--reseal seals the suite anew, --sealed reuses a sealed suite: give one of them")
+    req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary, reseal)
     from rubriclang.cli.progress import Progress
 
     # With `--format json` only a terminal gets progress.

@@ -139,3 +139,25 @@ def test_a_value_table_whose_content_changed_is_a_changed_suite(rbg, suite, tmp_
     table.write_text(json.dumps({**row, "value": 4}) + "\n")
     result = rbg("audit", suite(body, name="tabled.toml"), "--out", out)
     assert result.exit_code == 2 and "the `recorded` table (its content)" in result.output
+
+
+def test_reseal_seals_a_changed_suite_anew_keeping_the_earlier_audit_aside_with_a_note(rbg, suite, audited):
+    _, out = audited
+    before = _snapshot(out)
+    old_hash = json.loads(before["sealed.json"])["hash"]
+    refused = rbg("audit", suite("seed = 3\n" + BODY), "--out", out)
+    assert refused.exit_code == 2 and "--reseal" in refused.output
+    result = rbg("audit", suite("seed = 3\n" + BODY), "--out", out, "--reseal")
+    assert result.exit_code == 0, result.output
+    aside = out / f"superseded-{old_hash.removeprefix('sha256:')[:12]}"
+    assert {n: aside.joinpath(n).read_bytes() for n in before if aside.joinpath(n).exists()} == before
+    new = report(out)
+    assert json.loads((out / "sealed.json").read_text())["suite"]["seed"] == 3
+    note = next(n for n in new["notes"] if n.startswith("sealed anew (--reseal)"))
+    assert "`seed` 0 -> 3" in note and str(aside) in note
+    # Now the folder is the new suite's: running it again resumes, with no note.
+    again = rbg("audit", suite("seed = 3\n" + BODY), "--out", out)
+    assert again.exit_code == 0, again.output
+    assert not any(n.startswith("sealed anew") for n in report(out)["notes"])
+    usage = rbg("audit", suite(BODY), "--out", out, "--reseal", "--sealed", aside / "sealed.json")
+    assert usage.exit_code == 2 and "give one of them" in usage.output
