@@ -37,6 +37,10 @@ HERE = Path(__file__).resolve().parent
 RUBRIC = HERE / "data" / "helpfulness.rbg"
 
 COLD_TARGET_MS = 100.0
+# Issue 26: checking a rubric that declares its item's shape costs at most this
+# multiple of checking the same rubric without the declaration.
+SHAPE_RATIO_TARGET = 1.10
+SHAPE = "\nitem {\n  input: conversation\n  response: text\n}\n"
 # Issue 13: cold `rbg check` within these multiples of `python -c pass`.
 COLD_RATIO_TARGET = 4.0
 NOPYC_RATIO_TARGET = 5.0
@@ -279,6 +283,10 @@ def cold_start(runs: int):
     commands = {"pass": Command([sys.executable, "-c", "pass"], env=env)}
     if why_not is None:
         commands["rbg"] = Command([rbg, "check", str(RUBRIC)], env=env)
+        # The same rubric with a declared item shape (its built-in prompts read both fields).
+        shaped = Path(tempfile.mkdtemp(prefix="rbg-bench-")) / RUBRIC.name
+        shaped.write_text(RUBRIC.read_text(encoding="utf-8") + SHAPE, encoding="utf-8")
+        commands["rbg-shape"] = Command([rbg, "check", str(shaped)], env=env)
         if os.environ.get("PYTHONDONTWRITEBYTECODE"):
             # What a user of this very environment sees: every project module compiled at each start.
             commands["rbg-nopyc"] = Command([rbg, "check", str(RUBRIC)])
@@ -301,6 +309,16 @@ def cold_start(runs: int):
                 f"{wall['rbg'] / wall['pass']:.2f}x",
                 f"<= {COLD_RATIO_TARGET:.0f}x",
                 _verdict(wall["rbg"] <= COLD_RATIO_TARGET * wall["pass"]),
+            )
+        )
+        rows.append(
+            (
+                "cold `rbg check`, the rubric with a declared item shape",
+                f"{wall['rbg-shape']:.1f} ms",
+                f"without it {wall['rbg']:.1f} ms",
+                f"{wall['rbg-shape'] / wall['rbg']:.2f}x",
+                f"<= {SHAPE_RATIO_TARGET:.2f}x",
+                _verdict(wall["rbg-shape"] <= SHAPE_RATIO_TARGET * wall["rbg"]),
             )
         )
         if "black" in wall:

@@ -28,6 +28,7 @@ from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import rule_summary, summarise
 from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
+from rubriclang.items.shape import shape_of
 from rubriclang.safeio import OutputBusy, check_folder, describe_os_error, output_lock, write_atomic
 from rubriclang.urls import shown_url
 
@@ -72,12 +73,13 @@ def _paths(out: str) -> dict[str, str]:
     return {n.removesuffix(".json").removesuffix(".jsonl"): os.path.join(out, n) for n in names}
 
 
-def load_items(suite: Suite, local) -> list[Item]:
-    """The suite's items (its first `limit`), checked against the value
-    tables; without their gold when the suite says `gold = false`."""
+def load_items(suite: Suite, local, shape=None) -> list[Item]:
+    """The suite's items (its first `limit`), read for the judge's declared
+    item shape (`shape`) and checked against the value tables; without
+    their gold when the suite says `gold = false`."""
     items = []
     try:
-        for item in read_items(suite.items):
+        for item in read_items(suite.items, shape):
             local.annotations.validate(item.id, item.candidate_ids)
             local.recorded.validate(item.id, item.candidate_ids)
             items.append(item if suite.gold else attrs.evolve(item, gold=None))
@@ -196,7 +198,7 @@ class Audit:
 
     async def _run(self, preview: bool = False) -> dict:
         local = local_backend(self.suite)
-        items = load_items(self.suite, local)
+        items = load_items(self.suite, local, shape_of(self.source))
         judge = self._judge(items)
         _check_gold(judge, items, self.suite.items)
         os.makedirs(self.req.out, exist_ok=True)
@@ -515,7 +517,7 @@ class Audit:
         self.models = Models(None, True, estimate=est)
         try:
             local = local_backend(self.suite)
-            items = load_items(self.suite, local)
+            items = load_items(self.suite, local, shape_of(self.source))
             judge = self._judge(items)
             _check_gold(judge, items, self.suite.items)
             if self.req.sealed:

@@ -79,6 +79,9 @@ def _field(
     if name in RESERVED:
         bad(f.name.span, f"`{name}` cannot be declared: the item reader gives it its meaning", "docs/items.md")
         return None
+    if name in _OWN or name in _CANDIDATES and name != "response":
+        bad(f.name.span, f"`{name}` is a value prompts show already", f"name the field otherwise, e.g. `item_{name}`")
+        return None
     if kind not in KINDS:
         bad(t.kind.span, f"unknown field type `{kind}`", *suggest(kind, KINDS), "types: " + ", ".join(KINDS))
         return None
@@ -166,7 +169,7 @@ def template_reads(
         if field in _OWN and name in placeholders:
             continue
         spec = shape.get(field)
-        problem = None
+        problem: tuple[str, str, tuple[str, ...]]
         if spec is not None and (field in BUILTIN or field in placeholders or spec in shape.extra):
             if field in BUILTIN and name not in placeholders:
                 problem = ("RB209", f"`{{{{{name}}}}}` is not a value this procedure can show", ())

@@ -138,10 +138,10 @@ class _ItemsFile:
     none of them; a pipe (or any file that is not regular), which can be
     read once, is held."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, shape=None):
         from rubriclang.interp.items import read_items
 
-        self._read = lambda: read_items(path)
+        self._read = lambda: read_items(path, shape)
         self._held = None if os.path.isfile(path) else list(self._read())
 
     def __iter__(self):
@@ -234,7 +234,7 @@ def _evaluate(
     columns = [Column(n, {}, "graph", g.name) for g, n in zip(graphs, names)]
     base = baseline_column(graphs[0], baseline)
     try:
-        source = _ItemsFile(items)
+        source = _ItemsFile(items, _one_shape(judges, graph_paths))
         for i, j in enumerate(judges):
             if isinstance(j, GraphSet):
                 columns[i], note = _set_column(columns[i], j, source)
@@ -332,6 +332,21 @@ def _llm_judge(judges, graphs):
 
     parts = [union(j) if isinstance(j, GraphSet) else j for j in judges]
     return Union(tuple(c for p in parts for c in p.criteria), graphs[0].path)
+
+
+def _one_shape(judges, paths):
+    """The item shape the judges declare, which must be one (the items are
+    read once, for all of them)."""
+    from rubriclang.items.shape import shape_of
+
+    shapes = [shape_of(j) for j in judges]
+    for shape, path in zip(shapes[1:], paths[1:]):
+        if shape != shapes[0]:
+            raise DataError(
+                f"`{path}` declares another item shape than `{paths[0]}`: graphs compared on the same items must read "
+                "them as one shape (the same `item { ... }` declaration, or none)"
+            )
+    return shapes[0]
 
 
 def _replayed(judge, traces, items):

@@ -47,7 +47,9 @@ def json_type(value: object) -> str:
         return f"the number {value}"
     if isinstance(value, str):
         return "a string"
-    return {dict: "an object", list: "an array"}.get(type(value), type(value).__name__)
+    if isinstance(value, dict):
+        return "an object"
+    return "an array" if isinstance(value, list) else type(value).__name__
 
 
 def check_value(spec: FieldSpec, value: Any, path: str) -> None:

@@ -373,7 +373,9 @@ def prepare(criterion: Criterion, item: Item, shown: str | tuple[str, ...]) -> P
     # then each shown value as name, length, text: no two sets of values give one text.
     parts = list(fixed.head)
     for name in fixed.names:
-        value = values[name]
+        value = values.get(name)
+        if value is None:  # a list element's value (`{{id}}`), in its list's elements below
+            continue
         parts += (name, str(len(value)), value)
         if type(value) is ListValue:  # a list field: what its sections show of each element too
             elements = canonical_json(value.elements)
