@@ -486,8 +486,8 @@ def render_text(ev: Evaluation) -> str:
 INTERVALS_TEXT = (
     "Intervals, 95%: a proportion's is its Wilson score interval; any other figure's, and every paired",
     f"difference's, a percentile bootstrap over items ({BOOTSTRAP_SAMPLES} resamples, seed {SEED}). Where no",
-    "resample moves a difference, a proportion's is the square-and-add of the two Wilson intervals, any",
-    "other figure's [n/a] (no interval, not certainty).",
+    "resample moves a difference, a proportion's bounds the items counted by one column alone with Wilson",
+    "intervals, any other figure's is [n/a] (no interval, not certainty).",
 )
 
 

@@ -170,21 +170,37 @@ class Sampled:
         """self - base, with the paired bootstrap interval. Where no resample
         moves the difference (both columns constant, or equal on every item),
         the bootstrap's interval has zero width and says nothing: a
-        proportion's difference then gets the square-and-add of the two
-        Wilson intervals (Newcombe's paired interval with the correlation
-        undefined, so 0), any other figure's no interval."""
+        proportion's difference then gets `_unmoved`'s interval, any other
+        figure's none."""
         if self.point is None or base.point is None:
             return Estimate(None, None, None, self.n)
         with _quiet():
             low, high = _spread(self.rows - base.rows)
         diff = self.point - base.point
         if low is None and self.parts is not None and base.parts is not None:
-            a, b = proportion(*self.parts), proportion(*base.parts)
-            if None not in (a.low, a.high, b.low, b.high):
-                assert a.low is not None and a.high is not None and b.low is not None and b.high is not None
-                low = diff - math.hypot(self.point - a.low, b.high - base.point)
-                high = diff + math.hypot(a.high - self.point, base.point - b.low)
+            low, high = _unmoved(self.parts, base.parts, self.point, base.point)
         return Estimate(diff, low, high, self.n)
+
+
+def _unmoved(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], pa: float, pb: float):
+    """The interval of a difference of two proportions that no resample
+    moves. Over the same items (the same denominator), the difference is the
+    share of items counted by `a` alone minus the share counted by `b` alone,
+    each bounded by its Wilson interval: no item counted by one alone, of
+    30, reads [-0.114, +0.114]. Over different items, the square-and-add of
+    the two Wilson intervals (Newcombe's, the correlation undefined, so 0)."""
+    (num_a, den_a), (num_b, den_b) = a, b
+    if np.array_equal(den_a, den_b):
+        n = float(den_a.sum())
+        if n <= 0:
+            return None, None
+        low_a, high_a = wilson(float((num_a > num_b).sum()), n)
+        low_b, high_b = wilson(float((num_b > num_a).sum()), n)
+        return low_a - high_b, high_a - low_b
+    ea, eb = proportion(*a), proportion(*b)
+    if ea.low is None or ea.high is None or eb.low is None or eb.high is None:
+        return None, None
+    return pa - pb - math.hypot(pa - ea.low, eb.high - pb), pa - pb + math.hypot(ea.high - pa, pb - eb.low)
 
 
 def _spread(values: np.ndarray) -> tuple[float | None, float | None]:
