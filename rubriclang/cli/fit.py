@@ -267,8 +267,21 @@ def _fit(
         outcomes = _outcomes(graphs, item_list, items_path, traces, annotations, recorded, concurrency, mode)
     except LocatedError as exc:
         raise data_error(exc) from None
-    splitter = _Splitter(g, graphs, (graph_path, *compare), parsed.source, params, item_list, outcomes)
-    splitter.configure(items_path, mode, label_map, out, max_iter, folds)
+    splitter = _Splitter(
+        g,
+        graphs,
+        (graph_path, *compare),
+        parsed.source,
+        params,
+        item_list,
+        outcomes,
+        items_path=items_path,
+        mode=mode,
+        label_map=label_map,
+        out=out,
+        max_iter=max_iter,
+        folds=folds,
+    )
     inputs = _inputs(graph_path, items_path, compare, traces, split_file, annotations, recorded)
     summary, text, fitted, fit_mode = splitter.fit_split(splits[0], seed, metric)
     if not refuse_worse:  # written before the held-out labels are read: its numbers cannot depend on them
@@ -304,19 +317,19 @@ def _fit(
 class _Splitter:
     """One fit per dev/held-out split, over judgments recorded once."""
 
-    def __init__(self, g, graphs, paths, source, params, item_list, outcomes):
+    def __init__(
+        self, g, graphs, paths, source, params, items, outcomes, *, items_path, mode, label_map, out, max_iter, folds
+    ):
         from rubriclang.evaluation import fit as F
 
         self.g, self.graphs, self.paths, self.source, self.params = g, graphs, paths, source, params
-        self.items, self.outcomes = item_list, outcomes
-        self.ids = [it.id for it in item_list]
-        self.by_id = {it.id: it for it in item_list}
-        self.cases = F.cases(g, outcomes[0])
-        self.judged = {o[0] for o in outcomes[0]}
-
-    def configure(self, items_path, mode, label_map, out, max_iter, folds) -> None:
+        self.items, self.outcomes = items, outcomes
         self.items_path, self.mode, self.label_map = items_path, mode, label_map
         self.out, self.max_iter, self.folds = out, max_iter, folds
+        self.ids = [it.id for it in items]
+        self.by_id = {it.id: it for it in items}
+        self.cases = F.cases(g, outcomes[0])
+        self.judged = {o[0] for o in outcomes[0]}
 
     def gold_of(self, ids: list[str]) -> dict:
         """The gold of these items (LocatedError on a bad value)."""
