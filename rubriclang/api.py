@@ -34,8 +34,9 @@ class RubricError(Exception):
         self.diagnostics = diagnostics
 
 
-def _as_item(obj: Item | dict, n: int) -> Item:
-    return obj if isinstance(obj, Item) else item_from_json(obj, f"item #{n}", n)
+def _as_item(obj: Item | dict, n: int, graph: CheckedGraph) -> Item:
+    """A dict read as the items file's reader reads it for `graph` (its declared item shape)."""
+    return obj if isinstance(obj, Item) else item_from_json(obj, f"item #{n}", n, graph.item_shape)
 
 
 class Rubric:
@@ -47,13 +48,13 @@ class Rubric:
 
     def evaluate(self, item: Item | dict, mode: str | None = None) -> ItemResult:
         """Judge one item (an Item, or a dict in the items format)."""
-        return asyncio.run(self.interpreter.evaluate_async(_as_item(item, 1), mode))
+        return asyncio.run(self.interpreter.evaluate_async(_as_item(item, 1, self.graph), mode))
 
     def evaluate_many(self, items: Iterable[Item | dict], mode: str | None = None) -> list[ItemResult]:
         """Judge many items concurrently; results in input order."""
 
         async def go():
-            stream = (_as_item(x, n) for n, x in enumerate(items, 1))
+            stream = (_as_item(x, n, self.graph) for n, x in enumerate(items, 1))
             return [r async for r in self.interpreter.run(stream, mode)]
 
         return asyncio.run(go())

@@ -156,7 +156,7 @@ def _validate(graph, rows: list[dict], wheres: list[str]) -> None:
 
     composer = Composer(graph)
     for row, where in zip(rows, wheres):
-        item = item_from_json(row, where)
+        item = item_from_json(row, where, shape=graph.item_shape)
         try:
             composer.check_mode(item.mode)
         except ModeError as exc:

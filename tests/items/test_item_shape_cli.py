@@ -134,16 +134,50 @@ def test_run_refuses_a_malformed_item_at_its_line_naming_the_path_before_judging
     assert not out.exists()  # nothing judged, not even the good first item
 
 
-@pytest.mark.parametrize("command", ["eval", "replay"])
+@pytest.mark.parametrize("command", ["eval", "replay", "fit"])
 def test_other_commands_refuse_the_same_item_the_same_way(judge, tmp_path, command):
     bad = dict(ITEMS[0], documents=[{"id": "d1", "text": "x"}, {"id": "d1", "text": "y"}])
     items = _lines(tmp_path / "items.jsonl", [bad])
-    args = ("eval", judge, items) if command == "eval" else ("replay", judge, tmp_path / "t.jsonl", "--items", items)
-    if command == "replay":
-        (tmp_path / "t.jsonl").write_text("", "utf-8")
+    (tmp_path / "t.jsonl").write_text("", "utf-8")
+    args = {
+        "eval": ("eval", judge, items),
+        "replay": ("replay", judge, tmp_path / "t.jsonl", "--items", items),
+        "fit": ("fit", judge, items, "-o", tmp_path / "fitted.rbg"),
+    }[command]
     result = rbg(*args)
     assert result.exit_code == 2, result.output
     assert f"{items}:1: `documents[1].id` `d1` is also the id of `documents[0]`" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_items_convert_with_a_graph_reads_the_converted_items_for_its_shape(tmp_path):
+    graph = tmp_path / "g.rbg"
+    graph.write_text(RULES.replace("input: conversation", "input: text"), "utf-8")
+    src = _lines(tmp_path / "src.jsonl", [{"id": "1", "input": "hi", "response": "x", "gold": True}])
+    result = rbg("items", "convert", src, "-o", tmp_path / "out.jsonl", "--graph", graph)
+    assert result.exit_code == 2
+    assert f"{src}:1: `documents` is missing: the rubric declares it `documents`" in result.output
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_the_python_api_reads_an_item_dict_for_the_rubric_s_shape(judge):
+    import rubriclang
+    from rubriclang.interp.items import ItemError
+    from rubriclang.interp.local import LocalBackend
+
+    rubric = rubriclang.load(str(judge), backends=[LocalBackend()])
+    assert rubric.evaluate(ITEMS[0]).record["readout"]["decision"] is True
+    with pytest.raises(ItemError, match=r"`input\[0\]` has role"):
+        rubric.evaluate(dict(ITEMS[0], input=[{"role": "robot", "content": "x"}]))
+
+
+def test_the_audit_refuses_a_judge_whose_input_is_structured_before_perturbing_anything(judge, tmp_path):
+    from rubriclang.audit.judge import JudgeError, judge_info
+
+    graph = check_source(RULES).graph
+    items = list(read_items(str(_lines(tmp_path / "items.jsonl", ITEMS)), graph.item_shape))
+    with pytest.raises(JudgeError, match="audit's operators perturb text"):
+        judge_info(graph, items)
 
 
 def test_a_missing_declared_field_is_refused_and_an_undeclared_one_ignored(judge, tmp_path):
