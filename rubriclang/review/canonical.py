@@ -1,6 +1,7 @@
 """A checked graph as keyed, comparable data: the subjects `rbg diff` compares.
 
-Each subject (the header, the contract, each node, the sink, each readout)
+Each subject (the header, the contract, each declared item field, each node,
+the sink, each readout)
 maps field paths to plain values. Everything is keyed by name, never by
 position in the source, so moving, reformatting or commenting a declaration
 changes nothing; the checker has filled every parameter's default, so writing
@@ -15,12 +16,13 @@ import attrs
 
 from rubriclang.catalog import Catalog, JType, load_catalog
 from rubriclang.checker.graph import CheckedGraph, Criterion, Operator
+from rubriclang.items.shape import FieldSpec
 
 # A field path: ("type",), ("params", "anchors", 3), ("ports", "inputs", 0).
 Path = tuple
 
 # Sections in the order every output lists them.
-SECTIONS = ("header", "contract", "node", "sink", "readout")
+SECTIONS = ("header", "contract", "item", "node", "sink", "readout")
 
 # The fields that say what a node is; the rest are its parameters and ports.
 HEAD = (("kind",), ("procedure",), ("operator",), ("type",))
@@ -77,12 +79,21 @@ def subjects(graph: CheckedGraph | None, catalog: Catalog | None = None) -> dict
             "header", "", {("name",): Name(graph.name), **_params(graph.header, cat.blocks["rubric"].params, ())[0]}
         ),
         Subject("contract", "", {("scale",): Name(str(graph.scale))}),
+        *(_field(f) for f in (graph.item_shape.fields if graph.item_shape is not None else ())),
         *(_criterion(c, cat) for c in graph.criteria),
         *(_operator(o, cat) for o in graph.operators),
         Subject("sink", "", {("node",): Name(graph.sink)}),
         *(_readout(mode, r, cat) for mode, r in graph.readouts.items()),
     ]
     return {(s.section, s.name): s for s in out}
+
+
+def _field(f: FieldSpec) -> Subject:
+    """A declared item field (`item { ... }`): its type, and its JSON Schema."""
+    fields: dict[Path, Any] = {("type",): Name(f.type_text)}
+    if f.schema is not None:
+        fields[("schema",)] = f.schema
+    return Subject("item", f.name, fields)
 
 
 def _criterion(c: Criterion, cat: Catalog) -> Subject:

@@ -170,6 +170,8 @@ def _headline(c: Change) -> str:
         return f"rubric {h['name']}"
     if c.section == "readout":
         return f"readout {c.name}"
+    if c.section == "item":
+        return f"item {c.name}: {h['type']}"
     if c.section != "node":
         return c.section
     if h.get("kind") == "criterion":

@@ -242,3 +242,11 @@ def test_checking_a_declared_shape_without_a_schema_imports_no_json_schema_libra
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_diff_shows_a_change_of_the_declared_item_shape(judge, tmp_path):
+    new = tmp_path / "new.rbg"
+    new.write_text(RULES.replace("documents: documents", "documents: documents?"), "utf-8")
+    result = rbg("diff", judge, new)
+    assert result.exit_code == 1, result.output
+    assert "~ item documents: documents?\n    ~ type: documents -> documents?" in result.output
