@@ -12,7 +12,7 @@ from rubriclang.cli.main import cli
 from rubriclang.interp.items import read_items
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent.parent / "shared" / "data"
+DATA = ROOT.parent / "shared" / "data"
 
 PAIRWISE = """rubric pref { version = 1 }
 contract { scale = score[1, 5] }

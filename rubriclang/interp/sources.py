@@ -1,8 +1,9 @@
 """Records of a public data set, read from JSON, JSON Lines, CSV or TSV,
 each with the `path:line` where it starts, for `rbg items convert`.
 
-JSON is a top-level array of objects (each element's line is found by
-decoding the array one element at a time); JSON Lines is one object a line;
+JSON is a top-level array of objects, or an object whose members are the
+records keyed by their ids (BiGGen's `sample_responses.json`; each record's
+line is found by decoding one element at a time); JSON Lines is one object a line;
 CSV and TSV have a header row, and every cell is a string.
 """
 
@@ -34,19 +35,24 @@ def source_format(path: str, given: str | None) -> str:
     return _EXTENSIONS[ext]
 
 
-def read_records(path: str, fmt: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(`path:line`, record) for each record of the file, in order."""
+Record = tuple[str, dict[str, Any], str | None]  # (`path:line`, record, its key in a keyed JSON object)
+
+
+def read_records(path: str, fmt: str) -> Iterator[Record]:
+    """(`path:line`, record, key) for each record of the file, in order; the
+    key is the member name of a JSON object keyed by id, else None."""
     if fmt == "jsonl":
         from rubriclang.jsonl import read_jsonl
 
         for where, obj in read_jsonl(path, ItemError):
-            yield where, _object(obj, where)
+            yield where, _object(obj, where), None
         return
     with open(path, encoding="utf-8-sig", newline="") as fh:
         if fmt == "json":
-            yield from _json_array(path, fh.read())
+            yield from _json_records(path, fh.read())
         else:
-            yield from _table(path, fh, "\t" if fmt == "tsv" else ",")
+            for where, row in _table(path, fh, "\t" if fmt == "tsv" else ","):
+                yield where, row, None
 
 
 def _object(obj: Any, where: str) -> dict[str, Any]:
@@ -55,7 +61,9 @@ def _object(obj: Any, where: str) -> dict[str, Any]:
     return obj
 
 
-def _json_array(path: str, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _json_records(path: str, text: str) -> Iterator[Record]:
+    """The elements of a top-level array, or the members of a top-level
+    object keyed by id, one at a time (so each one's line is known)."""
     from rubriclang.jsonl import DuplicateKey, duplicate_message, unique_object
 
     decoder = json.JSONDecoder(object_pairs_hook=unique_object)
@@ -68,31 +76,50 @@ def _json_array(path: str, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
             i += 1
         return i
 
-    i = skip(0)
-    if i >= len(text) or text[i] != "[":
-        raise ItemError(
-            line_of(i),
-            "a JSON source must be an array of objects",
-            "for one object a line, use a .jsonl file or --format jsonl",
-        )
-    i = skip(i + 1)
-    if i < len(text) and text[i] == "]":
-        return
-    while True:
+    def decode(i: int) -> tuple[Any, int]:
         try:
-            obj, end = decoder.raw_decode(text, i)
+            return decoder.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             raise ItemError(f"{path}:{exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})") from None
         except DuplicateKey as exc:
             raise ItemError(line_of(i), *duplicate_message("record", exc)) from None
-        yield line_of(i), _object(obj, line_of(i))
+
+    i = skip(0)
+    if i >= len(text) or text[i] not in "[{":
+        raise ItemError(
+            line_of(i),
+            "a JSON source must be an array of objects, or an object of objects keyed by id",
+            "for one object a line, use a .jsonl file or --format jsonl",
+        )
+    keyed, close = text[i] == "{", "}" if text[i] == "{" else "]"
+    i = skip(i + 1)
+    if i < len(text) and text[i] == close:
+        return
+    keys: dict[str, str] = {}
+    while True:
+        key = None
+        if keyed:
+            at = line_of(i)
+            key, i = decode(i)
+            if not isinstance(key, str):
+                raise ItemError(at, "malformed JSON: expected a member name in double quotes")
+            if key in keys:
+                raise ItemError(at, f"the key `{key}` is given twice (first at {keys[key]})", "keys name one record")
+            keys[key] = at
+            i = skip(i)
+            if i >= len(text) or text[i] != ":":
+                raise ItemError(line_of(i), "malformed JSON: expected `:` after a member name")
+            i = skip(i + 1)
+        obj, end = decode(i)
+        yield line_of(i), _object(obj, line_of(i)), key
         i = skip(end)
         if i < len(text) and text[i] == ",":
             i = skip(i + 1)
-        elif i < len(text) and text[i] == "]":
+        elif i < len(text) and text[i] == close:
             return
         else:
-            raise ItemError(line_of(i), "malformed JSON: expected `,` or `]` after an array element")
+            what = "a member" if keyed else "an array element"
+            raise ItemError(line_of(i), f"malformed JSON: expected `,` or `{close}` after {what}")
 
 
 # A cell may hold a whole conversation; csv's default limit is 128 KiB.
