@@ -21,6 +21,7 @@ ALLOWED = {
     ("interp/trace.py", "os.ftruncate"): "the trace writer cuts a torn last line (a kill's) before it appends",
     ("audit/runner.py", "open(a)"): "the audit's append-only judgment log, cut back to its last whole line on resume",
     ("llm/cache.py", "sqlite3.connect"): "the call cache: SQLite's own journal makes each write atomic",
+    ("audit/seal.py", "os.replace"): "--reseal moves an earlier audit's files whole into a subfolder (a rename)",
 }
 
 _WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"}
