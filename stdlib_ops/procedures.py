@@ -10,7 +10,7 @@ are made when they run, so loading the catalog imports no checker code.
 
 from __future__ import annotations
 
-from rubriclang.stdlib_ops import judges
+from rubriclang.stdlib_ops import judges, structure
 
 from rubriclang.catalog.entries import ProcedureImpl
 from rubriclang.catalog.types import JType, fmt_num
@@ -117,6 +117,58 @@ def _check_length(c) -> None:
         )
 
 
+# The field kinds a structure rule reads: a text field holding JSON is parsed.
+_JSON = ("json", "text")
+_CALLS = ("conversation", "json", "text")
+
+
+def _check_json_valid(c) -> None:
+    """`rule.json_valid`: a text or JSON field, or one holding tool calls with `arguments = true`."""
+    structure.check_fields(c, {"field": _CALLS if c.values.get("arguments") else _JSON})
+
+
+def _check_json_schema(c) -> None:
+    """`rule.json_schema`: the schema (a file's read in), and the field's kind."""
+    structure.inline_schema(c)
+    structure.check_fields(c, {"field": _CALLS if c.values.get("arguments") else _JSON})
+
+
+def _check_tool_calls_match(c) -> None:
+    """`rule.tool_calls_match`: the candidate holds calls, the expected field JSON."""
+    structure.check_fields(c, {"field": _CALLS, "expected": _JSON})
+
+
+def _check_citations(c) -> None:
+    """`rule.citations_valid`: the pattern compiles under RE2; a text field and a documents field."""
+    _check_regex(c)
+    structure.check_fields(c, {"field": ("text",), "documents": ("documents",)})
+
+
+def _check_count(c) -> None:
+    """`rule.count`: the field holds what `of` counts; bounds as `rule.length`'s."""
+    of = c.values.get("of")
+    structure.check_fields(c, {"field": ("conversation",) if of == "turns" else _CALLS})
+    wrong = "name" if of == "turns" else "role"
+    if c.values.get(wrong) is not None:
+        c.err("RB203", c.param_span(wrong), f"`{wrong}` does not apply to `of = {of}`")
+    given = [k for k in ("min", "max") if c.values.get(k) is not None]
+    if c.type.kind == "bool" and not given:
+        c.err(
+            "RB110",
+            c.decl.procedure.span,
+            "a bool `rule.count` needs `min`, `max` or both",
+            ("e.g. `rule.count { of = tool_calls, max = 10 }` is true for at most 10 calls",),
+        )
+    elif c.type.kind != "bool" and given:
+        c.err(
+            "RB203",
+            c.param_span(given[0]),
+            f"`{given[0]}` only applies to a bool `rule.count`; a numeric one yields the count itself",
+        )
+    elif len(given) == 2 and c.values["min"] > c.values["max"]:
+        c.err("RB203", c.param_span("min"), "`min` is over `max`: no count lies between them")
+
+
 PROCEDURES: dict[str, ProcedureImpl] = {
     "llm.rate": ProcedureImpl(
         backend="llm",
@@ -151,7 +203,39 @@ PROCEDURES: dict[str, ProcedureImpl] = {
     ),
     "rule.contains": ProcedureImpl(backend="local", judge=judges.rule_contains, traits=frozenset({"reads_field"})),
     "rule.json_valid": ProcedureImpl(
-        backend="local", judge=judges.rule_json_valid, traits=frozenset({"reads_field", "checks_format"})
+        backend="local",
+        judge=structure.json_valid,
+        check=_check_json_valid,
+        traits=frozenset({"reads_field", "checks_format"}),
+        field_params=("field",),
+    ),
+    "rule.json_schema": ProcedureImpl(
+        backend="local",
+        judge=structure.json_schema,
+        check=_check_json_schema,
+        traits=frozenset({"reads_field", "checks_format"}),
+        field_params=("field",),
+    ),
+    "rule.tool_calls_match": ProcedureImpl(
+        backend="local",
+        judge=structure.tool_calls_match,
+        check=_check_tool_calls_match,
+        traits=frozenset({"reads_field"}),
+        field_params=("field", "expected"),
+    ),
+    "rule.citations_valid": ProcedureImpl(
+        backend="local",
+        judge=structure.citations_valid,
+        check=_check_citations,
+        traits=frozenset({"reads_field"}),
+        field_params=("field", "documents"),
+    ),
+    "rule.count": ProcedureImpl(
+        backend="local",
+        judge=structure.count,
+        check=_check_count,
+        traits=frozenset({"reads_field"}),
+        field_params=("field",),
     ),
     "rule.matches_reference": ProcedureImpl(
         backend="local", judge=judges.rule_matches_reference, traits=frozenset({"reads_reference"})

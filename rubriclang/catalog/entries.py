@@ -80,7 +80,12 @@ class ProcedureImpl:
     (sees both candidates in one prompt, so it judges pairs only),
     `reads_field` (reads the text its `field` parameter names),
     `reads_reference` (compares the response with the reference),
-    `measures_length`, `checks_format`.
+    `measures_length`, `checks_format`. `field_params`: the parameters whose
+    value names an item field the criterion reads (a structure rule's
+    `field`, `documents`, `expected`): the item pass counts each read
+    (RB602, RB604) and leaves the field's kind to the procedure's `check`,
+    which sees the declared shape as `c.prompts.shape`; empty for a text
+    rule, whose `field` must be `text` or `json`.
     """
 
     backend: str | None = None
@@ -89,3 +94,4 @@ class ProcedureImpl:
     prompt: tuple[str, str] | None = None
     answer_keyword: str | None = None
     traits: frozenset[str] = frozenset()
+    field_params: tuple[str, ...] = ()

@@ -223,8 +223,11 @@ def _scope(shape: ItemShape, outer: tuple[str, ...]) -> tuple[frozenset[str] | N
     return scope, what
 
 
-def criterion_reads(c: Criterion, d: ast.CriterionDecl, template: dict[str, Span] | None) -> dict[str, Span]:
-    """Every item field `c` reads, with where the rubric says so."""
+def criterion_reads(
+    c: Criterion, d: ast.CriterionDecl, template: dict[str, Span] | None, field_params: tuple[str, ...] = ()
+) -> dict[str, Span]:
+    """Every item field `c` reads, with where the rubric says so; a
+    structure rule's `field_params` name fields it reads."""
     reads: dict[str, Span] = {}
     params = {p.name.value: p.value.span for p in d.block.params}
     anchor = d.procedure.span
@@ -236,8 +239,9 @@ def criterion_reads(c: Criterion, d: ast.CriterionDecl, template: dict[str, Span
             reads["reference"] = params.get("with_reference", anchor)
     if c.params.get("template") == "prometheus":
         reads.setdefault("rubric", params.get("template", anchor))
-    if "field" in c.params:
-        reads.setdefault(c.params["field"], params.get("field", anchor))
+    for param in field_params or ("field",):
+        if c.params.get(param) is not None:
+            reads.setdefault(c.params[param], params.get(param, anchor))
     if c.procedure == "rule.matches_reference":
         reads.update({"response": anchor, "reference": anchor})
     return reads
@@ -258,8 +262,10 @@ def check_reads(
     read_by: set[str] = set()
     out: dict[str, Criterion] = {}
     for name, c in criteria.items():
-        reads = criterion_reads(c, decls[name], templates.get(name))
-        text_rule = not catalog.procedures[c.procedure].placeholders and "field" in c.params
+        proc = catalog.procedures[c.procedure]
+        reads = criterion_reads(c, decls[name], templates.get(name), proc.hooks.field_params)
+        # A structure rule's `check` holds its fields to the kinds it reads.
+        text_rule = not proc.placeholders and not proc.hooks.field_params and "field" in c.params
         shown: list[FieldSpec] = []
         for field, span in reads.items():
             spec = shape.get(field)
