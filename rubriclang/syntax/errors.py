@@ -72,7 +72,7 @@ _HINTS = {
         "node n = reduce.mean(inputs: [a b])",
         "node n = reduce.mean(inputs: [a, 3])",
     ],
-    "a declaration starts with `rubric`, `contract`, `criterion`, `node`, `sink` or `readout`": [
+    "a declaration starts with `rubric`, `contract`, `criterion`, `node`, `sink`, `readout` or `item`": [
         "crit a: bool = llm.check",
         "}",
         "a = 3",

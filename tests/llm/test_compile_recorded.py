@@ -26,14 +26,23 @@ ITEMS = ROOT / "examples" / "biggen" / "items.jsonl"
 
 
 # The recording predates the `item` declaration (issue 26): a syntax error's
-# note listing the declaration keywords then lacked `item`. Repair requests
+# notes listing the declaration keywords then lacked `item`. Repair requests
 # are keyed as they read then; nothing else in them changed.
-_BEFORE_ITEM = ("`criterion`, `item`, `node`", "`criterion`, `node`")
+_BEFORE_ITEM = (
+    ("`criterion`, `item`, `node`", "`criterion`, `node`"),
+    ("`node`, `sink`, `readout` or `item`", "`node`, `sink` or `readout`"),
+)
+
+
+def _as_recorded(text: str) -> str:
+    for now, then in _BEFORE_ITEM:
+        text = text.replace(now, then)
+    return text
 
 
 def recorded(body: dict) -> dict:
     assert body["messages"][0]["role"] == "system"
-    messages = [{**m, "content": m["content"].replace(*_BEFORE_ITEM)} for m in body["messages"][1:]]
+    messages = [{**m, "content": _as_recorded(m["content"])} for m in body["messages"][1:]]
     blob = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     key = hashlib.sha256(blob.encode()).hexdigest()
     return ANSWERS.get(key, {"text": "NO RECORDED ANSWER FOR THIS REQUEST"})
