@@ -104,6 +104,13 @@ def _labels(ctx, param, values):
     help="Read TARGET as a chat log (OpenAI messages, or ShareGPT's from/value) and check it as a conversation.",
 )
 @click.option(
+    "--documents",
+    "documents",
+    multiple=True,
+    metavar="TARGET",
+    help="Read TARGET as grounding documents: a text is one document, a list of texts one each, objects as they are.",
+)
+@click.option(
     "--keep-unmapped",
     is_flag=True,
     help="Pass the source fields no --field, --join or --gold reads through into the items, as they are.",
@@ -178,6 +185,7 @@ def convert(
     joins,
     sep,
     conversations,
+    documents,
     keep_unmapped,
     ignore,
     pivot,
@@ -214,9 +222,10 @@ def convert(
         if target in fields:
             raise click.BadParameter(f"`{target}` is mapped twice", param_hint="--join")
         fields[target] = source
-    for target in conversations:
-        if target not in fields and target not in ("input", "response"):
-            raise click.BadParameter(f"`{target}` is not mapped by --field", param_hint="--conversation")
+    for option, targets in (("--conversation", conversations), ("--documents", documents)):
+        for target in targets:
+            if target not in fields and target not in ("input", "response"):
+                raise click.BadParameter(f"`{target}` is not mapped by --field", param_hint=option)
     spec = _pivot_spec(pivot, pivot_item, pivot_key, pivot_value, src, Pivot)
     g = None
     if graph:
@@ -236,6 +245,7 @@ def convert(
             combine,
             on_tie,
             conversations=tuple(conversations),
+            documents=tuple(documents),
             keep_unmapped=keep_unmapped,
             ignore=tuple(ignore),
         )

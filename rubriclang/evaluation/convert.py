@@ -40,6 +40,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SEGMENT = re.compile(r"\[(\*|\d+)\]|([^.\[\]]+)")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 _CONVERSATION = FieldSpec("conversation", "conversation")
+_DOCUMENTS = FieldSpec("documents", "documents")
 # ShareGPT-style chat logs (`{"from": "human", "value": ...}`) name their roles so.
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system"}
 
@@ -133,6 +134,7 @@ class Mapping:
     combine: str = "majority"
     on_tie: str = "error"
     conversations: tuple[str, ...] = ()  # item fields read as conversations
+    documents: tuple[str, ...] = ()  # item fields read as documents
     keep_unmapped: bool = False
     ignore: tuple[str, ...] = ()  # source fields left out on purpose
 
@@ -328,7 +330,8 @@ def _text(value: Any, target: str, where: str) -> str | None:
 
 def conversation(value: Any, target: str, where: str) -> tuple[list[Any], int]:
     """A chat log as an OpenAI chat-completions conversation, and how many
-    tool call ids were renamed: messages kept as they are, ShareGPT's
+    tool call ids were renamed: a text is one user turn (an empty one, no
+    turn), messages are kept as they are, ShareGPT's
     `{"from", "value"}` read as `{"role", "content"}`, and a call id that an
     earlier call already used (the API pairs a result with the call just
     before it, so logs such as tau-bench's reuse ids) renamed `ID~2`, `ID~3`,
@@ -336,6 +339,8 @@ def conversation(value: Any, target: str, where: str) -> tuple[list[Any], int]:
     and each per-call judgment, has its own id. Then validated as the item
     reader will (ItemError at `where` naming the message's path)."""
     renamed = 0
+    if isinstance(value, str):  # one turn of the user's (an empty one: no turn)
+        value = [{"role": "user", "content": value}] if value.strip() else []
     if isinstance(value, list):
         value = [_message(m, f"{target}[{i}]", where) for i, m in enumerate(value)]
         value, renamed = _unique_calls(value)
@@ -344,6 +349,63 @@ def conversation(value: Any, target: str, where: str) -> tuple[list[Any], int]:
     except ShapeError as exc:
         raise ItemError(where, str(exc), exc.hint) from None
     return value, renamed
+
+
+_ALL_READ = object()
+_WHOLE = True  # a read-tree node: the whole value is read
+
+
+def _read_tree(paths: Iterable[str]) -> dict[str, Any]:
+    """The object keys the paths read, nested: `{"a": {"b": True}}` for
+    `a.b`; a path is read whole from its first list index or `[*]` on."""
+    tree: dict[str, Any] = {}
+    for path in paths:
+        segs = _segments(path)
+        if not segs or not isinstance(segs[0], str):
+            continue
+        node = tree
+        for i, seg in enumerate(segs):
+            last = i == len(segs) - 1 or not isinstance(segs[i + 1], str)
+            if node.get(seg) is _WHOLE:
+                break
+            if last:
+                node[seg] = _WHOLE
+                break
+            node = node.setdefault(seg, {})
+    return tree
+
+
+def _unread(value: Any, node: Any, path: str, counts: collections.Counter[str], count: bool) -> Any:
+    """What of `value` no path reads (`node`: its read tree): `_ALL_READ`,
+    or the value with the read parts taken out; each unread part holding a
+    value is counted under its path when `count`."""
+    if node is _WHOLE:
+        return _ALL_READ
+    if node is None or not isinstance(value, dict):
+        if node is None and count and not _missing(value) and value not in ([], {}):
+            counts[path] += 1
+        return value if node is None else _ALL_READ
+    left = {}
+    for key, sub in value.items():
+        rest = _unread(sub, node.get(key), f"{path}.{key}", counts, count)
+        if rest is not _ALL_READ:
+            left[key] = rest
+    return left or _ALL_READ
+
+
+def documents(value: Any, target: str, where: str) -> Any:
+    """Grounding passages as documents: a text is one document (id `1`), a
+    list of texts one each (ids `1`, `2`, ...), a list of `{"id", "title"?,
+    "text"}` objects as it is; validated as the item reader will."""
+    if isinstance(value, str):
+        value = [{"id": "1", "text": value}]
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = [{"id": str(i), "text": v} for i, v in enumerate(value, 1)]
+    try:
+        check_value(_DOCUMENTS, value, target)
+    except ShapeError as exc:
+        raise ItemError(where, str(exc), exc.hint) from None
+    return value
 
 
 def _unique_calls(messages: list[Any]) -> tuple[list[Any], int]:
@@ -405,8 +467,8 @@ class Converter:
         self.counts = Counts()
         # Source fields every mapping, gold path and --ignore accounts for.
         read = {p for s in fields.values() for p in s.paths()} | set(mapping.gold) | set(mapping.ignore)
-        # A path reads the field of its exact name, or the one its first segment names.
-        self._read = read | {segs[0] for segs in map(_segments, read) if segs and isinstance(segs[0], str)}
+        self._exact = read  # a path that is a field's exact name reads all of it
+        self._tree = _read_tree(read)
         self.unmapped: collections.Counter[str] = collections.Counter()
         self.renamed_calls = 0  # reused tool call ids renamed (`conversation`)
         self._seen: dict[str | None, str] = {}  # item id -> where it was first
@@ -497,6 +559,8 @@ class Converter:
             value, renamed = conversation(value, target, where)
             self.renamed_calls += renamed
             return value
+        if target in self.mapping.documents:
+            return documents(value, target, where)
         name = target.split(".", 1)[0]
         if name in TEXT_FIELDS or name == "responses":
             if isinstance(value, (dict, list)) and name in (*STRUCTURED_OK, "responses"):
@@ -506,18 +570,18 @@ class Converter:
 
     def _unmapped(self, record: dict[str, Any], out: dict[str, Any], where: str) -> None:
         for name, value in record.items():
-            if name in self._read:
+            if name in self._exact:
                 continue
-            if self.mapping.keep_unmapped:
-                if name in out or name in RESERVED:
-                    raise ItemError(
-                        where,
-                        f"--keep-unmapped: the source field `{name}` would overwrite the item's `{name}`",
-                        f"map it to another field (--field OTHER={name}) or leave it out with --ignore {name}",
-                    )
-                out[name] = value
-            elif not _missing(value) and value not in ([], {}):
-                self.unmapped[name] += 1
+            left = _unread(value, self._tree.get(name), name, self.unmapped, count=not self.mapping.keep_unmapped)
+            if left is _ALL_READ or not self.mapping.keep_unmapped:
+                continue
+            if name in out or name in RESERVED:
+                raise ItemError(
+                    where,
+                    f"--keep-unmapped: the source field `{name}` would overwrite the item's `{name}`",
+                    f"map it to another field (--field OTHER={name}) or leave it out with --ignore {name}",
+                )
+            out[name] = left
 
     def _table(self, record: dict[str, Any], table: str, where: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
