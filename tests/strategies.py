@@ -242,10 +242,15 @@ def _criterion_params(draw, proc: str, t: JType) -> list[str]:
     return params
 
 
+_STRUCTURE_RULES = ("rule.json_schema", "rule.tool_calls_match", "rule.citations_valid", "rule.count")
+
+
 @st.composite
 def _criterion(draw, name: str) -> tuple[str, JType]:
-    # `llm.compare` judges pairs only, and these graphs have a pointwise readout.
-    proc = draw(st.sampled_from(sorted(set(CATALOG.procedures) - {"llm.compare"})))
+    # `llm.compare` judges pairs only, and these graphs have a pointwise readout;
+    # the rules over structure read fields an `item { ... }` declares, and these
+    # graphs declare none (tests/test_structure_procedures.py checks them).
+    proc = draw(st.sampled_from(sorted(set(CATALOG.procedures) - {"llm.compare", *_STRUCTURE_RULES})))
     kind = draw(st.sampled_from(CATALOG.procedures[proc].produces))
     t = draw(judgment_types(kinds=(kind,)))
     if draw(st.integers(0, 4)) == 0:
