@@ -328,3 +328,54 @@ def test_ragchecker_nested_responses_fill_a_pairwise_item(tmp_path):
     )  # fmt: skip
     # Two annotators' records of one question share every field above: the ids repeat.
     assert r.exit_code == 2 and "duplicate item id" in r.output and "rc.json:" in r.output
+
+
+def test_begin_rows_become_documents_and_a_one_turn_conversation_from_a_crlf_tsv(tmp_path):
+    lines = (DATA / "begin_wow" / "begin_dev_wow.tsv").read_bytes().split(b"\r\n")
+    src = tmp_path / "begin.tsv"
+    src.write_bytes(b"\r\n".join(lines[:6]) + b"\r\n")
+    judge, graph = shape_of(tmp_path, "  input: conversation\n  documents: documents")
+    out = tmp_path / "o.jsonl"
+    labels = "Fully attributable=true,Not fully attributable=false"
+    r = rbg(
+        "items", "convert", src, "-o", out, "--field", "documents=knowledge", "--documents", "documents",
+        "--field", "input=message", "--conversation", "input", "--gold", "begin_label", "--label", labels,
+        "--ignore", "model_name", "--ignore", "data_source", "--graph", judge,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    first = lines[1].decode("utf-8").split("\t")
+    got = rows(out)[0]
+    assert got["documents"] == [{"id": "1", "text": first[2]}]
+    assert got["input"] == [{"role": "user", "content": first[3]}] and got["response"] == first[4]
+    assert got["gold"] is (first[5] == "Fully attributable")  # canonical under --graph
+    assert [len(it.fields["documents"]) for it in read_items(str(out), graph.item_shape)] == [1] * 5
+
+
+def test_a_list_of_passages_becomes_numbered_documents_and_a_malformed_one_names_its_path(tmp_path):
+    src = tmp_path / "rag.jsonl"
+    src.write_text(json.dumps({"id": "q", "ctx": ["Paris is in France.", "Lyon too."], "a": "France"}) + "\n")
+    out = tmp_path / "o.jsonl"
+    args = ["--field", "documents=ctx", "--documents", "documents", "--field", "response=a"]
+    r = rbg("items", "convert", src, "-o", out, *args)
+    assert r.exit_code == 0, r.output
+    assert rows(out)[0]["documents"] == [{"id": "1", "text": "Paris is in France."}, {"id": "2", "text": "Lyon too."}]
+    src.write_text('{"id": "q", "ctx": "x", "a": "y"}\n' + json.dumps({"id": "r", "ctx": [{"id": 1}], "a": "F"}) + "\n")
+    r = rbg("items", "convert", src, "-o", out, *args)
+    assert r.exit_code == 2 and "rag.jsonl:2" in r.output and "`documents[0]` has no `text`" in r.output
+
+
+def test_the_unread_parts_of_a_partly_read_object_are_counted_and_passed_through(tmp_path):
+    src = tmp_path / "n.jsonl"
+    record = {"id": 1, "r": "x", "scores": {"overall": 4, "fluency": 3, "notes": ""}, "meta": {"a": {"b": 1, "c": 2}}}
+    src.write_text(json.dumps(record) + "\n")
+    out = tmp_path / "o.jsonl"
+    base = ["--field", "response=r", "--gold", "scores.overall", "--field", "annotations.b=meta.a.b"]
+    r = rbg("items", "convert", src, "-o", out, *base)
+    assert r.exit_code == 0, r.output
+    # `scores.notes` is empty, so nothing of it is lost.
+    assert "not in the items: `meta.a.c` (1 of 1), `scores.fluency` (1 of 1)" in r.output
+    r = rbg("items", "convert", src, "-o", out, *base, "--keep-unmapped")
+    assert r.exit_code == 0 and "not in the items" not in r.output
+    assert rows(out)[0]["scores"] == {"fluency": 3, "notes": ""} and rows(out)[0]["meta"] == {"a": {"c": 2}}
+    r = rbg("items", "convert", src, "-o", out, *base, "--ignore", "scores.fluency", "--ignore", "meta")
+    assert r.exit_code == 0 and "not in the items" not in r.output
