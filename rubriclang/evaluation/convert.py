@@ -294,7 +294,9 @@ def lookup(record: dict[str, Any], path: str, where: str = "") -> tuple[bool, An
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), f"`{json.dumps(value)}`")
+    if isinstance(value, (dict, list, str)):
+        return "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else "a string"
+    return f"`{json.dumps(value)}`"
 
 
 def _cell(value: Any) -> Any:
@@ -360,18 +362,19 @@ def _read_tree(paths: Iterable[str]) -> dict[str, Any]:
     `a.b`; a path is read whole from its first list index or `[*]` on."""
     tree: dict[str, Any] = {}
     for path in paths:
-        segs = _segments(path)
-        if not segs or not isinstance(segs[0], str):
-            continue
+        names: list[str] = []  # the object keys before the first list index
+        for seg in _segments(path):
+            if not isinstance(seg, str):
+                break
+            names.append(seg)
         node = tree
-        for i, seg in enumerate(segs):
-            last = i == len(segs) - 1 or not isinstance(segs[i + 1], str)
-            if node.get(seg) is _WHOLE:
+        for i, name in enumerate(names):
+            if node.get(name) is _WHOLE:
                 break
-            if last:
-                node[seg] = _WHOLE
+            if i == len(names) - 1:
+                node[name] = _WHOLE
                 break
-            node = node.setdefault(seg, {})
+            node = node.setdefault(name, {})
     return tree
 
 
