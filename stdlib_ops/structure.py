@@ -213,30 +213,23 @@ def decoded_arguments(call: Call) -> dict[str, Any]:
 
 # -- JSON Schema --------------------------------------------------------------
 
-# Each criterion's schema, compiled once: id -> (the schema, its validator or why it is invalid).
-_VALIDATORS: dict[int, tuple[Any, Any]] = {}
+# Whether each criterion's schema is a valid JSON Schema (None) or why not,
+# found once per schema object; `compiled_schema` keeps its validator.
+_SCHEMA_PROBLEMS: dict[int, tuple[Any, str | None]] = {}
 
 
 def schema_violation(schema: Any, value: Any, where: str) -> str | None:
     """Why `value` does not satisfy `schema`, naming the JSON path of the
-    first violation, or None. An invalid schema is `Malformed`."""
-    import jsonschema  # only when a criterion validates
+    first violation (in path order), or None. An invalid schema is `Malformed`."""
+    from rubriclang.items.validate import compiled_schema, schema_problem  # jsonschema, only when judging
 
-    cached = _VALIDATORS.get(id(schema))
-    if cached is None or cached[0] is not schema:
-        cls = jsonschema.validators.validator_for(schema)
-        try:
-            cls.check_schema(schema)
-            compiled: Any = cls(schema)
-        except jsonschema.exceptions.SchemaError as exc:
-            compiled = f"the criterion's `schema` is not a valid JSON Schema: {exc.message[:200]}"
-        except RecursionError:
-            compiled = "the criterion's `schema` is nested too deeply"
-        cached = _VALIDATORS[id(schema)] = (schema, compiled)
-    if isinstance(cached[1], str):
-        raise Malformed(cached[1])
+    checked = _SCHEMA_PROBLEMS.get(id(schema))
+    if checked is None or checked[0] is not schema:
+        checked = _SCHEMA_PROBLEMS[id(schema)] = (schema, schema_problem(schema))
+    if checked[1] is not None:
+        raise Malformed(f"the criterion's `schema` is not a valid JSON Schema: {checked[1]}")
     try:
-        errors = sorted(cached[1].iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+        errors = sorted(compiled_schema(schema).iter_errors(value), key=_in_path_order)
     except RecursionError:
         raise Malformed(f"`{where}` is nested too deeply to validate") from None
     if not errors:
@@ -244,6 +237,11 @@ def schema_violation(schema: Any, value: Any, where: str) -> str | None:
     first = errors[0]
     path = where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path)
     return f"`{path}`: {first.message[:200]}"
+
+
+def _in_path_order(error: Any) -> tuple[list[tuple[int, int, str]], str]:
+    # Array indices in numeric order (10 after 2), before object keys; the message breaks ties.
+    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in error.absolute_path], error.message
 
 
 def _validated(values: list[tuple[Any, str]], schema: Any) -> Judgment:

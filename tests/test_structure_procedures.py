@@ -378,6 +378,8 @@ def test_json_schema_names_the_path_of_the_first_violation():
     assert judge(graph, {"response": {"items": [{"price": 1}]}}).value is True
     j = judge(graph, {"response": {"items": [{"price": 1}, {"name": "x"}, {}]}})
     assert j.value is False and j.raw == "`response.items[1]`: 'price' is a required property"
+    later = [{"price": 1}] * 2 + [{}] + [{"price": 1}] * 7 + [{}]  # indices 2 and 10: 2 comes first
+    assert judge(graph, {"response": {"items": later}}).raw == "`response.items[2]`: 'price' is a required property"
 
 
 def test_json_schema_parses_text_and_judges_text_that_is_not_json_false():

@@ -186,15 +186,23 @@ def _text_part(part: Any, at: str) -> None:
 _VALIDATORS: dict[int, tuple[Any, Any]] = {}
 
 
+def compiled_schema(schema: Any) -> Any:
+    """The validator of a (valid) JSON Schema, built once per schema object
+    (the declared fields' and the `rule.json_schema` criteria's)."""
+    import jsonschema  # only where a schema is used
+
+    cached = _VALIDATORS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cls = jsonschema.validators.validator_for(schema)
+        cached = _VALIDATORS[id(schema)] = (schema, cls(schema))
+    return cached[1]
+
+
 def _schema(spec: FieldSpec, value: Any, path: str) -> None:
     import jsonschema  # only where a declared field has a schema
 
-    cached = _VALIDATORS.get(id(spec.schema))
-    if cached is None or cached[0] is not spec.schema:
-        cls = jsonschema.validators.validator_for(spec.schema)
-        cached = _VALIDATORS[id(spec.schema)] = (spec.schema, cls(spec.schema))
     try:
-        error = jsonschema.exceptions.best_match(cached[1].iter_errors(value))
+        error = jsonschema.exceptions.best_match(compiled_schema(spec.schema).iter_errors(value))
     except RecursionError:
         raise ShapeError(path, "is nested too deeply to validate against its schema") from None
     if error is not None:
