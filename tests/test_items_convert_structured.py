@@ -379,3 +379,12 @@ def test_the_unread_parts_of_a_partly_read_object_are_counted_and_passed_through
     assert rows(out)[0]["scores"] == {"fluency": 3, "notes": ""} and rows(out)[0]["meta"] == {"a": {"c": 2}}
     r = rbg("items", "convert", src, "-o", out, *base, "--ignore", "scores.fluency", "--ignore", "meta")
     assert r.exit_code == 0 and "not in the items" not in r.output
+
+
+def test_the_summary_says_why_an_item_has_no_gold(tmp_path):
+    src = tmp_path / "g.jsonl"
+    src.write_text('{"id": 1, "response": "a", "g": null, "h": ""}\n{"id": 2, "response": "b", "g": 3, "h": 4}\n')
+    r = rbg("items", "convert", src, "-o", tmp_path / "o.jsonl", "--gold", "g", "--ignore", "h")
+    assert r.exit_code == 0 and "1 with gold, 1 without (the gold value is null or empty)" in r.output
+    r = rbg("items", "convert", src, "-o", tmp_path / "o.jsonl", "--gold", "g", "--gold", "h", "--combine", "mean")
+    assert r.exit_code == 0 and "1 without (no annotator gave a label)" in r.output

@@ -152,11 +152,13 @@ class Counts:
     no_gold: int = 0  # every annotator's value was missing or empty
     ties_dropped: int = 0
     ties_kept: int = 0
+    annotators: int = 1  # gold fields read per record
 
     def text(self) -> str:
         parts = [f"{self.items} item{'' if self.items == 1 else 's'}", f"{self.with_gold} with gold"]
         if self.no_gold:
-            parts.append(f"{self.no_gold} without (no annotator gave a label)")
+            why = "no annotator gave a label" if self.annotators > 1 else "the gold value is null or empty"
+            parts.append(f"{self.no_gold} without ({why})")
         if self.ties_dropped:
             parts.append(f"{self.ties_dropped} without (annotators tied; --on-tie drop)")
         if self.ties_kept:
@@ -467,7 +469,7 @@ class Converter:
                 fields[name] = Path(name)
         self.fields = fields
         self.cids = mapping.candidates
-        self.counts = Counts()
+        self.counts = Counts(annotators=len(mapping.gold))
         # Source fields every mapping, gold path and --ignore accounts for.
         read = {p for s in fields.values() for p in s.paths()} | set(mapping.gold) | set(mapping.ignore)
         self._exact = read  # a path that is a field's exact name reads all of it
