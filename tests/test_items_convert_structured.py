@@ -388,3 +388,11 @@ def test_the_summary_says_why_an_item_has_no_gold(tmp_path):
     assert r.exit_code == 0 and "1 with gold, 1 without (the gold value is null or empty)" in r.output
     r = rbg("items", "convert", src, "-o", tmp_path / "o.jsonl", "--gold", "g", "--gold", "h", "--combine", "mean")
     assert r.exit_code == 0 and "1 without (no annotator gave a label)" in r.output
+
+
+def test_keys_of_a_keyed_object_that_are_not_the_ids_are_said_to_be_left_out(tmp_path):
+    src = tmp_path / "k.json"
+    src.write_text('{"k1": {"id": "a", "response": "x"}, "k2": {"id": "k2", "response": "y"}}', "utf-8")
+    r = rbg("items", "convert", src, "-o", tmp_path / "o.jsonl")
+    assert r.exit_code == 0 and "1 records' keys in the JSON object differ from their ids" in r.output
+    assert [x["id"] for x in rows(tmp_path / "o.jsonl")] == ["a", "k2"]

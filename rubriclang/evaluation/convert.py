@@ -476,6 +476,7 @@ class Converter:
         self._tree = _read_tree(read)
         self.unmapped: collections.Counter[str] = collections.Counter()
         self.renamed_calls = 0  # reused tool call ids renamed (`conversation`)
+        self.other_keys = 0  # records of a keyed object whose key is not their id
         self._seen: dict[str | None, str] = {}  # item id -> where it was first
         self._row = 0
 
@@ -489,6 +490,8 @@ class Converter:
         out = []
         if self.renamed_calls:
             out.append(f"{self.renamed_calls} reused tool call ids renamed ID~2, ID~3, ... (with their results)")
+        if self.other_keys:
+            out.append(f"{self.other_keys} records' keys in the JSON object differ from their ids and are not kept")
         return [*out, self.unmapped_text()] if self.unmapped else out
 
     def unmapped_text(self) -> str:
@@ -521,6 +524,8 @@ class Converter:
             )
         if "id" in f:
             item_id = _text(f["id"].get(record, "id", where), "id", where)
+            if key is not None and key != item_id:
+                self.other_keys += 1  # the object's key is not the item's id: say it is not kept
         else:
             item_id = key if key is not None else str(self._row)
         if item_id in self._seen:
