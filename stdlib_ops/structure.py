@@ -24,12 +24,6 @@ if TYPE_CHECKING:
 
 # What the item reader gives a rubric without a declared shape: text.
 _UNDECLARED = ("input", "response", "reference")
-_KIND_WORDS = {
-    "text": "text",
-    "json": "JSON",
-    "conversation": "a conversation",
-    "documents": "documents",
-}
 
 
 class Malformed(ValueError):
@@ -123,11 +117,12 @@ def field_value(request: JudgmentRequest, name: str) -> tuple[str, Any]:
     item = request.item
     kind = spec.kind if spec is not None else "text"
     if spec is not None and spec.structured:
+        # An item read without the rubric's shape has none of its structured
+        # fields: say so rather than judge values nobody validated.
+        if name not in item.fields and (name == "response" or not spec.optional):
+            raise Malformed(f"the item's `{name}` was not read as the rubric declares it (`{spec.type_text}`)")
         if name == "response":
-            per_candidate = item.fields.get("response")
-            if per_candidate is None:
-                raise Malformed(f"the item's `response` was not read as the rubric declares it (`{spec.type_text}`)")
-            return kind, per_candidate.get(request.candidate)
+            return kind, item.fields["response"].get(request.candidate)
         return kind, item.fields.get(name)
     if name == "response":
         return kind, request.response
@@ -152,7 +147,7 @@ def _loads(text: str, where: str) -> Any:
 
 
 def _type_name(value: Any) -> str:
-    from rubriclang.items.validate import json_type
+    from rubriclang.items.validate import json_type  # it imports json: not on the check path
 
     return json_type(value)
 
@@ -263,6 +258,8 @@ def _judging(fn: Any) -> Any:
             return fn(request)
         except Malformed as exc:
             return Judgment.failed(str(exc))
+        except RecursionError:  # comparing or walking values nested deeper than Python recurses
+            return Judgment.failed(f"the item's values are nested too deeply for `{request.criterion.procedure}`")
 
     judge.__name__, judge.__doc__ = fn.__name__, fn.__doc__
     return judge

@@ -369,6 +369,23 @@ def test_deeply_nested_arguments_fail_no_judgment_with_an_exception():
     assert j.value is False and "nested too deeply" in j.raw
 
 
+def test_values_nested_deeper_than_python_recurses_fail_the_judgment_in_words():
+    deep: list = []
+    for _ in range(700):  # JSON reads it; comparing it element by element recurses deeper
+        deep = [deep]
+    graph = graph_of("response: text, gold_calls: json", 'rule.tool_calls_match { expected = "gold_calls" }')
+    calls = json.dumps([{"name": "f", "arguments": {"x": deep}}])
+    j = judge(graph, {"response": calls, "gold_calls": [{"f": {"x": [deep]}}]})
+    assert j.value is None and j.error == "the item's values are nested too deeply for `rule.tool_calls_match`"
+
+
+def test_an_item_read_without_the_rubrics_shape_is_refused_in_words():
+    graph = graph_of("documents: documents", "rule.citations_valid {}")
+    unread = item_from_json({"id": "1", "response": "[d1]", "documents": [{"no": "id"}]}, "items.jsonl:1", 1)
+    j = LocalBackend().judge_now(JudgmentRequest(unread, "response", graph.criteria[0]))
+    assert j.value is None and j.error == "the item's `documents` was not read as the rubric declares it (`documents`)"
+
+
 # -- rule.json_schema -----------------------------------------------------------
 
 
