@@ -508,6 +508,15 @@ _DECLS = st.one_of(
     ).map(lambda t: f"node {t[0]} = {t[1]}({', '.join(t[2])}) {t[3]}"),
     st.sampled_from(_NAMES).map(lambda n: f"sink {n}"),
     st.tuples(st.sampled_from(("pointwise", "pairwise", "listwise")), _BLOCKS).map(lambda t: f"readout {t[0]} {t[1]}"),
+    st.lists(
+        st.tuples(
+            st.sampled_from((*_NAMES, "input", "documents")),
+            st.sampled_from(("text", "conversation", "documents", "json", "list[text]", "bool", "nope[text]")),
+            st.one_of(st.just(""), _BLOCKS.map(lambda b: "(" + b[2:-2] + ")")),
+            st.sampled_from(("", "?")),
+        ).map(lambda f: f"{f[0]}: {f[1]}{f[2]}{f[3]}"),
+        max_size=4,
+    ).map(lambda fields: "item { " + ", ".join(fields) + " }"),
 )
 
 grammatical_programs = st.lists(_DECLS, max_size=10).map("\n".join)

@@ -130,6 +130,10 @@ _TREE_RULES = {
     "node_decl": "NodeDecl",
     "sink_decl": "SinkDecl",
     "readout_decl": "ReadoutDecl",
+    "item_decl": "ItemDecl",
+    "field": "FieldDecl",
+    "field_type": "FieldType",
+    "field_params": "Block",  # a field type's `(schema = ...)`
     "port": "PortArg",
     "dotted": "Dotted",
     "block": "Block",

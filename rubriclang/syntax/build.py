@@ -161,13 +161,16 @@ class AstBuilder:
         return ast.FieldDecl(self._name(path, c[0]), c[2], span=_span(path, c[0], c[2]))
 
     def field_type(self, c: _Children) -> ast.FieldType:
-        # [kind, element or None, params or None, `?`]
+        # [kind, `[` element `]` or None, params or None, `?`]
         path = self._current.build.path
         last = next(x for x in reversed(c) if x is not None)
-        return ast.FieldType(self._name(path, c[0]), c[1], c[2], len(c) > 3, span=_span(path, c[0], last))
+        element = None if c[1] is None else self._name(path, c[1][1])
+        end = last[-1] if last is c[1] else last
+        return ast.FieldType(self._name(path, c[0]), element, c[2], len(c) > 3, span=_span(path, c[0], end))
 
-    def field_element(self, c: _Children) -> ast.Name:
-        return self._name(self._current.build.path, c[1])
+    def field_element(self, c: _Children) -> _Children:
+        # Left to `field_type`, which needs its closing bracket for its span.
+        return c
 
     def field_params(self, c: _Children) -> ast.Block:
         params = tuple(p for p in c[1:-1] if p.__class__ is ast.Param)
