@@ -396,3 +396,20 @@ def test_keys_of_a_keyed_object_that_are_not_the_ids_are_said_to_be_left_out(tmp
     r = rbg("items", "convert", src, "-o", tmp_path / "o.jsonl")
     assert r.exit_code == 0 and "1 records' keys in the JSON object differ from their ids" in r.output
     assert [x["id"] for x in rows(tmp_path / "o.jsonl")] == ["a", "k2"]
+
+
+def test_malformed_new_options_are_usage_errors_and_write_nothing(tmp_path):
+    src = tmp_path / "p.json"
+    src.write_text(json.dumps(PANDALM_LIKE), "utf-8")
+    out = tmp_path / "o.jsonl"
+    for args, words in [
+        (["--pivot", "scores=x.tsv"], "recorded=FILE or annotations=FILE"),
+        (["--pivot", f"recorded={tmp_path / 'none.tsv'}"], "is not a file"),
+        (["--pivot", f"recorded={src}", "--pivot-value", "1=a,1=b"], "names a point twice"),
+        (["--join", "input=instruction"], "TARGET=PATH,PATH"),
+        (["--conversation", "history"], "`history` is not mapped by --field"),
+        (["--documents", "docs"], "`docs` is not mapped by --field"),
+    ]:
+        r = rbg("items", "convert", src, "-o", out, *PANDA_PAIR, *args)
+        assert r.exit_code == 2 and words in r.output, (args, r.output)
+        assert "Traceback" not in r.output and not out.exists()
