@@ -118,8 +118,8 @@ def _labels(ctx, param, values):
 @click.option(
     "--ignore",
     multiple=True,
-    metavar="FIELD",
-    help="A source field left out on purpose (not counted as unmapped in the summary); repeat.",
+    metavar="PATH",
+    help="A source field, or a path inside one, left out on purpose (not counted as unmapped); repeat.",
 )
 @click.option(
     "--pivot",
