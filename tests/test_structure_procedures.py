@@ -386,6 +386,15 @@ def test_an_item_read_without_the_rubrics_shape_is_refused_in_words():
     assert j.value is None and j.error == "the item's `documents` was not read as the rubric declares it (`documents`)"
 
 
+def test_the_audit_sees_every_field_a_structure_rule_reads():
+    from rubriclang.audit.judge import reads
+
+    graph = graph_of("response: json, gold_calls: json", 'rule.tool_calls_match { expected = "gold_calls" }')
+    assert reads(graph.criteria[0]) == {"response", "gold_calls"}
+    graph = graph_of("documents: documents, answer: text", 'rule.citations_valid { field = "answer" }')
+    assert reads(graph.criteria[0]) == {"answer", "documents"}
+
+
 # -- rule.json_schema -----------------------------------------------------------
 
 

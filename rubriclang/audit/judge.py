@@ -46,8 +46,9 @@ def reads(criterion: Criterion) -> frozenset[str]:
     p = criterion.params
     if is_llm(criterion):
         return frozenset({"input", "response", *(("reference",) if p.get("with_reference") else ())})
-    if has_trait(criterion, "reads_field"):
-        return frozenset({p["field"]})
+    if has_trait(criterion, "reads_field"):  # a structure rule names every field it reads
+        named = load_catalog().hooks(criterion.procedure).field_params or ("field",)
+        return frozenset(p[name] for name in named if p.get(name) is not None)
     if has_trait(criterion, "reads_reference"):
         return frozenset({"response", "reference"})
     return frozenset()
