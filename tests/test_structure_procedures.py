@@ -395,6 +395,18 @@ def test_the_audit_sees_every_field_a_structure_rule_reads():
     assert reads(graph.criteria[0]) == {"answer", "documents"}
 
 
+def test_the_compiler_refuses_a_structure_rule_reading_a_reference_items_will_not_carry():
+    from rubriclang.catalog.types import JType
+    from rubriclang.llm.compiler.loop import contract_problems
+    from rubriclang.llm.compiler.spec import Spec
+
+    graph = graph_of("response: json, reference: text", 'rule.tool_calls_match { expected = "reference" }')
+    spec = Spec(name="r", rubric="Calls right?", scale=JType("bool"), output=JType("bool"))
+    assert contract_problems(graph, spec) == [
+        "criterion `c` reads the item's reference answer, but items will carry none"
+    ]
+
+
 # -- rule.json_schema -----------------------------------------------------------
 
 

@@ -47,8 +47,7 @@ def reads(criterion: Criterion) -> frozenset[str]:
     if is_llm(criterion):
         return frozenset({"input", "response", *(("reference",) if p.get("with_reference") else ())})
     if has_trait(criterion, "reads_field"):  # a structure rule names every field it reads
-        named = load_catalog().hooks(criterion.procedure).field_params or ("field",)
-        return frozenset(p[name] for name in named if p.get(name) is not None)
+        return frozenset(load_catalog().hooks(criterion.procedure).fields_named(p))
     if has_trait(criterion, "reads_reference"):
         return frozenset({"response", "reference"})
     return frozenset()

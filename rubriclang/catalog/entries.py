@@ -95,3 +95,8 @@ class ProcedureImpl:
     answer_keyword: str | None = None
     traits: frozenset[str] = frozenset()
     field_params: tuple[str, ...] = ()
+
+    def fields_named(self, params: dict[str, Any]) -> tuple[str, ...]:
+        """The item fields a criterion's parameters name: the values of its
+        `field_params`, or a text rule's `field` (none for other procedures)."""
+        return tuple(params[p] for p in self.field_params or ("field",) if params.get(p) is not None)

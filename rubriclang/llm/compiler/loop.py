@@ -241,8 +241,9 @@ def contract_problems(graph: CheckedGraph, spec: Spec) -> list[str]:
         out.append(f"the pairwise readout must say `resolve = {spec.resolve}`")
     if not spec.reference_at_run_time:
         for c in graph.criteria:
-            reads_reference = "reads_reference" in load_catalog().hooks(c.procedure).traits
-            if c.params.get("with_reference") or reads_reference or c.params.get("field") == "reference":
+            hooks = load_catalog().hooks(c.procedure)
+            reads_reference = "reads_reference" in hooks.traits or "reference" in hooks.fields_named(c.params)
+            if c.params.get("with_reference") or reads_reference:
                 out.append(f"criterion `{c.name}` reads the item's reference answer, but items will carry none")
     return out
 
