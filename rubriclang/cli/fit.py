@@ -282,6 +282,7 @@ def _fit(
         max_iter=max_iter,
         folds=folds,
     )
+    del outcomes  # the splitter keeps their decisions and the fit's cases, not the compositions
     inputs = _inputs(graph_path, items_path, compare, traces, split_file, annotations, recorded)
     summary, text, fitted, fit_mode = splitter.fit_split(splits[0], seed, metric)
     if not refuse_worse:  # written before the held-out labels are read: its numbers cannot depend on them
@@ -323,13 +324,14 @@ class _Splitter:
         from rubriclang.evaluation import fit as F
 
         self.g, self.graphs, self.paths, self.source, self.params = g, graphs, paths, source, params
-        self.items, self.outcomes = items, outcomes
+        self.items = items
         self.items_path, self.mode, self.label_map = items_path, mode, label_map
         self.out, self.max_iter, self.folds = out, max_iter, folds
         self.ids = [it.id for it in items]
         self.by_id = {it.id: it for it in items}
         self.cases = F.cases(g, outcomes[0])
         self.judged = {o[0] for o in outcomes[0]}
+        self.columns = F.judged_columns(g, graphs, paths, outcomes)  # the compositions are not kept
 
     def gold_of(self, ids: list[str]) -> dict:
         """The gold of these items (LocatedError on a bad value)."""
@@ -388,9 +390,7 @@ class _Splitter:
 
         held_items = [it for it in self.items if it.id not in dev]
         held_gold = self.gold_of([it.id for it in held_items])
-        return F.held_out_report(
-            self.g, fitted, self.graphs, self.paths, self.outcomes, self.cases, held_items, held_gold, self.mode
-        )
+        return F.held_out_report(self.g, fitted, self.columns, self.cases, held_items, held_gold, self.mode)
 
 
 def _write(out, text, inputs, g, graph_path) -> None:

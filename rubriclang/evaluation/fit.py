@@ -312,26 +312,34 @@ def written_name(path: str) -> str:
     return f"as written ({os.path.basename(path)})"
 
 
-def held_out_report(graph, fitted, graphs, paths, outcomes, all_cases: dict[str, Case], held_items, held_gold, mode):
+def judged_columns(graph, graphs, paths, outcomes) -> list:
+    """The columns of decisions a held-out report reads, from every graph's
+    outcomes on every item: the graph as written, its equal-weight
+    baseline, each compared graph. Decisions only: the compositions (a
+    kilobyte or so an item and graph) need not be kept once these are made."""
+    from rubriclang.evaluation.evaluate import graph_columns
+
+    columns = graph_columns(graph, written_name(paths[0]), outcomes[0], "equal")
+    for g, p, outs in zip(graphs[1:], paths[1:], outcomes[1:]):
+        columns.append(graph_columns(g, os.path.basename(p), outs, "none")[0])
+    return columns
+
+
+def held_out_report(graph, fitted, columns, all_cases: dict[str, Case], held_items, held_gold, mode):
     """The fitted graph, the graph as written, its equal-weight baseline and
-    the compared graphs, on exactly the same held-out items."""
-    from rubriclang.evaluation.evaluate import Column, evaluate, graph_columns
+    the compared graphs (`judged_columns`), on exactly the same held-out items."""
+    from rubriclang.evaluation.evaluate import Column, evaluate
 
     held = {it.id for it in held_items}
-    own = [o for o in outcomes[0] if o[0] in held]
+    own = [(i, d) for i, d in columns[0].decisions.items() if i in held]
     composer = Recomposer(fitted)
-    ok = [all_cases[i] for i, _, _ in own if i in all_cases]
+    ok = [all_cases[i] for i, _ in own if i in all_cases]
     decided = dict(zip((c.id for c in ok), composer.decisions(fitted, ok)))
     fitted_col = Column(
-        f"fitted ({os.path.basename(fitted.path)})",
-        {i: decided.get(i, comp.decision) for i, _, comp in own},
-        "graph",
-        fitted.name,
+        f"fitted ({os.path.basename(fitted.path)})", {i: decided.get(i, d) for i, d in own}, "graph", fitted.name
     )
-    columns = [fitted_col, *graph_columns(graph, written_name(paths[0]), own, "equal")]
-    for g, p, outs in zip(graphs[1:], paths[1:], outcomes[1:]):
-        columns.append(graph_columns(g, os.path.basename(p), [o for o in outs if o[0] in held], "none")[0])
-    return evaluate(graph, held_items, held_gold, columns, mode)
+    # `evaluate` scores the held-out items only: the other items' decisions are not read.
+    return evaluate(graph, held_items, held_gold, [fitted_col, *columns], mode)
 
 
 @attrs.frozen
