@@ -6,12 +6,15 @@ exactly, or BFCL's `possible_answer` form `{NAME: {ARG: [accepted, ...]}}`:
 each argument takes any of its accepted values, and `""` among them means it
 may be left out; an accepted object's keys take accepted lists in turn.
 Numbers compare by value (`5` and `5.0` are one value, as BFCL's checker
-takes an integer for a float); `true` is not `1`; strings compare exactly.
-An argument the expected call does not name is a mismatch.
+takes an integer for a float); `true` is not `1`; strings compare exactly,
+or with `strings = bfcl` as BFCL's checker compares them: lower-cased, with
+spaces and `,./-_*^` left out and `'` read as `"` ("April 1, 2024" is
+"april 1 2024"). An argument the expected call does not name is a mismatch.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rubriclang.stdlib_ops.structure import Call, Malformed, NotJSON, decoded_arguments, read_call
@@ -50,20 +53,31 @@ def expected_calls(value: Any, where: str) -> list[Expected]:
     return out
 
 
-def same(a: Any, b: Any) -> bool:
-    """JSON equality with numbers compared by value (a boolean is no number)."""
+# What BFCL's checker leaves out of a string before comparing it.
+_BFCL_IGNORED = re.compile(r"[ ,./\-_*^]")
+
+
+def _folded(text: str) -> str:
+    return _BFCL_IGNORED.sub("", text).lower().replace("'", '"')
+
+
+def same(a: Any, b: Any, fold: bool = False) -> bool:
+    """JSON equality with numbers compared by value (a boolean is no number),
+    strings compared as BFCL does when `fold`."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y, fold) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same(a[k], b[k], fold) for k in a)
+    if fold and isinstance(a, str) and isinstance(b, str):
+        return _folded(a) == _folded(b)
     return type(a) is type(b) and a == b
 
 
-def accepts(accepted: Any, value: Any) -> bool:
+def accepts(accepted: Any, value: Any, fold: bool = False) -> bool:
     """Whether `value` is the accepted value `accepted`, read as BFCL does:
     an object's keys hold lists of accepted values (`""`: may be left out)."""
     if isinstance(accepted, dict):
@@ -74,12 +88,16 @@ def accepts(accepted: Any, value: Any) -> bool:
             if key not in value:
                 if "" not in options:
                     return False
-            elif not any(accepts(o, value[key]) for o in options):
+            elif not any(accepts(o, value[key], fold) for o in options):
                 return False
         return True
     if isinstance(accepted, list):
-        return isinstance(value, list) and len(accepted) == len(value) and all(map(accepts, accepted, value))
-    return same(accepted, value)
+        return (
+            isinstance(value, list)
+            and len(accepted) == len(value)
+            and all(accepts(a, v, fold) for a, v in zip(accepted, value))
+        )
+    return same(accepted, value, fold)
 
 
 def _show(value: Any) -> str:
@@ -93,8 +111,11 @@ def _problem(kind: str, message: str) -> dict[str, str]:
     return {"kind": kind, "mismatch": message}
 
 
-def call_problem(call: Call, args: dict[str, Any] | str, expected: Expected) -> dict[str, str] | None:
-    """What makes `call` (its decoded `args`, or why they do not decode) other than `expected`."""
+def call_problem(
+    call: Call, args: dict[str, Any] | str, expected: Expected, fold: bool = False
+) -> dict[str, str] | None:
+    """What makes `call` (its decoded `args`, or why they do not decode)
+    other than `expected` (strings compared as BFCL does when `fold`)."""
     if call.name != expected.name:
         return _problem("name", f"`{call.where}` calls `{call.name}`, expected `{expected.name}`")
     if isinstance(args, str):
@@ -104,7 +125,7 @@ def call_problem(call: Call, args: dict[str, Any] | str, expected: Expected) -> 
             if not (expected.accepted and "" in want):
                 return _problem("missing_argument", f"`{call.where}` calls `{call.name}` without `{arg}`")
             continue
-        ok = any(accepts(o, args[arg]) for o in want) if expected.accepted else same(want, args[arg])
+        ok = any(accepts(o, args[arg], fold) for o in want) if expected.accepted else same(want, args[arg], fold)
         if not ok:
             wanted = " or ".join(_show(o) for o in want if o != "") if expected.accepted else _show(want)
             return _problem(
@@ -118,10 +139,13 @@ def call_problem(call: Call, args: dict[str, Any] | str, expected: Expected) -> 
     return None
 
 
-def match(calls: list[Call], expected: list[Expected], ordered: bool, extra: bool) -> dict[str, str] | None:
+def match(
+    calls: list[Call], expected: list[Expected], ordered: bool, extra: bool, fold: bool = False
+) -> dict[str, str] | None:
     """The first mismatch between the calls and the expected ones (None:
     they match): in order or in any order (each expected call matched to
-    its own call), with other calls allowed among them when `extra`."""
+    its own call), with other calls allowed among them when `extra`, and
+    strings compared as BFCL does when `fold`."""
     args: list[dict[str, Any] | str] = []
     for call in calls:  # decoded once: every pairing below reads them
         try:
@@ -130,7 +154,7 @@ def match(calls: list[Call], expected: list[Expected], ordered: bool, extra: boo
             args.append(str(exc))
 
     def problem(i: int, e: Expected) -> dict[str, str] | None:
-        return call_problem(calls[i], args[i], e)
+        return call_problem(calls[i], args[i], e, fold)
 
     if ordered and not extra:
         for i, e in enumerate(expected[: len(calls)]):
@@ -144,7 +168,7 @@ def match(calls: list[Call], expected: list[Expected], ordered: bool, extra: boo
             while at < len(calls) and problem(at, e) is not None:
                 at += 1
             if at == len(calls):
-                return _unmatched(e, calls, args)
+                return _unmatched(e, calls, args, fold)
             at += 1
         return None
     owner: dict[int, int] = {}  # call -> the expected call matched to it
@@ -161,7 +185,7 @@ def match(calls: list[Call], expected: list[Expected], ordered: bool, extra: boo
 
     for k, e in enumerate(expected):
         if not assign(k, set()):
-            return _unmatched(e, calls, args)
+            return _unmatched(e, calls, args, fold)
     if not extra:
         for i, call in enumerate(calls):
             if i not in owner:
@@ -181,11 +205,11 @@ def _count_problem(calls: list[Call], expected: list[Expected]) -> dict[str, str
     return None
 
 
-def _unmatched(e: Expected, calls: list[Call], args: list[dict[str, Any] | str]) -> dict[str, str]:
+def _unmatched(e: Expected, calls: list[Call], args: list[dict[str, Any] | str], fold: bool) -> dict[str, str]:
     """Why `e` found no call: what is wrong with the first call of its name, if any."""
     for i, call in enumerate(calls):
         if call.name == e.name:
-            found = call_problem(call, args[i], e)
+            found = call_problem(call, args[i], e, fold)
             if found is not None:
                 return found
     return _problem("missing_call", f"no call of `{e.name}` matches")

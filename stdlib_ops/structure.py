@@ -332,7 +332,7 @@ def tool_calls_match(request: JudgmentRequest) -> Judgment:
         calls = tool_calls(*_parsed(kind, value, name), name)
     except NotJSON as exc:  # a candidate that is not JSON calls nothing
         return Judgment(False, raw={"kind": "not_json", "mismatch": str(exc)})
-    problem = match(calls, expected, ordered=p["ordered"], extra=p["extra"] == "allow")
+    problem = match(calls, expected, ordered=p["ordered"], extra=p["extra"] == "allow", fold=p["strings"] == "bfcl")
     raw: dict[str, Any] = {"calls": len(calls), "expected": len(expected)}
     if problem is not None:
         raw.update(problem)

@@ -300,6 +300,16 @@ def test_numbers_compare_by_value_but_a_boolean_is_no_number():
     assert j.value is False and j.raw["kind"] == "value"
 
 
+def test_strings_compare_exactly_or_as_bfcl_folds_them():
+    calls = [{"name": "f", "arguments": {"date": "april 1 2024", "city": "New_York"}}]
+    expected = [{"f": {"date": ["April 1, 2024"], "city": ["new york", "NYC"]}}]
+    j = _match(calls, expected)
+    assert j.value is False and j.raw["kind"] == "value"
+    assert _match(calls, expected, strings="bfcl").value is True
+    j = _match(calls, [{"f": {"date": ["April 2, 2024"], "city": ["new york"]}}], strings="bfcl")
+    assert j.value is False and "`date`" in j.raw["mismatch"]
+
+
 def test_openai_calls_with_json_string_arguments_are_read():
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": [1, 2]}'}}
     assert _match([call], [{"name": "f", "arguments": {"x": [1, 2]}}]).value is True
