@@ -359,7 +359,7 @@ class Audit:
 
     def _read_sealed(self, path: str):
         try:
-            return sealing.read_sealed(path)
+            return sealing.read_sealed(path, shape_of(self.source))
         except sealing.SealedError as exc:
             raise AuditError(str(exc)) from None
 

@@ -24,6 +24,7 @@ from rubriclang.audit.variants import Patch, Variant
 from rubriclang.canonical import canonical_json
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item, ItemError, item_from_json
 from rubriclang.interp.trace import STALE_SHOWN, item_hash
+from rubriclang.items.shape import ItemShape
 from rubriclang.safeio import fsync_folder, open_regular
 from rubriclang.urls import shown_url
 
@@ -221,8 +222,9 @@ def _shown(value) -> str:
     return "unset" if value is None else json.dumps(value)
 
 
-def read_sealed(path: str) -> tuple[Sealed, dict]:
-    """A sealed suite and its raw document; raises SealedError."""
+def read_sealed(path: str, shape: ItemShape | None = None) -> tuple[Sealed, dict]:
+    """A sealed suite and its raw document, its items read for the judge's
+    declared item shape (`shape`); raises SealedError."""
     try:
         with open_regular(path, "r", encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -239,7 +241,7 @@ def read_sealed(path: str) -> tuple[Sealed, dict]:
             )
         sealed = Sealed(
             hash=doc["hash"],
-            items=tuple(_item(d, doc["schema"], f"{path}: items[{n}]") for n, d in enumerate(doc["items"])),
+            items=tuple(_item(d, doc["schema"], f"{path}: items[{n}]", shape) for n, d in enumerate(doc["items"])),
             variants=tuple(Variant.from_json(d) for d in doc["variants"]),
             patches={d["id"]: Patch.from_json(d) for d in doc["patches"]},
             operators={name: Perturbation.from_json(d) for name, d in doc["operators"].items()},
@@ -255,7 +257,7 @@ def read_sealed(path: str) -> tuple[Sealed, dict]:
     return sealed, doc
 
 
-def _item(d: dict, schema: str, where: str) -> Item:
+def _item(d: dict, schema: str, where: str, shape: ItemShape | None) -> Item:
     """A sealed item; one of schema /1 (the Item's attributes, candidates as
     `[id, text]` pairs, per-candidate values) is first put in the items-file
     form, so that one reader reads both."""
@@ -271,4 +273,4 @@ def _item(d: dict, schema: str, where: str) -> Item:
                 if d.get(k)
             },
         }
-    return item_from_json(d, where)
+    return item_from_json(d, where, shape=shape)
