@@ -21,7 +21,8 @@ Each call becomes a pointwise item by `rbg items convert`: the request's
 turns flattened into one conversation (`input`, from `question[*][*]`),
 the function schema (`functions`, JSON, as BFCL writes it: `"type": "dict"`),
 the accepted answer (`possible_answer`, JSON, BFCL's `ground_truth` as it
-is), the call (`response`, JSON `{"name", "arguments"}`), gold `true` for the
+is), the call (`response`, JSON: an array of one call `{"name", "arguments"}`,
+as a model's answer lists its calls), gold `true` for the
 accepted call and `false` for a corrupted one, and `corruption` (the kind, or
 null). LICENSE is copied beside it. Deterministic: the same data gives
 byte-identical files.
@@ -120,14 +121,14 @@ def build(data: Path, out: Path, scratch: Path) -> str:
         call = accepted_call(answer)
         other = requests[(n + 1) % len(requests)]["function"][0]["name"]
         base = {"question": req["question"], "function": req["function"], "ground_truth": [answer]}
-        rows.append({"id": f"{req['id']}-accepted", **base, "call": call, "corruption": None, "gold": True})
+        rows.append({"id": f"{req['id']}-accepted", **base, "calls": [call], "corruption": None, "gold": True})
         for kind, bad in corruptions(call, answer, req["function"][0], other):
-            rows.append({"id": f"{req['id']}-{kind}", **base, "call": bad, "corruption": kind, "gold": False})
+            rows.append({"id": f"{req['id']}-{kind}", **base, "calls": [bad], "corruption": kind, "gold": False})
     convert(
         write_jsonl(scratch / "bfcl.jsonl", rows),
         out / "items.jsonl",
         *("--field", "input=question[*][*]", "--conversation", "input", "--field", "functions=function"),
-        *("--field", "possible_answer=ground_truth", "--field", "response=call", "--keep-unmapped"),
+        *("--field", "possible_answer=ground_truth", "--field", "response=calls", "--keep-unmapped"),
     )
     copy_licences(data, out, ("LICENSE",))
     kinds: dict[str, int] = {}

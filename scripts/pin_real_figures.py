@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "tests" / "real_figures.json"
 # The tests that measure the pinned figures.
-MEASURING = ["tests/test_real_examples.py", "tests/evaluation/test_fit_real.py"]
+MEASURING = ["tests/test_real_examples.py", "tests/evaluation/test_fit_real.py", "tests/test_structured_judges.py"]
 
 
 def main(argv: list[str] | None = None) -> int:
