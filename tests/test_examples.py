@@ -67,3 +67,9 @@ def test_language_reference_complete_rubric_checks_clean(snippet: str):
 @pytest.mark.parametrize("snippet", COMPLETE, ids=[f"rubric{i}" for i in range(len(COMPLETE))])
 def test_language_reference_complete_rubric_is_formatted(snippet: str):
     assert format_source(snippet, "docs/language.md").output == snippet
+
+
+def test_language_reference_shows_the_grammar_verbatim():
+    # Section 14 says it is `grammar/rubric.lark`, verbatim; it had fallen behind the file.
+    (block,) = re.findall(r"```lark\n(.*?)```", LANGUAGE_DOC.read_text("utf-8"), re.S)
+    assert block == (EXAMPLES.parent / "grammar" / "rubric.lark").read_text("utf-8")
