@@ -14,9 +14,12 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from rubriclang.audit.html import render_html
+from rubriclang.audit.html import render_html, structure
+from rubriclang.audit.html.markup import Markup
 from rubriclang.audit.notes import read_notes
 from rubriclang.catalog import load_catalog
+from rubriclang.interp.items import Item
+from rubriclang.items.shape import ItemShape, shape_of
 from rubriclang.review.view import view
 from rubriclang.view import graphsvg
 from rubriclang.view.sources import EvalSource, Sources, items_by_transition
@@ -167,6 +170,7 @@ class Site:
             src=src,
             rec=rec,
             item=item,
+            fields=_fields(item, shape_of(graph)) if item is not None else None,
             svg=svg,
             criteria=criteria,
             pretty=_pretty,
@@ -324,6 +328,29 @@ def _quick_filters(q: Query) -> list[tuple[str, dict[str, str]]]:
         ("abstentions", base.params(status="abstain")),
         ("disagree with gold", base.params(disagree=True)),
     ]
+
+
+def _fields(item: Item, shape: ItemShape | None) -> dict[str, list[tuple[str, Markup]]]:
+    """The item's fields as HTML by their declared kinds (`structure.field`):
+    `sides`, the input and each candidate side by side, and `more`, the
+    reference and every other declared field. The criteria's values stay
+    in their own section below, one per candidate."""
+
+    def kind(name: str) -> str:
+        spec = shape.get(name) if shape is not None else None
+        return spec.kind if spec is not None else "text"
+
+    # A structured input or response is kept as read in `fields` (its text is its rendering).
+    given = item.fields.get("input") if kind("input") != "text" else item.input
+    sides = [("Input", structure.field(kind("input"), given))]
+    responses = item.fields.get("response")
+    for cid, text in item.candidates.items():
+        title = "Response" if item.mode == "pointwise" else f"Candidate {cid}"
+        sides.append((title, structure.field(kind("response"), responses[cid] if responses else text)))
+    more = [("Reference", structure.field("text", item.reference))] if item.reference is not None else []
+    for spec in shape.extra if shape else ():
+        more.append((spec.name, structure.field(spec.kind, item.fields.get(spec.name))))
+    return {"sides": sides, "more": more}
 
 
 def _pretty(value: Any) -> str:

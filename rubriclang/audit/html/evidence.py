@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rubriclang.audit.html import fmt
+from rubriclang.audit.html import fmt, structure
 from rubriclang.audit.html.markup import Markup, anchor, el, link
 from rubriclang.audit.html.textdiff import sides
 from rubriclang.audit.html.verdicts import Judge
@@ -20,9 +20,18 @@ def _text(x: Any) -> str:
     return x if isinstance(x, str) else json.dumps(x, sort_keys=True, ensure_ascii=False)
 
 
+def _structured(x: Any) -> bool:
+    return x is not None and not isinstance(x, str)
+
+
 def _pane(title: str, old: Any, new: Any) -> Markup:
+    """The field before and after: texts with their changed words marked;
+    a structured value (a conversation, documents, JSON: `structure.field`)
+    with the turns and documents the other side lacks marked."""
     left, right = (
-        sides(_text(old), _text(new))
+        (structure.field(None, old, new), structure.field(None, new, old))
+        if _structured(old) or _structured(new)
+        else sides(_text(old), _text(new))
         if old is not None and new is not None
         else (
             el("span", {"class": "absent"}, "(absent)") if old is None else el("span", None, _text(old)),
@@ -57,7 +66,9 @@ def _plain(title: str, text: Any) -> Markup:
         "div",
         {"class": "field"},
         el("h5", None, title),
-        el("div", {"class": "text"}, el("span", {"class": "absent"}, "(absent)") if text is None else _text(text)),
+        structure.field(None, text)
+        if _structured(text)
+        else el("div", {"class": "text"}, el("span", {"class": "absent"}, "(absent)") if text is None else _text(text)),
     )
 
 

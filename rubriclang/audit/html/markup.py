@@ -23,7 +23,11 @@ _VOID = frozenset({"br", "hr", "meta", "wbr", "line", "rect", "circle", "path"})
 
 
 class Markup(str):
-    """Text that is already HTML: inserted without escaping."""
+    """Text that is already HTML: inserted without escaping (by Jinja2's
+    autoescape too, which reads `__html__`)."""
+
+    def __html__(self) -> str:
+        return self
 
 
 Child = Union["Markup", str, int, float, None, Iterable]

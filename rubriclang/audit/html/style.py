@@ -91,6 +91,14 @@ table.moved tr.criterion td:first-child { border-left: 3px solid var(--bad); }
 del { background: var(--del); color: var(--del-ink); text-decoration: line-through; text-decoration-thickness: 1px; }
 ins { background: var(--ins); color: var(--ins-ink); text-decoration: none; }
 .absent { color: var(--muted); font-style: italic; }
+ol.conversation, ol.documents, ol.entries { list-style: none; padding: 0; margin: 4px 0; }
+.turn, .document { border-left: 3px solid var(--line); padding: 2px 0 2px 8px; margin: 6px 0; }
+.turn .head .role, .result .head .role { font-weight: 600; text-transform: uppercase; font-size: 11.5px; }
+.turn-no { color: var(--muted); font-size: 12px; }
+.call { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; background: var(--soft); padding: 4px 8px; }
+.call > div { min-width: 0; }
+pre.text, pre.json { white-space: pre-wrap; overflow-wrap: anywhere; margin: 2px 0; }
+.changed { background: var(--warn); }
 details.unchanged summary { cursor: pointer; color: var(--muted); font-size: 14px; }
 .back { font-size: 13px; }
 footer { color: var(--muted); font-size: 13px; margin-top: 40px; }

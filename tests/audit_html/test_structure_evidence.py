@@ -1,0 +1,74 @@
+"""The report's evidence shows a structured field (a conversation, documents,
+JSON) by its form, both sides, with the turns and documents the other side
+lacks marked; its texts are escaped."""
+
+from __future__ import annotations
+
+import json
+
+from rubriclang.audit.html.evidence import changes
+from rubriclang.audit.html.structure import kind_of
+
+from .dom import Dom, tree
+from .fixture import IMG, SCRIPT
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "lookup" + IMG, "arguments": json.dumps({"q": SCRIPT})}}
+KEPT = [{"role": "user", "content": "Find it"}, {"role": "assistant", "content": "Done."}]
+WITH_CALL = [
+    KEPT[0],
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "c1", "content": "found " + SCRIPT},
+    KEPT[1],
+]
+DOCS = [{"id": "d1", "title": SCRIPT, "text": "one"}, {"id": "d2", "text": "two"}]
+
+
+def _ids(document) -> str:
+    return next(e.text for e in document.elements() if e.tag == "code")
+
+
+def _finding(original: dict, perturbed: dict) -> dict:
+    return {"original": original, "perturbed": perturbed}
+
+
+def test_a_dropped_tool_call_shows_both_trajectories_with_the_dropped_turn_marked():
+    html = changes(
+        _finding(
+            {"input": "task", "candidates": [["response", WITH_CALL]], "reference": None},
+            {"input": "task", "candidates": [["response", KEPT]], "reference": None},
+        )
+    )
+    pane = tree(html).all("changes")[0].children[0]  # the one changed field
+    before, after = (s.all("conversation")[0] for s in pane.all("side"))
+    assert [t.all("role")[0].text for t in before.kids("turn")] == ["user", "assistant", "assistant"]
+    assert [t.classes for t in before.kids("turn")][1] == ["turn", "role-assistant", "changed"]
+    assert not any("changed" in t.classes for t in after.kids("turn"))
+    call = before.all("call")[0]
+    assert json.loads(call.all("json")[0].text) == {"q": SCRIPT}
+    assert call.all("result")[0].all("text")[0].text == "found " + SCRIPT
+    dom = Dom(html)
+    assert {"script", "img"}.isdisjoint(dom.tags()) and SCRIPT in dom.text and IMG in dom.text
+
+
+def test_shuffled_documents_show_by_id_with_nothing_marked_and_unchanged_fields_fold_structured():
+    html = changes(
+        _finding(
+            {"input": DOCS, "candidates": [["response", {"a": 1}]], "reference": None},
+            {"input": DOCS[::-1], "candidates": [["response", {"a": 1}]], "reference": None},
+        )
+    )
+    root = tree(html)
+    before, after = (s.all("documents")[0] for s in root.all("side"))
+    assert [_ids(d) for d in before.kids("document")] == ["d1", "d2"]
+    assert [_ids(d) for d in after.kids("document")] == ["d2", "d1"]
+    assert not root.all("changed")
+    (unchanged,) = root.all("unchanged")
+    assert json.loads(unchanged.all("json")[0].text) == {"a": 1}
+
+
+def test_a_value_is_read_as_a_conversation_or_documents_only_when_it_is_valid_as_one():
+    assert kind_of(WITH_CALL) == "conversation"
+    assert kind_of(DOCS) == "documents"
+    assert kind_of(["a", "b"]) == "list"
+    assert kind_of([{"role": "tool", "tool_call_id": "nowhere", "content": "x"}]) == "json"
+    assert kind_of([]) == "json" and kind_of({"id": 1}) == "json" and kind_of("text") == "text"

@@ -1,0 +1,122 @@
+"""The item page shows declared structured fields by their kind: turns with
+their roles, tool calls with their arguments and each result beside its
+call, documents with ids and titles, JSON indented, lists as lists; every
+text escaped, every empty value said; the static export shows the same."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from audit_html.dom import Dom, Node, tree
+
+from rubriclang.cli.view import load_sources
+from rubriclang.items.render import json_text
+from rubriclang.view.export import export
+from rubriclang.view.pages import Site, export_name
+
+from .structure_fixture import CALL_ARGS, IMG, SCRIPT, make_structured_run
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return make_structured_run(tmp_path_factory.mktemp("structured"))
+
+
+@pytest.fixture(scope="module")
+def sources(run):
+    return load_sources((str(run["graph"]), str(run["items"]), str(run["trace"])))
+
+
+def _page(sources, item_id: str) -> str:
+    return Site(sources).render("item", {"src": "trace.jsonl", "id": item_id})
+
+
+def _sides(page: str) -> dict[str, Node]:
+    """Each side's title -> its body (the element after the title)."""
+    out = {}
+    for side in tree(page).all("side"):
+        h2, body = [c for c in side.children if isinstance(c, Node)]
+        out[h2.text] = body
+    return out
+
+
+def _fields(page: str) -> dict[str, Node]:
+    return {s.children[0].text: s.children[1] for s in tree(page).all("field", "section")}
+
+
+def _turns(conversation: Node) -> list[tuple[str, str]]:
+    return [(t.all("role")[0].text, t.all("turn-no")[0].text.strip()) for t in conversation.kids("turn")]
+
+
+def test_a_conversation_shows_each_turn_with_its_role(sources):
+    sides = _sides(_page(sources, "full"))
+    assert list(sides) == ["Input", "Response"]
+    assert sides["Input"].classes == ["conversation"]
+    assert _turns(sides["Input"]) == [("system", "turn 1"), ("user", "turn 2")]
+    assert sides["Input"].kids("turn")[1].all("text")[0].text == "Weather in Paris? " + SCRIPT
+    # The tool message (turn 2) is shown beside its call, not again as a turn of its own.
+    assert _turns(sides["Response"]) == [("assistant", "turn 1"), ("assistant", "turn 3")]
+    # Content given as a list of text parts reads as its text.
+    assert sides["Response"].kids("turn")[1].all("text")[0].text == "It will be sunny [d1]."
+
+
+def test_each_tool_call_shows_its_name_indented_arguments_and_its_result_beside_it(sources):
+    calling = _sides(_page(sources, "full"))["Response"].kids("turn")[0]
+    first, second = calling.kids("call")
+    request, results = first.kids("request")[0], first.kids("results")[0]
+    assert [c.text for c in request.all("head")[0].children if isinstance(c, Node)] == ["weather" + IMG, "call_1"]
+    assert request.all("json")[0].text == json_text(CALL_ARGS)
+    assert json.loads(request.all("json")[0].text) == CALL_ARGS
+    (result,) = results.kids("result")
+    assert (result.all("role")[0].text, result.all("turn-no")[0].text.strip()) == ("tool", "turn 2")
+    assert result.all("text")[0].text == "Sunny " + SCRIPT
+    # A call with no result says so.
+    assert second.kids("results")[0].text == "(no result)"
+    assert second.all("json")[0].text == "{}"
+
+
+def test_documents_json_and_lists_show_by_their_declared_kind(sources):
+    fields = _fields(_page(sources, "full"))
+    assert list(fields) == ["documents", "tags", "meta"]
+    docs = fields["documents"].kids("document")
+    assert [[c.text for c in d.all("head")[0].children if isinstance(c, Node)] for d in docs] == [
+        ["d1", "Forecast " + SCRIPT],
+        ["7"],
+    ]
+    assert docs[0].all("text")[0].text == "Sun all week."
+    assert docs[1].all("absent")[0].text == "(empty)"
+    assert [e.text for e in fields["tags"].kids("entry")] == ["travel", IMG]
+    assert json.loads(fields["meta"].text) == {"source": SCRIPT, "turns": [1, 2]}
+
+
+def test_payloads_in_every_structured_place_are_text(sources):
+    dom = Dom(_page(sources, "full"))
+    assert "img" not in dom.tags()
+    # The page's one script is the viewer's own.
+    assert [e.attrs for e in dom.elements if e.tag == "script"] == [{"src": "/static/view.js", "defer": None}]
+    # In the input, a tool's name, an argument, a tool result, a document's title, a list and JSON.
+    assert dom.text.count(SCRIPT) == 5 and dom.text.count(IMG) == 3
+
+
+def test_empty_values_say_so_instead_of_a_blank_box(sources):
+    page = _page(sources, "empty")
+    sides, fields = _sides(page), _fields(page)
+    assert sides["Input"].kids("turn")[0].all("absent")[0].text == "(empty)"
+    assert sides["Response"].text == "(no turns)"
+    assert {k: v.text for k, v in fields.items()} == {
+        "documents": "(no documents)",
+        "tags": "(absent)",
+        "meta": "(absent)",
+    }
+
+
+def test_the_static_export_renders_the_same_structure(tmp_path, sources):
+    export(sources, str(tmp_path))
+    for item_id in ("full", "empty"):
+        name = export_name("item", {"id": item_id, "src": "trace.jsonl"})
+        exported = (tmp_path / name).read_text(encoding="utf-8")
+        live = _page(sources, item_id)
+        start, end = '<section class="sides">', "<h2>Graph</h2>"
+        assert exported[exported.index(start) : exported.index(end)] == live[live.index(start) : live.index(end)]
+        assert _sides(exported)["Response"].classes == _sides(live)["Response"].classes
