@@ -24,7 +24,6 @@ from rubriclang.diagnostics.span import Span
 from rubriclang.items.shape import (
     BUILTIN,
     ELEMENT_NAMES,
-    IMPLICIT,
     KINDS,
     LIST_ELEMENTS,
     RESERVED,
@@ -97,7 +96,7 @@ def _field(
         kinds = ", ".join(f"`{k}`" for k in BUILTIN[name])
         bad(t.span, f"the item's `{name}` cannot be `{kind}`: it is one of {kinds}")
         return None
-    if name in IMPLICIT and t.optional and name == "response":
+    if name == "response" and t.optional:
         bad(t.span, "the response cannot be optional: it is what the rubric judges")
         return None
     schema, schema_path = None, None

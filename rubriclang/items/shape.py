@@ -20,14 +20,14 @@ KINDS = ("text", "number", "bool", "json", "list", "documents", "conversation")
 LIST_ELEMENTS = ("text",)
 # The item fields the reader has always known, with the kinds each may be
 # declared as; `input` and `response` are part of every shape (as `text`
-# unless declared otherwise), `reference` and `rubric` only when declared.
+# unless declared otherwise: `ItemShape.get`), `reference` and `rubric` only
+# when declared.
 BUILTIN = {
     "input": ("text", "conversation"),
     "response": ("text", "json", "conversation"),
     "reference": ("text",),
     "rubric": ("text",),
 }
-IMPLICIT = ("input", "response")
 # Item fields that hold no judged content and cannot be declared.
 RESERVED = ("id", "responses", "gold", "annotations", "recorded", "graph")
 # The fields a template sees inside a `{{#field}} ... {{/field}}` section
