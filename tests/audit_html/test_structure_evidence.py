@@ -72,3 +72,14 @@ def test_a_value_is_read_as_a_conversation_or_documents_only_when_it_is_valid_as
     assert kind_of(["a", "b"]) == "list"
     assert kind_of([{"role": "tool", "tool_call_id": "nowhere", "content": "x"}]) == "json"
     assert kind_of([]) == "json" and kind_of({"id": 1}) == "json" and kind_of("text") == "text"
+
+
+def test_a_judge_patchs_parameters_stay_diffed_as_text_word_by_word():
+    html = changes(
+        _finding(
+            {"criteria": {"tone": {"labels": ["formal", "casual"], "max": 4}}, "criterion_order": None},
+            {"criteria": {"tone": {"labels": ["formal", "chatty"], "max": 5}}, "criterion_order": None},
+        )
+    )
+    dom = Dom(html)
+    assert {"del", "ins"} <= dom.tags() and not dom.with_class("entries") and not dom.with_class("json")

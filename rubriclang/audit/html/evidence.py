@@ -24,13 +24,14 @@ def _structured(x: Any) -> bool:
     return x is not None and not isinstance(x, str)
 
 
-def _pane(title: str, old: Any, new: Any) -> Markup:
+def _pane(title: str, old: Any, new: Any, item: bool) -> Markup:
     """The field before and after: texts with their changed words marked;
-    a structured value (a conversation, documents, JSON: `structure.field`)
-    with the turns and documents the other side lacks marked."""
+    an item's structured value (a conversation, documents, JSON:
+    `structure.field`) with the turns and documents the other side lacks
+    marked. A judge's parameters (`item` false) are diffed as text."""
     left, right = (
         (structure.field(None, old, new), structure.field(None, new, old))
-        if _structured(old) or _structured(new)
+        if item and (_structured(old) or _structured(new))
         else sides(_text(old), _text(new))
         if old is not None and new is not None
         else (
@@ -61,13 +62,13 @@ def _pane(title: str, old: Any, new: Any) -> Markup:
     )
 
 
-def _plain(title: str, text: Any) -> Markup:
+def _plain(title: str, text: Any, item: bool) -> Markup:
     return el(
         "div",
         {"class": "field"},
         el("h5", None, title),
         structure.field(None, text)
-        if _structured(text)
+        if item and _structured(text)
         else el("div", {"class": "text"}, el("span", {"class": "absent"}, "(absent)") if text is None else _text(text)),
     )
 
@@ -121,7 +122,7 @@ def changes(finding: dict) -> Markup:
     original, perturbed = finding["original"], finding["perturbed"]
     judge_side = "criteria" in original or "criteria" in perturbed
     fields = (_judge_fields if judge_side else _item_fields)(original, perturbed)
-    changed = [_pane(t, a, b) for t, a, b in fields if a != b]
+    changed = [_pane(t, a, b, not judge_side) for t, a, b in fields if a != b]
     same = [(t, a) for t, a, b in fields if a == b and (a is not None)]
     out = changed or [el("p", {"class": "muted"}, "The variant's texts equal the original's.")]
     if same:
@@ -130,7 +131,7 @@ def changes(finding: dict) -> Markup:
                 "details",
                 {"class": "unchanged"},
                 el("summary", None, "Unchanged: " + ", ".join(t for t, _ in same)),
-                [_plain(t, a) for t, a in same],
+                [_plain(t, a, not judge_side) for t, a in same],
             )
         )
     return el("div", {"class": "changes"}, out)
