@@ -264,7 +264,9 @@ def _fit(
                     "(change --split or --split-file)"
                 )
         _check_modes(graphs, (graph_path, *compare), item_list, mode)
-        outcomes = _outcomes(graphs, item_list, items_path, traces, annotations, recorded, concurrency, mode)
+        judged = _judged(
+            g, graphs, (graph_path, *compare), item_list, items_path, traces, annotations, recorded, concurrency, mode
+        )
     except LocatedError as exc:
         raise data_error(exc) from None
     splitter = _Splitter(
@@ -274,7 +276,7 @@ def _fit(
         parsed.source,
         params,
         item_list,
-        outcomes,
+        judged,
         items_path=items_path,
         mode=mode,
         label_map=label_map,
@@ -282,7 +284,6 @@ def _fit(
         max_iter=max_iter,
         folds=folds,
     )
-    del outcomes  # the splitter keeps their decisions and the fit's cases, not the compositions
     inputs = _inputs(graph_path, items_path, compare, traces, split_file, annotations, recorded)
     summary, text, fitted, fit_mode = splitter.fit_split(splits[0], seed, metric)
     if not refuse_worse:  # written before the held-out labels are read: its numbers cannot depend on them
@@ -319,19 +320,15 @@ class _Splitter:
     """One fit per dev/held-out split, over judgments recorded once."""
 
     def __init__(
-        self, g, graphs, paths, source, params, items, outcomes, *, items_path, mode, label_map, out, max_iter, folds
+        self, g, graphs, paths, source, params, items, judged, *, items_path, mode, label_map, out, max_iter, folds
     ):
-        from rubriclang.evaluation import fit as F
-
         self.g, self.graphs, self.paths, self.source, self.params = g, graphs, paths, source, params
         self.items = items
         self.items_path, self.mode, self.label_map = items_path, mode, label_map
         self.out, self.max_iter, self.folds = out, max_iter, folds
         self.ids = [it.id for it in items]
         self.by_id = {it.id: it for it in items}
-        self.cases = F.cases(g, outcomes[0])
-        self.judged = {o[0] for o in outcomes[0]}
-        self.columns = F.judged_columns(g, graphs, paths, outcomes)  # the compositions are not kept
+        self.cases, self.judged, self.columns = judged.cases, judged.judged, judged.columns
 
     def gold_of(self, ids: list[str]) -> dict:
         """The gold of these items (LocatedError on a bad value)."""
@@ -469,19 +466,25 @@ def _dev_ids(split_file, ids, share, seed) -> set[str]:
     return out
 
 
-def _outcomes(graphs, item_list, items_path, traces, annotations, recorded, concurrency, mode):
-    """Each graph's compositions of the items, from traces (refused when a
-    record judged other content than its item now has) or the local backend."""
+def _judged(g, graphs, paths, item_list, items_path, traces, annotations, recorded, concurrency, mode):
+    """What the fit keeps (`fit.Judged`) of each graph's compositions of the
+    items, taken as they come, from traces (refused when a record judged
+    other content than its item now has) or the local backend."""
     from rubriclang.cli.replay import warn_unverified
+    from rubriclang.evaluation import fit as F
     from rubriclang.evaluation.evaluate import replayed
     from rubriclang.interp.trace import ItemsNow
 
+    judged = F.Judged(g, graphs, paths)
     if traces:
         now = ItemsNow(item_list, items_path)
-        outcomes = [list(replayed(g, traces, now)) for g in graphs]
+        for i, graph in enumerate(graphs):
+            for outcome in replayed(graph, traces, now):
+                judged.add(i, outcome)
         warn_unverified(now.warnings())
-        return outcomes
+        return judged
     from rubriclang.cli.evaluate import judge_graphs
 
     backend = local_backend(annotations, recorded)
-    return asyncio.run(judge_graphs(graphs, item_list, backend, None, concurrency, mode))
+    asyncio.run(judge_graphs(graphs, item_list, backend, None, concurrency, mode, each=judged.add))
+    return judged

@@ -237,16 +237,14 @@ class _Validity:
         return True
 
 
-def cases(graph: CheckedGraph, outcomes) -> dict[str, Case]:
-    """item id -> its recorded criterion values, for the items whose criteria
-    all gave a value (a failed criterion fails the item whatever the numbers)."""
+def case(graph: CheckedGraph, outcome) -> Case | None:
+    """An item's recorded criterion values (None when a criterion failed:
+    a failed criterion fails the item whatever the numbers)."""
+    item, mode, comp = outcome
     n = len(graph.criteria)
-    out = {}
-    for item, mode, comp in outcomes:
-        if comp.decision.status == "error" and len(comp.names) == n:
-            continue
-        out[item] = Case(item, mode, tuple(comp.rows), {cid: tuple(row[:n]) for cid, row in comp.rows.items()})
-    return out
+    if comp.decision.status == "error" and len(comp.names) == n:
+        return None
+    return Case(item, mode, tuple(comp.rows), {cid: tuple(row[:n]) for cid, row in comp.rows.items()})
 
 
 def left_out(dev: list[str], gold: dict, all_cases: dict[str, Case], judged: set[str]) -> dict[str, list[str]]:
@@ -312,22 +310,43 @@ def written_name(path: str) -> str:
     return f"as written ({os.path.basename(path)})"
 
 
-def judged_columns(graph, graphs, paths, outcomes) -> list:
-    """The columns of decisions a held-out report reads, from every graph's
-    outcomes on every item: the graph as written, its equal-weight
-    baseline, each compared graph. Decisions only: the compositions (a
-    kilobyte or so an item and graph) need not be kept once these are made."""
-    from rubriclang.evaluation.evaluate import graph_columns
+class Judged:
+    """What a fit keeps of each outcome as it comes (`add(graph index,
+    outcome)`): the first graph's cases (its design matrix, `case`) and the
+    ids it judged, and the columns of decisions the held-out report reads
+    (the graph as written, its equal-weight baseline, each compared graph).
+    Never the compositions, a kilobyte or so an item and graph."""
 
-    columns = graph_columns(graph, written_name(paths[0]), outcomes[0], "equal")
-    for g, p, outs in zip(graphs[1:], paths[1:], outcomes[1:]):
-        columns.append(graph_columns(g, os.path.basename(p), outs, "none")[0])
-    return columns
+    def __init__(self, graph: CheckedGraph, graphs, paths):
+        from rubriclang.evaluation.evaluate import Column, baseline_column
+
+        self.graph = graph
+        self.base = baseline_column(graph, "equal")
+        self.columns = [
+            Column(written_name(paths[0]), {}, "graph", graph.name),
+            *([self.base] if self.base else []),
+            *(Column(os.path.basename(p), {}, "graph", g.name) for g, p in zip(graphs[1:], paths[1:])),
+        ]
+        self.cases: dict[str, Case] = {}
+        self.judged: set[str] = set()
+
+    def add(self, i: int, outcome) -> None:
+        from rubriclang.evaluation.evaluate import outcome_decisions
+
+        item = outcome[0]
+        if i:
+            self.columns[i + (self.base is not None)].decisions[item] = outcome[2].decision
+            return
+        self.judged.add(item)
+        if (c := case(self.graph, outcome)) is not None:
+            self.cases[item] = c
+        for col, d in zip(self.columns, outcome_decisions(self.graph, self.base, outcome)):
+            col.decisions[item] = d
 
 
 def held_out_report(graph, fitted, columns, all_cases: dict[str, Case], held_items, held_gold, mode):
     """The fitted graph, the graph as written, its equal-weight baseline and
-    the compared graphs (`judged_columns`), on exactly the same held-out items."""
+    the compared graphs (`Judged.columns`), on exactly the same held-out items."""
     from rubriclang.evaluation.evaluate import Column, evaluate
 
     held = {it.id for it in held_items}
