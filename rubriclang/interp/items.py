@@ -68,9 +68,11 @@ def _text(value: object, where: str, field: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ItemError(
-            where, f"`{field}` must be a string, got {_json_type(value)}", "write it as a JSON string, in quotes"
-        )
+        hint = "write it as a JSON string, in quotes"
+        if field == "input" or field.startswith("response"):  # the fields a rubric may declare structured
+            hint += "; a conversation or JSON is read for a rubric that declares it (`item { ... }`): judge or read "
+            hint += "the items with that rubric"
+        raise ItemError(where, f"`{field}` must be a string, got {_json_type(value)}", hint)
     return value
 
 

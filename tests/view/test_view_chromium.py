@@ -306,3 +306,25 @@ def test_an_export_opened_as_files_says_its_filters_need_http(tmp_path, exported
         browser.load((folder / _export_items_page(folder)).as_uri() + "?src=trace.jsonl&status=error")
         assert browser.js("document.body.getAttribute('data-filters')") == "unavailable"
         assert "serve the export over HTTP" in browser.js("document.getElementById('filters-note').textContent")
+
+
+def test_structured_fields_read_well_in_chromium_and_their_payloads_stay_inert(tmp_path_factory, tmp_path):
+    from rubriclang.cli.view import load_sources
+    from rubriclang.view.export import export
+    from rubriclang.view.pages import export_name
+
+    from .structure_fixture import make_structured_run
+
+    run = make_structured_run(tmp_path_factory.mktemp("structured"))
+    out = tmp_path / "export"
+    export(load_sources((str(run["graph"]), str(run["items"]), str(run["trace"]))), str(out))
+    page = out / export_name("item", {"id": "full", "src": "trace.jsonl"})
+    dom = _dom(tmp_path, page.as_uri())
+    body = next(e for e in dom.elements if e.tag == "body")
+    assert "data-pwned" not in body.attrs and "img" not in dom.tags()
+    roles = [t for t in dom.with_class("role") if t.tag == "span"]
+    assert len(roles) == 5 and len(dom.with_class("call")) == 2 and len(dom.with_class("document")) == 2
+    shot = tmp_path / "structured.png"
+    chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,1400", page.as_uri())
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000

@@ -120,3 +120,14 @@ def test_the_static_export_renders_the_same_structure(tmp_path, sources):
         start, end = '<section class="sides">', "<h2>Graph</h2>"
         assert exported[exported.index(start) : exported.index(end)] == live[live.index(start) : live.index(end)]
         assert _sides(exported)["Response"].classes == _sides(live)["Response"].classes
+
+
+def test_without_the_rubric_a_structured_item_is_refused_with_a_hint_to_give_it(tmp_path, run):
+    from click.testing import CliRunner
+
+    from rubriclang.cli.main import cli
+
+    r = CliRunner().invoke(cli, ["view", str(run["items"]), str(run["trace"]), "--export", str(tmp_path / "out")])
+    assert r.exit_code == 2
+    assert "items.jsonl:1: `response` must be a string, got an array" in r.output
+    assert "declares it (`item { ... }`)" in r.output
