@@ -95,7 +95,7 @@ def load_sources(paths: tuple[str, ...]):
     try:
         for p in by["items"]:
             s.items.update({i.id: i for i in read_items(p, shape_of(s.graph))})
-        texts = item_text(s.items)
+        texts = item_text(s.items, shape_of(s.graph))
         # A trace is shown beside the items' texts only if it judged them as they are now.
         now = ItemsNow(s.items.values(), ", ".join(by["items"])) if s.items else None
         for label, p in zip(_labels(by["trace"]), by["trace"]):

@@ -11,6 +11,8 @@ from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.items import Item
 from rubriclang.interp.readout import describe
 from rubriclang.interp.trace import decision_of, read_traces
+from rubriclang.items.render import render
+from rubriclang.items.shape import ItemShape
 from rubriclang.review.impact import Impact, ItemImpact
 from rubriclang.view.table import TraceTable
 
@@ -82,6 +84,11 @@ def items_by_transition(impact: Impact) -> dict[str, list[str]]:
     return out
 
 
-def item_text(items: dict[str, Item]) -> dict[str, str]:
-    """Lower-cased input and candidate texts per item, for the text search."""
-    return {i.id: " ".join([i.input, *i.candidates.values()]).lower() for i in items.values()}
+def item_text(items: dict[str, Item], shape: ItemShape | None = None) -> dict[str, str]:
+    """Lower-cased input and candidate texts per item, and the default
+    renderings of the other fields `shape` declares, for the text search."""
+    extra = shape.extra if shape is not None else ()
+    return {
+        i.id: " ".join([i.input, *i.candidates.values(), *(render(f, i.fields.get(f.name)) for f in extra)]).lower()
+        for i in items.values()
+    }

@@ -131,3 +131,49 @@ def test_without_the_rubric_a_structured_item_is_refused_with_a_hint_to_give_it(
     assert r.exit_code == 2
     assert "items.jsonl:1: `response` must be a string, got an array" in r.output
     assert "declares it (`item { ... }`)" in r.output
+
+
+def test_the_text_filter_finds_words_in_every_declared_field(sources):
+    from rubriclang.view.table import Query
+
+    table = sources.traces[0].table
+
+    def found(text: str) -> list[str]:
+        return [r.item for r in table.query(Query(text=text)).rows]
+
+    # A document's title, a list entry, a JSON value, a tool's result.
+    assert found("forecast") == found("travel") == found('"turns"') == found("sunny <script>") == ["full"]
+
+
+def test_a_pairwise_items_two_runs_show_side_by_side_as_conversations(tmp_path):
+    from click.testing import CliRunner
+
+    from rubriclang.cli.main import cli
+
+    from .structure_fixture import TRAJECTORY
+
+    graph = tmp_path / "pair.rbg"
+    graph.write_text(
+        "rubric runs { version = 1 }\nitem { input: text, response: conversation }\n"
+        "contract { scale = score[0, 1] }\n"
+        'criterion done: score[0, 1] = recorded.value { key = "done" }\n'
+        "sink done\nreadout pairwise { epsilon = 0.1, resolve = tie }\n",
+        encoding="utf-8",
+    )
+    short = [{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": ""}]
+    item = {
+        "id": "pair",
+        "input": "Weather in Paris?",
+        "responses": [["long", TRAJECTORY], ["short", short]],
+        "recorded": {"long": {"done": 1}, "short": {"done": 0}},
+    }
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps(item) + "\n", encoding="utf-8")
+    r = CliRunner().invoke(cli, ["run", str(graph), str(items), "--out", str(tmp_path / "trace.jsonl")])
+    assert r.exit_code == 0, r.output
+    sides = _sides(_page(load_sources((str(graph), str(items), str(tmp_path / "trace.jsonl"))), "pair"))
+    assert list(sides) == ["Input", "Candidate long", "Candidate short"]
+    assert sides["Input"].text == "Weather in Paris?"
+    assert _turns(sides["Candidate long"]) == [("assistant", "turn 1"), ("assistant", "turn 3")]
+    assert _turns(sides["Candidate short"]) == [("user", "turn 1"), ("assistant", "turn 2")]
+    assert sides["Candidate short"].kids("turn")[1].all("absent")[0].text == "(empty)"
