@@ -83,3 +83,30 @@ def test_a_judge_patchs_parameters_stay_diffed_as_text_word_by_word():
     )
     dom = Dom(html)
     assert {"del", "ins"} <= dom.tags() and not dom.with_class("entries") and not dom.with_class("json")
+
+
+def test_the_items_other_declared_fields_show_by_name_changed_or_folded():
+    html = changes(
+        _finding(
+            {
+                "input": "q",
+                "candidates": [["response", "a"]],
+                "reference": None,
+                "fields": {"docs": DOCS, "tags": ["x"]},
+            },
+            {
+                "input": "q",
+                "candidates": [["response", "a"]],
+                "reference": None,
+                "fields": {"docs": DOCS[:1], "tags": ["x"]},
+            },
+        )
+    )
+    root = tree(html)
+    (pane,) = root.all("changes")[0].kids("field")
+    assert pane.children[0].text == "docs"
+    before, after = (s.all("documents")[0] for s in pane.all("side"))
+    assert [d.classes for d in before.kids("document")] == [["document"], ["document", "changed"]]
+    assert len(after.kids("document")) == 1
+    summary = next(e for e in root.all("unchanged")[0].elements() if e.tag == "summary")
+    assert summary.text == "Unchanged: input, response, tags"

@@ -75,7 +75,8 @@ def _plain(title: str, text: Any, item: bool) -> Markup:
 
 def _item_fields(original: dict, perturbed: dict) -> list[tuple[str, Any, Any]]:
     """(title, original, perturbed) per field; candidates matched by id,
-    with a change of position in the title (a swap keeps its texts)."""
+    with a change of position in the title (a swap keeps its texts); then
+    the item's other declared fields (`fields`), by name."""
     fields = [("input", original.get("input"), perturbed.get("input"))]
     old = {cid: (i, text) for i, (cid, text) in enumerate(original.get("candidates", []))}
     new = {cid: (i, text) for i, (cid, text) in enumerate(perturbed.get("candidates", []))}
@@ -89,6 +90,10 @@ def _item_fields(original: dict, perturbed: dict) -> list[tuple[str, Any, Any]]:
             title += f" (position {a[0] + 1} \u2192 {b[0] + 1})"
         fields.append((title, a and a[1], b and b[1]))
     fields.append(("reference", original.get("reference"), perturbed.get("reference")))
+    # The other declared fields (documents, lists, JSON...), as read, by name.
+    old_fields, new_fields = original.get("fields") or {}, perturbed.get("fields") or {}
+    names = list(old_fields) + [name for name in new_fields if name not in old_fields]
+    fields += [(name, old_fields.get(name), new_fields.get(name)) for name in names]
     old_order, new_order = (", ".join(cid for cid, _ in t.get("candidates", [])) for t in (original, perturbed))
     if old_order != new_order:
         fields.insert(1, ("order of the candidates", old_order, new_order))
