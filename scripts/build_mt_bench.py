@@ -13,6 +13,14 @@ Writes, deterministically (same input, byte-identical output):
   judgments (turn 1, as processed by LLMBar) whose two answers are, byte for
   byte, answers in `model_answer/`; candidates `a` and `b` in LLMBar's order,
   `gold` the one the human preferred.
+- examples/mt_bench/items_multi_turn.jsonl: 80 pointwise items, both turns
+  of each question as one conversation (`response`: the user's two
+  questions and one model's two answers, OpenAI chat messages), the model
+  rotating as for turn 1. No `gold`.
+- examples/mt_bench/items_pairwise_multi_turn.jsonl: 80 pairwise items, both
+  turns of two models' conversations on one question (candidates `a` and
+  `b`: the model of the pointwise item and the next one, by name). No
+  `gold`: the human judgments of the shared data are of turn 1.
 - examples/prometheus/items.jsonl: the 320 Prometheus MT-Bench evaluation
   records (turn 2 of 80 questions, 4 models): the instruction (the dialogue so
   far) as `input`, the response, the reference answer, the question's score
@@ -121,6 +129,55 @@ def mt_bench_pairwise(data: Path, questions, references, answers) -> list[dict]:
     return rows
 
 
+# --- MT-Bench, both turns ------------------------------------------------------
+
+
+def mt_bench_conversations(data: Path) -> dict[str, dict[int, list[dict]]]:
+    """Each model's two-turn conversation on each question, by model and
+    question id: the user's two questions and the model's two answers as
+    OpenAI chat messages, texts unchanged."""
+    folder = data / "mt_bench"
+    questions = {q["question_id"]: q["turns"] for q in read_jsonl(folder / "question.jsonl")}
+    assert len(questions) == 80 and all(len(t) == 2 for t in questions.values()), "unexpected MT-Bench questions"
+    out: dict[str, dict[int, list[dict]]] = {}
+    for path in sorted((folder / "model_answer").glob("*.jsonl")):
+        for a in read_jsonl(path):
+            answers = a["choices"][0]["turns"]
+            assert len(answers) == 2, f"{a['model_id']} {a['question_id']}: not two turns"
+            turns = questions[a["question_id"]]
+            out.setdefault(a["model_id"], {})[a["question_id"]] = [
+                {"role": role, "content": text}
+                for pair in zip(turns, answers)
+                for role, text in zip(("user", "assistant"), pair)
+            ]
+    assert len(out) == 6 and all(set(by_q) == set(questions) for by_q in out.values()), "a model lacks answers"
+    return out
+
+
+def mt_bench_multi_turn(conversations: dict[str, dict[int, list[dict]]]) -> list[dict]:
+    """One item per question, both turns; the model rotates as in
+    `mt_bench_pointwise`."""
+    models = sorted(conversations)
+    rows = []
+    for n, qid in enumerate(sorted(conversations[models[0]])):
+        model = models[n % len(models)]
+        rows.append({"id": f"mtb2-{qid}-{model}", "response": conversations[model][qid]})
+    return rows
+
+
+def mt_bench_pairwise_multi_turn(conversations: dict[str, dict[int, list[dict]]]) -> list[dict]:
+    """One pair per question, both turns: the rotating model of
+    `mt_bench_multi_turn` as `a`, the next model by name as `b`."""
+    models = sorted(conversations)
+    rows = []
+    for n, qid in enumerate(sorted(conversations[models[0]])):
+        a, b = models[n % len(models)], models[(n + 1) % len(models)]
+        rows.append(
+            {"id": f"mtb2-{qid}-{a}-vs-{b}", "responses": {"a": conversations[a][qid], "b": conversations[b][qid]}}
+        )
+    return rows
+
+
 # --- Prometheus: MT-Bench turn 2, with GPT-4 scores -----------------------------
 
 
@@ -165,15 +222,18 @@ def prometheus_items(data: Path) -> list[dict]:
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the examples folder")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     questions, references, answers = mt_bench_sources(args.data)
+    conversations = mt_bench_conversations(args.data)
     written = {
         "mt_bench/items.jsonl": mt_bench_pointwise(questions, references, answers),
         "mt_bench/items_pairwise.jsonl": mt_bench_pairwise(args.data, questions, references, answers),
+        "mt_bench/items_multi_turn.jsonl": mt_bench_multi_turn(conversations),
+        "mt_bench/items_pairwise_multi_turn.jsonl": mt_bench_pairwise_multi_turn(conversations),
         "prometheus/items.jsonl": prometheus_items(args.data),
     }
     for name, rows in written.items():

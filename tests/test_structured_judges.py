@@ -9,19 +9,26 @@ are the ones docs/results.md reports, pinned in tests/real_figures.json
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from pinned import assert_pinned
 
 import rubriclang
+from rubriclang.checker import check_source
+from rubriclang.cli.main import cli
 from rubriclang.evaluation.evaluate import evaluate, graph_columns
 from rubriclang.evaluation.gold import read_gold
 from rubriclang.interp.items import read_items
 from rubriclang.interp.local import LocalBackend
+from rubriclang.llm.prompting import render
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+DATA = ROOT.parent / "shared" / "data"
 
 
 class Judged:
@@ -86,3 +93,121 @@ def test_tau_bench_rules_only_judge_agrees_with_the_reward_as_measured(tau_rules
     assert_pinned("tau_bench.rules.accuracy.low", accuracy.low, 3)
     assert_pinned("tau_bench.rules.accuracy.high", accuracy.high, 3)
     assert_pinned("tau_bench.rules.kappa", report.metrics["tau_bench_rules"]["kappa"].value, 3)
+
+
+# --- MT-Bench's two-turn judges, word for word ------------------------------------
+
+
+def _fastchat(name: str) -> dict:
+    prompts = map(json.loads, (DATA / "mt_bench" / "judge_prompts.jsonl").read_text("utf-8").splitlines())
+    return next(p for p in prompts if p["name"] == name)
+
+
+def _judge(graph: str):
+    path = EXAMPLES / "judges" / graph
+    checked = check_source(path.read_text("utf-8"), str(path))
+    assert checked.graph is not None
+    (criterion,) = checked.graph.criteria
+    return checked.graph, criterion
+
+
+def _turns(conversation: list[dict]) -> tuple[str, str, str, str]:
+    assert [m["role"] for m in conversation] == ["user", "assistant", "user", "assistant"]
+    q1, a1, q2, a2 = (m["content"] for m in conversation)
+    return q1, a1, q2, a2
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
+def test_the_two_turn_single_judge_sends_fastchats_prompt_filled_as_fastchat_fills_it():
+    prompt = _fastchat("single-v1-multi-turn")
+    graph, criterion = _judge("mt_bench_single_multi_turn.rbg")
+    items = list(read_items(str(EXAMPLES / "mt_bench" / "items_multi_turn.jsonl"), graph.item_shape))
+    assert len(items) == 80
+    for item in items:
+        q1, a1, q2, a2 = _turns(item.fields["response"]["response"])
+        user = prompt["prompt_template"].format(question_1=q1, answer_1=a1, question_2=q2, answer_2=a2)
+        messages = render(criterion, item, "response").request.messages
+        # Each message is sent stripped: FastChat's system prompt ends with a blank line.
+        assert list(messages) == [
+            {"role": "system", "content": prompt["system_prompt"].strip()},
+            {"role": "user", "content": user},
+        ], item.id
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
+def test_the_two_turn_pairwise_judge_sends_fastchats_prompt_in_each_order_it_asks():
+    prompt = _fastchat("pair-v2-multi-turn")
+    graph, criterion = _judge("mt_bench_pair_multi_turn.rbg")
+    items = list(read_items(str(EXAMPLES / "mt_bench" / "items_pairwise_multi_turn.jsonl"), graph.item_shape))
+    assert len(items) == 80
+    for item in items:
+        for first, second in (("a", "b"), ("b", "a")):
+            q1, a1, q2, a2 = _turns(item.fields["response"][first])
+            r1, b1, r2, b2 = _turns(item.fields["response"][second])
+            assert (q1, q2) == (r1, r2)
+            user = prompt["prompt_template"].format(
+                question_1=q1, question_2=q2, answer_a_1=a1, answer_a_2=a2, answer_b_1=b1, answer_b_2=b2
+            )
+            messages = render(criterion, item, (first, second)).request.messages
+            assert list(messages) == [
+                {"role": "system", "content": prompt["system_prompt"].strip()},
+                {"role": "user", "content": user},
+            ], (item.id, first)
+
+
+# --- LLM judges: figures of their recorded runs on the embedded model -------------------
+# The runs are recorded in each folder's traces_smollm2.jsonl (`rbg run` with no
+# --base-url, on a slice of the items: docs/results.md); `rbg eval --traces`
+# replays them, so the figures are exact, and say nothing of judging quality.
+
+RECORDED = {
+    "begin": "begin_groundedness",
+    "faithdial": "faithdial_groundedness",
+}
+
+
+@pytest.mark.parametrize("folder", sorted(RECORDED))
+def test_a_recorded_llm_judge_replays_to_its_figure_over_the_judged_slice(folder):
+    d = EXAMPLES / folder
+    r = CliRunner().invoke(
+        cli,
+        ["eval", str(d / "rubric.rbg"), str(d / "items.jsonl"), "--traces", str(d / "traces_smollm2.jsonl")]
+        + ["--format", "json"],
+    )
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    mode = next(iter(report["modes"].values()))
+    judged = sum(1 for _ in (d / "traces_smollm2.jsonl").open(encoding="utf-8"))
+    # Every recorded item is scored; the others are left out as not judged, never counted.
+    assert mode["scored"] == judged and set(mode["left_out"]["counts"]["not judged"]) == {RECORDED[folder]}
+    metric = "accuracy" if mode["kind"] != "pairwise" else "agreement"
+    figure = mode["metrics"][RECORDED[folder]][metric]
+    assert_pinned(f"{folder}.smollm2.n", figure["n"])
+    for part in ("value", "low", "high"):
+        assert_pinned(f"{folder}.smollm2.{metric}.{part}", figure[part], 3)
+
+
+def test_a_section_over_a_conversation_shows_a_role_section_only_for_turns_of_that_role():
+    from rubriclang.items.render import template_value
+    from rubriclang.items.shape import FieldSpec
+    from rubriclang.template import parse
+
+    conversation = [
+        {"role": "system", "content": "policy"},
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "42"},
+        {"role": "assistant", "content": "done"},
+    ]
+    text = (
+        "{{#response}}{{#is_system}}S{{/is_system}}{{#is_user}}U{{/is_user}}"
+        "{{#is_assistant}}A{{/is_assistant}}{{#is_tool}}T{{/is_tool}}{{^is_user}}-{{/is_user}}{{/response}}"
+    )
+    template, problems = parse(text, "t")
+    assert problems == [] and template is not None
+    value = template_value(FieldSpec("response", "conversation"), conversation)
+    assert template.fill({"response": value})[0]["content"] == "S-UA-T-A-"

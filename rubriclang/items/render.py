@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rubriclang.items.shape import FieldSpec
+from rubriclang.items.shape import ROLES, FieldSpec
 from rubriclang.items.values import ListValue
 
 
@@ -101,4 +101,6 @@ def _turn(index: int, m: dict[str, Any]) -> dict[str, Any]:
         "name": m.get("name") or "",
         "tool_call_id": m.get("tool_call_id") or "",
         "tool_calls": ListValue("\n".join(_call(c) for c in calls), listed),
+        # "true" for the turn's own role, empty (so a section over it is skipped) for the others.
+        **{f"is_{r}": "true" if m["role"] == r else "" for r in ROLES},
     }

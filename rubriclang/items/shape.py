@@ -30,12 +30,16 @@ BUILTIN = {
 }
 # Item fields that hold no judged content and cannot be declared.
 RESERVED = ("id", "responses", "gold", "annotations", "recorded", "graph")
+# A conversation's roles; inside a section over one, `{{#is_user}}` ... is
+# shown for that role's turns alone, so a template can label turns in its
+# own words (MT-Bench's `### User:` and `### Assistant A:`).
+ROLES = ("system", "user", "assistant", "tool")
 # The fields a template sees inside a `{{#field}} ... {{/field}}` section
 # over each kind of list: one element's values.
 ELEMENT_NAMES: dict[str, tuple[str, ...]] = {
     "list": ("index", "value"),
     "documents": ("index", "id", "title", "text"),
-    "conversation": ("index", "role", "content", "name", "tool_call_id", "tool_calls"),
+    "conversation": ("index", "role", "content", "name", "tool_call_id", "tool_calls", *(f"is_{r}" for r in ROLES)),
 }
 TOOL_CALL_NAMES = ("index", "id", "name", "arguments")
 # The version of the default renderings (`render`): part of the hash of every

@@ -22,9 +22,7 @@ import json
 import math
 from typing import Any
 
-from rubriclang.items.shape import FieldSpec
-
-ROLES = ("system", "user", "assistant", "tool")
+from rubriclang.items.shape import ROLES, FieldSpec
 
 
 class ShapeError(ValueError):

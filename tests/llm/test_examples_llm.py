@@ -99,7 +99,13 @@ def test_the_builder_reproduces_the_item_files_byte_for_byte(tmp_path):
         check=True,
         capture_output=True,
     )
-    for name in ("mt_bench/items.jsonl", "mt_bench/items_pairwise.jsonl", "prometheus/items.jsonl"):
+    for name in (
+        "mt_bench/items.jsonl",
+        "mt_bench/items_pairwise.jsonl",
+        "mt_bench/items_multi_turn.jsonl",
+        "mt_bench/items_pairwise_multi_turn.jsonl",
+        "prometheus/items.jsonl",
+    ):
         assert (tmp_path / name).read_bytes() == (ROOT / "examples" / name).read_bytes(), name
 
 
