@@ -65,6 +65,7 @@ ALLOWED_TAGS = {
     "text",
     "del",
     "ins",
+    "pre",  # a structured field's text and JSON (structure.py)
 }
 STATIC_IDS = {"overview", "summary", "operators", "charts", "criteria", "notes", "queue", "evidence"}
 

@@ -110,3 +110,20 @@ def test_the_items_other_declared_fields_show_by_name_changed_or_folded():
     assert len(after.kids("document")) == 1
     summary = next(e for e in root.all("unchanged")[0].elements() if e.tag == "summary")
     assert summary.text == "Unchanged: input, response, tags"
+
+
+def test_a_whole_report_with_structured_evidence_holds_only_the_reports_own_elements():
+    from rubriclang.audit.html import render_html
+
+    from .fixture import make_report
+    from .test_render import ALLOWED_TAGS
+
+    report = make_report()
+    flip = report["flips"][0]
+    flip["original"] = {"input": DOCS, "candidates": [["response", WITH_CALL]], "reference": None}
+    flip["perturbed"] = {"input": DOCS[::-1], "candidates": [["response", KEPT]], "reference": None}
+    page = render_html(report)
+    dom = Dom(page)
+    assert dom.tags() <= ALLOWED_TAGS and "<script" not in page.lower() and "<img" not in page.lower()
+    assert len(dom.with_class("conversation")) == 2 and len(dom.with_class("documents")) == 2
+    assert render_html(report) == page  # byte for byte
