@@ -177,3 +177,45 @@ def test_a_pairwise_items_two_runs_show_side_by_side_as_conversations(tmp_path):
     assert _turns(sides["Candidate long"]) == [("assistant", "turn 1"), ("assistant", "turn 3")]
     assert _turns(sides["Candidate short"]) == [("user", "turn 1"), ("assistant", "turn 2")]
     assert sides["Candidate short"].kids("turn")[1].all("absent")[0].text == "(empty)"
+
+
+def test_a_compare_judges_prompt_on_the_item_page_shows_both_runs_in_the_order_asked(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    from llm.fault_server import FaultServer
+
+    from rubriclang.cli.main import cli
+    from rubriclang.items.render import render
+    from rubriclang.items.shape import FieldSpec
+
+    from .structure_fixture import TRAJECTORY
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    graph = tmp_path / "pair.rbg"
+    graph.write_text(
+        "rubric runs { version = 1 }\nitem { input: text, response: conversation }\n"
+        "contract { scale = score[0, 1] }\n"
+        'criterion better: score[0, 1] = llm.compare { question = "Which run is better?"\n order = both }\n'
+        "sink better\nreadout pairwise { epsilon = 0.1, resolve = tie }\n",
+        encoding="utf-8",
+    )
+    short = [{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "No idea."}]
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        json.dumps({"id": "p", "input": "Weather?", "responses": {"long": TRAJECTORY, "short": short}}) + "\n"
+    )
+    trace = tmp_path / "trace.jsonl"
+    with FaultServer(answer=lambda body: json.dumps({"reason": "first", "preference": "A"})) as server:
+        r = CliRunner().invoke(cli, ["run", str(graph), str(items), "--out", str(trace), "--base-url", server.url])
+        assert r.exit_code == 0, r.output
+        asked = sorted(c.body["messages"][-1]["content"] for c in server.chats)
+    judgment = tree(_page(load_sources((str(graph), str(items), str(trace))), "p")).all("judgment")[0]
+    prompts = [d for d in judgment.elements() if d.tag == "details" and d.children[0].text.startswith("prompt")]
+    assert [p.children[0].text.split(" (")[0] for p in prompts] == [
+        "prompt, order long, short",
+        "prompt, order short, long",
+    ]
+    shown = sorted(next(e for e in p.elements() if e.tag == "pre" and "Which run" in e.text).text for p in prompts)
+    assert shown == asked  # the page renders the prompts the judge was sent, byte for byte
+    spec = FieldSpec("response", "conversation")
+    assert all(render(spec, TRAJECTORY) in text and render(spec, short) in text for text in shown)
