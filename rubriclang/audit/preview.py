@@ -53,13 +53,14 @@ def preview_doc(sealed: Sealed, judge: JudgeInfo, validation_path: str) -> dict:
 
 def render_preview(doc: dict) -> str:
     """The preview as one self-contained page (no script; everything escaped)."""
+    from rubriclang.audit.html import structure
     from rubriclang.audit.html.markup import Markup, el
     from rubriclang.audit.html.page import CSP
     from rubriclang.audit.html.style import CSS
     from rubriclang.audit.html.textdiff import sides
 
     def pairs(original: dict, perturbed: dict):
-        """(field, old text, new text) of each changed field."""
+        """(field, old value, new value) of each changed field: texts, or an item's structured values."""
         if "criteria" in original:
             for name in sorted(set(original["criteria"]) | set(perturbed["criteria"])):
                 for param in sorted(set(original["criteria"].get(name, {})) | set(perturbed["criteria"].get(name, {}))):
@@ -82,12 +83,21 @@ def render_preview(doc: dict) -> str:
                 " ".join(c for c, _ in original["candidates"]),
                 " ".join(c for c, _ in perturbed["candidates"]),
             )
+        old_fields, new_fields = original.get("fields") or {}, perturbed.get("fields") or {}
+        for name in list(old_fields) + [n for n in new_fields if n not in old_fields]:
+            if old_fields.get(name) != new_fields.get(name):
+                yield name, old_fields.get(name), new_fields.get(name)
 
     blocks = []
     for v in doc["variants"]:
         rows = []
         for field, a, b in pairs(v["original"], v["perturbed"]):
-            left, right = sides(a, b)
+            # A structured field (a conversation, documents, JSON) by its form, as the report shows it.
+            left, right = (
+                sides(a, b)
+                if isinstance(a, str) and isinstance(b, str)
+                else (structure.field(None, a, b), structure.field(None, b, a))
+            )
             rows.append(
                 el(
                     "tr",

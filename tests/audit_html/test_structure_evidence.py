@@ -127,3 +127,41 @@ def test_a_whole_report_with_structured_evidence_holds_only_the_reports_own_elem
     assert dom.tags() <= ALLOWED_TAGS and "<script" not in page.lower() and "<img" not in page.lower()
     assert len(dom.with_class("conversation")) == 2 and len(dom.with_class("documents")) == 2
     assert render_html(report) == page  # byte for byte
+
+
+def test_the_audit_preview_shows_structured_variants_by_their_form():
+    from rubriclang.audit.preview import render_preview
+
+    from .test_render import ALLOWED_TAGS
+
+    variant = {
+        "variant": "t1/tool_calls.drop",
+        "item": "t1",
+        "operator": "tool_calls.drop",
+        "validation": {"by": "structure", "verdict": "accept"},
+        "original": {
+            "input": "task",
+            "candidates": [["response", WITH_CALL]],
+            "reference": None,
+            "fields": {"d": DOCS},
+        },
+        "perturbed": {
+            "input": "task",
+            "candidates": [["response", KEPT]],
+            "reference": None,
+            "fields": {"d": DOCS[:1]},
+        },
+    }
+    page = render_preview({"sealed": "abc", "variants": [variant], "validation": [], "counts": {}, "skipped": {}})
+    dom = Dom(page)
+    assert dom.tags() <= ALLOWED_TAGS and "<script" not in page.lower() and "<img" not in page.lower()
+    rows = [[c for c in tr.children if hasattr(c, "tag")] for tr in tree(page).elements() if tr.tag == "tr"]
+    assert [r[0].text for r in rows] == ["candidate response", "d"]
+    before, after = rows[0][1], rows[0][2]
+    assert [t.classes[-1] for t in before.all("conversation")[0].kids("turn")] == [
+        "role-user",
+        "changed",
+        "role-assistant",
+    ]
+    assert [e.text for e in after.all("role")] == ["user", "assistant"]
+    assert [d.classes for d in rows[1][1].all("document")] == [["document"], ["document", "changed"]]
