@@ -163,6 +163,7 @@ def test_the_two_turn_pairwise_judge_sends_fastchats_prompt_in_each_order_it_ask
 RECORDED = {
     "begin": "begin_groundedness",
     "faithdial": "faithdial_groundedness",
+    "ragchecker": "ragchecker_pairwise",
 }
 
 
@@ -179,12 +180,13 @@ def test_a_recorded_llm_judge_replays_to_its_figure_over_the_judged_slice(folder
     mode = next(iter(report["modes"].values()))
     judged = sum(1 for _ in (d / "traces_smollm2.jsonl").open(encoding="utf-8"))
     # Every recorded item is scored; the others are left out as not judged, never counted.
-    assert mode["scored"] == judged and set(mode["left_out"]["counts"]["not judged"]) == {RECORDED[folder]}
-    metric = "accuracy" if mode["kind"] != "pairwise" else "agreement"
-    figure = mode["metrics"][RECORDED[folder]][metric]
-    assert_pinned(f"{folder}.smollm2.n", figure["n"])
-    for part in ("value", "low", "high"):
-        assert_pinned(f"{folder}.smollm2.{metric}.{part}", figure[part], 3)
+    assert mode["scored"] == judged and RECORDED[folder] in mode["left_out"]["counts"]["not judged"]
+    # A pairwise judge's agreement counts ties as a class; its coverage is the share it decided.
+    for metric in ("agreement", "coverage") if mode["kind"] == "pairwise" else ("accuracy",):
+        figure = mode["metrics"][RECORDED[folder]][metric]
+        assert_pinned(f"{folder}.smollm2.n", figure["n"])
+        for part in ("value", "low", "high"):
+            assert_pinned(f"{folder}.smollm2.{metric}.{part}", figure[part], 3)
 
 
 def test_a_section_over_a_conversation_shows_a_role_section_only_for_turns_of_that_role():
@@ -211,3 +213,22 @@ def test_a_section_over_a_conversation_shows_a_role_section_only_for_turns_of_th
     assert problems == [] and template is not None
     value = template_value(FieldSpec("response", "conversation"), conversation)
     assert template.fill({"response": value})[0]["content"] == "S-UA-T-A-"
+
+
+JUDGES = {
+    "begin": ("rubric.rbg",),
+    "faithdial": ("rubric.rbg",),
+    "ragchecker": ("rubric.rbg",),
+    "tau_bench": ("rules.rbg", "rubric.rbg"),
+    "bfcl": ("rubric.rbg",),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(JUDGES))
+def test_every_item_of_an_example_fits_the_shape_its_judges_declare(folder):
+    for graph in JUDGES[folder]:
+        path = EXAMPLES / folder / graph
+        checked = check_source(path.read_text("utf-8"), str(path))
+        assert checked.graph is not None and checked.graph.item_shape is not None, graph
+        items = list(read_items(str(EXAMPLES / folder / "items.jsonl"), checked.graph.item_shape))
+        assert len(items) == sum(1 for _ in (EXAMPLES / folder / "items.jsonl").open(encoding="utf-8"))
