@@ -20,7 +20,9 @@ from rubriclang.catalog.rules import Rule
 
 
 def _present(ports) -> list:
-    return [v for v in ports["inputs"] if v is not None]
+    """The inputs present; a list input (a per-element criterion, a tuple)
+    gives its elements present."""
+    return [v for x in ports["inputs"] for v in (x if x.__class__ is tuple else (x,)) if v is not None]
 
 
 def _transform(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) -> OperatorImpl:
@@ -231,6 +233,12 @@ def _default_plan(s: PlanSite):
 
 _SELECTS = frozenset({"selects"})
 
+
+def _fraction(xs):
+    """The share of true values among the present ones."""
+    return sum(xs) / len(xs)
+
+
 OPERATORS: dict[str, OperatorImpl] = {
     "transform.rescale": _transform(
         _rescale, rules.rescale, _unary("{k}to_lo + ({x} - {k}lo) * {k}to_w / {k}w", _rescale_constants)
@@ -264,6 +272,7 @@ OPERATORS: dict[str, OperatorImpl] = {
     "reduce.all": _reducer(all, rules.bool_reduce),
     "reduce.any": _reducer(any, rules.bool_reduce),
     "reduce.count": OperatorImpl(_count, rules.count),
+    "reduce.fraction": _reducer(_fraction, rules.fraction),
     "reduce.majority": OperatorImpl(_majority, rules.majority, traits=_SELECTS),
     "gate.cap": _gate(min, "max", _pick("{x}", "{k}max", "<"), rules.cap),
     "gate.floor": _gate(max, "min", _pick("{x}", "{k}min", ">"), rules.floor),

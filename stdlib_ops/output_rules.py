@@ -63,6 +63,10 @@ def bool_reduce(r: RuleInput) -> RuleResult:
     return BOOL.as_optional(_all_optional(r.many("inputs"))), []
 
 
+def fraction(r: RuleInput) -> RuleResult:
+    return JType("score", 0, 1, optional=_all_optional(r.many("inputs"))), []
+
+
 def rescale(r: RuleInput) -> RuleResult:
     v = r.one("value")
     to = r.jtype("to")

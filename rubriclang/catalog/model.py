@@ -20,6 +20,7 @@ class PortSpec:
     min: int = 1
     max: int | None = 1
     absent: bool = False  # accepts optional (`T?`) values
+    lists: bool = False  # accepts `list[T]` values (per-element judgments), read element by element
 
     def arity_text(self) -> str:
         if not self.variadic:
@@ -136,4 +137,5 @@ def port_from_dict(d: dict[str, Any]) -> PortSpec:
         min=d.get("min", 1),
         max=d.get("max") if variadic else 1,
         absent=d.get("absent", False),
+        lists=d.get("lists", False),
     )

@@ -32,6 +32,7 @@ PORT = {
     "min": Field(int, lo=0),
     "max": Field(int, lo=1),
     "absent": Field(bool),
+    "lists": Field(bool),
 }
 _COMMON = {
     "summary": Field(str, required=True),

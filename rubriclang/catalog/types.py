@@ -50,6 +50,9 @@ class JType:
     _hi: float | int | None = attrs.field(default=None, alias="hi")
     labels: tuple[str, ...] = ()
     optional: bool = False
+    # `list[T]`: one judgment per element of a list field (`each`); the rest
+    # of the fields describe each element (`optional`: an element may be absent).
+    many: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -72,8 +75,15 @@ class JType:
     def as_optional(self, optional: bool = True) -> JType:
         return attrs.evolve(self, optional=optional)
 
+    @property
+    def element(self) -> JType:
+        """The type of one element of a `list[T]` (the type itself otherwise)."""
+        return attrs.evolve(self, many=False)
+
     def fits(self, other: JType) -> bool:
         """Whether every value of `self` is a value of `other` (subtyping)."""
+        if self.many != other.many:
+            return False
         if self.optional and not other.optional:
             return False
         if self.kind == "bool" or other.kind == "bool":
@@ -85,6 +95,11 @@ class JType:
         return other.lo <= self.lo and self.hi <= other.hi
 
     def accepts_kind(self, accepted: tuple[str, ...]) -> bool:
+        """Whether a port of these kinds takes a value of this type; a list
+        only enters a port that takes lists (`PortSpec.lists`), by its elements."""
+        return not self.many and self.element_accepted(accepted)
+
+    def element_accepted(self, accepted: tuple[str, ...]) -> bool:
         return "any" in accepted or self.kind in accepted or ("numeric" in accepted and self.numeric)
 
     def point_values(self) -> Sequence[bool] | Sequence[int] | Sequence[str] | None:
@@ -99,6 +114,8 @@ class JType:
         return None
 
     def __str__(self) -> str:
+        if self.many:
+            return f"list[{self.element}]"
         q = "?" if self.optional else ""
         if self.kind == "bool":
             return "bool" + q

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from rubriclang.catalog import Catalog, JType
 from rubriclang.checker.graph import Criterion
 from rubriclang.checker.lookup import Lookup, unknown_spec
@@ -100,7 +102,49 @@ def check_criterion(
         prompts.answer(d, proc, declared, values, failed)
     if proc.hooks.check is not None:  # checks that need the procedure's semantics
         proc.hooks.check(CriterionCheck(diags, d, declared, values, failed, prompts))
-    return CheckedCriterion(Criterion(name, declared, proc.name, values, span=d.span, prompt=prompt), checked)
+    each = None
+    if d.each is not None:
+        each = _each(d.each, prompts, diags)
+        if each is None:
+            return CheckedCriterion(None, checked)
+        declared = attrs.evolve(declared, many=True)
+    criterion = Criterion(name, declared, proc.name, values, span=d.span, prompt=prompt, each=each)
+    return CheckedCriterion(criterion, checked)
+
+
+def _each(each: ast.Each, prompts: PromptChecker, diags: list[Diagnostic]) -> tuple[str, str] | None:
+    """(element, field) of `each ELEMENT in FIELD`, when the item's shape
+    declares the field as a list of such elements; else reported, None."""
+    from rubriclang.items.elements import ELEMENTS
+
+    element, field = each.element.value, each.field.value
+    shape = prompts.shape
+    spec = None if shape is None else shape.get(field)
+    if spec is None:
+        what = "the rubric declares no item shape" if shape is None else "`item { ... }` does not declare it"
+        diags.append(
+            make(
+                "RB602",
+                each.field.span,
+                f"judged per element of the item's `{field}`, but {what}",
+                (f"declare `{field}` as `documents`, `list[text]` or `conversation` in `item {{ ... }}`",),
+            )
+        )
+        return None
+    kinds = ELEMENTS.get(spec.kind, ())
+    if element not in kinds:
+        fits = [f"`{e}` of a `{k}` field" for k, es in ELEMENTS.items() for e in es]
+        diags.append(
+            make(
+                "RB603",
+                each.element.span,
+                f"`{field}` is declared `{spec.type_text}`, which has no `{element}` elements"
+                + (f" (it has: {', '.join(kinds)})" if kinds else ""),
+                ("a criterion is judged per " + ", ".join(fits),),
+            )
+        )
+        return None
+    return element, field
 
 
 def _procedure_hint(declared: JType, catalog: Catalog) -> tuple[str, ...]:

@@ -45,6 +45,8 @@ class Criterion:
     # The declared item fields it reads that are structured or beyond the
     # built-in ones (empty without a declared shape): part of its hash.
     item_fields: tuple[FieldSpec, ...] = attrs.field(default=(), kw_only=True)
+    # `each ELEMENT in FIELD`: judged once per element of the field, its type a `list[T]`.
+    each: tuple[str, str] | None = attrs.field(default=None, kw_only=True)
 
 
 @frozen

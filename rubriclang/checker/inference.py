@@ -69,6 +69,10 @@ def _node_type(
         slot_types = []
         for ref in port.refs:
             t = types[ref.value]
+            if t.many and spec.lists and t.element_accepted(spec.accepts):
+                # Read element by element; a list may be empty, so it may give no value.
+                slot_types.append(t.element.as_optional())
+                continue
             if not t.accepts_kind(spec.accepts):
                 accepted = " or ".join(spec.accepts)
                 notes = [f"`{ref.value}` is `{t}`; port `{spec.name}` accepts {accepted}"]
@@ -130,8 +134,20 @@ def _node_type(
     return out
 
 
+def _list_reducers() -> list[str]:
+    from rubriclang.catalog import load_catalog
+
+    ops = load_catalog().operators.values()
+    return [f"`{o.name}`" for o in ops if any(p.lists for p in o.ports)]
+
+
 def _conversion_hint(name: str, t: JType, accepts: tuple[str, ...]) -> tuple[str, ...]:
     """How to turn a value of type `t` into one the port accepts, where there is a usual way."""
+    if t.many:
+        return (
+            f"`{name}` is judged per element: reduce it first with an operator that takes lists "
+            f"({', '.join(_list_reducers())}), e.g. `reduce.all(inputs: [{name}])`",
+        )
     if "numeric" in accepts and t.kind == "bool":
         return (
             f"a bool is not a number: map it first, e.g. `transform.map(value: {name}) {{ values = {{ true: 5, false: "

@@ -292,6 +292,19 @@ def check_reads(
                 )
             if spec.structured or field not in BUILTIN:
                 shown.append(spec)
+        if c.each is not None and c.each[1] not in reads and c.each[1] not in broken:
+            each = decls[name].each
+            assert each is not None  # a criterion has `each` from its declaration
+            field = c.each[1]
+            section = "{{#" + field + "}} ... {{/" + field + "}}"
+            diags.append(
+                make(
+                    "RB603",
+                    each.field.span,
+                    f"`{name}` is judged per element of `{field}`, but it reads no `{field}`",
+                    (f"show the element in its template (`{section}`), or name `{field}` in the rule's field",),
+                )
+            )
         out[name] = c if not shown else _with_fields(c, shown)
     for spec in shape.fields:
         if spec.name not in read_by and spec.name != "response":

@@ -106,13 +106,15 @@ def rate_without_anchors(c: LintContext) -> Iterator[Diagnostic]:
 
 
 def single_input_reducer(c: LintContext) -> Iterator[Diagnostic]:
-    """A reducer (an operator of kind `reduce`) has more than one input."""
+    """A reducer (an operator of kind `reduce`) has more than one input (a
+    list of per-element judgments counts as many)."""
     for name, d in c.decls.items():
         if not isinstance(d, ast.NodeDecl) or name in c.broken:
             continue
         op = c.catalog.operators.get(d.operator.text)
         refs = [r for p in d.ports for r in p.refs]
-        if op is not None and op.kind == "reduce" and len(refs) == 1:
+        one = len(refs) == 1 and not (refs[0].value in c.types and c.types[refs[0].value].many)
+        if op is not None and op.kind == "reduce" and one:
             yield make(
                 "RB503",
                 d.operator.span,

@@ -51,6 +51,8 @@ class LayoutBuilder:
         elif isinstance(d, ast.CriterionDecl):
             parts = [f"criterion {d.name.value}: ", *self._type(d.type)]
             parts.append(f" = {d.procedure.text}")
+            if d.each is not None:
+                parts.append(f" each {d.each.element.value} in {d.each.field.value}")
             parts += self._optional_block(d.block, d.procedure.span)
         elif isinstance(d, ast.NodeDecl):
             parts = [f"node {d.name.value} = {d.operator.text}", self._ports(d)]

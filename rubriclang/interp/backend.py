@@ -46,6 +46,9 @@ class _JudgmentFields(NamedTuple):
     # hash of server, model, profile and sampling (None for local procedures).
     profile: str | None = None
     fingerprint: str | None = None
+    # A per-element criterion's judgment (`each`): each element's key and judgment,
+    # in the field's order; `value` is then the tuple of their values.
+    elements: tuple[tuple[Any, Judgment], ...] | None = None
 
 
 _new = tuple.__new__
@@ -77,10 +80,12 @@ class Judgment(_JudgmentFields):
         latency_ms: float | None = None,
         profile: str | None = None,
         fingerprint: str | None = None,
+        elements: tuple[tuple[Any, Judgment], ...] | None = None,
     ) -> Judgment:
         if error:
             value = None
-        return _new(cls, (value, raw, error, backend, model, prompt_hash, attempts, latency_ms, profile, fingerprint))
+        fields = (value, raw, error, backend, model, prompt_hash, attempts, latency_ms, profile, fingerprint, elements)
+        return _new(cls, fields)
 
     @classmethod
     def _make(cls: type[_J], iterable: Iterable[Any]) -> _J:  # type: ignore[override]  # the base's is any named tuple
@@ -91,6 +96,24 @@ class Judgment(_JudgmentFields):
     def failed(cls, message: str, raw: Any = None, **kw: Any) -> Judgment:
         """A judgment that produced no value, and why."""
         return cls(None, raw=raw, error=message, **kw)
+
+    @classmethod
+    def of_elements(cls, elements: tuple[tuple[Any, Judgment], ...], abstains: bool, backend: str) -> Judgment:
+        """A per-element criterion's judgment of one candidate: the list of
+        its elements' values. An element that failed fails it, as any
+        failed judgment does, unless the criterion abstains on error (the
+        element is then absent)."""
+        failed = [f"element {key!r}: {j.error}" for key, j in elements if j.error]
+        first = elements[0][1] if elements else None
+        common: dict[str, Any] = {
+            "backend": first.backend if first else backend,
+            "model": first.model if first else None,
+            "attempts": sum(j.attempts for _, j in elements),
+            "elements": elements,
+        }
+        if failed and not abstains:
+            return cls(None, error="; ".join(failed), **common)
+        return cls(tuple(j.value for _, j in elements), **common)
 
 
 class CriterionBackend(Protocol):

@@ -10,6 +10,8 @@ from rubriclang.catalog.types import JType, fmt_num
 
 def coerce(value: Any, t: JType) -> tuple[Any, str | None]:
     """(value as the type's canonical Python value, None) or (None, reason)."""
+    if t.many:
+        return _coerce_list(value, t)
     if value is None:
         return None, f"no value, but `{t}` is not optional" if not t.optional else None
     if t.kind == "bool":
@@ -34,11 +36,26 @@ def coerce(value: Any, t: JType) -> tuple[Any, str | None]:
     return value, None
 
 
+def _coerce_list(value: Any, t: JType) -> tuple[Any, str | None]:
+    """A list of element values, each coerced to the element type (a tuple)."""
+    if not isinstance(value, (list, tuple)):
+        return None, f"{value!r} is not a list, as `{t}` requires"
+    out = []
+    for i, v in enumerate(value):
+        got, problem = coerce(v, t.element)
+        if problem:
+            return None, f"element {i}: {problem}"
+        out.append(got)
+    return tuple(out), None
+
+
 def canonical_test(t: JType, var: str, prefix: str) -> tuple[str, dict[str, Any]]:
     """A Python expression over `var`, true for the common values that
     `coerce` would return unchanged for `t` (and false for None), and the
     constants it names (each `prefix + ...`): compiled plans test a value
     with it and leave anything else to `coerce`, which also explains."""
+    if t.many:
+        return "False", {}  # lists are coerced element by element, by `coerce`
     if t.kind == "bool":
         return f"{var} is True or {var} is False", {}
     if t.kind == "label":

@@ -20,10 +20,14 @@ import attrs
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.backend import CriterionBackend, Judgment, JudgmentRequest
 from rubriclang.interp.compose import Composer, Composition, ModeError
+from rubriclang.interp.each import element_requests, per_element
 from rubriclang.interp.items import Item, ItemError
 from rubriclang.interp.local import LocalBackend
 from rubriclang.interp.slots import Slots
 from rubriclang.interp.trace import Tracer
+
+# The key of a judgment of the whole item (not of one element of a field).
+_WHOLE = object()
 
 
 class BackendError(Exception):
@@ -71,6 +75,8 @@ class Interpreter:
         )
         self._slots: Slots | None = None
         self._shared = False
+        self._element_criteria = {c.name: per_element(c) for c in graph.criteria if c.each is not None}
+        self._per_element = bool(self._element_criteria)
 
     @property
     def hash(self) -> str:
@@ -114,33 +120,69 @@ class Interpreter:
         """The item's result, when every judgment is known at once (rules,
         cache hits); else the future of it, its calls submitted."""
         mode = self.mode_for(item, mode)
-        requests = [JudgmentRequest(item, cid, c) for c in self.graph.criteria for cid in item.candidate_ids]
-        results = self._known(requests)
+        requests, owners = self._requests(item)
+        results = self._known(requests, owners)
         if None not in results:
-            return self._result(item, mode, requests, results)
+            return self._result(item, mode, requests, results, owners)
         if self._slots is None:
             self._slots = Slots(self.concurrency)
-        return _Pending(self, self._slots, item, mode, requests, results).future
+        return _Pending(self, self._slots, item, mode, requests, results, owners).future
+
+    def _requests(self, item: Item) -> tuple[list[JudgmentRequest], list[tuple[int, Any]]]:
+        """Every judgment the item needs, criterion by criterion, candidate by
+        candidate; beside each, its criterion's index and its element's key
+        (`_WHOLE` for a criterion judged on the whole item)."""
+        if not self._per_element:
+            cids = item.candidate_ids
+            requests = [JudgmentRequest(item, cid, c) for c in self.graph.criteria for cid in cids]
+            return requests, [(ci, _WHOLE) for ci in range(len(self.graph.criteria)) for _ in cids]
+        requests, owners = [], []
+        for ci, c in enumerate(self.graph.criteria):
+            for cid in item.candidate_ids:
+                if c.each is None:
+                    requests.append(JudgmentRequest(item, cid, c))
+                    owners.append((ci, _WHOLE))
+                    continue
+                for key, request in element_requests(item, cid, self._element_criteria[c.name]):
+                    requests.append(request)
+                    owners.append((ci, key))
+        return requests, owners
 
     def _result(
-        self, item: Item, mode: str, requests: list[JudgmentRequest], results: list[Judgment | None]
+        self,
+        item: Item,
+        mode: str,
+        requests: list[JudgmentRequest],
+        results: list[Judgment | None],
+        owners: list[tuple[int, Any]],
     ) -> ItemResult:
-        judgments: dict[str, dict[str, Judgment]] = {c.name: {} for c in self.graph.criteria}
-        for r, j in zip(requests, results):
+        criteria = self.graph.criteria
+        judgments: dict[str, dict[str, Judgment]] = {c.name: {} for c in criteria}
+        parts: dict[tuple[int, str], list[tuple[Any, Judgment]]] = {}
+        for r, j, (ci, key) in zip(requests, results, owners):
             assert j is not None
-            judgments[r.criterion.name][r.candidate] = j
+            if key is _WHOLE:
+                judgments[r.criterion.name][r.candidate] = j
+            else:
+                parts.setdefault((ci, r.candidate), []).append((key, j))
+        for ci, c in enumerate(criteria):
+            if c.each is not None:  # each candidate's list, empty when its field has no elements
+                abstains = c.params.get("on_error") == "abstain"
+                backend = self._route[c.name].name
+                for cid in item.candidate_ids:
+                    judgments[c.name][cid] = Judgment.of_elements(tuple(parts.get((ci, cid), ())), abstains, backend)
         comp = self.composer.compose(mode, item.candidate_ids, judgments)
         record = self.tracer.record(item, mode, judgments, comp)
         return ItemResult(item, mode, judgments, comp, record)
 
-    def _known(self, requests: list[JudgmentRequest]) -> list[Judgment | None]:
+    def _known(self, requests: list[JudgmentRequest], owners: list[tuple[int, Any]]) -> list[Judgment | None]:
         """The judgments the backends give at once (`judge_known`: rules, cache
         hits), one batch per backend; None for those to await. These need no
         task and no slot of the concurrency limit."""
         results: list[Judgment | None] = [None] * len(requests)
-        n = len(requests) // max(1, len(self.graph.criteria))  # candidates: requests go criterion by criterion
         for known, criteria in self._knowers:
-            indexes = [ci * n + k for ci in criteria for k in range(n)]
+            mine = set(criteria)
+            indexes = [i for i, (ci, _) in enumerate(owners) if ci in mine]
             try:
                 answers = known([requests[i] for i in indexes])
             except Exception:  # `judge` records what goes wrong with these
@@ -183,7 +225,7 @@ class _Pending:
     resolves `future`. Cancelling `future` cancels the item's calls, as
     cancelling a gather of them would."""
 
-    __slots__ = ("interp", "slots", "item", "mode", "requests", "results", "left", "future")
+    __slots__ = ("interp", "slots", "item", "mode", "requests", "results", "owners", "left", "future")
 
     def __init__(
         self,
@@ -193,9 +235,10 @@ class _Pending:
         mode: str,
         requests: list[JudgmentRequest],
         results: list[Judgment | None],
+        owners: list[tuple[int, Any]],
     ):
         self.interp, self.slots, self.item, self.mode = interp, slots, item, mode
-        self.requests, self.results = requests, results
+        self.requests, self.results, self.owners = requests, results, owners
         self.future: asyncio.Future[ItemResult] = asyncio.get_running_loop().create_future()
         waiting = [i for i, j in enumerate(results) if j is None]
         self.left = len(waiting)
@@ -236,7 +279,7 @@ class _Pending:
         if self.left:
             return
         try:
-            self.future.set_result(self.interp._result(self.item, self.mode, self.requests, self.results))
+            self.future.set_result(self.interp._result(self.item, self.mode, self.requests, self.results, self.owners))
         except Exception as exc:
             self.future.set_exception(exc)
 

@@ -138,7 +138,8 @@ def _operators(graph: CheckedGraph, present: bool = False) -> tuple[list[str], d
         site = PlanSite(
             tuple(var[s] for s in slots), tuple(seen[s] if s in seen else nodes[s].type for s in slots), op.params, k
         )
-        emitted = spec.plan(site) if spec.plan else None
+        # A list input (`list[T]`) is read by the operator's function, element by element.
+        emitted = spec.plan(site) if spec.plan and not any(t.many for t in site.types) else None
         if emitted is not None:
             expr, constants = emitted
             stray = [name for name in constants if not name.startswith(k)]

@@ -65,6 +65,11 @@ def _criterion_params(c: Criterion) -> dict[str, Any]:
     return params
 
 
+def _each(c: Criterion) -> dict[str, Any]:
+    """A per-element criterion's `each` (only then: other criteria hash as they did)."""
+    return {} if c.each is None else {"each": {"element": c.each[0], "field": c.each[1]}}
+
+
 def _operator_params(o: Operator) -> dict[str, Any]:
     params: dict[str, Any] = _plain(_explicit(o.params, load_catalog().operators[o.operator].params))
     return params
@@ -85,7 +90,7 @@ def graph_json(graph: CheckedGraph) -> dict[str, Any]:
         "header": _plain(graph.header),
         "scale": str(graph.scale),
         "criteria": [
-            {"name": c.name, "type": str(c.type), "procedure": c.procedure, "params": _criterion_params(c)}
+            {"name": c.name, "type": str(c.type), "procedure": c.procedure, "params": _criterion_params(c), **_each(c)}
             for c in graph.criteria
         ],
         "operators": [
@@ -110,7 +115,7 @@ def criterion_hashes(graph: CheckedGraph) -> dict[str, str]:
     recorded for a criterion that has since been redefined."""
     out = {}
     for c in graph.criteria:
-        body = {"type": str(c.type), "procedure": c.procedure, "params": _criterion_params(c)}
+        body = {"type": str(c.type), "procedure": c.procedure, "params": _criterion_params(c), **_each(c)}
         out[c.name] = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
     return out
 
@@ -131,6 +136,15 @@ def judgment_json(j: Judgment, procedure: str) -> dict[str, Any]:
     if j.fingerprint is not None:
         out["profile"] = j.profile
         out["fingerprint"] = j.fingerprint
+    # Written only for per-element criteria: each element's key and judgment.
+    if j.elements is not None:
+        out["elements"] = [{"key": key, **_element_json(e)} for key, e in j.elements]
+    return out
+
+
+def _element_json(j: Judgment) -> dict[str, Any]:
+    out = judgment_json(j, "")
+    del out["procedure"]  # the criterion's, written once beside the elements
     return out
 
 
@@ -146,6 +160,7 @@ def judgment_from_json(d: dict[str, Any]) -> Judgment:
         latency_ms=d.get("latency_ms"),
         profile=d.get("profile"),
         fingerprint=d.get("fingerprint"),
+        elements=None if "elements" not in d else tuple((e["key"], judgment_from_json(e)) for e in d["elements"]),
     )
 
 
@@ -330,11 +345,26 @@ def check_record(rec: Any, where: str) -> dict[str, Any]:
             error = j.get("error")
             if error is not None and error.__class__ is not str:
                 raise _bad(where, f"`criteria.{name}.{cid}.error` must be a string or null")
+            if "elements" in j:
+                _check_elements(j, f"criteria.{name}.{cid}", where)
     if rec["readout"].get("status") not in _STATUSES:
         raise _bad(where, "`readout.status` must be ok, abstain or error")
     if rec.get("item_hash", "").__class__ is not str:
         raise _bad(where, "`item_hash` must be a string")
     return rec
+
+
+def _check_elements(j: dict[str, Any], at: str, where: str) -> None:
+    """A per-element judgment's elements: each an object with a `key` and a
+    `value`, and, unless it failed, its value the list of theirs (what replay
+    composes is what each element's judgment recorded)."""
+    elements = j["elements"]
+    if elements.__class__ is not list or any(
+        e.__class__ is not dict or "key" not in e or "value" not in e for e in elements
+    ):
+        raise _bad(where, f"`{at}.elements` must be a list of element judgments (objects with a `key` and a `value`)")
+    if j.get("error") is None and j["value"] != [e["value"] for e in elements]:
+        raise _bad(where, f"`{at}.value` is not the list of its elements' values")
 
 
 def _bad(where: str, message: str) -> ItemError:

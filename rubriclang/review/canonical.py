@@ -103,6 +103,8 @@ def _criterion(c: Criterion, cat: Catalog) -> Subject:
     head = {("kind",): Name("criterion"), ("procedure",): Name(c.procedure), ("type",): Name(str(c.type))}
     if c.prompt is not None:  # the template's text, so an edit to the file shows as a word diff
         params[("template",)] = c.prompt.text
+    if c.each is not None:  # judged per element (`each ELEMENT in FIELD`)
+        params[("each",)] = Name(f"{c.each[0]} in {c.each[1]}")
     return Subject("node", c.name, {**head, **params}, defaults)
 
 

@@ -138,12 +138,22 @@ class ContractDecl:
 
 
 @frozen
+class Each:
+    """`each ELEMENT in FIELD`: a criterion judged once per element of a list field."""
+
+    element: Name
+    field: Name
+    span: Span = _span
+
+
+@frozen
 class CriterionDecl:
     name: Name
     type: TypeExpr
     procedure: Dotted
     block: Block
     span: Span = _span
+    each: Each | None = attrs.field(default=None, kw_only=True)
 
 
 @frozen

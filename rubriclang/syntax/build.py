@@ -132,8 +132,14 @@ class AstBuilder:
     def criterion_decl(self, c: _Children) -> ast.CriterionDecl:
         path = self._current.build.path
         proc = c[5]
-        block = c[6] if len(c) > 6 else ast.Block((), span=proc.span)
-        return ast.CriterionDecl(self._name(path, c[1]), c[3], proc, block, span=_span(path, c[0], c[-1]))
+        each = c[6] if len(c) > 6 and c[6].__class__ is ast.Each else None
+        last = c[-1]
+        block = last if last.__class__ is ast.Block else ast.Block((), span=proc.span)
+        return ast.CriterionDecl(self._name(path, c[1]), c[3], proc, block, span=_span(path, c[0], last), each=each)
+
+    def each(self, c: _Children) -> ast.Each:
+        path = self._current.build.path
+        return ast.Each(self._name(path, c[1]), self._name(path, c[3]), span=_span(path, c[0], c[3]))
 
     def node_decl(self, c: _Children) -> ast.NodeDecl:
         path = self._current.build.path
