@@ -34,7 +34,8 @@ def modal(values: list) -> Any:
     counts: dict = {}
     order = []
     for v in values:
-        key = (type(v).__name__, v)
+        # A per-element criterion's value is a list: counted by its elements.
+        key = (type(v).__name__, tuple(v) if isinstance(v, list) else v)
         if key not in counts:
             order.append((key, v))
         counts[key] = counts.get(key, 0) + 1
@@ -74,7 +75,8 @@ class Localizer:
         # their mode; a numeric sink always by its mean, as an ordinal
         # verdict is, so a flipped verdict always shows a moved sink.
         def mean(name, t):
-            return t.kind == "score" or (name == graph.sink and t.numeric)
+            # A list of scores (judged per element) is no number to average: its mode.
+            return not t.many and (t.kind == "score" or (name == graph.sink and t.numeric))
 
         self.nodes = [(c.name, "criterion", mean(c.name, c.type)) for c in graph.criteria]
         self.nodes += [(o.name, "operator", mean(o.name, o.type)) for o in graph.operators]

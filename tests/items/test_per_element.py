@@ -235,3 +235,23 @@ def test_diff_names_a_change_of_the_elements_a_criterion_is_judged_on(tmp_path):
     r = rbg("diff", old, new)
     assert "~ each: tool_call in response -> assistant_turn in response" in r.output, r.output
     assert "No semantic changes" not in r.output
+
+
+def test_the_audit_localizes_a_moved_per_element_criterion_over_repeats(tmp_path):
+    from rubriclang.audit.localize import Localizer
+
+    graph = check_source(
+        CALLS.format(schema='{ type: "object" }', optional="", extra="", reducer="all", tail="sink all_ok"), "c.rbg"
+    ).graph
+    rec = {"candidates": ["response"], "operators": {"all_ok": {"response": True}}}
+
+    def trace(values: list, verdict: bool) -> dict:
+        judged = {"value": values, "error": None, "elements": [{"key": i, "value": v} for i, v in enumerate(values)]}
+        return {**rec, "criteria": {"args_ok": {"response": judged}}, "operators": {"all_ok": {"response": verdict}}}
+
+    loc = Localizer(graph)
+    base = loc.summaries([trace([True, True], True), trace([True, True], True), trace([True, False], False)])
+    assert base["args_ok"]["response"] == [True, True]
+    moved = loc.compare(base, loc.summaries([trace([True, False], False)]))["moved"]
+    assert [m["node"] for m in moved] == ["args_ok", "all_ok"]
+    assert moved[0]["perturbed"] == [True, False]
