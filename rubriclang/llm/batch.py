@@ -25,9 +25,10 @@ from typing import Any
 
 import attrs
 
-from rubriclang.checker.graph import CheckedGraph
+from rubriclang.checker.graph import CheckedGraph, Criterion
 from rubriclang.errors import LocatedError
 from rubriclang.interp.backend import JudgmentRequest
+from rubriclang.interp.each import element_requests, per_element
 from rubriclang.interp.items import Item
 from rubriclang.jsonl import read_jsonl
 from rubriclang.llm.backend import LLMBackend
@@ -98,13 +99,15 @@ async def llm_calls(
     # No cache: its answers would hide calls, and its notes would change them.
     backend = LLMBackend(client, None, sampling, parse_retries=0, use_logprobs=use_logprobs)
     criteria = [c for c in graph.criteria if backend.handles(c.procedure)]
+    per = {c.name: per_element(c) for c in criteria if c.each is not None}
     calls: list[BatchCall] = []
     for item in items:
         for crit in criteria:
             seen: set[str] = set()  # an `llm.compare` call serves both candidates
             for cid in item.candidate_ids:
                 before = len(client.requests)
-                await backend.judge(JudgmentRequest(item, cid, crit))
+                for judged in _requests(item, cid, crit, per):
+                    await backend.judge(judged)
                 for request in client.requests[before:]:
                     body = request.body(model)
                     if body_hash(body) in seen:
@@ -112,6 +115,14 @@ async def llm_calls(
                     seen.add(body_hash(body))
                     calls.append(BatchCall(custom_id(item.id, cid, crit.name, body), item.id, cid, crit.name, request))
     return calls
+
+
+def _requests(item: Item, cid: str, crit: Criterion, per: dict[str, Criterion]) -> list[JudgmentRequest]:
+    """The requests a run makes of `crit` for one candidate: one, or one per
+    element for a criterion judged per element (`each`)."""
+    if crit.each is None:
+        return [JudgmentRequest(item, cid, crit)]
+    return [request for _, request in element_requests(item, cid, per[crit.name])]
 
 
 def profiled_criteria(graph: CheckedGraph) -> list[tuple[str, str]]:

@@ -255,3 +255,34 @@ def test_the_audit_localizes_a_moved_per_element_criterion_over_repeats(tmp_path
     moved = loc.compare(base, loc.summaries([trace([True, False], False)]))["moved"]
     assert [m["node"] for m in moved] == ["args_ok", "all_ok"]
     assert moved[0]["perturbed"] == [True, False]
+
+
+def _result(request: dict, n: int) -> dict:
+    answer = json.dumps({"answer": "Tower is in Paris" in json.dumps(request["body"])})
+    choice = {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}
+    body = {"id": f"c{n}", "object": "chat.completion", "model": request["body"]["model"], "choices": [choice]}
+    return {"id": f"b{n}", "custom_id": request["custom_id"], "response": {"status_code": 200, "body": body}}
+
+
+def test_batch_export_asks_once_per_element_and_import_judges_from_those_answers(tmp_path):
+    graph = tmp_path / "grounded.rbg"
+    graph.write_text(GROUNDED, encoding="utf-8")
+    items = tmp_path / "items.jsonl"
+    row = {"id": "q1", "input": "Where is the Eiffel Tower?", "response": "In Paris.", "documents": DOCS}
+    items.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    requests_file = tmp_path / "requests.jsonl"
+    r = rbg("batch", "export", graph, items, "-o", requests_file, "--model", "judge")
+    assert r.exit_code == 0, r.output
+    requests = [json.loads(line) for line in requests_file.read_text("utf-8").splitlines()]
+    assert len(requests) == len(DOCS)
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(_result(q, n)) + "\n" for n, q in enumerate(requests)), encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    r = rbg(
+        "batch", "import", graph, items, results, "--out", out, "--model", "judge",
+        "--base-url", "http://127.0.0.1:1/v1", "--cache", tmp_path / "calls.sqlite", "--format", "json",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["further_calls"] == 0
+    (rec,) = _records(out)
+    assert rec["criteria"]["supported_by"]["response"]["value"] == [False, True, False]
