@@ -6,9 +6,10 @@ test here and a reason that the report prints for a skipped operator.
 
 from __future__ import annotations
 
-from rubriclang.audit.judge import JudgeInfo
+from rubriclang.audit.judge import JudgeInfo, reads
 from rubriclang.audit.perturbations import Perturbation
-from rubriclang.checker.graph import PairwiseReadout
+from rubriclang.checker.graph import CheckedGraph, PairwiseReadout
+from rubriclang.items.shape import FieldSpec
 
 _FIELD_WORDS = {"input": "the task input", "response": "the response", "order": "the candidates' order"}
 
@@ -94,7 +95,36 @@ def conditions(op: Perturbation) -> list[str]:
     out = [_NEEDS_WORDS[cond] for cond in op.needs]
     if op.changes:
         out.append("a criterion reads " + " or ".join(_FIELD_WORDS[f] for f in op.changes))
+        out.append("that field is declared text, or not declared")
+    if op.acts_on:
+        out.append("a criterion reads a declared " + " or ".join(f"`{k}`" for k in op.acts_on) + " field")
     return out + [_UNLESS_WORDS[cond] for cond in op.unless]
+
+
+def target_fields(op: Perturbation, graph: CheckedGraph) -> tuple[FieldSpec, ...]:
+    """The declared fields of `graph` that an operator on structured fields
+    may perturb: of a kind it acts on, read by some criterion (a rule that
+    names it, a prompt that shows it), in declaration order."""
+    shape = graph.item_shape
+    if shape is None or not op.acts_on:
+        return ()
+    read = set().union(*(reads(c) | {f.name for f in c.item_fields} for c in graph.criteria))
+    return tuple(f for f in shape.fields if f.kind in op.acts_on and f.name in read)
+
+
+def _structured_text(op: Perturbation, judge: JudgeInfo) -> str | None:
+    """Why a text operator cannot perturb a field declared structured."""
+    for g in judge.by_id.values():
+        shape = g.item_shape
+        for name in op.changes:
+            spec = shape.get(name) if shape is not None and name in ("input", "response") else None
+            if spec is not None and spec.structured:
+                return (
+                    f"the judge `{g.name}` declares `{name}: {spec.type_text}`: this operator rewrites text, and "
+                    "would change the field's rendering, not its value, which rules read; the operators on "
+                    "structured fields (`rbg audit catalog`) perturb it"
+                )
+    return None
 
 
 def why_skipped(op: Perturbation, judge: JudgeInfo) -> str | None:
@@ -103,6 +133,15 @@ def why_skipped(op: Perturbation, judge: JudgeInfo) -> str | None:
         reason = _needs(cond, judge)
         if reason:
             return reason
+    if op.acts_on and not any(target_fields(op, g) for g in judge.by_id.values()):
+        kinds = " or ".join(f"`{k}`" for k in op.acts_on)
+        return (
+            f"no criterion of this judge reads a declared {kinds} field (`item {{ ... }}`), so this operator "
+            "has nothing to perturb that could move its verdict"
+        )
+    reason = _structured_text(op, judge)
+    if reason:
+        return reason
     fields = op.changes
     if fields and not set(fields) & judge.reads:
         words = " or ".join(_FIELD_WORDS[f] for f in fields)

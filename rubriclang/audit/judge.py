@@ -174,14 +174,6 @@ def _kind(info: JudgeInfo) -> str:
 
 def _one(graph: CheckedGraph, mode: str, positive: bool) -> JudgeInfo:
     """One graph's judge info (its type, from its readout of `mode`)."""
-    shape = graph.item_shape
-    if shape is not None and any(f.structured for f in (shape.get("input"), shape.response) if f is not None):
-        # The operators perturb text; a structured input or response reaches the prompt as declared, unperturbed.
-        raise JudgeError(
-            f"the judge `{graph.name}` ({graph.path}) declares a structured input or response (`item {{ ... }}`): the "
-            "audit's operators perturb text and would not reach it, so its figures would measure nothing; audit a "
-            "judge whose input and response are text"
-        )
     if mode not in graph.readouts:
         have = ", ".join(graph.readouts) or "none"
         raise JudgeError(

@@ -45,6 +45,9 @@ class Perturbation:
     instruction: str | None = None  # llm: what the generator is told
     options: dict[str, Any] = attrs.field(factory=dict)
     custom: bool = False
+    # The kinds of declared item field it perturbs (documents, conversation,
+    # json); empty for the operators on text and on the judge.
+    acts_on: tuple[str, ...] = ()
 
     @property
     def judge_side(self) -> bool:
@@ -65,11 +68,16 @@ class Perturbation:
     def to_json(self) -> dict:
         d = attrs.asdict(self)
         d["changes"], d["needs"], d["unless"] = list(self.changes), list(self.needs), list(self.unless)
+        # Only where set, so that suites sealed before it existed keep their hash.
+        d["acts_on"] = list(self.acts_on)
+        if not self.acts_on:
+            del d["acts_on"]
         return d
 
     @classmethod
     def from_json(cls, d: dict) -> Perturbation:
-        return cls(**{**d, "changes": tuple(d["changes"]), "needs": tuple(d["needs"]), "unless": tuple(d["unless"])})
+        lists = ("changes", "needs", "unless", "acts_on")
+        return cls(**{**d, **{k: tuple(d[k]) for k in lists if k in d}})
 
 
 def _clean(text: str | None) -> str | None:
@@ -92,6 +100,7 @@ def _perturbation(name: str, d: dict) -> Perturbation:
         target=d.get("target"),
         instruction=_clean(d.get("instruction")),
         options=dict(d.get("options", {})),
+        acts_on=tuple(d.get("acts_on", ())),
     )
 
 

@@ -360,6 +360,7 @@ class Reporter:
                 "operator": r.op.name,
                 "outcome": r.outcome,
                 "result": r.summary.to_json(),
+                **_elements(r.variant),
             }
         for it in self.d.items:
             base = self.base[it.id]
@@ -402,6 +403,7 @@ class Reporter:
             "baseline_stability": self.stability[v.item],
             "result": r.summary.to_json(),
             "localization": r.localization,
+            **_elements(v),
         }
 
     def baselines(self) -> dict:
@@ -669,6 +671,25 @@ def _figure_lines(report: dict, max_flips: int) -> list[str]:
     return lines
 
 
+def _elements(v: Variant) -> dict:
+    """The structured elements a variant changed (a document, a turn, a
+    tool call), where it has any: what its flip is localised to."""
+    elements = v.detail.get("elements")
+    return {"elements": elements} if elements else {}
+
+
+def element_words(elements: list[dict]) -> str:
+    """The elements a variant changed, in words: `documents: document 3`."""
+    out = []
+    for e in elements:
+        what = "order" if e["kind"] == "order" else f"{e['kind'].replace('_', ' ')} {e['key']}"
+        if e.get("argument"):
+            what += f" argument `{e['argument']}`"
+        where = f"{e['field']}" + (f" of {e['candidate']}" if e.get("candidate") not in (None, "response") else "")
+        out.append(f"{where}: {what}")
+    return "; ".join(out)
+
+
 def render_text(report: dict, max_flips: int = 10) -> str:
     """A few lines for a terminal and `report.txt`, printable."""
     j = report["judge"]
@@ -706,6 +727,8 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         for f in findings[:max_flips]:
             moved = sorted({x["node"] for x in f["localization"]["moved"] if x["kind"] == "criterion"})
             where = f"; moved: {', '.join(moved)}" if moved else ""
+            if f.get("elements"):
+                where += f"; changed {element_words(f['elements'])}"
             if f.get("baseline_stability") == "unstable":
                 where += "; unstable baseline"
             lines.append(f"  {f['variant']}: {_value(f['baseline'])} -> {_value(f['result'])} ({f['outcome']}){where}")

@@ -12,6 +12,7 @@ pointer the report does not hold is dropped and noted (`written_by: llm`).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rubriclang.audit.llmcall import messages
 from rubriclang.catalog import load_catalog
@@ -227,16 +228,26 @@ def resolve(report: dict, path: str) -> bool:
     """Whether the dotted `path` names a figure of the report (a list of
     named objects, such as `operators`, is indexed by their names)."""
     node = report
-    for part in path.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list):
-            node = next((x for x in node if isinstance(x, dict) and x.get("name") == part), None)
-            if node is None:
-                return False
-        else:
+    parts = path.split(".")
+    while parts:
+        # The longest run of parts that names a key: an operator's name may
+        # hold dots (`documents.shuffle`).
+        n = next((n for n in range(len(parts), 0, -1) if _child(node, ".".join(parts[:n])) is not _ABSENT), 0)
+        if not n:
             return False
+        node, parts = _child(node, ".".join(parts[:n])), parts[n:]
     return True
+
+
+_ABSENT = object()
+
+
+def _child(node: Any, key: str) -> Any:
+    if isinstance(node, dict):
+        return node.get(key, _ABSENT)
+    if isinstance(node, list):
+        return next((x for x in node if isinstance(x, dict) and x.get("name") == key), _ABSENT)
+    return _ABSENT
 
 
 def _ids(report: dict) -> set[str]:

@@ -15,16 +15,26 @@ import attrs
 from rubriclang.checker.graph import CheckedGraph, Criterion, PromptSource
 from rubriclang.interp.items import Item
 
-ITEM_FIELDS = ("input", "candidates", "reference")
+# `fields`: new values of declared structured fields (`response`: candidate ->
+# value), beside the new renderings of a structured input or response.
+ITEM_FIELDS = ("input", "candidates", "reference", "fields")
 
 
 def texts(item: Item) -> dict:
-    """The fields an item-side variant may change, for side-by-side display."""
-    return {
-        "input": item.input,
-        "candidates": [[cid, text] for cid, text in item.candidates.items()],
+    """The fields an item-side variant may change, for side-by-side display:
+    the input and the candidates (a structured one as read, not its
+    rendering), the reference, and the declared fields beyond these as read
+    (only for items that have some)."""
+    structured = item.fields.get("response") or {}
+    out = {
+        "input": item.fields.get("input", item.input),
+        "candidates": [[cid, structured.get(cid, text)] for cid, text in item.candidates.items()],
         "reference": item.reference,
     }
+    extra = {k: v for k, v in item.fields.items() if k not in ("input", "response")}
+    if extra:
+        out["fields"] = extra
+    return out
 
 
 def apply_changes(item: Item, changes: dict[str, Any]) -> Item:
@@ -35,6 +45,7 @@ def apply_changes(item: Item, changes: dict[str, Any]) -> Item:
         input=changes.get("input", item.input),
         candidates=dict(changes["candidates"]) if "candidates" in changes else item.candidates,
         reference=changes.get("reference", item.reference),
+        fields={**item.fields, **changes["fields"]} if "fields" in changes else item.fields,
     )
 
 
@@ -64,7 +75,9 @@ class Variant:
     changes: dict[str, Any]  # field -> new value (ITEM_FIELDS)
     patch: str | None
     validation: Validation
-    detail: dict[str, Any] = attrs.field(factory=dict)  # e.g. partial_completion's removed unit
+    # e.g. partial_completion's removed unit; an operator on a structured
+    # field's `element`: the document, turn or tool call it changed.
+    detail: dict[str, Any] = attrs.field(factory=dict)
 
     def apply(self, item: Item) -> Item:
         return apply_changes(item, self.changes)

@@ -15,15 +15,23 @@ from rubriclang.interp.items import item_from_json
 EXPECTED = {
     "judge_prompt": {"instruction_ordering", "reasoning_style", "role_framing", "prompt_paraphrase"},
     "rubric": {"criterion_reorder", "rubric_paraphrase"},
-    "input": {"typo_noise", "input_paraphrase", "distractor_insertion", "context_compression"},
+    "input": {
+        "typo_noise", "input_paraphrase", "distractor_insertion", "context_compression", "documents.shuffle",
+        "documents.insert_irrelevant", "documents.remove_supporting", "conversation.paraphrase_turn",
+    },
     "output": {
         "format_conversion", "tone_shift", "uncertainty_calibration", "verbosity_shift", "unmet_requirement",
         "partial_completion", "format_violation", "unsupported_claim", "factual_inconsistency",
-        "requirement_omission", "over_refusal",
+        "requirement_omission", "over_refusal", "conversation.paraphrase_tool_result", "tool_calls.drop",
+        "tool_calls.corrupt_argument",
     },
     "paired": {"position_swap", "entity_renaming"},
 }  # fmt: skip
-RULES = {"instruction_ordering", "criterion_reorder", "typo_noise", "position_swap", "partial_completion"}
+RULES = {
+    "instruction_ordering", "criterion_reorder", "typo_noise", "position_swap", "partial_completion",
+    "documents.shuffle", "documents.insert_irrelevant", "documents.remove_supporting", "tool_calls.drop",
+    "tool_calls.corrupt_argument",
+}  # fmt: skip
 DIRECTIONAL = {
     "unmet_requirement",
     "partial_completion",
@@ -32,6 +40,9 @@ DIRECTIONAL = {
     "factual_inconsistency",
     "requirement_omission",
     "over_refusal",
+    "documents.remove_supporting",
+    "tool_calls.drop",
+    "tool_calls.corrupt_argument",
 }
 
 

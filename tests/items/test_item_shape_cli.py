@@ -171,13 +171,19 @@ def test_the_python_api_reads_an_item_dict_for_the_rubric_s_shape(judge):
         rubric.evaluate(dict(ITEMS[0], input=[{"role": "robot", "content": "x"}]))
 
 
-def test_the_audit_refuses_a_judge_whose_input_is_structured_before_perturbing_anything(judge, tmp_path):
-    from rubriclang.audit.judge import JudgeError, judge_info
+def test_the_audit_skips_text_operators_on_a_structured_input_and_runs_those_on_its_fields(judge, tmp_path):
+    from rubriclang.audit.applicability import why_skipped
+    from rubriclang.audit.judge import judge_info
+    from rubriclang.audit.perturbations import load_perturbations
 
     graph = check_source(RULES).graph
     items = list(read_items(str(_lines(tmp_path / "items.jsonl", ITEMS)), graph.item_shape))
-    with pytest.raises(JudgeError, match="audit's operators perturb text"):
-        judge_info(graph, items)
+    info = judge_info(graph, items)
+    typos = load_perturbations()["typo_noise"].with_options({"fields": ["input", "response"]})
+    assert "declares `input: conversation`" in why_skipped(typos, info)
+    assert "no criterion of this judge reads a declared `documents`" in why_skipped(
+        load_perturbations()["documents.shuffle"], info
+    )
 
 
 def test_a_missing_declared_field_is_refused_and_an_undeclared_one_ignored(judge, tmp_path):

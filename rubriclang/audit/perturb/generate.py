@@ -16,9 +16,10 @@ from typing import Any
 
 import attrs
 
+from rubriclang.audit.applicability import target_fields
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import Asker
-from rubriclang.audit.perturb import deterministic, judge_prompt, llm
+from rubriclang.audit.perturb import deterministic, fields, judge_prompt, llm
 from rubriclang.audit.perturbations import Perturbation
 from rubriclang.audit.planner import describe_judge
 from rubriclang.audit.variants import PROMPT, Patch, Validation, Variant, apply_changes
@@ -169,8 +170,10 @@ class Generation:
         self.validator = validator
         self.sem = asyncio.Semaphore(max(1, concurrency))
         self.out = Generated()
+        self.on_fields: fields.RuleVariants | None = None
 
     async def run(self, ops: list[Perturbation], items: list[Item]) -> Generated:
+        self.on_fields = fields.RuleVariants(items)
         for op in ops:
             self.out.counts.setdefault(op.name, collections.Counter())
         units = []
@@ -188,7 +191,9 @@ class Generation:
     async def _item_side(self, op: Perturbation, item: Item) -> None:
         vid = f"{item.id}/{op.name}"
         detail: dict = {}
-        if op.generator == "rule":
+        if op.acts_on:
+            changes, v, detail = await self._on_fields(op, item)
+        elif op.generator == "rule":
             changes, v, detail = deterministic_item_variant(op, item, self.seed)
         else:
             async with self.sem:
@@ -196,6 +201,37 @@ class Generation:
         self.out.record(op.name, vid, v, item=item.id)
         if v.verdict == "accept":
             self.out.variants.append(Variant(vid, item.id, op.name, changes, None, v, detail))
+
+    async def _on_fields(self, op: Perturbation, item: Item) -> tuple[dict, Validation, dict]:
+        """A variant of the item's declared structured fields (those of the
+        graph that judges it)."""
+        gid = self.judged.get(item.id, self.judge.graph_id)
+        targets = target_fields(op, self.judge.by_id[gid])
+
+        def rng(key: str) -> Random:
+            return rng_for(self.seed, item.id, op.name, key)
+
+        if op.generator == "rule":
+            assert self.on_fields is not None  # set by run()
+            return self.on_fields.variant(op, item, targets, rng)
+        site = fields.text_site(op, item, targets, rng)
+        if site is None:
+            what = "an earlier user or assistant turn" if op.target == "turn" else "a tool result"
+            return {}, Validation("structure", "failed", f"no conversation field has {what} with text"), {}
+        if self.generator is None:
+            return {}, Validation("llm", "failed", "no generator backend"), {}
+        spec, cid, index = site
+        original = fields.turn_text(item, spec, cid, index)
+        async with self.sem:
+            new, problem, model = await llm.rewrite_text(
+                self.generator, op, self.described[gid], op.target or "turn", original
+            )
+            if new is None or problem:
+                return {}, Validation("llm", "failed", problem or "the generator produced nothing", model), {}
+            changes, detail, problem = fields.with_text(item, spec, cid, index, new)
+            if problem:
+                return {}, Validation("structure", "reject", problem, model), detail
+            return changes, await self._validate(op, original, new, self.described[gid]), detail
 
     async def _llm_item(self, op: Perturbation, item: Item) -> tuple[dict, Validation]:
         if self.generator is None:
