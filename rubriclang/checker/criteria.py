@@ -104,7 +104,7 @@ def check_criterion(
         proc.hooks.check(CriterionCheck(diags, d, declared, values, failed, prompts))
     each = None
     if d.each is not None:
-        each = _each(d.each, prompts, diags)
+        each = _each(d.each, "side_by_side" in proc.hooks.traits, prompts, diags)
         if each is None:
             return CheckedCriterion(None, checked)
         declared = attrs.evolve(declared, many=True)
@@ -112,9 +112,12 @@ def check_criterion(
     return CheckedCriterion(criterion, checked)
 
 
-def _each(each: ast.Each, prompts: PromptChecker, diags: list[Diagnostic]) -> tuple[str, str] | None:
+def _each(
+    each: ast.Each, side_by_side: bool, prompts: PromptChecker, diags: list[Diagnostic]
+) -> tuple[str, str] | None:
     """(element, field) of `each ELEMENT in FIELD`, when the item's shape
-    declares the field as a list of such elements; else reported, None."""
+    declares the field as a list of such elements (and the procedure does
+    not show both responses at once, if it is the response); else reported, None."""
     from rubriclang.items.elements import ELEMENTS
 
     element, field = each.element.value, each.field.value
@@ -141,6 +144,16 @@ def _each(each: ast.Each, prompts: PromptChecker, diags: list[Diagnostic]) -> tu
                 f"`{field}` is declared `{spec.type_text}`, which has no `{element}` elements"
                 + (f" (it has: {', '.join(kinds)})" if kinds else ""),
                 ("a criterion is judged per " + ", ".join(fits),),
+            )
+        )
+        return None
+    if side_by_side and field == "response":
+        diags.append(
+            make(
+                "RB603",
+                each.field.span,
+                "a procedure that shows both responses side by side cannot be judged per element of one of them",
+                ("judge it per element of a field both candidates share (e.g. `each document in documents`)",),
             )
         )
         return None
