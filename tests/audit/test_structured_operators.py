@@ -228,3 +228,72 @@ def test_an_audit_of_a_rules_only_tool_call_judge_detects_dropped_and_corrupted_
     (dropped,) = variants[f"{rows[0]['id']}/tool_calls.drop"]["elements"]
     assert dropped["kind"] == "tool_call" and dropped["key"].startswith("call_")
     assert variants[f"{rows[0]['id']}/documents.insert_irrelevant"]["elements"][0]["kind"] == "document"
+
+
+def _tau_suite(tmp_path, operators: str, extra: str = "") -> Path:
+    judge = tmp_path / "calls.rbg"
+    judge.write_text(
+        "rubric calls { version = 1 }\ncontract { scale = bool }\nitem { response: conversation, actions: json }\n"
+        'criterion right: bool = rule.tool_calls_match { expected = "actions" }\nsink right\n'
+        "readout pointwise { output = bool }\n",
+        "utf-8",
+    )
+    rows = []
+    for line in (REPO / "examples" / "tau_bench" / "items.jsonl").read_text("utf-8").splitlines()[:8]:
+        row = json.loads(line)
+        if row["actions"]:
+            rows.append({"id": row["id"], "response": _as_trajectory(row["actions"]), "actions": row["actions"]})
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'judge = "{judge}"\nitems = "{items}"\nrepeats = 1\noperators = {operators}\n{extra}', "utf-8")
+    return suite
+
+
+def test_llm_paraphrases_change_one_turn_or_tool_result_are_validated_and_localised(rbg, scripted, tmp_path):
+    from .helpers import user_text
+
+    def answer(role, body):
+        text = user_text(body)
+        if role == "validator":
+            return json.dumps({"reason": "scripted", "verdict": "accept"})
+        for tag in ("turn", "tool_result"):
+            if f"<{tag}>" in text:
+                original = text.split(f"<{tag}>\n", 1)[1].split(f"\n</{tag}>", 1)[0]
+                return json.dumps({tag: "In other words: " + original})
+        raise AssertionError(text)
+
+    server = scripted(answer)
+    tables = f'[generator]\nbase_url = "{server.url}"\nmax_retries = 0\n[validator]\nbase_url = "{server.url}"\n'
+    ops = '["conversation.paraphrase_turn", "conversation.paraphrase_tool_result"]'
+    result = rbg("audit", _tau_suite(tmp_path, ops, tables), "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    rep = json.loads((tmp_path / "out" / "report.json").read_text("utf-8"))
+    counts = {op["name"]: op["variants"] for op in rep["operators"]}
+    n = rep["counts"]["items"]
+    assert all(c["accepted"] == n and c["failed"] == 0 for c in counts.values()), counts
+    assert rep["metrics"]["invariant"]["flipped"] == 0  # the rule reads calls, not their wording
+    sealed = json.loads((tmp_path / "out" / "sealed.json").read_text("utf-8"))
+    for v in sealed["variants"]:
+        (element,) = v["detail"]["elements"]
+        new = v["changes"]["fields"]["response"]["response"]
+        if v["operator"] == "conversation.paraphrase_turn":
+            assert element == {"field": "response", "kind": "turn", "key": "0", "candidate": "response"}
+            assert new[0]["content"] == "In other words: help me"
+        else:
+            assert element["kind"] == "tool_result" and element["key"].startswith("call_")
+            (changed,) = [m for m in new if m.get("content") == "In other words: ok"]
+            assert changed["tool_call_id"] == element["key"]
+
+
+def test_a_finding_names_the_element_it_changed_in_text_and_on_the_page():
+    from rubriclang.audit.html.evidence import localization
+    from rubriclang.audit.report_json import element_words
+
+    elements = [{"field": "response", "kind": "tool_call", "key": "call_1", "candidate": "response", "argument": "n"}]
+    assert element_words(elements) == "response: tool call call_1 argument `n`"
+    assert element_words([{"field": "documents", "kind": "order", "key": None}]) == "documents: order"
+    finding = {"localization": {"moved": [], "absorbed": [], "reached_sink": False}, "outcome": "missed"}
+    page = str(localization({**finding, "elements": elements}))
+    assert "Changed: response: tool call call_1 argument `n`." in page
+    assert "Changed:" not in str(localization(finding))

@@ -12,6 +12,7 @@ from rubriclang.audit.html import fmt, structure
 from rubriclang.audit.html.markup import Markup, anchor, el, link
 from rubriclang.audit.html.textdiff import sides
 from rubriclang.audit.html.verdicts import Judge
+from rubriclang.audit.report_json import element_words
 
 # --- what changed ----------------------------------------------------------------
 
@@ -260,6 +261,9 @@ def localization(finding: dict) -> Markup:
             "The move reached the sink." if loc["reached_sink"] else "The sink's summary did not move.",
         )
     )
+    if finding.get("elements"):
+        # An operator on structured fields: the element it changed, beside the criteria that moved.
+        body.insert(0, el("p", {"class": "elements"}, "Changed: ", element_words(finding["elements"]), "."))
     return el("div", {"class": "localization"}, body)
 
 
