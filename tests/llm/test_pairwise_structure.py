@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.audit.perturb.deterministic import position_swap
-from rubriclang.audit.variants import apply_changes, texts
+from rubriclang.audit.variants import apply_changes
 from rubriclang.checker import check_source
 from rubriclang.cli.main import cli
 from rubriclang.interp.items import item_from_json
@@ -224,7 +224,8 @@ def test_the_position_swap_shows_the_runs_swapped_with_their_structure_kept(tmp_
     graph = check_source(path.read_text(encoding="utf-8"), str(path)).graph
     criterion = graph.criteria[0]
     item = item_from_json(PAIRS[0], "items.jsonl:1", 1, graph.item_shape)
-    swapped = apply_changes(item, {"candidates": position_swap(texts(item)["candidates"])})
+    # As the audit's position_swap does: the candidates' texts in the other order, ids kept.
+    swapped = apply_changes(item, {"candidates": position_swap([list(c) for c in item.candidates.items()])})
     assert swapped.candidate_ids == ("run_b", "run_a") and swapped.fields == item.fields
     before = render_prompt(criterion, item, item.candidate_ids).request.messages[-1]["content"]
     after = render_prompt(criterion, swapped, swapped.candidate_ids).request.messages[-1]["content"]
