@@ -45,15 +45,15 @@ def changes_for(item: Item, spec: FieldSpec, new: dict[str | None, Any]) -> dict
     response), and the new rendering of a structured input or response."""
     if spec.name == "response":
         values = {**item.fields["response"], **new}
-        changes = {"fields": {"response": values}}
+        changes: dict[str, Any] = {"fields": {"response": values}}
         if spec.structured:
             changes["candidates"] = [[cid, render(spec, values[cid])] for cid in item.candidate_ids]
         return changes
     value = new[None]
-    changes = {"fields": {spec.name: value}}
+    out: dict[str, Any] = {"fields": {spec.name: value}}
     if spec.name == "input" and spec.structured:
-        changes["input"] = render(spec, value)
-    return changes
+        out["input"] = render(spec, value)
+    return out
 
 
 def path_of(spec: FieldSpec, item: Item, cid: str | None) -> str:
