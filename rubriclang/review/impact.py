@@ -12,6 +12,7 @@ by its own item's graph (or the folder's fallback policy).
 from __future__ import annotations
 
 import collections
+from typing import Any
 
 import attrs
 
@@ -29,6 +30,9 @@ class ItemImpact:
     item: str
     old: str
     new: str
+    # Each per-element criterion's element judgments behind both decisions
+    # (criterion -> candidate -> [{"key", "value"}]), as the trace holds them.
+    elements: dict[str, dict[str, list[dict[str, Any]]]] = attrs.field(factory=dict)
 
     @property
     def transition(self) -> str:
@@ -103,9 +107,20 @@ def verdict_impact(old, new, traces_path: str, items: ItemsNow | None = None) ->
             decisions.append(((d.status, d.decision), describe(d)))
         (a, a_text), (b, b_text) = decisions
         if a != b:
-            differences.append(ItemImpact(rec["item"], a_text, b_text))
+            differences.append(ItemImpact(rec["item"], a_text, b_text, _elements(rec)))
     reasons = _reasons(unfit["unjudged"], unfit["redefined"], unfit["mode"]) + _uncompiled_reasons(uncompiled)
     return Impact(traces_path, n, () if reasons else tuple(differences), reasons)
+
+
+def _elements(rec: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The record's element judgments, by criterion and candidate (only criteria judged per element)."""
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for name, per in rec["criteria"].items():
+        for cid, j in per.items():
+            if "elements" in j:
+                keyed = [{"key": e["key"], "value": e["value"]} for e in j["elements"]]
+                out.setdefault(name, {})[cid] = keyed
+    return out
 
 
 def _ids_by_hash(*sides) -> dict[str, str]:

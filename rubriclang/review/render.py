@@ -26,7 +26,7 @@ from rubriclang.interp.trace import graph_hash
 from rubriclang.review import mermaid
 from rubriclang.review.canonical import Name, Path
 from rubriclang.review.diff import ADD, CHANGE, MISSING, REMOVE, Change, FieldChange, GraphDiff
-from rubriclang.review.impact import Impact
+from rubriclang.review.impact import Impact, ItemImpact
 from rubriclang.review.view import view
 from rubriclang.review.words import DELETE, EQUAL
 from rubriclang.safetext import one_line, printable
@@ -295,8 +295,15 @@ def _impact_json(impact: Impact) -> dict:
         "items": impact.items,
         "changed": len(impact.differences),
         "transitions": dict(impact.transitions()),
-        "differences": [{"item": d.item, "old": d.old, "new": d.new} for d in impact.differences],
+        "differences": [_difference_json(d) for d in impact.differences],
     }
+
+
+def _difference_json(d: ItemImpact) -> dict:
+    out: dict = {"item": d.item, "old": d.old, "new": d.new}
+    if d.elements:  # only items judged per element: other outputs are as they were
+        out["elements"] = d.elements
+    return out
 
 
 # -- markdown -----------------------------------------------------------------------

@@ -286,3 +286,22 @@ def test_batch_export_asks_once_per_element_and_import_judges_from_those_answers
     assert json.loads(r.output)["further_calls"] == 0
     (rec,) = _records(out)
     assert rec["criteria"]["supported_by"]["response"]["value"] == [False, True, False]
+
+
+def test_diffs_verdict_impact_shows_the_element_judgments_behind_each_changed_decision(tmp_path):
+    old = _graph(tmp_path, schema='{ type: "object", required: ["reservation_id"] }')
+    new = tmp_path / "new.rbg"
+    new.write_text(old.read_text("utf-8").replace("reduce.all(", "reduce.any("), encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    assert rbg("run", old, TAU_BENCH, "--out", out).exit_code == 0
+    r = rbg("diff", old, new, "--traces", out, "--format", "json")
+    changed = json.loads(r.output)["impact"]["differences"]
+    assert changed, r.output
+    recorded = {rec["item"]: rec for rec in _records(out)}
+    for d in changed:
+        judged = recorded[d["item"]]["criteria"]["args_ok"]["response"]
+        assert d["elements"] == {
+            "args_ok": {"response": [{"key": e["key"], "value": e["value"]} for e in judged["elements"]]}
+        }
+        assert d["old"] == "false" and d["new"] == "true"
+        assert True in judged["value"] and False in judged["value"]
