@@ -9,7 +9,7 @@ import json
 from rubriclang.audit.html.evidence import changes
 from rubriclang.audit.html.structure import kind_of
 
-from .dom import Dom, tree
+from .dom import Dom, Node, tree
 from .fixture import IMG, SCRIPT
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "lookup" + IMG, "arguments": json.dumps({"q": SCRIPT})}}
@@ -27,6 +27,19 @@ def _ids(document) -> str:
     return next(e.text for e in document.elements() if e.tag == "code")
 
 
+def _outline(ol: Node) -> list[str]:
+    """Each item of a list as shown: a folded run as its summary, a turn as
+    its role and a document as its id (`*`: marked changed)."""
+    out = []
+    for li in (c for c in ol.children if isinstance(c, Node)):
+        if "same" in li.classes:
+            out.append(next(e for e in li.elements() if e.tag == "summary").text)
+        else:
+            name = li.all("role")[0].text if "turn" in li.classes else _ids(li)
+            out.append(name + ("*" if "changed" in li.classes else ""))
+    return out
+
+
 def _finding(original: dict, perturbed: dict) -> dict:
     return {"original": original, "perturbed": perturbed}
 
@@ -40,9 +53,10 @@ def test_a_dropped_tool_call_shows_both_trajectories_with_the_dropped_turn_marke
     )
     pane = tree(html).all("changes")[0].children[0]  # the one changed field
     before, after = (s.all("conversation")[0] for s in pane.all("side"))
-    assert [t.all("role")[0].text for t in before.kids("turn")] == ["user", "assistant", "assistant"]
-    assert [t.classes for t in before.kids("turn")][1] == ["turn", "role-assistant", "changed"]
-    assert not any("changed" in t.classes for t in after.kids("turn"))
+    # The dropped turn is marked; the turns both sides have fold away, still there when opened.
+    assert _outline(before) == ["1 unchanged turn", "assistant*", "1 unchanged turn"]
+    assert _outline(after) == ["2 unchanged turns"]
+    assert [r.text for r in before.all("role")] == ["user", "assistant", "tool", "assistant"]
     call = before.all("call")[0]
     assert json.loads(call.all("json")[0].text) == {"q": SCRIPT}
     assert call.all("result")[0].all("text")[0].text == "found " + SCRIPT
@@ -59,8 +73,8 @@ def test_shuffled_documents_show_by_id_with_nothing_marked_and_unchanged_fields_
     )
     root = tree(html)
     before, after = (s.all("documents")[0] for s in root.all("side"))
-    assert [_ids(d) for d in before.kids("document")] == ["d1", "d2"]
-    assert [_ids(d) for d in after.kids("document")] == ["d2", "d1"]
+    # A reordering folds nothing and marks nothing: the order is what changed.
+    assert _outline(before) == ["d1", "d2"] and _outline(after) == ["d2", "d1"]
     assert not root.all("changed")
     (unchanged,) = root.all("unchanged")
     assert json.loads(unchanged.all("json")[0].text) == {"a": 1}
@@ -106,8 +120,7 @@ def test_the_items_other_declared_fields_show_by_name_changed_or_folded():
     (pane,) = root.all("changes")[0].kids("field")
     assert pane.children[0].text == "docs"
     before, after = (s.all("documents")[0] for s in pane.all("side"))
-    assert [d.classes for d in before.kids("document")] == [["document"], ["document", "changed"]]
-    assert len(after.kids("document")) == 1
+    assert _outline(before) == ["1 unchanged document", "d2*"] and _outline(after) == ["1 unchanged document"]
     summary = next(e for e in root.all("unchanged")[0].elements() if e.tag == "summary")
     assert summary.text == "Unchanged: input, response, tags"
 
@@ -125,7 +138,8 @@ def test_a_whole_report_with_structured_evidence_holds_only_the_reports_own_elem
     page = render_html(report)
     dom = Dom(page)
     assert dom.tags() <= ALLOWED_TAGS and "<script" not in page.lower() and "<img" not in page.lower()
-    assert len(dom.with_class("conversation")) == 2 and len(dom.with_class("documents")) == 2
+    # The original's two folded runs around its dropped turn, the variant's one; two lists of documents.
+    assert len(dom.with_class("same")) == 3 and len(dom.with_class("documents")) == 2
     assert render_html(report) == page  # byte for byte
 
 
@@ -158,10 +172,21 @@ def test_the_audit_preview_shows_structured_variants_by_their_form():
     rows = [[c for c in tr.children if hasattr(c, "tag")] for tr in tree(page).elements() if tr.tag == "tr"]
     assert [r[0].text for r in rows] == ["candidate response", "d"]
     before, after = rows[0][1], rows[0][2]
-    assert [t.classes[-1] for t in before.all("conversation")[0].kids("turn")] == [
-        "role-user",
-        "changed",
-        "role-assistant",
-    ]
+    assert _outline(before.all("conversation")[0]) == ["1 unchanged turn", "assistant*", "1 unchanged turn"]
     assert [e.text for e in after.all("role")] == ["user", "assistant"]
-    assert [d.classes for d in rows[1][1].all("document")] == [["document"], ["document", "changed"]]
+    assert _outline(rows[1][1].all("documents")[0]) == ["1 unchanged document", "d2*"]
+
+
+def test_a_paraphrased_tool_result_shows_its_call_with_the_result_marked():
+    reworded = [dict(m, content="found it: " + SCRIPT) if m["role"] == "tool" else m for m in WITH_CALL]
+    html = changes(
+        _finding(
+            {"input": "task", "candidates": [["response", WITH_CALL]], "reference": None},
+            {"input": "task", "candidates": [["response", reworded]], "reference": None},
+        )
+    )
+    before, after = (s.all("conversation")[0] for s in tree(html).all("side"))
+    # The calling turn is unchanged itself, but its result changed: it stays in view.
+    assert _outline(before) == _outline(after) == ["1 unchanged turn", "assistant", "1 unchanged turn"]
+    assert [r.classes for r in after.all("result")] == [["result", "changed"]]
+    assert after.all("result")[0].all("text")[0].text == "found it: " + SCRIPT

@@ -40,7 +40,9 @@ def kind_of(value: Any) -> str:
 def field(kind: str | None, value: Any, other: Any = None) -> Markup:
     """`value` (valid for `kind`; None: absent; `kind` None: read by
     `kind_of`) as HTML. With `other`, the value it is compared with, each
-    turn or document of `value` that `other` lacks is marked `changed`."""
+    turn, document or entry of `value` that `other` lacks is marked
+    `changed`, and when either side has one the other lacks, the runs of
+    elements both have are folded away (a reordering folds nothing)."""
     if value is None:
         return el("p", {"class": "absent"}, "(absent)")
     kind = kind or kind_of(value)
@@ -54,14 +56,45 @@ def field(kind: str | None, value: Any, other: Any = None) -> Markup:
         )
     others = other if isinstance(other, list) else None
 
-    def mark(x: Any, cls: str) -> str:
-        return cls + (" changed" if others is not None and x not in others else "")
+    def changed(x: Any) -> bool:
+        return others is not None and x not in others
 
+    def mark(x: Any, cls: str) -> str:
+        return cls + (" changed" if changed(x) else "")
+
+    fold = others is not None and (any(map(changed, value)) or any(y not in value for y in others))
     if kind == "list":
-        return el("ol", {"class": "entries"}, [el("li", {"class": mark(v, "entry")}, v or "(empty)") for v in value])
+        shown = [(changed(v), el("li", {"class": mark(v, "entry")}, v or "(empty)")) for v in value]
+        return _listed("entries", shown, fold, "entry", "entries")
     if kind == "documents":
-        return el("ol", {"class": "documents"}, [_document(d, mark(d, "document")) for d in value])
-    return _conversation(value, mark)
+        shown = [(changed(d), _document(d, mark(d, "document"))) for d in value]
+        return _listed("documents", shown, fold, "document", "documents")
+    return _listed("conversation", _conversation(value, changed, mark), fold, "turn", "turns")
+
+
+def _listed(cls: str, shown: list[tuple[bool, Markup]], fold: bool, one: str, many: str) -> Markup:
+    """The list of (changed, element) pairs; with `fold`, each run of
+    unchanged elements as one item that opens to show them."""
+    if not fold:
+        return el("ol", {"class": cls}, [li for _, li in shown])
+    items: list[Markup] = []
+    run: list[Markup] = []
+
+    def close_run() -> None:
+        if run:
+            summary = f"{len(run)} unchanged {one if len(run) == 1 else many}"
+            folded = el("details", None, el("summary", None, summary), el("ol", {"class": cls}, run))
+            items.append(el("li", {"class": "same"}, folded))
+            run.clear()
+
+    for is_changed, li in shown:
+        if is_changed:
+            close_run()
+            items.append(li)
+        else:
+            run.append(li)
+    close_run()
+    return el("ol", {"class": cls}, items)
 
 
 def _document(d: dict, cls: str) -> Markup:
@@ -80,10 +113,10 @@ def _document(d: dict, cls: str) -> Markup:
     )
 
 
-def _conversation(messages: list[dict], mark) -> Markup:
+def _conversation(messages: list[dict], changed, mark) -> list[tuple[bool, Markup]]:
     """Turns in order, numbered from 1 as the trace's element keys will be;
     a tool message that answers a call is shown beside that call, not again
-    on its own."""
+    on its own (and a turn counts as changed when one of its results did)."""
     results: dict[str, list[tuple[int, dict]]] = {}
     for n, m in enumerate(messages, 1):
         if m["role"] == "tool":
@@ -93,8 +126,9 @@ def _conversation(messages: list[dict], mark) -> Markup:
     for n, m in enumerate(messages, 1):
         if m["role"] == "tool" and m["tool_call_id"] in called:
             continue
-        turns.append(_turn(n, m, results, mark))
-    return el("ol", {"class": "conversation"}, turns)
+        answers = [r for c in m.get("tool_calls") or () for _, r in results.get(c["id"], ())]
+        turns.append((changed(m) or any(map(changed, answers)), _turn(n, m, results, mark)))
+    return turns
 
 
 def _turn(n: int, m: dict, results: dict, mark) -> Markup:

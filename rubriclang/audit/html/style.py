@@ -100,6 +100,7 @@ ol.entries { padding-left: 28px; margin: 4px 0; }
 .turn-no { color: var(--muted); font-size: 12px; }
 .call { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; background: var(--soft); padding: 4px 8px; }
 .call > div { min-width: 0; }
+li.same summary { color: var(--muted); font-size: 12.5px; cursor: pointer; margin: 4px 0; }
 pre.text, pre.json { white-space: pre-wrap; overflow-wrap: anywhere; margin: 2px 0; }
 .changed { background: var(--warn); }
 details.unchanged summary { cursor: pointer; color: var(--muted); font-size: 14px; }
