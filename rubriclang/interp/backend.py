@@ -108,6 +108,9 @@ class Judgment(_JudgmentFields):
         common: dict[str, Any] = {
             "backend": first.backend if first else backend,
             "model": first.model if first else None,
+            # The judge that answered (an LLM's), so a resumed run can refuse another one.
+            "profile": first.profile if first else None,
+            "fingerprint": first.fingerprint if first else None,
             "attempts": sum(j.attempts for _, j in elements),
             "elements": elements,
         }

@@ -305,3 +305,24 @@ def test_diffs_verdict_impact_shows_the_element_judgments_behind_each_changed_de
         }
         assert d["old"] == "false" and d["new"] == "true"
         assert True in judged["value"] and False in judged["value"]
+
+
+def test_a_resumed_run_refuses_another_judge_of_a_per_element_criterion(tmp_path):
+    graph = tmp_path / "grounded.rbg"
+    graph.write_text(GROUNDED, encoding="utf-8")
+    items = tmp_path / "items.jsonl"
+    rows = [
+        {"id": f"q{i}", "input": "Where is the Eiffel Tower?", "response": "In Paris.", "documents": DOCS}
+        for i in range(2)
+    ]
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    with FaultServer(answer=_supports_paris) as server:
+        first = rbg("run", graph, items, "--out", out, "--base-url", server.url, "--no-cache")
+        assert first.exit_code == 0, first.output
+        (rec, _) = _records(out)
+        assert rec["criteria"]["supported_by"]["response"]["fingerprint"]
+        out.write_text(out.read_text("utf-8").splitlines(keepends=True)[0], encoding="utf-8")
+        other = rbg("run", graph, items, "--out", out, "--base-url", server.url, "--no-cache", "--model", "other")
+    assert other.exit_code == 2, other.output
+    assert len(_records(out)) == 1
