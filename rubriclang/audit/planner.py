@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from rubriclang.audit.applicability import why_skipped
+from rubriclang.audit.applicability import target_fields, why_skipped
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.llmcall import messages
 from rubriclang.audit.perturbations import Perturbation, load_perturbations
@@ -78,6 +78,13 @@ def describe_items(items: list[Item]) -> str:
     return "\n\n".join(out)
 
 
+def acts_on(op: Perturbation, judge: JudgeInfo) -> str:
+    """For an operator on structured fields, the declared fields it would
+    perturb (why it applies), as a sentence; else nothing."""
+    names = dict.fromkeys(f"`{f.name}`" for g in judge.by_id.values() for f in target_fields(op, g))
+    return f" It would perturb the declared field(s) {', '.join(names)}, which a criterion reads." if names else ""
+
+
 def candidates(judge: JudgeInfo) -> tuple[dict[str, Perturbation], list[tuple[str, str]]]:
     """(applicable operators by name, [(name, why skipped)])."""
     ok, skipped = {}, []
@@ -96,7 +103,9 @@ async def plan(
     """(chosen operators with their rationale, proposals dropped with why,
     inapplicable operators with why); raises PlanError."""
     ok, skipped = candidates(judge)
-    catalog = "\n".join(f"{name} ({op.surface}, {op.relation}): {op.summary}" for name, op in ok.items())
+    catalog = "\n".join(
+        f"{name} ({op.surface}, {op.relation}): {op.summary}{acts_on(op, judge)}" for name, op in ok.items()
+    )
     values = {"judge": describe_judge(judge), "items": describe_items(items), "catalog": catalog}
     answer = await asker.ask(messages("plan.v1", values), _PROPOSAL, "plan")
     if answer.status != "ok":

@@ -297,3 +297,22 @@ def test_a_finding_names_the_element_it_changed_in_text_and_on_the_page():
     page = str(localization({**finding, "elements": elements}))
     assert "Changed: response: tool call call_1 argument `n`." in page
     assert "Changed:" not in str(localization(finding))
+
+
+def test_a_call_dropped_from_a_json_array_is_that_call_alone():
+    calls = [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1}}, {"name": "c", "arguments": {}}]
+    assert st.call_sites("json", calls) == [(0,), (1,), (2,)]
+    new = st.drop_json_call(calls, (1,))
+    assert [c["name"] for c in new] == ["a", "c"] and st.check_dropped_json(calls, new, 1) is None
+    assert st.check_dropped_json(calls, calls[1:], 1) is not None
+    assert st.check_dropped_json(calls, calls, 1) is not None
+
+
+def test_the_planner_is_told_which_declared_field_an_operator_would_perturb():
+    from rubriclang.audit.planner import acts_on
+
+    g, items = items_of("begin", 2)
+    judge = judge_info(g, items)
+    ops = load_perturbations()
+    assert "`documents`" in acts_on(ops["documents.shuffle"], judge)
+    assert acts_on(ops["typo_noise"], judge) == ""

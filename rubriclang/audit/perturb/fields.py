@@ -176,7 +176,7 @@ class RuleVariants:
             problem = st.check_dropped(value, new, key)
         else:
             new = st.drop_json_call(value, site)
-            problem = None if new == value[: site[0]] + value[site[0] + 1 :] else "more than one call changed"
+            problem = st.check_dropped_json(value, new, site[0])
         return new, st.element(spec.name, "tool_call", key), problem
 
     def _corrupt(self, item: Item, spec: FieldSpec, value: Any, rng: Random):

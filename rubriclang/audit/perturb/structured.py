@@ -245,7 +245,18 @@ def check_dropped(original: list[dict], variant: list[dict], dropped: str) -> st
 
 
 def drop_json_call(calls: list[Any], site: tuple[int]) -> list[Any]:
+    """A JSON array of calls without the one at `site`."""
     return calls[: site[0]] + calls[site[0] + 1 :]
+
+
+def check_dropped_json(original: list[Any], variant: list[Any], index: int) -> str | None:
+    """None when `variant` is `original` with only its element `index` gone."""
+    if len(variant) != len(original) - 1:
+        return "the variant does not have exactly one call fewer"
+    first = next((i for i, (a, b) in enumerate(zip(original, variant)) if _canonical(a) != _canonical(b)), len(variant))
+    if first != index or [_canonical(c) for c in original[first + 1 :]] != [_canonical(c) for c in variant[first:]]:
+        return f"the variant is not the original without call {index}"
+    return None
 
 
 def corrupt_argument(kind: str, value: Any, site: tuple, rng: Random) -> tuple[Any, str] | None:
