@@ -316,3 +316,22 @@ def test_the_planner_is_told_which_declared_field_an_operator_would_perturb():
     ops = load_perturbations()
     assert "`documents`" in acts_on(ops["documents.shuffle"], judge)
     assert acts_on(ops["typo_noise"], judge) == ""
+
+
+@pytest.mark.parametrize(
+    ("example", "judge", "detected"),
+    [("bfcl", "rubric.rbg", {"corrupt_argument": (60, 60), "drop": (60, 60)}),
+     ("tau_bench", "rules.rbg", {"corrupt_argument": (5, 10), "drop": (4, 10)})],
+)  # fmt: skip
+def test_the_figures_docs_audit_md_gives_for_the_examples_rules_only_judges(rbg, tmp_path, example, judge, detected):
+    folder = REPO / "examples" / example
+    suite = tmp_path / "suite.toml"
+    ops = '["tool_calls.corrupt_argument", "tool_calls.drop"]'
+    suite.write_text(
+        f'judge = "{folder / judge}"\nitems = "{folder / "items.jsonl"}"\nrepeats = 1\noperators = {ops}\n', "utf-8"
+    )
+    assert rbg("audit", suite, "--out", tmp_path / "out").exit_code == 0
+    rep = json.loads((tmp_path / "out" / "report.json").read_text("utf-8"))
+    for name, (count, total) in detected.items():
+        rate = rep["by_operator"][f"tool_calls.{name}"]["directional"]["detection_rate"]
+        assert (rate["count"], rate["total"]) == (count, total)
