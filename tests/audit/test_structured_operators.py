@@ -335,3 +335,11 @@ def test_the_figures_docs_audit_md_gives_for_the_examples_rules_only_judges(rbg,
     for name, (count, total) in detected.items():
         rate = rep["by_operator"][f"tool_calls.{name}"]["directional"]["detection_rate"]
         assert (rate["count"], rate["total"]) == (count, total)
+
+
+def test_a_rewritten_json_tool_result_must_return_the_same_values():
+    original = '{"flight": "HAT136", "seats": 3}'
+    assert st.check_same_values(original, '{ "seats": 3,  "flight": "HAT136" }') is None
+    assert "values changed" in st.check_same_values(original, '{"flight": "HAT137", "seats": 3}')
+    assert "is not" in st.check_same_values(original, "Flight HAT136 has 3 seats.")
+    assert st.check_same_values("Booked.", "The booking is done.") is None

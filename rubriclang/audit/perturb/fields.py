@@ -223,8 +223,10 @@ def with_text(item: Item, spec: FieldSpec, cid: str | None, index: int, text: st
     changed, and the variant fits the declared shape."""
     value = value_of(item, spec, cid)
     new = st.with_content(value, index, text)
-    problem = st.check_one_content(value, new, index) or fits(spec, item, cid, new)
     message = value[index]
+    problem = st.check_one_content(value, new, index) or fits(spec, item, cid, new)
+    if message["role"] == "tool":
+        problem = problem or st.check_same_values(st.content_text(message), text)
     kind, key = ("tool_result", message["tool_call_id"]) if message["role"] == "tool" else ("turn", index)
     element = st.element(spec.name, kind, key)
     detail = {"elements": [element if cid is None else {**element, "candidate": cid}]}

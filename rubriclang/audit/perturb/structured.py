@@ -158,6 +158,21 @@ def check_one_content(original: list[dict], variant: list[dict], index: int) -> 
     return None
 
 
+def check_same_values(original: str, rewrite: str) -> str | None:
+    """For a tool result that is a JSON object or array: None when the
+    rewrite is the same JSON (other key order or spacing), else why not.
+    Other results are left to the validator."""
+    before = _arguments(original)
+    if not isinstance(before, (dict, list)):
+        return None
+    after = _arguments(rewrite)
+    if after is None:
+        return "the tool result was JSON and the rewrite is not"
+    if _canonical(after) != _canonical(before):
+        return "the tool result's JSON values changed"
+    return None
+
+
 # --- tool calls -------------------------------------------------------------------
 
 
