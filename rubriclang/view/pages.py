@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from rubriclang.audit.html import render_html, structure
-from rubriclang.audit.html.markup import Markup
+from rubriclang.audit.html.markup import Markup, el, join
 from rubriclang.audit.notes import read_notes
 from rubriclang.catalog import load_catalog
 from rubriclang.interp.items import Item
@@ -170,7 +170,7 @@ class Site:
             src=src,
             rec=rec,
             item=item,
-            fields=_fields(item, shape_of(graph)) if item is not None else None,
+            fields=_fields(item, shape_of(graph), _element_judgments(rec, graph)) if item is not None else None,
             svg=svg,
             criteria=criteria,
             pretty=_pretty,
@@ -330,27 +330,68 @@ def _quick_filters(q: Query) -> list[tuple[str, dict[str, str]]]:
     ]
 
 
-def _fields(item: Item, shape: ItemShape | None) -> dict[str, list[tuple[str, Markup]]]:
+def _fields(item: Item, shape: ItemShape | None, judged: dict) -> dict[str, list[tuple[str, Markup]]]:
     """The item's fields as HTML by their declared kinds (`structure.field`):
     `sides`, the input and each candidate side by side, and `more`, the
-    reference and every other declared field. The criteria's values stay
-    in their own section below, one per candidate."""
+    reference and every other declared field; each element with the
+    judgments of the criteria judged per element (`judged`) beside it. The
+    criteria's values stay in their own section below, one per candidate."""
 
     def kind(name: str) -> str:
         spec = shape.get(name) if shape is not None else None
         return spec.kind if spec is not None else "text"
 
+    def beside(name: str, candidate: str | None = None) -> structure.Beside:
+        """Beside each element of the field `name`: its judgments, for
+        `candidate` alone when the field is that candidate's response."""
+        at = judged.get(name, {})
+        pairwise = item.mode == "pairwise" and candidate is None
+
+        def badges(element: str, key: Any) -> Markup | None:
+            found = [(c, cid, j) for c, cid, j in at.get((element, key), ()) if candidate in (None, cid)]
+            return join(_judged(c, cid if pairwise else None, j) for c, cid, j in found) if found else None
+
+        return badges
+
     # A structured input or response is kept as read in `fields` (its text is its rendering).
     given = item.fields.get("input") if kind("input") != "text" else item.input
-    sides = [("Input", structure.field(kind("input"), given))]
+    sides = [("Input", structure.field(kind("input"), given, beside=beside("input")))]
     responses = item.fields.get("response")
     for cid, text in item.candidates.items():
         title = "Response" if item.mode == "pointwise" else f"Candidate {cid}"
-        sides.append((title, structure.field(kind("response"), responses[cid] if responses else text)))
+        shown_value = responses[cid] if responses else text
+        sides.append((title, structure.field(kind("response"), shown_value, beside=beside("response", cid))))
     more = [("Reference", structure.field("text", item.reference))] if item.reference is not None else []
     for spec in shape.extra if shape else ():
-        more.append((spec.name, structure.field(spec.kind, item.fields.get(spec.name))))
+        more.append((spec.name, structure.field(spec.kind, item.fields.get(spec.name), beside=beside(spec.name))))
     return {"sides": sides, "more": more}
+
+
+def _element_judgments(rec: dict, graph) -> dict[str, dict[tuple[str, Any], list[tuple[str, str, dict]]]]:
+    """Per field, (element, key) -> (criterion, candidate, the element's
+    judgment in the trace) of each criterion judged per element of it."""
+    out: dict[str, dict[tuple[str, Any], list[tuple[str, str, dict]]]] = {}
+    for c in graph.criteria if graph is not None else ():
+        if c.each is None:
+            continue
+        element, name = c.each
+        for cid, j in rec["criteria"].get(c.name, {}).items():
+            for e in j.get("elements") or ():
+                out.setdefault(name, {}).setdefault((element, e["key"]), []).append((c.name, cid, e))
+    return out
+
+
+def _judged(criterion: str, candidate: str | None, j: dict) -> Markup:
+    """One element's judgment, as a badge: the criterion, its value or error."""
+    error = j.get("error")
+    return el(
+        "span",
+        {"class": "judged error" if error else "judged"},
+        el("code", None, criterion),
+        f" ({candidate})" if candidate else None,
+        ": ",
+        f"error: {error}" if error else shown(j.get("value")),
+    )
 
 
 def _pretty(value: Any) -> str:

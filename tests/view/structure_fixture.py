@@ -28,8 +28,10 @@ contract { scale = bool }
 
 criterion few_calls: bool = rule.count { of = tool_calls, max = 3 }
 criterion answers: bool = rule.count { role = assistant, min = 1 }
+criterion args_ok: bool = rule.json_valid each tool_call in response { arguments = true }
+criterion one_call: bool = rule.count each assistant_turn in response { of = tool_calls, max = 1 }
 
-node ok = reduce.all(inputs: [few_calls, answers])
+node ok = reduce.all(inputs: [few_calls, answers, args_ok, one_call])
 sink ok
 
 readout pointwise { output = bool }

@@ -53,10 +53,10 @@ def test_a_conversation_shows_each_turn_with_its_role(sources):
     sides = _sides(_page(sources, "full"))
     assert list(sides) == ["Input", "Response"]
     assert sides["Input"].classes == ["conversation"]
-    assert _turns(sides["Input"]) == [("system", "turn 1"), ("user", "turn 2")]
+    assert _turns(sides["Input"]) == [("system", "[0]"), ("user", "[1]")]
     assert sides["Input"].kids("turn")[1].all("text")[0].text == "Weather in Paris? " + SCRIPT
-    # The tool message (turn 2) is shown beside its call, not again as a turn of its own.
-    assert _turns(sides["Response"]) == [("assistant", "turn 1"), ("assistant", "turn 3")]
+    # The tool message ([1]) is shown beside its call, not again as a turn of its own.
+    assert _turns(sides["Response"]) == [("assistant", "[0]"), ("assistant", "[2]")]
     # Content given as a list of text parts reads as its text.
     assert sides["Response"].kids("turn")[1].all("text")[0].text == "It will be sunny [d1]."
 
@@ -65,11 +65,12 @@ def test_each_tool_call_shows_its_name_indented_arguments_and_its_result_beside_
     calling = _sides(_page(sources, "full"))["Response"].kids("turn")[0]
     first, second = calling.kids("call")
     request, results = first.kids("request")[0], first.kids("results")[0]
-    assert [c.text for c in request.all("head")[0].children if isinstance(c, Node)] == ["weather" + IMG, "call_1"]
+    head = [c.text for c in request.all("head")[0].children if isinstance(c, Node) and "judged" not in c.classes]
+    assert head == ["weather" + IMG, "call_1"]
     assert request.all("json")[0].text == json_text(CALL_ARGS)
     assert json.loads(request.all("json")[0].text) == CALL_ARGS
     (result,) = results.kids("result")
-    assert (result.all("role")[0].text, result.all("turn-no")[0].text.strip()) == ("tool", "turn 2")
+    assert (result.all("role")[0].text, result.all("turn-no")[0].text.strip()) == ("tool", "[1]")
     assert result.all("text")[0].text == "Sunny " + SCRIPT
     # A call with no result says so.
     assert second.kids("results")[0].text == "(no result)"
@@ -86,7 +87,7 @@ def test_documents_json_and_lists_show_by_their_declared_kind(sources):
     ]
     assert docs[0].all("text")[0].text == "Sun all week."
     assert docs[1].all("absent")[0].text == "(empty)"
-    assert [e.text for e in fields["tags"].kids("entry")] == ["travel", IMG]
+    assert [e.text for e in fields["tags"].kids("entry")] == ["[0] travel", "[1] " + IMG]
     assert json.loads(fields["meta"].text) == {"source": SCRIPT, "turns": [1, 2]}
 
 
@@ -174,8 +175,8 @@ def test_a_pairwise_items_two_runs_show_side_by_side_as_conversations(tmp_path):
     sides = _sides(_page(load_sources((str(graph), str(items), str(tmp_path / "trace.jsonl"))), "pair"))
     assert list(sides) == ["Input", "Candidate long", "Candidate short"]
     assert sides["Input"].text == "Weather in Paris?"
-    assert _turns(sides["Candidate long"]) == [("assistant", "turn 1"), ("assistant", "turn 3")]
-    assert _turns(sides["Candidate short"]) == [("user", "turn 1"), ("assistant", "turn 2")]
+    assert _turns(sides["Candidate long"]) == [("assistant", "[0]"), ("assistant", "[2]")]
+    assert _turns(sides["Candidate short"]) == [("user", "[0]"), ("assistant", "[1]")]
     assert sides["Candidate short"].kids("turn")[1].all("absent")[0].text == "(empty)"
 
 
@@ -219,3 +220,28 @@ def test_a_compare_judges_prompt_on_the_item_page_shows_both_runs_in_the_order_a
     assert shown == asked  # the page renders the prompts the judge was sent, byte for byte
     spec = FieldSpec("response", "conversation")
     assert all(render(spec, TRAJECTORY) in text and render(spec, short) in text for text in shown)
+
+
+def _badges(node: Node) -> list[str]:
+    """The per-element judgments in an element's own heading."""
+    return [b.text for b in node.all("head")[0].kids("judged")]
+
+
+def test_each_elements_judgments_stand_beside_it_and_the_criteria_keep_their_values(sources, run):
+    response = _sides(_page(sources, "full"))["Response"]
+    first, last = response.kids("turn")
+    # Per assistant turn (its index): the first calls two tools, one too many.
+    assert _badges(first) == ["one_call: false"] and _badges(last) == ["one_call: true"]
+    # Per tool call (its id), beside the call; the tool's result has none of its own.
+    assert [_badges(c.kids("request")[0]) for c in first.kids("call")] == [["args_ok: true"], ["args_ok: true"]]
+    assert _badges(first.kids("call")[0].kids("results")[0].kids("result")[0]) == []
+    # The same values as the trace's elements, keyed as it keys them.
+    rec = json.loads(run["trace"].read_text(encoding="utf-8").splitlines()[0])
+    elements = rec["criteria"]["one_call"]["response"]["elements"]
+    assert [(e["key"], e["value"]) for e in elements] == [(0, False), (2, True)]
+    # The criteria's section still shows each criterion's value per candidate: the list.
+    values = {
+        c.children[1].text: next(e.text for e in c.elements() if e.tag == "strong")
+        for c in tree(_page(sources, "full")).all("criterion", "section")
+    }
+    assert values["one_call"] == "[false, true]" and values["args_ok"] == "[true, true]"

@@ -9,12 +9,20 @@ absent value says so instead of leaving a blank box. The audit report
 carries no declared kinds, so `kind_of` reads a value's kind from its form,
 with the items validator (`rubriclang.items.validate`) as the judge of
 "is this a conversation / documents".
+
+Elements carry the keys the trace gives a per-element judgment (docs/
+language.md, "Judging per element"): a document's id, a tool call's id, a
+turn's or a text's index from 0, shown as `[i]`; `beside` puts what the
+caller has for an element (the viewer: its judgments) in its heading.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
+
+import attrs
 
 from rubriclang.audit.html.markup import Markup, el
 from rubriclang.items.render import content_text, json_text
@@ -37,12 +45,19 @@ def kind_of(value: Any) -> str:
     return "json"
 
 
-def field(kind: str | None, value: Any, other: Any = None) -> Markup:
+# What a caller shows beside an element: (element kind, key) -> markup or None.
+Beside = Callable[[str, Any], Markup | None]
+
+
+def field(kind: str | None, value: Any, other: Any = None, beside: Beside | None = None) -> Markup:
     """`value` (valid for `kind`; None: absent; `kind` None: read by
     `kind_of`) as HTML. With `other`, the value it is compared with, each
     turn, document or entry of `value` that `other` lacks is marked
     `changed`, and when either side has one the other lacks, the runs of
-    elements both have are folded away (a reordering folds nothing)."""
+    elements both have are folded away (a reordering folds nothing).
+    `beside(element, key)` is shown in the heading of each element
+    (`items.elements.ELEMENTS`' kinds: document, text, turn,
+    assistant_turn, tool_call) it gives something for."""
     if value is None:
         return el("p", {"class": "absent"}, "(absent)")
     kind = kind or kind_of(value)
@@ -54,22 +69,32 @@ def field(kind: str | None, value: Any, other: Any = None) -> Markup:
         return el(
             "p", {"class": "absent"}, {"list": "(no entries)", "documents": "(no documents)"}.get(kind, "(no turns)")
         )
-    others = other if isinstance(other, list) else None
-
-    def changed(x: Any) -> bool:
-        return others is not None and x not in others
-
-    def mark(x: Any, cls: str) -> str:
-        return cls + (" changed" if changed(x) else "")
-
-    fold = others is not None and (any(map(changed, value)) or any(y not in value for y in others))
+    show = _Show(other if isinstance(other, list) else None, beside or (lambda element, key: None))
+    fold = show.others is not None and (any(map(show.changed, value)) or any(y not in value for y in show.others))
     if kind == "list":
-        shown = [(changed(v), el("li", {"class": mark(v, "entry")}, v or "(empty)")) for v in value]
+        shown = [(show.changed(v), _entry(i, v, show)) for i, v in enumerate(value)]
         return _listed("entries", shown, fold, "entry", "entries")
     if kind == "documents":
-        shown = [(changed(d), _document(d, mark(d, "document"))) for d in value]
+        shown = [(show.changed(d), _document(d, show)) for d in value]
         return _listed("documents", shown, fold, "document", "documents")
-    return _listed("conversation", _conversation(value, changed, mark), fold, "turn", "turns")
+    return _listed("conversation", _conversation(value, show), fold, "turn", "turns")
+
+
+@attrs.frozen
+class _Show:
+    """How one value is shown: what it is compared with, and what goes beside each element."""
+
+    others: list | None
+    beside: Beside
+
+    def changed(self, x: Any) -> bool:
+        return self.others is not None and x not in self.others
+
+    def cls(self, x: Any, cls: str) -> str:
+        return cls + (" changed" if self.changed(x) else "")
+
+    def at(self, *elements: tuple[str, Any]) -> list[Markup | None]:
+        return [self.beside(element, key) for element, key in elements]
 
 
 def _listed(cls: str, shown: list[tuple[bool, Markup]], fold: bool, one: str, many: str) -> Markup:
@@ -97,64 +122,76 @@ def _listed(cls: str, shown: list[tuple[bool, Markup]], fold: bool, one: str, ma
     return el("ol", {"class": cls}, items)
 
 
-def _document(d: dict, cls: str) -> Markup:
+def _entry(i: int, text: str, show: _Show) -> Markup:
+    return el(
+        "li",
+        {"class": show.cls(text, "entry")},
+        el("span", {"class": "turn-no"}, f"[{i}] "),
+        text or el("span", {"class": "absent"}, "(empty)"),
+        show.at(("text", i)),
+    )
+
+
+def _document(d: dict, show: _Show) -> Markup:
     title = d.get("title")
     return el(
         "li",
-        {"class": cls},
+        {"class": show.cls(d, "document")},
         el(
             "div",
             {"class": "head"},
             "document ",
             el("code", None, str(d["id"])),
             [" ", el("strong", None, title)] if title else None,
+            show.at(("document", d["id"])),
         ),
         el("pre", {"class": "text"}, d["text"]) if d["text"] else el("p", {"class": "absent"}, "(empty)"),
     )
 
 
-def _conversation(messages: list[dict], changed, mark) -> list[tuple[bool, Markup]]:
-    """Turns in order, numbered from 1 as the trace's element keys will be;
-    a tool message that answers a call is shown beside that call, not again
-    on its own (and a turn counts as changed when one of its results did)."""
+def _conversation(messages: list[dict], show: _Show) -> list[tuple[bool, Markup]]:
+    """(changed, turn) in order; a tool message that answers a call is
+    shown beside that call, not again on its own (and a turn counts as
+    changed when one of its results did)."""
     results: dict[str, list[tuple[int, dict]]] = {}
-    for n, m in enumerate(messages, 1):
+    for i, m in enumerate(messages):
         if m["role"] == "tool":
-            results.setdefault(m["tool_call_id"], []).append((n, m))
+            results.setdefault(m["tool_call_id"], []).append((i, m))
     called = {c["id"] for m in messages for c in m.get("tool_calls") or ()}
     turns = []
-    for n, m in enumerate(messages, 1):
+    for i, m in enumerate(messages):
         if m["role"] == "tool" and m["tool_call_id"] in called:
             continue
         answers = [r for c in m.get("tool_calls") or () for _, r in results.get(c["id"], ())]
-        turns.append((changed(m) or any(map(changed, answers)), _turn(n, m, results, mark)))
+        turns.append((show.changed(m) or any(map(show.changed, answers)), _turn(i, m, results, show)))
     return turns
 
 
-def _turn(n: int, m: dict, results: dict, mark) -> Markup:
+def _turn(i: int, m: dict, results: dict, show: _Show) -> Markup:
     text = content_text(m)
     calls = m.get("tool_calls") or ()
     return el(
         "li",
-        {"class": mark(m, f"turn role-{m['role']}")},
-        _head(n, m),
+        {"class": show.cls(m, f"turn role-{m['role']}")},
+        _head(i, m, show),
         el("pre", {"class": "text"}, text) if text else None if calls else el("p", {"class": "absent"}, "(empty)"),
-        [_call(c, results.get(c["id"], ()), mark) for c in calls],
+        [_call(c, results.get(c["id"], ()), show) for c in calls],
     )
 
 
-def _head(n: int, m: dict) -> Markup:
+def _head(i: int, m: dict, show: _Show) -> Markup:
     name = m.get("name")
     return el(
         "div",
         {"class": "head"},
         el("span", {"class": "role"}, m["role"]),
         [" ", el("code", None, name)] if name else None,
-        el("span", {"class": "turn-no"}, f" turn {n}"),
+        el("span", {"class": "turn-no"}, f" [{i}]"),
+        show.at(("turn", i), *((("assistant_turn", i),) if m["role"] == "assistant" else ())),
     )
 
 
-def _call(call: dict, results, mark) -> Markup:
+def _call(call: dict, results, show: _Show) -> Markup:
     function = call["function"]
     return el(
         "div",
@@ -169,13 +206,17 @@ def _call(call: dict, results, mark) -> Markup:
                 el("code", None, function["name"]),
                 " ",
                 el("code", {"class": "id"}, call["id"]),
+                show.at(("tool_call", call["id"])),
             ),
             el("pre", {"class": "json"}, _arguments(function["arguments"])),
         ),
         el(
             "div",
             {"class": "results"},
-            [el("div", {"class": mark(m, "result")}, _head(n, m), field("text", content_text(m))) for n, m in results]
+            [
+                el("div", {"class": show.cls(m, "result")}, _head(i, m, show), field("text", content_text(m)))
+                for i, m in results
+            ]
             or el("p", {"class": "absent"}, "(no result)"),
         ),
     )

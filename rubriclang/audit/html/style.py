@@ -91,8 +91,7 @@ table.moved tr.criterion td:first-child { border-left: 3px solid var(--bad); }
 del { background: var(--del); color: var(--del-ink); text-decoration: line-through; text-decoration-thickness: 1px; }
 ins { background: var(--ins); color: var(--ins-ink); text-decoration: none; }
 .absent { color: var(--muted); font-style: italic; }
-ol.conversation, ol.documents { list-style: none; padding: 0; margin: 4px 0; }
-ol.entries { padding-left: 28px; margin: 4px 0; }
+ol.conversation, ol.documents, ol.entries { list-style: none; padding: 0; margin: 4px 0; }
 .call .head { overflow-wrap: anywhere; }
 .call code.id { color: var(--muted); }
 .turn, .document { border-left: 3px solid var(--line); padding: 2px 0 2px 8px; margin: 6px 0; }
