@@ -232,3 +232,16 @@ def test_every_item_of_an_example_fits_the_shape_its_judges_declare(folder):
         assert checked.graph is not None and checked.graph.item_shape is not None, graph
         items = list(read_items(str(EXAMPLES / folder / "items.jsonl"), checked.graph.item_shape))
         assert len(items) == sum(1 for _ in (EXAMPLES / folder / "items.jsonl").open(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", ["mt_bench_single_multi_turn", "mt_bench_pair_multi_turn"])
+def test_the_recorded_two_turn_runs_replay_to_the_decisions_they_recorded(name):
+    from rubriclang.interp.replay import replay
+
+    graph, _ = _judge(f"{name}.rbg")
+    replayed = list(replay(graph, str(EXAMPLES / "judges" / f"{name}.smollm2.jsonl")))
+    assert [r.item for r in replayed if r.changed] == []
+    # The embedded model's replies, read with FastChat's own pattern (docs/results.md).
+    statuses = Counter(r.new.status for r in replayed)
+    assert_pinned(f"{name}.smollm2.judged", len(replayed))
+    assert_pinned(f"{name}.smollm2.decided", statuses["ok"])
