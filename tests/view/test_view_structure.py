@@ -245,3 +245,31 @@ def test_each_elements_judgments_stand_beside_it_and_the_criteria_keep_their_val
         for c in tree(_page(sources, "full")).all("criterion", "section")
     }
     assert values["one_call"] == "[false, true]" and values["args_ok"] == "[true, true]"
+
+
+def test_per_element_judgments_of_a_shared_field_name_each_candidate(tmp_path):
+    from click.testing import CliRunner
+
+    from rubriclang.cli.main import cli
+
+    graph = tmp_path / "pair.rbg"
+    graph.write_text(
+        "rubric cites { version = 1 }\nitem { documents: documents }\n"
+        "contract { scale = score[0, 1] }\n"
+        'criterion cites: bool = rule.citations_valid each document in documents { documents = "documents" }\n'
+        "node any_doc = reduce.any(inputs: [cites])\n"
+        "node score = transform.map(value: any_doc) { values = { true: 1, false: 0 } }\n"
+        "sink score\nreadout pairwise { epsilon = 0.1, resolve = tie }\n",
+        encoding="utf-8",
+    )
+    docs = [{"id": "d1", "text": "one"}, {"id": "d2", "text": "two"}]
+    item = {"id": "p", "input": "q", "documents": docs, "responses": {"a": "See [d1].", "b": "See [d2]."}}
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps(item) + "\n", encoding="utf-8")
+    r = CliRunner().invoke(cli, ["run", str(graph), str(items), "--out", str(tmp_path / "trace.jsonl")])
+    assert r.exit_code == 0, r.output
+    fields = _fields(_page(load_sources((str(graph), str(items), str(tmp_path / "trace.jsonl"))), "p"))
+    assert [_badges(d) for d in fields["documents"].kids("document")] == [
+        ["cites (a): true", "cites (b): false"],
+        ["cites (a): false", "cites (b): true"],
+    ]
