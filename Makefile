@@ -64,6 +64,7 @@ bench: $(BIN)/rbg model
 	-$(BIN)/python benchmarks/bench_embedded.py
 	-$(BIN)/python benchmarks/bench_view.py
 	-$(BIN)/python benchmarks/bench_memory.py
+	-$(BIN)/python benchmarks/bench_structured.py
 
 docs: $(BIN)/rbg
 	$(BIN)/python -m rubriclang.docs_gen
