@@ -161,8 +161,10 @@ class Site:
         item = self.sources.items.get(rec["item"])
         graph = self.sources.graph
         svg = None
-        if graph is not None and graph.name == rec["graph"]["name"]:
-            svg = graphsvg.render_svg(view(graph), graphsvg.node_values(rec), graph.sink)
+        # The graph's drawing and its per-element criteria are this record's only when it judged it.
+        judged_by = graph if graph is not None and graph.name == rec["graph"]["name"] else None
+        if judged_by is not None:
+            svg = graphsvg.render_svg(view(judged_by), graphsvg.node_values(rec), judged_by.sink)
         criteria = [_criterion_view(name, per, rec, item, graph) for name, per in rec["criteria"].items()]
         return self._page(
             "item.html",
@@ -170,7 +172,7 @@ class Site:
             src=src,
             rec=rec,
             item=item,
-            fields=_fields(item, shape_of(graph), _element_judgments(rec, graph)) if item is not None else None,
+            fields=_fields(item, shape_of(graph), _element_judgments(rec, judged_by)) if item is not None else None,
             svg=svg,
             criteria=criteria,
             pretty=_pretty,

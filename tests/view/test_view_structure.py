@@ -273,3 +273,13 @@ def test_per_element_judgments_of_a_shared_field_name_each_candidate(tmp_path):
         ["cites (a): true", "cites (b): false"],
         ["cites (a): false", "cites (b): true"],
     ]
+
+
+def test_another_graphs_per_element_criteria_are_not_put_beside_this_traces_elements(tmp_path, run):
+    from .structure_fixture import GRAPH
+
+    other = tmp_path / "other.rbg"
+    other.write_text(GRAPH.replace("rubric trajectory_view", "rubric another_judge"), encoding="utf-8")
+    page = _page(load_sources((str(other), str(run["items"]), str(run["trace"]))), "full")
+    assert not tree(page).all("judged") and "<svg" not in page
+    assert _turns(_sides(page)["Response"]) == [("assistant", "[0]"), ("assistant", "[2]")]
