@@ -14,9 +14,11 @@ the documents, reduced to one bool verdict.
 
 Each command runs in a fresh subprocess and its peak resident memory is
 read as `bench_memory.py` reads it (`ru_maxrss` of the only child of a
-fresh parent); the same commands over bench_memory's plain-text GSM8K-like
-items of the same N run in the same pass, as the reference for memory and
-for seconds per item.
+fresh parent), with its CPU time (user and system, the command's process
+tree); the same commands over bench_memory's plain-text GSM8K-like items of
+the same N run in the same pass, as the reference for memory and for CPU
+per item. CPU rather than wall time: on a shared machine the wall time of a
+long run grows with everything else running, its CPU time does not.
 
 Targets (benchmarks/README.md): the peak at the largest size at most 2x the
 peak at the smallest for a 10x step (bench_memory's target). Throughput
@@ -33,6 +35,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import sys
 import tempfile
@@ -126,6 +129,12 @@ def make_items(path: str, n: int, seed: int = 0) -> None:
             fh.write(json.dumps(make_item(i, rng)) + "\n")
 
 
+def _children_cpu() -> float:
+    """CPU seconds of every finished child so far, and of the children they waited for."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def _argv(command: str, d: str) -> list[str]:
     g, items, traces = f"{d}/graph.rbg", f"{d}/items.jsonl", f"{d}/traces.jsonl"
     return {"run": [RBG, "run", g, items, "--out", traces], "replay": [RBG, "replay", g, traces]}[command]
@@ -146,25 +155,28 @@ def main() -> int:
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="bench_structured.")
     peaks: dict[tuple[str, str], dict[int, float]] = {}
-    seconds: dict[tuple[str, str, int], float] = {}
+    cpu: dict[tuple[str, str, int], float] = {}
     failed = False
     try:
-        print(f"{'items':<12} {'command':<8} {'N':>9} {'peak MB':>9} {'seconds':>8} {'us/item':>8} {'KB/item':>8}")
+        head = f"{'peak MB':>9} {'seconds':>8} {'CPU s':>7} {'CPU us/item':>11} {'KB/item':>8}"
+        print(f"{'items':<12} {'command':<8} {'N':>9} {head}")
         for n in sorted(args.items):
             for kind in ("structured", "plain"):
                 d = os.path.join(root, f"{kind}{n}")
                 _prepare(d, n, args.seed, kind == "structured")
                 size_kb = os.path.getsize(f"{d}/items.jsonl") / 1024 / n
                 for c in COMMANDS:
+                    before = _children_cpu()
                     status, mb, secs, err = bench_memory.measure(_argv(c, d), d)
+                    spent = _children_cpu() - before
                     if status not in (0, 1):  # 1: some verdicts failed the contract, by design none do
                         print(f"{kind} {c} at {n:,}: exit {status}\n{err}", file=sys.stderr)
                         failed = True
                         continue
                     peaks.setdefault((kind, c), {})[n] = mb
-                    seconds[kind, c, n] = secs
+                    cpu[kind, c, n] = spent
                     size = f"   (items {size_kb:.2f} KB each)" if c == "run" else ""
-                    figures = f"{mb:>9.1f} {secs:>8.1f} {secs * 1e6 / n:>8.0f} {mb * 1024 / n:>8.2f}"
+                    figures = f"{mb:>9.1f} {secs:>8.1f} {spent:>7.1f} {spent * 1e6 / n:>11.0f} {mb * 1024 / n:>8.2f}"
                     print(f"{kind:<12} {c:<8} {n:>9,} {figures}{size}", flush=True)
         lo, hi = min(args.items), max(args.items)
         if hi > lo:
@@ -177,11 +189,11 @@ def main() -> int:
                     slope = (by[hi] - by[lo]) * 1024 / (hi - lo)
                     verdict = ("MISSED" if miss else "met") if kind == "structured" else "(reference)"
                     print(f"  {kind:<12} {c:<8} {ratio:5.2f}x  {slope:6.2f} KB an item  {verdict}")
-        print("\nseconds per item, conversation items over plain GSM8K-like items (same N, same run; no target):")
+        print("\nCPU per item, conversation items over plain GSM8K-like items (same N, same run; no target):")
         for n in sorted(args.items):
             for c in COMMANDS:
-                if ("structured", c, n) in seconds and ("plain", c, n) in seconds:
-                    ratio = seconds["structured", c, n] / seconds["plain", c, n]
+                if ("structured", c, n) in cpu and ("plain", c, n) in cpu:
+                    ratio = cpu["structured", c, n] / cpu["plain", c, n]
                     print(f"  {c:<8} {n:>9,}  {ratio:5.2f}x")
     finally:
         if args.keep:
