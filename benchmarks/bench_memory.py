@@ -64,7 +64,7 @@ seed = 0
 operators = ["typo_noise"]
 
 [options.typo_noise]
-fields = ["input"]
+fields = ["response"]
 """
 
 _MEASURE = """

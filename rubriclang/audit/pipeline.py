@@ -669,7 +669,7 @@ class Audit:
 
         items = sealed.items_by_id
         arms = [Arm(it.id, None, None, it) for it in sealed.items]
-        arms += [Arm(v.item, v.id, v.patch, v.apply(items[v.item])) for v in variants]
+        arms += [Arm(v.item, v.id, v.patch, items[v.item], v) for v in variants]
         runner = Runner(graphs, judge.routes, self._judge_backends(judge, local), judge.mode, self.suite.concurrency)
         try:
             for gid in judge.graphs:

@@ -6,6 +6,11 @@ are written in a fixed order (item, variant, repeat), whatever order the
 judgments finish in, and flushed one by one, so an interrupted audit keeps
 all it finished and a rerun judges only what is missing.
 
+What is kept of each judgment for the report is its compact form
+(`Compact`): the readout's status and decision and each node's value, the
+parts many judgments share held once, so that an audit's memory grows by
+little more than a reference per judgment.
+
 Repeat `r` of an LLM judge samples with the judge's seed + r: repeats are
 distinct samples and distinct cache entries, while a rerun of the same
 repeat is answered from the cache.
@@ -19,10 +24,11 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable
-from typing import TextIO
+from typing import Any, TextIO
 
 import attrs
 
+from rubriclang.audit.variants import Variant
 from rubriclang.canonical import canonical_json
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.engine import Interpreter
@@ -41,16 +47,61 @@ class RunsError(Exception):
 @attrs.frozen
 class Arm:
     """What one set of repeats judges: an item as it is (`variant` None) or
-    a variant of it, with the judge patched by `patch` or not."""
+    a variant of it, with the judge patched by `patch` or not. The variant's
+    item is made when it is judged (`subject`), not held for the whole audit."""
 
     item: str
     variant: str | None
     patch: str | None
-    subject: Item
+    source: Item
+    changes: Variant | None = None
 
     @property
     def key(self) -> tuple[str, str | None]:
         return (self.item, self.variant)
+
+    @property
+    def subject(self) -> Item:
+        return self.source if self.changes is None else self.changes.apply(self.source)
+
+
+# Distinct parts shared at most; past it a part is kept unshared, so the
+# table of shared parts stays small whatever the judgments' values.
+_SHARED_MAX = 4096
+
+
+class Compact:
+    """A trace record reduced to what the report reads of it (`readout`'s
+    status and decision, `candidates`, each criterion's value or error and
+    each operator's value), with equal parts shared: a rule judge's
+    judgments take a few distinct forms, each then held once."""
+
+    def __init__(self) -> None:
+        self._shared: dict[str, Any] = {}
+
+    def _share(self, part: Any) -> Any:
+        key = canonical_json(part)
+        got = self._shared.get(key)
+        if got is not None:
+            return got
+        if len(self._shared) < _SHARED_MAX:
+            self._shared[key] = part
+        return part
+
+    def __call__(self, trace: dict) -> dict:
+        readout = trace["readout"]
+        criteria = {
+            name: {cid: {"error": True} if j.get("error") else {"value": j.get("value")} for cid, j in per.items()}
+            for name, per in (trace.get("criteria") or {}).items()
+        }
+        return self._share(
+            {
+                "readout": self._share({"status": readout.get("status"), "decision": readout.get("decision")}),
+                "candidates": self._share(list(trace.get("candidates") or ())),
+                "criteria": self._share(criteria),
+                "operators": self._share(trace.get("operators") or {}),
+            }
+        )
 
 
 class RunStore:
@@ -60,9 +111,11 @@ class RunStore:
         self.path = path
         self._fh: TextIO | None = None
         self.lines: dict[tuple[str, str | None, int], int] = {}  # (item, variant, repeat) -> line, once loaded
+        self.hashes: dict[tuple[str, str | None, int], str] = {}  # (item, variant, repeat) -> item_hash, once loaded
+        self.compact = Compact()
 
     def load(self, drop_failed: bool = False) -> dict[tuple[str, str | None], dict[int, dict]]:
-        """(item, variant) -> repeat -> trace. A torn last line (a killed
+        """(item, variant) -> repeat -> compact trace (`Compact`). A torn last line (a killed
         run) is cut off in place; with `drop_failed`, failed judgments are
         removed from the file (rewritten atomically) so that they are judged
         again. Either way no complete line is ever lost, whenever a kill comes."""
@@ -82,7 +135,10 @@ class RunStore:
             if drop_failed and rec["trace"]["readout"].get("status") == "error":
                 dropped = True
                 continue
-            out[(rec["item"], rec["variant"])][rec["repeat"]] = rec["trace"]
+            trace = rec["trace"]
+            out[(rec["item"], rec["variant"])][rec["repeat"]] = self.compact(trace)
+            if "item_hash" in trace:
+                self.hashes[(rec["item"], rec["variant"], rec["repeat"])] = trace["item_hash"]
             kept_lines.append(raw)
             lines[(rec["item"], rec["variant"], rec["repeat"])] = (n, len(kept_lines))
         if dropped:
@@ -93,7 +149,7 @@ class RunStore:
 
     def check_subjects(self, arms: Iterable[Arm], done: dict[tuple[str, str | None], dict[int, dict]]) -> None:
         """RunsError when a loaded judgment is of other content than its
-        arm's subject now (its trace's `item_hash`): resuming would keep
+        arm's subject now (its trace's `item_hash`, kept by `load`): resuming would keep
         judgments of what is no longer audited. Judgments recorded without
         an `item_hash` cannot be checked, and are kept."""
         stale = []
@@ -102,8 +158,8 @@ class RunStore:
             if not recorded:
                 continue
             now = item_hash(arm.subject)
-            for r, trace in sorted(recorded.items()):
-                if trace.get("item_hash", now) != now:
+            for r in sorted(recorded):
+                if self.hashes.get((arm.item, arm.variant, r), now) != now:
                     stale.append((self.lines.get((arm.item, arm.variant, r), 0), arm))
         if stale:
             stale.sort(key=lambda s: s[0])
@@ -181,6 +237,7 @@ class Runner:
         self.mode = mode
         self.concurrency = max(1, concurrency)
         self._interps: dict[tuple[str, str | None, int], Interpreter] = {}
+        self.compact = Compact()
         self._backends: dict[int, list] = {}
 
     def interpreter(self, gid: str, patch: str | None, repeat: int) -> Interpreter:
@@ -209,7 +266,7 @@ class Runner:
         tick: Callable[[], None] = lambda: None,
     ) -> None:
         """Judge every (arm, repeat) not in `done`, writing each (and adding
-        it to `done`) as it is reached in order."""
+        its compact form to `done`) as it is reached in order."""
         todo = [(arm, r) for arm in arms for r in range(repeats) if r not in done.get(arm.key, {})]
         sem = asyncio.Semaphore(self.concurrency)
 
@@ -231,7 +288,7 @@ class Runner:
                 (arm, r), future = window.popleft()
                 trace = await future
                 store.write(arm.item, arm.variant, r, trace)
-                done.setdefault(arm.key, {})[r] = trace
+                done.setdefault(arm.key, {})[r] = self.compact(trace)
                 tick()
         finally:
             for _, future in window:
