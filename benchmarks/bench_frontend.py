@@ -15,6 +15,7 @@ ratios stay meaningful on a slower or busier machine:
 
 Caches are warm for every timed run: the interpreter's `.pyc` files and Lark's
 on-disk grammar cache (`cache=True`) are written by untimed warm-up runs.
+Exit 1 when a row of the table misses its target (FAIL).
 """
 
 from __future__ import annotations
@@ -242,7 +243,7 @@ def _verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description="Front-end speed benchmarks for rubriclang.")
     ap.add_argument("--runs", type=int, default=25, help="fresh processes per cold-start command (default 25)")
     ap.add_argument("--count", type=int, default=1000, help="rubrics in the generated corpus (default 1000)")
@@ -271,6 +272,8 @@ def main() -> None:
     if args.profile or check_rate < THROUGHPUT_TARGET:
         print("\ncProfile of check_source over the corpus (top 20 by own time):")
         print(profile(texts, 20))
+    # `make bench` runs every script and reports a missed target by the exit status.
+    return 1 if any(row[-1] == _verdict(False) for row in rows) else 0
 
 
 def cold_start(runs: int):
@@ -459,4 +462,4 @@ def print_startup(rbg_argv: list[str], env: dict[str, str], runs: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
