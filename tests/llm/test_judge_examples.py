@@ -178,8 +178,14 @@ def test_every_judge_suite_loads_and_its_judge_fits_its_items(suite_path):
 def test_every_judge_graph_has_an_audit_suite():
     judged = {Path(load_suite(str(p)).judge).name for p in SUITES}
     graphs = {p.name for p in JUDGES.glob("*.rbg")}
-    # mt_bench_pair_both.rbg asks in both orders: a swap only exchanges its two calls.
-    assert graphs - judged == {"mt_bench_pair_both.rbg"}
+    # mt_bench_pair_both.rbg and mt_bench_pair_multi_turn.rbg ask in both orders: a swap
+    # only exchanges their two calls. mt_bench_single_multi_turn.rbg judges a conversation:
+    # its suite waits for the audit's operators on conversation turns (issue 26, item 7).
+    assert graphs - judged == {
+        "mt_bench_pair_both.rbg",
+        "mt_bench_pair_multi_turn.rbg",
+        "mt_bench_single_multi_turn.rbg",
+    }
 
 
 def test_a_reply_the_pattern_cannot_read_is_asked_again_for_the_templates_format_not_json(tmp_path):
