@@ -149,11 +149,11 @@ def test_rates_keep_three_significant_digits_and_group_thousands():
 
 def test_a_slow_run_summary_shows_its_rate_not_zero():
     summary = {"judged": 3, "graph": "g", "seconds": 25.41, "resumed": 0, "ok": 3, "abstain": 0, "error": 0}
-    first = _table(summary | {"decisions": {}, "retried": 0, "out": "t.jsonl"}).splitlines()[0]
+    first = _table(summary | {"decisions": {}, "retried": 0, "rejudged": 0, "out": "t.jsonl"}).splitlines()[0]
     assert first == "Judged 3 items with `g` in 25.41 s (0.118 items/s)"
 
 
 def test_a_run_of_one_item_says_item():
     summary = {"judged": 1, "graph": "g", "seconds": 0.5, "resumed": 0, "ok": 1, "abstain": 0, "error": 0}
-    first = _table(summary | {"decisions": {}, "retried": 0, "out": "t.jsonl"}).splitlines()[0]
+    first = _table(summary | {"decisions": {}, "retried": 0, "rejudged": 0, "out": "t.jsonl"}).splitlines()[0]
     assert first == "Judged 1 item with `g` in 0.50 s (2 items/s)"
