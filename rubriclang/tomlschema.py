@@ -16,13 +16,13 @@ Messages, the same for every file:
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable
 from typing import Any
 
 import attrs
 
+from rubriclang.nearest import difflib_match
 from rubriclang.tomlfile import Lines
 
 _NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list", dict: "a table"}
@@ -91,7 +91,7 @@ def check_keys(data: dict, known, place: Place) -> None:
     """Refuse a key of `data` that is not in `known`, suggesting the nearest."""
     for key in data:
         if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1)
+            close = difflib_match(key, known)
             hint = f"did you mean `{close[0]}`?" if close else f"known keys: {', '.join(sorted(known))}"
             raise place.fail(key, f"unknown key `{place.prefix}{key}` in {place.name}", hint)
 
@@ -117,7 +117,7 @@ def check_value(key: str, value: Any, field: Field, place: Place) -> Any:
         )
         raise place.fail(key, f"{name} must be {bounds}, not {shown(value)}")
     if field.choices and value not in field.choices:
-        close = difflib.get_close_matches(str(value), [str(c) for c in field.choices], n=1)
+        close = difflib_match(str(value), [str(c) for c in field.choices])
         hint = f"did you mean `{close[0]}`?" if close else field.hint
         raise place.fail(key, f"{name} must be one of {', '.join(map(str, field.choices))}, not `{value}`", hint)
     return value

@@ -6,7 +6,6 @@ positions), with a hint.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from typing import Any
@@ -23,6 +22,7 @@ from rubriclang.audit.perturbations import (
 )
 from rubriclang.config import MAX_SEED, MAX_TOKENS
 from rubriclang.errors import LocatedError
+from rubriclang.nearest import difflib_match
 from rubriclang.tomlfile import Lines, read_toml
 from rubriclang.tomlschema import Field, Place, check, check_keys, shown, toml_type
 from rubriclang.urls import URLError, parse_base_url, shown_url
@@ -102,7 +102,7 @@ class Suite:
 
 
 def _suggest(word: str, choices) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
+    close = difflib_match(word, choices)
     return f"did you mean `{close[0]}`?" if close else ""
 
 

@@ -12,21 +12,10 @@ from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.diagnostic import Diagnostic
 from rubriclang.diagnostics.span import Span
+from rubriclang.nearest import difflib_match
 from rubriclang.records import frozen
 from rubriclang.syntax import ast
 from rubriclang.syntax.strings import quote
-
-
-def difflib_match(name: str, options: Iterable[str]) -> list[str]:
-    """The option closest to `name`, if one is close enough (at most one)."""
-    import difflib  # only on the error path
-
-    options = sorted(options)
-    # Past 7/3 of the longest option no ratio reaches the cutoff; difflib would
-    # still index every character of `name` (300 MB for an 8 MB name).
-    if len(name) > 3 * max(map(len, options), default=0):
-        return []
-    return difflib.get_close_matches(name, options, n=1, cutoff=0.6)
 
 
 def suggest(name: str, options: Iterable[str]) -> tuple[str, ...]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import textwrap
 
 import click
 
 from rubriclang.diagnostics.codes import registry
+from rubriclang.nearest import difflib_match
 
 
 @click.command()
@@ -34,8 +34,8 @@ def _lookup(codes, key: str):
 
 def _unknown(codes, key: str) -> str:
     candidates = [*codes, *(info.name for info in codes.values())]
-    close = difflib.get_close_matches(key.upper(), list(codes), n=3, cutoff=0.6)
-    close += difflib.get_close_matches(key.lower(), candidates, n=3, cutoff=0.6)
+    close = difflib_match(key.upper(), codes, n=3)
+    close += difflib_match(key.lower(), candidates, n=3)
     hint = f" Did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
     return f"unknown diagnostic code `{key}`.{hint} Known codes: {', '.join(codes)}."
 

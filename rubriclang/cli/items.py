@@ -284,9 +284,8 @@ def _check_declared(fields, graph) -> None:
     """A TARGET that is no built-in item field names a declared field: with
     --graph, one its `item { ... }` declares; without, not a near miss of a
     built-in one (`inptu`), which is far likelier a typo."""
-    import difflib
-
     from rubriclang.evaluation.convert import TEXT_FIELDS
+    from rubriclang.nearest import difflib_match
 
     shape = getattr(graph, "item_shape", None) if graph is not None else None
     builtin = (*TEXT_FIELDS, "responses", "annotations", "recorded")
@@ -305,7 +304,7 @@ def _check_declared(fields, graph) -> None:
                 param_hint="--field",
             )
         else:
-            near = difflib.get_close_matches(target, builtin, n=1, cutoff=0.8)
+            near = difflib_match(target, builtin, cutoff=0.8)
             if near:
                 raise click.BadParameter(
                     f"`{target}` is not an item field: did you mean `{near[0]}`? (A field a rubric declares under "
