@@ -164,6 +164,7 @@ RECORDED = {
     "begin": "begin_groundedness",
     "faithdial": "faithdial_groundedness",
     "ragchecker": "ragchecker_pairwise",
+    "tau_bench": "tau_bench_trajectory",
 }
 
 
@@ -178,8 +179,10 @@ def test_a_recorded_llm_judge_replays_to_its_figure_over_the_judged_slice(folder
     assert r.exit_code == 0, r.output
     report = json.loads(r.output)
     mode = next(iter(report["modes"].values()))
-    judged = sum(1 for _ in (d / "traces_smollm2.jsonl").open(encoding="utf-8"))
-    # Every recorded item is scored; the others are left out as not judged, never counted.
+    records = [json.loads(line) for line in (d / "traces_smollm2.jsonl").open(encoding="utf-8")]
+    judged = sum(rec["readout"]["status"] == "ok" for rec in records)
+    # Every item decided in the recorded run is scored (a failed judgment is left out and
+    # said); the others are left out as not judged, never counted.
     assert mode["scored"] == judged and RECORDED[folder] in mode["left_out"]["counts"]["not judged"]
     # A pairwise judge's agreement counts ties as a class; its coverage is the share it decided.
     for metric in ("agreement", "coverage") if mode["kind"] == "pairwise" else ("accuracy",):
