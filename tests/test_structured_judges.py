@@ -248,3 +248,13 @@ def test_the_recorded_two_turn_runs_replay_to_the_decisions_they_recorded(name):
     statuses = Counter(r.new.status for r in replayed)
     assert_pinned(f"{name}.smollm2.judged", len(replayed))
     assert_pinned(f"{name}.smollm2.decided", statuses["ok"])
+
+
+def test_a_role_section_outside_a_section_over_a_conversation_is_refused_at_its_tag():
+    text = (
+        "rubric r { version = 1 }\ncontract { scale = bool }\nitem { response: conversation }\n"
+        'criterion ok: bool = llm.check { prompt = """\n  ## user\n  {{#is_user}}x{{/is_user}} {{response}}\n  """ }\n'
+        "sink ok\nreadout pointwise { output = bool }\n"
+    )
+    codes = [(d.code, d.span.line) for d in check_source(text, "r.rbg").diagnostics]
+    assert codes == [("RB603", 6)]
