@@ -19,6 +19,7 @@ from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.localize import EPS, Localizer, moved_criteria
 from rubriclang.audit.metrics import Scorer, Summary, Tally, excess, gold_extras, mean_estimate, pairwise_gold
 from rubriclang.audit.perturbations import SURFACES, Perturbation
+from rubriclang.audit.runner import Shared
 from rubriclang.audit.seal import Sealed
 from rubriclang.audit.summary import nothing_measured
 from rubriclang.audit.summary import render_text as summary_lines
@@ -91,12 +92,13 @@ class Reporter:
         self.fall_noise = Tally()
         self.stability: dict[str, str] = {}
         self.crit_noise: dict[str, Tally] = collections.defaultdict(Tally)
+        share = Shared()  # most items' node values take a few forms: each held once
         for it in data.items:
             traces = self._traces(it.id, None)
             self.base_traces[it.id] = traces
             self.base[it.id] = self.scorer.summary(traces)
             loc = self.loc(it.id)
-            self.base_nodes[it.id] = loc.summaries([t for t in traces if t])
+            self.base_nodes[it.id] = share(loc.summaries([t for t in traces if t]))
             self.stability[it.id] = self.scorer.stability(self.base[it.id])
             # One repeat has no other to be compared with: it measures no noise, and did not fail.
             compared = data.repeats if data.repeats > 1 else 0

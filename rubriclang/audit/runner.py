@@ -70,16 +70,14 @@ class Arm:
 _SHARED_MAX = 4096
 
 
-class Compact:
-    """A trace record reduced to what the report reads of it (`readout`'s
-    status and decision, `candidates`, each criterion's value or error and
-    each operator's value), with equal parts shared: a rule judge's
-    judgments take a few distinct forms, each then held once."""
+class Shared:
+    """Equal JSON values held once: `share(part)` is the first equal part
+    it was given (never to be changed), or `part` itself."""
 
     def __init__(self) -> None:
         self._shared: dict[str, Any] = {}
 
-    def _share(self, part: Any) -> Any:
+    def __call__(self, part: Any) -> Any:
         key = canonical_json(part)
         got = self._shared.get(key)
         if got is not None:
@@ -87,6 +85,16 @@ class Compact:
         if len(self._shared) < _SHARED_MAX:
             self._shared[key] = part
         return part
+
+
+class Compact:
+    """A trace record reduced to what the report reads of it (`readout`'s
+    status and decision, `candidates`, each criterion's value or error and
+    each operator's value), with equal parts shared: a rule judge's
+    judgments take a few distinct forms, each then held once."""
+
+    def __init__(self) -> None:
+        self._share = Shared()
 
     def __call__(self, trace: dict) -> dict:
         readout = trace["readout"]

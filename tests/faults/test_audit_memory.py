@@ -1,0 +1,92 @@
+"""`rbg audit` keeps little per item (issue 25, item 8): each judgment in a
+compact form whose equal parts are shared, a variant's item made when it is
+judged, the report's files written as they are encoded. Measured as the
+growth of peak memory from 1,000 to 10,000 items (an item and its one
+variant), which the interpreter's and the libraries' share does not enter:
+it was about 19 KB an item. And a "did you mean" on a huge unknown key of
+a suite costs nothing like difflib's index of it (400 MB for 8 MB)."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+from .peak_memory import peak_rss
+
+RBG = str(Path(sys.executable).with_name("rbg"))
+
+GRAPH = """\
+rubric memory { version = 1 }
+contract { scale = bool }
+criterion correct: bool = rule.matches_reference { mode = numeric }
+criterion long: bool = rule.length { over = 12 }
+node correct_n = transform.map(value: correct) { values = { true: 1, false: 0 } }
+node long_n = transform.map(value: long) { values = { true: 1, false: 0 } }
+node score = reduce.weighted_mean(inputs: [correct_n, long_n]) { weights = [0.8, 0.2] }
+node verdict = transform.threshold(value: score) { at = 0.5 }
+sink verdict
+readout pointwise { output = bool }
+"""
+
+SUITE = """\
+judge = "graph.rbg"
+items = "items.jsonl"
+repeats = 1
+seed = 0
+operators = ["typo_noise"]
+
+[options.typo_noise]
+fields = ["response"]
+"""
+
+
+def write_folder(folder: Path, n: int) -> Path:
+    folder.mkdir()
+    (folder / "graph.rbg").write_text(GRAPH)
+    (folder / "suite.toml").write_text(SUITE)
+    rng = random.Random(n)
+    with (folder / "items.jsonl").open("w") as fh:
+        for i in range(n):
+            a, b = rng.randint(2, 999), rng.randint(2, 999)
+            said = a + b + rng.choice((0, 0, 0, 1))
+            words = " ".join(["so we add them"] * rng.randint(1, 4))
+            item = {
+                "id": f"q{i:06d}",
+                "input": f"What is {a} + {b}?",
+                "response": f"{words}: {a} + {b} = {said}. The answer is {said}.",
+                "reference": f"#### {a + b}",
+                "gold": rng.random() < 0.7,
+            }
+            fh.write(json.dumps(item) + "\n")
+    return folder / "suite.toml"
+
+
+def test_an_audits_memory_grows_by_a_few_kilobytes_an_item(tmp_path):
+    peaks = {}
+    for n in (1_000, 10_000):
+        suite = write_folder(tmp_path / str(n), n)
+        out = tmp_path / f"audit{n}"
+        peak = peak_rss(RBG, "audit", "run", str(suite), "--out", str(out))
+        assert peak.status in (0, 1), peak.head
+        report = json.loads((out / "report.json").read_text())
+        assert report["counts"]["variants"] == n, report["counts"]  # every item has its variant judged
+        peaks[n] = peak.mb
+    per_item_kb = (peaks[10_000] - peaks[1_000]) * 1024 / 9_000
+    assert per_item_kb < BOUND_KB, f"{per_item_kb:.2f} KB an item ({peaks})"
+
+
+BOUND_KB = 12.0
+
+
+def test_a_huge_unknown_key_of_a_suite_is_refused_without_a_huge_search(tmp_path):
+    (tmp_path / "graph.rbg").write_text(GRAPH)
+    (tmp_path / "items.jsonl").write_text(json.dumps({"id": "a", "input": "x", "response": "y"}) + "\n")
+    key = "k" * 8_000_000
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'judge = "graph.rbg"\nitems = "items.jsonl"\n{key} = 1\n')
+    peak = peak_rss(RBG, "audit", "run", str(suite), "--out", str(tmp_path / "out"))
+    assert peak.status == 2, peak.head
+    assert "unknown key" in peak.head
+    assert peak.mb < 250, f"{peak.mb:.0f} MB"
