@@ -564,3 +564,148 @@ def test_no_output_file_is_replaced_by_a_failed_compilation(tmp_path):
     assert r.exit_code == 1
     assert out.read_text() == "# an earlier, good compilation\n"
     assert sorted(os.listdir(tmp_path)) == ["kept.compile.jsonl", "kept.rbg"]
+
+
+# -- the item shape and per-element criteria in the IR ------------------------
+
+SHAPED = """\
+rubric shaped {
+  version = 1
+}
+
+contract {
+  scale = bool
+}
+
+item {
+  input: conversation
+  documents: documents?
+  response: conversation
+  reference: text?
+  score: number?
+  flag: bool
+  tags: list[text]?
+  meta: json(schema = { "type": "object", "required": ["a"] })
+  extra: json(schema = "s.json")?
+  raw: json
+}
+
+criterion args_ok: bool = rule.json_valid each tool_call in response { arguments = true }
+
+node calls_ok = reduce.all(inputs: [args_ok])
+node ok = transform.default(value: calls_ok) { value = true }
+
+sink ok
+
+readout pointwise { output = bool }
+"""
+
+
+def test_ir_carries_every_field_kind_and_the_each_clause_and_prints_them_back(tmp_path):
+    (tmp_path / "s.json").write_text('{"type": "object"}')
+    where = str(tmp_path / "shaped.rbg")
+    catalog = load_catalog()
+    ir = json.loads(json.dumps(module_to_ir(parse(SHAPED, where).module)))
+    assert list(ir) == ["rubric", "contract", "item", "criteria", "nodes", "sink", "readouts"]
+    assert ir["item"] == [
+        {"name": "input", "kind": "conversation"},
+        {"name": "documents", "kind": "documents", "optional": True},
+        {"name": "response", "kind": "conversation"},
+        {"name": "reference", "kind": "text", "optional": True},
+        {"name": "score", "kind": "number", "optional": True},
+        {"name": "flag", "kind": "bool"},
+        {"name": "tags", "kind": "list", "element": "text", "optional": True},
+        {"name": "meta", "kind": "json", "schema": {"type": "object", "required": ["a"]}},
+        {"name": "extra", "kind": "json", "schema": "s.json", "optional": True},
+        {"name": "raw", "kind": "json"},
+    ]
+    assert ir["criteria"][0]["each"] == {"element": "tool_call", "field": "response"}
+    assert validate_ir(ir, catalog) == []
+    printed = print_ir(ir, catalog)
+    assert printed == format_source(SHAPED).output
+    shaped = check_source(printed, where).graph
+    assert shaped is not None and shaped == check_source(SHAPED, where).graph
+    assert shaped.item_shape is not None
+    assert shaped.item_shape.get("extra").schema == {"type": "object"}  # the file was read, relative to the rubric
+
+
+def test_a_rubric_without_a_shape_has_the_ir_and_model_schema_it_always_had():
+    catalog = load_catalog()
+    ir = module_to_ir(parse(example_program(), "example.rbg").module)
+    assert "item" not in ir and all("each" not in c for c in ir["criteria"])
+    sent, admitted = ir_schema(catalog), ir_schema(catalog, items=True)
+    assert "item" not in sent["properties"]
+    assert all("each" not in b["properties"] for b in sent["properties"]["criteria"]["items"]["anyOf"])
+    # The schema validation admits is the one sent, plus the two optional parts.
+    del admitted["properties"]["item"]
+    for branch in admitted["properties"]["criteria"]["items"]["anyOf"]:
+        del branch["properties"]["each"]
+    assert admitted == sent
+
+
+def _shaped_ir(item, each):
+    ir = json.loads(json.dumps(module_to_ir(parse(SHAPED).module)))
+    ir["item"] = item
+    ir["criteria"][0]["each"] = each
+    return ir
+
+
+@pytest.mark.parametrize(
+    "item, each, problem",
+    [
+        (
+            [{"name": "response", "kind": "table"}],
+            {"element": "turn", "field": "response"},
+            "$.item[0].kind: unknown kind `table`; expected one of: text, number, bool, json, list, documents, "
+            "conversation",
+        ),
+        (
+            [{"name": "tags", "kind": "list"}],
+            {"element": "text", "field": "tags"},
+            "$.item[0]: 'element' is a required property",
+        ),
+        (
+            [{"name": "tags", "kind": "list", "element": "number"}],
+            {"element": "text", "field": "tags"},
+            "$.item[0].element: 'number' is not one of ['text']",
+        ),
+        (
+            [{"name": "notes", "kind": "text", "schema": "s.json"}],
+            {"element": "text", "field": "notes"},
+            "$.item[0]: Additional properties are not allowed ('schema' was unexpected)",
+        ),
+        (
+            [{"name": "response", "kind": "conversation"}],
+            {"element": "document", "field": "response"},
+            "$.criteria[0].each.element: a `conversation` field has no element `document`; "
+            "expected one of: turn, assistant_turn, tool_call",
+        ),
+        (
+            [{"name": "notes", "kind": "text"}],
+            {"element": "text", "field": "notes"},
+            "$.criteria[0].each.element: a `text` field has no element `text`; "
+            "only documents, conversation and list fields have",
+        ),
+        (
+            [{"name": "documents", "kind": "documents"}],
+            {"element": "document", "field": "docs"},
+            "$.criteria[0].each.field: `docs` is not a field of `item` (declared: `documents`)",
+        ),
+        (
+            None,
+            {"element": "turn", "field": "response"},
+            "$.criteria[0].each.field: `response` is not a field of `item` (declared: none)",
+        ),
+        (
+            [{"name": "response", "kind": "conversation"}],
+            {"element": "message", "field": "response"},
+            "$.criteria[0].each.element: 'message' is not one of "
+            "['assistant_turn', 'document', 'text', 'tool_call', 'turn']",
+        ),
+    ],
+)
+def test_validate_ir_names_a_bad_item_shape_or_each_clause(item, each, problem):
+    ir = _shaped_ir(item, each)
+    if item is None:
+        del ir["item"]
+    assert validate_ir(ir, load_catalog()) == [problem]

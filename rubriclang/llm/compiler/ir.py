@@ -17,6 +17,18 @@ parameter, a port or a procedure. The IR, by example:
                 "ports": {"value": "correct", "when": "rambling"}, "params": {"max": 4}}],
      "sink": "capped",
      "readouts": {"pointwise": {"output": {"kind": "ordinal", "lo": 1, "hi": 5}}}}
+
+A rubric that declares its item shape has an `"item"` list after the
+contract, one field each, and a criterion judged per element an `"each"`:
+
+    "item": [{"name": "documents", "kind": "documents"},
+             {"name": "tags", "kind": "list", "element": "text", "optional": true},
+             {"name": "response", "kind": "json", "schema": {"type": "object"}}],
+    ... {"name": "supported_by", ..., "each": {"element": "document", "field": "documents"}}
+
+Both are omitted when absent, and the schema the model is sent
+(`response_format`) has neither: a rubric without a shape has the same IR,
+schema and prompts as before shapes existed. `validate_ir` admits them.
 """
 
 from __future__ import annotations
@@ -29,6 +41,8 @@ from typing import Any
 from rubriclang.catalog import Catalog
 from rubriclang.catalog.model import ParamSpec
 from rubriclang.catalog.types import fmt_num
+from rubriclang.items.elements import ELEMENTS
+from rubriclang.items.shape import KINDS, LIST_ELEMENTS
 from rubriclang.syntax import ast
 
 NAME_PATTERN = "^[a-z][a-z0-9_]*$"
@@ -102,8 +116,34 @@ def _name() -> dict:
     return {"type": "string", "pattern": NAME_PATTERN}
 
 
-def ir_schema(catalog: Catalog) -> dict:
-    """The JSON Schema of the IR, generated from the catalog."""
+def field_schema() -> dict:
+    """An item field as JSON: `{"name": "tags", "kind": "list", "element":
+    "text"}`, with `"optional": true` for `T?`; a `json` field's optional
+    `"schema"` is a file's path or an inline JSON Schema."""
+    branches = []
+    for kind in KINDS:
+        props: dict[str, Any] = {"name": _name(), "kind": {"const": kind}}
+        required = ["name", "kind"]
+        if kind == "list":
+            props["element"] = {"enum": list(LIST_ELEMENTS)}
+            required.append("element")
+        if kind == "json":
+            props["schema"] = {"anyOf": [{"type": "string"}, {"type": "object"}]}
+        props["optional"] = {"type": "boolean"}
+        branches.append(_obj(props, required))
+    return {"anyOf": branches}
+
+
+def _each_schema() -> dict:
+    elements = sorted({e for names in ELEMENTS.values() for e in names})
+    return _obj({"element": {"enum": elements}, "field": _name()}, ["element", "field"])
+
+
+def ir_schema(catalog: Catalog, items: bool = False) -> dict:
+    """The JSON Schema of the IR, generated from the catalog. With `items`,
+    it admits an item shape (`"item"`) and per-element criteria (`"each"`),
+    both optional; without, it is the schema the model is sent."""
+    extra = {"each": _each_schema()} if items else {}
     criteria = [
         _obj(
             {
@@ -111,6 +151,7 @@ def ir_schema(catalog: Catalog) -> dict:
                 "type": type_schema(proc.produces),
                 "procedure": {"const": proc.name},
                 "params": _params_schema(catalog.procedure_params(proc)),
+                **extra,
             },
             ["name", "type", "procedure", "params"],
         )
@@ -143,6 +184,7 @@ def ir_schema(catalog: Catalog) -> dict:
     rubric["required"] = ["name", *rubric["required"]]
     readouts = _obj({mode: _params_schema(blocks[mode].params) for mode in _BLOCK_ORDER})
     readouts["minProperties"] = 1
+    item = {"item": {"type": "array", "items": field_schema(), "minItems": 1}} if items else {}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "rubric graph",
@@ -150,6 +192,7 @@ def ir_schema(catalog: Catalog) -> dict:
             {
                 "rubric": rubric,
                 "contract": _params_schema(blocks["contract"].params),
+                **item,
                 "criteria": {"type": "array", "items": _any_of(criteria), "minItems": 1},
                 "nodes": {"type": "array", "items": _any_of(nodes)},
                 "sink": _name(),
@@ -185,10 +228,35 @@ def validate_ir(ir: Any, catalog: Catalog) -> list[str]:
     `procedure`, `operator` or `kind` explains why."""
     from jsonschema import Draft202012Validator
 
-    validator = Draft202012Validator(ir_schema(catalog))
+    validator = Draft202012Validator(ir_schema(catalog, items=True))
     out: list[str] = []
     for error in sorted(validator.iter_errors(ir), key=lambda e: list(map(str, e.absolute_path))):
         out.extend(_explain(error, list(error.absolute_path)))
+    return out or _each_problems(ir)
+
+
+def _each_problems(ir: dict) -> list[str]:
+    """Each criterion's `each` against the item's fields (for a value that
+    fits the schema): over a declared list field, on an element it has."""
+    kinds = {f["name"]: f["kind"] for f in ir.get("item", ())}
+    out = []
+    for i, c in enumerate(ir["criteria"]):
+        each = c.get("each")
+        if each is None:
+            continue
+        field, element = each["field"], each["element"]
+        if field not in kinds:
+            declared = ", ".join(f"`{k}`" for k in kinds) or "none"
+            out.append(
+                f"{_path(['criteria', i, 'each', 'field'])}: `{field}` is not a field of `item` (declared: {declared})"
+            )
+        elif element not in ELEMENTS.get(kinds[field], ()):
+            has = ELEMENTS.get(kinds[field])
+            fix = f"expected one of: {', '.join(has)}" if has else "only documents, conversation and list fields have"
+            out.append(
+                f"{_path(['criteria', i, 'each', 'element'])}: a `{kinds[field]}` field has no element "
+                f"`{element}`; {fix}"
+            )
     return out
 
 
@@ -254,11 +322,18 @@ def ir_to_module(ir: dict, catalog: Catalog) -> ast.Module:
         ast.RubricDecl(ast.Name(rubric.pop("name")), _block(rubric, blocks["rubric"].params)),
         ast.ContractDecl(_block(ir["contract"], blocks["contract"].params)),
     ]
+    if "item" in ir:
+        decls.append(ast.ItemDecl(tuple(ast.FieldDecl(ast.Name(f["name"]), _field_type(f)) for f in ir["item"])))
     for c in ir["criteria"]:
         params = catalog.procedure_params(catalog.procedures[c["procedure"]])
+        each = c.get("each")
         decls.append(
             ast.CriterionDecl(
-                ast.Name(c["name"]), _type(c["type"]), _dotted(c["procedure"]), _block(c["params"], params)
+                ast.Name(c["name"]),
+                _type(c["type"]),
+                _dotted(c["procedure"]),
+                _block(c["params"], params),
+                each=None if each is None else ast.Each(ast.Name(each["element"]), ast.Name(each["field"])),
             )
         )
     for n in ir["nodes"]:
@@ -291,6 +366,14 @@ def _type(t: dict) -> ast.TypeExpr:
     if t["kind"] == "bool":
         return ast.TypeExpr("bool", optional=optional)
     return ast.TypeExpr(t["kind"], _number(t["lo"]), _number(t["hi"]), optional=optional)
+
+
+def _field_type(f: dict) -> ast.FieldType:
+    element = ast.Name(f["element"]) if "element" in f else None
+    params = None
+    if "schema" in f:
+        params = ast.Block((ast.Param(ast.Name("schema"), _value(f["schema"], "json")),))
+    return ast.FieldType(ast.Name(f["kind"]), element, params, bool(f.get("optional")))
 
 
 def _block(values: dict, specs: tuple[ParamSpec, ...]) -> ast.Block:
@@ -364,15 +447,18 @@ def module_to_ir(module: ast.Module) -> dict:
             ir["rubric"] = {"name": d.name.value, **_block_ir(d.block)}
         elif isinstance(d, ast.ContractDecl):
             ir["contract"] = _block_ir(d.block)
+        elif isinstance(d, ast.ItemDecl):
+            ir["item"] = [{"name": f.name.value, **_field_type_ir(f.type)} for f in d.fields]
         elif isinstance(d, ast.CriterionDecl):
-            ir["criteria"].append(
-                {
-                    "name": d.name.value,
-                    "type": _type_ir(d.type),
-                    "procedure": d.procedure.text,
-                    "params": _block_ir(d.block),
-                }
-            )
+            criterion = {
+                "name": d.name.value,
+                "type": _type_ir(d.type),
+                "procedure": d.procedure.text,
+                "params": _block_ir(d.block),
+            }
+            if d.each is not None:
+                criterion["each"] = {"element": d.each.element.value, "field": d.each.field.value}
+            ir["criteria"].append(criterion)
         elif isinstance(d, ast.NodeDecl):
             ports = {p.name.value: [r.value for r in p.refs] if p.is_list else p.refs[0].value for p in d.ports}
             ir["nodes"].append(
@@ -382,8 +468,19 @@ def module_to_ir(module: ast.Module) -> dict:
             ir["sink"] = d.target.value
         elif isinstance(d, ast.ReadoutDecl):
             ir["readouts"][d.mode.value] = _block_ir(d.block)
-    order = ("rubric", "contract", "criteria", "nodes", "sink", "readouts")
+    order = ("rubric", "contract", "item", "criteria", "nodes", "sink", "readouts")
     return {k: ir[k] for k in order if k in ir}
+
+
+def _field_type_ir(t: ast.FieldType) -> dict:
+    out: dict[str, Any] = {"kind": t.kind.value}
+    if t.element is not None:
+        out["element"] = t.element.value
+    if t.params is not None:
+        out.update(_block_ir(t.params))
+    if t.optional:
+        out["optional"] = True
+    return out
 
 
 def _block_ir(block: ast.Block) -> dict:
