@@ -709,3 +709,34 @@ def test_validate_ir_names_a_bad_item_shape_or_each_clause(item, each, problem):
     if item is None:
         del ir["item"]
     assert validate_ir(ir, load_catalog()) == [problem]
+
+
+def test_constrained_answer_with_a_null_is_repaired_and_one_with_a_shape_is_printed_with_it(tmp_path):
+    # `.rbg` has no null: such an answer is a finding fed back, not a crash.
+    out = tmp_path / "safety.rbg"
+    with_null = safety_ir(item=[{"name": "response", "kind": "json", "schema": {"type": "object", "default": None}}])
+    shaped = safety_ir(item=[{"name": "response", "kind": "text"}])
+    with ScriptedServer([json.dumps(with_null), json.dumps(shaped)]) as server:
+        r = compile_cli(SAFETY, out, server.url, "--constrained")
+    assert r.exit_code == 0, r.output
+    assert "item" not in server.bodies[0]["response_format"]["json_schema"]["schema"]["properties"]
+    attempts = [r for r in log_records(tmp_path / "safety.compile.jsonl") if r["event"] == "attempt"]
+    assert attempts[0]["problems"] == [
+        "the JSON does not fit the IR schema: $.item[0].schema.default: null cannot be written in `.rbg`; remove it"
+    ]
+    assert attempts[0]["program"] is None
+    graph = check_source(out.read_text("utf-8")).graph
+    assert graph is not None and graph.item_shape is not None
+    assert [(f.name, f.kind) for f in graph.item_shape.fields] == [("response", "text")]
+
+
+@pytest.mark.parametrize("where", ["params", "item"])
+def test_validate_ir_refuses_a_null_it_could_not_print(where):
+    ir = _shaped_ir([{"name": "response", "kind": "conversation"}], {"element": "tool_call", "field": "response"})
+    if where == "params":
+        ir["criteria"][0]["params"]["schema"] = {"enum": ["a", None]}
+        path = "$.criteria[0].params.schema.enum[1]"
+    else:
+        ir["item"].append({"name": "meta", "kind": "json", "schema": {"const": None}})
+        path = "$.item[1].schema.const"
+    assert validate_ir(ir, load_catalog()) == [f"{path}: null cannot be written in `.rbg`; remove it"]

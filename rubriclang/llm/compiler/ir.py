@@ -232,7 +232,20 @@ def validate_ir(ir: Any, catalog: Catalog) -> list[str]:
     out: list[str] = []
     for error in sorted(validator.iter_errors(ir), key=lambda e: list(map(str, e.absolute_path))):
         out.extend(_explain(error, list(error.absolute_path)))
-    return out or _each_problems(ir)
+    return out or [*_nulls(ir, []), *_each_problems(ir)]
+
+
+def _nulls(value: Any, path: list) -> list[str]:
+    """Where a `null` stands in a value that fits the schema (a `json`
+    parameter's or an inline item schema's): `.rbg` has no spelling for it,
+    so it could not be printed."""
+    if value is None:
+        return [f"{_path(path)}: null cannot be written in `.rbg`; remove it"]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _nulls(v, [*path, k])]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _nulls(v, [*path, i])]
+    return []
 
 
 def _each_problems(ir: dict) -> list[str]:
