@@ -12,10 +12,14 @@ def difflib_match(name: str, options: Iterable[str], n: int = 1, cutoff: float =
     import difflib  # only on the error path
 
     options = sorted(options)
-    # A ratio is 2 * matches / (len(a) + len(b)) <= 2 * len(b) / (len(a) + len(b)):
-    # a name more than (2 - cutoff) / cutoff times the longest option (7/3 at
-    # 0.6) reaches no cutoff, and difflib would still index every character of
-    # it (300 MB for an 8 MB name).
-    if cutoff > 0 and len(name) * cutoff > (2 - cutoff) * max(map(len, options), default=0):
+    # No ratio can exceed 2 * min(len) / (sum of lens), difflib's own first
+    # test (`real_quick_ratio`), reckoned the same way here: a name that
+    # fails it for every option matches nothing, and difflib would still
+    # index every character of it (300 MB for an 8 MB name).
+    if not any(_bound(len(name), len(o)) >= cutoff for o in options):
         return []
     return difflib.get_close_matches(name, options, n=n, cutoff=cutoff)
+
+
+def _bound(a: int, b: int) -> float:
+    return 2.0 * min(a, b) / (a + b) if a + b else 1.0

@@ -41,3 +41,12 @@ def test_a_huge_name_costs_no_index():
     finally:
         tracemalloc.stop()
     assert peak < 1_000_000, peak  # difflib's index of it took about 150 bytes a character
+
+
+def test_a_ratio_exactly_at_the_cutoff_still_matches():
+    # 2 * 3 / (7 + 3) is 0.6: `maximum` is close enough to `max`, as difflib says.
+    assert difflib_match("maximum", ["max", "min"]) == ["max"] == difflib.get_close_matches("maximum", ["max", "min"])
+
+
+def test_no_options_no_match():
+    assert difflib_match("", []) == [] == difflib_match("x", [])
