@@ -20,6 +20,7 @@ import click
 
 from rubriclang.cli.backends import interpreter, local_backend, uses_llm
 from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.failures import FailureReasons, failures_text
 from rubriclang.cli.loading import ValidatedItems, load_graph
 from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs
 from rubriclang.cli.params import FiniteFloat, annotations_option, concurrency_option, mode_option, recorded_option
@@ -358,6 +359,7 @@ def _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt
 
     from rubriclang.cli.progress import Progress
 
+    failures = FailureReasons()
     resumed = sum(1 for it in item_list if it.id in done)
     progress = Progress("items", len(item_list), done=resumed, lines=fmt == "text")
 
@@ -365,7 +367,9 @@ def _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt
         stream = (it for it in checked if it.id not in done)
         async for result in interp.run(stream, mode):
             writer.write(result.record)
-            stats[result.composition.decision.status] += 1
+            d = result.composition.decision
+            stats[d.status] += 1
+            failures.add(result.record["item"], d)
             progress.tick()
 
     try:
@@ -384,6 +388,8 @@ def _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt
         "ok": stats["ok"],
         "abstain": stats["abstain"],
         "error": stats["error"],
+        "failures": failures.to_json(),
+        "failures_other": failures.others(),
         "further_calls": len(client.requests),
         "cache_hits": backend.usage.cache_hits,
     }
@@ -396,6 +402,7 @@ def _text(s: dict) -> str:
         + (f"; {s['resumed']} already in {s['out']}" if s["resumed"] else ""),
         f"  ok {s['ok']}   abstain {s['abstain']}   error {s['error']}",
     ]
+    lines.extend(failures_text(s["failures"], s["failures_other"]))
     if s["resumed"]:
         lines.append(earlier_text(s["out"], s["earlier"]))
     if s["further_calls"]:

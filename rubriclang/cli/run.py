@@ -16,6 +16,7 @@ import click
 
 from rubriclang.cli.backends import interpreter, llm_session, local_backend, open_llm
 from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.failures import FailureReasons, failures_text
 from rubriclang.cli.llmoptions import llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
 from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs, usage_json, usage_text
@@ -180,6 +181,7 @@ def _run(
     stats: collections.Counter[str] = collections.Counter()
     routes: collections.Counter[str] = collections.Counter()
     decisions: collections.Counter[str] = collections.Counter()
+    failures = FailureReasons()
     # On stderr; with `--format json`, only a terminal gets it (and only then are the items counted).
     shown = fmt == "text" or sys.stderr.isatty()
     progress = Progress("items", _count_items(items) if shown else None, done=len(done), lines=fmt == "text")
@@ -204,6 +206,7 @@ def _run(
                 d = result.composition.decision
                 stats[d.status] += 1
                 decisions[_label(d)] += 1
+                failures.add(result.record["item"], d)
                 progress.tick()
 
     try:
@@ -238,6 +241,8 @@ def _run(
         "abstain": stats["abstain"],
         "error": stats["error"],
         "decisions": dict(sorted(decisions.items())),
+        "failures": failures.to_json(),
+        "failures_other": failures.others(),
         "seconds": round(elapsed, 3),
     }
     if gs is not None:
@@ -247,14 +252,20 @@ def _run(
         summary["compile_failures"] = routes["fallback"] + routes["abstain"] + routes["failed"]
     if llm_backend is not None:
         summary["llm"] = usage_json(llm_backend)
-    if fmt == "json":
-        click.echo(json.dumps(summary, sort_keys=True, indent=2))
-    else:
-        click.echo(_table(summary))
-    if error is not None:
-        raise error
+    _report(summary, fmt, error)
     if stats["error"] or earlier["error"]:
         sys.exit(1)
+
+
+def _report(summary: dict, fmt: str, error: DataError | None) -> None:
+    """Print the summary, then raise the run's data error, if any; a
+    malformed or empty items file, where nothing was judged, gets its error
+    alone, not a summary of nothing."""
+    if error is not None and not summary["judged"]:
+        raise error
+    click.echo(json.dumps(summary, sort_keys=True, indent=2) if fmt == "json" else _table(summary))
+    if error is not None:
+        raise error
 
 
 def _same_judges(state, graph, backend, retry: set[str]) -> None:
@@ -394,6 +405,7 @@ def _table(s: dict) -> str:
         lines.append(f"  judged again {s['rejudged']} items whose content changed since their earlier judgment")
     if s["decisions"]:
         lines.append("  decisions: " + _decisions_text(s["decisions"]))
+    lines.extend(failures_text(s.get("failures", []), s.get("failures_other", 0)))
     if s.get("llm"):
         lines.append(usage_text(s["llm"]))
     lines.append(f"  traces: {s['out']}")
