@@ -10,10 +10,14 @@ in JSON output such a character can only stand inside a string, where the
 escape means exactly it, so JSON on standard output stays exact. The `rbg`
 command guards its standard output and error with it
 (`guard_standard_streams`), so every message, summary and listing is
-covered whatever it quotes. Renderers that colour their output sanitize the
-data they paint and write `unguarded`, as does `rbg fmt -`, whose output is
-the user's own file. Data files (traces, caches, JSON Lines) keep the exact
-text.
+covered whatever it quotes: through the guard, every character is data.
+The program's own terminal codes never pass through it, so it has no list
+of exceptions that data could forge: the progress printer draws its status
+line with `redraw_line` (the carriage return and clear-to-end-of-line codes
+written beside the escaped text, never inside it), and renderers that
+colour their output sanitize the data they paint and write `unguarded`, as
+does `rbg fmt -`, whose output is the user's own file. Data files (traces,
+caches, JSON Lines) keep the exact text.
 """
 
 from __future__ import annotations
@@ -56,10 +60,15 @@ def one_line(text: str) -> str:
     return printable(text, keep="")
 
 
+# The status line's own codes: back to the line's start, and clear what an
+# earlier, longer status left after the new one.
+_LINE_START = "\r"
+_CLEAR_TO_END = "\x1b[K"
+
+
 class _Guarded(io.TextIOBase):
-    """A text stream that writes `printable` text to another. A carriage
-    return that starts a write is kept: it is a progress line redrawing
-    itself (every message is one write, and none starts with data)."""
+    """A text stream that writes `printable` text to another: every
+    character written here is taken as data."""
 
     def __init__(self, stream):
         self.raw_stream = stream
@@ -67,8 +76,7 @@ class _Guarded(io.TextIOBase):
     def write(self, s: str) -> int:
         if not isinstance(s, str):  # click probes for binary streams with b""
             raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-        redraw = "\r" if s.startswith("\r") else ""
-        self.raw_stream.write(redraw + printable(s[len(redraw) :]))
+        self.raw_stream.write(printable(s))
         return len(s)
 
     def flush(self) -> None:
@@ -98,6 +106,13 @@ def guard_standard_streams() -> None:
         sys.stdout = _Guarded(sys.stdout)
     if not isinstance(sys.stderr, _Guarded):
         sys.stderr = _Guarded(sys.stderr)
+
+
+def redraw_line(stream, text: str) -> None:
+    """Draw `text` as a terminal's status line in place of the one before:
+    `text` is escaped as data (on one line), the codes that redraw it are
+    written as they are."""
+    unguarded(stream).write(_LINE_START + one_line(text) + _CLEAR_TO_END)
 
 
 def unguarded(stream):

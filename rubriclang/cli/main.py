@@ -112,7 +112,7 @@ def main() -> None:
     # and stays off for the QUICK_EXIT commands, which make next to no cyclic
     # garbage (none for a clean file) and exit without teardown anyway.
     gc.disable()
-    if sys.argv[1:2] != ["lsp"]:
+    if sys.argv[1:2] != ["lsp"] and not _completing():
         guard_standard_streams()
     try:
         cli()
@@ -120,6 +120,15 @@ def main() -> None:
         if getattr(cli, "invoked", None) not in QUICK_EXIT or not isinstance(exc.code, (int, type(None))):
             raise
         quick_exit(exc.code or 0)
+
+
+def _completing() -> bool:
+    """Whether the shell asks for its completion script or for completions
+    (`_RBG_COMPLETE=bash_source rbg`, README "Shell completion"): click writes
+    them as bytes for the shell to read, not as text for a terminal, and
+    they hold command and option names, no data."""
+    # click's name for it, from the program's name (`rbg` or `rubriclang`)
+    return f"_{os.path.basename(sys.argv[0])}_COMPLETE".replace("-", "_").upper() in os.environ
 
 
 def quick_exit(status: int) -> NoReturn:

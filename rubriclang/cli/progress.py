@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from rubriclang.safetext import redraw_line
+
 INTERVAL_S = 10.0  # at most this long between two lines in a log (while items come)
 REDRAW_S = 0.1  # how often a terminal's status line is redrawn
 UNKNOWN_TOTAL_EVERY = 1000  # a line per this many items when the total is unknown
@@ -73,7 +75,8 @@ class Progress:
             if now - self._last_draw >= REDRAW_S or self.n == self.total:
                 self._last_draw = now
                 self._drawn = True
-                self._write("\r  " + self.status(now) + "\x1b[K")
+                redraw_line(self.stream, "  " + self.status(now))
+                self.stream.flush()
         elif self.lines and (self.n - self._last_n >= self.every or now - self._last_line >= INTERVAL_S):
             self._last_line, self._last_n = now, self.n
             self._write("  " + self.status(now) + "\n")

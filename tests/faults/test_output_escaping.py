@@ -302,15 +302,18 @@ def test_printable_keeps_text_newlines_and_tabs_and_replaces_every_control():
     assert one_line("a\nb\tc") == "a\\u000ab\\u0009c"
 
 
-def test_a_progress_line_redraws_itself_but_data_cannot_return_the_carriage():
+def test_everything_through_the_guard_is_data_and_only_redraw_line_draws():
     import io
 
-    from rubriclang.safetext import _Guarded
+    from rubriclang.safetext import _Guarded, redraw_line
 
     sink = io.StringIO()
     guarded = _Guarded(sink)
-    guarded.write("\r  12 judgments")
+    guarded.write("\r  12 judgments\x1b[K")
     guarded.write("item ok\rFORGED")
-    assert sink.getvalue() == "\r  12 judgments" + "item ok\\u000dFORGED"
+    redraw_line(guarded, "  13 judgments \x1b[2J")
+    assert sink.getvalue() == (
+        "\\u000d  12 judgments\\u001b[K" + "item ok\\u000dFORGED" + "\r  13 judgments \\u001b[2J\x1b[K"
+    )
     with pytest.raises(TypeError):
         guarded.write(b"bytes")
