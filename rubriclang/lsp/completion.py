@@ -8,6 +8,8 @@ from collections.abc import Mapping
 import attrs
 
 from rubriclang.catalog import Catalog
+from rubriclang.items.elements import ELEMENTS
+from rubriclang.items.shape import BUILTIN, KINDS, LIST_ELEMENTS
 from rubriclang.lsp import context as ctx
 from rubriclang.lsp.catalog_info import (
     block_params,
@@ -18,11 +20,14 @@ from rubriclang.lsp.catalog_info import (
 )
 from rubriclang.lsp.scanner import KEYWORDS
 
+# A field's kind as written in `item { }`: `list` only as `list[text]`.
+_KIND_TEXT = {"list": f"list[{LIST_ELEMENTS[0]}]"}
+
 
 @attrs.frozen
 class Item:
     """A completion. `kind` is keyword, operator, procedure, port, node,
-    param or value; `insert` is the text to insert (the label when empty)."""
+    param, value, element or field; `insert` is the text to insert (the label when empty)."""
 
     label: str
     kind: str
@@ -47,8 +52,29 @@ def complete(text: str, offset: int, catalog: Catalog, details: Mapping[str, str
 
 
 def _items(c: ctx.Context, text: str, catalog: Catalog, details: Mapping[str, str]):
-    if c.kind == ctx.KEYWORD:
-        return [Item(k, "keyword", insert=k + " ") for k in KEYWORDS]
+    if c.kind in (ctx.KEYWORD, ctx.AFTER_PROCEDURE):
+        each = [Item("each", "keyword", "judge per element: each ELEMENT in FIELD", insert="each ")]
+        return (each if c.kind == ctx.AFTER_PROCEDURE else []) + [Item(k, "keyword", insert=k + " ") for k in KEYWORDS]
+    if c.kind == ctx.ELEMENT:
+        return [
+            Item(element, "element", f"an element of a `{_KIND_TEXT.get(kind, kind)}` field", insert=element + " ")
+            for kind, elements in ELEMENTS.items()
+            for element in elements
+        ]
+    if c.kind == ctx.EACH_IN:
+        return [Item("in", "keyword", insert="in ")]
+    if c.kind == ctx.ITEM_FIELD:
+        return [
+            Item(name, "field", _KIND_TEXT.get(kind, kind))
+            for name, kind in ctx.declared_fields(text)
+            if c.element in ELEMENTS.get(kind, ()) or (c.element not in _ALL_ELEMENTS and kind in ELEMENTS)
+        ]
+    if c.decl == "item" and c.kind == ctx.PARAM:
+        builtin = [(name, kinds) for name, kinds in BUILTIN.items() if name not in c.used]
+        return [Item(name, "field", " | ".join(kinds), insert=name + ": ") for name, kinds in builtin]
+    if c.decl == "item" and c.kind == ctx.VALUE:
+        kinds = BUILTIN.get(c.param or "", KINDS)
+        return [Item(_KIND_TEXT.get(k, k), "value", f"{c.param}: a field kind") for k in kinds]
     if c.kind == ctx.OPERATOR:
         return [
             Item(op.name, "operator", f"{op.kind}: {op.summary}", operator_markdown(op))
@@ -88,6 +114,9 @@ def _items(c: ctx.Context, text: str, catalog: Catalog, details: Mapping[str, st
         choices = spec.choices or (("true", "false") if spec.type == "boolean" else ())
         return [Item(choice, "value", f"{spec.name}: {spec.type_text()}") for choice in choices]
     return []
+
+
+_ALL_ELEMENTS = frozenset(e for elements in ELEMENTS.values() for e in elements)
 
 
 def _in_namespace(name: str, prefix: str) -> bool:

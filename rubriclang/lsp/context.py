@@ -21,7 +21,11 @@ OPERATOR = "operator"  # after `node NAME =`
 PORT = "port"  # a port name inside `op(...)`
 NODE = "node"  # a node name: a port's slot, or after `sink`
 PARAM = "param"  # a parameter name inside a declaration's `{ }`
-VALUE = "value"  # a parameter's value
+VALUE = "value"  # a parameter's value, or a field's type in `item { }`
+AFTER_PROCEDURE = "after_procedure"  # after `criterion NAME: TYPE = PROC`: `each`, or a declaration
+ELEMENT = "element"  # after `each`
+EACH_IN = "each_in"  # after `each ELEMENT`: `in`
+ITEM_FIELD = "item_field"  # after `each ELEMENT in`: a declared field
 
 # The characters of a (dotted) name being typed.
 _WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_.")
@@ -35,7 +39,9 @@ class Context:
     text from there to the cursor). `decl` is the keyword of the declaration
     the cursor is in, `head` its procedure, operator or readout mode, and
     `own_name` its declared name. `used` holds the ports or parameters that
-    are already written; `param` is the parameter whose value is being typed.
+    are already written (in `item { }`, the fields); `param` is the parameter
+    (or field) whose value (or type) is being typed; `element` the element
+    named after `each`.
     """
 
     kind: str
@@ -46,6 +52,7 @@ class Context:
     own_name: str | None = None
     used: frozenset[str] = frozenset()
     param: str | None = None
+    element: str | None = None
 
 
 def completion_context(text: str, offset: int) -> Context:
@@ -78,6 +85,29 @@ def declared_names(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def declared_fields(text: str) -> list[tuple[str, str]]:
+    """(name, kind) of each field of the file's `item { }` declarations, in
+    source order: a field's kind is the name after its colon (`list` for
+    `list[text]`). Read from tokens, so it works while the file is typed."""
+    tokens = scan(text)
+    out = []
+    for i, tok in enumerate(tokens):
+        if tok.text != "item" or not is_declaration_start(tokens, i):
+            continue
+        if i + 1 >= len(tokens) or not tokens[i + 1].is_punct("{"):
+            continue
+        depth = 0
+        for j in range(i + 1, len(tokens) - 2):
+            t = tokens[j]
+            depth += t.is_punct("{", "[", "(") - t.is_punct("}", "]", ")")
+            if depth == 0:
+                break
+            nxt, kind = tokens[j + 1], tokens[j + 2]
+            if depth == 1 and t.kind == "name" and nxt.is_punct(":") and kind.kind == "name":
+                out.append((t.text, kind.text))
+    return out
+
+
 def _inside_literal(tokens: list[Token], offset: int) -> bool:
     for tok in tokens:
         if tok.start >= offset:
@@ -106,6 +136,8 @@ class _Walk:
         self.param: str | None = None
         self.params: set[str] = set()
         self.count = 0  # tokens seen at depth 0 after the keyword
+        self.each = ""  # a criterion's `each ELEMENT in FIELD`: "", element, in, field, done
+        self.element: str | None = None
 
     def feed(self, tok: Token) -> None:
         role = self.stack[-1] if self.stack else None
@@ -125,6 +157,7 @@ class _Walk:
             new = "ports"
         elif role is None and char == "{" and self._block_position():
             new = "block"
+            self.each = "done"  # `each` comes before the block, never after it
         elif role == "ports" and char == "[" and self.slot == "ref":
             new = "refs"
         else:
@@ -159,6 +192,19 @@ class _Walk:
         elif tok.kind == "name" and self.header_eq and self.head is None:
             self.head = tok.text
             self.done = self.decl == "criterion"  # its block is optional
+        elif tok.kind == "name" and self.decl == "criterion" and self.head is not None:
+            self._each_token(tok.text)
+
+    def _each_token(self, word: str) -> None:
+        if self.each == "" and word == "each":
+            self.each = "element"
+        elif self.each == "element":
+            self.element, self.each = word, "in"
+        elif self.each == "in" and word == "in":
+            self.each = "field"
+        elif self.each == "field":
+            self.each = "done"
+        self.done = self.each in ("", "done")
 
     def _port_token(self, tok: Token, role: str) -> None:
         if tok.is_punct(","):
@@ -174,7 +220,7 @@ class _Walk:
     def _block_token(self, tok: Token) -> None:
         if tok.is_punct(","):
             self.state = "name"
-        elif tok.is_punct("="):
+        elif tok.is_punct("=") or (tok.is_punct(":") and self.decl == "item"):  # `item { FIELD: TYPE }`
             self.state = "value" if self.state == "eq" else self.state
         elif tok.kind == "name" and self.state in ("name", "after"):
             self.param = tok.text
@@ -189,7 +235,7 @@ class _Walk:
 
     def context(self, start: int, prefix: str) -> Context:
         def at(kind: str, used: frozenset[str] = frozenset(), param: str | None = None) -> Context:
-            return Context(kind, start, prefix, self.decl, self.head, self.own_name, used, param)
+            return Context(kind, start, prefix, self.decl, self.head, self.own_name, used, param, self.element)
 
         role = self.stack[-1] if self.stack else None
         if role == "ports":
@@ -210,4 +256,6 @@ class _Walk:
             return at(NODE)
         if self.header_eq and self.head is None:
             return at(PROCEDURE if self.decl == "criterion" else OPERATOR)
+        if self.decl == "criterion" and self.head is not None and self.each != "done":
+            return at({"": AFTER_PROCEDURE, "element": ELEMENT, "in": EACH_IN, "field": ITEM_FIELD}[self.each])
         return at(KEYWORD if self.done else NONE)

@@ -147,3 +147,34 @@ def test_a_broken_declaration_above_does_not_hide_the_context_below():
 def test_declared_names_come_from_declarations_only():
     text = HEAD + "node n = transform.not(value: a)  node m = transform.not(value: n)\nsink n\n# node fake\n"
     assert declared_names(text) == [("a", "criterion"), ("b", "criterion"), ("n", "node"), ("m", "node")]
+
+
+SHAPE = "item { input: conversation, documents: documents, tags: list[text]? }\n"
+
+
+def test_a_field_of_the_item_shape_is_completed_with_the_kinds_it_may_be_declared_as():
+    assert labels("item { tags: | }") == ["text", "number", "bool", "json", "list[text]", "documents", "conversation"]
+    assert labels("item { input: | }") == ["text", "conversation"]
+    assert labels("item { input: conversation\n  | }") == ["response", "reference", "rubric"]
+
+
+def test_after_a_criterions_procedure_each_is_offered_then_its_element_in_and_a_declared_field():
+    assert labels(SHAPE + "criterion a: bool = llm.check |")[0] == "each"
+    assert labels(SHAPE + "criterion a: bool = llm.check each |") == [
+        "document",
+        "text",
+        "turn",
+        "assistant_turn",
+        "tool_call",
+    ]
+    assert labels(SHAPE + "criterion a: bool = llm.check each document |") == ["in"]
+    assert labels(SHAPE + "criterion a: bool = llm.check each document in |") == ["documents"]
+    assert labels(SHAPE + "criterion a: bool = llm.check each tool_call in |") == ["input"]
+    assert labels(SHAPE + "criterion a: bool = llm.check each text in t| {}") == ["tags"]
+
+
+def test_each_is_not_offered_after_a_criterions_block_or_its_field():
+    assert "each" not in labels(SHAPE + "criterion a: bool = llm.check {}\n|")
+    assert "each" not in labels(SHAPE + "criterion a: bool = llm.check each turn in input |")
+    block = labels(SHAPE + "criterion a: bool = llm.check each turn in input { | }")
+    assert block[:2] == ["question", "with_reference"]

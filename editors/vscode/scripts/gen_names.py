@@ -1,5 +1,6 @@
 """Regenerate the operator and procedure names in the TextMate grammar from
-the catalog, so that highlighting knows every standard name.
+the catalog, and the item shape's field kinds and element names from
+rubriclang.items, so that highlighting knows every standard name.
 
 Run from the repository root, with rubriclang installed:
 
@@ -18,6 +19,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from rubriclang.catalog import load_catalog
+from rubriclang.items.elements import ELEMENTS
+from rubriclang.items.shape import KINDS
 
 GRAMMAR = Path(__file__).resolve().parent.parent / "syntaxes" / "rbg.tmLanguage.json"
 
@@ -36,12 +39,19 @@ def names_pattern(names) -> str:
     return "\\b(?:" + "|".join(groups) + ")\\b"
 
 
+def words_pattern(words) -> str:
+    """One regex that matches exactly these plain words, as whole words."""
+    return "\\b(?:" + "|".join(re.escape(w) for w in sorted(set(words))) + ")\\b"
+
+
 def render(grammar_text: str) -> str:
     """The grammar file's text with the name lists made current."""
     grammar = json.loads(grammar_text)
     catalog = load_catalog(plugins=False)
     grammar["repository"]["operators"]["match"] = names_pattern(catalog.operators)
     grammar["repository"]["procedures"]["match"] = names_pattern(catalog.procedures)
+    grammar["repository"]["field-kinds"]["match"] = words_pattern(KINDS)
+    grammar["repository"]["elements"]["match"] = words_pattern(e for names in ELEMENTS.values() for e in names)
     return json.dumps(grammar, indent=2, ensure_ascii=False) + "\n"
 
 
