@@ -2,7 +2,8 @@
 pseudo-terminal show the progress printer's own codes as they are (the
 status line redrawn in place, never a literal `\\u001b[K`), and data's
 control characters escaped (an item id holding ESC reaches the screen as
-`\\u001b`)."""
+`\\u001b`); on the embedded model no phase (its start, the first item) is
+silent for more than 10 s."""
 
 from __future__ import annotations
 
@@ -25,13 +26,20 @@ ESCAPED_CONTROL = re.compile(rb"\\u00(?:[01][0-9a-f]|7f|[89][0-9a-f])")
 
 def on_terminal(command: str, cwd: Path, timeout: float = 600) -> tuple[bytes, int]:
     """(everything `command` showed on a pseudo-terminal, its exit status)."""
+    shown, status, _ = watched(command, cwd, timeout)
+    return shown, status
+
+
+def watched(command: str, cwd: Path, timeout: float = 600) -> tuple[bytes, int, float]:
+    """`on_terminal`'s, and the longest time in seconds the screen got nothing."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         ["bash", "-c", command], cwd=cwd, stdin=slave, stdout=slave, stderr=slave, env={**os.environ, "TERM": "xterm"}
     )
     os.close(slave)
     shown = bytearray()
-    deadline = time.monotonic() + timeout
+    last = time.monotonic()
+    deadline, silence = last + timeout, 0.0
     while time.monotonic() < deadline:
         ready, _, _ = select.select([master], [], [], 1.0)
         if ready:
@@ -42,10 +50,12 @@ def on_terminal(command: str, cwd: Path, timeout: float = 600) -> tuple[bytes, i
             if not chunk:
                 break
             shown += chunk
+            now = time.monotonic()
+            silence, last = max(silence, now - last), now
         elif proc.poll() is not None:
             break
     os.close(master)
-    return bytes(shown), proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    return bytes(shown), proc.wait(timeout=max(1.0, deadline - time.monotonic())), silence
 
 
 def demo_commands(out: Path, embedded: bool) -> list[str]:
@@ -94,10 +104,12 @@ def test_make_demo_shows_no_escaped_control_sequence(tmp_path):
 
 
 @pytest.mark.slow
-def test_make_demo_on_the_embedded_model_shows_no_escaped_control_sequence(tmp_path):
+def test_make_demo_on_the_embedded_model_is_never_silent_for_10_s_and_escapes_none_of_its_codes(tmp_path):
     pytest.importorskip("xllamacpp")
     (command,) = demo_commands(tmp_path, embedded=True)
-    shown, status = on_terminal(command + " --no-cache", REPO)
+    command = command.replace(" --out ", " --no-cache --out ", 1)  # every item a model call, not a cache hit
+    shown, status, silence = watched(command, REPO)
     assert status == 0, shown
     assert ESCAPED_CONTROL.search(shown) is None, shown
-    assert b"\x1b[K" in shown
+    assert b"rbg: starting the embedded model" in shown and b"\x1b[K" in shown
+    assert silence <= 10, (silence, shown)

@@ -4,12 +4,20 @@ stderr, so that stdout stays the command's own output for scripts to read.
 On a terminal one status line is redrawn in place. Elsewhere (a log, CI) a
 full line is written every `every` items (a tenth of the total when it is
 known) or every `INTERVAL_S` seconds, whichever comes first: a run of hours
-is never silent, and its log stays short.
+is never silent, and its log stays short. A phase is named when it starts,
+on a terminal too.
+
+Nothing is silent while no item finishes either (a model starting, the first
+item, a phase that counts nothing): on the real clock a background thread
+calls `beat` every `BEAT_S` seconds, which redraws the terminal's line with
+the time so far, and writes a log line once `INTERVAL_S` has passed since
+the last.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -19,6 +27,7 @@ from rubriclang.safetext import redraw_line
 INTERVAL_S = 10.0  # at most this long between two lines in a log (while items come)
 REDRAW_S = 0.1  # how often a terminal's status line is redrawn
 UNKNOWN_TOTAL_EVERY = 1000  # a line per this many items when the total is unknown
+BEAT_S = 1.0  # how often the background thread looks for a silence to fill
 
 
 class Progress:
@@ -27,6 +36,8 @@ class Progress:
     `done` is what an earlier run finished (resumed): it counts towards the
     total, not towards the rate. `lines=False` keeps a log silent (for a
     machine-readable format); a terminal still gets its status line.
+    With the real clock, a daemon thread calls `beat` until `done`; with a
+    test's clock the test calls it.
     """
 
     def __init__(
@@ -47,7 +58,11 @@ class Progress:
         self.lines = lines and not self.terminal
         self.unit, self.clock, self._every, self.command = unit, clock, every, command
         self._drawn = False
+        self._lock = threading.Lock()  # the thread's beats and the command's ticks write one stream
         self._restart(total, done)
+        self._stopped = threading.Event()
+        if clock is time.monotonic and (self.terminal or self.lines):
+            threading.Thread(target=self._beating, name="rbg-progress", daemon=True).start()
 
     def _restart(self, total: int | None, done: int) -> None:
         self.total, self.n, self._base = total, done, done
@@ -59,38 +74,66 @@ class Progress:
             self.every = max(1, -(-(total - done) // 10)) if total else UNKNOWN_TOTAL_EVERY
 
     def phase(self, name: str, total: int | None) -> None:
-        """A new phase with its own count: a line naming it (after the command) in a log."""
-        self._end_line()
-        self._restart(total, 0)
-        if self.lines:
-            self._write(
-                f"{self.command}: {name}" + (f": {total} {self.unit} to make" if total is not None else "") + "\n"
-            )
+        """A new phase with its own count: a line naming it (after the command)."""
+        with self._lock:
+            self._end_line()
+            self._restart(total, 0)
+            if self.lines or self.terminal:
+                self._write(
+                    f"{self.command}: {name}" + (f": {total} {self.unit} to make" if total is not None else "") + "\n"
+                )
 
     def tick(self, n: int = 1) -> None:
         """`n` more units done."""
-        self.n += n
-        now = self.clock()
-        if self.terminal:
-            if now - self._last_draw >= REDRAW_S or self.n == self.total:
-                self._last_draw = now
-                self._drawn = True
-                redraw_line(self.stream, "  " + self.status(now))
-                self.stream.flush()
-        elif self.lines and (self.n - self._last_n >= self.every or now - self._last_line >= INTERVAL_S):
-            self._last_line, self._last_n = now, self.n
-            self._write("  " + self.status(now) + "\n")
+        with self._lock:
+            self.n += n
+            now = self.clock()
+            if self.terminal:
+                if now - self._last_draw >= REDRAW_S or self.n == self.total:
+                    self._draw(now)
+            elif self.lines and (self.n - self._last_n >= self.every or now - self._last_line >= INTERVAL_S):
+                self._line(now)
+
+    def beat(self) -> None:
+        """Fill a silence: the terminal's line redrawn when `BEAT_S` passed
+        since it was last, a log line when `INTERVAL_S` did, items or not."""
+        with self._lock:
+            now = self.clock()
+            if self.terminal and now - self._last_draw >= BEAT_S:
+                self._draw(now)
+            elif self.lines and now - self._last_line >= INTERVAL_S:
+                self._line(now)
+
+    def _beating(self) -> None:
+        while not self._stopped.wait(BEAT_S):
+            try:
+                self.beat()
+            except (OSError, ValueError):  # the stream is gone (a closed pipe): the command is ending
+                return
+
+    def _draw(self, now: float) -> None:
+        self._last_draw = now
+        self._drawn = True
+        redraw_line(self.stream, "  " + self.status(now))
+        self.stream.flush()
+
+    def _line(self, now: float) -> None:
+        self._last_line, self._last_n = now, self.n
+        self._write("  " + self.status(now) + "\n")
 
     def status(self, now: float) -> str:
-        """`120/1000 items, 4.2 items/s, about 3m29s left` (as far as known)."""
+        """`120/1000 items, 4.2 items/s, about 3m29s left` (as far as known);
+        before the first unit of a phase, the time it has taken so far
+        (`0/1000 items, 0m12s so far`)."""
         text = f"{self.n}/{self.total} {self.unit}" if self.total is not None else f"{self.n} {self.unit}"
         elapsed, here = now - self._started, self.n - self._base
         if elapsed > 0 and here > 0:
             rate = here / elapsed
             text += f", {rate_text(rate)} {self.unit}/s"
             if self.total is not None and self.n < self.total:
-                left = int((self.total - self.n) / rate)
-                text += f", about {left // 60}m{left % 60:02d}s left"
+                text += f", about {_duration(int((self.total - self.n) / rate))} left"
+        elif elapsed >= 1:
+            text += f", {_duration(int(elapsed))} so far"
         return text
 
     def _write(self, text: str) -> None:
@@ -104,8 +147,14 @@ class Progress:
 
     def done(self) -> None:
         """The end: the terminal's status line is closed; nothing more is shown."""
-        self._end_line()
-        self.terminal = self.lines = False
+        self._stopped.set()
+        with self._lock:
+            self._end_line()
+            self.terminal = self.lines = False
+
+
+def _duration(seconds: int) -> str:
+    return f"{seconds // 60}m{seconds % 60:02d}s"
 
 
 def rate_text(rate: float) -> str:

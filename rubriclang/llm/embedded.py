@@ -13,6 +13,7 @@ client as to any remote server, and stops it at the end. Nothing but
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -68,6 +69,12 @@ class EmbeddedServer:
             return self
         xlc = _import_xllamacpp()
         _check_model_file(self.model_file)
+        # Loading takes seconds to a minute: said on stderr, never silent.
+        started = time.monotonic()
+        _say(
+            f"starting the embedded model {self.model_file.name} ({self.model_file.stat().st_size / 1e6:.0f} MB, "
+            f"{self.threads} threads, {self.parallel} slots) ..."
+        )
         digest = models.file_digest(self.model_file)
         try:
             # Blocks (holding the GIL) until the model is loaded and the HTTP
@@ -89,6 +96,7 @@ class EmbeddedServer:
             self.stop()
             raise
         self.identity = f"embedded:{self.model_file.name}:{digest[:16]}"
+        _say(f"the embedded model is ready ({time.monotonic() - started:.1f} s)")
         return self
 
     def stop(self) -> None:
@@ -158,6 +166,12 @@ def start_embedded(
         timeout=timeout,
     )
     return server.start()
+
+
+def _say(text: str) -> None:
+    """A line on stderr, where the commands' progress goes (stdout is their output)."""
+    sys.stderr.write(f"rbg: {text}\n")
+    sys.stderr.flush()
 
 
 def default_threads() -> int:
