@@ -2,8 +2,10 @@
 as FastChat writes them, the pairwise judge shows both answers in the order
 its graph asks for, `order = both` turns a position-following verdict into a
 tie, the decomposed judge's veto overrides the side-by-side preference, and
-every audit suite loads with a judge that fits its items. All against a
-scripted loopback server."""
+every audit suite loads with a judge that fits its items; every ported
+judge (these and the structured ones of examples/bfcl, tau_bench, begin,
+faithdial and ragchecker) has a suite naming only operators that apply to
+it. The judges' calls go to a scripted loopback server."""
 
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from rubriclang.audit.applicability import why_skipped
 from rubriclang.audit.judge import judge_info
 from rubriclang.audit.suite import load_suite
 from rubriclang.checker import check_source
 from rubriclang.cli.main import cli
 from rubriclang.interp.items import read_items
+from rubriclang.items.shape import shape_of
 
 from .fault_server import FaultServer
 
@@ -175,17 +179,28 @@ def test_every_judge_suite_loads_and_its_judge_fits_its_items(suite_path):
     assert any(c.procedure.startswith("llm.") for c in checked.graph.criteria)
 
 
+AUDIT_SUITES = sorted((ROOT / "examples" / "audit").glob("*.toml"))
+# The structured judges ported with the item shape (issue 26, item 9), beside examples/judges/.
+STRUCTURED_JUDGES = ("bfcl/rubric.rbg", "tau_bench/rules.rbg", "tau_bench/rubric.rbg", "begin/rubric.rbg")
+STRUCTURED_JUDGES += ("faithdial/rubric.rbg", "ragchecker/rubric.rbg")
+PORTED = {(ROOT / "examples" / g).resolve() for g in STRUCTURED_JUDGES} | {p.resolve() for p in JUDGES.glob("*.rbg")}
+# The suites of the ported judges (the LLMBar ones run a swap their per-candidate judge skips, on purpose).
+PORTED_SUITES = [p for p in SUITES + AUDIT_SUITES if Path(load_suite(str(p)).judge).resolve() in PORTED]
+
+
 def test_every_judge_graph_has_an_audit_suite():
-    judged = {Path(load_suite(str(p)).judge).name for p in SUITES}
-    graphs = {p.name for p in JUDGES.glob("*.rbg")}
-    # mt_bench_pair_both.rbg and mt_bench_pair_multi_turn.rbg ask in both orders: a swap
-    # only exchanges their two calls. mt_bench_single_multi_turn.rbg judges a conversation:
-    # its suite waits for the audit's operators on conversation turns (issue 26, item 7).
-    assert graphs - judged == {
-        "mt_bench_pair_both.rbg",
-        "mt_bench_pair_multi_turn.rbg",
-        "mt_bench_single_multi_turn.rbg",
-    }
+    judged = {Path(load_suite(str(p)).judge).resolve() for p in PORTED_SUITES}
+    assert sorted(str(g.relative_to(ROOT)) for g in PORTED - judged) == []
+
+
+@pytest.mark.parametrize("suite_path", PORTED_SUITES, ids=[p.name for p in PORTED_SUITES])
+def test_every_operator_a_ported_judges_suite_names_applies_to_its_judge(suite_path):
+    suite = load_suite(str(suite_path))
+    checked = check_source(Path(suite.judge).read_text("utf-8"), suite.judge)
+    assert checked.graph is not None and not checked.diagnostics, checked.diagnostics
+    judge = judge_info(checked.graph, list(read_items(suite.items, shape_of(checked.graph))), suite.positive)
+    skipped = {name: why_skipped(suite.perturbation(name), judge) for name in suite.requested()}
+    assert {name: why for name, why in skipped.items() if why} == {}
 
 
 def test_a_reply_the_pattern_cannot_read_is_asked_again_for_the_templates_format_not_json(tmp_path):
