@@ -29,7 +29,7 @@ def test_a_terminal_line_shows_the_time_so_far_before_the_first_item():
 
 def test_a_log_gets_a_line_each_interval_even_when_no_item_finishes():
     clock, stream = Clock(), io.StringIO()
-    progress = Progress("judgments", stream=stream, terminal=False, clock=clock)
+    progress = Progress("judgments", 40, stream=stream, terminal=False, clock=clock)
     clock.now += INTERVAL_S - BEAT_S
     progress.beat()
     assert stream.getvalue() == ""
@@ -37,7 +37,7 @@ def test_a_log_gets_a_line_each_interval_even_when_no_item_finishes():
     progress.beat()
     clock.now += BEAT_S
     progress.beat()  # the next line waits for the next interval
-    assert stream.getvalue() == f"  0 judgments, 0m{INTERVAL_S:02.0f}s so far\n"
+    assert stream.getvalue() == f"  0/40 judgments, 0m{INTERVAL_S:02.0f}s so far\n"
 
 
 def test_a_phase_is_named_on_a_terminal_too_and_nothing_is_drawn_after_the_end():
@@ -49,4 +49,4 @@ def test_a_phase_is_named_on_a_terminal_too_and_nothing_is_drawn_after_the_end()
     progress.done()
     clock.now += 60
     progress.beat()
-    assert stream.getvalue() == "rbg audit: making the variants\n\r  0 judgments, 0m02s so far\x1b[K\n"
+    assert stream.getvalue() == "rbg audit: making the variants\n\r  0m02s so far\x1b[K\n"

@@ -113,3 +113,26 @@ def test_make_demo_on_the_embedded_model_is_never_silent_for_10_s_and_escapes_no
     assert ESCAPED_CONTROL.search(shown) is None, shown
     assert b"rbg: starting the embedded model" in shown and b"\x1b[K" in shown
     assert silence <= 10, (silence, shown)
+
+
+def test_fit_names_each_of_its_phases_on_a_terminal_and_closes_the_line_before_its_report(tmp_path):
+    from evaluation.test_fit import GRAPH, _items, _write
+
+    graph = tmp_path / "g.rbg"
+    graph.write_text(GRAPH)
+    items = _write(tmp_path / "items.jsonl", _items())
+    shown, status = on_terminal(
+        f"{BIN}/rbg fit {graph} {items} -o {tmp_path}/fitted.rbg --folds 2 --max-iter 15", REPO, timeout=300
+    )
+    assert status == 0, shown
+    text = shown.decode()
+    phases = [line for line in text.split("\r\n") if line.startswith("rbg fit: ")]
+    assert phases == [
+        "rbg fit: judging 80 items with 1 graph(s): 80 items to make",
+        "rbg fit: fitting 3 numbers on 54 dev items (seed 0)",
+        "rbg fit: cross-validation: 2 folds over the 54 dev items",
+        "rbg fit: the held-out split: 26 items",
+    ]
+    assert ESCAPED_CONTROL.search(shown) is None
+    report = text.split("rbg fit: the held-out split: 26 items\r\n", 1)[1]
+    assert "\x1b[K" not in report.split("\r\n", 1)[1]  # the report starts on a line of its own

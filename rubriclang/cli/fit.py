@@ -178,27 +178,35 @@ def fit(
     if repeats > 1 and split_file:
         raise click.UsageError("--repeats draws random splits, and --split-file is one fixed split: give one of them")
     check_output(out, _inputs(graph, items, compare, traces, split_file, annotations, recorded), "-o")
-    _fit(
-        graph,
-        items,
-        out,
-        0.7 if share is None else share,
-        split_file,
-        metric,
-        folds,
-        seed,
-        repeats,
-        refuse_worse,
-        max_iter,
-        compare,
-        traces,
-        labels,
-        mode,
-        concurrency,
-        annotations,
-        recorded,
-        fmt,
-    )
+    from rubriclang.cli.progress import Progress
+
+    # Each phase named, its time shown, on a terminal only: a log's output stays the same from run to run.
+    progress = Progress("items", lines=False, command="rbg fit")
+    try:
+        _fit(
+            graph,
+            items,
+            out,
+            0.7 if share is None else share,
+            split_file,
+            metric,
+            folds,
+            seed,
+            repeats,
+            refuse_worse,
+            max_iter,
+            compare,
+            traces,
+            labels,
+            mode,
+            concurrency,
+            annotations,
+            recorded,
+            fmt,
+            progress,
+        )
+    finally:
+        progress.done()
 
 
 def _fit(
@@ -221,6 +229,7 @@ def _fit(
     annotations,
     recorded,
     fmt,
+    progress,
 ) -> None:
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation import fit as F
@@ -264,8 +273,22 @@ def _fit(
                     "(change --split or --split-file)"
                 )
         _check_modes(graphs, (graph_path, *compare), item_list, mode)
+        progress.phase(
+            f"{'replaying' if traces else 'judging'} {len(item_list)} items with {len(graphs)} graph(s)",
+            len(item_list) * len(graphs),
+        )
         judged = _judged(
-            g, graphs, (graph_path, *compare), item_list, items_path, traces, annotations, recorded, concurrency, mode
+            g,
+            graphs,
+            (graph_path, *compare),
+            item_list,
+            items_path,
+            traces,
+            annotations,
+            recorded,
+            concurrency,
+            mode,
+            progress.tick,
         )
     except LocatedError as exc:
         raise data_error(exc) from None
@@ -283,6 +306,7 @@ def _fit(
         out=out,
         max_iter=max_iter,
         folds=folds,
+        progress=progress,
     )
     inputs = _inputs(graph_path, items_path, compare, traces, split_file, annotations, recorded)
     summary, text, fitted, fit_mode = splitter.fit_split(splits[0], seed, metric)
@@ -306,6 +330,7 @@ def _fit(
     refused = refuse_worse and bool(warnings)
     if refuse_worse and not refused:
         _write(out, text, inputs, g, graph_path)
+    progress.done()  # its status line closed before the report
     _echo(fmt, summary, report, repeated, warnings, refused)
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
@@ -320,12 +345,27 @@ class _Splitter:
     """One fit per dev/held-out split, over judgments recorded once."""
 
     def __init__(
-        self, g, graphs, paths, source, params, items, judged, *, items_path, mode, label_map, out, max_iter, folds
+        self,
+        g,
+        graphs,
+        paths,
+        source,
+        params,
+        items,
+        judged,
+        *,
+        items_path,
+        mode,
+        label_map,
+        out,
+        max_iter,
+        folds,
+        progress,
     ):
         self.g, self.graphs, self.paths, self.source, self.params = g, graphs, paths, source, params
         self.items = items
         self.items_path, self.mode, self.label_map = items_path, mode, label_map
-        self.out, self.max_iter, self.folds = out, max_iter, folds
+        self.out, self.max_iter, self.folds, self.progress = out, max_iter, folds, progress
         self.ids = [it.id for it in items]
         self.by_id = {it.id: it for it in items}
         self.cases, self.judged, self.columns = judged.cases, judged.judged, judged.columns
@@ -366,8 +406,12 @@ class _Splitter:
         if problem := F.metric_problem(g, fit_mode, metric):
             raise click.BadParameter(problem, param_hint="--metric")
         settings = F.Settings(metric, seed, self.max_iter)
+        self.progress.phase(f"fitting {len(params)} numbers on {len(fit_ids)} dev items (seed {seed})", None)
         result = F.fit(g, params, [cases[i] for i in fit_ids], [dev_gold[i] for i in fit_ids], settings)
-        cv = F.cross_validate(g, params, cases, fit_ids, dev_gold, settings, self.folds) if self.folds >= 2 else None
+        cv = None
+        if self.folds >= 2:
+            self.progress.phase(f"cross-validation: {self.folds} folds over the {len(fit_ids)} dev items", None)
+            cv = F.cross_validate(g, params, cases, fit_ids, dev_gold, settings, self.folds)
         text = F.fitted_source(self.source, self.paths[0], params, result.values)
         checked = check_source(text, self.out)
         if checked.graph is None:  # types are kept by construction (fit._Validity); never write one that does not check
@@ -386,6 +430,7 @@ class _Splitter:
         from rubriclang.evaluation import fit as F
 
         held_items = [it for it in self.items if it.id not in dev]
+        self.progress.phase(f"the held-out split: {len(held_items)} items", None)
         held_gold = self.gold_of([it.id for it in held_items])
         return F.held_out_report(self.g, fitted, self.columns, self.cases, held_items, held_gold, self.mode)
 
@@ -466,25 +511,31 @@ def _dev_ids(split_file, ids, share, seed) -> set[str]:
     return out
 
 
-def _judged(g, graphs, paths, item_list, items_path, traces, annotations, recorded, concurrency, mode):
+def _judged(g, graphs, paths, item_list, items_path, traces, annotations, recorded, concurrency, mode, tick):
     """What the fit keeps (`fit.Judged`) of each graph's compositions of the
     items, taken as they come, from traces (refused when a record judged
-    other content than its item now has) or the local backend."""
+    other content than its item now has) or the local backend; `tick` is
+    called for each."""
     from rubriclang.cli.replay import warn_unverified
     from rubriclang.evaluation import fit as F
     from rubriclang.evaluation.evaluate import replayed
     from rubriclang.interp.trace import ItemsNow
 
     judged = F.Judged(g, graphs, paths)
+
+    def add(i: int, outcome) -> None:
+        judged.add(i, outcome)
+        tick()
+
     if traces:
         now = ItemsNow(item_list, items_path)
         for i, graph in enumerate(graphs):
             for outcome in replayed(graph, traces, now):
-                judged.add(i, outcome)
+                add(i, outcome)
         warn_unverified(now.warnings())
         return judged
     from rubriclang.cli.evaluate import judge_graphs
 
     backend = local_backend(annotations, recorded)
-    asyncio.run(judge_graphs(graphs, item_list, backend, None, concurrency, mode, each=judged.add))
+    asyncio.run(judge_graphs(graphs, item_list, backend, None, concurrency, mode, each=add))
     return judged

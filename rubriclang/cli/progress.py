@@ -124,7 +124,7 @@ class Progress:
     def status(self, now: float) -> str:
         """`120/1000 items, 4.2 items/s, about 3m29s left` (as far as known);
         before the first unit of a phase, the time it has taken so far
-        (`0/1000 items, 0m12s so far`)."""
+        (`0/1000 items, 0m12s so far`, or `0m12s so far` without a count)."""
         text = f"{self.n}/{self.total} {self.unit}" if self.total is not None else f"{self.n} {self.unit}"
         elapsed, here = now - self._started, self.n - self._base
         if elapsed > 0 and here > 0:
@@ -132,8 +132,9 @@ class Progress:
             text += f", {rate_text(rate)} {self.unit}/s"
             if self.total is not None and self.n < self.total:
                 text += f", about {_duration(int((self.total - self.n) / rate))} left"
-        elif elapsed >= 1:
-            text += f", {_duration(int(elapsed))} so far"
+        elif elapsed >= 1:  # nothing counted yet (a phase that counts nothing: its time alone)
+            so_far = f"{_duration(int(elapsed))} so far"
+            text = so_far if self.total is None and self.n == 0 else f"{text}, {so_far}"
         return text
 
     def _write(self, text: str) -> None:
