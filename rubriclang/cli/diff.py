@@ -152,12 +152,28 @@ def _impact(old, new, traces, items_path):
     from rubriclang.review.impact import verdict_impact
 
     try:
-        now = items_now(items_path, shape_of(new))
+        now = items_now(items_path, shape_of(_writer(old, new, traces))) if items_path else None
         impact = verdict_impact(old, new, traces, now)
     except ItemError as exc:
         raise data_error(exc) from None
     warn_unverified(now.warnings() if now is not None else ())
     return impact
+
+
+def _writer(old, new, traces: str):
+    """The side whose graph wrote the traces (by the first record's graph
+    hash), else OLD, the usual writer, when it is a graph: items are read
+    under the shape they were judged with, so that a version declaring
+    another shape does not make every record look changed."""
+    from rubriclang.checker.graph import CheckedGraph
+    from rubriclang.interp.trace import graph_hash, read_traces
+
+    first = next(read_traces(traces), None)
+    written = first[1].get("graph", {}).get("hash") if first else None
+    for side in (old, new):
+        if isinstance(side, CheckedGraph) and written == graph_hash(side):
+            return side
+    return old if isinstance(old, CheckedGraph) else new
 
 
 def _git_driver(args, fmt, color, limit) -> None:
