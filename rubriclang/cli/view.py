@@ -67,7 +67,7 @@ def _labels(paths: list[str]) -> list[str]:
 def load_sources(paths: tuple[str, ...]):
     from rubriclang.audit.html.write import ReportError, load_report
     from rubriclang.cli.diff import load_sides
-    from rubriclang.interp.items import ItemError, read_items
+    from rubriclang.interp.items import ItemError
     from rubriclang.interp.trace import ItemsNow
     from rubriclang.items.shape import shape_of
     from rubriclang.review.impact import verdict_impact
@@ -75,10 +75,11 @@ def load_sources(paths: tuple[str, ...]):
         AuditSource,
         CompareSource,
         EvalSource,
+        Items,
+        ItemTexts,
         Sources,
         TraceSource,
         compare_traces,
-        item_text,
     )
     from rubriclang.view.table import TraceTable
 
@@ -93,11 +94,13 @@ def load_sources(paths: tuple[str, ...]):
     graphs = [g for _, _, g in load_sides(tuple(by["graph"]))] if by["graph"] else []
     s.graph = graphs[-1] if graphs else None
     try:
+        # Indexed, not held: each item is read again when its text or page is wanted.
+        s.items = items = Items(shape_of(s.graph))
         for p in by["items"]:
-            s.items.update({i.id: i for i in read_items(p, shape_of(s.graph))})
-        texts = item_text(s.items, shape_of(s.graph))
+            items.add(p)
+        texts = ItemTexts(items)
         # A trace is shown beside the items' texts only if it judged them as they are now.
-        now = ItemsNow(s.items.values(), ", ".join(by["items"])) if s.items else None
+        now = ItemsNow(items.values(), ", ".join(by["items"])) if items else None
         for label, p in zip(_labels(by["trace"]), by["trace"]):
             s.traces.append(TraceSource(label, TraceTable(p, texts, now)))
         if len(graphs) == 2:
@@ -164,6 +167,7 @@ def view(paths, open_browser, export_dir, port) -> None:
     sources = load_sources(paths)
     if export_dir:
         from rubriclang.cli.outputs import command_output
+        from rubriclang.interp.items import ItemError
         from rubriclang.safeio import describe_os_error
         from rubriclang.view.export import export
 
@@ -171,6 +175,8 @@ def view(paths, open_browser, export_dir, port) -> None:
             os.makedirs(export_dir, exist_ok=True)
             with command_output(export_dir, [("input", p) for p in paths], "--export"):
                 n = export(sources, export_dir)
+        except ItemError as exc:  # an items file changed while its pages were written
+            raise data_error(exc) from None
         except OSError as exc:
             where = exc.filename or export_dir
             raise DataError(f"`{where}` cannot be written: {describe_os_error(exc)}") from None

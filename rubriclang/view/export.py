@@ -11,7 +11,7 @@ Notes are shown as they are, read-only: they are typed in the live viewer."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO
 
 from rubriclang.canonical import canonical_json
@@ -42,7 +42,22 @@ def export(sources: Sources, folder: str) -> int:
         with atomic_file(os.path.join(folder, site.data_file(src.label)), sync=False, within=folder) as fh:
             _write_streamed(fh, items_data(site, src))
             fh.write(b"\n")
-    done = 0
+    done = _write_pending(site, write, 0)
+    items = 0
+    for src in sources.traces:
+        # Each row's item page, rendered and written one at a time: `Site.link`
+        # queues none of them, which would hold a pending page per item.
+        for row in src.table.rows:
+            params = {"id": row.item, "src": src.label}
+            write(export_name("item", params), site.render("item", params))
+            items += 1
+    # What the item pages link to, if anything is new.
+    return _write_pending(site, write, done) + items
+
+
+def _write_pending(site: Site, write: Callable[[str, str], None], done: int) -> int:
+    """Render and write the pages in `site.pending` from the `done`th on,
+    and those they queue in turn; how many of `pending` are written."""
     while done < len(site.pending):
         route, params = site.pending[done]
         done += 1

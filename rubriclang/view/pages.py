@@ -91,10 +91,20 @@ class Site:
                 {k: v for k, v in params.items() if k not in ("page", "sort", "desc")},
             )
         name = export_name(route, params)
+        if route == "item" and self._own_item(params):
+            # Written by `export.export` from the trace's rows, one at a
+            # time: queued, a page per item would be held for the whole export.
+            return name
         if name not in self._seen:
             self._seen.add(name)
             self.pending.append((route, params))
         return name + query
+
+    def _own_item(self, params: dict[str, str]) -> bool:
+        """Whether `params` name an item of the trace they name (exactly the
+        parameters `src` and `id`): that page is exported with its trace."""
+        src = self.sources.trace(params.get("src", ""))
+        return params.keys() == {"src", "id"} and src is not None and params["id"] in src.table.by_item
 
     def static(self, name: str) -> str:
         return f"static/{name}" if self.export else f"/static/{name}"
