@@ -269,23 +269,32 @@ def compile_command(
         if cache is not None:
             stack.callback(cache.close)
 
+        from rubriclang.cli.progress import Progress
+
+        # One spec at a time can take minutes on a small model: the specs compiled this time, counted.
+        progress = Progress("specs", lines=fmt == "text", every=1, command="rbg compile")
+        stack.callback(progress.done)
+
         async def go():
             try:
                 await client.check_model()
                 if out_dir is not None:
                     from rubriclang.llm.compiler.batch import compile_many
 
+                    progress.phase(f"compiling the specs not yet in {out_dir} (of {len(specs)})", None)
                     return await compile_many(
                         specs,
                         client,
                         out_dir,
                         concurrency=concurrency,
                         retry_failed=retry_failed,
+                        progress=lambda _id, _what: progress.tick(),
                         repairs=repairs,
                         constrained=constrained,
                         sampling=sampling,
                         cache=cache,
                     )
+                progress.phase(f"compiling {spec} (up to {repairs} repairs)", None)
                 with CompileLog(log_path) as log:
                     return await compile_rubric(
                         parsed,
@@ -302,6 +311,7 @@ def compile_command(
 
         try:
             result = asyncio.run(go())
+            progress.done()  # its line closed before the summary
         except LLMError as exc:
             raise DataError(
                 _explain(exc, constrained) + (f"\n  log: {log_path}" if log_path and os.path.exists(log_path) else "")
