@@ -50,3 +50,19 @@ def test_a_phase_is_named_on_a_terminal_too_and_nothing_is_drawn_after_the_end()
     clock.now += 60
     progress.beat()
     assert stream.getvalue() == "rbg audit: making the variants\n\r  0m02s so far\x1b[K\n"
+
+
+def test_between_two_items_the_time_left_counts_down_instead_of_growing():
+    clock, stream = Clock(), io.StringIO()
+    progress = Progress("items", 4, stream=stream, terminal=True, clock=clock)
+    clock.now += 10
+    progress.tick()  # 1 of 4 in 10 s: 30 s left
+    clock.now += 5
+    progress.beat()  # the items in flight have had 5 s more
+    clock.now += 40
+    progress.beat()  # later than expected: not a negative time
+    assert stream.getvalue().split("\r")[1:] == [
+        "  1/4 items, 0.1 items/s, about 0m30s left\x1b[K",
+        "  1/4 items, 0.1 items/s, about 0m25s left\x1b[K",
+        "  1/4 items, 0.1 items/s, about 0m00s left\x1b[K",
+    ]

@@ -66,7 +66,7 @@ class Progress:
 
     def _restart(self, total: int | None, done: int) -> None:
         self.total, self.n, self._base = total, done, done
-        self._started = self._last_line = self._last_draw = self.clock()
+        self._started = self._last_line = self._last_draw = self._last_tick = self.clock()
         self._last_n = done
         if self._every is not None:
             self.every = self._every
@@ -87,7 +87,7 @@ class Progress:
         """`n` more units done."""
         with self._lock:
             self.n += n
-            now = self.clock()
+            now = self._last_tick = self.clock()
             if self.terminal:
                 if now - self._last_draw >= REDRAW_S or self.n == self.total:
                     self._draw(now)
@@ -124,14 +124,20 @@ class Progress:
     def status(self, now: float) -> str:
         """`120/1000 items, 4.2 items/s, about 3m29s left` (as far as known);
         before the first unit of a phase, the time it has taken so far
-        (`0/1000 items, 0m12s so far`, or `0m12s so far` without a count)."""
+        (`0/1000 items, 0m12s so far`, or `0m12s so far` without a count).
+
+        The rate is of the units done, over the time they took (to the last
+        one); between two, the time left counts down from what it was at the
+        last one, as the units in flight have been worked on since (it grew
+        with every redraw while a few slow items were in flight)."""
         text = f"{self.n}/{self.total} {self.unit}" if self.total is not None else f"{self.n} {self.unit}"
-        elapsed, here = now - self._started, self.n - self._base
-        if elapsed > 0 and here > 0:
-            rate = here / elapsed
+        elapsed, counted, here = now - self._started, self._last_tick - self._started, self.n - self._base
+        if counted > 0 and here > 0:
+            rate = here / counted
             text += f", {rate_text(rate)} {self.unit}/s"
             if self.total is not None and self.n < self.total:
-                text += f", about {_duration(int((self.total - self.n) / rate))} left"
+                left = max(0.0, (self.total - self.n) / rate - (now - self._last_tick))
+                text += f", about {_duration(int(left))} left"
         elif elapsed >= 1:  # nothing counted yet (a phase that counts nothing: its time alone)
             so_far = f"{_duration(int(elapsed))} so far"
             text = so_far if self.total is None and self.n == 0 else f"{text}, {so_far}"
