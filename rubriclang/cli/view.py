@@ -100,7 +100,7 @@ def load_sources(paths: tuple[str, ...]):
             items.add(p)
         texts = ItemTexts(items)
         # A trace is shown beside the items' texts only if it judged them as they are now.
-        now = ItemsNow(items.values(), ", ".join(by["items"])) if items else None
+        now = ItemsNow(items, ", ".join(by["items"])) if items else None
         for label, p in zip(_labels(by["trace"]), by["trace"]):
             s.traces.append(TraceSource(label, TraceTable(p, texts, now)))
         if len(graphs) == 2:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import attrs
@@ -449,14 +449,21 @@ class ItemsNow:
     traces carried `item_hash` cannot be, and are kept in `unverified`
     (traces path -> their lines) for `warnings`."""
 
-    def __init__(self, items: Iterable[Item], path: str):
+    def __init__(self, items: Iterable[Item] | Mapping[str, Item], path: str):
         self.path = path
-        self._now = {it.id: (item_hash(it), it.line) for it in items}
+        # A mapping (by id) is kept and each item hashed when its record is
+        # checked: one that reads items on demand then holds no hash per item.
+        self._items = items if isinstance(items, Mapping) else None
+        self._now = {} if self._items is not None else {it.id: (item_hash(it), it.line) for it in items}
         self.unverified: dict[str, set[int]] = {}  # traces path -> lines (a file may be read more than once)
 
     def check(self, rec: dict[str, Any], traces: str, line: int, stale: list[Stale]) -> None:
         """Add `rec` (at `traces:line`) to `stale` when its item changed."""
-        now = self._now.get(rec["item"])
+        if self._items is not None:
+            it = self._items.get(rec["item"])
+            now = None if it is None else (item_hash(it), it.line)
+        else:
+            now = self._now.get(rec["item"])
         if now is None:
             return
         judged = rec.get("item_hash")

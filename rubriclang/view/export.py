@@ -10,9 +10,11 @@ Notes are shown as they are, read-only: they are typed in the live viewer."""
 
 from __future__ import annotations
 
+import array
+import bisect
 import os
 from collections.abc import Callable, Iterator
-from typing import IO
+from typing import IO, Any
 
 from rubriclang.canonical import canonical_json
 from rubriclang.safeio import atomic_file, write_atomic
@@ -72,11 +74,15 @@ def items_data(site: Site, src: TraceSource) -> dict:
     scored (`Query.scored`). Links name exported pages."""
     table = src.table
     columns = table.criteria[:12]
-    index = {r.item: n for n, r in enumerate(table.rows)}
+    # A row's index is found from its line (rows are in line order): a
+    # dict of every item's index would be about 100 bytes an item.
+    lines = array.array("q", (r.line for r in table.rows))
     everything = len(table.rows) or 1
 
-    def order(q: Query, left_out: frozenset[str] = frozenset()) -> list[int]:
-        return [index[r.item] for r in table.query(q, size=everything, left_out=left_out).rows]
+    def order(q: Query, left_out: frozenset[str] = frozenset()) -> Iterator[int]:
+        # Made as it is written: all the orders as lists were 36 bytes an item each.
+        for r in table.query(q, size=everything, left_out=left_out).rows:
+            yield bisect.bisect_left(lines, r.line)
 
     scored = {}
     for n, e in enumerate(site.sources.evals):
@@ -109,18 +115,20 @@ def items_data(site: Site, src: TraceSource) -> dict:
     }
 
 
-def _write_streamed(fh: IO[bytes], data: dict) -> None:
-    """`canonical_json(data)` into `fh`, an iterator value (the rows) as a
-    list written element by element: the same bytes, never all in memory."""
-    fh.write(b"{")
-    for n, key in enumerate(sorted(data)):
-        fh.write(b"," * (n > 0) + canonical_json(key).encode() + b":")
-        value = data[key]
-        if not isinstance(value, Iterator):
-            fh.write(canonical_json(value).encode())
-            continue
+def _write_streamed(fh: IO[bytes], data: Any) -> None:
+    """`canonical_json(data)` into `fh`, an iterator (the rows, the orders)
+    as a list written element by element, in a dict at any depth: the same
+    bytes, never all in memory."""
+    if isinstance(data, dict):
+        fh.write(b"{")
+        for n, key in enumerate(sorted(data)):
+            fh.write(b"," * (n > 0) + canonical_json(key).encode() + b":")
+            _write_streamed(fh, data[key])
+        fh.write(b"}")
+    elif isinstance(data, Iterator):
         fh.write(b"[")
-        for i, element in enumerate(value):
+        for i, element in enumerate(data):
             fh.write(b"," * (i > 0) + canonical_json(element).encode())
         fh.write(b"]")
-    fh.write(b"}")
+    else:
+        fh.write(canonical_json(data).encode())
