@@ -205,9 +205,13 @@ class Audit:
         # One audit at a time writes a folder: two would judge everything twice.
         with output_lock(self.req.out, f"the audit folder `{self.req.out}`"):
             check_folder(self.req.out)  # its files are written and appended to by name
+            sealed = await self._sealed(judge, items)
+            # From here the items are the sealed suite's: the suite's own, and
+            # the judge routed for them, would be a second copy held to the end.
+            del items, judge
             if preview:
-                return self._preview(await self._sealed(judge, items))
-            return await self._locked(judge, items, local)
+                return self._preview(sealed)
+            return await self._locked(sealed, local)
 
     def _preview(self, sealed: sealing.Sealed) -> dict:
         from rubriclang.audit.preview import preview_doc, render_preview
@@ -217,8 +221,7 @@ class Audit:
         write_atomic(os.path.join(self.req.out, "preview.html"), render_preview(doc))
         return doc
 
-    async def _locked(self, judge: JudgeInfo, items: list[Item], local) -> dict:
-        sealed = await self._sealed(judge, items)
+    async def _locked(self, sealed: sealing.Sealed, local) -> dict:
         judge = self._judge(list(sealed.items))
         gold_items = (
             _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
