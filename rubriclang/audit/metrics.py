@@ -76,6 +76,10 @@ class Summary:
         return {"status": self.status, "value": self.value, "decisions": [d.to_json() for d in self.verdicts]}
 
 
+# Distinct summaries shared at most, so the table stays small whatever the verdicts.
+_SUMMARIES_MAX = 4096
+
+
 class Scorer:
     """Compares verdicts the way the judge's type asks."""
 
@@ -83,9 +87,23 @@ class Scorer:
         self.judge = judge
         self.ordinal = judge.type == "ordinal"
         self.tolerance = tolerance if self.ordinal else 0.0
+        self._summaries: dict[str, Summary] = {}
 
     def summary(self, traces: list[dict | None]) -> Summary:
+        """The summary of an item's or a variant's repeats; an equal one is
+        held once (a judge's verdicts take a few forms, and an audit keeps
+        one summary per item and variant)."""
         decs = tuple(verdict(t) for t in traces)
+        # By repr, not ==: True, 1 and 1.0 (or 0.0 and -0.0) are equal and are written differently.
+        key = repr(decs)
+        made = self._summaries.get(key)
+        if made is None:
+            made = self._summary(decs)
+            if len(self._summaries) < _SUMMARIES_MAX:
+                self._summaries[key] = made
+        return made
+
+    def _summary(self, decs: tuple[Verdict, ...]) -> Summary:
         kept = [d for d in decs if d.status != "failed"]
         if self.ordinal:
             values = [float(d.value) for d in kept if d.status == "ok"]

@@ -356,24 +356,25 @@ class Reporter:
 
     def by_item(self) -> dict:
         out = {}
+        share = Shared()  # a judge's summaries take a few forms: each written from one dict
         per_item: collections.defaultdict[str, dict[str, dict]] = collections.defaultdict(dict)
         for r in self.results:
             per_item[r.variant.item][r.variant.id] = {
                 "operator": r.op.name,
                 "outcome": r.outcome,
-                "result": r.summary.to_json(),
+                "result": share(r.summary.to_json()),
                 **_elements(r.variant),
             }
         for it in self.d.items:
             base = self.base[it.id]
             g = self.scorer.gold(base, it)
             out[it.id] = {
-                "baseline": base.to_json(),
+                "baseline": share(base.to_json()),
                 "baseline_stability": self.stability[it.id],
                 "gold": it.gold,
                 "correct": None if g is None else g[0],
                 "repeat_flips": self.scorer.judgment_flips(base, base)[0],
-                "repeat_noise": dict(zip(("flips", "compared"), self.noise_of[it.id])),
+                "repeat_noise": share(dict(zip(("flips", "compared"), self.noise_of[it.id]))),
                 "repeats": self.d.repeats,
                 "variants": per_item.get(it.id, {}),
             }
