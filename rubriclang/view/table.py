@@ -12,6 +12,7 @@ import array
 import json
 import math
 import re
+from collections.abc import Mapping
 from sys import intern
 from typing import Any
 
@@ -22,6 +23,7 @@ from rubriclang.interp.trace import ItemsNow, decision_of, read_traces
 from rubriclang.safetext import printable
 
 PAGE_SIZE = 50
+SHARED_VALUES = 4096  # distinct rows' values a table shares at most (beyond, each row keeps its own)
 SORTS = ("file", "item", "decision", "gold", "status", "margin")
 STATUSES = ("ok", "abstain", "error")
 _SCORED = re.compile(r"\d{1,6}:(pointwise|pairwise)")
@@ -205,15 +207,25 @@ class TraceTable:
     only read (it is checked like every trace: `read_traces`; with `items`,
     a record of an item whose content changed since is refused)."""
 
-    def __init__(self, path: str, extra_text: dict[str, str] | None = None, items: ItemsNow | None = None):
+    def __init__(self, path: str, extra_text: Mapping[str, str] | None = None, items: ItemsNow | None = None):
         self.path = path
         self.rows: list[Row] = []
         self.criteria: list[str] = []
         self.graphs: set[str] = set()  # the names of the graphs that judged its items
+        # Rows with equal values share one dict of them (never changed): most
+        # rows of a rule's or a scale's criteria repeat a few, 200 bytes each.
+        shared: dict[tuple, dict[str, str]] = {}
         for line, rec in read_traces(path, items):
             row = row_of(line, rec)
-            if extra_text and row.item in extra_text:
-                row = attrs.evolve(row, text=row.text + " " + extra_text[row.item])
+            key = tuple(row.values.items())
+            values = shared.get(key)
+            if values is None:
+                values = row.values
+                if len(shared) < SHARED_VALUES:
+                    shared[key] = values
+            text = row.text + " " + extra_text[row.item] if extra_text and row.item in extra_text else row.text
+            if values is not row.values or text is not row.text:
+                row = attrs.evolve(row, values=values, text=text)
             self.rows.append(row)
             self.graphs.add(rec["graph"]["name"])
             for name in rec["criteria"]:
