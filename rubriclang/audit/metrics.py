@@ -308,7 +308,9 @@ class Tally:
         """`count` hits among `measured` units of `item`; `failed` units of
         it measured nothing (a failed judgment, or a variant or an item
         with one): they are in neither, and lower the coverage."""
-        cell = self.per_item.setdefault(item, [0.0, 0.0])
+        # Ints until a fractional count comes: small ones are not allocated
+        # per cell, and every reader takes them as floats.
+        cell = self.per_item.setdefault(item, [0, 0])
         cell[0] += count
         cell[1] += measured
         self.failed += int(failed)
