@@ -453,8 +453,12 @@ class ItemsNow:
         self.path = path
         # A mapping (by id) is kept and each item hashed when its record is
         # checked: one that reads items on demand then holds no hash per item.
-        self._items = items if isinstance(items, Mapping) else None
-        self._now = {} if self._items is not None else {it.id: (item_hash(it), it.line) for it in items}
+        self._items: Mapping[str, Item] | None = None
+        self._now: dict[str, tuple[str, int]] = {}
+        if isinstance(items, Mapping):
+            self._items = items
+        else:
+            self._now = {it.id: (item_hash(it), it.line) for it in items}
         self.unverified: dict[str, set[int]] = {}  # traces path -> lines (a file may be read more than once)
 
     def check(self, rec: dict[str, Any], traces: str, line: int, stale: list[Stale]) -> None:

@@ -106,19 +106,19 @@ class ItemTexts(Mapping[str, str]):
     """Per item, its text for the search (`item_text`), made when asked for."""
 
     def __init__(self, items: Items):
-        self.items = items
+        self._items = items
 
     def __getitem__(self, item_id: str) -> str:
-        return item_text(self.items[item_id], self.items.shape)
+        return item_text(self._items[item_id], self._items.shape)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.items)
+        return iter(self._items)
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self._items)
 
     def __contains__(self, item_id: object) -> bool:
-        return item_id in self.items
+        return item_id in self._items
 
 
 @attrs.define
