@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from .peak_memory import peak_rss
 from .test_eval_memory import GRAPH, write_items
 
@@ -34,3 +36,24 @@ def test_exports_memory_grows_by_under_two_kilobytes_an_item(tmp_path):
         peaks[n] = peak.mb
     per_item_kb = (peaks[10_000] - peaks[1_000]) * 1024 / 9_000
     assert per_item_kb < 2.0, f"{per_item_kb:.2f} KB an item ({peaks})"
+
+
+def test_viewer_items_are_read_again_from_their_line_and_a_changed_file_is_an_error(tmp_path):
+    from rubriclang.interp.items import ItemError
+    from rubriclang.view.sources import Items
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_bytes(
+        b'\xef\xbb\xbf{"id": "x", "input": "one", "response": "r"}\n\n{"id": "y", "input": "two", "response": "r"}\n'
+    )
+    second.write_text('{"id": "y", "input": "three", "response": "r"}\n')
+    items = Items()
+    items.add(str(first))
+    items.add(str(second))
+    assert sorted(items) == ["x", "y"]
+    assert items["x"].input == "one" and items["x"].line == 1  # after the byte order mark
+    assert items["y"].input == "three"  # the later file's item replaces the earlier one's
+    second.write_text('{"id": "z", "input": "three", "response": "r"}\n')
+    with pytest.raises(ItemError, match="changed since it was read") as err:
+        items["y"]
+    assert err.value.where == f"{second}:1"
