@@ -5,6 +5,7 @@ every record look changed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -17,7 +18,7 @@ ITEMS = "examples/tau_bench/items.jsonl"
 def _wider(tmp_path):
     """The rules judge with one more declared field and a rule over it: the
     item shapes differ, and so do the judged contents' digests."""
-    text = open(RULES, encoding="utf-8").read()
+    text = Path(RULES).read_text(encoding="utf-8")
     wide = text.replace(
         "item { response: conversation, actions: json }",
         "item { response: conversation, actions: json, outputs: json }",
@@ -27,7 +28,8 @@ def _wider(tmp_path):
     path.write_text(
         wide.replace(
             "sink ",
-            'criterion outputs_listed: bool = rule.json_schema { field = "outputs", schema = { "type": "array" } }\n\nsink ',
+            'criterion outputs_listed: bool = rule.json_schema { field = "outputs", schema = { "type": "array" } }'
+            "\n\nsink ",
             1,
         )
     )
@@ -51,7 +53,7 @@ def test_diff_still_refuses_an_item_changed_since_it_was_judged(tmp_path):
     traces = tmp_path / "t.jsonl"
     runner = CliRunner()
     assert runner.invoke(cli, ["run", RULES, ITEMS, "--out", str(traces)]).exit_code in (0, 1)
-    rows = [json.loads(line) for line in open(ITEMS, encoding="utf-8")]
+    rows = [json.loads(line) for line in Path(ITEMS).read_text(encoding="utf-8").splitlines()]
     rows[3]["actions"] = []
     changed = tmp_path / "items.jsonl"
     changed.write_text("".join(json.dumps(r) + "\n" for r in rows))
