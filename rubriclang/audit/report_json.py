@@ -92,7 +92,8 @@ class Reporter:
         self.fall_noise = Tally()
         self.stability: dict[str, str] = {}
         self.crit_noise: dict[str, Tally] = collections.defaultdict(Tally)
-        share = Shared()  # most items' node values take a few forms: each held once
+        # Most items' node values, and most variants' localizations, take a few forms: each held once.
+        share = self._share = Shared()
         for it in data.items:
             traces = self._traces(it.id, None)
             self.base_traces[it.id] = traces
@@ -133,7 +134,7 @@ class Reporter:
             gold = None
         loc = self.loc(v.item)
         nodes = loc.summaries([t for t in traces if t])
-        localization = loc.compare(self.base_nodes[v.item], nodes)
+        localization = self._share(loc.compare(self.base_nodes[v.item], nodes))
         loo = self.scorer.loo_flips(traces, self.base_traces[v.item])
         falls = self.scorer.loo_falls(traces, self.base_traces[v.item])
         under = _one(nodes.get(self.threshold.ports["value"][0])) if self.threshold else None
