@@ -19,6 +19,7 @@ from rubriclang.audit.suite import load_suite
 from rubriclang.checker import check_source
 from rubriclang.evaluation.gold import read_gold
 from rubriclang.interp.items import read_items
+from rubriclang.items.shape import shape_of
 
 from .helpers import REPO, report
 
@@ -33,6 +34,16 @@ EXPECTED = {
     "llmbar_mt_bench.toml": ("pairwise", 30, True),
     "mt_bench_multi.toml": ("ordinal", 12, True),
     "mt_bench_direct.toml": ("ordinal", 12, True),
+    # Judges over declared item shapes (issue 26's ported judges).
+    "begin.toml": ("categorical", 430, True),
+    "bfcl.toml": ("binary", 298, False),
+    "faithdial.toml": ("categorical", 240, True),
+    "mt_bench_pair_both.toml": ("pairwise", 30, True),
+    "mt_bench_pair_multi_turn.toml": ("pairwise", 6, True),
+    "mt_bench_single_multi_turn.toml": ("ordinal", 6, True),
+    "ragchecker.toml": ("pairwise", 100, True),
+    "tau_bench.toml": ("binary", 32, True),
+    "tau_bench_rules.toml": ("binary", 32, False),
 }
 
 
@@ -45,7 +56,7 @@ def test_suite_loads_and_its_judge_fits_its_items(name):
     suite = load_suite(str(SUITES / name))
     checked = check_source(Path(suite.judge).read_text("utf-8"), suite.judge)
     assert checked.graph is not None and not checked.diagnostics, checked.diagnostics
-    items = list(read_items(suite.items))
+    items = list(read_items(suite.items, shape_of(checked.graph)))
     kind, count, uses_llm = EXPECTED[name]
     assert len(items) == count
     assert judge_info(checked.graph, items, suite.positive).type == kind
