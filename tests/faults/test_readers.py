@@ -27,6 +27,7 @@ ALLOWED = {
     ("cli/fit.py", "open"): "the graph load_graph has just read through open_regular",
     ("cli/run.py", "open"): "items, counted for the progress line; items may come from a pipe",
     ("cli/view.py", "open"): "a viewer input, after os.path.isfile",
+    ("view/sources.py", "open"): "an item read back at its line's offset from a viewer input indexed before (a file)",
     ("config.py", "open"): "a pyproject.toml, after os.path.isfile",
     ("diagnostics/codes.py", "read_text"): PACKAGE_DATA,
     ("docs_gen.py", "read_text"): "the repository's own documentation sources",
