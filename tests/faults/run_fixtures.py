@@ -1,6 +1,7 @@
 """What the fault tests of `rbg run`, replay, eval and diff share: a graph
 judged from annotations (so an item without one fails, deterministically),
-items, and running the command line in-process or as a subprocess."""
+items, a compile spec, and running the command line in-process or as a
+subprocess."""
 
 from __future__ import annotations
 
@@ -21,6 +22,21 @@ readout pointwise { output = ordinal[1, 5] }
 """
 
 RBG = str(Path(sys.executable).with_name("rbg"))
+
+# A well-formed `rbg compile` spec.
+SPEC = """\
+[rubric]
+name = "helpful"
+text = "Is the answer helpful?"
+version = 1
+
+[task]
+description = "Answer a question."
+
+[contract]
+scale = "ordinal[1, 5]"
+readouts = ["pointwise"]
+"""
 
 
 def item(i: int, annotated: bool = True) -> dict:

@@ -6,21 +6,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from faults.run_fixtures import SPEC
 from rubriclang.cli.main import cli
 
-GOOD = """\
-[rubric]
-name = "helpful"
-text = "Is the answer helpful?"
-version = 1
-
-[task]
-description = "Answer a question."
-
-[contract]
-scale = "ordinal[1, 5]"
-readouts = ["pointwise"]
-"""
+GOOD = SPEC  # a well-formed spec; each test breaks one thing of it
 
 
 def _edit(old: str, new: str) -> str:

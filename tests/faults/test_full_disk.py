@@ -21,23 +21,9 @@ import pytest
 from conftest import GOOD
 from llm.test_compile_many import scripted
 
-from faults.run_fixtures import rbg, setup, write_jsonl
+from faults.run_fixtures import SPEC, rbg, setup, write_jsonl
 
 from .llm_fixtures import fault_server  # noqa: F401 (a fixture)
-
-SPEC = """\
-[rubric]
-name = "helpful"
-text = "Is the answer helpful?"
-version = 1
-
-[task]
-description = "Answer a question."
-
-[contract]
-scale = "ordinal[1, 5]"
-readouts = ["pointwise"]
-"""
 
 # Bigger than one page: the old `open(out, "w")` kept a 4,096-byte prefix.
 OLD = ("# an earlier output, which must survive whole\n" * 200).encode()

@@ -16,21 +16,7 @@ import pytest
 from llm.test_batch import GRAPH as LLM_GRAPH
 from llm.test_batch import ITEMS as LLM_ITEMS
 
-from faults.run_fixtures import assert_clean_error, rbg, setup, traces, write_jsonl
-
-SPEC = """\
-[rubric]
-name = "helpful"
-text = "Is the answer helpful?"
-version = 1
-
-[task]
-description = "Answer a question."
-
-[contract]
-scale = "ordinal[1, 5]"
-readouts = ["pointwise"]
-"""
+from faults.run_fixtures import SPEC, assert_clean_error, rbg, setup, traces, write_jsonl
 
 
 def _llm_files(tmp_path: Path) -> tuple[Path, Path]:

@@ -19,23 +19,9 @@ import time
 import pytest
 from conftest import GOOD
 
-from faults.run_fixtures import RBG, rbg, setup, write_jsonl
+from faults.run_fixtures import RBG, SPEC, rbg, setup, write_jsonl
 
 from .llm_fixtures import fault_server, write_items  # noqa: F401 (fault_server: a fixture)
-
-SPEC = """\
-[rubric]
-name = "helpful"
-text = "Is the answer helpful?"
-version = 1
-
-[task]
-description = "Answer a question."
-
-[contract]
-scale = "ordinal[1, 5]"
-readouts = ["pointwise"]
-"""
 
 
 def _wait_for(condition, what: str, seconds: float = 60.0) -> None:

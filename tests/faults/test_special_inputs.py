@@ -23,20 +23,6 @@ TIMEOUT = 60
 TEMPLATE_GRAPH = GOOD.replace('question = "How correct is the response?"', 'prompt = "judge.md"')
 assert TEMPLATE_GRAPH != GOOD
 
-SPEC = """\
-[rubric]
-name = "helpful"
-text = "Is the answer helpful?"
-version = 1
-
-[task]
-description = "Answer a question."
-
-[contract]
-scale = "ordinal[1, 5]"
-readouts = ["pointwise"]
-"""
-
 
 def _rbg(cwd: Path, *args) -> subprocess.CompletedProcess:
     return subprocess.run(

@@ -15,23 +15,9 @@ from rubriclang.llm.client import OpenAIClient
 from rubriclang.urls import URLError
 
 from .llm_fixtures import fault_server, write_items  # noqa: F401 (fault_server: a fixture)
-from .run_fixtures import rbg_process
+from .run_fixtures import SPEC, rbg_process
 
 PASSWORD = "s3cretPW"
-
-SPEC = """\
-[rubric]
-name = "helpful"
-text = "Is the answer helpful?"
-version = 1
-
-[task]
-description = "Answer a question."
-
-[contract]
-scale = "ordinal[1, 5]"
-readouts = ["pointwise"]
-"""
 
 
 def _everything(folder: Path, *results) -> bytes:
