@@ -10,26 +10,9 @@ a suite costs nothing like difflib's index of it (400 MB for 8 MB)."""
 from __future__ import annotations
 
 import json
-import random
-import sys
 from pathlib import Path
 
-from .peak_memory import peak_rss
-
-RBG = str(Path(sys.executable).with_name("rbg"))
-
-GRAPH = """\
-rubric memory { version = 1 }
-contract { scale = bool }
-criterion correct: bool = rule.matches_reference { mode = numeric }
-criterion long: bool = rule.length { over = 12 }
-node correct_n = transform.map(value: correct) { values = { true: 1, false: 0 } }
-node long_n = transform.map(value: long) { values = { true: 1, false: 0 } }
-node score = reduce.weighted_mean(inputs: [correct_n, long_n]) { weights = [0.8, 0.2] }
-node verdict = transform.threshold(value: score) { at = 0.5 }
-sink verdict
-readout pointwise { output = bool }
-"""
+from .peak_memory import GRAPH, RBG, peak_rss, write_items
 
 SUITE = """\
 judge = "graph.rbg"
@@ -47,20 +30,7 @@ def write_folder(folder: Path, n: int) -> Path:
     folder.mkdir()
     (folder / "graph.rbg").write_text(GRAPH)
     (folder / "suite.toml").write_text(SUITE)
-    rng = random.Random(n)
-    with (folder / "items.jsonl").open("w") as fh:
-        for i in range(n):
-            a, b = rng.randint(2, 999), rng.randint(2, 999)
-            said = a + b + rng.choice((0, 0, 0, 1))
-            words = " ".join(["so we add them"] * rng.randint(1, 4))
-            item = {
-                "id": f"q{i:06d}",
-                "input": f"What is {a} + {b}?",
-                "response": f"{words}: {a} + {b} = {said}. The answer is {said}.",
-                "reference": f"#### {a + b}",
-                "gold": rng.random() < 0.7,
-            }
-            fh.write(json.dumps(item) + "\n")
+    write_items(folder / "items.jsonl", n)
     return folder / "suite.toml"
 
 

@@ -7,15 +7,9 @@ before, about 1.3 now. An item page of the export still reads its item."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-from .peak_memory import peak_rss
-from .test_eval_memory import GRAPH, write_items
-
-RBG = str(Path(sys.executable).with_name("rbg"))
+from .peak_memory import GRAPH, RBG, peak_rss, write_items
 
 
 def test_exports_memory_grows_by_under_two_kilobytes_an_item(tmp_path):

@@ -13,12 +13,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .peak_memory import peak_rss
+from .peak_memory import RBG, peak_rss
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from bench_structured import GRAPH, make_items  # noqa: E402  (benchmarks/ is not a package)
-
-RBG = str(Path(sys.executable).with_name("rbg"))
 
 
 def test_run_over_conversation_items_grows_by_well_under_a_kilobyte_an_item(tmp_path):
