@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from faults.test_writers import PACKAGE, _writes
+from faults.test_writers import _writes, calls
 
 PACKAGE_DATA = "package data (importlib.resources or the installed package's own files)"
 IN_AUDIT_FOLDER = "a file of the audit folder, which safeio.check_folder vetted (no pipe, no link out)"
@@ -36,8 +36,7 @@ ALLOWED = {
     ("jsonl.py", "open"): "JSON Lines, streamed (items, value tables, traces): a pipe works",
     ("llm/embedded.py", "open"): "the model file, after is_file",
     ("llm/models.py", "read_text"): "rubriclang's own digest memo in its cache folder",
-    ("llm/template.py", "read_text"): PACKAGE_DATA,
-    ("template.py", "read_text"): PACKAGE_DATA,  # llm/template.py, moving
+    ("template.py", "read_text"): PACKAGE_DATA,
     ("audit/seal.py", "open"): "a suite's items file, hashed after the suite's loading has read it",
     ("packaged.py", "open"): PACKAGE_DATA,
     ("packaged.py", "read_text"): PACKAGE_DATA,
@@ -59,15 +58,8 @@ def _reads(call: ast.Call) -> str | None:
 
 
 def readers() -> list[tuple[str, int, str]]:
-    found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE).as_posix()
-        if rel == "safeio.py":
-            continue
-        for node in ast.walk(ast.parse(path.read_text("utf-8"), rel)):
-            if isinstance(node, ast.Call) and (what := _reads(node)):
-                found.append((rel, node.lineno, what))
-    return found
+    """Every reading call outside safeio.py."""
+    return calls(_reads)
 
 
 def test_every_reader_refuses_special_files_or_is_a_named_exception():

@@ -8,6 +8,7 @@ temporary file, so a new writer that bypasses them fails here, by name
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import rubriclang
@@ -90,18 +91,23 @@ def _writes(call: ast.Call) -> str | None:
     return None
 
 
-def writers() -> list[tuple[str, int, str]]:
-    """(file relative to the package, line, what) of every writing call
-    outside safeio.py."""
+def calls(kind: Callable[[ast.Call], str | None]) -> list[tuple[str, int, str]]:
+    """(file relative to the package, line, what) of every call outside
+    safeio.py that `kind` names (what it does), in file and line order."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
         if rel == "safeio.py":
             continue
         for node in ast.walk(ast.parse(path.read_text("utf-8"), rel)):
-            if isinstance(node, ast.Call) and (what := _writes(node)):
+            if isinstance(node, ast.Call) and (what := kind(node)):
                 found.append((rel, node.lineno, what))
     return found
+
+
+def writers() -> list[tuple[str, int, str]]:
+    """Every writing call outside safeio.py (`calls`)."""
+    return calls(_writes)
 
 
 def test_every_writer_in_the_package_goes_through_safeio_or_is_a_named_append_only_writer():
