@@ -21,41 +21,22 @@ import click
 from rubriclang.cli.backends import interpreter, local_backend, uses_llm
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.failures import FailureReasons, failures_text
+from rubriclang.cli.llmoptions import SAMPLING_OPTIONS
 from rubriclang.cli.loading import ValidatedItems, load_graph
 from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs
-from rubriclang.cli.params import FiniteFloat, annotations_option, concurrency_option, mode_option, recorded_option
-from rubriclang.config import MAX_SEED, MAX_TOKENS
+from rubriclang.cli.params import annotations_option, concurrency_option, mode_option, recorded_option
 from rubriclang.items.shape import shape_of
 
 # How many missing calls an error lists before it only counts the rest.
 _LIST_AT_MOST = 20
 
-# The same options, with the same defaults, as `rbg run`'s: a request's
-# sampling is part of its body and of its cache key.
+# `rbg run`'s sampling options: a request's sampling is part of its body
+# and of its cache key.
 _SAMPLING_OPTIONS = [
     click.option(
         "--model", required=True, metavar="NAME", help="The model the requests name (the batch server's model)."
     ),
-    click.option(
-        "--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."
-    ),
-    click.option(
-        "--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."
-    ),
-    click.option(
-        "--max-tokens",
-        type=click.IntRange(1, MAX_TOKENS),
-        default=512,
-        show_default=True,
-        help="The longest reply, in tokens.",
-    ),
-    click.option(
-        "--seed",
-        type=click.IntRange(0, MAX_SEED),
-        default=0,
-        show_default=True,
-        help="The sampling seed sent to the server.",
-    ),
+    *SAMPLING_OPTIONS,
     click.option("--logprobs", is_flag=True, help="Ask for token logprobs where `rbg run --logprobs` would."),
 ]
 

@@ -59,25 +59,10 @@ max_reply_option = click.option(
     help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).",
 )
 
-_LLM_OPTIONS = [
-    click.option(
-        "--base-url",
-        "base_urls",
-        multiple=True,
-        metavar="URL",
-        help=(
-            "An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded "
-            "local model."
-        ),
-    ),
-    click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
-    click.option(
-        "--api-key-env",
-        metavar="NAME",
-        default="OPENAI_API_KEY",
-        show_default=True,
-        help="The environment variable holding the API key (the key itself is never a flag).",
-    ),
+# A request's sampling, the same options with the same defaults wherever
+# requests are made (`rbg run`, `rbg batch`): it is part of a request's body
+# and of its cache key.
+SAMPLING_OPTIONS = [
     click.option(
         "--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."
     ),
@@ -98,6 +83,28 @@ _LLM_OPTIONS = [
         show_default=True,
         help="The sampling seed sent to the server.",
     ),
+]
+
+_LLM_OPTIONS = [
+    click.option(
+        "--base-url",
+        "base_urls",
+        multiple=True,
+        metavar="URL",
+        help=(
+            "An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded "
+            "local model."
+        ),
+    ),
+    click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
+    click.option(
+        "--api-key-env",
+        metavar="NAME",
+        default="OPENAI_API_KEY",
+        show_default=True,
+        help="The environment variable holding the API key (the key itself is never a flag).",
+    ),
+    *SAMPLING_OPTIONS,
     click.option(
         "--logprobs",
         is_flag=True,
