@@ -166,7 +166,8 @@ def _run(
         # Before the LLM server starts: an unusable --out fails at once.
         state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(_one(g)))
         retry, changed = _to_judge_again(state, items, retry_errors, rejudge_changed, shape_of(g))
-        _fit_shape(items, shape_of(g))
+        if not state.statuses:  # a resumed run's items were all just read, for its shape too
+            _fit_shape(items, shape_of(g))
     except ItemError as exc:
         raise data_error(exc) from None
     warn_unverified(state.warnings(items))
