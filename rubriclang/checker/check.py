@@ -92,6 +92,11 @@ def check(module: ast.Module, catalog: Catalog | None = None) -> CheckResult:
             declared, prompts.broken_fields, criterion_decls, criteria, prompts.reads, lookup.catalog, diags
         )
 
+    if decls.groups:
+        from rubriclang.checker.groups import check_groups  # only files that group criteria pay for it
+
+        criteria = check_groups(decls, criteria, broken, lookup.catalog, diags)
+
     order = graph_order(list(decls.decls), edges)
     for comp in order.cycles:
         report_cycle(comp, edges, decls.decls, diags)

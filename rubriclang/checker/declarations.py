@@ -32,6 +32,7 @@ class Declarations:
     readouts: tuple[ast.ReadoutDecl, ...]
     decls: dict[str, Decl]
     items: tuple[ast.ItemDecl, ...] = ()
+    groups: tuple[ast.GroupDecl, ...] = ()
 
     def name_hint(self, name: str) -> tuple[str, ...]:
         """What to say about a reference to an undeclared `name`."""
@@ -46,6 +47,7 @@ def declarations(module: ast.Module, diags: list[Diagnostic]) -> Declarations:
     sinks: list[ast.SinkDecl] = []
     readouts: list[ast.ReadoutDecl] = []
     items: list[ast.ItemDecl] = []
+    groups: list[ast.GroupDecl] = []
     decls: dict[str, Decl] = {}
     for d in module.decls:
         if isinstance(d, ast.RubricDecl):
@@ -64,6 +66,8 @@ def declarations(module: ast.Module, diags: list[Diagnostic]) -> Declarations:
             readouts.append(d)
         elif isinstance(d, ast.ItemDecl):
             items.append(d)
+        elif isinstance(d, ast.GroupDecl):
+            groups.append(d)
         else:
             first = decls.setdefault(d.name.value, d)
             if first is not d:
@@ -93,7 +97,7 @@ def declarations(module: ast.Module, diags: list[Diagnostic]) -> Declarations:
                 ("add e.g. `contract { scale = score[1, 5] }`",),
             )
         )
-    return Declarations(header, contract, tuple(sinks), tuple(readouts), decls, tuple(items))
+    return Declarations(header, contract, tuple(sinks), tuple(readouts), decls, tuple(items), tuple(groups))
 
 
 def header_values(

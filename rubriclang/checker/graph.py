@@ -33,6 +33,16 @@ class PromptSource:
 
 
 @frozen
+class GroupRef:
+    """The group a criterion is answered in (`group NAME = [...]`): its name
+    and its members in the declared order. One call per candidate answers
+    every member; the interpreter hands the backend all of them at once."""
+
+    name: str
+    members: tuple[str, ...]
+
+
+@frozen
 class Criterion:
     """A criterion node: one judgment per candidate, from a procedure."""
 
@@ -47,6 +57,8 @@ class Criterion:
     item_fields: tuple[FieldSpec, ...] = attrs.field(default=(), kw_only=True)
     # `each ELEMENT in FIELD`: judged once per element of the field, its type a `list[T]`.
     each: tuple[str, str] | None = attrs.field(default=None, kw_only=True)
+    # `group NAME = [...]`: answered together with the group's other members.
+    group: GroupRef | None = attrs.field(default=None, kw_only=True)
 
 
 @frozen

@@ -39,6 +39,7 @@ GROUPS = {
     "RB4": "Header, contract and readouts",
     "RB5": "Style (warnings)",
     "RB6": "Item shape",
+    "RB7": "Groups (several criteria in one call)",
 }
 
 

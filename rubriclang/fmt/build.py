@@ -59,6 +59,8 @@ class LayoutBuilder:
             parts += self._optional_block(d.block, d.operator.span)
         elif isinstance(d, ast.SinkDecl):
             parts = [f"sink {d.target.value}"]
+        elif isinstance(d, ast.GroupDecl):
+            parts = [f"group {d.name.value} = ", self._members(d)]
         elif isinstance(d, ast.ItemDecl):
             open_at, close_at = self._brackets(d.span)
             open_at = self.src.next_code(None if open_at is None else open_at + len("item"))
@@ -123,6 +125,12 @@ class LayoutBuilder:
         refs = tuple(self._item([r.value], r.span) for r in p.refs)
         group = _group("[", "]", refs, (open_at, close_at))
         return self._item([f"{p.name.value}: ", group], p.span)
+
+    def _members(self, d: ast.GroupDecl) -> Group:
+        equals = self.src.next_code(self.src.end(d.name.span))
+        open_at = self.src.next_code(None if equals is None else equals + 1)
+        members = tuple(self._item([m.value], m.span) for m in d.members)
+        return _group("[", "]", members, (open_at, self._brackets(d.span)[1]))
 
     # -- types and values -----------------------------------------------------
 

@@ -70,6 +70,14 @@ def _each(c: Criterion) -> dict[str, Any]:
     return {} if c.each is None else {"each": {"element": c.each[0], "field": c.each[1]}}
 
 
+def _group(c: Criterion) -> dict[str, Any]:
+    """A grouped criterion's group, its name and members in order (only
+    then: ungrouped criteria hash as they did). The members' definitions
+    reach a member's hash through `criterion_hashes`, since each shapes the
+    one prompt that answers them all."""
+    return {} if c.group is None else {"group": {"name": c.group.name, "members": list(c.group.members)}}
+
+
 def _operator_params(o: Operator) -> dict[str, Any]:
     params: dict[str, Any] = _plain(_explicit(o.params, load_catalog().operators[o.operator].params))
     return params
@@ -90,7 +98,14 @@ def graph_json(graph: CheckedGraph) -> dict[str, Any]:
         "header": _plain(graph.header),
         "scale": str(graph.scale),
         "criteria": [
-            {"name": c.name, "type": str(c.type), "procedure": c.procedure, "params": _criterion_params(c), **_each(c)}
+            {
+                "name": c.name,
+                "type": str(c.type),
+                "procedure": c.procedure,
+                "params": _criterion_params(c),
+                **_each(c),
+                **_group(c),
+            }
             for c in graph.criteria
         ],
         "operators": [
@@ -113,9 +128,15 @@ def graph_hash(graph: CheckedGraph) -> str:
 def criterion_hashes(graph: CheckedGraph) -> dict[str, str]:
     """Each criterion's definition hash: replay uses it to refuse judgments
     recorded for a criterion that has since been redefined."""
+    bodies = {
+        c.name: {"type": str(c.type), "procedure": c.procedure, "params": _criterion_params(c), **_each(c)}
+        for c in graph.criteria
+    }
     out = {}
     for c in graph.criteria:
-        body = {"type": str(c.type), "procedure": c.procedure, "params": _criterion_params(c), **_each(c)}
+        body = bodies[c.name]
+        if c.group is not None:  # what its peers ask shapes its prompt too
+            body = {**body, **_group(c), "peers": [bodies[m] for m in c.group.members if m != c.name]}
         out[c.name] = hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
     return out
 

@@ -75,7 +75,7 @@ def _param_hover(a: Analysis, offset: int, catalog: Catalog) -> Hover | None:
     if a.module is None:
         return None
     for d in a.module.decls:
-        if isinstance(d, (ast.SinkDecl, ast.ItemDecl)):  # no parameter block
+        if isinstance(d, (ast.SinkDecl, ast.ItemDecl, ast.GroupDecl)):  # no parameter block
             continue
         for p in d.block.params:
             start, end = a.range_of(p.name.span)

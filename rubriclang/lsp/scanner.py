@@ -13,7 +13,7 @@ import attrs
 
 from rubriclang.syntax.strings import LONG_STRING_BODY, STRING_BODY
 
-KEYWORDS = ("rubric", "contract", "criterion", "node", "sink", "readout", "item")
+KEYWORDS = ("rubric", "contract", "criterion", "node", "sink", "readout", "item", "group")
 
 _TOKEN = re.compile(
     "|".join(

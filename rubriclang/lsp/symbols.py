@@ -28,4 +28,6 @@ def occurrences(module: ast.Module) -> tuple[Occurrence, ...]:
             out.extend(Occurrence(r.value, r.span, False) for port in d.ports for r in port.refs)
         elif isinstance(d, ast.SinkDecl):
             out.append(Occurrence(d.target.value, d.target.span, False))
+        elif isinstance(d, ast.GroupDecl):
+            out.extend(Occurrence(m.value, m.span, False) for m in d.members)
     return tuple(out)

@@ -218,7 +218,16 @@ class ItemDecl:
     span: Span = _span
 
 
-Decl = RubricDecl | ContractDecl | CriterionDecl | NodeDecl | SinkDecl | ReadoutDecl | ItemDecl
+@frozen
+class GroupDecl:
+    """`group NAME = [a, b, ...]`: LLM criteria one call per candidate answers together."""
+
+    name: Name
+    members: tuple[Name, ...]
+    span: Span = _span
+
+
+Decl = RubricDecl | ContractDecl | CriterionDecl | NodeDecl | SinkDecl | ReadoutDecl | ItemDecl | GroupDecl
 
 
 @frozen

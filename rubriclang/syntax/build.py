@@ -157,6 +157,11 @@ class AstBuilder:
         path = self._current.build.path
         return ast.ReadoutDecl(self._name(path, c[1]), c[2], span=_span(path, c[0], c[2]))
 
+    def group_decl(self, c: _Children) -> ast.GroupDecl:
+        path = self._current.build.path
+        members = tuple(self._name(path, t) for t in c[3][1:-1:2] if t is not None)
+        return ast.GroupDecl(self._name(path, c[1]), members, span=_span(path, c[0], c[3][-1]))
+
     def item_decl(self, c: _Children) -> ast.ItemDecl:
         path = self._current.build.path
         fields = tuple(f for f in c[2:-1] if f.__class__ is ast.FieldDecl)
