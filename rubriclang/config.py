@@ -1,6 +1,7 @@
 """Project settings: `rubriclang.toml`, or `[tool.rubriclang]` in
 `pyproject.toml`, found upward from the graph's folder (the nearest folder
-that has either wins, as ruff finds its configuration).
+that has either wins, as ruff finds its configuration), else upward from
+the current folder. The folder that holds it is the project's root.
 
 ```toml
 [models.strong]                  # a model profile: `model = "strong"` on a criterion
@@ -14,7 +15,24 @@ max_tokens = 1024
 A profile named `default` serves the criteria that name none, unless the
 command line gives `--base-url`. `[prices."MODEL"]` (optional; `prompt` and
 `completion`, USD per million tokens) turns `--estimate` token counts into
-money; no prices are shipped. Settings are data: nothing here runs code.
+money; no prices are shipped.
+
+```toml
+[project]                        # defaults of the daily commands (docs/project.md)
+runs = "runs"                    # `rbg run` without --out writes here
+audits = "audits"                # `rbg audit` without --out writes here
+evals = "evals"                  # where `rbg view` looks for `rbg eval --format json` outputs
+cache = true                     # the call cache: true (the user's), false (none), or a path
+concurrency = 8                  # criterion calls in flight at once
+
+[check]                          # `rbg check`'s warnings, as its --select/--ignore
+select = ["RB"]
+ignore = ["RB504"]
+```
+
+Folders and the cache path are relative to the project's root. The
+command line wins over every setting. Settings are data: nothing here
+runs code.
 """
 
 from __future__ import annotations
@@ -28,7 +46,7 @@ import attrs
 
 from rubriclang.safeio import open_regular
 from rubriclang.tomlfile import Lines, deepest_line
-from rubriclang.tomlschema import Field, Place, check, check_value
+from rubriclang.tomlschema import Field, Place, check
 from rubriclang.urls import URLError, parse_base_url
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -61,6 +79,28 @@ _PRICE = Field(float, required=True, lo=0.0, what="a number of at least 0 (USD p
 PRICE_FIELDS = {"prompt": _PRICE, "completion": _PRICE}
 MODELS = Field(dict, what="a table of profiles", hint="write `[models.NAME]` tables")
 PRICES = Field(dict, what="a table of models", hint='write `[prices."MODEL"]` tables')
+_FOLDER = Field(str, what="a folder, relative to the project's root", hint='e.g. `runs = "runs"`')
+PROJECT_FIELDS = {
+    "runs": _FOLDER,
+    "audits": _FOLDER,
+    "evals": _FOLDER,
+    "cache": Field(
+        (bool, str),
+        what="true (the user's call cache), false (no cache) or a file path",
+        hint='e.g. `cache = ".rbg-cache.sqlite"`',
+    ),
+    "concurrency": Field(int, lo=1, hi=4096),
+}
+_CODES = Field(list, items=str, what="a list of diagnostic codes or prefixes", hint='e.g. `ignore = ["RB504"]`')
+CHECK_FIELDS = {"select": _CODES, "ignore": _CODES}
+TABLES = {
+    "models": MODELS,
+    "prices": PRICES,
+    "project": Field(dict, what="a table", hint="write a `[project]` table"),
+    "check": Field(dict, what="a table", hint="write a `[check]` table"),
+}
+# Where the daily commands write when no output is named, under the root.
+DEFAULT_FOLDERS = {"runs": "runs", "audits": "audits", "evals": "evals"}
 
 
 class ConfigError(ValueError):
@@ -87,11 +127,48 @@ class ProjectConfig:
     models: dict[str, ModelProfile] = attrs.field(factory=dict)
     prices: dict[str, dict[str, float]] = attrs.field(factory=dict)  # model -> prompt/completion USD per 1M tokens
     raw: dict[str, Any] = attrs.field(factory=dict)  # the whole table, for other settings
+    project: dict[str, Any] = attrs.field(factory=dict)  # `[project]` as given (PROJECT_FIELDS)
+    check: dict[str, Any] = attrs.field(factory=dict)  # `[check]` as given (CHECK_FIELDS)
+    lines: Lines | None = None  # where each setting is, for errors found after loading
+
+    @property
+    def root(self) -> str | None:
+        """The project's folder: the one that holds the config file."""
+        return os.path.dirname(self.path) if self.path is not None else None
+
+    def folder(self, kind: str) -> str:
+        """The output folder `kind` (`runs`, `audits`, `evals`), under the
+        root; only for a config that was found."""
+        assert self.root is not None
+        return os.path.join(self.root, self.project.get(kind, DEFAULT_FOLDERS[kind]))
+
+    def cache(self) -> str | bool | None:
+        """The call cache the project sets: a path (under the root), False
+        for none, None when it sets nothing (the user's cache)."""
+        value = self.project.get("cache", True)
+        if value is True:
+            return None
+        if value is False:
+            return False
+        assert self.root is not None
+        return os.path.join(self.root, os.path.expanduser(value))
+
+    def where(self, table: str, key: str) -> str:
+        """`file:line` of a setting, for a message about its value."""
+        prefix = "tool.rubriclang." if self.path is not None and os.path.basename(self.path) == "pyproject.toml" else ""
+        return self.lines.at(key, prefix + table) if self.lines is not None else str(self.path)
 
 
 def find_config(start: str) -> str | None:
-    """The config file governing `start` (a file or a folder), or None."""
+    """The config file governing `start` (a file or a folder): the nearest
+    upward from it, else the nearest upward from the current folder; None
+    when there is neither."""
     folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)))
+    return _upward(folder) or _upward(os.getcwd())
+
+
+def _upward(folder: str) -> str | None:
+    """The config file in `folder` or the nearest folder above it."""
     while True:
         candidate = os.path.join(folder, "rubriclang.toml")
         # One that is not a regular file (a pipe, a folder) is found too, for
@@ -152,10 +229,18 @@ def load_config(start: str) -> ProjectConfig:
     prefix = "tool.rubriclang." if table is not data else ""
     lines = Lines(shown, text)
     top = Place(lines, ConfigError, "the config", prefix.rstrip("."))
-    models = check_value("models", table.get("models", {}), MODELS, top)
-    prices = check_value("prices", table.get("prices", {}), PRICES, top)
+    tables = check(table, TABLES, top)
+    models, prices = tables.get("models", {}), tables.get("prices", {})
+    project = check(
+        tables.get("project", {}),
+        PROJECT_FIELDS,
+        Place(lines, ConfigError, "[project]", f"{prefix}project", prefix="project."),
+    )
+    settings = check(
+        tables.get("check", {}), CHECK_FIELDS, Place(lines, ConfigError, "[check]", f"{prefix}check", prefix="check.")
+    )
     profiles = {name: _profile(name, spec, lines, prefix) for name, spec in models.items()}
-    return ProjectConfig(path, profiles, _prices(prices, lines, prefix), table)
+    return ProjectConfig(path, profiles, _prices(prices, lines, prefix), table, project, settings, lines)
 
 
 def _prices(table: dict, lines: Lines, prefix: str) -> dict[str, dict[str, float]]:

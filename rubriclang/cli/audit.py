@@ -19,6 +19,8 @@ import sys
 import click
 
 from rubriclang.cli.errors import DataError
+from rubriclang.cli.gates import FAIL_IF_HELP, GateParam, at_option, audit_gates, check_audit, report_failures
+from rubriclang.cli.gates import render_text as render_gates
 from rubriclang.cli.loading import load_graph, load_graph_set
 from rubriclang.items.shape import shape_of
 
@@ -61,7 +63,7 @@ def _load_judge(path: str):
     "--out",
     "out",
     type=click.Path(file_okay=False),
-    help="The audit's folder; an existing one is resumed (required unless --estimate).",
+    help="The audit's folder; an existing one is resumed. Default, in a project: a new folder in its audits folder.",
 )
 @click.option(
     "--sealed",
@@ -94,7 +96,17 @@ def _load_judge(path: str):
     is_flag=True,
     help="Print the calls and tokens per phase the audit would spend, calling no model and writing nothing.",
 )
-def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt, estimate) -> None:
+@click.option(
+    "--fail-if",
+    multiple=True,
+    type=GateParam(),
+    metavar="FIGURE[SCOPE]<VALUE|>VALUE",
+    help=(
+        "A CI gate on a figure of the report, e.g. 'repeat_flip_rate>0.1', 'invariant.flip_rate[typo_noise]>0.05', "
+        f"or 'invariant.flip_rate[*]' (held to the repeat noise): {FAIL_IF_HELP}."
+    ),
+)
+def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt, estimate, fail_if) -> None:
     """Run the audit SUITE describes, writing everything under --out.
 
     Running it again with the same --out resumes: recorded judgments are
@@ -102,7 +114,7 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
     audit ran, 1 some judgments failed (or, with a folder of graphs, some
     items' graphs did not compile and have no fallback), 2 bad input or an
     unusable judge backend, 3 nothing was measured (every judgment failed:
-    no figure of the report has a value).
+    no figure of the report has a value), 4 a gate (--fail-if) failed.
     """
     from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
 
@@ -110,10 +122,16 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
     graph = _load_judge(s.judge)
     if estimate:
         return _estimate(s, graph, sealed, fmt)
-    if not out:
-        raise click.UsageError("give --out DIR: the audit's folder (or --estimate to count its calls first)")
+    at_option("--fail-if", audit_gates, fail_if, s.requested())
     if reseal and sealed:
         raise click.UsageError("--reseal seals the suite anew, --sealed reuses a sealed suite: give one of them")
+    from rubriclang.cli.project import cache_options, default_output, project_config
+
+    project = project_config(suite)
+    cache, no_cache = cache_options(cache, no_cache, project)
+    if not out:
+        stem = os.path.basename(suite).removesuffix(".toml")
+        out = default_output(project, "audits", stem, "", "--out", "rbg audit")
     req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary, reseal)
     from rubriclang.cli.progress import Progress
 
@@ -128,12 +146,16 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
         click.echo(f"Interrupted; run the same command again to resume from {out}.", err=True)
         sys.exit(130)
     progress.done()
+    results = check_audit(fail_if, report)
     if fmt == "json":
-        click.echo(json.dumps(report, sort_keys=True, indent=2, ensure_ascii=False))
+        gated = {**report, "gates": [r.to_json() for r in results]} if results else report
+        click.echo(json.dumps(gated, sort_keys=True, indent=2, ensure_ascii=False))
     else:
         from rubriclang.audit.report_json import render_text
 
         click.echo(render_text(report), nl=False)
+        if results:
+            click.echo(render_gates(results))
         click.echo(f"Report: {os.path.join(out, 'report.json')}")
     from rubriclang.audit.summary import nothing_measured
 
@@ -144,6 +166,7 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
             err=True,
         )
         sys.exit(3)
+    report_failures(results)
     if report["counts"]["failed_judgments"] or report["judge"]["compile"]["failed"]:
         sys.exit(1)
 

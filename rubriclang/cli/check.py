@@ -26,13 +26,57 @@ def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
         for code in (c.strip().upper() for c in value.split(",")):
             if not code:
                 continue
-            # The registry is read only when a code is given: a plain check needs none.
-            if not any(k.startswith(code) for k in registry()):
+            if not _known(code):
                 raise click.BadParameter(
                     f"`{code}` is not a diagnostic code or prefix of one (see `rbg explain --list`)"
                 )
             out.append(code)
     return tuple(out)
+
+
+def _known(code: str) -> bool:
+    # The registry is read only when a code is given: a plain check needs none.
+    return any(k.startswith(code) for k in registry())
+
+
+class _ProjectCodes:
+    """Each file's `select` and `ignore`: the command line's, else those of
+    the `[check]` table of the project that governs the file (read once per
+    config file; a code it does not know is an error at its line)."""
+
+    def __init__(self, select: tuple[str, ...], ignore: tuple[str, ...]):
+        self.given = {"select": select, "ignore": ignore}
+        self._by_config: dict[str | None, dict[str, tuple[str, ...]]] = {}
+
+    def __call__(self, path: str) -> dict[str, tuple[str, ...]]:
+        from rubriclang.config import ConfigError, find_config, load_config
+
+        found = find_config(path)
+        if found not in self._by_config:
+            project: dict = {}
+            if found is not None:
+                try:
+                    config = load_config(path)
+                except ConfigError as exc:
+                    raise InputError(
+                        [f"{exc.where}: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else "")]
+                    ) from None
+                project = {key: self._checked(config, key) for key in self.given if key in config.check}
+            self._by_config[found] = {key: codes or tuple(project.get(key, ())) for key, codes in self.given.items()}
+        return self._by_config[found]
+
+    @staticmethod
+    def _checked(config, key: str) -> tuple[str, ...]:
+        codes = tuple(c.strip().upper() for c in config.check[key])
+        for code in codes:
+            if not code or not _known(code):
+                raise InputError(
+                    [
+                        f"{config.where('check', key)}: `{code}` in [check] `{key}` is not a diagnostic code or prefix "
+                        "of one\n  hint: see `rbg explain --list`"
+                    ]
+                )
+        return codes
 
 
 @click.command()
@@ -67,13 +111,18 @@ def _codes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 )
 @click.option("--stdin-filename", metavar="PATH", help="The path to report for `-` (standard input).")
 def check(paths, fmt, select, ignore, strict, color, stdin_filename) -> None:
-    """Check PATHS (files, folders of *.rbg, or - for stdin) for errors and warnings."""
+    """Check PATHS (files, folders of *.rbg, or - for stdin) for errors and warnings.
+
+    Without --select or --ignore, each file's are those of the `[check]`
+    table of its project's rubriclang.toml (docs/project.md), if any.
+    """
     sources = read_sources(paths, stdin_filename)
     diagnostics = []
     texts = {s.path: s.text for s in sources}
+    codes = _ProjectCodes(select, ignore)
     try:
         for src in sources:
-            result = check_source(src.text, src.path, select=select, ignore=ignore)
+            result = check_source(src.text, src.path, **codes(src.path))
             diagnostics.extend(sorted_diagnostics(result.diagnostics))
             texts.update(result.sources)
     except CatalogError as exc:

@@ -19,6 +19,7 @@ from rubriclang.safetext import guard_standard_streams
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("rubriclang.cli.check:check", "Check .rbg files and report diagnostics."),
     "fmt": ("rubriclang.cli.fmt:fmt", "Rewrite .rbg files in the canonical layout."),
+    "init": ("rubriclang.cli.init:init", "Start a project: settings, a rubric, items and an audit suite."),
     "explain": ("rubriclang.cli.explain:explain", "Explain a diagnostic code, with examples."),
     "run": ("rubriclang.cli.run:run", "Judge items with a graph, writing resumable traces."),
     "replay": ("rubriclang.cli.replay:replay", "Recompute decisions from recorded judgments, no calls."),
