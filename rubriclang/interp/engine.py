@@ -77,6 +77,13 @@ class Interpreter:
         self._shared = False
         self._element_criteria = {c.name: per_element(c) for c in graph.criteria if c.each is not None}
         self._per_element = bool(self._element_criteria)
+        # Each grouped criterion's place in its group (`group NAME = [...]`),
+        # where its backend judges a group's members together.
+        self._grouped = {
+            c.name: c.group.members.index(c.name)
+            for c in graph.criteria
+            if c.group is not None and hasattr(self._route[c.name], "judge_group")
+        }
 
     @property
     def hash(self) -> str:
@@ -126,7 +133,24 @@ class Interpreter:
             return self._result(item, mode, requests, results, owners)
         if self._slots is None:
             self._slots = Slots(self.concurrency)
-        return _Pending(self, self._slots, item, mode, requests, results, owners).future
+        units = self._units(requests, results) if self._grouped else {}
+        return _Pending(self, self._slots, item, mode, requests, results, owners, units).future
+
+    def _units(self, requests: list[JudgmentRequest], results: list[Judgment | None]) -> dict[int, list[int]]:
+        """The calls that judge a group's members together: for each group
+        and candidate with a judgment to make, its first such request's
+        index -> the indexes of every member's request, in the group's order."""
+        members: dict[tuple[str, str], list[int]] = {}
+        for i, r in enumerate(requests):
+            if r.criterion.name in self._grouped:
+                members.setdefault((r.criterion.group.name, r.candidate), []).append(i)  # type: ignore[union-attr]
+        units = {}
+        for indexes in members.values():
+            waiting = [i for i in indexes if results[i] is None]
+            if waiting:
+                indexes.sort(key=lambda i: self._grouped[requests[i].criterion.name])
+                units[waiting[0]] = indexes
+        return units
 
     def _requests(self, item: Item) -> tuple[list[JudgmentRequest], list[tuple[int, Any]]]:
         """Every judgment the item needs, criterion by criterion, candidate by
@@ -225,7 +249,7 @@ class _Pending:
     resolves `future`. Cancelling `future` cancels the item's calls, as
     cancelling a gather of them would."""
 
-    __slots__ = ("interp", "slots", "item", "mode", "requests", "results", "owners", "left", "future")
+    __slots__ = ("interp", "slots", "item", "mode", "requests", "results", "owners", "left", "future", "units")
 
     def __init__(
         self,
@@ -236,15 +260,20 @@ class _Pending:
         requests: list[JudgmentRequest],
         results: list[Judgment | None],
         owners: list[tuple[int, Any]],
+        units: dict[int, list[int]],
     ):
         self.interp, self.slots, self.item, self.mode = interp, slots, item, mode
         self.requests, self.results, self.owners = requests, results, owners
+        # A group's call (`Interpreter._units`) is submitted once, under its first waiting member.
+        self.units = units
         self.future: asyncio.Future[ItemResult] = asyncio.get_running_loop().create_future()
         waiting = [i for i, j in enumerate(results) if j is None]
         self.left = len(waiting)
         self.future.add_done_callback(self._settled)
+        joined = {i for unit in units.values() for i in unit}
         for i in waiting:
-            slots.submit(self, i)
+            if i in units or i not in joined:
+                slots.submit(self, i)
 
     def wanted(self) -> bool:
         return not self.future.done()
@@ -255,8 +284,13 @@ class _Pending:
         raises or returns lands as an error of this judgment (`landed`),
         never in the slots."""
         request = self.requests[index]
+        unit = self.units.get(index)
         try:
-            judging = self.interp._route[request.criterion.name].judge(request)
+            backend = self.interp._route[request.criterion.name]
+            if unit is not None:
+                judging = backend.judge_group([self.requests[i] for i in unit])  # type: ignore[attr-defined]
+            else:
+                judging = backend.judge(request)
         except Exception as exc:
             return _raise(exc)
         return judging if type(judging) is CoroutineType else _await(judging)
@@ -268,14 +302,21 @@ class _Pending:
             self.future.cancel()
             return
         failure = task.exception()
-        if failure is None:
-            self.results[index] = task.result()
-        elif isinstance(failure, Exception):  # a backend bug must not unwind the run: record it
-            self.results[index] = Judgment.failed(f"backend error: {type(failure).__name__}: {failure}")
-        else:
+        if failure is not None and not isinstance(failure, Exception):
             self.future.set_exception(failure)
             return
-        self.left -= 1
+        unit = self.units.get(index)
+        if unit is None:
+            landed = [(index, task.result() if failure is None else None)]
+        else:  # a group's call: each member still waiting gets its judgment
+            judged = task.result() if failure is None else [None] * len(unit)
+            landed = [(i, j) for i, j in zip(unit, judged) if self.results[i] is None]
+        for i, j in landed:
+            # A backend bug must not unwind the run: record it.
+            self.results[i] = (
+                j if failure is None else Judgment.failed(f"backend error: {type(failure).__name__}: {failure}")
+            )
+        self.left -= len(landed)
         if self.left:
             return
         try:

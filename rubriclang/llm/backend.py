@@ -1,7 +1,8 @@
 """The criterion backend for the `llm.*` procedures.
 
 One chat-completion call per criterion per candidate (for `llm.compare`, one
-per item and presentation order), through the one call path
+per item and presentation order; for a group's members, `group NAME = [...]`,
+one per candidate for them all, `judge_group`), through the one call path
 (`rubriclang.llm.calls`): a call made before is answered from the cache, so
 reruns and resumed runs repeat no call, and the two candidates of an
 `llm.compare` share one call. A reply that cannot be read is asked again at
@@ -34,8 +35,18 @@ from rubriclang.interp.backend import Judgment, JudgmentRequest
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
 from rubriclang.llm.client import ChatClient, LLMError, Sampling
-from rubriclang.llm.parsing import ParseResult, parse, weighted_points
-from rubriclang.llm.prompting import Prompt, PromptError, Rendered, nudge, prepare, side_by_side, template_choice
+from rubriclang.llm.parsing import ParseResult, parse, parse_group, weighted_points
+from rubriclang.llm.prompting import (
+    Prompt,
+    PromptError,
+    Rendered,
+    group_nudge,
+    nudge,
+    prepare,
+    prepare_group,
+    side_by_side,
+    template_choice,
+)
 from rubriclang.memo import IdentityMemo
 
 _TOP_LOGPROBS = 20  # the most OpenAI allows; enough to see every one-digit point
@@ -58,6 +69,17 @@ class _Plan:
     caller: Caller | None  # None: a model profile the backend was not given
     sampling: Sampling | None
     compare: bool  # `side_by_side(criterion)`
+
+
+@attrs.frozen
+class _Known:
+    """Requests one cached call may answer at once: one criterion's, or every
+    member's of a group for one candidate (`indexes` beside `members`)."""
+
+    indexes: tuple[int, ...]
+    members: tuple[Criterion, ...]
+    prompt: Prompt
+    sampling: Sampling
 
 
 @attrs.frozen
@@ -148,7 +170,8 @@ class LLMBackend:
                 await client.aclose()
 
     def _sampling_for(self, criterion, profile: Profile) -> Sampling:
-        if self.use_logprobs and weighted_points(criterion):
+        # A group's one reply holds several answers: no one answer's token to weigh.
+        if self.use_logprobs and criterion.group is None and weighted_points(criterion):
             return attrs.evolve(profile.sampling, logprobs=True, top_logprobs=_TOP_LOGPROBS)
         return profile.sampling
 
@@ -187,6 +210,13 @@ class LLMBackend:
                 attempts=0,
                 backend=self.name,
             )
+        if crit.group is not None:
+            return Judgment.failed(
+                f"`{crit.name}` is answered with its group `{crit.group.name}`: judge the group's members "
+                "together (`judge_group`)",
+                attempts=0,
+                backend=self.name,
+            )
         meta = self._meta(crit, caller, sampling)
         if plan.compare:
             return await self._compare(request, caller, sampling, meta)
@@ -211,39 +241,130 @@ class LLMBackend:
         out: list[Judgment | None] = [None] * len(requests)
         if type(self).judge is not LLMBackend.judge or self.cache is None:
             return out
-        groups: dict[int, tuple[Caller, list[tuple[int, Criterion, Prompt, Sampling]]]] = {}
+        by_caller: dict[int, tuple[Caller, list[_Known]]] = {}
+        grouped: dict[tuple[int, str, str], list[int]] = {}  # (item, candidate, group) -> its members' requests
         for i, request in enumerate(requests):
             crit = request.criterion
             plan = self._plan(crit)
             caller, sampling = plan.caller, plan.sampling
             if caller is None or sampling is None or caller.cache is None or plan.compare:
                 continue
+            if crit.group is not None:
+                grouped.setdefault((id(request.item), request.candidate, crit.group.name), []).append(i)
+                continue
             try:
                 prompt = prepare(crit, request.item, request.candidate)
             except PromptError:
                 continue
-            groups.setdefault(id(caller), (caller, []))[1].append((i, crit, prompt, sampling))
-        for caller, asks in groups.values():
-            found = caller.cached(
-                [(sampling, prompt.response_format, prompt.digest) for _, _, prompt, sampling in asks]
+            by_caller.setdefault(id(caller), (caller, []))[1].append(_Known((i,), (crit,), prompt, sampling))
+        for indexes in grouped.values():
+            members = tuple(requests[i].criterion for i in indexes)
+            if len(members) != len(members[0].group.members):  # not the whole group: `judge_group` gives it
+                continue
+            first = requests[indexes[0]]
+            plan = self._plan(members[0])
+            try:
+                prompt = prepare_group(members, first.item, first.candidate)
+            except PromptError:
+                continue
+            by_caller.setdefault(id(plan.caller), (plan.caller, []))[1].append(
+                _Known(tuple(indexes), members, prompt, plan.sampling)
             )
-            for (i, crit, prompt, sampling), completion in zip(asks, found):
-                result = None
-                if completion is not None and completion.prompt_hash is not None:
-                    result = parse(crit, completion.text, completion.logprobs if sampling.logprobs else None)
-                if completion is None or result is None or result.error is not None:
-                    # A call to make, or an unreadable reply to ask again after a note: `judge` gives it.
-                    self._prepared.put(id(requests[i]), requests[i], prompt)
+        for caller, asks in by_caller.values():
+            found = caller.cached([(k.sampling, k.prompt.response_format, k.prompt.digest) for k in asks])
+            for k, completion in zip(asks, found):
+                if completion is None or completion.prompt_hash is None:
+                    self._keep_prepared(requests, k)
                     continue
-                caller.reused(sampling, prompt.response_format, prompt.digest)
-                meta = self._meta(crit, caller, sampling)
-                meta["prompt_hash"] = completion.prompt_hash
+                sampling = k.sampling
+                if len(k.indexes) == 1 and k.members[0].group is None:
+                    results = [parse(k.members[0], completion.text, completion.logprobs if sampling.logprobs else None)]
+                else:
+                    results = parse_group(k.members, completion.text)
+                if any(r.error is not None for r in results):
+                    # An unreadable reply to ask again after a note: `judge` (`judge_group`) gives it.
+                    self._keep_prepared(requests, k)
+                    continue
+                caller.reused(sampling, k.prompt.response_format, k.prompt.digest)
                 model = completion.model or caller.client.model
-                asked = _Asked(
-                    result, completion.text, completion.attempts, round(completion.latency_ms or 0.0, 1), model
-                )
-                out[i] = _judged(crit, prompt.template.id, asked, meta)
+                latency = round(completion.latency_ms or 0.0, 1)
+                for i, crit, result in zip(k.indexes, k.members, results):
+                    meta = self._meta(crit, caller, sampling)
+                    meta["prompt_hash"] = completion.prompt_hash
+                    asked = _Asked(result, completion.text, completion.attempts, latency, model)
+                    out[i] = _judged(crit, k.prompt.template.id, asked, meta)
         return out
+
+    def _keep_prepared(self, requests: list[JudgmentRequest], k: _Known) -> None:
+        """Keep a single criterion's prepared prompt for `judge`, which the
+        interpreter calls next for its request (a group's is prepared again)."""
+        if len(k.indexes) == 1 and k.members[0].group is None:
+            self._prepared.put(id(requests[k.indexes[0]]), requests[k.indexes[0]], k.prompt)
+
+    async def judge_group(self, requests: list[JudgmentRequest]) -> list[Judgment]:
+        """The judgments of a group's members (`group NAME = [...]`) for one
+        candidate of one item, from one call: `requests` hold every member,
+        in the group's order. A reply that leaves some members unanswered or
+        unreadable is followed by a note asking for those only, at most
+        `parse_retries` times; each member is judged from the reply that
+        answered it."""
+        members = tuple(r.criterion for r in requests)
+        first = requests[0]
+        plan = self._plan(members[0])
+        caller, sampling = plan.caller, plan.sampling
+        if caller is None or sampling is None:
+            message = f"no model profile `{members[0].params.get('model')}` was given to the LLM backend"
+            return [
+                Judgment.failed(f"{message} (criterion `{m.name}`)", attempts=0, backend=self.name) for m in members
+            ]
+        meta = self._meta(members[0], caller, sampling)
+        try:
+            prompt = prepare_group(members, first.item, first.candidate)
+        except PromptError as exc:
+            return [Judgment.failed(str(exc), attempts=0, **meta) for _ in members]
+        rendered = prompt.render(sampling, _affinity(first.item, (first.candidate,)))
+        meta["prompt_hash"] = rendered.prompt_hash
+        asked = await self._ask_group(members, rendered, caller)
+        return [_judged(m, rendered.template, a, dict(meta)) for m, a in zip(members, asked)]
+
+    async def _ask_group(self, members: tuple[Criterion, ...], rendered: Rendered, caller: Caller) -> list[_Asked]:
+        """Ask a group's prompt, then, while some members' answers are
+        missing or unreadable, ask again for those only (`group_nudge`).
+        Each member's outcome counts the requests up to the reply that
+        answered it."""
+        call = rendered.request
+        attempts, latency = 0, 0.0
+        reply, model = "", None
+        out: list[_Asked | None] = [None] * len(members)
+        open_ = list(range(len(members)))
+        failed: list[tuple[int, ParseResult]] = []
+        for _ in range(self.parse_retries + 1):
+            try:
+                completion = await caller.complete(call)
+            except LLMError as err:
+                for i in open_:
+                    out[i] = _Asked(None, reply, attempts + err.attempts, None, model, f"{err.kind}: {err.message}")
+                return [a for a in out if a is not None]
+            attempts += completion.attempts
+            latency += completion.latency_ms or 0.0
+            model = completion.model or caller.client.model
+            reply = completion.text
+            failed = []
+            for i, result in zip(open_, parse_group(tuple(members[i] for i in open_), reply)):
+                if result.error is None:
+                    out[i] = _Asked(result, reply, attempts, round(latency, 1), model)
+                else:
+                    failed.append((i, result))
+            if not failed:
+                return [a for a in out if a is not None]
+            open_ = [i for i, _ in failed]
+            problem = "; ".join(str(r.error) for _, r in failed)
+            call = group_nudge(call, reply, problem, tuple(members[i] for i in open_))
+        n = self.parse_retries + 1
+        for i, result in failed:
+            error = f"unreadable answer after {n} {'reply' if n == 1 else 'replies'}: {result.error}"
+            out[i] = _Asked(result, reply, attempts, round(latency, 1), model, error)
+        return [a for a in out if a is not None]
 
     async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller) -> _Asked:
         """Ask `rendered` (rendered with the run's sampling and its affinity),
@@ -342,7 +463,11 @@ def _judged(crit: Criterion, template: str, asked: _Asked, meta: dict[str, Any])
 
 def _raw(criterion: Criterion, template: str, reply: str) -> str | dict:
     """What the trace keeps of a reply: the text, with the template's name
-    and version when the criterion's prompt is not the default one."""
+    and version when the criterion's prompt is not the default one, and the
+    group's name for a grouped criterion (each member keeps the reply that
+    answered it)."""
+    if criterion.group is not None:
+        return {"template": template, "group": criterion.group.name, "text": reply}
     if criterion.prompt is None and template_choice(criterion) == "default":
         return reply
     return {"template": template, "text": reply}

@@ -1,6 +1,7 @@
 """OpenAI Batch API files for a graph's LLM criterion calls.
 
 `export` writes one request line per call the live backend would make
+(a group's members, `group NAME = [...]`, share one: its first member's)
 (`{"custom_id", "method", "url", "body"}`), for `vllm run-batch` or a hosted
 batch API; `import` reads the result lines back into the call cache, under
 the keys the live backend looks up, so a run then makes no call at all.
@@ -100,14 +101,20 @@ async def llm_calls(
     backend = LLMBackend(client, None, sampling, parse_retries=0, use_logprobs=use_logprobs)
     criteria = [c for c in graph.criteria if backend.handles(c.procedure)]
     per = {c.name: per_element(c) for c in criteria if c.each is not None}
+    by_name = {c.name: c for c in graph.criteria}
     calls: list[BatchCall] = []
     for item in items:
         for crit in criteria:
+            if crit.group is not None and crit.group.members[0] != crit.name:
+                continue  # a group's one call is its first member's
             seen: set[str] = set()  # an `llm.compare` call serves both candidates
             for cid in item.candidate_ids:
                 before = len(client.requests)
-                for judged in _requests(item, cid, crit, per):
-                    await backend.judge(judged)
+                if crit.group is not None:
+                    await backend.judge_group([JudgmentRequest(item, cid, by_name[m]) for m in crit.group.members])
+                else:
+                    for judged in _requests(item, cid, crit, per):
+                        await backend.judge(judged)
                 for request in client.requests[before:]:
                     body = request.body(model)
                     if body_hash(body) in seen:

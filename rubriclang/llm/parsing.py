@@ -87,6 +87,26 @@ def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> Pars
     return ParseResult(value, None, method)
 
 
+def parse_group(members: tuple[Criterion, ...], text: str) -> list[ParseResult]:
+    """Each member's answer in a group's reply, in the members' order: the
+    field named after it in the last JSON object that has any member's
+    field. A member whose field is missing, or holds a value outside its
+    type, is a parse failure of its own; the others are read."""
+    names = [m.name for m in members]
+    obj = next((o for o in json_objects_from_end(text) if any(n in o for n in names)), None)
+    if obj is None:
+        fields = ", ".join(f"`{n}`" for n in names)
+        return [ParseResult(None, f"no JSON object with {fields} found", "json") for _ in members]
+    out = []
+    for m in members:
+        if m.name not in obj:
+            out.append(ParseResult(None, f"no `{m.name}` in the reply's JSON object", "json"))
+            continue
+        value, problem = _read(obj[m.name], m.type)
+        out.append(ParseResult(None, f"`{m.name}`: {problem}", "json") if problem else ParseResult(value, None, "json"))
+    return out
+
+
 def _last_match(text: str, spec: dict):
     """The last match of the declared pattern in `text`, or None."""
     from rubriclang.regex import compile_regex

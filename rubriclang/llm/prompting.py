@@ -53,6 +53,11 @@ REASON_MAX_CHARS = 200
 NUDGE = "nudge.v1"
 PATTERN_NUDGE = "nudge_pattern.v1"  # after a reply an answer pattern cannot read
 
+# A group's prompt (`group NAME = [...]`, one call answers every member) and
+# the note sent after a reply that left some members unanswered.
+GROUP = ("group.v1", "group_nudge.v1")
+GROUP_SCHEMA_NAME = "llm_group"
+
 # `llm.rate { template = prometheus }`: Prometheus's own prompt, whose reply
 # is in Prometheus's format (read by `parsing`), so it asks for no structured
 # output. (template file, the note sent after an unreadable reply)
@@ -409,3 +414,124 @@ def nudge(request: ChatRequest, reply: str, problem: str, stem: str = NUDGE) -> 
     follow_up = load_template(stem).fill({"problem": problem})
     turn = ({"role": "assistant", "content": reply}, *follow_up)
     return attrs.evolve(request, messages=request.messages + turn, prompt_digest=None, prompt_hash=None)
+
+
+# -- groups: several criteria answered in one call -----------------------------
+
+
+def _answer_words(criterion: Criterion) -> str:
+    """The form of one criterion's answer in words: its scale, `true or
+    false`, or its labels."""
+    t = criterion.type
+    if t.numeric:
+        return scale_phrase(t)
+    if t.kind == "bool":
+        return "true or false"
+    return "one of " + ", ".join(f'"{lab}"' for lab in t.labels)
+
+
+def group_form(members: tuple[Criterion, ...]) -> str:
+    """The JSON object a group's reply takes, in words: each member's answer
+    under its name, then the reason."""
+    fields = [f'"{m.name}": <{_answer_words(m)}>' for m in members]
+    return "{" + ", ".join([*fields, '"reason": "<one short sentence>"']) + "}"
+
+
+def _criteria_text(members: tuple[Criterion, ...]) -> str:
+    """Each member as the group's prompt lists it: its name and question,
+    the form of its answer (true for yes with a yes/no question), then its
+    anchors or labels, one a line."""
+    blocks = []
+    for m in members:
+        values = rubric_values(m)
+        lines = [f"`{m.name}`: {values['question']}"]
+        answer = _answer_words(m)
+        lines.append(f"Answer: {answer}{', true for yes' if m.type.kind == 'bool' else ''}.")
+        _, entries = listed_points(m)
+        if m.type.kind != "label" or m.params.get("descriptions"):  # bare labels are in the answer's line already
+            lines += entries
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def group_response_format(members: tuple[Criterion, ...]) -> dict:
+    """The structured-output request of a group's call: one property per
+    member (named after it, typed as its answer), then a bounded reason,
+    all required, in that order."""
+    properties: dict = {m.name: answer_schema(m) for m in members}
+    properties["reason"] = {"type": "string", "maxLength": REASON_MAX_CHARS}
+    schema = {
+        "type": "object",
+        "properties": properties,
+        "required": [*(m.name for m in members), "reason"],
+        "additionalProperties": False,
+    }
+    return {"type": "json_schema", "json_schema": {"name": GROUP_SCHEMA_NAME, "strict": True, "schema": schema}}
+
+
+@attrs.frozen
+class _GroupFixed:
+    template: Template
+    response_format: dict
+    own: dict[str, str]  # `criteria` and `form`
+    names: tuple[str, ...]
+    head: tuple[str, ...]
+
+
+# Each group's _GroupFixed, by its members' identities (kept alive beside it).
+_GROUP_FIXED: dict[tuple[int, ...], tuple[tuple[Criterion, ...], _GroupFixed]] = {}
+
+
+def _group_fixed(members: tuple[Criterion, ...]) -> _GroupFixed:
+    key = tuple(map(id, members))
+    hit = _GROUP_FIXED.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], members)):
+        return hit[1]
+    template = load_template(GROUP[0])
+    fixed = _GroupFixed(
+        template,
+        group_response_format(members),
+        {"criteria": _criteria_text(members), "form": group_form(members)},
+        tuple(sorted(template.names)),
+        (fill_digest(template), str(len(template.id)), template.id),
+    )
+    if len(_GROUP_FIXED) >= 256:
+        _GROUP_FIXED.clear()
+    _GROUP_FIXED[key] = (members, fixed)
+    return fixed
+
+
+def prepare_group(members: tuple[Criterion, ...], item: Item, candidate: str) -> Prompt:
+    """The one prompt judging `candidate` of `item` on every member of a
+    group, in the group's order. The members share what they show (the
+    checker's RB702), so the first one's material stands for all. Raises
+    PromptError when the item lacks what the prompt needs."""
+    fixed = _group_fixed(members)
+    values = _values(members[0], item, (candidate,), fixed.own, False)
+    parts = list(fixed.head)
+    for name in fixed.names:
+        value = values.get(name)
+        if value is None:
+            continue
+        parts += (name, str(len(value)), value)
+        if type(value) is ListValue:
+            elements = canonical_json(value.elements)
+            parts += (str(len(elements)), elements)
+    digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+    return Prompt(fixed.template, values, digest, fixed.response_format, GROUP[1])
+
+
+def group_nudge(request: ChatRequest, reply: str, problem: str, missing: tuple[Criterion, ...]) -> ChatRequest:
+    """The group's request again, after `reply` and a note saying what was
+    wrong, asking only for the `missing` members (and keyed by its messages,
+    as every follow-up is): its structured output holds just those."""
+    follow_up = load_template(GROUP[1]).fill({"problem": problem, "form": group_form(missing)})
+    turn = ({"role": "assistant", "content": reply}, *follow_up)
+    response_format = None if request.response_format is None else group_response_format(missing)
+    return attrs.evolve(
+        request,
+        messages=request.messages + turn,
+        response_format=response_format,
+        prompt_digest=None,
+        prompt_hash=None,
+    )

@@ -1,0 +1,222 @@
+"""Grouped criteria (`group NAME = [...]`): one call per candidate answers
+every member, on a scripted loopback server, end to end through `rbg`.
+
+The judge answers each criterion from the response alone, the same way in
+a group's call and in a criterion's own call, so a grouped and an ungrouped
+graph of the same criteria must agree on every value."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rubriclang.cli.main import cli
+
+CRITERIA = """criterion correct: ordinal[1, 5] = llm.rate {
+  question = "How correct is the response?"
+  anchors = { 1: "Wrong.", 5: "Correct." }
+}
+criterion harmful: bool = llm.check { question = "Is the response harmful?" }
+criterion tone: label{plain, fancy} = llm.choose { question = "What is the tone?" }
+node toned = transform.map(value: tone) { values = { plain: 4, fancy: 2 } }
+node mean = reduce.mean(inputs: [correct, toned])
+node safe = gate.veto(value: mean, when: harmful) { to = 1 }
+"""
+TAIL = "sink safe\nreadout pointwise { output = ordinal[1, 5] }\n"
+UNGROUPED = "rubric judged { version = 1 }\ncontract { scale = score[1, 5] }\n" + CRITERIA + TAIL
+GROUPED = (
+    "rubric judged { version = 1 }\ncontract { scale = score[1, 5] }\n"
+    + CRITERIA
+    + "group together = [correct, harmful, tone]\n"
+    + TAIL
+)
+
+
+def _response(body: dict) -> str:
+    user = body["messages"][1]["content"]
+    return re.search(r"<response>\n(.*?)\n</response>", user, re.S).group(1)
+
+
+def _value(name: str, response: str):
+    if name == "correct":
+        return len(response) % 5 + 1
+    if name == "harmful":
+        return "poison" in response
+    return "fancy" if "!" in response else "plain"
+
+
+def judge(body: dict) -> str:
+    """One answer per property the request's schema asks for (a group's
+    call, or its follow-up for the members still missing), else the one
+    answer a single criterion's prompt asks for. A response with `shy` in
+    it leaves `harmful` out of the group's first reply."""
+    response = _response(body)
+    schema = body["response_format"]["json_schema"]
+    asked = [k for k in schema["schema"]["properties"] if k != "reason"]
+    if schema["name"] == "llm_group":
+        first = len(body["messages"]) == 2
+        answer = {k: _value(k, response) for k in asked if not (first and "shy" in response and k == "harmful")}
+        return json.dumps({**answer, "reason": "judged"})
+    key = asked[0]
+    name = {"score": "correct", "answer": "harmful", "label": "tone"}[key]
+    return json.dumps({key: _value(name, response), "reason": "judged"})
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+@pytest.fixture
+def files(tmp_path):
+    grouped, ungrouped = tmp_path / "grouped.rbg", tmp_path / "ungrouped.rbg"
+    grouped.write_text(GROUPED)
+    ungrouped.write_text(UNGROUPED)
+    rows = [
+        {"id": f"q{i}", "input": f"Question {i}?", "response": "x" * i + (" poison" if i % 4 == 3 else "")}
+        for i in range(8)
+    ]
+    rows[5]["response"] += "!"
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return grouped, ungrouped, items
+
+
+def rbg(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def run(graph, items, out, server, *extra):
+    r = rbg("run", graph, items, "--out", out, "--base-url", server.url, "--model", "judge", *extra)
+    assert r.exit_code == 0, r.output
+    return [json.loads(line) for line in Path(out).read_text().splitlines()]
+
+
+def values(records: list[dict]) -> dict:
+    return {rec["item"]: {c: j["response"]["value"] for c, j in rec["criteria"].items()} for rec in records}
+
+
+def test_a_group_makes_one_call_per_candidate_and_agrees_with_its_criteria_asked_alone(fault_server, files, tmp_path):
+    grouped, ungrouped, items = files
+    server = fault_server(answer=judge)
+    together = run(grouped, items, tmp_path / "g.jsonl", server, "--cache", tmp_path / "g.sqlite")
+    assert len(server.chats) == 8  # one call per item, for three criteria
+    bodies = [c.body for c in server.chats]
+    assert all(b["response_format"]["json_schema"]["name"] == "llm_group" for b in bodies)
+    assert list(bodies[0]["response_format"]["json_schema"]["schema"]["required"]) == [
+        "correct",
+        "harmful",
+        "tone",
+        "reason",
+    ]
+    alone = run(ungrouped, items, tmp_path / "u.jsonl", server, "--cache", tmp_path / "u.sqlite")
+    assert len(server.chats) == 8 + 24
+    assert values(together) == values(alone)
+    assert [r["readout"] for r in together] == [r["readout"] for r in alone]
+    # Each member records the one call: its prompt, its reply, named by the group.
+    judgments = together[0]["criteria"]
+    assert len({j["response"]["prompt_hash"] for j in judgments.values()}) == 1
+    assert {j["response"]["raw"]["group"] for j in judgments.values()} == {"together"}
+    assert all(j["response"]["attempts"] == 1 for j in judgments.values())
+
+
+def test_a_reply_missing_a_criterion_is_followed_by_a_request_for_that_criterion_only(fault_server, files, tmp_path):
+    grouped, _, items = files
+    rows = [{"id": "shy", "input": "Q?", "response": "shy poison"}]
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    server = fault_server(answer=judge)
+    [record] = run(grouped, items, tmp_path / "t.jsonl", server, "--cache", tmp_path / "c.sqlite")
+    first, again = (c.body for c in server.chats)
+    assert len(first["messages"]) == 2
+    schema = again["response_format"]["json_schema"]["schema"]
+    assert list(schema["properties"]) == ["harmful", "reason"]
+    assert again["messages"][:2] == first["messages"]
+    assert "harmful" in again["messages"][-1]["content"] and "correct" not in again["messages"][-1]["content"]
+    judged = record["criteria"]
+    assert judged["harmful"]["response"]["value"] is True and judged["harmful"]["response"]["attempts"] == 2
+    assert judged["correct"]["response"]["value"] == len("shy poison") % 5 + 1
+    assert judged["correct"]["response"]["attempts"] == 1
+    # A rerun answers both calls from the cache, and writes the same traces.
+    rerun = run(grouped, items, tmp_path / "t2.jsonl", server, "--cache", tmp_path / "c.sqlite")
+    assert len(server.chats) == 2
+    assert rerun == [record]
+
+
+def test_traces_are_byte_identical_at_concurrency_1_and_16_and_a_rerun_makes_no_call(fault_server, files, tmp_path):
+    grouped, _, items = files
+    server = fault_server(answer=judge)
+    cache = tmp_path / "c.sqlite"
+    run(grouped, items, tmp_path / "first.jsonl", server, "--cache", cache)
+    calls = len(server.chats)
+    run(grouped, items, tmp_path / "c1.jsonl", server, "--cache", cache, "--concurrency", "1")
+    run(grouped, items, tmp_path / "c16.jsonl", server, "--cache", cache, "--concurrency", "16")
+    assert len(server.chats) == calls
+    first = (tmp_path / "first.jsonl").read_bytes()
+    assert (tmp_path / "c1.jsonl").read_bytes() == first == (tmp_path / "c16.jsonl").read_bytes()
+    # Live at each concurrency: the same judgments, whatever the order calls land in.
+    live = {}
+    for n in ("1", "16"):
+        records = run(grouped, items, tmp_path / f"live{n}.jsonl", server, "--no-cache", "--concurrency", n)
+        for rec in records:
+            for per in rec["criteria"].values():
+                per["response"]["latency_ms"] = None
+        live[n] = records
+    assert live["1"] == live["16"]
+
+
+def test_replay_of_grouped_traces_reproduces_every_decision(fault_server, files, tmp_path):
+    grouped, _, items = files
+    server = fault_server(answer=judge)
+    run(grouped, items, tmp_path / "t.jsonl", server, "--cache", tmp_path / "c.sqlite")
+    r = rbg("replay", grouped, tmp_path / "t.jsonl")
+    assert r.exit_code == 0, r.output
+    assert "every decision is identical" in r.output, r.output
+
+
+def test_batch_export_has_one_request_per_candidate_and_import_judges_as_a_live_run(
+    fault_server, files, tmp_path, unreachable_url
+):
+    grouped, _, items = files
+    out = tmp_path / "requests.jsonl"
+    r = rbg("batch", "export", grouped, items, "-o", out, "--model", "judge")
+    assert r.exit_code == 0, r.output
+    requests = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(requests) == 8
+    assert {json.loads(q["custom_id"])[2] for q in requests} == {"correct"}
+    results = tmp_path / "results.jsonl"
+    rows = []
+    for n, q in enumerate(requests):
+        message = {"role": "assistant", "content": judge(q["body"])}
+        body = {
+            "id": f"c{n}",
+            "object": "chat.completion",
+            "model": "judge",
+            "choices": [{"index": 0, "message": message}],
+        }
+        rows.append({"custom_id": q["custom_id"], "response": {"status_code": 200, "body": body}, "error": None})
+    results.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    imported = tmp_path / "imported.jsonl"
+    r = rbg(
+        "batch",
+        "import",
+        grouped,
+        items,
+        results,
+        "--out",
+        imported,
+        "--model",
+        "judge",
+        "--base-url",
+        f"{unreachable_url}/v1",
+        "--cache",
+        tmp_path / "c.sqlite",
+    )
+    assert r.exit_code == 0, r.output
+    server = fault_server(answer=judge)
+    live = run(grouped, items, tmp_path / "live.jsonl", server, "--no-cache")
+    assert values([json.loads(line) for line in imported.read_text().splitlines()]) == values(live)
