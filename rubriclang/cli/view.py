@@ -1,5 +1,6 @@
 """`rbg view PATHS...`: a local viewer over traces, evaluation outputs,
-audit directories and pairs of rubric versions (docs/view.md)."""
+audit directories and pairs of rubric versions (docs/view.md); with no
+path, over a project's runs, evaluations and audits (docs/project.md)."""
 
 from __future__ import annotations
 
@@ -136,8 +137,26 @@ def load_sources(paths: tuple[str, ...]):
     return s
 
 
+def project_landing():
+    """The landing page of the project the current folder is in
+    (`view.landing.find`); outside a project, a DataError saying what was
+    looked for."""
+    from rubriclang.cli.project import project_config, shown
+    from rubriclang.view.landing import find
+
+    config = project_config(os.curdir)
+    if config.path is None:
+        raise DataError(
+            "`rbg view` with no path shows a project's runs, evaluations and audits, but no project config "
+            "(rubriclang.toml, or [tool.rubriclang] in pyproject.toml) was found in the current folder or above it"
+            "\n  hint: give the files to show (traces, items, `rbg eval --format json` outputs, audit folders), "
+            "or start a project with `rbg init`"
+        )
+    return find(config, shown)
+
+
 @click.command()
-@click.argument("paths", nargs=-1, required=True, metavar="PATHS...")
+@click.argument("paths", nargs=-1, metavar="[PATHS...]")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in the browser.")
 @click.option(
     "--export",
@@ -157,6 +176,10 @@ def view(paths, open_browser, export_dir, port) -> None:
     directories and one or two graph versions in a browser. Serves on
     127.0.0.1 with a one-time token in the printed URL; reads its inputs and
     writes nothing but review notes (`AUDIT_DIR/notes.json`).
+
+    With no PATHS, it opens on the runs, evaluations and audits of the
+    project the current folder is in (rubriclang.toml: docs/project.md),
+    newest first, with their status and headline figures.
     """
     try:
         import jinja2  # noqa: F401
@@ -164,7 +187,16 @@ def view(paths, open_browser, export_dir, port) -> None:
         import uvicorn  # noqa: F401
     except ImportError:
         raise DataError(EXTRA) from None
-    sources = load_sources(paths)
+    landing = project_landing() if not paths else None
+    sources = landing.sources if landing is not None else load_sources(paths)
+    render_landing = None
+    if landing is not None:
+        from rubriclang.view import landing as pages
+
+        def render_landing(site):
+            return pages.render(site, landing)
+
+        paths = tuple(e.path for e in landing.entries)
     if export_dir:
         from rubriclang.cli.outputs import command_output
         from rubriclang.interp.items import ItemError
@@ -175,6 +207,14 @@ def view(paths, open_browser, export_dir, port) -> None:
             os.makedirs(export_dir, exist_ok=True)
             with command_output(export_dir, [("input", p) for p in paths], "--export"):
                 n = export(sources, export_dir)
+                if render_landing is not None:
+                    # The landing page replaces the plain index: it links to
+                    # the same pages (each source's), which the export wrote.
+                    from rubriclang.safeio import write_atomic
+                    from rubriclang.view.pages import Site
+
+                    page = render_landing(Site(sources, export=True))
+                    write_atomic(os.path.join(export_dir, "index.html"), page, sync=False, within=export_dir)
         except ItemError as exc:  # an items file changed while its pages were written
             raise data_error(exc) from None
         except OSError as exc:
@@ -196,4 +236,4 @@ def view(paths, open_browser, export_dir, port) -> None:
             webbrowser.open(url)
 
     with contextlib.suppress(KeyboardInterrupt):
-        serve(sources, port, token, ready)
+        serve(sources, port, token, ready, render_landing)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import socket
+from collections.abc import Callable
 from importlib import resources
 from urllib.parse import parse_qs
 
@@ -47,8 +48,9 @@ def _headers(csp: str = CSP) -> dict[str, str]:
     }
 
 
-def make_app(sources: Sources, token: str) -> ASGIApp:
-    """The viewer over `sources`, answering only requests with `token`."""
+def make_app(sources: Sources, token: str, landing: Callable[[Site], str] | None = None) -> ASGIApp:
+    """The viewer over `sources`, answering only requests with `token`;
+    `landing` renders its index instead (a project's, `view.landing`)."""
     site = Site(sources, form_token=token)
 
     def allowed(request: Request) -> bool:
@@ -59,7 +61,7 @@ def make_app(sources: Sources, token: str) -> ASGIApp:
         route = request.path_params.get("route") or "index"
         params = {k: v for k, v in request.query_params.items() if k != "token"}
         try:
-            html = site.render(route, params)
+            html = landing(site) if route == "index" and landing is not None else site.render(route, params)
         except NotFound as exc:
             return PlainTextResponse(str(exc), status_code=404, headers=_headers())
         except NotesError as exc:
@@ -133,12 +135,17 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-def serve(sources: Sources, port: int, token: str, on_ready=None) -> None:
-    """Serve until interrupted."""
+def serve(sources: Sources, port: int, token: str, on_ready=None, landing=None) -> None:
+    """Serve until interrupted (`landing`: as `make_app`'s)."""
     import uvicorn
 
     config = uvicorn.Config(
-        make_app(sources, token), host=HOST, port=port, log_level="warning", lifespan="off", server_header=False
+        make_app(sources, token, landing),
+        host=HOST,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        server_header=False,
     )
     server = uvicorn.Server(config)
     if on_ready is not None:
