@@ -23,6 +23,7 @@ caches, JSON Lines) keep the exact text.
 from __future__ import annotations
 
 import io
+import re
 import sys
 import unicodedata
 
@@ -52,6 +53,19 @@ def printable(text: str, keep: str = "\n\t") -> str:
     if probe.isprintable():  # the common case, at C speed
         return text
     return "".join(_escape(ch) if ch not in keep and is_unsafe(ch) else ch for ch in text)
+
+
+# Characters of a `quoted` part of a message shown at most (and of a source
+# line an excerpt shows): a quoted name or value may be megabytes.
+EXCERPT_WIDTH = 120
+ELLIPSIS = "..."
+_LONG_QUOTE = re.compile(f"`([^`\\n]{{{EXCERPT_WIDTH + 1},}})`")
+
+
+def capped(text: str) -> str:
+    """`text` with every `quoted` part longer than `EXCERPT_WIDTH` cut to
+    that width, ending in an ellipsis (a name or a value may be megabytes)."""
+    return _LONG_QUOTE.sub(lambda m: f"`{m[1][: EXCERPT_WIDTH - len(ELLIPSIS)]}{ELLIPSIS}`", text)
 
 
 def one_line(text: str) -> str:

@@ -12,6 +12,8 @@ Messages, the same for every file:
 - `KEY` must be a finite number, not nan
 - `KEY` must be between LO and HI, not VALUE (or at least LO, at most HI)
 - `KEY` must be one of A, B, not `VALUE`
+
+A quoted key or value longer than an excerpt is cut (`safetext.capped`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 import attrs
 
 from rubriclang.nearest import difflib_match
+from rubriclang.safetext import capped
 from rubriclang.tomlfile import Lines
 
 _NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list", dict: "a table"}
@@ -69,8 +72,9 @@ class Place:
         return self.lines.at(self.anchor or key, self.table, self.index)
 
     def fail(self, key: str | None, message: str, hint: str = "") -> Exception:
-        """The error to raise for `key` of this table."""
-        return self.error(self.at(key), message, hint)
+        """The error to raise for `key` of this table, its quoted keys and
+        values cut to an excerpt's width (`safetext.capped`)."""
+        return self.error(self.at(key), capped(message), capped(hint))
 
 
 def check(data: dict, fields: dict[str, Field], place: Place) -> dict[str, Any]:

@@ -69,3 +69,13 @@ def test_each_kind_of_mistake_names_its_line_in_one_format(change, where, messag
 def test_an_unknown_table_is_named_at_its_header():
     err = _error(TEXT + "\n[extra]\nx = 1\n")
     assert (err.where, err.message) == ("f.toml:10", "unknown key `extra` in the file")
+
+
+def test_a_huge_key_or_value_is_quoted_cut_to_an_excerpt():
+    from rubriclang.safetext import ELLIPSIS, EXCERPT_WIDTH
+
+    huge = "z" * 50_000
+    for text in (f"{huge} = 1\n" + TEXT, TEXT.replace('mode = "fast"', f'mode = "{huge}"')):
+        err = _error(text)
+        assert "z" * (EXCERPT_WIDTH - len(ELLIPSIS)) + ELLIPSIS + "`" in err.message
+        assert len(err.message) + len(err.hint) < 3 * EXCERPT_WIDTH + 200, err.message[:200]

@@ -23,6 +23,7 @@ from rubriclang.audit.perturbations import (
 from rubriclang.config import MAX_SEED, MAX_TOKENS
 from rubriclang.errors import LocatedError
 from rubriclang.nearest import difflib_match
+from rubriclang.safetext import capped
 from rubriclang.tomlfile import Lines, read_toml
 from rubriclang.tomlschema import Field, Place, check, check_keys, shown, toml_type
 from rubriclang.urls import URLError, parse_base_url, shown_url
@@ -38,7 +39,12 @@ MAX_LIMIT = 10**12
 
 
 class SuiteError(LocatedError):
-    """A mistake in a suite; `where` is `path:line` (or just the path)."""
+    """A mistake in a suite; `where` is `path:line` (or just the path). What
+    it quotes of the suite (a key, an operator's name, a path) is cut to an
+    excerpt's width: a name may be megabytes."""
+
+    def __init__(self, where: str, message: str, hint: str = ""):
+        super().__init__(where, capped(message), capped(hint))
 
 
 @attrs.frozen
@@ -116,7 +122,7 @@ def _path(
     resolved = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
     if must_exist and not (os.path.isfile(resolved) or (folder and os.path.isdir(resolved))):
         raise place.fail(
-            key, f"`{key}`: no such file `{value}` (looked for {resolved})", "paths are relative to the suite file"
+            key, f"`{key}`: no such file `{value}` (looked for `{resolved}`)", "paths are relative to the suite file"
         )
     return resolved
 

@@ -22,22 +22,16 @@ whatever the size of the line or token it points at.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 
 from rubriclang.diagnostics import FORMATS
 from rubriclang.diagnostics.diagnostic import Diagnostic
-from rubriclang.safetext import REPLACEMENT, is_unsafe, one_line, printable
+from rubriclang.safetext import ELLIPSIS, EXCERPT_WIDTH, REPLACEMENT, capped, is_unsafe, one_line, printable
 
 # Tabs in excerpts expand to this many columns; the caret line is computed
 # from the same expanded text, so carets stay under the span.
 TAB_SIZE = 4
-
-# Characters of a line an excerpt shows, and of a `quoted` part of a message.
-EXCERPT_WIDTH = 120
-ELLIPSIS = "..."
-_LONG_QUOTE = re.compile(f"`([^`\\n]{{{EXCERPT_WIDTH + 1},}})`")
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
@@ -71,12 +65,6 @@ def render_text(
             lines_of[d.span.file] = _source_lines(text)
         blocks.append(_text_block(d, lines_of.get(d.span.file), color))
     return "".join(blocks)
-
-
-def capped(text: str) -> str:
-    """`text` with every `quoted` part longer than `EXCERPT_WIDTH` cut to
-    that width, ending in an ellipsis (a name or a value may be megabytes)."""
-    return _LONG_QUOTE.sub(lambda m: f"`{m[1][: EXCERPT_WIDTH - len(ELLIPSIS)]}{ELLIPSIS}`", text)
 
 
 def _source_lines(text: str) -> list[str]:
