@@ -378,11 +378,10 @@ def cold_start(runs: int):
 
 def throughput(count: int, seed: int, repeat: int):
     """Table rows and notes for in-process throughput; the corpus; the parse+check rate."""
-    from importlib import resources
-
     from lark import Lark
 
     from rubriclang.checker import check_source
+    from rubriclang.packaged import grammar
     from rubriclang.syntax import parse
 
     pinned = _pin_to_one_core()
@@ -392,9 +391,8 @@ def throughput(count: int, seed: int, repeat: int):
     # The reference: Lark building its own tree of the same grammar with the
     # lexer `parse` tries first, positions and comments as `parse` had them
     # before it built the AST inside the parse.
-    grammar = resources.files("rubriclang.grammar").joinpath("rubric.lark").read_text("utf-8")
     lark_parse = Lark(
-        grammar,
+        grammar(),
         parser="lalr",
         lexer="basic",
         propagate_positions=True,

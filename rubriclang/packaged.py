@@ -36,3 +36,19 @@ def read_text(package: ModuleType, name: str) -> str:
     from importlib import resources
 
     return resources.files(package).joinpath(name).read_text("utf-8")
+
+
+def grammar() -> str:
+    """The text of the .rbg grammar, `grammar/rubric.lark`. A checkout keeps the
+    grammar folder beside the package; an install ships it inside the package
+    (setup.py), so that a checkout on `sys.path` needs no install to run."""
+    import rubriclang
+
+    try:
+        return read_text(rubriclang, _GRAMMAR)
+    except FileNotFoundError:
+        with open(os.path.join(os.path.dirname(folder(rubriclang)), _GRAMMAR), encoding="utf-8") as fh:
+            return fh.read()
+
+
+_GRAMMAR = os.path.join("grammar", "rubric.lark")

@@ -1,7 +1,7 @@
 """The standard catalog, a catalog package like any plugin's: the TOML data
 beside this module, and the behaviour of each name it declares."""
 
-from rubriclang.stdlib_ops.operators import OPERATORS
-from rubriclang.stdlib_ops.procedures import PROCEDURES
+from stdlib_ops.operators import OPERATORS
+from stdlib_ops.procedures import PROCEDURES
 
 __all__ = ["OPERATORS", "PROCEDURES"]

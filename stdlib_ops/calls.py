@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rubriclang.stdlib_ops.structure import Call, Malformed, NotJSON, decoded_arguments, read_call
+from stdlib_ops.structure import Call, Malformed, NotJSON, decoded_arguments, read_call
 
 
 class Expected:

@@ -13,10 +13,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from rubriclang.stdlib_ops import output_rules as rules
-
 from rubriclang.catalog.entries import OperatorImpl, PlanSite
 from rubriclang.catalog.rules import Rule
+from stdlib_ops import output_rules as rules
 
 
 def _present(ports) -> list:

@@ -10,10 +10,9 @@ are made when they run, so loading the catalog imports no checker code.
 
 from __future__ import annotations
 
-from rubriclang.stdlib_ops import judges, structure
-
 from rubriclang.catalog.entries import ProcedureImpl
 from rubriclang.catalog.types import JType, fmt_num
+from stdlib_ops import judges, structure
 
 # The one scale `llm.rate { template = prometheus }` rates on.
 PROMETHEUS_SCALE = JType("ordinal", 1, 5)

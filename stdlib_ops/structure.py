@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rubriclang.stdlib_ops import judges
-
 from rubriclang.interp.backend import Judgment, JudgmentRequest
+from stdlib_ops import judges
 
 if TYPE_CHECKING:
     from rubriclang.interp.local import LocalBackend
@@ -322,7 +321,7 @@ def json_schema(request: JudgmentRequest) -> Judgment:
 @_judging
 def tool_calls_match(request: JudgmentRequest) -> Judgment:
     """`rule.tool_calls_match`: the candidate's tool calls against the expected ones."""
-    from rubriclang.stdlib_ops.calls import expected_calls, match
+    from stdlib_ops.calls import expected_calls, match
 
     p = request.criterion.params
     kind, value, name = _present(request, "field")

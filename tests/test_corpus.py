@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 from goldens import assert_golden
 from goldens import render_diagnostics as render
-from rubriclang.stdlib_ops import output_rules
 
 from rubriclang.catalog import load_catalog
 from rubriclang.checker import check_source
 from rubriclang.diagnostics.codes import registry
 from rubriclang.syntax import ast, parse
+from stdlib_ops import output_rules
 
 CORPUS = Path(__file__).parent / "corpus"
 SYNTAX_CODES = {code for code in registry() if code.startswith("RB0")}

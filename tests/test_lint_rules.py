@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rubriclang.stdlib_ops.output_rules import veto
 
 from rubriclang.catalog.rules import RuleInput
 from rubriclang.catalog.types import JType
 from rubriclang.checker import check_source, lints
 from rubriclang.diagnostics.codes import registry
+from stdlib_ops.output_rules import veto
 
 CORPUS = Path(__file__).parent / "corpus"
 LINT_CODES = sorted(c for c, info in registry().items() if c.startswith("RB5"))

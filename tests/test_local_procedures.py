@@ -4,7 +4,6 @@ real backend interface."""
 import asyncio
 
 import pytest
-from rubriclang.stdlib_ops.judges import final_number
 
 from rubriclang.catalog import load_catalog
 from rubriclang.catalog.types import JType
@@ -13,6 +12,7 @@ from rubriclang.interp.backend import JudgmentRequest
 from rubriclang.interp.items import item_from_json
 from rubriclang.interp.local import LocalBackend
 from rubriclang.interp.tables import ValueTable
+from stdlib_ops.judges import final_number
 
 BOOL = JType("bool")
 

@@ -1,6 +1,6 @@
 """The behaviour a catalog package registers beside its TOML data.
 
-A catalog package (the standard one, `rubriclang.stdlib_ops`, or a plugin's)
+A catalog package (the standard one, `stdlib_ops`, or a plugin's)
 holds `operators.toml` and/or `procedures.toml` and, in its module, one entry
 per name it declares: `OPERATORS` (operator name -> `OperatorImpl`: its
 function, output-type rule and plan template) and `PROCEDURES` (procedure

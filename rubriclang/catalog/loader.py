@@ -2,7 +2,7 @@
 blocks, and third-party catalogs registered through entry points.
 
 Every catalog package is loaded the same way, the standard one
-(`rubriclang.stdlib_ops`) first: the package holds `operators.toml` and/or
+(`stdlib_ops`) first: the package holds `operators.toml` and/or
 `procedures.toml`, and its module defines `OPERATORS` (operator name ->
 `rubriclang.catalog.entries.OperatorImpl`: its function, output-type rule and
 plan template) for each operator it declares, and `PROCEDURES` (procedure
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 _Spec = TypeVar("_Spec", OperatorSpec, ProcedureSpec)
 
 ENTRY_POINT_GROUP = "rubriclang.catalogs"
-STANDARD = "rubriclang.stdlib_ops"
+STANDARD = "stdlib_ops"
 _NO_HOOKS = ProcedureImpl()
 
 

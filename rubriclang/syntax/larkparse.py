@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import threading
-from importlib import resources
 from typing import Any, cast
 
 from lark import Lark, Token
@@ -24,6 +23,7 @@ from lark.exceptions import UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.span import Span
+from rubriclang.packaged import grammar
 from rubriclang.syntax import ast
 from rubriclang.syntax.build import AstBuilder
 from rubriclang.syntax.errors import describe_unexpected, syntax_diagnostic
@@ -39,11 +39,6 @@ def _collect_comment(tok: Token) -> Token:
     if sink is not None:
         sink.append(tok)
     return tok
-
-
-def grammar() -> str:
-    """The text of grammar/rubric.lark."""
-    return resources.files("rubriclang.grammar").joinpath("rubric.lark").read_text("utf-8")
 
 
 def lark_parser(lexer: str, transformer: AstBuilder | None, cache: str | bool = False) -> Lark:

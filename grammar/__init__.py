@@ -1,1 +1,0 @@
-"""The .rbg grammar, shipped as package data."""
