@@ -246,7 +246,8 @@ def _code_section(info: CodeInfo) -> str:
             f"### {info.code} `{info.name}` ({info.severity})\n",
             f"{info.summary}\n",
             f"{info.explanation}\n",
-            f"Wrong:\n\n{_code_block(info.wrong)}",
+            # The doc-snippet test (tests/test_docs_snippets.py) reads the marker.
+            f"Wrong:\n\n<!-- snippet: expect {info.code} -->\n{_code_block(info.wrong)}",
             f"Right:\n\n{_code_block(info.right)}",
         ]
     )
