@@ -215,7 +215,7 @@ def load_config(start: str) -> ProjectConfig:
     except UnicodeDecodeError:
         raise ConfigError(f"{shown}:1", "the file is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
+        line = getattr(exc, "lineno", None) or _line_from_message(str(exc), text)
         raise ConfigError(f"{shown}:{line}", f"not valid TOML: {exc}") from None
     except RecursionError:  # tomllib recurses once per level of nested arrays and tables
         raise ConfigError(
@@ -293,6 +293,9 @@ def _profile(name: str, spec: Any, lines: Lines, prefix: str) -> ModelProfile:
     return ModelProfile(name, tuple(urls), model, key_env, sampling, where)
 
 
-def _line_from_message(message: str) -> int:
+def _line_from_message(message: str, text: str) -> int:
     m = re.search(r"line (\d+)", message)
-    return int(m.group(1)) if m else 1
+    if m:
+        return int(m.group(1))
+    # tomllib names no line for a text that stops short (an unclosed list): its last line.
+    return max(1, len(text.splitlines())) if "end of document" in message else 1
