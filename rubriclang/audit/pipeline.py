@@ -390,6 +390,7 @@ class Audit:
             skipped=skipped,
             prompts=llm.PROMPTS,
             suite=sealing.suite_settings(self.suite),
+            rejections=sealing.rejections(result.log, result.counts),
         )
 
     def _skipped_operators(self, sealed: sealing.Sealed) -> dict:

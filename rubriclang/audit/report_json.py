@@ -425,15 +425,16 @@ class Reporter:
         for name in sorted(self.d.operators):
             op = self.d.operators[name]
             counts = self.d.sealed.counts.get(name, {})
-            reason = self.d.skipped.get(name)
+            skipped = self.d.skipped.get(name)
+            rejected = self.d.sealed.rejections.get(name)
             out.append(
                 {
                     "name": name,
                     "surface": op.surface,
                     "relation": op.relation,
                     "generator": op.generator,
-                    "status": "skipped" if reason else "run",
-                    "reason": reason,
+                    "status": "skipped" if skipped else "run",
+                    "reason": skipped or (none_accepted(counts, rejected) if rejected is not None else None),
                     "variants": {
                         k: int(counts.get(k, 0)) for k in ("generated", "accepted", "rejected", "unavailable", "failed")
                     },
@@ -523,6 +524,20 @@ class Reporter:
             ),
             "summary": None,
         }
+
+
+def none_accepted(counts: dict, reasons: list[dict]) -> str:
+    """Why an operator that ran has no variant to judge: `all 12 variants
+    rejected: REASON (12)`, or each outcome's count when they differ, then
+    the commonest reasons (`seal.rejections`)."""
+    outcomes = {k: int(counts.get(k, 0)) for k in ("rejected", "unavailable", "failed") if counts.get(k)}
+    total = sum(outcomes.values())
+    if list(outcomes) == ["rejected"]:
+        head = f"all {total} variant(s) rejected"
+    else:
+        head = f"no variant accepted of {total} (" + ", ".join(f"{n} {k}" for k, n in outcomes.items()) + ")"
+    why = "; ".join(f"{r['reason'] or r['verdict']} ({r['count']})" for r in reasons)
+    return f"{head}: {why}" if why else head
 
 
 def _with_failed(hits: tuple[int, int], repeats: int) -> tuple[int, int, int]:
@@ -703,9 +718,15 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         f"{report['counts']['variants']} variants; sealed suite {report['suite']['sealed'][:19]}..."
     )
     lines = [head, *_figure_lines(report, max_flips)]
-    if report["by_operator"]:
+    # Operators that ran with no variant to judge say why (`none_accepted`), among those measured.
+    unmeasured = {op["name"]: op["reason"] for op in report["operators"] if op["status"] == "run" and op["reason"]}
+    if report["by_operator"] or unmeasured:
         lines.append("By operator:")
-        for name, block in report["by_operator"].items():
+        for name in sorted({*report["by_operator"], *unmeasured}):
+            if name in unmeasured:
+                lines.append(f"  {name:<24} {unmeasured[name]}")
+                continue
+            block = report["by_operator"][name]
             if block["invariant"]:
                 b = block["invariant"]
                 lines.append(f"  {name:<24} {label('flip_rate')} {_rate(b['flip_rate'], 'variants')}")

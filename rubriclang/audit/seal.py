@@ -12,6 +12,7 @@ keep their hash).
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
@@ -60,6 +61,8 @@ class Sealed:
     skipped: dict[str, str]
     judge: dict
     prompts: dict[str, str]  # generate/validate: the prompt versions the LLM variants were made with
+    # Operators none of whose variants was accepted -> their commonest reasons (`rejections`).
+    rejections: dict[str, list[dict]] = attrs.field(factory=dict)
 
     @property
     def items_by_id(self) -> dict[str, Item]:
@@ -76,10 +79,12 @@ def seal(
     skipped: dict,
     prompts: dict[str, str],
     suite: dict | None = None,
+    rejections: dict[str, list[dict]] | None = None,
 ) -> dict:
     """The sealed document, with its hash; `suite` is `suite_settings` of
-    the suite it was made for (not hashed: it says how the suite was made,
-    for `suite_changes`, not what it holds)."""
+    the suite it was made for and `rejections` why operators made no
+    variant (`rejections`), neither hashed: they say how the suite was
+    made, not what it holds."""
     doc = {
         "schema": SCHEMA,
         "judge": judge,
@@ -93,8 +98,33 @@ def seal(
     }
     if suite is not None:
         doc["suite"] = suite
+    if rejections:
+        doc["rejections"] = rejections
     doc["hash"] = content_hash(doc)
     return doc
+
+
+# Reasons kept per operator: an LLM validator's reasons are all distinct.
+_REASONS = 3
+
+
+def rejections(log: list[dict], counts: dict) -> dict[str, list[dict]]:
+    """Per operator none of whose variants was accepted (and that tried
+    one), its commonest reasons from the generation log (`validation.jsonl`'s
+    entries): `[{"verdict", "reason", "count"}]`, most frequent first, so
+    that the report says why the operator measured nothing."""
+    empty = {op for op, c in counts.items() if not c.get("accepted") and any(c.values())}
+    tally: dict[str, collections.Counter] = {op: collections.Counter() for op in sorted(empty)}
+    for e in log:
+        if e["operator"] in tally and e["verdict"] != "accept":
+            tally[e["operator"]][(e["verdict"], str(e.get("reason") or ""))] += 1
+    return {
+        op: [
+            {"verdict": verdict, "reason": reason, "count": n}
+            for (verdict, reason), n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:_REASONS]
+        ]
+        for op, c in tally.items()
+    }
 
 
 def set_aside(folder: str, sealed_hash: str, paths: list[str]) -> str:
@@ -249,6 +279,7 @@ def read_sealed(path: str, shape: ItemShape | None = None) -> tuple[Sealed, dict
             skipped=doc.get("skipped", {}),
             judge=doc.get("judge", {}),
             prompts=doc.get("prompts", _FIRST_PROMPTS),
+            rejections=doc.get("rejections", {}),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise SealedError(f"`{path}` is a malformed sealed suite ({type(exc).__name__}: {exc})") from None

@@ -219,7 +219,7 @@ def _result(report: dict, op: dict) -> str:
 
 def operators(report: dict) -> Markup:
     """Every requested operator: what it is, what its variants became, and
-    why it was skipped."""
+    why it was skipped or has no variant judged."""
     rows = []
     for op in report["operators"]:
         skipped = op["status"] == "skipped"
@@ -233,7 +233,8 @@ def operators(report: dict) -> Markup:
                 el("td", None, op["generator"]),
                 el("td", None, op["status"]),
                 [el("td", {"class": "num"}, op["variants"][k]) for k in COUNT_KEYS],
-                el("td", None, op["reason"] if skipped else _result(report, op)),
+                # A skipped operator's reason, or why one that ran has no variant judged.
+                el("td", None, op["reason"] or _result(report, op)),
             )
         )
     head = [
