@@ -51,6 +51,9 @@ class ParamSpec:
     # input's), `weights` (each weight, rescaled to their total) or `range`
     # (each value of a map, over their range); None: fit leaves it.
     fit: str | None = None
+    # Writing the default out states a choice worth seeing (the order an audit
+    # varies): RB504 does not ask to leave it out.
+    explicit_ok: bool = False
 
     def type_text(self) -> str:
         if self.type == "choice":
@@ -125,6 +128,7 @@ def param_from_dict(d: dict[str, Any]) -> ParamSpec:
         length_of=d.get("length_of"),
         doc=d.get("doc", ""),
         fit=d.get("fit"),
+        explicit_ok=d.get("explicit_ok", False),
     )
 
 

@@ -24,6 +24,7 @@ PARAM = {
     "length_of": Field(str),
     "fit": Field(str, choices=("weights", "range", "interval")),
     "doc": Field(str),
+    "explicit_ok": Field(bool),
 }
 PORT = {
     "name": Field(str, required=True),

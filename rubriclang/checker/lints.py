@@ -124,7 +124,7 @@ def single_input_reducer(c: LintContext) -> Iterator[Diagnostic]:
 
 
 def _equals_default(spec: ParamSpec, value: object) -> bool:
-    if spec.default is None or spec.required:
+    if spec.default is None or spec.required or spec.explicit_ok:
         return False
     if isinstance(spec.default, bool) or isinstance(value, bool):
         return value is spec.default
@@ -132,7 +132,8 @@ def _equals_default(spec: ParamSpec, value: object) -> bool:
 
 
 def default_parameter(c: LintContext) -> Iterator[Diagnostic]:
-    """No parameter is written out with its default value."""
+    """No parameter is written out with its default value, unless the catalog
+    marks it `explicit_ok` (its default, written out, states a choice)."""
     for block in c.blocks:
         for p, spec in block.given:
             if _equals_default(spec, block.values[spec.name]):
