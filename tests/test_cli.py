@@ -259,7 +259,7 @@ def test_fmt_diff_prints_a_unified_diff_and_writes_nothing(write, formatting):
     canonical, ugly = formatting
     path = write("ugly.rbg", ugly)
     result = rbg("fmt", "--diff", path)
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a change to make, as with --check
     assert result.stdout.startswith(f"--- {path}\t(original)\n+++ {path}\t(formatted)\n")
     assert "\n-contract   {" in result.stdout
     assert path.read_text("utf-8") == ugly

@@ -187,3 +187,25 @@ def test_format_module_prints_a_module_built_in_code():
     text = format_module(module, "")
     assert text == 'criterion a: ordinal[1, 5] = llm.rate { question = "Q?" }\nsink a\n'
     assert parse(text).module == module
+
+
+# -- the command's exit status: --check and --diff both say whether a file would change
+
+
+@pytest.mark.parametrize("flags", [["--diff"], ["--check"], ["--check", "--diff"]])
+def test_a_dry_run_exits_1_when_a_file_would_change_and_0_when_none_would(tmp_path, flags):
+    from click.testing import CliRunner
+
+    from rubriclang.cli.main import cli
+
+    ugly, canonical = tmp_path / "ugly.rbg", tmp_path / "canonical.rbg"
+    ugly.write_text("rubric r { version = 1 }\ncontract   { scale = score[1, 5] }\n", "utf-8")
+    canonical.write_text(format_source(ugly.read_text("utf-8"), "ugly.rbg").output or "", "utf-8")
+    before = ugly.read_text("utf-8")
+    changed = CliRunner().invoke(cli, ["fmt", *flags, str(ugly), str(canonical)])
+    assert changed.exit_code == 1, changed.output
+    assert ("-contract   {" in changed.stdout) == ("--diff" in flags)  # the diff, when asked for
+    assert "1 file would be reformatted, 1 file would be left unchanged." in changed.stderr
+    assert ugly.read_text("utf-8") == before  # a dry run writes nothing
+    clean = CliRunner().invoke(cli, ["fmt", *flags, str(canonical)])
+    assert (clean.exit_code, clean.stdout) == (0, "")

@@ -3,8 +3,13 @@
 A file with syntax errors is refused (its diagnostics are printed, the file is
 left alone). Files are written atomically and only when they change. Status
 lines go to stderr; diffs and formatted standard input go to stdout.
-Exit status: 0 done, 1 a file was refused (or, with `--check`, would change),
-2 unreadable input or an unwritable file.
+Exit status: 0 done, 1 a file was refused (or, with `--check` or `--diff`,
+would change), 2 unreadable input or an unwritable file.
+
+`--diff` exits 1 when it prints a change, as `ruff format --diff` and
+`git diff --exit-code` do (black's `--diff` exits 0 unless `--check` is given
+too): a dry run whose output is a change to make is a check, and a CI step or
+hook that runs it must fail on that change rather than print it and pass.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from rubriclang.safetext import unguarded
 @click.option(
     "--check", "check_only", is_flag=True, help="Write nothing; exit 1 if any file would change, and list them."
 )
-@click.option("--diff", is_flag=True, help="Write nothing; print a unified diff of each change.")
+@click.option(
+    "--diff", is_flag=True, help="Write nothing; print a unified diff of each change; exit 1 if there is one."
+)
 @click.option("--stdin-filename", metavar="PATH", help="The path to report for `-` (standard input).")
 def fmt(paths, check_only, diff, stdin_filename) -> None:
     """Format PATHS (files, folders of *.rbg, or - for stdin to stdout)."""
@@ -56,7 +63,7 @@ def fmt(paths, check_only, diff, stdin_filename) -> None:
 
     if not (len(sources) == 1 and sources[0].from_stdin):
         click.echo(_summary(len(changed), len(unchanged), len(refused), dry), err=True)
-    if refused or (check_only and changed):
+    if refused or (dry and changed):
         click.get_current_context().exit(1)
 
 
