@@ -33,6 +33,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "model": ("rubriclang.cli.model:model", "Get or locate the local GGUF model."),
     "lsp": ("rubriclang.cli.lsp:lsp", "Run the language server (stdio)."),
     "diff": ("rubriclang.cli.diff:diff", "Compare two versions of a rubric by meaning, with verdict impact."),
+    "agreement": (
+        "rubriclang.cli.agreement:agreement",
+        "Compare two judges' traces of the same items, criterion by criterion.",
+    ),
     "graph": ("rubriclang.cli.graph:graph", "Draw a graph as Mermaid, DOT or SVG."),
     "compile": (
         "rubriclang.cli.compile:compile_command",

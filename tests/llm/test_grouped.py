@@ -220,3 +220,72 @@ def test_batch_export_has_one_request_per_candidate_and_import_judges_as_a_live_
     server = fault_server(answer=judge)
     live = run(grouped, items, tmp_path / "live.jsonl", server, "--no-cache")
     assert values([json.loads(line) for line in imported.read_text().splitlines()]) == values(live)
+
+
+def drifting(body: dict) -> str:
+    """`judge`, except that a group's call rates `correct` 5 on long
+    responses: grouping then costs fidelity on that criterion only."""
+    answer = json.loads(judge(body))
+    if "correct" in answer and len(_response(body)) > 4:
+        answer["correct"] = 5
+    return json.dumps(answer)
+
+
+def test_agreement_measures_per_criterion_agreement_and_flips_of_grouped_against_ungrouped(
+    fault_server, files, tmp_path
+):
+    grouped, ungrouped, items = files
+    server = fault_server(answer=drifting)
+    alone = run(ungrouped, items, tmp_path / "u.jsonl", server, "--no-cache")
+    together = run(grouped, items, tmp_path / "g.jsonl", server, "--no-cache")
+    r = rbg("agreement", tmp_path / "u.jsonl", tmp_path / "g.jsonl", "--format", "json")
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert report["items"] == 8
+    lowered = sum(
+        1
+        for a, b in zip(alone, together)
+        if a["criteria"]["correct"]["response"]["value"] != b["criteria"]["correct"]["response"]["value"]
+    )
+    assert lowered > 0
+    assert report["criteria"]["correct"]["equal"] == 8 - lowered
+    assert report["criteria"]["correct"]["pairs"] == 8
+    for name in ("harmful", "tone"):
+        assert report["criteria"][name]["equal"] == report["criteria"][name]["pairs"] == 8
+        assert report["criteria"][name]["rate"]["value"] == 1.0 and report["criteria"][name]["rate"]["low"] < 1.0
+    flipped = sum(1 for a, b in zip(alone, together) if a["readout"]["decision"] != b["readout"]["decision"])
+    assert flipped > 0
+    assert report["verdicts"] == {
+        "flipped": flipped,
+        "decided": 8,
+        "flip_rate": report["verdicts"]["flip_rate"],
+    }
+    assert report["verdicts"]["flip_rate"]["value"] == round(flipped / 8, 6)
+    text = rbg("agreement", tmp_path / "u.jsonl", tmp_path / "g.jsonl")
+    assert f"{8 - lowered} of 8 equal" in text.output and f"{flipped} of 8 items both decided differ" in text.output
+    # Against gold, `rbg eval` replays both graphs' own traces: the paired difference of each metric.
+    rows = [{**json.loads(line), "gold": 3} for line in items.read_text().splitlines()]
+    items.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    r = rbg(
+        "eval",
+        ungrouped,
+        grouped,
+        items,
+        "--traces",
+        tmp_path / "u.jsonl",
+        "--traces",
+        tmp_path / "g.jsonl",
+        "--format",
+        "json",
+    )
+    assert r.exit_code == 0, r.output
+    exact = json.loads(r.output)["modes"]["pointwise"]["differences"][str(grouped)]["exact"]
+    assert exact["n"] == 8
+
+
+def test_a_traces_file_that_is_not_traces_is_refused_with_its_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"item": "x"}\n')
+    r = rbg("agreement", bad, bad)
+    assert r.exit_code == 2
+    assert "bad.jsonl:1" in r.output and "Traceback" not in r.output
