@@ -357,12 +357,15 @@ def check_audit(gates: Sequence[Gate], report: dict) -> list[Result]:
                 missing = _unmeasured(g, part, figure) if part is None or figure is None else None
                 out.append(_noise(g, where, figure, rule, missing))
                 continue
-            out.append(_compare(g, where, figure, _unmeasured(g, part, figure)))
+            repeats = (report.get("suite") or {}).get("repeats")
+            out.append(_compare(g, where, figure, _unmeasured(g, part, figure, repeats)))
     return out
 
 
-def _unmeasured(gate: Gate, part: dict | None, figure: dict | None) -> str:
+def _unmeasured(gate: Gate, part: dict | None, figure: dict | None, repeats: int | None = None) -> str:
     """Why a gate's figure has no value, in the report's terms."""
+    if gate.name == "repeat_flip_rate" and repeats == 1:
+        return "the suite has 1 repeat, so there is no repeat to compare (repeats = 2 or more)"
     kind, name = _scope_kind(gate.scope)
     if part is None and name == "*":
         return f"no {kind} of the audit has `{gate.name}`"
