@@ -33,6 +33,9 @@ demo: $(BIN)/rbg model
 	  --annotations examples/topical_chat/annotations.jsonl
 	$(BIN)/rbg run examples/mt_bench/rubric.rbg examples/mt_bench/items_demo.jsonl \
 	  --out $(OUT)/mt_bench_demo.traces.jsonl || test $$? -eq 1
+	@echo
+	@echo "Next, look at the judgments item by item, each with its graph and prompts (docs/view.md):"
+	@echo "  $(BIN)/rbg view $(OUT)/gsm8k.traces.jsonl $(OUT)/mt_bench_demo.traces.jsonl"
 
 # The VS Code grammar tests need the extension's npm packages (from its lockfile).
 editors/vscode/node_modules: editors/vscode/package-lock.json

@@ -427,3 +427,12 @@ def test_a_marker_is_read_across_blank_lines_and_indentation(tmp_path):
     first, second = blocks(doc)
     assert (first.kind, first.arg, first.text, first.role) == ("expect", "RB504", "sink a\n", "rubric")
     assert (second.kind, second.role) == ("", "command")
+
+
+def test_make_demo_ends_with_the_view_command_over_the_traces_it_wrote():
+    text = (REPO_ROOT / "Makefile").read_text("utf-8")
+    recipe = text.split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    written = re.findall(r"--out (\$\(OUT\)/\S+\.traces\.jsonl)", recipe)
+    last = recipe.rstrip().splitlines()[-1]
+    assert written and last.startswith("\t@echo") and "rbg view" in last, last
+    assert all(path in last for path in written), (written, last)
