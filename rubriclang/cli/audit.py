@@ -120,6 +120,8 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
 
     s = _suite(suite)
     graph = _load_judge(s.judge)
+    if estimate and fail_if:
+        raise click.UsageError("--estimate runs nothing, so there is nothing for --fail-if to gate: give one of them")
     if estimate:
         return _estimate(s, graph, sealed, fmt)
     at_option("--fail-if", audit_gates, fail_if, s.requested())

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 import click
@@ -155,7 +155,7 @@ def _unknown(kind: str, name: str, known: Sequence[str], where: str = "") -> Gat
 
 
 def eval_gates(
-    gates: Sequence[Gate], families: dict[str, Sequence[str]], columns: Sequence[str], floor: bool = False
+    gates: Sequence[Gate], families: Mapping[str, Sequence[str]], columns: Sequence[str], floor: bool = False
 ) -> None:
     """Check gates on `rbg eval`'s report before it runs: `families` maps
     each readout (mode) of the first graph to its metric names, `columns`
@@ -178,7 +178,7 @@ def eval_gates(
             raise GateError(f"`{g.text()}` has no threshold: write e.g. `{g.name}<0.8`")
 
 
-def check_eval(gates: Sequence[Gate], report: dict, families: dict[str, Sequence[str]]) -> list[Result]:
+def check_eval(gates: Sequence[Gate], report: dict, families: Mapping[str, Sequence[str]]) -> list[Result]:
     """Each gate on `rbg eval`'s JSON report (`Evaluation.to_json()`)."""
     out = []
     for g in gates:
