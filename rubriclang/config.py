@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from typing import Any
 
 import attrs
@@ -50,6 +49,8 @@ from rubriclang.tomlschema import Field, Place, check
 from rubriclang.urls import URLError, parse_base_url
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+# The other ways to write `tool.rubriclang`: a `[tool]` table, or `tool = {...}`.
+_TOOL_TABLE = re.compile(rb"^[ \t]*(\[[ \t]*\"?tool\"?[ \t]*\]|\"?tool\"?[ \t]*=)", re.MULTILINE)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SAMPLING = ("temperature", "top_p", "max_tokens", "seed")
 # The sampling numbers a config, a suite or the command line may give (one
@@ -193,12 +194,18 @@ def _has_tool_table(path: str) -> bool:
             data = fh.read()
     except OSError:
         return False
+    # Most pyproject.toml files name no such table: they are not parsed (nor
+    # tomllib imported) for every command run in a Python project.
+    if b"tool.rubriclang" not in data and not _TOOL_TABLE.search(data):
+        return False
+    import tomllib
+
     try:
         return "rubriclang" in tomllib.loads(data.decode("utf-8-sig")).get("tool", {})
     except UnicodeDecodeError:
         return False
     except (tomllib.TOMLDecodeError, RecursionError):
-        return b"tool.rubriclang" in data
+        return True
 
 
 def load_config(start: str) -> ProjectConfig:
@@ -208,6 +215,8 @@ def load_config(start: str) -> ProjectConfig:
     if path is None:
         return ProjectConfig(None)
     shown = os.path.relpath(path) if not os.path.isabs(start) else path
+    import tomllib  # only once a config is found: a command in no project never imports it
+
     try:
         with open_regular(path, "r", encoding="utf-8-sig") as fh:
             text = fh.read()

@@ -5,7 +5,6 @@ tables and keys are found by scanning the text."""
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Callable
 
 from rubriclang.safeio import open_regular
@@ -66,6 +65,8 @@ def read_toml(path: str, error: Callable[[str, str], Exception], what: str) -> t
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise error(f"{path}:{line}", f"the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+    import tomllib  # here, not above: a command that reads no TOML file (a clean `rbg check`) never imports it
+
     try:
         return tomllib.loads(text), text
     except RecursionError:
