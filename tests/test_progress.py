@@ -34,12 +34,47 @@ def test_a_log_gets_a_line_per_tenth_of_the_total_with_rate_and_time_left():
 
 def test_a_log_gets_a_line_every_interval_when_items_come_slowly():
     progress, clock, stream = _log(total=1000)
-    clock.now += INTERVAL_S - 1
+    clock.now += 2
+    progress.tick()
+    clock.now += INTERVAL_S - 3
     progress.tick()
     assert stream.getvalue() == ""
     clock.now += 1
     progress.tick()
-    assert stream.getvalue() == "  2/1000 items, 0.2 items/s, about 83m10s left\n"
+    assert stream.getvalue() == "  3/1000 items, 0.25 items/s, about 66m28s left\n"
+
+
+def test_the_time_left_does_not_charge_the_latency_of_units_in_flight_to_every_unit():
+    # 100 calls in flight for 10 s, then one done every 0.1 s: the 899 left take 90 s, not 178 s.
+    progress, clock, stream = _log(total=1000, every=100)
+    clock.now += 10
+    for _ in range(101):
+        progress.tick()
+        clock.now += 0.1
+    assert stream.getvalue().splitlines()[-1] == "  101/1000 items, 10 items/s, about 1m29s left"
+
+
+def test_a_first_unit_alone_gives_a_rate_over_the_time_since_the_start():
+    progress, clock, stream = _log(total=10, every=1)
+    clock.now += 4
+    progress.tick()
+    assert stream.getvalue() == "  1/10 items, 0.25 items/s, about 0m36s left\n"
+
+
+def test_a_phase_may_count_its_own_unit():
+    progress, clock, stream = _log(total=10, every=1)
+    progress.phase("making the variants", 4, unit="variants")
+    clock.now += 1
+    progress.tick()
+    progress.phase("judging", 2)
+    clock.now += 1
+    progress.tick()
+    assert stream.getvalue().splitlines() == [
+        "rbg: making the variants: 4 variants to make",
+        "  1/4 variants, 1 variants/s, about 0m03s left",
+        "rbg: judging: 2 items to make",
+        "  1/2 items, 1 items/s, about 0m01s left",
+    ]
 
 
 def test_resumed_items_count_towards_the_total_but_not_the_rate():

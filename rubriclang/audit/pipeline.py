@@ -167,14 +167,14 @@ class Audit:
         graph: JudgeSource,
         extra_backends: Iterable = (),
         tick: Callable[[], None] = lambda: None,
-        phase: Callable[[str, int | None], None] = lambda name, total: None,
+        phase: Callable[..., None] = lambda name, total, unit=None: None,
     ):
         self.req = req
         self.suite = req.suite
         self.source = graph  # one graph, or a folder of them (judge.py)
         self.extra = list(extra_backends)
         self.tick = tick
-        self.phase = phase  # phase(name, judgments to make or None): progress, one call per phase
+        self.phase = phase  # phase(name, units to make or None, unit=None: judgments): progress, one call per phase
         self.paths = _paths(req.out)
         self.models = Models(req.cache, req.no_cache)
         self.notes: list[str] = []
@@ -371,11 +371,12 @@ class Audit:
         skipped = {op.name: reason for op in ops if (reason := why_skipped(op, judge))}
         to_run = [op for op in ops if op.name not in skipped]
         generator = validator = None
-        self.phase(f"making and validating the variants of {len(to_run)} operator(s)", None)
+        units = Generation.item_units(to_run, items)
+        self.phase(f"making and validating the variants of {len(to_run)} operator(s)", units or None, unit="variants")
         if any(op.generator == "llm" for op in to_run):
             generator = self.models.asker(self.suite.generator, role="generate")
             validator = self.models.asker(self.suite.validator, role="validate")
-        result = await Generation(judge, self.suite.seed, generator, validator, self.suite.concurrency).run(
+        result = await Generation(judge, self.suite.seed, generator, validator, self.suite.concurrency, self.tick).run(
             to_run, items
         )
         if log:

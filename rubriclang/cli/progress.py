@@ -57,6 +57,7 @@ class Progress:
         self.terminal = _isatty(self.stream) if terminal is None else terminal
         self.lines = lines and not self.terminal
         self.unit, self.clock, self._every, self.command = unit, clock, every, command
+        self._unit = unit  # a phase's own unit lasts for that phase
         self._drawn = False
         self._lock = threading.Lock()  # the thread's beats and the command's ticks write one stream
         self._restart(total, done)
@@ -64,20 +65,23 @@ class Progress:
         if clock is time.monotonic and (self.terminal or self.lines):
             threading.Thread(target=self._beating, name="rbg-progress", daemon=True).start()
 
-    def _restart(self, total: int | None, done: int) -> None:
+    def _restart(self, total: int | None, done: int, unit: str | None = None) -> None:
         self.total, self.n, self._base = total, done, done
+        self.unit = unit or self._unit
         self._started = self._last_line = self._last_draw = self._last_tick = self.clock()
         self._last_n = done
+        self._first: tuple[float, int] | None = None  # (when, count) at the phase's first tick
         if self._every is not None:
             self.every = self._every
         else:
             self.every = max(1, -(-(total - done) // 10)) if total else UNKNOWN_TOTAL_EVERY
 
-    def phase(self, name: str, total: int | None) -> None:
-        """A new phase with its own count: a line naming it (after the command)."""
+    def phase(self, name: str, total: int | None, unit: str | None = None) -> None:
+        """A new phase with its own count (of `unit`s, by default the
+        command's): a line naming it (after the command)."""
         with self._lock:
             self._end_line()
-            self._restart(total, 0)
+            self._restart(total, 0, unit)
             if self.lines or self.terminal:
                 self._write(
                     f"{self.command}: {name}" + (f": {total} {self.unit} to make" if total is not None else "") + "\n"
@@ -88,6 +92,8 @@ class Progress:
         with self._lock:
             self.n += n
             now = self._last_tick = self.clock()
+            if self._first is None:
+                self._first = (now, self.n)
             if self.terminal:
                 if now - self._last_draw >= REDRAW_S or self.n == self.total:
                     self._draw(now)
@@ -126,14 +132,19 @@ class Progress:
         before the first unit of a phase, the time it has taken so far
         (`0/1000 items, 0m12s so far`, or `0m12s so far` without a count).
 
-        The rate is of the units done, over the time they took (to the last
-        one); between two, the time left counts down from what it was at the
-        last one, as the units in flight have been worked on since (it grew
-        with every redraw while a few slow items were in flight)."""
+        The rate is of the units done after the phase's first, over the time
+        from the first to the last: units run side by side (64 calls in
+        flight) all start at once, so the first to finish took the whole
+        latency while the next ones come at the pipeline's pace; counting
+        from the phase's start would charge that latency to every unit (one
+        run said 3m25s left and ended 11 s later). Until a second unit comes
+        at a later time, the rate is over the time since the start. Between
+        two units the time left counts down from what it was at the last
+        one, as the units in flight have been worked on since."""
         text = f"{self.n}/{self.total} {self.unit}" if self.total is not None else f"{self.n} {self.unit}"
         elapsed, counted, here = now - self._started, self._last_tick - self._started, self.n - self._base
-        if counted > 0 and here > 0:
-            rate = here / counted
+        rate = _rate(self._first, self._last_tick, self.n) or (here / counted if counted > 0 and here > 0 else 0.0)
+        if rate:
             text += f", {rate_text(rate)} {self.unit}/s"
             if self.total is not None and self.n < self.total:
                 left = max(0.0, (self.total - self.n) / rate - (now - self._last_tick))
@@ -158,6 +169,14 @@ class Progress:
         with self._lock:
             self._end_line()
             self.terminal = self.lines = False
+
+
+def _rate(first: tuple[float, int] | None, last: float, n: int) -> float:
+    """Units per second after the first tick (`first`: its time and count),
+    0.0 until a later tick at a later time."""
+    if first is None or last <= first[0] or n <= first[1]:
+        return 0.0
+    return (n - first[1]) / (last - first[0])
 
 
 def _duration(seconds: int) -> str:

@@ -10,10 +10,24 @@ def test_an_audit_whose_output_is_not_a_terminal_prints_a_line_per_phase(rbg, su
     assert result.exit_code == 0
     phases = [line for line in result.stderr.splitlines() if line.startswith("rbg audit: ")]
     assert phases == [
-        "rbg audit: making and validating the variants of 2 operator(s)",
+        "rbg audit: making and validating the variants of 2 operator(s): 24 variants to make",
         "rbg audit: judging 36 items and variants x 1 repeats: 36 judgments to make",
         "rbg audit: writing the report",
     ]
+
+
+def test_the_variant_phase_counts_its_variants_with_rate_and_time_left(rbg, suite, tmp_path):
+    import re
+
+    result = rbg("audit", suite(BODY), "--out", tmp_path / "a")
+    lines = result.stderr.splitlines()
+    start = lines.index("rbg audit: making and validating the variants of 2 operator(s): 24 variants to make")
+    counts = [
+        m for line in lines[start + 1 :] if (m := re.fullmatch(r"  (\d+)/24 variants, .* variants/s(, .*)?", line))
+    ]
+    assert counts, lines  # a line every tenth of the variants
+    assert [int(m[1]) for m in counts] == sorted(int(m[1]) for m in counts)
+    assert all(int(m[1]) <= 24 for m in counts)
 
 
 def test_preview_seals_the_variants_and_the_run_then_judges_exactly_them(rbg, suite, tmp_path):

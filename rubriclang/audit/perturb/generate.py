@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+from collections.abc import Callable
 from random import Random
 from typing import Any
 
@@ -155,10 +156,18 @@ def deterministic_patch(op: Perturbation, judge: JudgeInfo) -> tuple[Patch | Non
 
 
 class Generation:
-    """Runs every operator over the items, at most `concurrency` LLM units at once."""
+    """Runs every operator over the items, at most `concurrency` LLM units at
+    once, calling `tick` as each item's variant is decided (`item_units`
+    of them)."""
 
     def __init__(
-        self, judge: JudgeInfo, seed: int, generator: Asker | None, validator: Asker | None, concurrency: int = 4
+        self,
+        judge: JudgeInfo,
+        seed: int,
+        generator: Asker | None,
+        validator: Asker | None,
+        concurrency: int = 4,
+        tick: Callable[[], None] = lambda: None,
     ):
         self.judge = judge
         # What generators and validators are shown of the judge, so variants
@@ -171,6 +180,14 @@ class Generation:
         self.sem = asyncio.Semaphore(max(1, concurrency))
         self.out = Generated()
         self.on_fields: fields.RuleVariants | None = None
+        self.tick = tick
+
+    @staticmethod
+    def item_units(ops: list[Perturbation], items: list[Item]) -> int:
+        """The item-side variants `run` decides (and ticks for): one per item
+        and item-side operator. Judge-side operators' few criterion texts are
+        not counted."""
+        return sum(len(items) for op in ops if not op.judge_side)
 
     async def run(self, ops: list[Perturbation], items: list[Item]) -> Generated:
         self.on_fields = fields.RuleVariants(items)
@@ -201,6 +218,7 @@ class Generation:
         self.out.record(op.name, vid, v, item=item.id)
         if v.verdict == "accept":
             self.out.variants.append(Variant(vid, item.id, op.name, changes, None, v, detail))
+        self.tick()
 
     async def _on_fields(self, op: Perturbation, item: Item) -> tuple[dict, Validation, dict]:
         """A variant of the item's declared structured fields (those of the
