@@ -10,7 +10,7 @@ import os
 import click
 
 from rubriclang.cli.errors import DataError, data_error
-from rubriclang.cli.llmoptions import LLMOptions, api_key_from_env, checked_url
+from rubriclang.cli.llmoptions import LLMOptions
 
 
 def local_backend(annotations: str | None, recorded: str | None):
@@ -60,26 +60,10 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions, estimate=None
     if not uses_llm(graph):
         return None
     from rubriclang.llm.backend import LLMBackend
-    from rubriclang.llm.client import Sampling
-    from rubriclang.llm.connect import ConnectError, Connections, Server
+    from rubriclang.llm.connect import ConnectError, Connections
     from rubriclang.llm.parsing import weighted_points
 
-    if opts.base_urls and opts.model_file:
-        raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
-    urls = tuple(checked_url(u) for u in opts.base_urls)
-    key = api_key_from_env(opts.api_key_env) if urls and estimate is None else None
-    server = Server(
-        urls,
-        opts.model,
-        key,
-        opts.model_file,
-        opts.timeout,
-        opts.max_retries,
-        opts.per_endpoint,
-        deadline=opts.deadline,
-        max_reply_bytes=opts.max_reply_bytes,
-    )
-    sampling = Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
+    server, sampling = opts.server(dry=estimate is not None), opts.sampling()
     connections = Connections(estimate)
     stack.callback(connections.stop)
     try:

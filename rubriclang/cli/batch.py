@@ -16,6 +16,7 @@ import collections
 import json
 import os
 
+import attrs
 import click
 
 from rubriclang.cli.backends import interpreter, local_backend, uses_llm
@@ -23,34 +24,91 @@ from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.failures import FailureReasons, failures_text
 from rubriclang.cli.llmoptions import SAMPLING_OPTIONS
 from rubriclang.cli.loading import ValidatedItems, load_graph
+from rubriclang.cli.options import JudgingOptions, collect, judging_options
 from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs
-from rubriclang.cli.params import annotations_option, concurrency_option, mode_option, recorded_option
 from rubriclang.items.shape import shape_of
 
 # How many missing calls an error lists before it only counts the rest.
 _LIST_AT_MOST = 20
 
-# `rbg run`'s sampling options: a request's sampling is part of its body
-# and of its cache key.
-_SAMPLING_OPTIONS = [
+
+@attrs.frozen
+class BatchRequests:
+    """What every request of the batch is: its model and `rbg run`'s
+    sampling (part of a request's body and of its cache key)."""
+
+    model: str
+    temperature: float
+    top_p: float | None
+    max_tokens: int
+    seed: int | None
+    logprobs: bool
+
+    def sampling(self):
+        """The requests' sampling (`llm.client.Sampling`)."""
+        from rubriclang.llm.client import Sampling
+
+        return Sampling(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
+
+
+sampling_options = collect(
+    BatchRequests,
+    [
+        click.option(
+            "--model", required=True, metavar="NAME", help="The model the requests name (the batch server's model)."
+        ),
+        *SAMPLING_OPTIONS,
+        click.option("--logprobs", is_flag=True, help="Ask for token logprobs where `rbg run --logprobs` would."),
+    ],
+    "requests",
+)
+
+
+@attrs.frozen
+class ImportOptions:
+    """Where `rbg batch import` writes the traces, and the server and cache
+    the results are filed under."""
+
+    out: str
+    base_urls: tuple[str, ...]
+    identity: str | None
+    cache: str | None
+    api_key_env: str
+
+
+_IMPORT_OPTIONS = [
     click.option(
-        "--model", required=True, metavar="NAME", help="The model the requests name (the batch server's model)."
+        "--out",
+        required=True,
+        type=click.Path(dir_okay=False),
+        help="Trace file (JSON Lines); an existing one is resumed.",
     ),
-    *SAMPLING_OPTIONS,
-    click.option("--logprobs", is_flag=True, help="Ask for token logprobs where `rbg run --logprobs` would."),
+    click.option(
+        "--base-url",
+        "base_urls",
+        multiple=True,
+        metavar="URL",
+        help="The server a live run would use: the cache keys calls by it.",
+    ),
+    click.option(
+        "--identity",
+        metavar="ID",
+        help="The cache identity of the server instead of --base-url (e.g. an embedded model's).",
+    ),
+    click.option(
+        "--cache",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="The call cache to fill (default: the one `rbg run` uses).",
+    ),
+    click.option(
+        "--api-key-env",
+        metavar="NAME",
+        default="OPENAI_API_KEY",
+        show_default=True,
+        help="The environment variable holding the key the batch ran with: results that echo it are stored redacted.",
+    ),
 ]
-
-
-def sampling_options(f):
-    for option in reversed(_SAMPLING_OPTIONS):
-        f = option(f)
-    return f
-
-
-def _sampling(temperature, top_p, max_tokens, seed):
-    from rubriclang.llm.client import Sampling
-
-    return Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed)
 
 
 @click.group()
@@ -66,7 +124,7 @@ def batch() -> None:
     "-o", "--out", required=True, type=click.Path(dir_okay=False), help="The request file to write (JSON Lines)."
 )
 @sampling_options
-def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logprobs) -> None:
+def export(graph, items, out, requests: BatchRequests) -> None:
     """Write one Batch API request per LLM criterion call that `rbg run`
     would make for ITEMS: the same body, byte for byte. Rule, annotation and
     recorded criteria make no call and are not exported."""
@@ -76,10 +134,8 @@ def export(graph, items, out, model, temperature, top_p, max_tokens, seed, logpr
     _batchable(g)
     os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
     with command_output(out, [*graph_inputs(g, graph), ("items file", items)], "-o"):
-        calls = _calls(
-            g, _read_items(items, shape_of(g)), model, _sampling(temperature, top_p, max_tokens, seed), logprobs
-        )
-        lines = "".join(json.dumps(c.line(model), ensure_ascii=False) + "\n" for c in calls)
+        calls = _calls(g, _read_items(items, shape_of(g)), requests)
+        lines = "".join(json.dumps(c.line(requests.model), ensure_ascii=False) + "\n" for c in calls)
         try:
             write_atomic(out, lines)
         except OSError as exc:
@@ -115,74 +171,23 @@ def _read_items(path: str, shape=None) -> list:
         raise data_error(exc) from None
 
 
-def _calls(g, items: list, model: str, sampling, logprobs: bool):
+def _calls(g, items: list, requests: BatchRequests):
     from rubriclang.llm.batch import llm_calls
 
-    return asyncio.run(llm_calls(g, items, model, sampling, logprobs))
+    return asyncio.run(llm_calls(g, items, requests.model, requests.sampling(), requests.logprobs))
 
 
 @batch.command("import")
 @click.argument("graph", type=click.Path(dir_okay=False))
 @click.argument("items", type=click.Path(dir_okay=False))
 @click.argument("results", type=click.Path(dir_okay=False))
-@click.option(
-    "--out", required=True, type=click.Path(dir_okay=False), help="Trace file (JSON Lines); an existing one is resumed."
-)
-@click.option(
-    "--base-url",
-    "base_urls",
-    multiple=True,
-    metavar="URL",
-    help="The server a live run would use: the cache keys calls by it.",
-)
-@click.option(
-    "--identity",
-    metavar="ID",
-    help="The cache identity of the server instead of --base-url (e.g. an embedded model's).",
-)
-@click.option(
-    "--cache",
-    "cache_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="The call cache to fill (default: the one `rbg run` uses).",
-)
-@click.option(
-    "--api-key-env",
-    metavar="NAME",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    help="The environment variable holding the key the batch ran with: results that echo it are stored redacted.",
-)
+@collect(ImportOptions, _IMPORT_OPTIONS, "opts")
 @sampling_options
-@mode_option
-@concurrency_option
-@annotations_option
-@recorded_option
+@judging_options
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format."
 )
-def import_(
-    graph,
-    items,
-    results,
-    out,
-    base_urls,
-    identity,
-    cache_path,
-    api_key_env,
-    model,
-    temperature,
-    top_p,
-    max_tokens,
-    seed,
-    logprobs,
-    mode,
-    concurrency,
-    annotations,
-    recorded,
-    fmt,
-) -> None:
+def import_(graph, items, results, opts: ImportOptions, requests: BatchRequests, judging: JudgingOptions, fmt) -> None:
     """Put the batch RESULTS into the call cache, under the keys a live run
     looks up, then judge ITEMS with GRAPH from the cache alone.
 
@@ -197,21 +202,20 @@ def import_(
     from rubriclang.llm.batch import BatchError, load_into_cache, read_results
     from rubriclang.llm.redact import Redactor
 
-    if bool(base_urls) == bool(identity):
+    if bool(opts.base_urls) == bool(opts.identity):
         raise click.UsageError("give the server with --base-url, or its cache identity with --identity (one of them)")
     g = load_graph(graph)
-    sampling = _sampling(temperature, top_p, max_tokens, seed)
-    identity = identity or _identity(base_urls, model)
+    identity = opts.identity or _identity(opts.base_urls, requests.model)
     try:
-        answers = read_results(results, model, Redactor(api_key_from_env(api_key_env)))
+        answers = read_results(results, requests.model, Redactor(api_key_from_env(opts.api_key_env)))
     except BatchError as exc:
         raise data_error(exc) from None
     _batchable(g)
     item_list = _read_items(items, shape_of(g))
-    calls = _calls(g, item_list, model, sampling, logprobs)
-    cache = open_cache(cache_path, warn=False)
+    calls = _calls(g, item_list, requests)
+    cache = open_cache(opts.cache, warn=False)
     try:
-        loaded = load_into_cache(calls, answers, cache, identity, model)
+        loaded = load_into_cache(calls, answers, cache, identity, requests.model)
         if cache.write_error is not None:  # the judging below reads the results from the cache alone
             raise DataError(
                 f"the batch results cannot be stored in the call cache `{cache.path}` ({cache.write_error}); "
@@ -223,27 +227,11 @@ def import_(
             *graph_inputs(g, graph),
             ("items file", items),
             ("batch results file", results),
-            ("--annotations table", annotations),
-            ("--recorded table", recorded),
+            ("--annotations table", judging.annotations),
+            ("--recorded table", judging.recorded),
             ("call cache", cache.path),
         ]
-        summary = _judge(
-            g,
-            item_list,
-            items,
-            out,
-            inputs,
-            cache,
-            identity,
-            model,
-            sampling,
-            logprobs,
-            mode,
-            concurrency,
-            annotations,
-            recorded,
-            fmt,
-        )
+        summary = _judge(g, item_list, items, opts.out, inputs, cache, identity, requests, judging, fmt)
     finally:
         cache.close()
     summary.update(stored=loaded.stored, cached_before=loaded.cached_before)
@@ -287,21 +275,7 @@ def _missing_message(loaded, calls, answers) -> str:
 
 
 def _judge(
-    g,
-    item_list,
-    items,
-    out,
-    inputs,
-    cache,
-    identity,
-    model,
-    sampling,
-    logprobs,
-    mode,
-    concurrency,
-    annotations,
-    recorded,
-    fmt,
+    g, item_list, items, out, inputs, cache, identity, requests: BatchRequests, judging: JudgingOptions, fmt
 ) -> dict:
     """`rbg run`'s loop over `item_list` (read from the path `items`), with a
     backend that answers from the cache only; `out` is none of `inputs`."""
@@ -309,15 +283,15 @@ def _judge(
     from rubriclang.interp.trace import usable_out
     from rubriclang.llm.batch import import_backend
 
-    local = local_backend(annotations, recorded)
-    backend, client = import_backend(cache, identity, model, sampling, logprobs)
-    interp = interpreter(g, [local, backend], concurrency)
+    local = local_backend(judging.annotations, judging.recorded)
+    backend, client = import_backend(cache, identity, requests.model, requests.sampling(), requests.logprobs)
+    interp = interpreter(g, [local, backend], judging.concurrency)
     try:
         usable_out(out)  # a device, a pipe or a missing folder gets no lock file
     except ItemError as exc:
         raise data_error(exc) from None
     with command_output(out, inputs, appends_traces=True):
-        return _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt)
+        return _judge_into(out, interp, local, item_list, items, judging.mode, client, backend, fmt)
 
 
 def _judge_into(out, interp, local, item_list, items, mode, client, backend, fmt) -> dict:

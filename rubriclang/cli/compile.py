@@ -6,10 +6,12 @@ import asyncio
 import contextlib
 import os
 
+import attrs
 import click
 
 from rubriclang.cli.errors import DataError, data_error
-from rubriclang.cli.llmoptions import deadline_option, max_reply_option
+from rubriclang.cli.llmoptions import LLMOptions, deadline_option, max_reply_option
+from rubriclang.cli.options import collect
 from rubriclang.cli.params import FiniteFloat
 from rubriclang.config import MAX_SEED, MAX_TOKENS
 from rubriclang.safeio import describe_os_error
@@ -17,6 +19,169 @@ from rubriclang.safeio import describe_os_error
 # The embedded model reads the whole catalog, the spec and a repair; its
 # default context (sized for judging) is too small for that.
 _EMBEDDED_CONTEXT = 16384
+
+
+# The options of --from-items: where each row's spec is.
+_FIELD_OPTIONS = [
+    click.option(
+        "--rubric-field",
+        "rubric",
+        default=None,
+        metavar="FIELD",
+        help="With --from-items: the rubric's field (a dotted path; an object becomes its `key: value` lines).",
+    ),
+    click.option(
+        "--input-field",
+        "input",
+        default="input",
+        show_default=True,
+        metavar="FIELD",
+        help="With --from-items: the task input's field.",
+    ),
+    click.option(
+        "--id-field", "id", default="id", show_default=True, metavar="FIELD", help="With --from-items: the id's field."
+    ),
+    click.option(
+        "--reference-field",
+        "reference",
+        default=None,
+        metavar="FIELD",
+        help="With --from-items: fixed reference material shown to the compiler.",
+    ),
+    click.option(
+        "--system-field",
+        "system_prompt",
+        default=None,
+        metavar="FIELD",
+        help="With --from-items: the task's system prompt.",
+    ),
+    click.option(
+        "--scale", default="ordinal[1, 5]", show_default=True, help="With --from-items: the contract's scale."
+    ),
+]
+
+
+def _item_fields(**fields):
+    from rubriclang.llm.compiler.batch import ItemFields
+
+    return ItemFields(**fields)
+
+
+@attrs.frozen
+class CompileOptions:
+    """How `rbg compile` compiles: specs at once, what it retries, its
+    summary's format, the log, the repairs and the decoding."""
+
+    concurrency: int
+    retry_failed: bool
+    fmt: str
+    log_path: str | None
+    repairs: int
+    constrained: bool
+
+
+_COMPILE_OPTIONS = [
+    click.option(
+        "--concurrency",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="With --out-dir: specs compiled at once.",
+    ),
+    click.option(
+        "--retry-failed",
+        is_flag=True,
+        help="With --out-dir: compile again the specs that failed within the budget before.",
+    ),
+    click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help="With --out-dir: the summary's format.",
+    ),
+    click.option(
+        "--log",
+        "log_path",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="The compile log, JSON Lines (default: next to --out, `OUT.compile.jsonl`).",
+    ),
+    click.option(
+        "--repairs",
+        type=click.IntRange(0, 20),
+        default=3,
+        show_default=True,
+        help="How many times the checker's findings are fed back.",
+    ),
+    click.option(
+        "--constrained",
+        is_flag=True,
+        help="Ask for JSON IR under the server's JSON-schema constrained decoding, then print it as source.",
+    ),
+]
+
+# The compiler's server and sampling: `rbg run`'s options with the compiler's
+# defaults (a longer answer, a longer wait) and no --top-p, --logprobs,
+# --max-retries or --per-endpoint.
+_LLM_OPTIONS = [
+    click.option(
+        "--base-url",
+        "base_urls",
+        multiple=True,
+        metavar="URL",
+        help="An OpenAI-compatible server. Default: the embedded local model.",
+    ),
+    click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
+    click.option(
+        "--api-key-env",
+        metavar="NAME",
+        default="OPENAI_API_KEY",
+        show_default=True,
+        help="The environment variable holding the API key.",
+    ),
+    click.option(
+        "--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."
+    ),
+    click.option(
+        "--seed",
+        type=click.IntRange(0, MAX_SEED),
+        default=0,
+        show_default=True,
+        help="The sampling seed sent to the server.",
+    ),
+    click.option(
+        "--max-tokens",
+        type=click.IntRange(1, MAX_TOKENS),
+        default=2048,
+        show_default=True,
+        help="The longest answer, in tokens.",
+    ),
+    click.option(
+        "--timeout",
+        type=FiniteFloat(min=0, min_open=True),
+        default=600.0,
+        show_default=True,
+        help="Seconds to wait for one answer.",
+    ),
+    deadline_option,
+    max_reply_option,
+    click.option(
+        "--cache",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="The call cache (default: the one `rbg run` uses).",
+    ),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
+    click.option(
+        "--model-file",
+        type=click.Path(dir_okay=False),
+        default=None,
+        metavar="GGUF",
+        help="The embedded model's GGUF file (when no --base-url is given).",
+    ),
+]
 
 
 @click.command("compile")
@@ -38,149 +203,10 @@ _EMBEDDED_CONTEXT = 16384
     metavar="ITEMS",
     help="Build the specs from an items file whose rows carry their own rubric (with --out-dir).",
 )
-@click.option(
-    "--rubric-field",
-    default=None,
-    metavar="FIELD",
-    help="With --from-items: the rubric's field (a dotted path; an object becomes its `key: value` lines).",
-)
-@click.option(
-    "--input-field",
-    default="input",
-    show_default=True,
-    metavar="FIELD",
-    help="With --from-items: the task input's field.",
-)
-@click.option("--id-field", default="id", show_default=True, metavar="FIELD", help="With --from-items: the id's field.")
-@click.option(
-    "--reference-field",
-    default=None,
-    metavar="FIELD",
-    help="With --from-items: fixed reference material shown to the compiler.",
-)
-@click.option("--system-field", default=None, metavar="FIELD", help="With --from-items: the task's system prompt.")
-@click.option("--scale", default="ordinal[1, 5]", show_default=True, help="With --from-items: the contract's scale.")
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="With --out-dir: specs compiled at once.",
-)
-@click.option(
-    "--retry-failed", is_flag=True, help="With --out-dir: compile again the specs that failed within the budget before."
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="With --out-dir: the summary's format.",
-)
-@click.option(
-    "--log",
-    "log_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="The compile log, JSON Lines (default: next to --out, `OUT.compile.jsonl`).",
-)
-@click.option(
-    "--repairs",
-    type=click.IntRange(0, 20),
-    default=3,
-    show_default=True,
-    help="How many times the checker's findings are fed back.",
-)
-@click.option(
-    "--constrained",
-    is_flag=True,
-    help="Ask for JSON IR under the server's JSON-schema constrained decoding, then print it as source.",
-)
-@click.option(
-    "--base-url",
-    "base_urls",
-    multiple=True,
-    metavar="URL",
-    help="An OpenAI-compatible server. Default: the embedded local model.",
-)
-@click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model).")
-@click.option(
-    "--api-key-env",
-    metavar="NAME",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    help="The environment variable holding the API key.",
-)
-@click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature.")
-@click.option(
-    "--seed",
-    type=click.IntRange(0, MAX_SEED),
-    default=0,
-    show_default=True,
-    help="The sampling seed sent to the server.",
-)
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(1, MAX_TOKENS),
-    default=2048,
-    show_default=True,
-    help="The longest answer, in tokens.",
-)
-@click.option(
-    "--timeout",
-    type=FiniteFloat(min=0, min_open=True),
-    default=600.0,
-    show_default=True,
-    help="Seconds to wait for one answer.",
-)
-@deadline_option
-@max_reply_option
-@click.option(
-    "--cache",
-    "cache_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="The call cache (default: the one `rbg run` uses).",
-)
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
-@click.option(
-    "--model-file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="GGUF",
-    help="The embedded model's GGUF file (when no --base-url is given).",
-)
-def compile_command(
-    spec,
-    out,
-    out_dir,
-    from_items,
-    rubric_field,
-    input_field,
-    id_field,
-    reference_field,
-    system_field,
-    scale,
-    concurrency,
-    retry_failed,
-    fmt,
-    log_path,
-    repairs,
-    constrained,
-    base_urls,
-    model,
-    api_key_env,
-    temperature,
-    seed,
-    max_tokens,
-    timeout,
-    deadline,
-    max_reply_bytes,
-    cache_path,
-    no_cache,
-    model_file,
-) -> None:
+@collect(_item_fields, _FIELD_OPTIONS, "fields")
+@collect(CompileOptions, _COMPILE_OPTIONS, "opts")
+@collect(LLMOptions, _LLM_OPTIONS, "llm")
+def compile_command(spec, out, out_dir, from_items, fields, opts: CompileOptions, llm: LLMOptions) -> None:
     """Compile the rubric described by SPEC (TOML) into a checked .rbg program.
 
     The model is shown the language, the catalog and the spec; the checker's
@@ -197,17 +223,11 @@ def compile_command(
     failed or stopped on an error, 2 bad input.
     """
     from rubriclang.cli.backends import open_cache
-    from rubriclang.cli.llmoptions import api_key_from_env, checked_url
-    from rubriclang.llm.client import LLMError, Sampling
-    from rubriclang.llm.compiler import (
-        DEFAULT_SAMPLING,
-        CompileLog,
-        SpecError,
-        compile_rubric,
-        default_log_path,
-        load_spec,
-    )
-    from rubriclang.llm.connect import ConnectError, Connections, Server
+    from rubriclang.llm.client import LLMError
+    from rubriclang.llm.compiler import CompileLog, SpecError, compile_rubric, default_log_path, load_spec
+    from rubriclang.llm.connect import ConnectError, Connections
+
+    log_path, fmt, repairs, constrained = opts.log_path, opts.fmt, opts.repairs, opts.constrained
 
     if out_dir is not None or from_items is not None:
         if out is not None or log_path is not None:
@@ -220,9 +240,9 @@ def compile_command(
                 if spec
                 else "give a JSON Lines SPECS file, or --from-items ITEMS"
             )
-        if from_items is not None and not rubric_field:
+        if from_items is not None and not fields.rubric:
             raise click.UsageError("--from-items needs --rubric-field: the field of each row that holds its rubric")
-        specs = _read_many(spec, from_items, rubric_field, input_field, id_field, reference_field, system_field, scale)
+        specs = _read_many(spec, from_items, fields)
     else:
         if spec is None:
             raise click.UsageError("give the SPEC to compile")
@@ -234,38 +254,22 @@ def compile_command(
             parsed = load_spec(spec)
         except SpecError as exc:
             raise data_error(exc) from None
-    if base_urls and model_file:
-        raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
-    sampling = Sampling(temperature=temperature, top_p=DEFAULT_SAMPLING.top_p, max_tokens=max_tokens, seed=seed)
+    server, sampling = llm.server(context=_EMBEDDED_CONTEXT, parallel=1), llm.sampling()
     if out_dir is None:
         log_path = log_path or default_log_path(out)
     with contextlib.ExitStack() as stack:
-        _outputs(stack, out, log_path, out_dir, spec, from_items, cache_path, model_file)
-        urls = tuple(checked_url(u) for u in base_urls)
-        key = api_key_from_env(api_key_env) if urls else None
+        _outputs(stack, out, log_path, out_dir, spec, from_items, llm.cache, llm.model_file)
         connections = Connections()
         stack.callback(connections.stop)
         try:
-            client = connections.client(
-                Server(
-                    urls,
-                    model,
-                    key,
-                    model_file,
-                    timeout,
-                    deadline=deadline,
-                    max_reply_bytes=max_reply_bytes,
-                    context=_EMBEDDED_CONTEXT,
-                    parallel=1,
-                )
-            )
+            client = connections.client(server)
         except ConnectError as exc:
             if exc.embedded:
                 raise DataError(
                     f"no --base-url was given, so compiling needs the embedded model: {exc.message}"
                 ) from None
             raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
-        cache = None if no_cache else open_cache(cache_path)
+        cache = None if llm.no_cache else open_cache(llm.cache)
         if cache is not None:
             stack.callback(cache.close)
 
@@ -286,8 +290,8 @@ def compile_command(
                         specs,
                         client,
                         out_dir,
-                        concurrency=concurrency,
-                        retry_failed=retry_failed,
+                        concurrency=opts.concurrency,
+                        retry_failed=opts.retry_failed,
                         progress=lambda _id, _what: progress.tick(),
                         repairs=repairs,
                         constrained=constrained,
@@ -362,14 +366,14 @@ def _outputs(stack, out, log_path, out_dir, spec, from_items, cache_path, model_
         stack.enter_context(command_output(path, inputs, option))
 
 
-def _read_many(spec, from_items, rubric_field, input_field, id_field, reference_field, system_field, scale):
-    """The specs of a JSON Lines file, or built from items; bad input exits 2."""
+def _read_many(spec, from_items, fields):
+    """The specs of a JSON Lines file, or built from items (where `fields`,
+    an `ItemFields`, say); bad input exits 2."""
     from rubriclang.llm.compiler import SpecError
-    from rubriclang.llm.compiler.batch import ItemFields, read_specs, specs_from_items
+    from rubriclang.llm.compiler.batch import read_specs, specs_from_items
 
     try:
         if from_items is not None:
-            fields = ItemFields(rubric_field, input_field, id_field, reference_field, system_field, scale)
             return specs_from_items(from_items, fields)
         return read_specs(spec)
     except SpecError as exc:

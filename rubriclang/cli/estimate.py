@@ -72,21 +72,21 @@ def document(estimate, phases: list[str], prices: dict, notes: list[str]) -> dic
     return {"rule": RULE, "phases": out, "notes": notes}
 
 
-def run_estimate(graph: str, items: str, mode: str, concurrency: int, annotations, recorded, fmt: str, llm) -> None:
+def run_estimate(graph: str, items: str, judging, fmt: str, llm) -> None:
     """`rbg run --estimate`: every item through the judge with requests tallied, not sent."""
     from rubriclang.interp.items import ItemError, read_items
     from rubriclang.llm.estimate import Estimate
 
     g = load_graph(graph)
-    backend = local_backend(annotations, recorded)
+    backend = local_backend(judging.annotations, judging.recorded)
     estimate = Estimate()
     with contextlib.ExitStack() as stack:
         llm_backend = open_llm(stack, g, llm, estimate=estimate)
-        interp = interpreter(g, [backend, llm_backend], concurrency)
+        interp = interpreter(g, [backend, llm_backend], judging.concurrency)
         checked = ValidatedItems(read_items(items, shape_of(g)), backend)
 
         async def go():
-            async for _ in interp.run(iter(checked), mode):
+            async for _ in interp.run(iter(checked), judging.mode):
                 pass
 
         try:

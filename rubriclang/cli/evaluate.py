@@ -8,64 +8,75 @@ import contextlib
 import json
 import os
 
+import attrs
 import click
 
 from rubriclang.cli.backends import interpreter, llm_session, local_backend, open_llm
 from rubriclang.cli.errors import DataError, data_error
-from rubriclang.cli.llmoptions import llm_options
+from rubriclang.cli.llmoptions import LLMOptions, llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
+from rubriclang.cli.options import JudgingOptions, collect, judging_options
 from rubriclang.cli.outputs import usage_json, usage_text
-from rubriclang.cli.params import (
-    FiniteFloat,
-    annotations_option,
-    concurrency_option,
-    fallback_option,
-    mode_option,
-    recorded_option,
-)
+from rubriclang.cli.params import FiniteFloat, fallback_option
+
+
+@attrs.frozen
+class EvalOptions:
+    """What `rbg eval` compares against, and with: recorded judgments to
+    replay, the baseline, the gold's codes, the coverage it requires."""
+
+    traces: tuple[str, ...]
+    baseline: str
+    labels: tuple[str, ...]
+    min_coverage: float | None
+
+
+_EVAL_OPTIONS = [
+    click.option(
+        "--traces",
+        multiple=True,
+        type=click.Path(exists=True, dir_okay=False),
+        help=(
+            "Replay these recorded judgments instead of judging: one file for every graph, or one per graph in order."
+        ),
+    ),
+    click.option(
+        "--baseline",
+        type=click.Choice(["equal", "graph-weights", "none"]),
+        default="equal",
+        show_default=True,
+        help=(
+            "The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, "
+            "or none."
+        ),
+    ),
+    click.option(
+        "--label",
+        "labels",
+        multiple=True,
+        metavar="CODE=VALUE,...",
+        help=(
+            "Map the gold codes of a data set onto gold values, e.g. 1=a,2=b,0=tie; every gold value must then be a "
+            "code."
+        ),
+    ),
+    click.option(
+        "--min-coverage",
+        type=FiniteFloat(0, 1),
+        default=None,
+        help="Exit 1 when the share of items with gold scored in every column is below this.",
+    ),
+]
 
 
 @click.command(name="eval")
 @click.argument("paths", nargs=-1, required=True, metavar="GRAPH... ITEMS", type=click.Path(exists=True))
-@click.option(
-    "--traces",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="Replay these recorded judgments instead of judging: one file for every graph, or one per graph in order.",
-)
-@click.option(
-    "--baseline",
-    type=click.Choice(["equal", "graph-weights", "none"]),
-    default="equal",
-    show_default=True,
-    help=(
-        "The flat baseline of the first graph: its criteria's equal-weight mean, the weights of its top reducer, or "
-        "none."
-    ),
-)
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="CODE=VALUE,...",
-    help="Map the gold codes of a data set onto gold values, e.g. 1=a,2=b,0=tie; every gold value must then be a code.",
-)
-@click.option(
-    "--min-coverage",
-    type=FiniteFloat(0, 1),
-    default=None,
-    help="Exit 1 when the share of items with gold scored in every column is below this.",
-)
-@mode_option
-@concurrency_option
-@annotations_option
-@recorded_option
+@collect(EvalOptions, _EVAL_OPTIONS, "opts")
+@judging_options
 @fallback_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @llm_options
-def evaluate(
-    paths, traces, baseline, labels, min_coverage, mode, concurrency, annotations, recorded, fallback, fmt, llm
-) -> None:
+def evaluate(paths, opts: EvalOptions, judging: JudgingOptions, fallback, fmt, llm: LLMOptions) -> None:
     """Compare the decisions of each GRAPH on ITEMS with their `gold` labels.
 
     Pointwise numeric judges: exact, within-1, MAE, Pearson, Spearman,
@@ -90,27 +101,12 @@ def evaluate(
         raise click.UsageError(f"the last argument is the ITEMS file; `{paths[-1]}` is a folder")
     if fallback is not None and not any(os.path.isdir(p) for p in paths[:-1]):
         raise click.UsageError("--fallback is for a folder of compiled graphs: no GRAPH is a folder")
-    if traces and len(traces) not in (1, len(paths) - 1):
+    if opts.traces and len(opts.traces) not in (1, len(paths) - 1):
         raise click.UsageError(
-            f"give one --traces file for every graph, or one per graph ({len(paths) - 1}); got {len(traces)}"
+            f"give one --traces file for every graph, or one per graph ({len(paths) - 1}); got {len(opts.traces)}"
         )
     with contextlib.ExitStack() as stack:
-        _evaluate(
-            stack,
-            paths[:-1],
-            paths[-1],
-            traces,
-            baseline,
-            labels,
-            min_coverage,
-            mode,
-            concurrency,
-            annotations,
-            recorded,
-            fallback,
-            fmt,
-            llm,
-        )
+        _evaluate(stack, paths[:-1], paths[-1], opts, judging, fallback, fmt, llm)
 
 
 def _names(graphs, paths) -> list[str]:
@@ -194,20 +190,7 @@ class _Collect:
 
 
 def _evaluate(
-    stack,
-    graph_paths,
-    items,
-    traces,
-    baseline,
-    labels,
-    min_coverage,
-    mode,
-    concurrency,
-    annotations,
-    recorded,
-    fallback,
-    fmt,
-    llm,
+    stack, graph_paths, items, opts: EvalOptions, judging: JudgingOptions, fallback, fmt, llm: LLMOptions
 ) -> None:
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation.evaluate import Column, baseline_column, evaluate_table, no_baseline, render_text
@@ -221,6 +204,7 @@ def _evaluate(
         if isinstance(j, GraphSet):
             _same_task(graphs[:1] + j.all_graphs(), [graph_paths[0]] + [g.path for g in j.all_graphs()])
     _same_task(graphs, graph_paths)
+    traces, baseline, labels, mode = opts.traces, opts.baseline, opts.labels, judging.mode
     if isinstance(judges[0], GraphSet) and baseline != "none":
         baseline = "none"  # each item has its own graph: no one flat baseline
     names = [p if isinstance(j, GraphSet) else n for j, p, n in zip(judges, graph_paths, _names(graphs, graph_paths))]
@@ -253,7 +237,7 @@ def _evaluate(
                     collect(i, outcome)
             warn_unverified(now.warnings())
         else:
-            backend = local_backend(annotations, recorded)
+            backend = local_backend(judging.annotations, judging.recorded)
             llm_backend = open_llm(stack, _llm_judge(judges, graphs), llm)
             checked = ValidatedItems(source, backend)
             progress = None
@@ -262,7 +246,9 @@ def _evaluate(
 
                 progress = Progress("items", len(table.ids) * len(judges), lines=fmt == "text")
             try:
-                asyncio.run(judge_graphs(judges, checked, backend, llm_backend, concurrency, mode, progress, collect))
+                asyncio.run(
+                    judge_graphs(judges, checked, backend, llm_backend, judging.concurrency, mode, progress, collect)
+                )
             finally:
                 if progress is not None:
                     progress.done()
@@ -283,8 +269,8 @@ def _evaluate(
     if usage is not None:
         # On stderr: stdout is the report, which scripts may read.
         click.echo(usage_text(usage), err=True)
-    if min_coverage is not None and (report.coverage or 0.0) < min_coverage:
-        click.echo(f"coverage {report.coverage or 0.0:.3f} is below --min-coverage {min_coverage:g}", err=True)
+    if opts.min_coverage is not None and (report.coverage or 0.0) < opts.min_coverage:
+        click.echo(f"coverage {report.coverage or 0.0:.3f} is below --min-coverage {opts.min_coverage:g}", err=True)
         raise SystemExit(1)
 
 

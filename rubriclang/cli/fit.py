@@ -6,27 +6,28 @@ from __future__ import annotations
 import asyncio
 import json
 
+import attrs
 import click
 
 from rubriclang.cli.backends import local_backend, uses_llm
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.loading import load_graph
+from rubriclang.cli.options import JudgingOptions, collect, judging_options
 from rubriclang.cli.outputs import check_output, command_output, graph_inputs
-from rubriclang.cli.params import annotations_option, concurrency_option, mode_option, recorded_option
 from rubriclang.evaluation.fit import FIT_METRICS
 from rubriclang.items.shape import shape_of
 
 
-def _inputs(graph, items, compare, traces, split_file, annotations, recorded) -> list[tuple[str, str | None]]:
+def _inputs(graph, items, opts: FitOptions, judging: JudgingOptions) -> list[tuple[str, str | None]]:
     """What `rbg fit` reads, which -o must not be."""
     return [
         ("graph", graph),
         ("items file", items),
-        *(("--compare graph", p) for p in compare),
-        ("--traces file", traces),
-        ("--split-file", split_file),
-        ("--annotations table", annotations),
-        ("--recorded table", recorded),
+        *(("--compare graph", p) for p in opts.compare),
+        ("--traces file", opts.traces),
+        ("--split-file", opts.split_file),
+        ("--annotations table", judging.annotations),
+        ("--recorded table", judging.recorded),
     ]
 
 
@@ -43,114 +44,119 @@ def _split(ctx, param, value):
     return x
 
 
+@attrs.frozen
+class FitOptions:
+    """What `rbg fit` writes, how it splits the items and searches, and
+    what it reports beside the fitted graph."""
+
+    out: str
+    share: float | None  # --split's dev share; None: not given
+    split_file: str | None
+    metric: str | None
+    folds: int
+    seed: int
+    repeats: int
+    refuse_worse: bool
+    max_iter: int
+    compare: tuple[str, ...]
+    traces: str | None
+    labels: tuple[str, ...]
+
+
+_FIT_OPTIONS = [
+    click.option(
+        "-o",
+        "--out",
+        required=True,
+        type=click.Path(dir_okay=False),
+        help="The fitted graph to write (canonical .rbg).",
+    ),
+    click.option(
+        "--split",
+        "share",
+        callback=_split,
+        default=None,
+        metavar="dev=FRACTION",
+        help="The dev share of the items, by a hash of each id with --seed (default dev=0.7).",
+    ),
+    click.option(
+        "--split-file",
+        type=click.Path(exists=True, dir_okay=False),
+        default=None,
+        help="The dev item ids, one a line; every other item is held out.",
+    ),
+    click.option(
+        "--metric",
+        type=click.Choice(list(FIT_METRICS)),
+        default=None,
+        help=(
+            "What the fit optimises on dev, an rbg eval figure, with undecided items counted as wrong (default: "
+            "agreement_without_ties for pairwise judges, accuracy for bool and label, exact for ordinal, spearman for "
+            "score outputs)."
+        ),
+    ),
+    click.option(
+        "--folds",
+        type=click.IntRange(min=0),
+        default=5,
+        show_default=True,
+        help="k-fold cross-validation on the dev split (0: none).",
+    ),
+    click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split, the folds and the search."),
+    click.option(
+        "--repeats",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help=(
+            "Fit on this many random splits (seeds --seed, --seed+1, ...) and report each figure's mean, sd and range "
+            "across them; FITTED is the first split's."
+        ),
+    ),
+    click.option(
+        "--refuse-worse",
+        is_flag=True,
+        help=(
+            "Exit 1 without writing FITTED when cross-validation or the held-out split says the fitted numbers are "
+            "worse than GRAPH's as written (default: write it and warn)."
+        ),
+    ),
+    click.option(
+        "--max-iter",
+        type=click.IntRange(min=1),
+        default=60,
+        show_default=True,
+        help="Generations of the differential evolution search.",
+    ),
+    click.option(
+        "--compare",
+        multiple=True,
+        type=click.Path(exists=True, dir_okay=False),
+        help="Another graph to report beside the fitted one on the held-out split; repeat.",
+    ),
+    click.option(
+        "--traces",
+        type=click.Path(exists=True, dir_okay=False),
+        default=None,
+        help="Recorded judgments to compose (replayed under each graph), instead of annotations and recorded values.",
+    ),
+    click.option(
+        "--label",
+        "labels",
+        multiple=True,
+        metavar="CODE=VALUE,...",
+        help="Map the gold codes of a data set onto gold values (as in rbg eval).",
+    ),
+]
+
+
 @click.command()
 @click.argument("graph", type=click.Path(exists=True, dir_okay=False))
 @click.argument("items", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "-o", "--out", required=True, type=click.Path(dir_okay=False), help="The fitted graph to write (canonical .rbg)."
-)
-@click.option(
-    "--split",
-    "share",
-    callback=_split,
-    default=None,
-    metavar="dev=FRACTION",
-    help="The dev share of the items, by a hash of each id with --seed (default dev=0.7).",
-)
-@click.option(
-    "--split-file",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="The dev item ids, one a line; every other item is held out.",
-)
-@click.option(
-    "--metric",
-    type=click.Choice(list(FIT_METRICS)),
-    default=None,
-    help=(
-        "What the fit optimises on dev, an rbg eval figure, with undecided items counted as wrong (default: "
-        "agreement_without_ties for pairwise judges, accuracy for bool and label, exact for ordinal, spearman for "
-        "score outputs)."
-    ),
-)
-@click.option(
-    "--folds",
-    type=click.IntRange(min=0),
-    default=5,
-    show_default=True,
-    help="k-fold cross-validation on the dev split (0: none).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split, the folds and the search.")
-@click.option(
-    "--repeats",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help=(
-        "Fit on this many random splits (seeds --seed, --seed+1, ...) and report each figure's mean, sd and range "
-        "across them; FITTED is the first split's."
-    ),
-)
-@click.option(
-    "--refuse-worse",
-    is_flag=True,
-    help=(
-        "Exit 1 without writing FITTED when cross-validation or the held-out split says the fitted numbers are worse "
-        "than GRAPH's as written (default: write it and warn)."
-    ),
-)
-@click.option(
-    "--max-iter",
-    type=click.IntRange(min=1),
-    default=60,
-    show_default=True,
-    help="Generations of the differential evolution search.",
-)
-@click.option(
-    "--compare",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="Another graph to report beside the fitted one on the held-out split; repeat.",
-)
-@click.option(
-    "--traces",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="Recorded judgments to compose (replayed under each graph), instead of annotations and recorded values.",
-)
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="CODE=VALUE,...",
-    help="Map the gold codes of a data set onto gold values (as in rbg eval).",
-)
-@mode_option
-@concurrency_option
-@annotations_option
-@recorded_option
+@collect(FitOptions, _FIT_OPTIONS, "opts")
+@judging_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def fit(
-    graph,
-    items,
-    out,
-    share,
-    split_file,
-    metric,
-    folds,
-    seed,
-    repeats,
-    refuse_worse,
-    max_iter,
-    compare,
-    traces,
-    labels,
-    mode,
-    concurrency,
-    annotations,
-    recorded,
-    fmt,
-) -> None:
+def fit(graph, items, opts: FitOptions, judging: JudgingOptions, fmt) -> None:
     """Fit the numbers of GRAPH (weights, thresholds, caps, map values) on the
     dev split of ITEMS and write FITTED: the same structure, the same
     comments, only numbers changed; nodes marked `# rbg: fixed` keep theirs.
@@ -169,68 +175,26 @@ def fit(
     moves with the split. Exit status: 0 (FITTED written), 1 refused by
     --refuse-worse, 2 bad input.
     """
-    if folds == 1:
+    if opts.folds == 1:
         raise click.BadParameter(
             "one fold leaves nothing to fit on: give 2 or more, or 0 for no cross-validation", param_hint="--folds"
         )
-    if share is not None and split_file:
+    if opts.share is not None and opts.split_file:
         raise click.UsageError("give --split or --split-file, not both")
-    if repeats > 1 and split_file:
+    if opts.repeats > 1 and opts.split_file:
         raise click.UsageError("--repeats draws random splits, and --split-file is one fixed split: give one of them")
-    check_output(out, _inputs(graph, items, compare, traces, split_file, annotations, recorded), "-o")
+    check_output(opts.out, _inputs(graph, items, opts, judging), "-o")
     from rubriclang.cli.progress import Progress
 
     # Each phase named, its time shown, on a terminal only: a log's output stays the same from run to run.
     progress = Progress("items", lines=False, command="rbg fit")
     try:
-        _fit(
-            graph,
-            items,
-            out,
-            0.7 if share is None else share,
-            split_file,
-            metric,
-            folds,
-            seed,
-            repeats,
-            refuse_worse,
-            max_iter,
-            compare,
-            traces,
-            labels,
-            mode,
-            concurrency,
-            annotations,
-            recorded,
-            fmt,
-            progress,
-        )
+        _fit(graph, items, opts, judging, fmt, progress)
     finally:
         progress.done()
 
 
-def _fit(
-    graph_path,
-    items_path,
-    out,
-    share,
-    split_file,
-    metric,
-    folds,
-    seed,
-    repeats,
-    refuse_worse,
-    max_iter,
-    compare,
-    traces,
-    labels,
-    mode,
-    concurrency,
-    annotations,
-    recorded,
-    fmt,
-    progress,
-) -> None:
+def _fit(graph_path, items_path, opts: FitOptions, judging: JudgingOptions, fmt, progress) -> None:
     from rubriclang.errors import LocatedError
     from rubriclang.evaluation import fit as F
     from rubriclang.evaluation.gold import GoldValueError, parse_label_map
@@ -238,6 +202,9 @@ def _fit(
     from rubriclang.interp.items import read_items
     from rubriclang.syntax import parse
 
+    out, compare, traces, mode = opts.out, opts.compare, opts.traces, judging.mode
+    seed, repeats, refuse_worse = opts.seed, opts.repeats, opts.refuse_worse
+    share = 0.7 if opts.share is None else opts.share
     g = load_graph(graph_path)
     graphs = [g] + [load_graph(p) for p in compare]
     if not traces:
@@ -248,7 +215,7 @@ def _fit(
                     "give the traces with --traces"
                 )
     try:
-        label_map = parse_label_map(labels) if labels else None
+        label_map = parse_label_map(opts.labels) if opts.labels else None
     except GoldValueError as exc:
         raise click.BadParameter(exc.message, param_hint="--label") from None
     with open(graph_path, encoding="utf-8") as fh:
@@ -264,7 +231,7 @@ def _fit(
     try:
         item_list = list(read_items(items_path, shape_of(g)))
         ids = [it.id for it in item_list]
-        splits = [_dev_ids(split_file, ids, share, seed + r) for r in range(repeats)]
+        splits = [_dev_ids(opts.split_file, ids, share, seed + r) for r in range(repeats)]
         for r, dev in enumerate(splits):
             if not dev or len(dev) == len(ids):
                 which = f" of seed {seed + r}" if repeats > 1 else ""
@@ -277,19 +244,7 @@ def _fit(
             f"{'replaying' if traces else 'judging'} {len(item_list)} items with {len(graphs)} graph(s)",
             len(item_list) * len(graphs),
         )
-        judged = _judged(
-            g,
-            graphs,
-            (graph_path, *compare),
-            item_list,
-            items_path,
-            traces,
-            annotations,
-            recorded,
-            concurrency,
-            mode,
-            progress.tick,
-        )
+        judged = _judged(g, graphs, (graph_path, *compare), item_list, items_path, traces, judging, progress.tick)
     except LocatedError as exc:
         raise data_error(exc) from None
     splitter = _Splitter(
@@ -304,12 +259,12 @@ def _fit(
         mode=mode,
         label_map=label_map,
         out=out,
-        max_iter=max_iter,
-        folds=folds,
+        max_iter=opts.max_iter,
+        folds=opts.folds,
         progress=progress,
     )
-    inputs = _inputs(graph_path, items_path, compare, traces, split_file, annotations, recorded)
-    summary, text, fitted, fit_mode = splitter.fit_split(splits[0], seed, metric)
+    inputs = _inputs(graph_path, items_path, opts, judging)
+    summary, text, fitted, fit_mode = splitter.fit_split(splits[0], seed, opts.metric)
     if not refuse_worse:  # written before the held-out labels are read: its numbers cannot depend on them
         _write(out, text, inputs, g, graph_path)
     try:
@@ -511,7 +466,7 @@ def _dev_ids(split_file, ids, share, seed) -> set[str]:
     return out
 
 
-def _judged(g, graphs, paths, item_list, items_path, traces, annotations, recorded, concurrency, mode, tick):
+def _judged(g, graphs, paths, item_list, items_path, traces, judging: JudgingOptions, tick):
     """What the fit keeps (`fit.Judged`) of each graph's compositions of the
     items, taken as they come, from traces (refused when a record judged
     other content than its item now has) or the local backend; `tick` is
@@ -536,6 +491,6 @@ def _judged(g, graphs, paths, item_list, items_path, traces, annotations, record
         return judged
     from rubriclang.cli.evaluate import judge_graphs
 
-    backend = local_backend(annotations, recorded)
-    asyncio.run(judge_graphs(graphs, item_list, backend, None, concurrency, mode, each=add))
+    backend = local_backend(judging.annotations, judging.recorded)
+    asyncio.run(judge_graphs(graphs, item_list, backend, None, judging.concurrency, judging.mode, each=add))
     return judged

@@ -1,9 +1,9 @@
 """The command-line options of the LLM backend (`LLMOptions`, added to a
-command by `llm_options`), with the checks of its URL and API-key variable."""
+command by `llm_options`, or by `rbg compile`'s own set), with the checks of
+its URL and API-key variable, and the server and sampling they name."""
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 
@@ -11,6 +11,7 @@ import attrs
 import click
 
 from rubriclang.cli.errors import DataError
+from rubriclang.cli.options import collect
 from rubriclang.cli.params import FiniteFloat
 from rubriclang.config import MAX_SEED, MAX_TOKENS
 
@@ -19,24 +20,55 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 @attrs.frozen
 class LLMOptions:
-    """The command-line settings of the LLM backend."""
+    """The command-line settings of the LLM backend; a command without an
+    option for a setting has its default here."""
 
     base_urls: tuple[str, ...]
     model: str | None
     api_key_env: str
     temperature: float
-    top_p: float | None
     max_tokens: int
     seed: int | None
-    logprobs: bool
     timeout: float
     deadline: float | None
     max_reply_bytes: int | None
-    max_retries: int
-    per_endpoint: int
     cache: str | None
     no_cache: bool
     model_file: str | None
+    top_p: float | None = None
+    logprobs: bool = False
+    max_retries: int = 5
+    per_endpoint: int = 16
+
+    def sampling(self):
+        """The requests' sampling (`llm.client.Sampling`)."""
+        from rubriclang.llm.client import Sampling
+
+        return Sampling(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
+
+    def server(self, dry: bool = False, **embedded):
+        """The server these options name (`llm.connect.Server`), its URLs
+        and API key checked (UsageError, BadParameter, DataError); `dry`: an
+        estimate's, which sends nothing, so reads no key. `embedded`: the
+        embedded model's `context` and `parallel`."""
+        from rubriclang.llm.connect import Server
+
+        if self.base_urls and self.model_file:
+            raise click.UsageError("--model-file runs the embedded model, which --base-url replaces: give one of them")
+        urls = tuple(checked_url(u) for u in self.base_urls)
+        key = api_key_from_env(self.api_key_env) if urls and not dry else None
+        return Server(
+            urls,
+            self.model,
+            key,
+            self.model_file,
+            self.timeout,
+            self.max_retries,
+            self.per_endpoint,
+            deadline=self.deadline,
+            max_reply_bytes=self.max_reply_bytes,
+            **embedded,
+        )
 
 
 # Also `rbg compile`'s: every command that asks a server bounds a request's
@@ -149,21 +181,8 @@ _LLM_OPTIONS = [
         help="The embedded model's GGUF file (used when no --base-url is given).",
     ),
 ]
-_LLM_FIELDS = [a.name for a in attrs.fields(LLMOptions)]
-
-
-def llm_options(f):
-    """Adds the LLM backend's options to a command; they reach it as one
-    `llm: LLMOptions` argument."""
-
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        opts = LLMOptions(**{name: kwargs.pop(name) for name in _LLM_FIELDS})
-        return f(*args, llm=opts, **kwargs)
-
-    for option in reversed(_LLM_OPTIONS):
-        wrapper = option(wrapper)
-    return wrapper
+# Adds the LLM backend's options to a command; they reach it as one `llm: LLMOptions` argument.
+llm_options = collect(LLMOptions, _LLM_OPTIONS, "llm")
 
 
 def checked_url(url: str) -> str:

@@ -12,15 +12,17 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+import attrs
 import click
 
 from rubriclang.cli.backends import interpreter, llm_session, local_backend, open_llm
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.failures import FailureReasons, failures_text
-from rubriclang.cli.llmoptions import llm_options
+from rubriclang.cli.llmoptions import LLMOptions, llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
+from rubriclang.cli.options import JudgingOptions, collect, judging_options
 from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs, usage_json, usage_text
-from rubriclang.cli.params import annotations_option, concurrency_option, fallback_option, mode_option, recorded_option
+from rubriclang.cli.params import fallback_option
 from rubriclang.cli.progress import Progress, rate_text
 from rubriclang.cli.replay import warn_unverified
 from rubriclang.items.shape import shape_of
@@ -30,29 +32,41 @@ if TYPE_CHECKING:  # the CLI imports the engine lazily
     from rubriclang.interp.trace import TraceWriter
 
 
+@attrs.frozen
+class ResumeOptions:
+    """What a run into an --out that has lines already judges again, or accepts."""
+
+    retry_errors: bool
+    rejudge_changed: bool
+    allow_mixed_judges: bool
+
+
+_RESUME_OPTIONS = [
+    click.option("--retry-errors", is_flag=True, help="Judge again the items whose trace line in --out is an error."),
+    click.option(
+        "--rejudge-changed",
+        is_flag=True,
+        help="Judge again the items whose content changed since their line in --out was written (refused by default).",
+    ),
+    click.option(
+        "--allow-mixed-judges",
+        is_flag=True,
+        help=(
+            "Resume an --out whose LLM judgments came from another server, model, profile or sampling (refused by "
+            "default)."
+        ),
+    ),
+]
+
+
 @click.command()
 @click.argument("graph", type=click.Path())
 @click.argument("items", type=click.Path(dir_okay=False))
 @click.option(
     "--out", "out", required=True, type=click.Path(), help="Trace file (JSON Lines); an existing one is resumed."
 )
-@click.option("--retry-errors", is_flag=True, help="Judge again the items whose trace line in --out is an error.")
-@click.option(
-    "--rejudge-changed",
-    is_flag=True,
-    help="Judge again the items whose content changed since their line in --out was written (refused by default).",
-)
-@click.option(
-    "--allow-mixed-judges",
-    is_flag=True,
-    help=(
-        "Resume an --out whose LLM judgments came from another server, model, profile or sampling (refused by default)."
-    ),
-)
-@mode_option
-@concurrency_option
-@annotations_option
-@recorded_option
+@collect(ResumeOptions, _RESUME_OPTIONS, "resume")
+@judging_options
 @fallback_option
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format."
@@ -64,20 +78,7 @@ if TYPE_CHECKING:  # the CLI imports the engine lazily
 )
 @llm_options
 def run(
-    graph,
-    items,
-    out,
-    retry_errors,
-    rejudge_changed,
-    allow_mixed_judges,
-    mode,
-    concurrency,
-    annotations,
-    recorded,
-    fallback,
-    fmt,
-    estimate,
-    llm,
+    graph, items, out, resume: ResumeOptions, judging: JudgingOptions, fallback, fmt, estimate, llm: LLMOptions
 ) -> None:
     """Judge ITEMS with GRAPH, appending one trace line per item to --out.
 
@@ -99,24 +100,9 @@ def run(
     if estimate:
         from rubriclang.cli.estimate import run_estimate
 
-        return run_estimate(graph, items, mode, concurrency, annotations, recorded, fmt, llm)
+        return run_estimate(graph, items, judging, fmt, llm)
     with contextlib.ExitStack() as stack:
-        _run(
-            stack,
-            graph,
-            items,
-            out,
-            retry_errors,
-            rejudge_changed,
-            allow_mixed_judges,
-            mode,
-            concurrency,
-            annotations,
-            recorded,
-            fallback,
-            fmt,
-            llm,
-        )
+        _run(stack, graph, items, out, resume, judging, fallback, fmt, llm)
 
 
 def _run(
@@ -124,16 +110,11 @@ def _run(
     graph,
     items,
     out,
-    retry_errors,
-    rejudge_changed,
-    allow_mixed_judges,
-    mode,
-    concurrency,
-    annotations,
-    recorded,
+    resume: ResumeOptions,
+    judging: JudgingOptions,
     fallback,
     fmt,
-    llm,
+    llm: LLMOptions,
 ) -> None:
     from rubriclang.interp.graphset import interpreters, run_set, union
     from rubriclang.interp.items import ItemError, read_items
@@ -145,7 +126,7 @@ def _run(
         raise click.UsageError("--fallback is for a folder of compiled graphs: GRAPH is one graph file")
     else:
         gs, g = None, load_graph(graph)
-    backend = local_backend(annotations, recorded)
+    backend = local_backend(judging.annotations, judging.recorded)
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
     try:
@@ -156,8 +137,8 @@ def _run(
     inputs = [
         *graph_inputs(g, graph),
         ("items file", items),
-        ("--annotations table", annotations),
-        ("--recorded table", recorded),
+        ("--annotations table", judging.annotations),
+        ("--recorded table", judging.recorded),
         ("--fallback graph", fallback),
         ("call cache", llm.cache),
     ]
@@ -165,7 +146,7 @@ def _run(
     try:
         # Before the LLM server starts: an unusable --out fails at once.
         state = scan_trace(out, gs.hashes() if gs is not None else graph_hash(_one(g)))
-        retry, changed = _to_judge_again(state, items, retry_errors, rejudge_changed, shape_of(g))
+        retry, changed = _to_judge_again(state, items, resume.retry_errors, resume.rejudge_changed, shape_of(g))
         if not state.statuses:  # a resumed run's items were all just read, for its shape too
             _fit_shape(items, shape_of(g))
     except ItemError as exc:
@@ -174,9 +155,9 @@ def _run(
     judge = union(gs) if gs is not None else g
     llm_backend = open_llm(stack, judge, llm)
     if gs is not None:
-        interps = interpreters(gs, lambda one: interpreter(one, [backend, llm_backend], concurrency))
+        interps = interpreters(gs, lambda one: interpreter(one, [backend, llm_backend], judging.concurrency))
     else:
-        interp = interpreter(g, [backend, llm_backend], concurrency)
+        interp = interpreter(g, [backend, llm_backend], judging.concurrency)
     retry |= changed
     done = state.statuses.keys() - retry
     stats: collections.Counter[str] = collections.Counter()
@@ -194,12 +175,16 @@ def _run(
 
     async def go():
         async with llm_session(llm_backend):
-            if llm_backend is not None and not allow_mixed_judges:
+            if llm_backend is not None and not resume.allow_mixed_judges:
                 # Once the servers have answered: the model they serve is part of the judge.
                 _same_judges(state, judge, llm_backend, retry)
             stream = (it for it in checked if not _traced(it, done, state, items))
             writer.open()
-            results = run_set(gs, interps, stream, concurrency, mode) if gs is not None else interp.run(stream, mode)
+            results = (
+                run_set(gs, interps, stream, judging.concurrency, judging.mode)
+                if gs is not None
+                else interp.run(stream, judging.mode)
+            )
             async for result in results:
                 writer.write(result.record)
                 if gs is not None:
