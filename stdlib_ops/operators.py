@@ -12,22 +12,36 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
-from rubriclang.catalog.entries import OperatorImpl, PlanSite
+from rubriclang.catalog.entries import OperatorImpl, PlanSite, PlanTemplate, Ports
 from rubriclang.catalog.rules import Rule
+from rubriclang.catalog.types import JType
 from stdlib_ops import output_rules as rules
 
+# The values operators compute on are the graph's: numbers, booleans, labels, None.
+Params = dict[str, Any]
+Types = dict[str, JType]
+Plan = tuple[str, dict[str, Any]] | None
+# A transform's function of one present value, its parameters and the value's
+# type (given by the engine; left out by a caller whose transform reads none).
+TransformFn = Callable[[Any, Params, JType | None], Any]
+ReduceFn = Callable[[list[Any]], Any]
 
-def _present(ports) -> list:
+
+def _present(ports: Ports) -> list[Any]:
     """The inputs present; a list input (a per-element criterion, a tuple)
     gives its elements present."""
     return [v for x in ports["inputs"] for v in (x if x.__class__ is tuple else (x,)) if v is not None]
 
 
-def _transform(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) -> OperatorImpl:
+def _transform(
+    fn: TransformFn, rule: Rule, plan: PlanTemplate | None = None, traits: frozenset[str] = frozenset()
+) -> OperatorImpl:
     """A transform: absent in, absent out."""
 
-    def op(ports, params, types):
+    def op(ports: Ports, params: Params, types: Types) -> Any:
         v = ports["value"]
         return None if v is None else fn(v, params, types.get("value"))
 
@@ -39,48 +53,50 @@ def _absent_in_out(s: PlanSite, i: int, expr: str) -> str:
     return f"None if {s.x[i]} is None else {expr}" if s.types[i].optional else expr
 
 
-def _unary(expr: str, constants=lambda s: {}):
+def _unary(expr: str, constants: Callable[[PlanSite], dict[str, Any]] = lambda s: {}) -> PlanTemplate:
     """The plan of a transform: `expr` reads the input as `{x}` and this
     application's constants (named by `constants`) as `{k}NAME`."""
 
-    def plan(s: PlanSite):
+    def plan(s: PlanSite) -> Plan:
         body = expr.format(x=s.x[0], k=s.k)
         return _absent_in_out(s, 0, body), {s.k + n: v for n, v in constants(s).items()}
 
     return plan
 
 
-def _gate(fn, key: str, expr: str, rule: Rule) -> OperatorImpl:
+def _gate(fn: Callable[[Any, Any], Any], key: str, expr: str, rule: Rule) -> OperatorImpl:
     """A gate: `fn(value, params[key])` when the condition holds, else the
     value; `expr` is the same as a plan expression over `{x}` and `{k}KEY`."""
 
-    def op(ports, params, types):
+    def op(ports: Ports, params: Params, types: Types) -> Any:
         v = ports["value"]
         if v is None:
             return None
         return fn(v, params[key]) if ports["when"] else v
 
-    def plan(s: PlanSite):
+    def plan(s: PlanSite) -> Plan:
         v, w = s.x
         return _absent_in_out(s, 0, f"({expr.format(x=v, k=s.k)} if {w} else {v})"), {s.k + key: s.params[key]}
 
     return OperatorImpl(op, rule, plan)
 
 
-def _reducer(fn, rule: Rule, plan=None, traits: frozenset[str] = frozenset()) -> OperatorImpl:
+def _reducer(
+    fn: ReduceFn, rule: Rule, plan: PlanTemplate | None = None, traits: frozenset[str] = frozenset()
+) -> OperatorImpl:
     """A reducer over the present inputs; absent when none is present."""
 
-    def op(ports, params, types):
+    def op(ports: Ports, params: Params, types: Types) -> Any:
         xs = _present(ports)
         return fn(xs) if xs else None
 
     return OperatorImpl(op, rule, plan or _call_plan(fn), traits)
 
 
-def _call_plan(fn):
+def _call_plan(fn: ReduceFn) -> PlanTemplate:
     """The plan of a reducer: `fn` called on the inputs when none can be absent."""
 
-    def plan(s: PlanSite):
+    def plan(s: PlanSite) -> Plan:
         if any(t.optional for t in s.types):
             return None  # absent inputs: the function skips them
         return f"{s.k}f(({', '.join(s.x)},))", {s.k + "f": fn}
@@ -95,11 +111,11 @@ def _pick(a: str, b: str, cmp: str) -> str:
     return f"({b} if {b} {cmp} {a} else {a})"
 
 
-def _extreme_plan(fn, cmp: str):
+def _extreme_plan(fn: Callable[..., Any], cmp: str) -> PlanTemplate:
     """The plan of `reduce.min` / `reduce.max`: the inputs picked pairwise
     when two, the builtin called on them when more."""
 
-    def plan(s: PlanSite):
+    def plan(s: PlanSite) -> Plan:
         if any(t.optional for t in s.types):
             return None  # absent inputs: the function skips them
         if len(s.x) == 1:
@@ -111,26 +127,40 @@ def _extreme_plan(fn, cmp: str):
     return plan
 
 
-def _rescale(v, params, t):
-    to = params["to"]
+def _scale(t: JType | None) -> JType:
+    """The input's type, for a transform computed from its bounds."""
+    if t is None:
+        raise TypeError("this transform reads its input's type: pass it in `types`")
+    return t
+
+
+def _rescale(v: float, params: Params, t: JType | None) -> float:
+    to: JType = params["to"]
+    t = _scale(t)
     return to.lo + (v - t.lo) * (to.hi - to.lo) / (t.hi - t.lo)
 
 
-def _rescale_constants(s: PlanSite) -> dict:
+def _rescale_constants(s: PlanSite) -> dict[str, Any]:
     t, to = s.types[0], s.params["to"]
     return {"to_lo": to.lo, "lo": t.lo, "to_w": to.hi - to.lo, "w": t.hi - t.lo}
 
 
-def _threshold(v, params, t):
-    return v >= params["at"] if params["inclusive"] else v > params["at"]
+def _invert(v: float, params: Params, t: JType | None) -> float:
+    t = _scale(t)
+    return t.lo + t.hi - v
 
 
-def _threshold_plan(s: PlanSite):
+def _threshold(v: float, params: Params, t: JType | None) -> bool:
+    at: float = params["at"]
+    return v >= at if params["inclusive"] else v > at
+
+
+def _threshold_plan(s: PlanSite) -> Plan:
     cmp = ">=" if s.params["inclusive"] else ">"
     return _unary("{x} " + cmp + " {k}at", lambda s: {"at": s.params["at"]})(s)
 
 
-def _mean(xs):
+def _mean(xs: list[float]) -> float:
     return math.fsum(xs) / len(xs)
 
 
@@ -140,14 +170,16 @@ _FSUM_ZERO = math.fsum((-0.0,))
 _EXACT = 2.0**53  # integers up to this size are exact floats, and so are their sums
 
 
-def _fsum_source(s: PlanSite, weights: tuple | None = None) -> tuple[str, dict]:
+def _fsum_source(s: PlanSite, weights: tuple[float, ...] | None = None) -> tuple[str, dict[str, Any]]:
     """Source equal to `math.fsum` of the inputs (each times its weight, as
     `w * x`), and its constants. fsum rounds the exact sum once; so does
     plain addition of integral terms (of ordinals or booleans, by integral
     weights) whose total stays within 2**53, followed by at most one other
     term: then the sum is written out, otherwise it is fsum's."""
-    consts: dict = {}
-    whole, other, bound = [], [], 0.0
+    consts: dict[str, Any] = {}
+    whole: list[str] = []
+    other: list[str] = []
+    bound = 0.0
     for i, (x, t) in enumerate(zip(s.x, s.types)):
         w = 1 if weights is None else weights[i]
         term = x
@@ -162,25 +194,25 @@ def _fsum_source(s: PlanSite, weights: tuple | None = None) -> tuple[str, dict]:
     return f"{s.k}fsum(({', '.join(whole + other)},))", consts | {s.k + "fsum": math.fsum}
 
 
-def _mean_plan(s: PlanSite):
+def _mean_plan(s: PlanSite) -> Plan:
     if any(t.optional for t in s.types):
         return None
     total, consts = _fsum_source(s)
     return f"({total}) / {len(s.x)}", consts
 
 
-def _median(xs):
+def _median(xs: list[Any]) -> Any:
     xs = sorted(xs)
     mid = len(xs) // 2
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
-def _sum(xs):
+def _sum(xs: list[Any]) -> Any:
     # Integers stay integers (an ordinal sum is an ordinal); floats sum exactly.
     return sum(xs) if all(isinstance(x, int) for x in xs) else math.fsum(xs)
 
 
-def _weighted_mean(ports, params, types):
+def _weighted_mean(ports: Ports, params: Params, types: Types) -> float | None:
     pairs = [(w, x) for w, x in zip(params["weights"], ports["inputs"]) if x is not None]
     total = math.fsum(w for w, _ in pairs)
     if total <= 0:
@@ -188,7 +220,7 @@ def _weighted_mean(ports, params, types):
     return math.fsum(w * x for w, x in pairs) / total
 
 
-def _weighted_mean_plan(s: PlanSite):
+def _weighted_mean_plan(s: PlanSite) -> Plan:
     if any(t.optional for t in s.types):
         return None
     # Same arithmetic as the function: fsum of products over fsum of weights
@@ -200,12 +232,12 @@ def _weighted_mean_plan(s: PlanSite):
     return f"({products}) / {s.k}total", consts | {s.k + "total": total}
 
 
-def _count(ports, params, types):
+def _count(ports: Ports, params: Params, types: Types) -> int | None:
     xs = _present(ports)
     return sum(1 for x in xs if x) if xs else None
 
 
-def _majority(ports, params, types):
+def _majority(ports: Ports, params: Params, types: Types) -> Any:
     # The most common present value; a tie for the most common is no majority.
     top = Counter(_present(ports)).most_common(2)
     if not top or (len(top) == 2 and top[0][1] == top[1][1]):
@@ -213,27 +245,27 @@ def _majority(ports, params, types):
     return top[0][0]
 
 
-def _mask(ports, params, types):
+def _mask(ports: Ports, params: Params, types: Types) -> Any:
     return None if ports["when"] else ports["value"]
 
 
-def _mask_plan(s: PlanSite):
+def _mask_plan(s: PlanSite) -> Plan:
     return f"None if {s.x[1]} else {s.x[0]}", {}
 
 
-def _default(ports, params, types):
+def _default(ports: Ports, params: Params, types: Types) -> Any:
     v = ports["value"]
     return params["value"] if v is None else v
 
 
-def _default_plan(s: PlanSite):
+def _default_plan(s: PlanSite) -> Plan:
     return f"{s.k}d if {s.x[0]} is None else {s.x[0]}", {s.k + "d": s.params["value"]}
 
 
 _SELECTS = frozenset({"selects"})
 
 
-def _fraction(xs):
+def _fraction(xs: list[bool]) -> float:
     """The share of true values among the present ones."""
     return sum(xs) / len(xs)
 
@@ -249,7 +281,7 @@ OPERATORS: dict[str, OperatorImpl] = {
         _unary("{k}table[{x}]", lambda s: {"table": s.params["values"]}),
     ),
     "transform.invert": _transform(
-        lambda v, p, t: t.lo + t.hi - v,
+        _invert,
         rules.same,
         _unary("{k}sum - {x}", lambda s: {"sum": s.types[0].lo + s.types[0].hi}),
     ),

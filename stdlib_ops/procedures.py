@@ -10,15 +10,20 @@ are made when they run, so loading the catalog imports no checker code.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rubriclang.catalog.entries import ProcedureImpl
 from rubriclang.catalog.types import JType, fmt_num
 from stdlib_ops import judges, structure
+
+if TYPE_CHECKING:
+    from rubriclang.checker.criteria import CriterionCheck
 
 # The one scale `llm.rate { template = prometheus }` rates on.
 PROMETHEUS_SCALE = JType("ordinal", 1, 5)
 
 
-def _check_rate(c) -> None:
+def _check_rate(c: CriterionCheck) -> None:
     """`llm.rate`: the scale its template grades on, and anchors that are points of the type."""
     from rubriclang.checker.values import key_text
     from rubriclang.syntax import ast
@@ -44,10 +49,11 @@ def _check_rate(c) -> None:
             else f"numbers from {fmt_num(t.lo)} to {fmt_num(t.hi)}"
         )
         for key in c.map_keys("anchors"):
-            k = key.value
-            ok = isinstance(key, ast.Number) and t.lo <= k <= t.hi
-            if ok and t.kind == "ordinal" and not float(k).is_integer():
-                ok = False
+            ok = (
+                isinstance(key, ast.Number)
+                and t.lo <= key.value <= t.hi
+                and (t.kind != "ordinal" or float(key.value).is_integer())
+            )
             if not ok:
                 c.err(
                     "RB203",
@@ -57,7 +63,7 @@ def _check_rate(c) -> None:
                 )
 
 
-def _check_choose(c) -> None:
+def _check_choose(c: CriterionCheck) -> None:
     """`llm.choose`: each described label is one of the type's."""
     from rubriclang.checker.values import key_text, suggest
 
@@ -74,12 +80,12 @@ def _check_choose(c) -> None:
             )
 
 
-def _check_compare(c) -> None:
+def _check_compare(c: CriterionCheck) -> None:
     """`llm.compare`: the type its reply produces."""
     c.prompts.compare_type(c.decl, c.type, c.values)
 
 
-def _check_regex(c) -> None:
+def _check_regex(c: CriterionCheck) -> None:
     """`rule.regex`: the pattern compiles under RE2."""
     if "pattern" in c.failed or c.values.get("pattern") is None:
         return
@@ -96,7 +102,7 @@ def _check_regex(c) -> None:
         )
 
 
-def _check_length(c) -> None:
+def _check_length(c: CriterionCheck) -> None:
     """`rule.length`: a bool one compares with exactly one bound; a numeric one with none."""
     given = [k for k in ("over", "under") if c.values.get(k) is not None]
     if c.type.kind == "bool" and len(given) != 1:
@@ -121,29 +127,29 @@ _JSON = ("json", "text")
 _CALLS = ("conversation", "json", "text")
 
 
-def _check_json_valid(c) -> None:
+def _check_json_valid(c: CriterionCheck) -> None:
     """`rule.json_valid`: a text or JSON field, or one holding tool calls with `arguments = true`."""
     structure.check_fields(c, {"field": _CALLS if c.values.get("arguments") else _JSON})
 
 
-def _check_json_schema(c) -> None:
+def _check_json_schema(c: CriterionCheck) -> None:
     """`rule.json_schema`: the schema (a file's read in), and the field's kind."""
     structure.inline_schema(c)
     structure.check_fields(c, {"field": _CALLS if c.values.get("arguments") else _JSON})
 
 
-def _check_tool_calls_match(c) -> None:
+def _check_tool_calls_match(c: CriterionCheck) -> None:
     """`rule.tool_calls_match`: the candidate holds calls, the expected field JSON."""
     structure.check_fields(c, {"field": _CALLS, "expected": _JSON})
 
 
-def _check_citations(c) -> None:
+def _check_citations(c: CriterionCheck) -> None:
     """`rule.citations_valid`: the pattern compiles under RE2; a text field and a documents field."""
     _check_regex(c)
     structure.check_fields(c, {"field": ("text",), "documents": ("documents",)})
 
 
-def _check_count(c) -> None:
+def _check_count(c: CriterionCheck) -> None:
     """`rule.count`: the field holds what `of` counts; bounds as `rule.length`'s."""
     of = c.values.get("of")
     structure.check_fields(c, {"field": ("conversation",) if of == "turns" else _CALLS})

@@ -13,6 +13,7 @@ judges, so `rbg check` pays for neither.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rubriclang.interp.backend import Judgment, JudgmentRequest
@@ -249,7 +250,7 @@ def _validated(values: list[tuple[Any, str]], schema: Any) -> Judgment:
 # -- the judges ---------------------------------------------------------------
 
 
-def _judging(fn: Any) -> Any:
+def _judging(fn: Callable[[JudgmentRequest], Judgment]) -> Callable[[JudgmentRequest, LocalBackend], Judgment]:
     """A judge whose `Malformed` input is a failed judgment, in its words."""
 
     def judge(request: JudgmentRequest, backend: LocalBackend) -> Judgment:
