@@ -10,10 +10,22 @@ import attrs
 import click
 
 from rubriclang.cli.errors import DataError, data_error
-from rubriclang.cli.llmoptions import LLMOptions, deadline_option, max_reply_option
+from rubriclang.cli.llmoptions import (
+    LLMOptions,
+    api_key_env_option,
+    base_url_option,
+    cache_option,
+    deadline_option,
+    max_reply_option,
+    max_tokens_option,
+    model_file_option,
+    model_option,
+    no_cache_option,
+    seed_option,
+    temperature_option,
+    timeout_option,
+)
 from rubriclang.cli.options import collect
-from rubriclang.cli.params import FiniteFloat
-from rubriclang.config import MAX_SEED, MAX_TOKENS
 from rubriclang.safeio import describe_os_error
 
 # The embedded model reads the whole catalog, the spec and a repair; its
@@ -126,61 +138,18 @@ _COMPILE_OPTIONS = [
 # defaults (a longer answer, a longer wait) and no --top-p, --logprobs,
 # --max-retries or --per-endpoint.
 _LLM_OPTIONS = [
-    click.option(
-        "--base-url",
-        "base_urls",
-        multiple=True,
-        metavar="URL",
-        help="An OpenAI-compatible server. Default: the embedded local model.",
-    ),
-    click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
-    click.option(
-        "--api-key-env",
-        metavar="NAME",
-        default="OPENAI_API_KEY",
-        show_default=True,
-        help="The environment variable holding the API key.",
-    ),
-    click.option(
-        "--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."
-    ),
-    click.option(
-        "--seed",
-        type=click.IntRange(0, MAX_SEED),
-        default=0,
-        show_default=True,
-        help="The sampling seed sent to the server.",
-    ),
-    click.option(
-        "--max-tokens",
-        type=click.IntRange(1, MAX_TOKENS),
-        default=2048,
-        show_default=True,
-        help="The longest answer, in tokens.",
-    ),
-    click.option(
-        "--timeout",
-        type=FiniteFloat(min=0, min_open=True),
-        default=600.0,
-        show_default=True,
-        help="Seconds to wait for one answer.",
-    ),
+    base_url_option("An OpenAI-compatible server. Default: the embedded local model."),
+    model_option,
+    api_key_env_option("The environment variable holding the API key."),
+    temperature_option,
+    seed_option,
+    max_tokens_option(2048, "The longest answer, in tokens."),
+    timeout_option(600.0),
     deadline_option,
     max_reply_option,
-    click.option(
-        "--cache",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="The call cache (default: the one `rbg run` uses).",
-    ),
-    click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
-    click.option(
-        "--model-file",
-        type=click.Path(dir_okay=False),
-        default=None,
-        metavar="GGUF",
-        help="The embedded model's GGUF file (when no --base-url is given).",
-    ),
+    cache_option("The call cache (default: the one `rbg run` uses)."),
+    no_cache_option,
+    model_file_option("The embedded model's GGUF file (when no --base-url is given)."),
 ]
 
 

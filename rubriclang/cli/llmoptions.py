@@ -91,64 +91,83 @@ max_reply_option = click.option(
     help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).",
 )
 
+
+# Each option of the LLM backend once; those whose default or help differ
+# by command (`rbg compile` asks for longer answers, and waits longer) are
+# made by a function of what differs.
+def base_url_option(help: str):
+    return click.option("--base-url", "base_urls", multiple=True, metavar="URL", help=help)
+
+
+model_option = click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model).")
+
+
+def api_key_env_option(help: str):
+    return click.option("--api-key-env", metavar="NAME", default="OPENAI_API_KEY", show_default=True, help=help)
+
+
+def max_tokens_option(default: int, help: str):
+    return click.option(
+        "--max-tokens", type=click.IntRange(1, MAX_TOKENS), default=default, show_default=True, help=help
+    )
+
+
+def timeout_option(default: float):
+    return click.option(
+        "--timeout",
+        type=FiniteFloat(min=0, min_open=True),
+        default=default,
+        show_default=True,
+        help="Seconds to wait for one answer.",
+    )
+
+
+def cache_option(help: str):
+    return click.option("--cache", type=click.Path(dir_okay=False), default=None, help=help)
+
+
+def model_file_option(help: str):
+    return click.option("--model-file", type=click.Path(dir_okay=False), default=None, metavar="GGUF", help=help)
+
+
+temperature_option = click.option(
+    "--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."
+)
+seed_option = click.option(
+    "--seed",
+    type=click.IntRange(0, MAX_SEED),
+    default=0,
+    show_default=True,
+    help="The sampling seed sent to the server.",
+)
+no_cache_option = click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
+
 # A request's sampling, the same options with the same defaults wherever
 # requests are made (`rbg run`, `rbg batch`): it is part of a request's body
 # and of its cache key.
 SAMPLING_OPTIONS = [
-    click.option(
-        "--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True, help="Sampling temperature."
-    ),
+    temperature_option,
     click.option(
         "--top-p", type=FiniteFloat(0, 1, min_open=True), default=None, help="Nucleus sampling (default: not sent)."
     ),
-    click.option(
-        "--max-tokens",
-        type=click.IntRange(1, MAX_TOKENS),
-        default=512,
-        show_default=True,
-        help="The longest reply, in tokens.",
-    ),
-    click.option(
-        "--seed",
-        type=click.IntRange(0, MAX_SEED),
-        default=0,
-        show_default=True,
-        help="The sampling seed sent to the server.",
-    ),
+    max_tokens_option(512, "The longest reply, in tokens."),
+    seed_option,
 ]
 
 _LLM_OPTIONS = [
-    click.option(
-        "--base-url",
-        "base_urls",
-        multiple=True,
-        metavar="URL",
-        help=(
-            "An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded "
-            "local model."
-        ),
+    base_url_option(
+        "An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local "
+        "model."
     ),
-    click.option("--model", metavar="NAME", help="The model to ask (default: the server's only model)."),
-    click.option(
-        "--api-key-env",
-        metavar="NAME",
-        default="OPENAI_API_KEY",
-        show_default=True,
-        help="The environment variable holding the API key (the key itself is never a flag).",
-    ),
+    model_option,
+    api_key_env_option("The environment variable holding the API key (the key itself is never a flag)."),
     *SAMPLING_OPTIONS,
     click.option(
         "--logprobs",
         is_flag=True,
         help="Read `score[lo, hi]` ratings as probability-weighted means of the scale's tokens (G-Eval).",
     ),
-    click.option(
-        "--timeout",
-        type=FiniteFloat(min=0, min_open=True),
-        default=120.0,
-        show_default=True,
-        help="Seconds to wait for one answer.",
-    ),
+    timeout_option(120.0),
     deadline_option,
     max_reply_option,
     click.option(
@@ -165,21 +184,9 @@ _LLM_OPTIONS = [
         show_default=True,
         help="Requests in flight per server.",
     ),
-    click.option(
-        "--cache",
-        "cache",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite, else ~/.cache/...).",
-    ),
-    click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
-    click.option(
-        "--model-file",
-        type=click.Path(dir_okay=False),
-        default=None,
-        metavar="GGUF",
-        help="The embedded model's GGUF file (used when no --base-url is given).",
-    ),
+    cache_option("The call cache (default: $XDG_CACHE_HOME/rubriclang/calls.sqlite, else ~/.cache/...)."),
+    no_cache_option,
+    model_file_option("The embedded model's GGUF file (used when no --base-url is given)."),
 ]
 # Adds the LLM backend's options to a command; they reach it as one `llm: LLMOptions` argument.
 llm_options = collect(LLMOptions, _LLM_OPTIONS, "llm")
