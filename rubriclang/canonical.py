@@ -9,6 +9,8 @@ import json
 import json.encoder
 from typing import Any
 
+from rubriclang.plainlibs import plain
+
 
 def _unencodable(obj: Any) -> Any:
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
@@ -19,7 +21,9 @@ def _unencodable(obj: Any) -> Any:
 # one made once writes the same text, at about four fifths of the cost of a
 # trace record. Without its circular-reference markers (what is hashed or
 # written is a tree), a cycle is a RecursionError, not a ValueError.
-_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # None where the C accelerator is missing
+_MAKE_ENCODER = (
+    None if plain("json") else getattr(json.encoder, "c_make_encoder", None)
+)  # None where the C accelerator is missing
 _ENCODE = (
     None
     if _MAKE_ENCODER is None

@@ -16,13 +16,18 @@ import json.scanner
 from collections.abc import Callable
 from typing import Any
 
+from rubriclang.plainlibs import plain
+
 # typeshed types make_scanner's argument as the class, not the decoder it is given.
 _SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+_PLAIN = plain("json")
 _NOT_PLAIN_UTF8 = (b"\xef", b"\xfe", b"\xff", b"\x00")  # a BOM, or UTF-16/32 (`json.detect_encoding`)
 
 
 def loads(data: str | bytes) -> Any:
     """What `json.loads(data)` returns, or the error it raises."""
+    if _PLAIN:
+        return json.loads(data)
     if type(data) is bytes:
         if data[:1] in _NOT_PLAIN_UTF8 or data[1:2] == b"\x00":
             return json.loads(data)

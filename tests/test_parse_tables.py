@@ -10,10 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from conftest import GOOD, SYNTAX_ERROR
 
-from rubriclang.syntax import lalr, lalr_tables
+from rubriclang.syntax import lalr, lalr_tables, parse
 from rubriclang.syntax.build import AstBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,3 +70,31 @@ def test_a_syntax_error_is_reported_by_larks_parser_imported_then(write):
     assert "lark" in modules and "rubriclang.syntax.larkparse" in modules
     result = subprocess.run([str(RBG), "check", path], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and f"{path}:" in result.stdout and "RB00" in result.stdout
+
+
+# RBG_PLAIN_LIBS=parser (`plainlibs`): every text to Lark, as if the tables
+# did not exist. Both paths give the same module and the same diagnostics.
+CORPUS = sorted({*ROOT.glob("tests/corpus/**/*.rbg"), *ROOT.glob("examples/**/*.rbg")})
+
+
+def _parsed(text: str) -> tuple:
+    result = parse(text, "f.rbg")
+    return (
+        None if result.module is None else attrs.asdict(result.module),
+        [attrs.asdict(d) for d in result.diagnostics],
+    )
+
+
+def test_the_plain_lark_path_parses_every_corpus_file_as_the_tables_do(monkeypatch):
+    texts = [p.read_text("utf-8") for p in CORPUS]
+    ours = [_parsed(t) for t in texts]
+    monkeypatch.setenv("RBG_PLAIN_LIBS", "parser")
+    assert [_parsed(t) for t in texts] == ours
+    assert any(module is None for module, _ in ours) and any(module is not None for module, _ in ours)
+
+
+@pytest.mark.parametrize("value", ["1", "parser", "http,parser"])
+def test_rbg_plain_libs_sends_a_valid_file_to_lark(write, monkeypatch, value):
+    monkeypatch.setenv("RBG_PLAIN_LIBS", value)
+    modules = _imported("check", write("good.rbg", GOOD))
+    assert "rubriclang.syntax.larkparse" in modules

@@ -1,5 +1,7 @@
 """An async client for OpenAI-compatible `/v1/chat/completions` servers
-(vLLM, llama.cpp, hosted APIs), over httpx.
+(vLLM, llama.cpp, hosted APIs), over the keep-alive pools of `transport`
+(http and https alike); a request an environment proxy may capture, and every
+request under `RBG_PLAIN_LIBS=http`, goes through httpx's client instead.
 
 It spreads requests over several base URLs (least busy first), limits the
 requests in flight per endpoint, reuses connections, and retries transient
@@ -40,11 +42,13 @@ from rubriclang.llm.transport import (
     ReplyTooLarge,
     UnreadableEncoding,
     decoded,
-    direct_mounts,
     header_lines,
+    proxied,
     request_head,
+    tls_context,
 )
 from rubriclang.memo import IdentityMemo
+from rubriclang.plainlibs import plain
 from rubriclang.urls import BaseURL, api_key_problem, parse_base_url
 
 # The largest answer read: replies are kilobytes, and even top-20 logprobs of
@@ -289,8 +293,9 @@ class _Endpoint:
         self.path = base.path
         self.origin = base.origin  # the URL without its path (`/v1`)
         self.query = f"?{base.query}" if base.query else ""  # sent with every request
-        # Set for a plain-http server called directly (no proxy): its calls
-        # skip httpx's client and go straight to the pool, with these headers.
+        self.tls = base.scheme == "https"
+        # Set for a server called directly (no proxy, no RBG_PLAIN_LIBS=http):
+        # its calls go straight to the pool, with these headers.
         self.direct: PoolTransport | None = None
         self.headers: list[tuple[bytes, bytes]] = []
         self.lines: bytes | None = None  # `header_lines(headers)`, once they proved valid
@@ -354,36 +359,37 @@ class OpenAIClient:
         )
         # A user's HTTP(S)_PROXY must not capture calls to a server on this machine.
         local = all(_is_loopback(e.url) for e in self.endpoints)
-        # Plain-http servers (vLLM, llama.cpp) go through a lean keep-alive
-        # pool: httpx's own costs milliseconds of CPU per call at dozens in
-        # flight. https (hosted APIs) and proxied calls keep httpx's default
-        # transport, which `limits` is for.
-        pool = PoolTransport(per_endpoint, max_body=self.max_reply_bytes)
-        mounts = direct_mounts([e.url for e in self.endpoints], pool, trust_env=not local)
+        # Every server goes through one lean keep-alive pool, http or https:
+        # httpx's own costs milliseconds of CPU per call at dozens in flight
+        # (benchmarks/README.md). Calls a proxy may capture keep httpx's
+        # client, which `limits` is for; RBG_PLAIN_LIBS=http sends them all there.
+        self._pool = PoolTransport(per_endpoint, max_body=self.max_reply_bytes)
+        library = plain("http")
         self._timeouts = httpx.Timeout(timeout).as_dict()
         for ep in self.endpoints:
-            netloc = httpx.URL(ep.url).netloc
-            if mounts.get(f"http://{netloc.decode('ascii')}") is pool:
-                ep.direct = pool
+            if not library and (local or not proxied("https" if ep.tls else "http")):
+                ep.direct = self._pool
                 ep.headers = [
-                    (b"Host", netloc),
+                    (b"Host", httpx.URL(ep.url).netloc),
                     (b"Accept", b"application/json"),
                     (b"Content-Type", b"application/json"),
                     (b"User-Agent", b"rubriclang"),
                 ]
+                if ep.tls:  # a remote API: compressed answers asked for, as httpx's client asks
+                    ep.headers.append((b"Accept-Encoding", ACCEPTED_ENCODINGS.encode("ascii")))
                 ep.headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-        # With every server direct, httpx's client never sends a request, so
-        # it needs no default transport of its own (building one loads the
-        # system's TLS certificates: milliseconds per run).
-        direct = all(ep.direct is not None for ep in self.endpoints)
-        self._http = _CookielessClient(
-            # Only the encodings read within the cap (`BodyDecoder`), whatever decoders httpx has.
-            headers={**headers, "Accept-Encoding": ACCEPTED_ENCODINGS},
-            timeout=httpx.Timeout(timeout),
-            limits=limits,
-            trust_env=not local,
-            mounts=mounts,
-            transport=pool if direct else None,
+        # httpx's client only where a server is not called directly.
+        self._http = (
+            None
+            if all(ep.direct is not None for ep in self.endpoints)
+            else _CookielessClient(
+                # Only the encodings read within the cap (`BodyDecoder`), whatever decoders httpx has.
+                headers={**headers, "Accept-Encoding": ACCEPTED_ENCODINGS},
+                timeout=httpx.Timeout(timeout),
+                limits=limits,
+                trust_env=not local,
+                verify=tls_context(),
+            )
         )
         self._turn = 0
         # llama.cpp servers with this many slots each (None: not llama.cpp,
@@ -398,7 +404,9 @@ class OpenAIClient:
         self.identity = identity or " ".join(sorted(e.url for e in self.endpoints))
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._pool.aclose()
+        if self._http is not None:
+            await self._http.aclose()
 
     async def __aenter__(self) -> OpenAIClient:
         return self
@@ -460,6 +468,7 @@ class OpenAIClient:
         async with asyncio.timeout(self.deadline):
             cap = self.max_reply_bytes
             url = (ep.origin if root else ep.url) + path + ep.query
+            assert self._http is not None  # made for every server not called directly
             async with self._http.stream(method, url, json=body) as r:
                 # Read as sent and decoded here, within the cap on decoded
                 # bytes (httpx would inflate a whole chunk at once, and
@@ -480,7 +489,9 @@ class OpenAIClient:
         head = request_head(method, target, lines, None if body is None else len(data))
         assert ep.direct is not None  # the caller's test
         deadline = asyncio.get_running_loop().time() + self.deadline
-        answer, content = await ep.direct.exchange(ep.host, ep.port, head, data, self._timeouts, deadline=deadline)
+        answer, content = await ep.direct.exchange(
+            ep.host, ep.port, head, data, self._timeouts, deadline=deadline, tls=ep.tls
+        )
         found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in answer.headers}
         if "content-encoding" in found:  # not asked for, but read if it is one this client reads
             encoding = ", ".join(v.decode("latin-1") for k, v in answer.headers if k.lower() == b"content-encoding")

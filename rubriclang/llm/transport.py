@@ -1,5 +1,5 @@
-"""A lean httpx transport for plain-HTTP servers: per-origin pools of
-keep-alive HTTP/1.1 connections on asyncio.
+"""The LLM client's HTTP: per-origin pools of keep-alive HTTP/1.1
+connections on asyncio, plain or over TLS.
 
 Why not httpx's default transport: its pool (httpcore) rechecks every pooled
 connection on each request, which costs milliseconds of CPU per call at
@@ -20,11 +20,12 @@ interim (1xx) answers skipped, bodies framed by `Transfer-Encoding: chunked`,
 204, 304), keep-alive unless either side says `close` or the server speaks
 HTTP/1.0; anything malformed is a `RemoteProtocolError`.
 
-It speaks plain HTTP only. TLS, and any request an environment proxy may
-capture, stay with httpx's default transport: `direct_mounts` gives an
-`httpx.AsyncClient` this transport for exactly the plain-http origins that
-go direct, and the client's default transport serves everything else
-(hosted APIs over https).
+It serves every origin the client calls directly, http and https alike
+(benchmarks/README.md, "Home-made parts and what they earn", has what it
+saves over httpx's pool); TLS is asyncio's, with httpx's context (its CA
+bundle, or `SSL_CERT_FILE` / `SSL_CERT_DIR`). A request an environment proxy
+may capture (`proxied`), and every request under `RBG_PLAIN_LIBS=http`, go
+through httpx's own client and transport instead.
 
 Failures are httpx's exceptions, so callers handle them as with any httpx
 transport: `ConnectError`/`ConnectTimeout`, `PoolTimeout`, `WriteError`/
@@ -39,6 +40,7 @@ import asyncio
 import collections
 import functools
 import re
+import ssl
 import time
 import urllib.request
 import zlib
@@ -311,8 +313,9 @@ class _Pool:
     once; idle ones reused last-in first-out; a request that finds the limit
     reached waits, first come first served, for a connection or a free slot."""
 
-    def __init__(self, host: str, port: int, limit: int, keepalive_expiry: float):
+    def __init__(self, host: str, port: int, limit: int, keepalive_expiry: float, tls: ssl.SSLContext | None):
         self.host, self.port, self.limit = host, port, limit
+        self.tls = tls  # None: plain http
         self.keepalive_expiry = keepalive_expiry
         self.idle: list[_Connection] = []
         self.open: set[_Connection] = set()
@@ -349,7 +352,13 @@ class _Pool:
             async with asyncio.timeout_at(deadline):  # outside: its expiry is TimeoutError, not ConnectTimeout
                 try:
                     async with asyncio.timeout(timeouts.get("connect")):
-                        _, conn = await loop.create_connection(lambda: _Connection(loop), self.host, self.port)
+                        _, conn = await loop.create_connection(
+                            lambda: _Connection(loop),
+                            self.host,
+                            self.port,
+                            ssl=self.tls,
+                            server_hostname=self.host if self.tls is not None else None,
+                        )
                 except TimeoutError:  # before OSError: TimeoutError is one
                     raise httpx.ConnectTimeout(f"connecting to {self.host}:{self.port} timed out") from None
                 except OSError as exc:
@@ -437,7 +446,7 @@ class _Pool:
 
 
 class PoolTransport(httpx.AsyncBaseTransport):
-    """An `httpx.AsyncBaseTransport` for plain-http URLs: keep-alive
+    """An `httpx.AsyncBaseTransport` for http and https URLs: keep-alive
     HTTP/1.1 connections, at most `max_per_origin` to each origin, each
     reused while idle for less than `keepalive_expiry` seconds. A response
     body larger than `max_body` bytes (None: no cap), as sent or once
@@ -451,20 +460,23 @@ class PoolTransport(httpx.AsyncBaseTransport):
         self.max_per_origin = max_per_origin
         self.max_body = max_body
         self.keepalive_expiry = keepalive_expiry
-        self._pools: dict[tuple[str, int], _Pool] = {}
+        self._pools: dict[tuple[str, int, bool], _Pool] = {}
         self._closed = False
+        self._tls: ssl.SSLContext | None = None  # made for the first https origin (loading CAs takes milliseconds)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
-        if url.scheme != "http":
-            raise httpx.UnsupportedProtocol(f"this transport speaks plain http, not {url.scheme}")
+        if url.scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"this transport speaks http and https, not {url.scheme}")
         timeouts = request.extensions.get("timeout") or {}
         head = request_head(request.method.encode("ascii"), url.raw_path, header_lines(request.headers.raw))
         try:
             body = request.content  # JSON and other bytes bodies are read already
         except httpx.RequestNotRead:
             body = None  # a streamed body, sent as it comes
-        answer, content = await self.exchange(url.host, url.port or 80, head, body, timeouts, request.stream)
+        tls = url.scheme == "https"
+        port = url.port or (443 if tls else 80)
+        answer, content = await self.exchange(url.host, port, head, body, timeouts, request.stream, tls=tls)
         headers = answer.headers
         encodings = [v.decode("latin-1") for k, v in headers if k.lower() == b"content-encoding"]
         if encodings:  # decoded here, within the cap on decoded bytes, not by httpx after it
@@ -487,10 +499,11 @@ class PoolTransport(httpx.AsyncBaseTransport):
         timeouts: dict,
         stream=None,
         deadline: float | None = None,
+        tls: bool = False,
     ) -> tuple[Answer, bytes]:
-        """One request to `host:port` and its whole answer: (the answer's
-        head, its body). `body` None sends `stream` (an async iterable of
-        bytes) instead. TimeoutError once the loop's time passes `deadline`,
+        """One request to `host:port` (over TLS when `tls`) and its whole
+        answer: (the answer's head, its body). `body` None sends `stream` (an
+        async iterable of bytes) instead. TimeoutError once the loop's time passes `deadline`,
         as inside `asyncio.timeout_at(deadline)`, but with no timer of its
         own. What `handle_async_request` does without httpx's request and
         response objects: the LLM client's plain-http calls come straight
@@ -498,10 +511,13 @@ class PoolTransport(httpx.AsyncBaseTransport):
         transport."""
         if self._closed:
             raise RuntimeError("the HTTP transport was closed")
-        key = (host, port)
+        key = (host, port, tls)
         pool = self._pools.get(key)
         if pool is None:
-            pool = self._pools[key] = _Pool(host, port, self.max_per_origin, self.keepalive_expiry)
+            if tls and self._tls is None:
+                self._tls = tls_context()
+            context = self._tls if tls else None
+            pool = self._pools[key] = _Pool(host, port, self.max_per_origin, self.keepalive_expiry, context)
         conn: _Connection | None
         conn = await pool.acquire(timeouts, deadline)
         try:
@@ -772,22 +788,20 @@ async def _read_chunked(conn: _Connection, timeout: float | None, max_body: int 
     return b"".join(chunks)
 
 
-def direct_mounts(
-    urls: Iterable[str], transport: httpx.AsyncBaseTransport, trust_env: bool
-) -> dict[str, httpx.AsyncBaseTransport]:
-    """`httpx.AsyncClient(mounts=...)` that route the plain-http origins of
-    `urls` through `transport`. An origin stays with the client's default
-    transport when it is https (TLS is httpx's job) or when, trusting the
-    environment, an HTTP_PROXY or ALL_PROXY may capture it (proxies are httpx's
-    job too). Mounts keyed by origin outrank any pattern from the
-    environment, NO_PROXY's included."""
-    if trust_env and {"http", "all"} & urllib.request.getproxies().keys():
-        return {}
-    out: dict[str, httpx.AsyncBaseTransport] = {}
-    for url in map(httpx.URL, urls):
-        if url.scheme == "http":
-            out[f"http://{url.netloc.decode('ascii')}"] = transport
-    return out
+def tls_context() -> ssl.SSLContext:
+    """The TLS context of https origins, on either path: httpx's (certificate
+    checks on, its CA bundle, or the one `SSL_CERT_FILE` or `SSL_CERT_DIR`
+    names), offering HTTP/1.1 alone."""
+    context = httpx.create_ssl_context(trust_env=True)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+def proxied(scheme: str) -> bool:
+    """Whether the environment names a proxy (`HTTP_PROXY`, `HTTPS_PROXY`,
+    `ALL_PROXY`) that may capture a request to a `scheme` URL: such requests
+    are httpx's job (its proxy support, `NO_PROXY` included)."""
+    return bool({scheme, "all"} & urllib.request.getproxies().keys())
 
 
 __all__ = [
@@ -799,7 +813,8 @@ __all__ = [
     "RequestHead",
     "UnreadableEncoding",
     "decoded",
-    "direct_mounts",
     "header_lines",
+    "proxied",
     "request_head",
+    "tls_context",
 ]

@@ -7,7 +7,8 @@ lexer's (each accepted token is the first matching terminal of a subset that
 holds it, so that subset picks it too); where they do not (a keyword used as
 a name, or an error), Lark's contextual parser decides and reports
 (`larkparse`, imported only then). Both build the AST as they parse
-(`build.AstBuilder` is their inline transformer).
+(`build.AstBuilder` is their inline transformer). `RBG_PLAIN_LIBS=parser`
+(`plainlibs`) leaves every text to Lark.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import attrs
 
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.span import Span
+from rubriclang.plainlibs import plain
 from rubriclang.safeio import open_regular
 from rubriclang.syntax import ast
 from rubriclang.syntax.build import AstBuilder
@@ -114,6 +116,8 @@ def _parse_chunk(
     `comments` gets the chunk's comment tokens (the tables' or Lark's)."""
     build = _BUILDER.begin(path)
     try:
+        if plain("parser"):  # RBG_PLAIN_LIBS: Lark alone
+            raise NoParse
         built, found = tables_parser().parse(chunk)
     except NoParse:
         from rubriclang.syntax import larkparse  # Lark, only for what the tables do not parse

@@ -18,7 +18,6 @@ import pytest
 from conftest import GOOD
 from llm.fault_server import Fault
 
-from rubriclang.llm import client as client_module
 from rubriclang.llm.client import LLMError
 from rubriclang.llm.transport import PoolTransport, ReplyTooLarge
 
@@ -54,8 +53,8 @@ BOMB = 64 << 20  # 64 MiB of content in about 64 KB
 
 @pytest.fixture(params=["own-transport", "httpx"])
 def transport(request, monkeypatch):
-    if request.param == "httpx":  # https and proxied servers
-        monkeypatch.setattr(client_module, "direct_mounts", lambda *a, **k: {})
+    if request.param == "httpx":  # proxied servers, and every server under RBG_PLAIN_LIBS=http
+        monkeypatch.setenv("RBG_PLAIN_LIBS", "http")
     return request.param
 
 

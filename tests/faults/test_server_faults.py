@@ -15,7 +15,6 @@ from conftest import GOOD
 from llm.fault_server import Fault, FaultServer, trickle
 
 from rubriclang.cli.main import cli
-from rubriclang.llm import client as client_module
 from rubriclang.llm.client import DEFAULT_MAX_REPLY_BYTES, LLMError, OpenAIClient
 
 from .llm_fixtures import chat, client, fault_server, write_items  # noqa: F401 (fault_server: a fixture)
@@ -99,9 +98,9 @@ def test_a_reply_under_the_cap_is_read_whole(fault_server):
 
 
 def test_the_cap_holds_on_httpx_own_transport_too(fault_server, monkeypatch):
-    # https servers and proxied calls go through httpx's transport, which
-    # streams: the client stops reading at the cap itself.
-    monkeypatch.setattr(client_module, "direct_mounts", lambda *a, **k: {})
+    # Proxied calls, and every call under RBG_PLAIN_LIBS=http, go through
+    # httpx's transport, which streams: the client stops reading at the cap itself.
+    monkeypatch.setenv("RBG_PLAIN_LIBS", "http")
     server = fault_server()
     server.script(Fault(status=200, body=_big_reply(50_000), chunked=True))
     with pytest.raises(LLMError) as info:

@@ -1,16 +1,20 @@
 """The lean HTTP/1.1 transport under the LLM client: keep-alive reuse, the
 per-origin limit, response framing, servers that close connections, each
-kind of timeout, what goes to httpx's default transport, and nothing left
-open after `aclose`. Every server is on 127.0.0.1, in the test's own event
-loop, scripted by request headers."""
+kind of timeout, TLS, what goes to httpx instead (proxied requests, and every
+request under `RBG_PLAIN_LIBS=http`), and nothing left open after `aclose`.
+Every server is on 127.0.0.1, in the test's own event loop, scripted by
+request headers."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
+import shutil
 import socket
+import ssl
 import struct
+import subprocess
 import threading
 
 import h11
@@ -18,7 +22,7 @@ import httpx
 import pytest
 
 from rubriclang.llm.client import ChatRequest, LLMError, OpenAIClient
-from rubriclang.llm.transport import PoolTransport, direct_mounts
+from rubriclang.llm.transport import PoolTransport, proxied
 
 SECRET = "sk-SENTINEL-0123456789"
 STRAY = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"
@@ -39,9 +43,11 @@ class Server:
     Tests wait for what the server saw with `wait_until(condition)`, woken
     by each change, never by sleeping for a while."""
 
-    def __init__(self, answer: bytes | None = None):
+    def __init__(self, answer: bytes | None = None, tls: ssl.SSLContext | None = None):
         self.answer = answer
+        self.tls = tls  # serve https with this context
         self.cookies: list[bytes | None] = []  # each request's Cookie header
+        self.encodings: list[bytes | None] = []  # each request's Accept-Encoding header
         self.connections = 0  # accepted so far
         self.open = 0
         self.peak = 0  # the most open at once
@@ -52,8 +58,9 @@ class Server:
         self._holds: dict[bytes, asyncio.Event] = {}
 
     async def __aenter__(self) -> Server:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self.tls)
+        scheme = "http" if self.tls is None else "https"
+        self.url = f"{scheme}://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -101,6 +108,7 @@ class Server:
                 self.requests.append(request.target)
                 headers = dict(request.headers)
                 self.cookies.append(headers.get(b"cookie"))
+                self.encodings.append(headers.get(b"accept-encoding"))
                 await self._notify()
                 if b"x-hold" in headers:
                     await self._hold(headers[b"x-hold"]).wait()
@@ -541,38 +549,107 @@ def test_errors_never_quote_the_headers():
         assert SECRET not in message and "Bearer" not in message
 
 
-def test_https_is_not_this_transports_job():
+def test_a_url_of_another_scheme_is_refused_in_words():
     async def go():
         async with client() as http:
-            with pytest.raises(httpx.UnsupportedProtocol):
-                await http._transport.handle_async_request(httpx.Request("POST", "https://example.invalid/v1"))
+            with pytest.raises(httpx.UnsupportedProtocol, match="http and https, not ftp"):
+                await http._transport.handle_async_request(httpx.Request("GET", "ftp://example.invalid/v1"))
 
     run(go())
 
 
-def test_only_direct_plain_http_origins_are_mounted(monkeypatch):
-    transport = PoolTransport(2)
-    urls = ["http://127.0.0.1:8000/v1", "https://api.example.com/v1", "http://gpu-box:8080/v1"]
-    monkeypatch.delenv("HTTP_PROXY", raising=False)
-    monkeypatch.delenv("http_proxy", raising=False)
-    monkeypatch.delenv("ALL_PROXY", raising=False)
-    monkeypatch.delenv("all_proxy", raising=False)
-    assert direct_mounts(urls, transport, trust_env=True) == {
-        "http://127.0.0.1:8000": transport,
-        "http://gpu-box:8080": transport,
-    }
-    # A proxy from the environment may capture plain http: httpx's default transport decides.
-    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
-    assert direct_mounts(urls, transport, trust_env=True) == {}
-    assert direct_mounts(urls, transport, trust_env=False) == {
-        "http://127.0.0.1:8000": transport,
-        "http://gpu-box:8080": transport,
-    }
+def _no_proxies(monkeypatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
 
 
-def test_the_client_sends_https_through_httpx_default_transport_with_tls():
-    """An https server URL gets a TLS handshake (httpx's default transport),
-    not plain HTTP (this transport)."""
+def test_every_server_goes_direct_but_those_a_proxy_may_capture(monkeypatch):
+    _no_proxies(monkeypatch)
+    urls = ["http://gpu-box:8080/v1", "https://api.example.com/v1"]
+    assert [ep.direct is not None for ep in OpenAIClient(urls, "m").endpoints] == [True, True]
+    # A proxy from the environment may capture a scheme's requests: httpx's client decides.
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert proxied("https") and not proxied("http")
+    assert [ep.direct is not None for ep in OpenAIClient(urls, "m").endpoints] == [True, False]
+    monkeypatch.setenv("ALL_PROXY", "http://proxy.example:3128")
+    assert [ep.direct is not None for ep in OpenAIClient(urls, "m").endpoints] == [False, False]
+    # ... but never a call to a server on this machine.
+    assert OpenAIClient(["https://127.0.0.1:8443/v1"], "m").endpoints[0].direct is not None
+
+
+@pytest.mark.parametrize("value", ["1", "http", "parser,http"])
+def test_rbg_plain_libs_sends_every_server_through_httpx(monkeypatch, value):
+    _no_proxies(monkeypatch)
+    monkeypatch.setenv("RBG_PLAIN_LIBS", value)
+    llm = OpenAIClient(["http://127.0.0.1:8000/v1", "https://api.example.com/v1"], "m")
+    assert [ep.direct for ep in llm.endpoints] == [None, None] and llm._http is not None
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory):
+    """(a server's TLS context, the file of its self-signed certificate) for 127.0.0.1."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context, str(cert)
+
+
+COMPLETION = b'{"model": "judge", "choices": [{"message": {"content": "4"}, "finish_reason": "stop"}]}'
+
+
+@pytest.mark.parametrize("library", [False, True], ids=["own-transport", "httpx"])
+def test_an_https_server_is_called_over_tls_on_kept_connections(certificate, monkeypatch, library):
+    server_tls, cert = certificate
+    monkeypatch.setenv("SSL_CERT_FILE", cert)  # trusted as a user trusts a private CA
+    if library:
+        monkeypatch.setenv("RBG_PLAIN_LIBS", "http")
+
+    async def go():
+        async with Server(answer=COMPLETION, tls=server_tls) as server:
+            llm = OpenAIClient([server.url + "/v1"], "judge", max_retries=0, timeout=5.0)
+            try:
+                texts = [(await llm.chat(ChatRequest(({"role": "user", "content": f"Q{i}"},)))).text for i in range(3)]
+            finally:
+                await llm.aclose()
+            closed = await server.all_closed()
+            return texts, server.connections, llm.endpoints[0].direct is None, closed, set(server.encodings)
+
+    # Compressed answers asked for, as of any https server (tests/faults/test_compressed_replies.py reads them).
+    assert run(go()) == (["4", "4", "4"], 1, library, True, {b"gzip, deflate"})
+
+
+@pytest.mark.parametrize("library", [False, True], ids=["own-transport", "httpx"])
+def test_an_https_server_whose_certificate_is_not_trusted_is_unreachable_in_words(certificate, monkeypatch, library):
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    if library:
+        monkeypatch.setenv("RBG_PLAIN_LIBS", "http")
+
+    async def go():
+        async with Server(answer=COMPLETION, tls=certificate[0]) as server:
+            llm = OpenAIClient([server.url + "/v1"], "judge", max_retries=0, timeout=5.0)
+            try:
+                with pytest.raises(LLMError) as info:
+                    await llm.chat(ChatRequest(({"role": "user", "content": "Hi"},)))
+            finally:
+                await llm.aclose()
+            return info.value
+
+    err = run(go())
+    assert err.kind == "unreachable" and "CERTIFICATE_VERIFY_FAILED" in err.message
+
+
+def test_the_client_speaks_tls_to_an_https_url():
+    """An https server URL gets a TLS handshake, not plain HTTP."""
 
     async def go():
         first_bytes = []
