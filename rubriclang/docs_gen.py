@@ -145,7 +145,7 @@ def _operator(op, catalog: Catalog) -> str:
     output = f"**Output type:** {op.output_type}." + (f" **Problems:** {op.problems}." if op.problems else "")
     parts = [
         f"### `{op.name}`\n",
-        f"{op.summary}\n",
+        f"{op.summary}{_aliases(op.aliases)}\n",
         _code_block(op.signature(), "text"),
         f"**Ports**\n\n{ports}",
         f"**Parameters**\n\n{_params_table(op.params)}",
@@ -158,10 +158,15 @@ def _operator(op, catalog: Catalog) -> str:
     return "\n".join(parts)
 
 
+def _aliases(aliases: tuple[str, ...]) -> str:
+    """The other names an entry is found by (its `aliases`), after its summary."""
+    return " Also known as: " + ", ".join(f"`{a}`" for a in aliases) + "." if aliases else ""
+
+
 def _procedure(proc: ProcedureSpec, catalog: Catalog, common: frozenset[str]) -> str:
     parts = [
         f"### `{proc.name}`\n",
-        f"{proc.summary}\n",
+        f"{proc.summary}{_aliases(proc.aliases)}\n",
         "**Produces:** " + ", ".join(f"`{k}`" for k in proc.produces) + "\n",
         f"**Parameters**\n\n{_params_table(catalog.procedure_params(proc), common)}",
     ]

@@ -3,7 +3,7 @@ what it costs whatever the name's length."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 
 def difflib_match(name: str, options: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
@@ -23,3 +23,23 @@ def difflib_match(name: str, options: Iterable[str], n: int = 1, cutoff: float =
 
 def _bound(a: int, b: int) -> float:
     return 2.0 * min(a, b) / (a + b) if a + b else 1.0
+
+
+def nearest_named(name: str, spellings: Mapping[str, Iterable[str]], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """The (at most `n`) keys of `spellings` closest to `name`, best first,
+    each reckoned by its closest spelling: its own name or one of the other
+    names it lists (a catalog entry's `aliases`). An alias of a dotted name
+    keeps the name's prefix (`average` of `reduce.mean` reads as
+    `reduce.average`), so a name a user reached for by meaning finds the
+    entry even when another is closer in letters (`reduce.midrange`)."""
+    owner: dict[str, str] = {}
+    for option, others in spellings.items():
+        owner.setdefault(option, option)
+        prefix = option.rpartition(".")[0]
+        for other in others:
+            owner.setdefault(f"{prefix}.{other}" if prefix and "." not in other else other, option)
+    found: list[str] = []
+    for spelling in difflib_match(name, owner, n=len(owner), cutoff=cutoff):
+        if owner[spelling] not in found:
+            found.append(owner[spelling])
+    return found[:n]

@@ -124,6 +124,7 @@ def _operators(data: dict[str, Any], source: str) -> dict[str, OperatorSpec]:
             output_type=d["output_type"],
             problems=d.get("problems", ""),
             example=d.get("example", ""),
+            aliases=tuple(d.get("aliases", ())),
             source=source,
         )
     return out
@@ -139,6 +140,7 @@ def _procedures(data: dict[str, Any], source: str) -> dict[str, ProcedureSpec]:
             produces=tuple(d["produces"]),
             params=tuple(param_from_dict(p) for p in d.get("params", ())),
             example=d.get("example", ""),
+            aliases=tuple(d.get("aliases", ())),
             source=source,
             placeholders=dict(d.get("placeholders", {})),
             shows=tuple(d.get("shows", ())),

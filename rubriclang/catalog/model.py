@@ -74,6 +74,9 @@ class OperatorSpec:
     output_type: str
     problems: str = ""
     example: str = ""
+    # Other names a user may reach for (`average` for `reduce.mean`): only
+    # "did you mean" reads them; the operator is not callable by them.
+    aliases: tuple[str, ...] = ()
     source: str = "stdlib"
     # The behaviour, joined to the spec by the loader from the package's entry:
     # the output-type rule, the function, the plan template and the traits.
@@ -98,6 +101,7 @@ class ProcedureSpec:
     produces: tuple[str, ...]
     params: tuple[ParamSpec, ...]
     example: str = ""
+    aliases: tuple[str, ...] = ()  # as OperatorSpec's
     source: str = "stdlib"
     # Prompt procedures: the values a `prompt` template may mention (name ->
     # what it holds) and those it must show (the response, or both responses).

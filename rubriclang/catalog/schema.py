@@ -40,6 +40,7 @@ _COMMON = {
     "doc": Field(str),
     "params": Field(list, items=dict, what="a list of parameter tables"),
     "example": Field(str),
+    "aliases": Field(list, items=str, what="a list of other names, for 'did you mean'"),
 }
 OPERATOR = {
     "kind": Field(str, required=True, choices=OPERATOR_KINDS),

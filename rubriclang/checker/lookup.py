@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from rubriclang.catalog import Catalog, load_catalog
@@ -40,11 +40,15 @@ class Lookup:
         return self.find(lambda c: c.procedures.get(name))
 
 
-def unknown_spec(code: str, name: ast.Dotted, known: Iterable[str], what: str) -> Diagnostic:
-    """An unknown operator or procedure (`what`), with the nearest known names."""
+def unknown_spec(
+    code: str, name: ast.Dotted, known: Mapping[str, OperatorSpec] | Mapping[str, ProcedureSpec], what: str
+) -> Diagnostic:
+    """An unknown operator or procedure (`what`), with the nearest known name
+    (or alias, from the catalog)."""
+    spellings = {n: spec.aliases for n, spec in known.items()}
     return make(
         code,
         name.span,
         f"unknown {what} `{name.text}`",
-        suggest_qualified(name.text, known) + (f"see `docs/operators.md` for the {what}s",),
+        suggest_qualified(name.text, spellings) + (f"see `docs/operators.md` for the {what}s",),
     )

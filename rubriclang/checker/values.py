@@ -4,7 +4,7 @@ against the catalog's parameter specs."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn, Protocol
 
 from rubriclang.catalog.model import ParamSpec
@@ -12,7 +12,7 @@ from rubriclang.catalog.types import JType, fmt_num
 from rubriclang.diagnostics.codes import make
 from rubriclang.diagnostics.diagnostic import Diagnostic
 from rubriclang.diagnostics.span import Span
-from rubriclang.nearest import difflib_match
+from rubriclang.nearest import difflib_match, nearest_named
 from rubriclang.records import frozen
 from rubriclang.syntax import ast
 from rubriclang.syntax.strings import quote
@@ -24,12 +24,15 @@ def suggest(name: str, options: Iterable[str]) -> tuple[str, ...]:
     return (f"did you mean `{close[0]}`?",) if close else ()
 
 
-def suggest_qualified(name: str, options: Iterable[str]) -> tuple[str, ...]:
-    """'Did you mean' for a dotted name: the same last part under another
-    prefix (`gate.min` -> `reduce.min`, `mean` -> `reduce.mean`) comes first."""
+def suggest_qualified(name: str, options: Mapping[str, Iterable[str]]) -> tuple[str, ...]:
+    """'Did you mean' for a dotted name, among `options` (name -> its aliases):
+    the same last part under another prefix (`gate.min` -> `reduce.min`,
+    `mean` -> `reduce.mean`) comes first, then the closest name or alias
+    (`reduce.average` -> `reduce.mean`)."""
     last = name.rsplit(".", 1)[-1]
     same = sorted(o for o in options if o.rsplit(".", 1)[-1] == last)
-    return (f"did you mean `{same[0]}`?",) if same else suggest(name, options)
+    close = same or nearest_named(name, options)
+    return (f"did you mean `{close[0]}`?",) if close else ()
 
 
 def finite(x: float | int) -> bool:
