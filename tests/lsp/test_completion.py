@@ -18,7 +18,7 @@ def labels(source: str) -> list[str]:
 
 
 def test_an_empty_file_offers_the_declaration_keywords():
-    assert labels("|") == ["rubric", "contract", "criterion", "node", "sink", "readout", "item"]
+    assert labels("|") == ["rubric", "contract", "criterion", "node", "sink", "readout", "item", "group"]
 
 
 def test_a_finished_declaration_is_followed_by_keywords():
