@@ -38,3 +38,16 @@ def test_diagnostic_docs_cover_every_code_with_both_examples():
         section = text.split(f"### {info.code} ", 1)[1].split("\n### ", 1)[0]
         assert info.summary in section
         assert info.wrong in section and info.right in section
+
+
+def test_readme_layout_names_every_package_and_top_level_module():
+    """The README's Layout tables name each folder and module of the package, so
+    a new one cannot land without a line saying what it is for."""
+    readme = (REPO_ROOT / "README.md").read_text("utf-8")
+    layout = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    rows = "\n".join(line for line in layout.splitlines() if line.startswith("| `"))
+    package = REPO_ROOT / "rubriclang"
+    folders = [f"`rubriclang/{p.name}/`" for p in package.iterdir() if (p / "__init__.py").is_file()]
+    modules = [f"`{p.name}`" for p in package.glob("*.py") if p.name != "__init__.py"]
+    missing = [name for name in folders + modules if name not in rows]
+    assert folders and modules and not missing, f"add to the README's Layout: {', '.join(missing)}"
