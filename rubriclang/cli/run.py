@@ -1,4 +1,6 @@
-"""`rbg run GRAPH ITEMS --out TRACES`: judge items, append traces, resume."""
+"""`rbg run GRAPH ITEMS --out TRACES`: judge items, append traces, resume.
+In a project (docs/project.md) --out may be left out: a new file in the
+project's runs folder."""
 
 from __future__ import annotations
 
@@ -17,18 +19,22 @@ import click
 
 from rubriclang.cli.backends import interpreter, llm_session, local_backend, open_llm
 from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.estimate import prices_for, usage_json, usage_text
 from rubriclang.cli.failures import FailureReasons, failures_text
 from rubriclang.cli.llmoptions import LLMOptions, llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
 from rubriclang.cli.options import JudgingOptions, collect, judging_options
-from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs, usage_json, usage_text
+from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs
 from rubriclang.cli.params import fallback_option
 from rubriclang.cli.progress import Progress, rate_text
+from rubriclang.cli.project import RUN_META, RUN_SUFFIX, default_output, project_config, with_cache
+from rubriclang.cli.project import concurrency as project_concurrency
 from rubriclang.cli.replay import warn_unverified
 from rubriclang.items.shape import shape_of
 
 if TYPE_CHECKING:  # the CLI imports the engine lazily
     from rubriclang.checker import CheckedGraph
+    from rubriclang.config import ProjectConfig
     from rubriclang.interp.trace import TraceWriter
 
 
@@ -63,7 +69,10 @@ _RESUME_OPTIONS = [
 @click.argument("graph", type=click.Path())
 @click.argument("items", type=click.Path(dir_okay=False))
 @click.option(
-    "--out", "out", required=True, type=click.Path(), help="Trace file (JSON Lines); an existing one is resumed."
+    "--out",
+    "out",
+    type=click.Path(),
+    help=("Trace file (JSON Lines); an existing one is resumed. Default, in a project: a new file in its runs folder."),
 )
 @collect(ResumeOptions, _RESUME_OPTIONS, "resume")
 @judging_options
@@ -71,15 +80,8 @@ _RESUME_OPTIONS = [
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Summary format."
 )
-@click.option(
-    "--estimate",
-    is_flag=True,
-    help="Print the calls and tokens the run would spend, calling no model and writing nothing.",
-)
 @llm_options
-def run(
-    graph, items, out, resume: ResumeOptions, judging: JudgingOptions, fallback, fmt, estimate, llm: LLMOptions
-) -> None:
+def run(graph, items, out, resume: ResumeOptions, judging: JudgingOptions, fallback, fmt, llm: LLMOptions) -> None:
     """Judge ITEMS with GRAPH, appending one trace line per item to --out.
 
     GRAPH may be a folder of graphs compiled per instance (`rbg compile
@@ -96,13 +98,20 @@ def run(
     sampling) is refused unless --allow-mixed-judges is given. Exit
     status: 0 every item in --out decided or abstained, 1 some failed, 2 bad
     input, an --out that cannot be written, or an unusable LLM server.
+
+    In a project (rubriclang.toml, see docs/project.md) --out defaults to a
+    new file `RUNS/<UTC time>-<graph>.traces.jsonl`, and --concurrency and
+    the call cache to the project's settings.
     """
-    if estimate:
+    config = project_config(graph)
+    judging = attrs.evolve(judging, concurrency=project_concurrency(judging.concurrency, config))
+    llm = with_cache(llm, config)
+    if llm.estimate:
         from rubriclang.cli.estimate import run_estimate
 
         return run_estimate(graph, items, judging, fmt, llm)
     with contextlib.ExitStack() as stack:
-        _run(stack, graph, items, out, resume, judging, fallback, fmt, llm)
+        _run(stack, graph, items, out, resume, judging, fallback, fmt, llm, config)
 
 
 def _run(
@@ -115,6 +124,7 @@ def _run(
     fallback,
     fmt,
     llm: LLMOptions,
+    config: ProjectConfig,
 ) -> None:
     from rubriclang.interp.graphset import interpreters, run_set, union
     from rubriclang.interp.items import ItemError, read_items
@@ -129,6 +139,7 @@ def _run(
     backend = local_backend(judging.annotations, judging.recorded)
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
+    out, meta = _output(out, graph, config)
     try:
         usable_out(out)  # a device, a pipe or a missing folder gets no lock file
     except ItemError as exc:
@@ -180,6 +191,7 @@ def _run(
                 _same_judges(state, judge, llm_backend, retry)
             stream = (it for it in checked if not _traced(it, done, state, items))
             writer.open()
+            _write_meta(meta, graph, items, config.root)
             results = (
                 run_set(gs, interps, stream, judging.concurrency, judging.mode)
                 if gs is not None
@@ -202,7 +214,8 @@ def _run(
     except KeyboardInterrupt:
         progress.done()
         writer.close()
-        click.echo(f"Interrupted: {sum(stats.values())} items written to {out}; run again to resume.", err=True)
+        again = f"run again with --out {out}" if meta is not None else "run again"
+        click.echo(f"Interrupted: {sum(stats.values())} items written to {out}; {again} to resume.", err=True)
         sys.exit(130)
     finally:
         writer.close()
@@ -237,7 +250,7 @@ def _run(
         summary["routes"] = {k: routes[k] for k in ("compiled", "fallback", "abstain", "failed")}
         summary["compile_failures"] = routes["fallback"] + routes["abstain"] + routes["failed"]
     if llm_backend is not None:
-        summary["llm"] = usage_json(llm_backend)
+        summary["llm"] = usage_json(llm_backend, prices_for(graph))
     _report(summary, fmt, error)
     if stats["error"] or earlier["error"]:
         sys.exit(1)
@@ -269,6 +282,37 @@ def _same_judges(state, graph, backend, retry: set[str]) -> None:
             "\n  hint: write to a new --out file to judge with these settings, or pass --allow-mixed-judges to append "
             "to this one anyway"
         )
+
+
+def _output(out: str | None, graph: str, config: ProjectConfig) -> tuple[str, str | None]:
+    """(--out, None) when given; else a new trace file in the project's runs
+    folder and the path of its `.run.json` (`_write_meta`)."""
+    if out is not None:
+        return out, None
+    stem = os.path.basename(os.path.normpath(graph)).removesuffix(".rbg")
+    out = default_output(config, "runs", stem, RUN_SUFFIX, "--out", "rbg run")
+    return out, out.removesuffix(RUN_SUFFIX) + RUN_META
+
+
+def _write_meta(path: str | None, graph: str, items: str, root: str | None) -> None:
+    """Beside a run in the project's runs folder (`path`, None for an --out
+    given): the graph and items it judges (relative to the project's root)
+    and when it started, which its trace records do not say (`rbg view`'s
+    landing page shows them)."""
+    if path is None:
+        return
+    from datetime import UTC, datetime
+
+    from rubriclang.canonical import canonical_json
+    from rubriclang.safeio import write_atomic
+
+    def rel(p: str) -> str:
+        inside = os.path.relpath(os.path.abspath(p), root)
+        return os.path.abspath(p) if inside.startswith(os.pardir) else inside
+
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    doc = {"schema": "rubriclang.run/1", "graph": rel(graph), "items": rel(items), "started": started}
+    write_atomic(path, canonical_json(doc) + "\n")
 
 
 def _fit_shape(items: str, shape) -> None:
