@@ -32,7 +32,6 @@ from typing import Any
 import attrs
 
 from rubriclang.canonical import canonical_json
-from rubriclang.jsonread import loads
 from rubriclang.llm.client import ChatRequest, Completion, messages_json
 from rubriclang.memo import IdentityMemo
 from rubriclang.paths import user_cache_dir
@@ -99,7 +98,7 @@ def _stored(response: str) -> Completion | None:
     """A cached completion; None for one whose text is not a string (stored
     by a version that kept a reply's list of content parts as it came), so
     that the call is made again, and read as text."""
-    data = loads(response)
+    data = json.loads(response)
     return Completion.from_json(data, cached=True) if type(data.get("text")) is str else None
 
 

@@ -33,7 +33,6 @@ import attrs
 import httpx
 
 from rubriclang.canonical import canonical_json
-from rubriclang.jsonread import loads
 from rubriclang.llm.redact import Redactor
 from rubriclang.llm.transport import (
     ACCEPTED_ENCODINGS,
@@ -774,7 +773,7 @@ class _Answer:
         """The body's JSON value; ReplyShapeError (a ValueError) when it is
         not JSON, or nests too deeply for the decoder to recurse through."""
         try:
-            return loads(self.content)
+            return json.loads(self.content)
         except RecursionError:
             raise ReplyShapeError("its JSON nests too deeply") from None
         except ValueError:
