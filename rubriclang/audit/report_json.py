@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -355,31 +356,33 @@ class Reporter:
             }
         return out
 
-    def by_item(self) -> dict:
-        out = {}
-        share = Shared()  # a judge's summaries take a few forms: each written from one dict
-        per_item: collections.defaultdict[str, dict[str, dict]] = collections.defaultdict(dict)
-        for r in self.results:
-            per_item[r.variant.item][r.variant.id] = {
-                "operator": r.op.name,
-                "outcome": r.outcome,
-                "result": share(r.summary.to_json()),
-                **_elements(r.variant),
-            }
-        for it in self.d.items:
-            base = self.base[it.id]
-            g = self.scorer.gold(base, it)
-            out[it.id] = {
-                "baseline": share(base.to_json()),
-                "baseline_stability": self.stability[it.id],
-                "gold": it.gold,
-                "correct": None if g is None else g[0],
-                "repeat_flips": self.scorer.judgment_flips(base, base)[0],
-                "repeat_noise": share(dict(zip(("flips", "compared"), self.noise_of[it.id]))),
-                "repeats": self.d.repeats,
-                "variants": per_item.get(it.id, {}),
-            }
-        return out
+    def by_item(self) -> ByItem:
+        """The per-item table, each entry made when it is read (`ByItem`)."""
+        return ByItem(self)
+
+    def item_entry(self, item: str, results: list[VariantResult]) -> dict:
+        """`by_item`'s entry of one item, with its variants' `results`."""
+        it = self.items[item]
+        base = self.base[item]
+        g = self.scorer.gold(base, it)
+        return {
+            "baseline": base.to_json(),
+            "baseline_stability": self.stability[item],
+            "gold": it.gold,
+            "correct": None if g is None else g[0],
+            "repeat_flips": self.scorer.judgment_flips(base, base)[0],
+            "repeat_noise": dict(zip(("flips", "compared"), self.noise_of[item])),
+            "repeats": self.d.repeats,
+            "variants": {
+                r.variant.id: {
+                    "operator": r.op.name,
+                    "outcome": r.outcome,
+                    "result": r.summary.to_json(),
+                    **_elements(r.variant),
+                }
+                for r in results
+            },
+        }
 
     def finding(self, r: VariantResult) -> dict:
         v = r.variant
@@ -538,6 +541,30 @@ def none_accepted(counts: dict, reasons: list[dict]) -> str:
         head = f"no variant accepted of {total} (" + ", ".join(f"{n} {k}" for k, n in outcomes.items()) + ")"
     why = "; ".join(f"{r['reason'] or r['verdict']} ({r['count']})" for r in reasons)
     return f"{head}: {why}" if why else head
+
+
+class ByItem(Mapping):
+    """report.json's `by_item`: item id -> its baseline, noise, gold and
+    variants' outcomes, each entry made from the reporter's figures when it
+    is read and not kept (a table of about 2 KB an item, written entry by
+    entry by `audit.files.write_json` and read by id by the page)."""
+
+    def __init__(self, reporter: Reporter):
+        self._reporter = reporter
+        self._results: dict[str, list[VariantResult]] = {}
+        for r in reporter.results:
+            self._results.setdefault(r.variant.item, []).append(r)
+
+    def __getitem__(self, item: str) -> dict:
+        if item not in self._reporter.items:
+            raise KeyError(item)
+        return self._reporter.item_entry(item, self._results.get(item, []))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._reporter.items))
+
+    def __len__(self) -> int:
+        return len(self._reporter.items)
 
 
 def _with_failed(hits: tuple[int, int], repeats: int) -> tuple[int, int, int]:

@@ -150,8 +150,13 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
     progress.done()
     results = check_audit(fail_if, report)
     if fmt == "json":
+        from rubriclang.audit.files import json_chunks
+
         gated = {**report, "gates": [r.to_json() for r in results]} if results else report
-        click.echo(json.dumps(gated, sort_keys=True, indent=2, ensure_ascii=False))
+        # Written as encoded: the report's `by_item` is made entry by entry (audit.report_json.ByItem).
+        for chunk in json_chunks(gated, indent=2):
+            click.echo(chunk, nl=False)
+        click.echo()
     else:
         from rubriclang.audit.report_json import render_text
 
