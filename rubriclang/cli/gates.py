@@ -63,7 +63,12 @@ class Gate:
         if self.op is None:
             return f"{self.name}{scope}"
         bound = f"@{self.bound}" if self.bound != "value" else ""
-        return f"{self.name}{scope}{self.op}{self.threshold:g}{bound}"
+        return f"{self.name}{scope}{self.op}{_number(self.threshold)}{bound}"
+
+
+def _number(x: float | None) -> str:
+    """A threshold as short as it reads back exactly (`0.8`, `1e-05`)."""
+    return f"{x:g}" if x is not None and float(f"{x:g}") == x else repr(x)
 
 
 def parse(text: str) -> Gate:
