@@ -110,6 +110,7 @@ async def judge(srv, graphs: dict, items: list, parallel: int, max_tokens: int, 
             "calls_per_verdict": round(usage.calls / verdicts, 3),
             "prompt_tokens_sent_per_verdict": round(usage.prompt_tokens / verdicts, 1),
             "prompt_tokens_evaluated_per_verdict": round(evaluated.tokens.get(name, 0) / verdicts, 1),
+            "completion_tokens_per_verdict": round(usage.completion_tokens / verdicts, 1),
             "wall_s": round(t["wall"], 2),
             "verdicts_per_min": round(verdicts / t["wall"] * 60, 2),
         }
@@ -220,12 +221,14 @@ def main() -> int:
         print(
             f"  {name:9}: {r['calls_per_verdict']:.2f} calls/verdict, "
             f"{r['prompt_tokens_evaluated_per_verdict']:.0f} prompt tokens evaluated/verdict "
-            f"({r['prompt_tokens_sent_per_verdict']:.0f} sent), {r['unreadable']} of {r['judgments']} judgments "
+            f"({r['prompt_tokens_sent_per_verdict']:.0f} sent), {r['completion_tokens_per_verdict']:.0f} generated, "
+            f"{r['unreadable']} of {r['judgments']} judgments "
             f"unreadable, {r['verdicts_per_min']:.2f} verdicts/min ({r['verdicts']} in {r['wall_s']} s)"
         )
     print(
         f"grouped / ungrouped: calls {ratio['calls_per_verdict']}x (target: at most {expected:.2f} a verdict, one per "
-        f"group and per other criterion asked), prompt tokens evaluated {ratio['prompt_tokens_evaluated_per_verdict']}x "
+        "group and per other criterion asked), prompt tokens evaluated "
+        f"{ratio['prompt_tokens_evaluated_per_verdict']}x "
         f"(target <= {TARGET_TOKENS}x), verdicts/min {ratio['verdicts_per_min']}x (target >= {TARGET_SPEED}x), "
         f"unreadable {new['unreadable']} (target 0)"
     )

@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from rubriclang.catalog import load_catalog
-from rubriclang.checker.graph import Criterion
+from rubriclang.checker.graph import Criterion, GroupRef
 from rubriclang.interp.backend import Judgment, JudgmentRequest
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
@@ -242,7 +242,8 @@ class LLMBackend:
         if type(self).judge is not LLMBackend.judge or self.cache is None:
             return out
         by_caller: dict[int, tuple[Caller, list[_Known]]] = {}
-        grouped: dict[tuple[int, str, str], list[int]] = {}  # (item, candidate, group) -> its members' requests
+        # (item, candidate, group) -> the group, its judge, and its members' requests
+        grouped: dict[tuple[int, str, str], tuple[GroupRef, Caller, Sampling, list[int]]] = {}
         for i, request in enumerate(requests):
             crit = request.criterion
             plan = self._plan(crit)
@@ -250,26 +251,24 @@ class LLMBackend:
             if caller is None or sampling is None or caller.cache is None or plan.compare:
                 continue
             if crit.group is not None:
-                grouped.setdefault((id(request.item), request.candidate, crit.group.name), []).append(i)
+                key = (id(request.item), request.candidate, crit.group.name)
+                grouped.setdefault(key, (crit.group, caller, sampling, []))[3].append(i)
                 continue
             try:
                 prompt = prepare(crit, request.item, request.candidate)
             except PromptError:
                 continue
             by_caller.setdefault(id(caller), (caller, []))[1].append(_Known((i,), (crit,), prompt, sampling))
-        for indexes in grouped.values():
+        for group, caller, sampling, indexes in grouped.values():
             members = tuple(requests[i].criterion for i in indexes)
-            if len(members) != len(members[0].group.members):  # not the whole group: `judge_group` gives it
+            if len(members) != len(group.members):  # not the whole group: `judge_group` gives it
                 continue
             first = requests[indexes[0]]
-            plan = self._plan(members[0])
             try:
                 prompt = prepare_group(members, first.item, first.candidate)
             except PromptError:
                 continue
-            by_caller.setdefault(id(plan.caller), (plan.caller, []))[1].append(
-                _Known(tuple(indexes), members, prompt, plan.sampling)
-            )
+            by_caller.setdefault(id(caller), (caller, []))[1].append(_Known(tuple(indexes), members, prompt, sampling))
         for caller, asks in by_caller.values():
             found = caller.cached([(k.sampling, k.prompt.response_format, k.prompt.digest) for k in asks])
             for k, completion in zip(asks, found):
