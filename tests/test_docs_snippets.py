@@ -379,7 +379,7 @@ def test_markers_are_known_and_skips_say_why():
         for n, ln in enumerate(path.read_text("utf-8").splitlines(), 1):
             m = _MARKER.match(ln)
             if m is None:
-                if "snippet:" in ln and "<!--" in ln:
+                if ln.lstrip().startswith("<!--") and "snippet:" in ln:
                     wrong.append(f"{path.name}:{n}: not a marker: {ln.strip()}")
                 continue
             if m["kind"] not in _KINDS:
@@ -436,3 +436,9 @@ def test_make_demo_ends_with_the_view_command_over_the_traces_it_wrote():
     last = recipe.rstrip().splitlines()[-1]
     assert written and last.startswith("\t@echo") and "rbg view" in last, last
     assert all(path in last for path in written), (written, last)
+
+
+def test_the_readme_names_the_extras_make_installs():
+    installed = re.search(r"pip install -q -e '\.\[([\w,]+)\]'", (REPO_ROOT / "Makefile").read_text("utf-8"))
+    said = re.search(r"installs `rubriclang\[([\w,]+)\]`", (REPO_ROOT / "README.md").read_text("utf-8"))
+    assert installed and said and installed[1] == said[1], (installed, said)
