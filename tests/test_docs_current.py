@@ -63,7 +63,7 @@ def _pinned_markers(text: str) -> list[tuple[int, str, str]]:
     """(line, the paragraph or table just above, one `NAME[:DIGITS]`) for each
     figure a `<!-- pinned: ... -->` comment of docs/results.md names."""
     lines = text.splitlines()
-    found = []
+    found: list[tuple[int, str, str]] = []
     for i, line in enumerate(lines):
         m = _PINNED.match(line)
         if m is None:
@@ -88,7 +88,8 @@ def test_results_page_shows_every_pinned_figure_as_pinned():
     page marks shows its pinned value, rounded as the page rounds it, in the
     table or paragraph above its mark; and every pinned figure is marked."""
     figures = json.loads((REPO_ROOT / "tests" / "real_figures.json").read_text("utf-8"))
-    marked, wrong = set(), []
+    marked: set[str] = set()
+    wrong: list[str] = []
     for line, block, spec in _pinned_markers((REPO_ROOT / "docs" / "results.md").read_text("utf-8")):
         name, digits = (spec.rsplit(":", 1)[0], int(spec.rsplit(":", 1)[1])) if re.search(r":\d+$", spec) else (spec, 3)
         marked.add(name)
