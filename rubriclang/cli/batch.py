@@ -21,8 +21,9 @@ import click
 
 from rubriclang.cli.backends import interpreter, local_backend, uses_llm
 from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.estimate import echo_estimate, prices_for
 from rubriclang.cli.failures import FailureReasons, failures_text
-from rubriclang.cli.llmoptions import SAMPLING_OPTIONS
+from rubriclang.cli.llmoptions import SAMPLING_OPTIONS, estimate_option
 from rubriclang.cli.loading import ValidatedItems, load_graph
 from rubriclang.cli.options import JudgingOptions, collect, judging_options
 from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs
@@ -124,7 +125,8 @@ def batch() -> None:
     "-o", "--out", required=True, type=click.Path(dir_okay=False), help="The request file to write (JSON Lines)."
 )
 @sampling_options
-def export(graph, items, out, requests: BatchRequests) -> None:
+@estimate_option("the batch")
+def export(graph, items, out, requests: BatchRequests, estimate) -> None:
     """Write one Batch API request per LLM criterion call that `rbg run`
     would make for ITEMS: the same body, byte for byte. Rule, annotation and
     recorded criteria make no call and are not exported."""
@@ -132,6 +134,8 @@ def export(graph, items, out, requests: BatchRequests) -> None:
 
     g = load_graph(graph)
     _batchable(g)
+    if estimate:
+        return _estimate(_calls(g, _read_items(items, shape_of(g)), requests), requests, prices_for(graph))
     os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
     with command_output(out, [*graph_inputs(g, graph), ("items file", items)], "-o"):
         calls = _calls(g, _read_items(items, shape_of(g)), requests)
@@ -142,6 +146,24 @@ def export(graph, items, out, requests: BatchRequests) -> None:
             raise DataError(f"cannot write `{out}`: {describe_os_error(exc)}") from None
     criteria = len({c.criterion for c in calls})
     click.echo(f"Exported {len(calls)} requests ({criteria} LLM criteria) to {out}")
+
+
+def _estimate(calls, requests: BatchRequests, prices: dict) -> None:
+    """`rbg batch export --estimate`: the batch's requests, each sent once
+    (so the calls are exact), their tokens and cost."""
+    from rubriclang.llm.estimate import Estimate, Phase, count_tokens
+
+    estimate = Estimate()
+    phase = estimate.phases["batch"] = Phase()
+    estimate.models["batch"] = {requests.model}
+    for c in calls:
+        phase.add(1, count_tokens(c.request.messages), c.request.sampling.max_tokens)
+    notes = [
+        "an answer a live run would ask again is not in the batch: `rbg batch import` counts them, and `rbg run` "
+        "with the same cache makes only those calls",
+        "the price is the project config's: a hosted batch API may bill less than its live one",
+    ]
+    echo_estimate(estimate, ["batch"], prices, notes, "text")
 
 
 def _batchable(g) -> None:

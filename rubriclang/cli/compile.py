@@ -10,12 +10,14 @@ import attrs
 import click
 
 from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.estimate import echo_estimate, priced, prices_for, usage_text
 from rubriclang.cli.llmoptions import (
     LLMOptions,
     api_key_env_option,
     base_url_option,
     cache_option,
     deadline_option,
+    estimate_option,
     max_reply_option,
     max_tokens_option,
     model_file_option,
@@ -138,6 +140,7 @@ _COMPILE_OPTIONS = [
 # defaults (a longer answer, a longer wait) and no --top-p, --logprobs,
 # --max-retries or --per-endpoint.
 _LLM_OPTIONS = [
+    estimate_option("the compilation"),
     base_url_option("An OpenAI-compatible server. Default: the embedded local model."),
     model_option,
     api_key_env_option("The environment variable holding the API key."),
@@ -192,6 +195,7 @@ def compile_command(spec, out, out_dir, from_items, fields, opts: CompileOptions
     failed or stopped on an error, 2 bad input.
     """
     from rubriclang.cli.backends import open_cache
+    from rubriclang.llm.calls import Usage
     from rubriclang.llm.client import LLMError
     from rubriclang.llm.compiler import CompileLog, SpecError, compile_rubric, default_log_path, load_spec
     from rubriclang.llm.connect import ConnectError, Connections
@@ -215,7 +219,7 @@ def compile_command(spec, out, out_dir, from_items, fields, opts: CompileOptions
     else:
         if spec is None:
             raise click.UsageError("give the SPEC to compile")
-        if out is None:
+        if out is None and not llm.estimate:
             raise click.UsageError(
                 "give the .rbg file to write with -o/--out (or --out-dir for a JSON Lines file of specs)"
             )
@@ -223,7 +227,11 @@ def compile_command(spec, out, out_dir, from_items, fields, opts: CompileOptions
             parsed = load_spec(spec)
         except SpecError as exc:
             raise data_error(exc) from None
+    prices = prices_for(spec or from_items)
+    if llm.estimate:
+        return _estimate(specs if out_dir is not None else [parsed], out_dir, opts, llm, prices)
     server, sampling = llm.server(context=_EMBEDDED_CONTEXT, parallel=1), llm.sampling()
+    usage = Usage()
     if out_dir is None:
         log_path = log_path or default_log_path(out)
     with contextlib.ExitStack() as stack:
@@ -266,6 +274,7 @@ def compile_command(spec, out, out_dir, from_items, fields, opts: CompileOptions
                         constrained=constrained,
                         sampling=sampling,
                         cache=cache,
+                        usage=usage,
                     )
                 progress.phase(f"compiling {spec} (up to {repairs} repairs)", None)
                 with CompileLog(log_path) as log:
@@ -278,6 +287,7 @@ def compile_command(spec, out, out_dir, from_items, fields, opts: CompileOptions
                         cache=cache,
                         log=log,
                         out=out,
+                        usage=usage,
                     )
             finally:
                 await connections.aclose()
@@ -292,19 +302,53 @@ def compile_command(spec, out, out_dir, from_items, fields, opts: CompileOptions
         except OSError as exc:
             where = exc.filename or out or out_dir  # an error of a write may name no file
             raise DataError(f"cannot write `{where}`: {describe_os_error(exc)}") from None
+    spent = priced(usage.to_json(), client.model, prices)
     if out_dir is not None:
-        _many_summary(specs, out_dir, result, fmt)
+        _many_summary(specs, out_dir, result, fmt, spent)
         return
     n = len(result.attempts)
     if result.ok:
         click.echo(f"Compiled {spec} -> {out} in {n} attempt{'s' if n != 1 else ''}; log: {log_path}")
+        click.echo(usage_text(spent))
         return
     click.echo(
         f"Compilation failed: no program passed the checker in {n} attempt{'s' if n != 1 else ''}; nothing written.",
         err=True,
     )
     click.echo(f"  log: {log_path}", err=True)
+    click.echo(usage_text(spent), err=True)
     raise SystemExit(1)
+
+
+def _estimate(specs, out_dir: str | None, opts: CompileOptions, llm: LLMOptions, prices: dict) -> None:
+    """`rbg compile --estimate`: each spec to compile (with --out-dir, those
+    a run would: not compiled there yet) through the compiler, its requests
+    tallied, not sent; every answer unreadable, so `at most` counts every
+    repair."""
+    from rubriclang.llm.compiler import compile_rubric
+    from rubriclang.llm.compiler.batch import to_compile
+    from rubriclang.llm.connect import ConnectError, Connections
+    from rubriclang.llm.estimate import Estimate
+
+    estimate = Estimate()
+    estimate.phase = "compile"
+    try:
+        client = Connections(estimate).client(llm.server(dry=True))
+    except ConnectError as exc:
+        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+    notes = [f"at most: every answer repaired, --repairs {opts.repairs} times (1 + {opts.repairs} calls a spec)"]
+    if out_dir is not None:
+        todo = [s for s in specs if to_compile(out_dir, s, opts.retry_failed)]
+        if len(todo) < len(specs):
+            notes.append(f"{len(specs) - len(todo)} of {len(specs)} specs are done in {out_dir}: not counted")
+        specs = [s.spec for s in todo]
+
+    async def go():
+        for s in specs:
+            await compile_rubric(s, client, repairs=opts.repairs, constrained=opts.constrained, sampling=llm.sampling())
+
+    asyncio.run(go())
+    echo_estimate(estimate, ["compile"], prices, notes, opts.fmt)
 
 
 def _outputs(stack, out, log_path, out_dir, spec, from_items, cache_path, model_file) -> None:
@@ -349,13 +393,16 @@ def _read_many(spec, from_items, fields):
         raise data_error(exc) from None
 
 
-def _many_summary(specs, out_dir: str, this_run: dict, fmt: str) -> None:
+def _many_summary(specs, out_dir: str, this_run: dict, fmt: str, spent: dict) -> None:
     import json
 
     from rubriclang.llm.compiler.batch import summarize, summary_text
 
     s = summarize(specs, out_dir, this_run)
-    click.echo(json.dumps(s, sort_keys=True, indent=2) if fmt == "json" else summary_text(s))
+    if fmt == "json":
+        click.echo(json.dumps({**s, "llm": spent}, sort_keys=True, indent=2))
+    else:
+        click.echo(summary_text(s) + "\n" + usage_text(spent))
     if s["compiled"] != s["specs"]:
         raise SystemExit(1)
 

@@ -13,10 +13,10 @@ import click
 
 from rubriclang.cli.backends import interpreter, llm_session, local_backend, open_llm
 from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.estimate import echo_estimate, no_calls, prices_for, usage_json, usage_text
 from rubriclang.cli.llmoptions import LLMOptions, llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
 from rubriclang.cli.options import JudgingOptions, collect, judging_options
-from rubriclang.cli.outputs import usage_json, usage_text
 from rubriclang.cli.params import FiniteFloat, fallback_option
 
 
@@ -106,6 +106,8 @@ def evaluate(paths, opts: EvalOptions, judging: JudgingOptions, fallback, fmt, l
             f"give one --traces file for every graph, or one per graph ({len(paths) - 1}); got {len(opts.traces)}"
         )
     with contextlib.ExitStack() as stack:
+        if llm.estimate:
+            return _estimate(stack, paths[:-1], paths[-1], opts, judging, fallback, fmt, llm)
         _evaluate(stack, paths[:-1], paths[-1], opts, judging, fallback, fmt, llm)
 
 
@@ -197,13 +199,7 @@ def _evaluate(
     from rubriclang.evaluation.gold import GoldValueError, parse_label_map
     from rubriclang.interp.graphset import GraphSet
 
-    # A folder of compiled graphs answers in the type of its graphs, which must all agree.
-    judges = [load_graph_set(p, fallback) if os.path.isdir(p) else load_graph(p) for p in graph_paths]
-    graphs = [_representative(j, p) if isinstance(j, GraphSet) else j for j, p in zip(judges, graph_paths)]
-    for j in judges:
-        if isinstance(j, GraphSet):
-            _same_task(graphs[:1] + j.all_graphs(), [graph_paths[0]] + [g.path for g in j.all_graphs()])
-    _same_task(graphs, graph_paths)
+    judges, graphs = _judges(graph_paths, fallback)
     traces, baseline, labels, mode = opts.traces, opts.baseline, opts.labels, judging.mode
     if isinstance(judges[0], GraphSet) and baseline != "none":
         baseline = "none"  # each item has its own graph: no one flat baseline
@@ -265,13 +261,53 @@ def _evaluate(
                 notes.append(f"{extra} records of `{t}` are for items not in `{items}`: not scored")
     report = evaluate_table(table, columns, notes)
     click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2) if fmt == "json" else render_text(report))
-    usage = usage_json(llm_backend) if llm_backend is not None else None
+    usage = usage_json(llm_backend, prices_for(graph_paths[0])) if llm_backend is not None else None
     if usage is not None:
         # On stderr: stdout is the report, which scripts may read.
         click.echo(usage_text(usage), err=True)
     if opts.min_coverage is not None and (report.coverage or 0.0) < opts.min_coverage:
         click.echo(f"coverage {report.coverage or 0.0:.3f} is below --min-coverage {opts.min_coverage:g}", err=True)
         raise SystemExit(1)
+
+
+def _judges(graph_paths, fallback):
+    """(the judges, a graph or a folder of compiled graphs each; a graph of
+    each), all answering in the first one's terms."""
+    from rubriclang.interp.graphset import GraphSet
+
+    # A folder of compiled graphs answers in the type of its graphs, which must all agree.
+    judges = [load_graph_set(p, fallback) if os.path.isdir(p) else load_graph(p) for p in graph_paths]
+    graphs = [_representative(j, p) if isinstance(j, GraphSet) else j for j, p in zip(judges, graph_paths)]
+    for j in judges:
+        if isinstance(j, GraphSet):
+            _same_task(graphs[:1] + j.all_graphs(), [graph_paths[0]] + [g.path for g in j.all_graphs()])
+    _same_task(graphs, graph_paths)
+    return judges, graphs
+
+
+def _estimate(stack, graph_paths, items, opts: EvalOptions, judging, fallback, fmt, llm: LLMOptions) -> None:
+    """`rbg eval --estimate`: every judge through ITEMS with requests
+    tallied, not sent (a request two judges make alike counted once, as the
+    call cache answers it); replayed --traces call nothing."""
+    from rubriclang.errors import LocatedError
+    from rubriclang.llm.estimate import Estimate
+
+    judges, graphs = _judges(graph_paths, fallback)
+    if opts.traces:
+        return no_calls("rbg eval --traces", "it replays the recorded judgments", fmt)
+    estimate = Estimate()
+    backend = local_backend(judging.annotations, judging.recorded)
+    llm_backend = open_llm(stack, _llm_judge(judges, graphs), llm, estimate=estimate)
+    try:
+        checked = ValidatedItems(_ItemsFile(items, _one_shape(judges, graph_paths)), backend)
+        asyncio.run(
+            judge_graphs(
+                judges, checked, backend, llm_backend, judging.concurrency, judging.mode, each=lambda _i, _o: None
+            )
+        )
+    except LocatedError as exc:
+        raise data_error(exc) from None
+    echo_estimate(estimate, ["judge"], prices_for(graph_paths[0]), [], fmt)
 
 
 async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode, progress=None, each=None):

@@ -11,6 +11,8 @@ import click
 
 from rubriclang.cli.backends import local_backend, uses_llm
 from rubriclang.cli.errors import DataError, data_error
+from rubriclang.cli.estimate import no_calls
+from rubriclang.cli.llmoptions import estimate_option
 from rubriclang.cli.loading import load_graph
 from rubriclang.cli.options import JudgingOptions, collect, judging_options
 from rubriclang.cli.outputs import check_output, command_output, graph_inputs
@@ -156,7 +158,8 @@ _FIT_OPTIONS = [
 @collect(FitOptions, _FIT_OPTIONS, "opts")
 @judging_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def fit(graph, items, opts: FitOptions, judging: JudgingOptions, fmt) -> None:
+@estimate_option("the fit")
+def fit(graph, items, opts: FitOptions, judging: JudgingOptions, fmt, estimate) -> None:
     """Fit the numbers of GRAPH (weights, thresholds, caps, map values) on the
     dev split of ITEMS and write FITTED: the same structure, the same
     comments, only numbers changed; nodes marked `# rbg: fixed` keep theirs.
@@ -183,6 +186,8 @@ def fit(graph, items, opts: FitOptions, judging: JudgingOptions, fmt) -> None:
         raise click.UsageError("give --split or --split-file, not both")
     if opts.repeats > 1 and opts.split_file:
         raise click.UsageError("--repeats draws random splits, and --split-file is one fixed split: give one of them")
+    if estimate:
+        return no_calls("rbg fit", "the criteria's judgments come from --annotations, --recorded or --traces", fmt)
     check_output(opts.out, _inputs(graph, items, opts, judging), "-o")
     from rubriclang.cli.progress import Progress
 

@@ -39,6 +39,7 @@ class LLMOptions:
     logprobs: bool = False
     max_retries: int = 5
     per_endpoint: int = 16
+    estimate: bool = False  # count what the command would spend, and call nothing
 
     def sampling(self):
         """The requests' sampling (`llm.client.Sampling`)."""
@@ -90,6 +91,15 @@ max_reply_option = click.option(
     metavar="BYTES",
     help="The largest answer read; a larger one fails its call, and is stored nowhere (default: 8388608, 8 MiB).",
 )
+
+
+def estimate_option(what: str):
+    """`--estimate` of a command whose run is `what` (e.g. "the fit")."""
+    return click.option(
+        "--estimate",
+        is_flag=True,
+        help=f"Print the calls, tokens and cost {what} would spend, calling no model and writing nothing.",
+    )
 
 
 # Each option of the LLM backend once; those whose default or help differ
@@ -155,6 +165,7 @@ SAMPLING_OPTIONS = [
 ]
 
 _LLM_OPTIONS = [
+    estimate_option("the command"),
     base_url_option(
         "An OpenAI-compatible server for the LLM criteria; repeat to spread the load. Default: the embedded local "
         "model."

@@ -1,6 +1,7 @@
-"""What the commands write besides their results: the summary lines of a
-resumed output and of the LLM usage, and the lock on an output with the
-checks that it overwrites nothing the command must keep (`command_output`)."""
+"""What the commands write besides their results: the summary line of a
+resumed output, and the lock on an output with the checks that it
+overwrites nothing the command must keep (`command_output`). What a
+command spent on models is `cli.estimate`'s."""
 
 from __future__ import annotations
 
@@ -17,40 +18,6 @@ def earlier_text(out: str, counts: dict[str, int]) -> str:
     return f"  earlier in {out}: ok {counts['ok']}   abstain {counts['abstain']}   error {counts['error']}" + (
         "  (`rbg run --retry-errors` judges them again)" if counts["error"] else ""
     )
-
-
-def usage_json(backend) -> dict | None:
-    """What the LLM backend spent, for a run's summary: in all, and per
-    model profile when the graph names profiles."""
-    if backend is None:
-        return None
-    out = {"model": backend.client.model, **backend.usage.to_json()}
-    if len(backend.profiles) > 1:
-        out["profiles"] = {
-            name or "default": {"model": model, **usage.to_json()}
-            for name, (model, usage) in backend.usage_by_profile().items()
-            if name is not None or usage.requests
-        }
-    cache = backend.cache
-    if cache is not None and cache.write_error is not None:
-        out["cache_error"] = cache.write_error  # the calls after it were made, kept, and not cached
-    return out
-
-
-def usage_text(usage: dict) -> str:
-    lines = []
-    for name, u in (usage.get("profiles") or {"": usage}).items():
-        label = f"LLM `{u['model']}`" + (f" (profile `{name}`)" if name else "")
-        # One accounting, live or from the cache: every request is a call
-        # to the server, a cache hit, or shared with an identical one.
-        lines.append(
-            f"  {label}: {u['requests']} requests: {u['calls']} calls to the server, {u['cache_hits']} cache hits, "
-            f"{u['shared']} shared with an identical request; tokens {u['prompt_tokens']} prompt, "
-            f"{u['completion_tokens']} completion"
-        )
-    if usage.get("cache_error"):
-        lines.append(f"  call cache: not written since it failed ({usage['cache_error']}); every answer is kept")
-    return "\n".join(lines)
 
 
 def locked_output(out: str, option: str | None = "--out") -> contextlib.ExitStack:

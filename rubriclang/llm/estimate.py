@@ -93,6 +93,9 @@ class Phase:
         )
 
     def to_json(self, models: tuple[str | None, ...] = (), prices: dict | None = None) -> dict:
+        """Both tallies with their cost (`usd`, None without a price, and
+        `price_note` saying why), and whether the calls are exact: no call
+        can be asked again, so `expected` is what a run makes."""
         expected = {
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
@@ -106,6 +109,8 @@ class Phase:
         return {
             **expected,
             "usd": cost(expected, models, prices),
+            "calls_exact": self.most_calls == self.calls,
+            "price_note": price_note(most, models, prices),
             "at_most": {**most, "usd": cost(most, models, prices)},
         }
 
@@ -167,10 +172,36 @@ class DryClient:
 
 
 def cost(phase: dict, models: tuple[str | None, ...], prices: dict | None) -> float | None:
-    """USD of a phase by the project config's `[prices."MODEL"]` (USD per
-    million tokens), or None when the phase's model has no price (or several
-    models serve it). The completion side is the bound, so the cost is one too."""
-    if not prices or len(models) != 1 or models[0] not in prices or phase["completion_tokens"] is None:
+    """USD of a phase (`calls`, `prompt_tokens`, `completion_tokens`) by the
+    project config's `[prices."MODEL"]` (USD per million tokens): 0 when it
+    made no call, else None when `price_note` gives a reason. For an
+    estimate the completion side is the bound, so the cost is one too; for
+    a run, the tokens are the server's own counts."""
+    if not phase["calls"]:
+        return 0.0
+    if price_note(phase, models, prices) is not None:
         return None
+    assert prices is not None and phase["completion_tokens"] is not None  # price_note says so otherwise
     p = prices[models[0]]
     return round((phase["prompt_tokens"] * p["prompt"] + phase["completion_tokens"] * p["completion"]) / 1e6, 6)
+
+
+def price_note(phase: dict, models: tuple[str | None, ...], prices: dict | None) -> str | None:
+    """Why a phase that made calls has no cost (None: it has one, or made
+    no call): its model has no price in the project config, several models
+    served it, or its completion tokens are not bounded."""
+    if not phase["calls"]:
+        return None
+    if len(models) != 1:
+        named = ", ".join(f"`{m}`" for m in models)
+        return f"served by {named}: a price is per model, so the phase has no one price"
+    if models[0] is None:
+        return "the model is named by the server once asked: give --model (or `model` in the profile) to price it"
+    if not prices or models[0] not in prices:
+        return (
+            f"no price for model `{models[0]}` in rubriclang.toml: add "
+            f'[prices."{models[0]}"] with `prompt` and `completion` (USD per million tokens)'
+        )
+    if phase["completion_tokens"] is None:
+        return "its completion tokens are not bounded (a request without max_tokens)"
+    return None

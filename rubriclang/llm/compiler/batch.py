@@ -202,8 +202,7 @@ async def compile_many(
     done: dict[str, str] = {}
 
     async def one(s: SpecLine) -> None:
-        now, _ = status(out_dir, s.id, s.hash)
-        if now == COMPILED or (now == FAILED and not retry_failed):
+        if not to_compile(out_dir, s, retry_failed):
             done[s.id] = "skipped"
             return
         async with sem:
@@ -227,6 +226,13 @@ async def compile_many(
 
     await asyncio.gather(*(one(s) for s in specs))
     return done
+
+
+def to_compile(out_dir: str, s: SpecLine, retry_failed: bool) -> bool:
+    """Whether `compile_many` compiles `s` into `out_dir`: it is not there
+    yet, or failed within the budget and `retry_failed`."""
+    now, _ = status(out_dir, s.id, s.hash)
+    return not (now == COMPILED or (now == FAILED and not retry_failed))
 
 
 # -- the summary ----------------------------------------------------------------------

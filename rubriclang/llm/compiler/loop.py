@@ -23,7 +23,7 @@ from rubriclang.diagnostics import Diagnostic, sorted_diagnostics
 from rubriclang.diagnostics.render import render
 from rubriclang.fmt import format_source
 from rubriclang.llm.cache import CallCache
-from rubriclang.llm.calls import Caller
+from rubriclang.llm.calls import Caller, Usage
 from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
 from rubriclang.llm.compiler import ir as irmod
 from rubriclang.llm.compiler.log import CompileLog
@@ -81,6 +81,7 @@ async def compile_rubric(
     catalog: Catalog | None = None,
     header: str = "",
     within: str | None = None,
+    usage: Usage | None = None,
 ) -> CompileResult:
     """Compile `spec` with the model behind `client` (an OpenAIClient or
     anything with `chat`, `model` and `identity`).
@@ -89,7 +90,8 @@ async def compile_rubric(
     them. At most `1 + repairs` calls are made. With `out`, the accepted
     program is written there atomically; nothing is written on failure.
     `header` (comment lines) goes before the written program; `within`,
-    the folder `out` must stay in (`safeio.write_atomic`).
+    the folder `out` must stay in (`safeio.write_atomic`). With `usage`,
+    the calls made and their tokens are tallied there too, whatever the outcome.
     Raises LLMError when a call fails for good (after the client's retries).
     """
     catalog = catalog or load_catalog()
@@ -114,6 +116,8 @@ async def compile_rubric(
     attempts: list[Attempt] = []
     previous: tuple[str, str] | None = None
     caller = Caller(client, cache)
+    if usage is not None:
+        caller.usage = usage  # the command's tally, shared by the specs it compiles
     for number in range(1, repairs + 2):
         request = ChatRequest(messages(system, spec_text, previous), sampling, fmt)
         key = caller.key(request)
