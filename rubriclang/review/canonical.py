@@ -105,6 +105,8 @@ def _criterion(c: Criterion, cat: Catalog) -> Subject:
         params[("template",)] = c.prompt.text
     if c.each is not None:  # judged per element (`each ELEMENT in FIELD`)
         params[("each",)] = Name(f"{c.each[0]} in {c.each[1]}")
+    if c.group is not None:  # answered in one call with its group's other members
+        params[("group",)] = Name(f"{c.group.name} [{', '.join(c.group.members)}]")
     return Subject("node", c.name, {**head, **params}, defaults)
 
 

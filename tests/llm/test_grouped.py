@@ -289,3 +289,11 @@ def test_a_traces_file_that_is_not_traces_is_refused_with_its_line(tmp_path):
     r = rbg("agreement", bad, bad)
     assert r.exit_code == 2
     assert "bad.jsonl:1" in r.output and "Traceback" not in r.output
+
+
+def test_diff_shows_which_criteria_a_group_now_answers(files):
+    grouped, ungrouped, _ = files
+    r = rbg("diff", ungrouped, grouped)
+    assert r.exit_code == 1, r.output
+    assert r.output.count("+ group: together [correct, harmful, tone]") == 3
+    assert "0 nodes to add, 3 to change, 0 to remove" in r.output
