@@ -138,7 +138,8 @@ def routes(source: JudgeSource, items: list[Item]) -> dict[str, Resolved]:
     """Item id -> how the judge judges it."""
     if isinstance(source, GraphSet):
         return {it.id: source.resolve(it) for it in items}
-    return {it.id: Resolved(source.name, source) for it in items}
+    one = Resolved(source.name, source)  # frozen: every item's, held once
+    return {it.id: one for it in items}
 
 
 def judge_info(source: JudgeSource, items: list[Item], positive: bool = True) -> JudgeInfo:

@@ -57,6 +57,7 @@ class AuditRequest:
     retry_errors: bool = False
     summary: bool = False
     reseal: bool = False  # a suite changed since the folder was sealed is sealed anew, the earlier audit set aside
+    reuse: bool = True  # a judge request identical to one made before is answered by it (models.Models.judge_cache)
 
 
 def _paths(out: str) -> dict[str, str]:
@@ -176,7 +177,7 @@ class Audit:
         self.tick = tick
         self.phase = phase  # phase(name, units to make or None, unit=None: judgments): progress, one call per phase
         self.paths = _paths(req.out)
-        self.models = Models(req.cache, req.no_cache)
+        self.models = Models(req.cache, req.no_cache, reuse=req.reuse)
         self.notes: list[str] = []
         self.judge_settings: dict | None = None
         self._judge_llms: list = []  # the judge's LLM backends, one per repeat, for their usage
@@ -500,6 +501,9 @@ class Audit:
             phases[name] = {
                 k: int(old.get(k, 0)) + getattr(u, k) for k in ("calls", "prompt_tokens", "completion_tokens")
             }
+            # Requests answered by an identical request of the audit (`llm.calls.Usage.shared`):
+            # calls saved, e.g. a variant's criterion whose prompt the perturbation left as it was.
+            phases[name]["reused"] = int(old.get("reused", 0)) + u.shared
         write_json(path, {"schema": "rubriclang.audit.usage/1", "phases": phases})
         from rubriclang.llm.estimate import cost
 
@@ -627,7 +631,7 @@ class Audit:
                 cfg,
                 Sampling(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
             )
-            cache = self.models.cache
+            cache = self.models.judge_cache
         except ModelUnavailable as exc:
             raise AuditError(f"the judge's LLM backend: {exc}") from None
         self._clients = {None: client, **{name: p.client for name, p in profiles.items()}}
@@ -686,7 +690,7 @@ class Audit:
             store = RunStore(self.paths["runs"])
             try:
                 done = store.load(drop_failed=self.req.retry_errors)
-                store.check_subjects(arms, done)
+                store.check_subjects(arms)
             except RunsError as exc:
                 raise AuditError(str(exc), "give a new --out") from None
         else:  # an estimate: the original items first, tallied apart
@@ -696,7 +700,7 @@ class Audit:
             await runner.run(arms[: len(sealed.items)], self.suite.repeats, done, store)
             estimate.phases["judge"] = estimate.get("judge:items").scaled(1)
             estimate.phase = "judge"
-        todo = sum(1 for arm in arms for r in range(self.suite.repeats) if r not in done.get(arm.key, {}))
+        todo = sum(1 for arm in arms for r in range(self.suite.repeats) if (arm.item, arm.variant, r) not in done)
         self.phase(f"judging {len(arms)} items and variants x {self.suite.repeats} repeats", todo)
         try:
             await runner.run(arms, self.suite.repeats, done, store, self.tick)

@@ -46,7 +46,7 @@ class AuditData:
     skipped: dict[str, str]  # operator -> why it did not run
     items: tuple[Item, ...]
     variants: tuple[Variant, ...]  # the variants judged
-    records: dict  # (item, variant) -> repeat -> trace
+    records: dict  # (item, variant, repeat) -> compact trace (audit.runner.Records)
     repeats: int
     tolerance: float
     seed: int
@@ -86,7 +86,6 @@ class Reporter:
         self.judged = data.judge.judged
         self.items = {it.id: it for it in data.items}
         self.base: dict[str, Summary] = {}
-        self.base_traces: dict[str, list] = {}
         self.base_nodes: dict[str, dict] = {}
         self.noise = Tally()
         self.noise_of: dict[str, tuple[int, int]] = {}  # item -> (repeat flips, repeats compared)
@@ -97,7 +96,6 @@ class Reporter:
         share = self._share = Shared()
         for it in data.items:
             traces = self._traces(it.id, None)
-            self.base_traces[it.id] = traces
             self.base[it.id] = self.scorer.summary(traces)
             loc = self.loc(it.id)
             self.base_nodes[it.id] = share(loc.summaries([t for t in traces if t]))
@@ -117,8 +115,8 @@ class Reporter:
         return self.locs[self.judged[item]]
 
     def _traces(self, item: str, variant: str | None) -> list[dict | None]:
-        got = self.d.records.get((item, variant), {})
-        return [got.get(r) for r in range(self.d.repeats)]
+        records = self.d.records
+        return [records.get((item, variant, r)) for r in range(self.d.repeats)]
 
     def _result(self, v: Variant) -> VariantResult:
         op = self.d.operators[v.operator]
@@ -136,8 +134,10 @@ class Reporter:
         loc = self.loc(v.item)
         nodes = loc.summaries([t for t in traces if t])
         localization = self._share(loc.compare(self.base_nodes[v.item], nodes))
-        loo = self.scorer.loo_flips(traces, self.base_traces[v.item])
-        falls = self.scorer.loo_falls(traces, self.base_traces[v.item])
+        # The item's own repeats, read again rather than held for every item.
+        base_traces = self._traces(v.item, None)
+        loo = self.scorer.loo_flips(traces, base_traces)
+        falls = self.scorer.loo_falls(traces, base_traces)
         under = _one(nodes.get(self.threshold.ports["value"][0])) if self.threshold else None
         return VariantResult(
             v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold, loo, falls, contradiction, under
@@ -787,8 +787,22 @@ def render_text(report: dict, max_flips: int = 10) -> str:
         if len(findings) > max_flips:
             lines.append(f"  ... and {len(findings) - max_flips} more in report.json")
     lines += [f"Note: {n}" for n in report["notes"]]
+    lines += _usage_lines(report.get("usage") or {})
     if report.get("summary"):
         lines += summary_lines(report["summary"])
     # Item ids, variant names and the model's summary are data: no control
     # character of theirs reaches a terminal or report.txt.
     return printable("\n".join(lines) + "\n")
+
+
+def _usage_lines(usage: dict) -> list[str]:
+    """The calls each phase sent, and those an identical request of the
+    audit answered instead (`reused`: a criterion whose prompt a
+    perturbation left as it was reuses the baseline's judgment)."""
+    if not usage:
+        return []
+    parts = []
+    for name, u in sorted(usage.items()):
+        reused = u.get("reused") or 0
+        parts.append(f"{name} {u['calls']}" + (f" (+{reused} reused, not sent)" if reused else ""))
+    return ["Calls: " + ", ".join(parts)]

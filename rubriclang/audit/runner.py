@@ -8,8 +8,9 @@ all it finished and a rerun judges only what is missing.
 
 What is kept of each judgment for the report is its compact form
 (`Compact`): the readout's status and decision and each node's value, the
-parts many judgments share held once, so that an audit's memory grows by
-little more than a reference per judgment.
+parts many judgments share held once, in one table keyed by (item,
+variant, repeat) (`Records`), so that an audit's memory grows by little
+more than a key and a reference per judgment.
 
 Repeat `r` of an LLM judge samples with the judge's seed + r: repeats are
 distinct samples and distinct cache entries, while a rerun of the same
@@ -64,6 +65,9 @@ class Arm:
     def subject(self) -> Item:
         return self.source if self.changes is None else self.changes.apply(self.source)
 
+
+# (item, variant or None, repeat) -> a judgment's compact trace (`Compact`).
+Records = dict[tuple[str, str | None, int], dict]
 
 # Distinct parts shared at most; past it a part is kept unshared, so the
 # table of shared parts stays small whatever the judgments' values.
@@ -122,8 +126,8 @@ class RunStore:
         self.hashes: dict[tuple[str, str | None, int], str] = {}  # (item, variant, repeat) -> item_hash, once loaded
         self.compact = Compact()
 
-    def load(self, drop_failed: bool = False) -> dict[tuple[str, str | None], dict[int, dict]]:
-        """(item, variant) -> repeat -> compact trace (`Compact`). A torn last line (a killed
+    def load(self, drop_failed: bool = False) -> Records:
+        """(item, variant, repeat) -> compact trace (`Compact`). A torn last line (a killed
         run) is cut off in place; with `drop_failed`, failed judgments are
         removed from the file (rewritten atomically) so that they are judged
         again. Either way no complete line is ever lost, whenever a kill comes."""
@@ -132,7 +136,7 @@ class RunStore:
         cut_torn_line(self.path)
         with open(self.path, "rb") as fh:
             data = fh.read()
-        out: dict = collections.defaultdict(dict)
+        out: Records = {}
         lines: dict[tuple[str, str | None, int], tuple[int, int]] = {}
         kept_lines, dropped = [], False
         # Split on \n only: after the cut every line ends with one.
@@ -144,7 +148,7 @@ class RunStore:
                 dropped = True
                 continue
             trace = rec["trace"]
-            out[(rec["item"], rec["variant"])][rec["repeat"]] = self.compact(trace)
+            out[(rec["item"], rec["variant"], rec["repeat"])] = self.compact(trace)
             if "item_hash" in trace:
                 self.hashes[(rec["item"], rec["variant"], rec["repeat"])] = trace["item_hash"]
             kept_lines.append(raw)
@@ -153,21 +157,23 @@ class RunStore:
             write_atomic(self.path, b"".join(line + b"\n" for line in kept_lines))
         # Lines as the file now has them: renumbered when it was rewritten.
         self.lines = {k: kept if dropped else n for k, (n, kept) in lines.items()}
-        return dict(out)
+        return out
 
-    def check_subjects(self, arms: Iterable[Arm], done: dict[tuple[str, str | None], dict[int, dict]]) -> None:
+    def check_subjects(self, arms: Iterable[Arm]) -> None:
         """RunsError when a loaded judgment is of other content than its
         arm's subject now (its trace's `item_hash`, kept by `load`): resuming would keep
         judgments of what is no longer audited. Judgments recorded without
         an `item_hash` cannot be checked, and are kept."""
+        recorded: dict[tuple[str, str | None], list[int]] = {}
+        for item, variant, r in self.hashes:
+            recorded.setdefault((item, variant), []).append(r)
         stale = []
         for arm in arms:
-            recorded = done.get(arm.key, {})
-            if not recorded:
+            if arm.key not in recorded:
                 continue
             now = item_hash(arm.subject)
-            for r in sorted(recorded):
-                if self.hashes.get((arm.item, arm.variant, r), now) != now:
+            for r in sorted(recorded[arm.key]):
+                if self.hashes[(arm.item, arm.variant, r)] != now:
                     stale.append((self.lines.get((arm.item, arm.variant, r), 0), arm))
         if stale:
             stale.sort(key=lambda s: s[0])
@@ -269,13 +275,13 @@ class Runner:
         self,
         arms: Iterable[Arm],
         repeats: int,
-        done: dict[tuple[str, str | None], dict[int, dict]],
+        done: Records,
         store: RunStore,
         tick: Callable[[], None] = lambda: None,
     ) -> None:
         """Judge every (arm, repeat) not in `done`, writing each (and adding
         its compact form to `done`) as it is reached in order."""
-        todo = [(arm, r) for arm in arms for r in range(repeats) if r not in done.get(arm.key, {})]
+        todo = [(arm, r) for arm in arms for r in range(repeats) if (arm.item, arm.variant, r) not in done]
         sem = asyncio.Semaphore(self.concurrency)
 
         async def judge(arm: Arm, r: int) -> dict:
@@ -296,7 +302,7 @@ class Runner:
                 (arm, r), future = window.popleft()
                 trace = await future
                 store.write(arm.item, arm.variant, r, trace)
-                done.setdefault(arm.key, {})[r] = self.compact(trace)
+                done[(arm.item, arm.variant, r)] = self.compact(trace)
                 tick()
         finally:
             for _, future in window:
