@@ -19,8 +19,10 @@ import sys
 import click
 
 from rubriclang.cli.errors import DataError
+from rubriclang.cli.estimate import phases_text, prices_for
 from rubriclang.cli.gates import FAIL_IF_HELP, GateParam, at_option, audit_gates, check_audit, report_failures
 from rubriclang.cli.gates import render_text as render_gates
+from rubriclang.cli.llmoptions import estimate_option
 from rubriclang.cli.loading import load_graph, load_graph_set
 from rubriclang.items.shape import shape_of
 
@@ -91,11 +93,7 @@ def _load_judge(path: str):
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print."
 )
-@click.option(
-    "--estimate",
-    is_flag=True,
-    help="Print the calls and tokens per phase the audit would spend, calling no model and writing nothing.",
-)
+@estimate_option("per phase the audit")
 @click.option(
     "--fail-if",
     multiple=True,
@@ -161,6 +159,7 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
         from rubriclang.audit.report_json import render_text
 
         click.echo(render_text(report), nl=False)
+        click.echo(phases_text(report["usage"], _phase_models(s), prices_for(s.judge)))
         if results:
             click.echo(render_gates(results))
         click.echo(f"Report: {os.path.join(out, 'report.json')}")
@@ -178,9 +177,17 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
         sys.exit(1)
 
 
+def _phase_models(s) -> dict:
+    """The model each phase of the audit is configured with (None: the server's only one)."""
+    return {
+        phase: cfg.model or (None if cfg.base_url else "embedded")
+        for phase, cfg in (("judge", s.judge_model), ("generate", s.generator), ("validate", s.validator))
+    }
+
+
 def _estimate(s, graph, sealed, fmt) -> None:
     from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
-    from rubriclang.cli.estimate import document, prices_for, render
+    from rubriclang.cli.estimate import document, render
 
     prices = prices_for(s.judge)
     try:

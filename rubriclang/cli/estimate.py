@@ -175,3 +175,20 @@ def usage_text(usage: dict) -> str:
 def cost_text(u: dict) -> str:
     """`cost $X`, or why there is none."""
     return f"cost ${u['usd']:.6f}" if u["usd"] is not None else f"cost unknown: {u['price_note']}"
+
+
+def phases_text(phases: dict, models: dict, prices: dict) -> str:
+    """The summary lines of what each phase of an audit spent (its report's
+    `usage`: calls and the servers' token counts, priced), `models` naming
+    the model each phase was configured with, for a missing price's note."""
+    from rubriclang.llm.estimate import price_note
+
+    lines = ["  LLM spent by the runs into this folder (calls to servers, the servers' token counts):"]
+    for name, p in phases.items():
+        note = price_note(p, (models.get(name),), prices)
+        cost = f"cost ${p['usd']:.6f}" if p["usd"] is not None else f"cost unknown: {note or 'no one price'}"
+        lines.append(
+            f"    {name:<9} {p['calls']} calls, tokens {p['prompt_tokens']} prompt, {p['completion_tokens']} "
+            f"completion; {cost}"
+        )
+    return "\n".join(lines)
