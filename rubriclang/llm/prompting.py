@@ -506,6 +506,11 @@ def prepare_group(members: tuple[Criterion, ...], item: Item, candidate: str) ->
     group, in the group's order. The members share what they show (the
     checker's RB702), so the first one's material stands for all. Raises
     PromptError when the item lacks what the prompt needs."""
+    own = [m.name for m in members if m.prompt is not None]
+    if own:  # the checker refuses these (RB701); an audit's rewrite of one member's prompt reaches here
+        raise PromptError(
+            f"grouped criteria are asked with their group's prompt, not their own: {', '.join(own)} has one"
+        )
     fixed = _group_fixed(members)
     values = _values(members[0], item, (candidate,), fixed.own, False)
     parts = list(fixed.head)

@@ -297,3 +297,19 @@ def test_diff_shows_which_criteria_a_group_now_answers(files):
     assert r.exit_code == 1, r.output
     assert r.output.count("+ group: together [correct, harmful, tone]") == 3
     assert "0 nodes to add, 3 to change, 0 to remove" in r.output
+
+
+def test_a_member_given_a_prompt_of_its_own_is_refused_not_silently_asked_with_the_groups():
+    import attrs
+
+    from rubriclang.checker import check_source
+    from rubriclang.checker.graph import PromptSource
+    from rubriclang.interp.items import Item
+    from rubriclang.llm.prompting import PromptError, prepare_group
+
+    graph = check_source(GROUPED, "g.rbg").graph
+    members = list(graph.criteria)
+    # What an audit's rewrite of one member's template makes of it.
+    members[1] = attrs.evolve(members[1], prompt=PromptSource("## user\n{{response}}", None, rewritten_from="check@v2"))
+    with pytest.raises(PromptError, match="harmful has one"):
+        prepare_group(tuple(members), Item("i", "Q?", {"response": "R"}), "response")
