@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from typing import Any
 
 from rubriclang.checker import CheckedGraph, check_source
 from rubriclang.diagnostics import Diagnostic
@@ -34,7 +35,7 @@ class RubricError(Exception):
         self.diagnostics = diagnostics
 
 
-def _as_item(obj: Item | dict, n: int, graph: CheckedGraph) -> Item:
+def _as_item(obj: Item | dict[str, Any], n: int, graph: CheckedGraph) -> Item:
     """A dict read as the items file's reader reads it for `graph` (its declared item shape)."""
     return obj if isinstance(obj, Item) else item_from_json(obj, f"item #{n}", n, graph.item_shape)
 
@@ -46,14 +47,14 @@ class Rubric:
         self.graph = graph
         self.interpreter = Interpreter(graph, backends, concurrency)
 
-    def evaluate(self, item: Item | dict, mode: str | None = None) -> ItemResult:
+    def evaluate(self, item: Item | dict[str, Any], mode: str | None = None) -> ItemResult:
         """Judge one item (an Item, or a dict in the items format)."""
         return asyncio.run(self.interpreter.evaluate_async(_as_item(item, 1, self.graph), mode))
 
-    def evaluate_many(self, items: Iterable[Item | dict], mode: str | None = None) -> list[ItemResult]:
+    def evaluate_many(self, items: Iterable[Item | dict[str, Any]], mode: str | None = None) -> list[ItemResult]:
         """Judge many items concurrently; results in input order."""
 
-        async def go():
+        async def go() -> list[ItemResult]:
             stream = (_as_item(x, n, self.graph) for n, x in enumerate(items, 1))
             return [r async for r in self.interpreter.run(stream, mode)]
 

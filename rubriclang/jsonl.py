@@ -19,7 +19,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from rubriclang.errors import decode_utf8
 
@@ -45,7 +45,7 @@ def _finite(text: str) -> float:
     return x
 
 
-def _constant(text: str):
+def _constant(text: str) -> NoReturn:
     raise _NotFinite(text)
 
 

@@ -18,7 +18,7 @@ from types import ModuleType
 
 def folder(package: ModuleType) -> str:
     """Where the package's files are, for messages."""
-    file = getattr(package, "__file__", None)
+    file: str | None = getattr(package, "__file__", None)
     if file is not None:
         return os.path.dirname(file)
     from importlib import resources
@@ -29,7 +29,7 @@ def folder(package: ModuleType) -> str:
 def read_text(package: ModuleType, name: str) -> str:
     """The text (UTF-8) of the data file `name` in `package`. Raises
     FileNotFoundError when the package has no such file."""
-    file = getattr(package, "__file__", None)
+    file: str | None = getattr(package, "__file__", None)
     if file is not None and isinstance(package.__loader__, (SourceFileLoader, SourcelessFileLoader)):
         with open(os.path.join(os.path.dirname(file), name), encoding="utf-8") as fh:
             return fh.read()

@@ -39,7 +39,8 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from typing import BinaryIO
+from types import ModuleType
+from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
 _TAIL_CHUNK = 1 << 16
 
@@ -171,7 +172,11 @@ def check_folder(folder: str) -> None:
                 )
 
 
-def open_regular(path: str, mode: str = "rb", encoding: str | None = None, newline: str | None = None):
+@overload
+def open_regular(path: str, mode: Literal["rb"] = ..., encoding: None = ..., newline: None = ...) -> BinaryIO: ...
+@overload
+def open_regular(path: str, mode: Literal["r"], encoding: str | None = ..., newline: str | None = ...) -> TextIO: ...
+def open_regular(path: str, mode: str = "rb", encoding: str | None = None, newline: str | None = None) -> IO[Any]:
     """`open(path, mode, ...)` for reading, refusing with NotRegularFile
     anything but a regular file (links are followed). The file is opened
     non-blocking and checked before a byte is read, so a named pipe with no
@@ -316,7 +321,7 @@ def _is_hex(text: str) -> bool:
     return all(c in "0123456789abcdef" for c in text)
 
 
-def _acquire(fcntl, path: str, what: str) -> int:
+def _acquire(fcntl: ModuleType, path: str, what: str) -> int:
     while True:
         # O_NOFOLLOW: a link planted as the lock file is refused (ELOOP), never
         # followed to truncate the file it names.

@@ -26,6 +26,7 @@ import io
 import re
 import sys
 import unicodedata
+from typing import TextIO
 
 # What a source excerpt shows for an unsafe character: one column wide, so
 # the caret line stays under the span.
@@ -84,7 +85,7 @@ class _Guarded(io.TextIOBase):
     """A text stream that writes `printable` text to another: every
     character written here is taken as data."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: TextIO) -> None:
         self.raw_stream = stream
 
     def write(self, s: str) -> int:
@@ -106,12 +107,14 @@ class _Guarded(io.TextIOBase):
         return True
 
     @property
-    def encoding(self):  # type: ignore[override]  # the wrapped stream's, read-only as on a real stream
-        return getattr(self.raw_stream, "encoding", None)
+    def encoding(self) -> str | None:  # type: ignore[override]  # the wrapped stream's, read-only as on a real stream
+        encoding: str | None = getattr(self.raw_stream, "encoding", None)
+        return encoding
 
     @property
-    def errors(self):  # type: ignore[override]  # the wrapped stream's, read-only as on a real stream
-        return getattr(self.raw_stream, "errors", None)
+    def errors(self) -> str | None:  # type: ignore[override]  # the wrapped stream's, read-only as on a real stream
+        errors: str | None = getattr(self.raw_stream, "errors", None)
+        return errors
 
 
 def guard_standard_streams() -> None:
@@ -122,14 +125,14 @@ def guard_standard_streams() -> None:
         sys.stderr = _Guarded(sys.stderr)
 
 
-def redraw_line(stream, text: str) -> None:
+def redraw_line(stream: TextIO, text: str) -> None:
     """Draw `text` as a terminal's status line in place of the one before:
     `text` is escaped as data (on one line), the codes that redraw it are
     written as they are."""
     unguarded(stream).write(_LINE_START + one_line(text) + _CLEAR_TO_END)
 
 
-def unguarded(stream):
+def unguarded(stream: TextIO) -> TextIO:
     """The stream under a guard, for output that carries its own colour codes
     and has sanitized its data already."""
     return stream.raw_stream if isinstance(stream, _Guarded) else stream

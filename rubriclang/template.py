@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
@@ -80,24 +81,27 @@ class _Field:
 class _Section:
     name: str
     inverted: bool
-    body: tuple
+    body: Body
+
+
+Body = tuple["str | _Field | _Section", ...]
 
 
 @attrs.frozen
 class Message:
     role: str
-    body: tuple  # of str | _Field | _Section
+    body: Body
     line: int  # the line of its heading (or of its first text)
     text: str = ""  # its source text, tags included, without the heading
     # Every section's name, in order of first mention, and the body flattened
     # for each combination of their values' truth met so far (`_flat`).
     sections: tuple[str, ...] = attrs.field(init=False, eq=False, repr=False)
-    flats: dict = attrs.field(init=False, eq=False, repr=False, factory=dict)
+    flats: dict[tuple[bool, ...], _Flat] = attrs.field(init=False, eq=False, repr=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:
         names: dict[str, None] = {}
 
-        def walk(body: tuple) -> None:
+        def walk(body: Body) -> None:
             for part in body:
                 if type(part) is _Section:
                     names[part.name] = None
@@ -138,7 +142,7 @@ class Template:
         """Every value name the template mentions."""
         out: set[str] = set()
 
-        def walk(body):
+        def walk(body: Body) -> None:
             for part in body:
                 if isinstance(part, _Field):
                     out.add(part.name)
@@ -159,7 +163,7 @@ class Template:
         """(role, source text) of each message: what `compose` writes back."""
         return tuple((m.role, m.text.strip("\n")) for m in self.messages)
 
-    def fill(self, values: dict[str, str]) -> tuple[dict, ...]:
+    def fill(self, values: dict[str, str]) -> tuple[dict[str, str], ...]:
         """The chat messages with `values` filled in (every field the
         template shows must be in `values`; a section whose name is not
         counts as empty)."""
@@ -177,8 +181,8 @@ def fill_digest(template: Template) -> str:
     import hashlib  # here: the checker imports this module, and never needs them
     import json
 
-    def plain(body: tuple) -> list:
-        out: list = []
+    def plain(body: Body) -> list[Any]:
+        out: list[Any] = []
         for part in body:
             if isinstance(part, str):
                 out.append(part)
@@ -197,9 +201,12 @@ def fill_digest(template: Template) -> str:
 _FLATS_KEPT = 64  # flattened bodies kept per message
 
 
-def _flat(
-    body: tuple, truth: dict[str, bool], lists: dict[str, ListValue] | None = None
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
+# A body flattened for one combination of its sections' truth: the texts
+# between fields, and the fields' names.
+_Flat = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def _flat(body: Body, truth: dict[str, bool], lists: dict[str, ListValue] | None = None) -> _Flat:
     """`body` with its sections kept or dropped by `truth` (each section
     name's value's truth): the texts between fields and the fields' names,
     one text more than fields. `Message.render` fills it in one join.
@@ -209,7 +216,7 @@ def _flat(
     fields: list[str] = []
     text: list[str] = []
 
-    def walk(parts: tuple, scope: dict) -> None:
+    def walk(parts: Body, scope: dict[str, str | ListValue]) -> None:
         for part in parts:
             if type(part) is str:
                 text.append(part)
@@ -220,7 +227,7 @@ def _flat(
                     texts.append("".join(text))
                     text.clear()
                     fields.append(part.name)
-            else:
+            elif type(part) is _Section:
                 value = scope[part.name] if part.name in scope else (lists or {}).get(part.name)
                 if type(value) is ListValue and not part.inverted:
                     for element in value.elements:
@@ -288,7 +295,7 @@ def parse(text: str, template_id: str) -> tuple[Template | None, list[Problem]]:
     return Template(template_id, tuple(messages)), []
 
 
-def _check_roles(text: str, chunks, headings) -> list[Problem]:
+def _check_roles(text: str, chunks: list[tuple[str, int, int]], headings: list[re.Match[str]]) -> list[Problem]:
     out = []
 
     def at(i: int, message: str, fix: str) -> None:
@@ -327,10 +334,10 @@ def _check_roles(text: str, chunks, headings) -> list[Problem]:
     return out
 
 
-def _parse_body(text: str, begin: int, end: int) -> tuple[tuple, list[Problem]]:
+def _parse_body(text: str, begin: int, end: int) -> tuple[Body, list[Problem]]:
     problems: list[Problem] = []
-    stack: list[tuple[str, bool, int, list]] = []  # (name, inverted, offset, parts)
-    parts: list = []
+    stack: list[tuple[str, bool, int, list[str | _Field | _Section]]] = []  # (name, inverted, offset, parts)
+    parts: list[str | _Field | _Section] = []
     pos = begin
     for m in _TAG.finditer(text, begin, end):
         parts.append(text[pos : m.start()])
@@ -398,7 +405,7 @@ def mentions(template: Template) -> tuple[tuple[str, tuple[str, ...], bool], ...
     first), and whether it opens a section; in order, repeats kept."""
     out: list[tuple[str, tuple[str, ...], bool]] = []
 
-    def walk(body: tuple, outer: tuple[str, ...]) -> None:
+    def walk(body: Body, outer: tuple[str, ...]) -> None:
         for part in body:
             if isinstance(part, _Field):
                 out.append((part.name, outer, False))
@@ -426,7 +433,7 @@ def locate(text: str, name: str) -> tuple[int, int, int]:
     return 1, 1, 1
 
 
-def compose(sections) -> str:
+def compose(sections: Iterable[tuple[str, str]]) -> str:
     """Template text with one `## role` section per (role, source text):
     `Template.sections` composed back parses to the same messages (the
     author's comment, never sent, is not kept)."""

@@ -15,10 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from rubriclang.api import Rubric, load
+from rubriclang.interp.engine import ItemResult
 from rubriclang.interp.readout import describe
 
 
-def explain(result) -> str:
+def explain(result: ItemResult) -> str:
     """The values behind a verdict, one node per line."""
     lines = []
     for node, per in result.composition.values.items():
@@ -28,7 +29,7 @@ def explain(result) -> str:
     return "\n".join(lines)
 
 
-def assert_verdict(rubric: Rubric | str, item: dict, expected: Any, mode: str | None = None) -> None:
+def assert_verdict(rubric: Rubric | str, item: dict[str, Any], expected: Any, mode: str | None = None) -> None:
     """Assert that `rubric` (a Rubric or a path) decides `expected` on `item`.
 
     `expected` is the decision (a number, bool, label or candidate id), or

@@ -25,6 +25,7 @@ import os
 import sys
 import zlib
 from collections.abc import Callable
+from typing import Any
 
 from rubriclang.paths import private_cache_dir
 
@@ -52,7 +53,7 @@ def cache_path(texts: tuple[str | None, ...]) -> str | None:
     return os.path.join(folder, f"{crc:08x}-{len(texts)}.marshal")
 
 
-def cached_parse(texts: tuple[str | None, ...], parse: Callable[[], list[dict]]) -> list[dict]:
+def cached_parse(texts: tuple[str | None, ...], parse: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """`parse()` (the files' contents parsed, one dict each), from the cache
     when these `texts` were parsed before. Errors of `parse` propagate and
     nothing is cached."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from rubriclang.safeio import open_regular
 
@@ -51,7 +52,7 @@ class Lines:
         return f"{self.path}:{n}" if n else self.path
 
 
-def read_toml(path: str, error: Callable[[str, str], Exception], what: str) -> tuple[dict, str]:
+def read_toml(path: str, error: Callable[[str, str], Exception], what: str) -> tuple[dict[str, Any], str]:
     """(decoded data, text) of the TOML file at `path`; a file that cannot
     be read or is not TOML raises `error(where, message)`, `where` being
     `path:line` when the line is known; `what` names the file in messages."""

@@ -19,7 +19,7 @@ A quoted key or value longer than an excerpt is cut (`safetext.capped`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import attrs
@@ -43,7 +43,7 @@ class Field:
     required: bool = False
     lo: float | None = None
     hi: float | None = None
-    choices: tuple = ()
+    choices: tuple[Any, ...] = ()
     items: type | None = None
     what: str = ""
     hint: str = ""
@@ -77,7 +77,7 @@ class Place:
         return self.error(self.at(key), capped(message), capped(hint))
 
 
-def check(data: dict, fields: dict[str, Field], place: Place) -> dict[str, Any]:
+def check(data: dict[str, Any], fields: dict[str, Field], place: Place) -> dict[str, Any]:
     """`data` checked against `fields`: unknown keys first, then each field in
     its declared order. Returns the values given (floats for `float` fields)."""
     check_keys(data, fields, place)
@@ -91,7 +91,7 @@ def check(data: dict, fields: dict[str, Field], place: Place) -> dict[str, Any]:
     return out
 
 
-def check_keys(data: dict, known, place: Place) -> None:
+def check_keys(data: dict[str, Any], known: Collection[str], place: Place) -> None:
     """Refuse a key of `data` that is not in `known`, suggesting the nearest."""
     for key in data:
         if key not in known:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Iterable
+from typing import Any
 
 from rubriclang import packaged
 from rubriclang.diagnostics.diagnostic import Diagnostic, Severity
@@ -62,12 +64,12 @@ def registry() -> dict[str, CodeInfo]:
     return out
 
 
-def _parse(text: str) -> dict:
+def _parse(text: str) -> dict[str, Any]:
     import tomllib  # only when the cache misses
 
     return tomllib.loads(text)
 
 
-def make(code: str, span: Span, message: str, notes=()) -> Diagnostic:
+def make(code: str, span: Span, message: str, notes: Iterable[str] = ()) -> Diagnostic:
     """A diagnostic for `code`, with the severity the registry gives it."""
     return Diagnostic(code, registry()[code].severity, span, message, tuple(notes))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 from rubriclang.diagnostics.span import Span
 from rubriclang.records import frozen
@@ -30,11 +31,11 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, str, str]:
         s = self.span
         return (s.file, s.line, s.column, self.code, self.message)
 
 
-def sorted_diagnostics(diags) -> list[Diagnostic]:
+def sorted_diagnostics(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Diagnostics in a stable, source order."""
     return sorted(diags, key=Diagnostic.sort_key)

@@ -24,10 +24,14 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from rubriclang.diagnostics import FORMATS
 from rubriclang.diagnostics.diagnostic import Diagnostic
 from rubriclang.safetext import ELLIPSIS, EXCERPT_WIDTH, REPLACEMENT, capped, is_unsafe, one_line, printable
+
+if TYPE_CHECKING:
+    from rubriclang.diagnostics.codes import CodeInfo
 
 # Tabs in excerpts expand to this many columns; the caret line is computed
 # from the same expanded text, so carets stay under the span.
@@ -232,7 +236,7 @@ def _uri(path: str) -> str:
     return quote(path.replace("\\", "/"))
 
 
-def _sarif_rule(info) -> dict:
+def _sarif_rule(info: CodeInfo) -> dict[str, Any]:
     help_md = f"{info.explanation}\n\nWrong:\n\n```\n{info.wrong}\n```\n\nRight:\n\n```\n{info.right}\n```"
     return {
         "id": info.code,

@@ -22,7 +22,8 @@ def render(spec: FieldSpec, value: Any) -> str:
         return ""
     kind = spec.kind
     if kind == "text":
-        return value
+        text: str = value
+        return text
     if kind in ("number", "bool", "json"):
         return json_text(value)
     if kind == "list":
@@ -69,7 +70,8 @@ def content_text(message: dict[str, Any]) -> str:
         return ""
     if isinstance(content, list):
         return "\n".join(part["text"] for part in content)
-    return content
+    text: str = content
+    return text
 
 
 def _call(call: dict[str, Any]) -> str:

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, TypeVar
 
 from rubriclang.items.shape import ROLES, FieldSpec
+
+_T = TypeVar("_T")
 
 
 class ShapeError(ValueError):
@@ -82,7 +84,7 @@ def _hint(spec: FieldSpec) -> str:
     return f"give every item `{spec.name}`, or declare it optional: `{spec.name}: {spec.type_text}?`"
 
 
-def _want(value: Any, kind: type, path: str, what: str) -> Any:
+def _want(value: Any, kind: type[_T], path: str, what: str) -> _T:
     if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
         raise ShapeError(path, f"must be {what}, got {json_type(value)}")
     return value
@@ -215,7 +217,8 @@ def schema_problem(schema: Any) -> str | None:
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
-        return exc.message[:200]
+        message: str = exc.message  # jsonschema ships no types
+        return message[:200]
     except RecursionError:
         return "it is nested too deeply"
     return None

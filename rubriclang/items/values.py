@@ -9,9 +9,9 @@ class ListValue(str):
     of value name -> str or ListValue). Empty, so falsy, when it has no
     elements."""
 
-    elements: tuple[dict, ...]
+    elements: tuple[dict[str, str | ListValue], ...]
 
-    def __new__(cls, text: str, elements: tuple[dict, ...]) -> ListValue:
+    def __new__(cls, text: str, elements: tuple[dict[str, str | ListValue], ...]) -> ListValue:
         self = super().__new__(cls, text if elements else "")
         self.elements = elements
         return self

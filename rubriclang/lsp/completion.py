@@ -51,7 +51,7 @@ def complete(text: str, offset: int, catalog: Catalog, details: Mapping[str, str
     return Completions(c.start, tuple(_items(c, text, catalog, details)))
 
 
-def _items(c: ctx.Context, text: str, catalog: Catalog, details: Mapping[str, str]):
+def _items(c: ctx.Context, text: str, catalog: Catalog, details: Mapping[str, str]) -> list[Item]:
     if c.kind in (ctx.KEYWORD, ctx.AFTER_PROCEDURE):
         each = [Item("each", "keyword", "judge per element: each ELEMENT in FIELD", insert="each ")]
         return (each if c.kind == ctx.AFTER_PROCEDURE else []) + [Item(k, "keyword", insert=k + " ") for k in KEYWORDS]

@@ -57,7 +57,9 @@ def _node_markdown(a: Analysis, name: str, catalog: Catalog, previous: CheckedGr
     return f"```rbg\n{head}\n```\n\n{line}" + (f"\n\n{note}" if note else "")
 
 
-def _type_of(a: Analysis, decl, previous: CheckedGraph | None) -> tuple[JType | None, str]:
+def _type_of(
+    a: Analysis, decl: ast.CriterionDecl | ast.NodeDecl, previous: CheckedGraph | None
+) -> tuple[JType | None, str]:
     """The node's type, and a note on where it came from when not from this text."""
     name = decl.name.value
     if a.graph is not None:
@@ -85,7 +87,7 @@ def _param_hover(a: Analysis, offset: int, catalog: Catalog) -> Hover | None:
     return None
 
 
-def _block_owner(d) -> tuple[str, str | None]:
+def _block_owner(d: ast.Decl) -> tuple[str, str | None]:
     """A declaration's keyword and head, as `block_params` takes them."""
     if isinstance(d, ast.CriterionDecl):
         return "criterion", d.procedure.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 
 from rubriclang.lsp.analysis import Analysis, Range
 from rubriclang.lsp.scanner import KEYWORDS
@@ -27,7 +28,7 @@ def definition(a: Analysis, offset: int) -> Range | None:
     return a.range_of(decl.span) if decl else None
 
 
-def _prompt_paths(a: Analysis):
+def _prompt_paths(a: Analysis) -> Iterator[tuple[Range, str]]:
     """(range of the path string, the file it names) for every `prompt = "PATH"`."""
     if a.module is None:
         return

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
+from collections.abc import Iterable
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -17,16 +18,17 @@ from pygls.lsp.server import LanguageServer
 
 from rubriclang.catalog import load_catalog
 from rubriclang.checker import CheckedGraph, Criterion
+from rubriclang.checker.graph import Node
 from rubriclang.diagnostics import Diagnostic, Severity
 from rubriclang.diagnostics.render import package_version, with_notes
 from rubriclang.fmt import format_source
 from rubriclang.lsp import navigation
-from rubriclang.lsp.analysis import UTF16, Analysis, Range, analyse
+from rubriclang.lsp.analysis import Analysis, Range, analyse
 from rubriclang.lsp.completion import complete
 from rubriclang.lsp.folding import folding_ranges
 from rubriclang.lsp.frames import Frames, LockedStream
 from rubriclang.lsp.hover import hover
-from rubriclang.lsp.positions import Position
+from rubriclang.lsp.positions import UTF16, Position
 
 SOURCE = "rbg"
 
@@ -47,7 +49,7 @@ class RubricServer(LanguageServer):
     and its last graph that checked without errors (for hovers on types
     while the file is being edited)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__("rbg", package_version())
         self.analyses: dict[str, Analysis] = {}
         self.last_good: dict[str, CheckedGraph] = {}
@@ -182,7 +184,7 @@ def create_server() -> RubricServer:
     return server
 
 
-def _nodes(ls: RubricServer, uri: str):
+def _nodes(ls: RubricServer, uri: str) -> Iterable[Node]:
     """The nodes of the document's current graph, else of its last good one."""
     graph = ls.analysis(uri).graph or ls.last_good.get(uri)
     return graph.nodes.values() if graph is not None else ()
