@@ -38,6 +38,11 @@ RULE = "ceil(characters / 4) per message"
 # The reply a DryClient gives: read by no parser (no digit, letter, bracket
 # or brace), so every caller asks again as it would after an unreadable reply.
 _UNREADABLE = "\u2042"
+# Its last characters spell its request's key in marks no parser reads
+# either: a re-ask that carries it then differs from the ask before, as a
+# run's repairs differ, so the bound counts every one of them.
+_MARKS = "\u2042\u2051\u2055\u2058\u2059\u205a\u205b\u205c\u205d\u205e\u203b\u203c\u2047\u2048\u2049\u204e"
+_KEY_MARKS = 8
 
 
 def count_tokens(messages) -> int:
@@ -133,10 +138,12 @@ class Estimate:
         self.phase = "judge"
         self._seen: set[str] = set()
 
-    def record(self, request: ChatRequest, model: str | None, identity: str) -> None:
+    def record(self, request: ChatRequest, model: str | None, identity: str) -> str:
+        """Tally `request` unless an identical one was (the call cache
+        answers it); its key, either way."""
         key = hashlib.sha256(json.dumps([identity, request.body(model or "")], sort_keys=True).encode()).hexdigest()
         if key in self._seen:
-            return
+            return key
         self._seen.add(key)
         # A request that carries an unreadable reply of ours asks again.
         first = not any(str(m.get("content") or "").startswith(_UNREADABLE) for m in request.messages)
@@ -144,6 +151,7 @@ class Estimate:
             1, count_tokens(request.messages), request.sampling.max_tokens, first
         )
         self.models.setdefault(self.phase, set()).add(model)
+        return key
 
     def get(self, phase: str) -> Phase:
         return self.phases.get(phase, Phase())
@@ -163,9 +171,13 @@ class DryClient:
     async def chat(self, request: ChatRequest) -> Completion:
         """Tally the request; answer with an unreadable reply as long as its
         `max_tokens` allows, so the caller's re-asks are tallied too."""
-        self.estimate.record(request, self.model, self.identity)
+        key = self.estimate.record(request, self.model, self.identity)
         tokens = request.sampling.max_tokens or 1
-        return Completion(_UNREADABLE * (tokens * CHARS_PER_TOKEN), self.model or "estimate", completion_tokens=tokens)
+        length = tokens * CHARS_PER_TOKEN
+        marks = "".join(_MARKS[int(c, 16)] for c in key[:_KEY_MARKS]) if length > _KEY_MARKS else ""
+        return Completion(
+            _UNREADABLE * (length - len(marks)) + marks, self.model or "estimate", completion_tokens=tokens
+        )
 
     async def aclose(self) -> None:
         return None
