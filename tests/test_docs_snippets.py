@@ -28,6 +28,8 @@ are allowed), say more:
 - `<!-- snippet: expect RB201 RB504 -->`: a rubric meant to show diagnostics;
   exactly these codes must be reported.
 - `<!-- snippet: exit 1 -->`: the commands' expected exit status.
+- `<!-- snippet: slow -->`: runs, but only where the slow tests do (over
+  ~3 s); later blocks of its doc do not run it first, so they must not need it.
 - `<!-- snippet: output -->`: this block is the output of the command block
   just before it; it is compared with what that command printed.
 - `<!-- snippet: file NAME -->`: this block is the file NAME (e.g. a rubric a
@@ -55,6 +57,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import attrs
 import pytest
@@ -74,7 +77,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "docs"
 
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,})(?P<lang>[\w+-]*)\s*$")
 _MARKER = re.compile(r"^\s*<!--\s*snippet:\s*(?P<kind>[\w-]+)\s*(?P<arg>.*?)\s*-->\s*$")
-_KINDS = {"skip", "expect", "exit", "output", "file", "at"}
+_KINDS = {"skip", "expect", "exit", "output", "file", "at", "slow"}
 RUBRIC = {"rbg", "rubric"}
 SHELL = {"sh", "bash", "shell", "console"}
 DATA = {"json", "toml", "text", "lark", "lua", "markdown", "diff", "yaml", "jsonl", "html", "ini", "csv"}
@@ -94,7 +97,8 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(REPO_ROOT)}:{self.line}"
+        shown = self.path.relative_to(REPO_ROOT) if self.path.is_relative_to(REPO_ROOT) else self.path.name
+        return f"{shown}:{self.line}"
 
     @property
     def role(self) -> str:
@@ -260,10 +264,13 @@ def same_output(expected: str, actual: str, folder: Path) -> bool:
 
 @contextlib.contextmanager
 def inside(folder: Path) -> Iterator[None]:
+    """In `folder`, with the user's cache (the call cache, parsed grammars)
+    there too: a doc's block never writes under the user's home."""
     before = Path.cwd()
     os.chdir(folder)
     try:
-        yield
+        with mock.patch.dict(os.environ, XDG_CACHE_HOME=str(folder / ".cache")):
+            yield
     finally:
         os.chdir(before)
 
@@ -277,7 +284,8 @@ def run_command(line: str, folder: Path) -> tuple[int, str]:
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception
         return result.exit_code, result.output
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = dict(os.environ, PATH=path, XDG_CACHE_HOME=str(folder / ".cache"))
     done = subprocess.run(
         ["bash", "-c", line], cwd=folder, env=env, capture_output=True, text=True, timeout=300, check=False
     )
@@ -291,35 +299,45 @@ class Workspace:
     """A doc's folder: a copy of examples/, its `file` blocks, and the blocks
     run so far (a block runs after the earlier ones of its doc)."""
 
-    def __init__(self, path: Path, root: Path) -> None:
-        self.folder = root / path.stem
-        shutil.copytree(REPO_ROOT / "examples", self.folder / "examples")
-        shutil.copytree(FIXTURES, self.folder, dirs_exist_ok=True)
-        (self.folder / ".venv").symlink_to(Path(sys.executable).parent.parent)
-        # A repository of its own, for the blocks that configure git.
-        subprocess.run(["git", "init", "-q", str(self.folder)], check=True)
-        self.blocks = [b for b in RUN if b.path == path]
-        self.done: set[int] = set()
+    def __init__(self, folder: Path, blocks: list[Block]) -> None:
+        self.folder = folder
+        self.blocks = blocks
+        self.outcome: dict[int, Exception | None] = {}  # by fence line: how each block that ran went
         self.namespace: dict[str, object] = {"__name__": "__snippet__"}  # the doc's Python blocks share one
-        for b in self.blocks:
+
+    @classmethod
+    def for_doc(cls, path: Path, root: Path) -> Workspace:
+        folder = root / path.stem
+        shutil.copytree(REPO_ROOT / "examples", folder / "examples")
+        shutil.copytree(FIXTURES, folder, dirs_exist_ok=True)
+        (folder / ".venv").symlink_to(Path(sys.executable).parent.parent)
+        # A repository of its own, for the blocks that configure git.
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+        space = cls(folder, [b for b in RUN if b.path == path])
+        for b in space.blocks:
             if b.kind == "file":
-                target = self.folder / b.arg
+                target = folder / b.arg
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(b.text, "utf-8")
+        return space
 
     def run_through(self, block: Block) -> None:
+        """Run `block`, after the earlier command blocks of its doc that have
+        not run yet (as a reader would have); a block's failure is kept, and
+        raised by its own test, whichever block ran it."""
         for b in self.blocks:
-            if b.line in self.done:
-                continue
-            self.done.add(b.line)
-            if b.role == "command" and b.kind != "skip":
-                if b is block:
+            ready = b is block or (b.role == "command" and b.kind not in {"skip", "slow"})
+            if ready and b.line not in self.outcome:
+                try:
                     self.run(b)
-                else:
-                    with contextlib.suppress(Exception, AssertionError):
-                        self.run(b)  # its own test reports its failure
+                    self.outcome[b.line] = None
+                except Exception as exc:  # kept for the block's own test
+                    self.outcome[b.line] = exc
             if b is block:
-                return
+                break
+        failure = self.outcome[block.line]
+        if failure is not None:
+            raise failure
 
     def run(self, block: Block) -> None:
         status = int(block.arg) if block.kind == "exit" else 0
@@ -346,11 +364,13 @@ def workspaces(tmp_path_factory) -> dict[Path, Workspace]:
 
 def _workspace(workspaces: dict[Path, Workspace], block: Block, tmp_path_factory) -> Workspace:
     if block.path not in workspaces:
-        workspaces[block.path] = Workspace(block.path, tmp_path_factory.mktemp("docs"))
+        workspaces[block.path] = Workspace.for_doc(block.path, tmp_path_factory.mktemp("docs"))
     return workspaces[block.path]
 
 
-@pytest.mark.parametrize("block", RUN, ids=lambda b: b.where)
+@pytest.mark.parametrize(
+    "block", [pytest.param(b, marks=[pytest.mark.slow] if b.kind == "slow" else []) for b in RUN], ids=lambda b: b.where
+)
 def test_snippet_runs_as_written(block: Block, workspaces, tmp_path_factory):
     if block.kind == "skip":
         pytest.skip(f"{block.where}: {block.arg}")
@@ -367,7 +387,7 @@ def test_snippet_runs_as_written(block: Block, workspaces, tmp_path_factory):
     elif block.role == "python":
         space = _workspace(workspaces, block, tmp_path_factory)
         with inside(space.folder), contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(block.text, block.where, "exec"), space.namespace)  # noqa: S102
+            exec(compile(block.text, block.where, "exec"), space.namespace)
 
 
 # -- the markers themselves -----------------------------------------------------------------
@@ -384,7 +404,7 @@ def test_markers_are_known_and_skips_say_why():
                 continue
             if m["kind"] not in _KINDS:
                 wrong.append(f"{path.name}:{n}: unknown marker `{m['kind']}` (known: {', '.join(sorted(_KINDS))})")
-            elif m["kind"] != "output" and not m["arg"]:
+            elif m["kind"] not in {"output", "slow"} and not m["arg"]:
                 wrong.append(f"{path.name}:{n}: `{m['kind']}` needs an argument")
     assert not wrong, "\n".join(wrong)
 
@@ -442,3 +462,13 @@ def test_the_readme_names_the_extras_make_installs():
     installed = re.search(r"pip install -q -e '\.\[([\w,]+)\]'", (REPO_ROOT / "Makefile").read_text("utf-8"))
     said = re.search(r"installs `rubriclang\[([\w,]+)\]`", (REPO_ROOT / "README.md").read_text("utf-8"))
     assert installed and said and installed[1] == said[1], (installed, said)
+
+
+def test_a_block_that_failed_before_its_own_test_still_fails_it(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text("```sh\nrbg explain RB999\n```\n\n```sh\nrbg explain RB504\n```\n", "utf-8")
+    broken, fine = blocks(doc)
+    space = Workspace(tmp_path, [broken, fine])
+    space.run_through(fine)  # runs `broken` first, as a reader would have
+    with pytest.raises(AssertionError, match="exited 2"):
+        space.run_through(broken)
