@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import tempfile
 
 from rubriclang.audit.llmcall import Answer, JsonAsker
 from rubriclang.audit.suite import ModelConfig
@@ -41,12 +42,16 @@ class Models:
     """Opens clients on demand (through `rubriclang.llm.connect`, as `rbg run`
     does); `aclose` closes them all, the cache and the embedded servers."""
 
-    def __init__(self, cache_path: str | None = None, no_cache: bool = False, estimate=None):
+    def __init__(self, cache_path: str | None = None, no_cache: bool = False, estimate=None, reuse: bool = True):
         """`estimate`: an `llm.estimate.Estimate` that tallies every request
-        instead of sending it (no cache is then read)."""
+        instead of sending it (no cache is then read). `reuse` (see
+        `judge_cache`): off, every judge request asks the server."""
         self._cache_path = cache_path
         self._no_cache = no_cache or estimate is not None
         self._cache: CallCache | None = None
+        self._reuse = reuse and estimate is None  # an estimate counts an identical request once by itself
+        self._private: tempfile.TemporaryDirectory | None = None
+        self._private_cache: CallCache | None = None
         self.connections = Connections(estimate)
         self.askers: dict[str, list] = {}  # role -> the askers made for it, for their usage
 
@@ -62,6 +67,23 @@ class Models:
                     f"cannot open the call cache `{path}`: {exc} (give another --cache, or --no-cache)"
                 ) from None
         return self._cache
+
+    @property
+    def judge_cache(self) -> CallCache | None:
+        """What answers a judge request identical to one made before, so
+        that a variant's criterion whose rendered prompt did not change
+        reuses the baseline's judgment of the same repeat (the key holds the
+        prompt's digest and the repeat's seed): the call cache; with
+        --no-cache, a private cache of this audit alone, deleted when it
+        ends; None without `reuse` (every request asks the server)."""
+        if not self._reuse:
+            return None
+        if not self._no_cache:
+            return self.cache
+        if self._private_cache is None:
+            self._private = tempfile.TemporaryDirectory(prefix="rbg-audit-")
+            self._private_cache = CallCache(os.path.join(self._private.name, "calls.sqlite"))
+        return self._private_cache
 
     def client(self, cfg: ModelConfig) -> OpenAIClient:
         """A client for `cfg`; raises ModelUnavailable."""
@@ -98,6 +120,10 @@ class Models:
         self.connections.stop()
         if self._cache is not None:
             self._cache.close()
+        if self._private is not None:
+            assert self._private_cache is not None
+            self._private_cache.close()
+            self._private.cleanup()
 
 
 def server(cfg: ModelConfig) -> Server:

@@ -80,6 +80,14 @@ def _load_judge(path: str):
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache.")
 @click.option("--retry-errors", is_flag=True, help="Judge again the repeats that failed.")
 @click.option(
+    "--no-reuse",
+    is_flag=True,
+    help=(
+        "Ask the judge's server for every judgment: a variant's criterion whose prompt did not change is asked again "
+        "instead of reusing the baseline's judgment of the same repeat (the judge then reads no call cache)."
+    ),
+)
+@click.option(
     "--reseal",
     is_flag=True,
     help=(
@@ -104,7 +112,7 @@ def _load_judge(path: str):
         f"or 'invariant.flip_rate[*]' (held to the repeat noise): {FAIL_IF_HELP}."
     ),
 )
-def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt, estimate, fail_if) -> None:
+def run(suite, out, sealed, cache, no_cache, retry_errors, no_reuse, reseal, summary, fmt, estimate, fail_if) -> None:
     """Run the audit SUITE describes, writing everything under --out.
 
     Running it again with the same --out resumes: recorded judgments are
@@ -120,6 +128,10 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
     graph = _load_judge(s.judge)
     if estimate and fail_if:
         raise click.UsageError("--estimate runs nothing, so there is nothing for --fail-if to gate: give one of them")
+    if estimate and no_reuse:
+        raise click.UsageError(
+            "--estimate counts what an audit with reuse sends (an identical request once): drop --no-reuse"
+        )
     if estimate:
         return _estimate(s, graph, sealed, fmt)
     at_option("--fail-if", audit_gates, fail_if, s.requested())
@@ -132,7 +144,7 @@ def run(suite, out, sealed, cache, no_cache, retry_errors, reseal, summary, fmt,
     if not out:
         stem = os.path.basename(suite).removesuffix(".toml")
         out = default_output(project, "audits", stem, "", "--out", "rbg audit")
-    req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary, reseal)
+    req = AuditRequest(s, out, sealed, cache, no_cache, retry_errors, summary, reseal, reuse=not no_reuse)
     from rubriclang.cli.progress import Progress
 
     # With `--format json` only a terminal gets progress.

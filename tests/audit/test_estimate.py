@@ -160,7 +160,14 @@ def test_audit_estimate_matches_the_judge_calls_of_the_audit_and_the_report_reco
     # The report's usage is what servers were sent (this server reports 1
     # prompt and 1 completion token a call).
     usage = report(tmp_path / "out")["usage"]
-    assert usage["judge"] == {"calls": calls, "prompt_tokens": calls, "completion_tokens": calls, "usd": None}
+    reused = usage["judge"]["reused"]  # requests an identical one answered (docs/audit.md)
+    assert usage["judge"] == {
+        "calls": calls,
+        "prompt_tokens": calls,
+        "completion_tokens": calls,
+        "reused": reused,
+        "usd": None,
+    }
     # A rerun answered from the folder and the cache adds nothing.
     first = (tmp_path / "out" / "report.json").read_bytes()
     assert rbg("audit", path, "--out", tmp_path / "out").exit_code == 0

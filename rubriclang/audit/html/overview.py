@@ -165,7 +165,16 @@ def counts(report: dict) -> Markup:
             el("dl", {"class": "counts"}, [el("div", None, el("dt", None, k), el("dd", None, v)) for k, v in cells]),
         )
 
-    return el("div", {"class": "countgroups"}, group("Judged", judged), group("Variants, all operators", made))
+    # The judge's calls sent, and those a criterion's unchanged prompt reused (docs/audit.md).
+    usage = (report.get("usage") or {}).get("judge")
+    calls = [("sent", usage["calls"]), ("reused", usage.get("reused", 0))] if usage else None
+    return el(
+        "div",
+        {"class": "countgroups"},
+        group("Judged", judged),
+        group("Variants, all operators", made),
+        group("Judge calls", calls) if calls else None,
+    )
 
 
 def judge_and_suite(report: dict) -> Markup:
