@@ -258,7 +258,7 @@ def normalize(text: str, folder: Path) -> str:
 
 def same_output(expected: str, actual: str, folder: Path) -> bool:
     return doctest.OutputChecker().check_output(
-        normalize(expected, folder), normalize(actual, folder), doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+        normalize(expected, folder), normalize(actual, folder), doctest.ELLIPSIS
     )
 
 
