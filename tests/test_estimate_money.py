@@ -167,11 +167,14 @@ def test_a_run_without_a_price_says_so_and_never_shows_zero_dollars(here, server
     assert f"cost unknown: {NO_PRICE}" in r.stdout and "$0" not in r.stdout
 
 
-def test_eval_reports_what_it_spent_on_stderr(here, server):
+def test_eval_reports_what_it_spent_on_stderr_and_in_its_json(here, server):
     (here / "rubriclang.toml").write_text(PRICES)
-    r = rbg("eval", here / "judge.rbg", here / "items.jsonl", "--no-cache", *_llm(server))
+    args = ["eval", here / "judge.rbg", here / "items.jsonl", "--no-cache", *_llm(server)]
+    r = rbg(*args)
     assert r.exit_code == 0, r.output
     assert f"{ITEMS} calls to the server" in r.stderr and f"cost ${_usd(ITEMS, ITEMS):.6f}" in r.stderr
+    spent = json.loads(rbg(*args, "--format", "json").stdout)["llm"]
+    assert (spent["calls"], spent["usd"]) == (ITEMS, _usd(ITEMS, ITEMS))
 
 
 def test_compile_reports_what_it_spent_even_when_it_fails_and_the_bound_held(here, server):

@@ -260,10 +260,11 @@ def _evaluate(
             if extra := collect.extra[i]:
                 notes.append(f"{extra} records of `{t}` are for items not in `{items}`: not scored")
     report = evaluate_table(table, columns, notes)
-    click.echo(json.dumps(report.to_json(), sort_keys=True, indent=2) if fmt == "json" else render_text(report))
     usage = usage_json(llm_backend, prices_for(graph_paths[0])) if llm_backend is not None else None
+    doc = {**report.to_json(), "llm": usage} if usage is not None else report.to_json()
+    click.echo(json.dumps(doc, sort_keys=True, indent=2) if fmt == "json" else render_text(report))
     if usage is not None:
-        # On stderr: stdout is the report, which scripts may read.
+        # On stderr: stdout is the report, which scripts may read (with --format json, as `llm`).
         click.echo(usage_text(usage), err=True)
     if opts.min_coverage is not None and (report.coverage or 0.0) < opts.min_coverage:
         click.echo(f"coverage {report.coverage or 0.0:.3f} is below --min-coverage {opts.min_coverage:g}", err=True)
