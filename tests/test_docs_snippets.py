@@ -80,8 +80,8 @@ _MARKER = re.compile(r"^\s*<!--\s*snippet:\s*(?P<kind>[\w-]+)\s*(?P<arg>.*?)\s*-
 _KINDS = {"skip", "expect", "exit", "output", "file", "at", "slow"}
 RUBRIC = {"rbg", "rubric"}
 SHELL = {"sh", "bash", "shell", "console"}
-DATA = {"json", "toml", "text", "lark", "lua", "markdown", "diff", "yaml", "jsonl", "html", "ini", "csv"}
-_COMMAND_WORDS = ("rbg", "$", "make", "python", ".venv/", "pip", "cd", "head", "echo", "git", "vllm", "npm")
+# The first word of an unlabelled block that makes it a command.
+_COMMAND_WORDS = ("rbg", "$", "make", "python", "pip", "cd", "head", "echo", "git", "vllm", "npm")
 
 
 @attrs.frozen
@@ -102,7 +102,7 @@ class Block:
 
     @property
     def role(self) -> str:
-        """rubric, command, python or data."""
+        """rubric, command, python or data (any other language: json, toml, text, ...)."""
         if self.lang in RUBRIC:
             return "rubric"
         if self.lang in SHELL:
@@ -277,7 +277,10 @@ def inside(folder: Path) -> Iterator[None]:
 
 def run_command(line: str, folder: Path) -> tuple[int, str]:
     """Run one command line in `folder`: `rbg` in-process, the rest in bash."""
-    words = shlex.split(line, comments=True)
+    try:
+        words = shlex.split(line, comments=True)
+    except ValueError:  # unbalanced quotes: bash says what is wrong
+        words = []
     if words and words[0] == "rbg" and not any(c in line for c in "|;&><`$"):
         with inside(folder):
             result = CliRunner().invoke(cli, words[1:], catch_exceptions=True)
