@@ -10,7 +10,7 @@ import os
 import click
 
 from rubriclang.cli.errors import DataError, data_error
-from rubriclang.cli.llmoptions import LLMOptions
+from rubriclang.cli.llmoptions import LLMOptions, sampling_of
 
 
 def local_backend(annotations: str | None, recorded: str | None):
@@ -63,7 +63,7 @@ def open_llm(stack: contextlib.ExitStack, graph, opts: LLMOptions, estimate=None
     from rubriclang.llm.connect import ConnectError, Connections
     from rubriclang.llm.parsing import weighted_points
 
-    server, sampling = opts.server(dry=estimate is not None), opts.sampling()
+    server, sampling = opts.server(dry=estimate is not None), sampling_of(opts)
     connections = Connections(estimate)
     stack.callback(connections.stop)
     try:

@@ -23,7 +23,7 @@ from rubriclang.cli.backends import interpreter, local_backend, uses_llm
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.estimate import echo_estimate, prices_for
 from rubriclang.cli.failures import FailureReasons, failures_text
-from rubriclang.cli.llmoptions import SAMPLING_OPTIONS, estimate_option
+from rubriclang.cli.llmoptions import SAMPLING_OPTIONS, estimate_option, sampling_of
 from rubriclang.cli.loading import ValidatedItems, load_graph
 from rubriclang.cli.options import JudgingOptions, collect, judging_options
 from rubriclang.cli.outputs import command_output, earlier_text, graph_inputs
@@ -44,12 +44,6 @@ class BatchRequests:
     max_tokens: int
     seed: int | None
     logprobs: bool
-
-    def sampling(self):
-        """The requests' sampling (`llm.client.Sampling`)."""
-        from rubriclang.llm.client import Sampling
-
-        return Sampling(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
 
 
 sampling_options = collect(
@@ -196,7 +190,7 @@ def _read_items(path: str, shape=None) -> list:
 def _calls(g, items: list, requests: BatchRequests):
     from rubriclang.llm.batch import llm_calls
 
-    return asyncio.run(llm_calls(g, items, requests.model, requests.sampling(), requests.logprobs))
+    return asyncio.run(llm_calls(g, items, requests.model, sampling_of(requests), requests.logprobs))
 
 
 @batch.command("import")
@@ -306,7 +300,7 @@ def _judge(
     from rubriclang.llm.batch import import_backend
 
     local = local_backend(judging.annotations, judging.recorded)
-    backend, client = import_backend(cache, identity, requests.model, requests.sampling(), requests.logprobs)
+    backend, client = import_backend(cache, identity, requests.model, sampling_of(requests), requests.logprobs)
     interp = interpreter(g, [local, backend], judging.concurrency)
     try:
         usable_out(out)  # a device, a pipe or a missing folder gets no lock file

@@ -23,6 +23,7 @@ from rubriclang.cli.llmoptions import (
     model_file_option,
     model_option,
     no_cache_option,
+    sampling_of,
     seed_option,
     temperature_option,
     timeout_option,
@@ -230,7 +231,7 @@ def compile_command(spec, out, out_dir, from_items, fields, opts: CompileOptions
     prices = prices_for(spec or from_items)
     if llm.estimate:
         return _estimate(specs if out_dir is not None else [parsed], out_dir, opts, llm, prices)
-    server, sampling = llm.server(context=_EMBEDDED_CONTEXT, parallel=1), llm.sampling()
+    server, sampling = llm.server(context=_EMBEDDED_CONTEXT, parallel=1), sampling_of(llm)
     usage = Usage()
     if out_dir is None:
         log_path = log_path or default_log_path(out)
@@ -277,6 +278,7 @@ def compile_command(spec, out, out_dir, from_items, fields, opts: CompileOptions
                         usage=usage,
                     )
                 progress.phase(f"compiling {spec} (up to {repairs} repairs)", None)
+                assert log_path is not None  # a single spec's log defaults to beside -o (above)
                 with CompileLog(log_path) as log:
                     return await compile_rubric(
                         parsed,
@@ -343,9 +345,11 @@ def _estimate(specs, out_dir: str | None, opts: CompileOptions, llm: LLMOptions,
             notes.append(f"{len(specs) - len(todo)} of {len(specs)} specs are done in {out_dir}: not counted")
         specs = [s.spec for s in todo]
 
+    sampling = sampling_of(llm)
+
     async def go():
         for s in specs:
-            await compile_rubric(s, client, repairs=opts.repairs, constrained=opts.constrained, sampling=llm.sampling())
+            await compile_rubric(s, client, repairs=opts.repairs, constrained=opts.constrained, sampling=sampling)
 
     asyncio.run(go())
     echo_estimate(estimate, ["compile"], prices, notes, opts.fmt)

@@ -41,12 +41,6 @@ class LLMOptions:
     per_endpoint: int = 16
     estimate: bool = False  # count what the command would spend, and call nothing
 
-    def sampling(self):
-        """The requests' sampling (`llm.client.Sampling`)."""
-        from rubriclang.llm.client import Sampling
-
-        return Sampling(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
-
     def server(self, dry: bool = False, **embedded):
         """The server these options name (`llm.connect.Server`), its URLs
         and API key checked (UsageError, BadParameter, DataError); `dry`: an
@@ -201,6 +195,15 @@ _LLM_OPTIONS = [
 ]
 # Adds the LLM backend's options to a command; they reach it as one `llm: LLMOptions` argument.
 llm_options = collect(LLMOptions, _LLM_OPTIONS, "llm")
+
+
+def sampling_of(opts):
+    """The requests' sampling (`llm.client.Sampling`) that options give:
+    anything with `temperature`, `top_p`, `max_tokens` and `seed` (an
+    `LLMOptions`, `rbg batch`'s requests)."""
+    from rubriclang.llm.client import Sampling
+
+    return Sampling(temperature=opts.temperature, top_p=opts.top_p, max_tokens=opts.max_tokens, seed=opts.seed)
 
 
 def checked_url(url: str) -> str:
