@@ -33,7 +33,7 @@ class CriterionAgreement:
     unjudged: int  # value pairs where either side has no value
     rate: Estimate
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"equal": self.equal, "pairs": self.pairs, "unjudged": self.unjudged, "rate": self.rate.to_json()}
 
 
@@ -51,7 +51,7 @@ class Agreement:
     decided: int  # items both decided
     flip_rate: Estimate
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "a": self.a,
             "b": self.b,

@@ -91,9 +91,10 @@ def _on_scale(value: Any, t: JType, scale: JType) -> float | None:
         return scale.hi if value else scale.lo
     if not t.numeric:
         return None
+    number: float = value
     if (t.lo, t.hi) == (scale.lo, scale.hi):
-        return value
-    return scale.lo + (value - t.lo) * (scale.hi - scale.lo) / (t.hi - t.lo)
+        return number
+    return scale.lo + (number - t.lo) * (scale.hi - scale.lo) / (t.hi - t.lo)
 
 
 def baseline_sink(graph: CheckedGraph, weights: dict[str, float], values: dict[str, Any]) -> Any:

@@ -78,7 +78,7 @@ class Column:
     weights: dict[str, float] | None = None
     uncompiled: frozenset[str] = frozenset()  # items without a compiled graph, none judged them
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind, "graph": self.graph}
         if self.weights is not None:
             out["weights"] = {k: round(v, 6) for k, v in self.weights.items()}
@@ -145,7 +145,7 @@ class LeftOut:
     reason: str
     column: str | None  # None: left out of every column for a reason of its own (no gold)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"item": self.item, "reason": self.reason, "column": self.column}
 
 
@@ -161,7 +161,7 @@ class ModeResult:
     left_out: tuple[LeftOut, ...]
     metrics: dict[str, dict[str, Estimate]]  # column -> metric -> estimate
     differences: dict[str, dict[str, Estimate]]  # column -> metric -> (first column - column)
-    confusion: dict[str, dict] | None  # column -> {"gold", "predicted", "counts"}
+    confusion: dict[str, dict[str, Any]] | None  # column -> {"gold", "predicted", "counts"}
 
     @property
     def coverage(self) -> float | None:
@@ -177,7 +177,7 @@ class ModeResult:
             cell[x.column or "all"] = cell.get(x.column or "all", 0) + 1
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         ids = sorted({x.item for x in self.left_out})
         return {
             "judge": self.judge,
@@ -210,7 +210,7 @@ class Evaluation:
         scored = sum(len(m.scored) for m in self.modes.values())
         return scored / self.items_with_gold if self.items_with_gold else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "columns": [c.to_json() for c in self.columns],
             "differences_of": self.columns[0].name,

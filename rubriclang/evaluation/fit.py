@@ -17,7 +17,7 @@ import hashlib
 import math
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -26,6 +26,13 @@ from rubriclang.checker.graph import CheckedGraph, Operator
 from rubriclang.evaluation.params import Param, concrete, weights_total, with_values
 from rubriclang.interp.plan import compile_plan
 from rubriclang.interp.readout import Decision, pairwise, pointwise
+
+if TYPE_CHECKING:
+    from rubriclang.catalog.rules import Rule
+    from rubriclang.catalog.types import JType
+    from rubriclang.evaluation.evaluate import Column, Evaluation, Outcome
+    from rubriclang.evaluation.metrics import Estimate
+    from rubriclang.interp.items import Item
 
 
 @attrs.frozen
@@ -36,7 +43,7 @@ class Case:
     id: str
     mode: str
     cids: tuple[str, ...]
-    rows: dict[str, tuple]
+    rows: dict[str, tuple[Any, ...]]
 
 
 def split_of(item_id: str, seed: int) -> float:
@@ -145,7 +152,7 @@ class Settings:
 class Fitted:
     """A search's result."""
 
-    values: list  # one number per parameter, as written
+    values: list[float]  # one number per parameter, as written
     loss: float  # on the cases it was fitted on
     start_loss: float  # of the written numbers, on the same cases
     evaluations: int
@@ -165,7 +172,7 @@ def fit(
 
     valid = _Validity(graph, params)
 
-    def score(values) -> float:
+    def score(values: Sequence[float]) -> float:
         variant = with_values(graph, params, values)
         if not valid(variant):
             return math.inf
@@ -213,31 +220,31 @@ class _Validity:
     within its written type, so every type downstream, the sink's included,
     stays as checked."""
 
-    def __init__(self, graph: CheckedGraph, params: list[Param]):
-        from rubriclang.catalog.rules import RuleInput
-
+    def __init__(self, graph: CheckedGraph, params: list[Param]) -> None:
         cat = load_catalog()
         nodes = graph.nodes
-        self.rules = {}
+        # Each moved node's catalog rule, its input types, and its written type.
+        self.rules: dict[str, tuple[Rule, dict[str, tuple[JType, ...]], JType]] = {}
         for name in dict.fromkeys(p.node for p in params):
             op = nodes[name]
             assert isinstance(op, Operator)  # free parameters are operators' parameters
             ports = {port: tuple(nodes[s].type for s in slots) for port, slots in op.ports.items()}
-            rule = cat.operators[op.operator].rule
-            self.rules[name] = (lambda params, rule=rule, ports=ports: rule(RuleInput(ports, params)), op.type)
+            self.rules[name] = (cat.operators[op.operator].rule, ports, op.type)
 
     def __call__(self, graph: CheckedGraph) -> bool:
         # Each moved node's catalog rule says whether its numbers are valid
         # (clamp's `lo < hi`, some positive weight) and what type they give.
         ops = {o.name: o for o in graph.operators}
-        for name, (infer, written) in self.rules.items():
-            out, problems = infer(ops[name].params)
+        from rubriclang.catalog.rules import RuleInput
+
+        for name, (rule, ports, written) in self.rules.items():
+            out, problems = rule(RuleInput(ports, ops[name].params))
             if problems or not out.fits(written) or out.kind != written.kind:
                 return False
         return True
 
 
-def case(graph: CheckedGraph, outcome) -> Case | None:
+def case(graph: CheckedGraph, outcome: Outcome) -> Case | None:
     """An item's recorded criterion values (None when a criterion failed:
     a failed criterion fails the item whatever the numbers)."""
     item, mode, comp = outcome
@@ -247,7 +254,9 @@ def case(graph: CheckedGraph, outcome) -> Case | None:
     return Case(item, mode, tuple(comp.rows), {cid: tuple(row[:n]) for cid, row in comp.rows.items()})
 
 
-def left_out(dev: list[str], gold: dict, all_cases: dict[str, Case], judged: set[str]) -> dict[str, list[str]]:
+def left_out(
+    dev: list[str], gold: dict[str, Any], all_cases: dict[str, Case], judged: set[str]
+) -> dict[str, list[str]]:
     """The dev items the fit could not use, by reason (as `rbg eval` names them)."""
     from rubriclang.evaluation.evaluate import FAILED, NO_GOLD, NOT_JUDGED
 
@@ -272,7 +281,13 @@ class Fold:
 
 
 def cross_validate(
-    graph, params, all_cases: dict[str, Case], ids: list[str], gold: dict, settings: Settings, k: int
+    graph: CheckedGraph,
+    params: list[Param],
+    all_cases: dict[str, Case],
+    ids: list[str],
+    gold: dict[str, Any],
+    settings: Settings,
+    k: int,
 ) -> list[Fold]:
     """k-fold cross-validation inside the dev split: each fold scored with
     numbers fitted on the others, beside the written numbers."""
@@ -295,7 +310,7 @@ def cross_validate(
     return out
 
 
-def fitted_source(source: str, path: str, params: list[Param], values) -> str:
+def fitted_source(source: str, path: str, params: list[Param], values: Sequence[float]) -> str:
     """The canonical text of the graph with its numbers replaced."""
     from rubriclang.evaluation.params import rewrite
     from rubriclang.fmt import format_source
@@ -317,7 +332,7 @@ class Judged:
     (the graph as written, its equal-weight baseline, each compared graph).
     Never the compositions, a kilobyte or so an item and graph."""
 
-    def __init__(self, graph: CheckedGraph, graphs, paths):
+    def __init__(self, graph: CheckedGraph, graphs: Sequence[CheckedGraph], paths: Sequence[str]) -> None:
         from rubriclang.evaluation.evaluate import Column, baseline_column
 
         self.graph = graph
@@ -330,7 +345,7 @@ class Judged:
         self.cases: dict[str, Case] = {}
         self.judged: set[str] = set()
 
-    def add(self, i: int, outcome) -> None:
+    def add(self, i: int, outcome: Outcome) -> None:
         from rubriclang.evaluation.evaluate import outcome_decisions
 
         item = outcome[0]
@@ -344,7 +359,15 @@ class Judged:
             col.decisions[item] = d
 
 
-def held_out_report(graph, fitted, columns, all_cases: dict[str, Case], held_items, held_gold, mode):
+def held_out_report(
+    graph: CheckedGraph,
+    fitted: CheckedGraph,
+    columns: Sequence[Column],
+    all_cases: dict[str, Case],
+    held_items: Sequence[Item],
+    held_gold: dict[str, Any],
+    mode: str | None,
+) -> Evaluation:
     """The fitted graph, the graph as written, its equal-weight baseline and
     the compared graphs (`Judged.columns`), on exactly the same held-out items."""
     from rubriclang.evaluation.evaluate import Column, evaluate
@@ -368,9 +391,9 @@ class Summary:
     out: str
     metric: str
     seed: int
-    params: list
+    params: list[Param]
     result: Fitted
-    cv: list | None
+    cv: list[Fold] | None
     dev: int
     fitted_on: int
     held: int
@@ -389,7 +412,7 @@ class Summary:
             return None, None
         return _mean([f.fitted for f in self.cv]), _mean([f.written for f in self.cv])
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         from rubriclang.evaluation.metrics import DEFINITIONS
 
         cv = None
@@ -460,7 +483,9 @@ def _fmt(x: float | None, spec: str = ".3f") -> str:
     return "n/a" if x is None else format(x, spec)
 
 
-def worse(summary: Summary, report, mode: str, graph_path: str, repeats: Repeats | None = None) -> list[str]:
+def worse(
+    summary: Summary, report: Evaluation, mode: str, graph_path: str, repeats: Repeats | None = None
+) -> list[str]:
     """Why the fitted numbers look worse than GRAPH's as written, one
     sentence per witness: the cross-validation's mean over folds, the
     held-out paired difference (fitted minus as written) of the fit's
@@ -511,8 +536,9 @@ class Spread:
     high: float
     n: int
 
-    def to_json(self) -> dict:
-        r = lambda x: None if x is None else round(x, 6)  # noqa: E731
+    def to_json(self) -> dict[str, Any]:
+        from rubriclang.evaluation.metrics import rounded as r
+
         return {"mean": r(self.mean), "sd": r(self.sd), "min": r(self.low), "max": r(self.high), "splits": self.n}
 
     def text(self, spec: str = ".3f") -> str:
@@ -536,11 +562,11 @@ class Repeats:
     the splits' (Summary, held-out Evaluation) pairs."""
 
     seeds: tuple[int, ...]
-    runs: tuple[tuple[Summary, Any], ...]
+    runs: tuple[tuple[Summary, Evaluation], ...]
 
     def _held(self) -> dict[str, dict[str, dict[str, dict[str, Spread | None]]]]:
         """mode -> metrics|differences -> column -> metric -> spread."""
-        out: dict = {}
+        out: dict[str, dict[str, dict[str, dict[str, Spread | None]]]] = {}
         first = self.runs[0][1]
         for mode, r in first.modes.items():
             out[mode] = {}
@@ -554,8 +580,8 @@ class Repeats:
                 }
         return out
 
-    def to_json(self) -> dict:
-        j = lambda s: None if s is None else s.to_json()  # noqa: E731
+    def to_json(self) -> dict[str, Any]:
+        j = _spread_json
         dev = [s.dev_figures() for s, _ in self.runs]
         cv = [s.cv_figures() for s, _ in self.runs]
         return {
@@ -579,7 +605,7 @@ class Repeats:
     def text(self, metric: str) -> str:
         from rubriclang.evaluation.evaluate import _table
 
-        s = lambda x, spec=".3f": "n/a" if x is None else x.text(spec)  # noqa: E731
+        s = _spread_text
         dev = [s_.dev_figures() for s_, _ in self.runs]
         cv = [s_.cv_figures() for s_, _ in self.runs]
         lines = [
@@ -603,10 +629,18 @@ class Repeats:
         return "\n".join(lines)
 
 
-def _held_value(report, mode: str, part: str, col: str, metric: str) -> float | None:
+def _held_value(report: Evaluation, mode: str, part: str, col: str, metric: str) -> float | None:
     r = report.modes.get(mode)
-    e = getattr(r, part).get(col, {}).get(metric) if r is not None else None
+    e: Estimate | None = getattr(r, part).get(col, {}).get(metric) if r is not None else None
     return None if e is None else e.value
+
+
+def _spread_json(s: Spread | None) -> dict[str, Any] | None:
+    return None if s is None else s.to_json()
+
+
+def _spread_text(s: Spread | None, spec: str = ".3f") -> str:
+    return "n/a" if s is None else s.text(spec)
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -614,7 +648,7 @@ def _mean(xs: list[float]) -> float | None:
     return round(math.fsum(xs) / len(xs), 6) if xs else None
 
 
-def _num(x) -> str:
+def _num(x: float) -> str:
     from rubriclang.catalog.types import fmt_short
 
     return fmt_short(x)

@@ -35,6 +35,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from types import TracebackType
+from typing import Any, SupportsFloat
 
 import attrs
 import numpy as np
@@ -54,8 +56,8 @@ class Estimate:
     high: float | None
     n: int
 
-    def to_json(self) -> dict:
-        r = lambda x: None if x is None else round(x, 6)  # noqa: E731
+    def to_json(self) -> dict[str, Any]:
+        r = rounded
         return {"value": r(self.value), "low": r(self.low), "high": r(self.high), "n": self.n}
 
     def text(self, digits: int = 3) -> str:
@@ -66,19 +68,24 @@ class Estimate:
         return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
 
 
+def rounded(x: float | None) -> float | None:
+    """A figure as reports write it: six decimals."""
+    return None if x is None else round(x, 6)
+
+
 class _quiet:
     """numpy and scipy warnings off: an undefined figure is NaN, shown as n/a."""
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self._w = warnings.catch_warnings()
         self._w.__enter__()
         warnings.simplefilter("ignore")
         self._e = np.errstate(all="ignore")
         self._e.__enter__()
 
-    def __exit__(self, *exc):
-        self._e.__exit__(*exc)
-        self._w.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._e.__exit__(kind, exc, tb)
+        self._w.__exit__(kind, exc, tb)
 
 
 # Resampled cells (rows x items) drawn at once: 1000 resamples of 1M items
@@ -104,7 +111,7 @@ def _percentile(values: np.ndarray) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
-def _finite(x) -> float | None:
+def _finite(x: SupportsFloat) -> float | None:
     x = float(x)
     return x if math.isfinite(x) else None
 
@@ -136,7 +143,7 @@ class Metric:
     def __call__(self, p: np.ndarray, g: np.ndarray) -> np.ndarray:
         return self.stat(p, g)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "formula": self.formula,
             "denominator": self.denominator,
@@ -182,7 +189,9 @@ class Sampled:
         return Estimate(diff, low, high, self.n)
 
 
-def _unmoved(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], pa: float, pb: float):
+def _unmoved(
+    a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], pa: float, pb: float
+) -> tuple[float | None, float | None]:
     """The interval of a difference of two proportions that no resample
     moves. Over the same items (the same denominator), the difference is the
     share of items counted by `a` alone minus the share counted by `b` alone,
@@ -211,7 +220,7 @@ def _spread(values: np.ndarray) -> tuple[float | None, float | None]:
     return low, high
 
 
-def sample(stat: Stat, pred: Sequence, gold: Sequence, samples: int = BOOTSTRAP_SAMPLES) -> Sampled:
+def sample(stat: Stat, pred: Sequence[float], gold: Sequence[float], samples: int = BOOTSTRAP_SAMPLES) -> Sampled:
     """`stat` on the paired columns and on every resample of them (a
     proportion `Metric` also keeps its per-item parts, for its interval)."""
     p = np.asarray(pred, dtype=float)
@@ -230,7 +239,7 @@ def sample(stat: Stat, pred: Sequence, gold: Sequence, samples: int = BOOTSTRAP_
     return Sampled(point, rows, n, parts)
 
 
-def figure(kind: str, name: str, pred: Sequence, gold: Sequence) -> float | None:
+def figure(kind: str, name: str, pred: Sequence[float], gold: Sequence[float]) -> float | None:
     """One metric on the items, with no interval; None when undefined."""
     p = np.asarray(pred, dtype=float)[None, :]
     g = np.asarray(gold, dtype=float)[None, :]
@@ -244,18 +253,21 @@ def figure(kind: str, name: str, pred: Sequence, gold: Sequence) -> float | None
 
 
 def _mean(mask: np.ndarray) -> np.ndarray:
-    return mask.mean(axis=-1)
+    out: np.ndarray = mask.mean(axis=-1)
+    return out
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return num.sum(axis=-1) / den.sum(axis=-1)
+    out: np.ndarray = num.sum(axis=-1) / den.sum(axis=-1)
+    return out
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Pearson's r of each row pair; NaN where a row is constant."""
     xc = x - x.mean(axis=-1, keepdims=True)
     yc = y - y.mean(axis=-1, keepdims=True)
-    return (xc * yc).sum(-1) / np.sqrt((xc * xc).sum(-1) * (yc * yc).sum(-1))
+    out: np.ndarray = (xc * yc).sum(-1) / np.sqrt((xc * xc).sum(-1) * (yc * yc).sum(-1))
+    return out
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -288,17 +300,19 @@ def _macro_f1(p: np.ndarray, g: np.ndarray) -> np.ndarray:
         fn = ((p != c) & (g == c)).sum(-1)
         den = 2 * tp + fp + fn
         f1s.append(np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), np.nan))
-    return np.nanmean(np.stack(f1s), axis=0)
+    out: np.ndarray = np.nanmean(np.stack(f1s), axis=0)
+    return out
 
 
 def _kappa(p: np.ndarray, g: np.ndarray) -> np.ndarray:
     """Cohen's kappa: (observed - chance agreement) / (1 - chance agreement)."""
     po = (p == g).mean(-1)
     pe = sum((p == c).mean(-1) * (g == c).mean(-1) for c in range(_classes(p, g)))
-    return (po - pe) / (1 - pe)
+    out: np.ndarray = (po - pe) / (1 - pe)
+    return out
 
 
-def _decided(p):
+def _decided(p: np.ndarray) -> np.ndarray:
     return p <= SECOND
 
 
@@ -308,7 +322,7 @@ def _rate(
     """A proportion: #(items with `num` among those with `den`) / #(items with `den`)."""
     whole = den or (lambda p, g: np.ones_like(p, dtype=bool))
 
-    def parts(p, g):
+    def parts(p: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         d = np.broadcast_to(whole(p, g), np.shape(p))
         return num(p, g) & d, d
 
@@ -400,7 +414,7 @@ def confusion(pred: Sequence[float], gold: Sequence[float], n_pred: int, n_gold:
 # --- scalar statistics (the audit's rates) ---------------------------------------
 
 
-def _safe(fn, *cols) -> float | None:
+def _safe(fn: Callable[..., SupportsFloat], *cols: np.ndarray) -> float | None:
     try:
         with _quiet():
             v = float(fn(*cols))

@@ -21,7 +21,7 @@ after its declaration, or on the line above it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -157,7 +157,7 @@ def weights_total(params: list[Param]) -> dict[str, float]:
     return out
 
 
-def concrete(params: list[Param], x, totals: dict[str, float]) -> list[float | int]:
+def concrete(params: list[Param], x: Iterable[float], totals: dict[str, float]) -> list[float | int]:
     """The numbers written for search point `x`: whole where they must be,
     four significant digits otherwise, weights rescaled to their total."""
     values = []
@@ -174,7 +174,7 @@ def concrete(params: list[Param], x, totals: dict[str, float]) -> list[float | i
     return values
 
 
-def with_values(graph: CheckedGraph, params: list[Param], values) -> CheckedGraph:
+def with_values(graph: CheckedGraph, params: list[Param], values: Sequence[float]) -> CheckedGraph:
     """The checked graph with `params` set to `values` (structure unchanged)."""
     by_node: dict[str, dict[str, Any]] = {}
     ops = {o.name: o for o in graph.operators}
@@ -203,7 +203,7 @@ def number_text(v: float | int, old: ast.Number) -> str:
     return fmt_num(v)
 
 
-def rewrite(source: str, params: list[Param], values) -> str:
+def rewrite(source: str, params: list[Param], values: Sequence[float]) -> str:
     """`source` with each parameter's number replaced by its value."""
     lines = source.split("\n")
     starts = [0]

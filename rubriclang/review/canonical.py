@@ -10,16 +10,18 @@ a default explicitly changes nothing either.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
 from rubriclang.catalog import Catalog, JType, load_catalog
-from rubriclang.checker.graph import CheckedGraph, Criterion, Operator
+from rubriclang.catalog.model import ParamSpec
+from rubriclang.checker.graph import CheckedGraph, Criterion, Operator, Readout
 from rubriclang.items.shape import FieldSpec
 
 # A field path: ("type",), ("params", "anchors", 3), ("ports", "inputs", 0).
-Path = tuple
+Path = tuple[Any, ...]
 
 # Sections in the order every output lists them.
 SECTIONS = ("header", "contract", "item", "node", "sink", "readout")
@@ -45,7 +47,7 @@ class Subject:
     section: str
     name: str
     fields: dict[Path, Any]
-    defaults: frozenset = frozenset()
+    defaults: frozenset[Path] = frozenset()
 
 
 def slots(op: Operator, catalog: Catalog) -> list[tuple[str, int | None, str]]:
@@ -118,13 +120,15 @@ def _operator(o: Operator, cat: Catalog) -> Subject:
     return Subject("node", o.name, {**head, **ports, **params}, defaults)
 
 
-def _readout(mode: str, r, cat: Catalog) -> Subject:
+def _readout(mode: str, r: Readout, cat: Catalog) -> Subject:
     values = attrs.asdict(r, filter=lambda a, _: a.name != "span", recurse=False)
     params, defaults = _params(values, cat.blocks[mode].params, ())
     return Subject("readout", mode, params, defaults)
 
 
-def _params(values: dict[str, Any], specs, prefix: Path) -> tuple[dict[Path, Any], frozenset]:
+def _params(
+    values: dict[str, Any], specs: Iterable[ParamSpec], prefix: Path
+) -> tuple[dict[Path, Any], frozenset[Path]]:
     """Flattened parameter fields (a map's entries are fields of their own, so
     one changed anchor is one change), and those at their default."""
     kinds = {s.name: s.type for s in specs}

@@ -118,7 +118,8 @@ def _fields(old: dict[Path, Any], new: dict[Path, Any]) -> tuple[FieldChange, ..
 
 def _same(a: Any, b: Any) -> bool:
     # `true` is not `1` to a reader, though Python says True == 1.
-    return _tagged(a) == _tagged(b)
+    same: bool = _tagged(a) == _tagged(b)
+    return same
 
 
 def _tagged(x: Any) -> Any:
@@ -131,7 +132,7 @@ def _tagged(x: Any) -> Any:
     return x
 
 
-def _path_key(p: Path) -> tuple:
+def _path_key(p: Path) -> tuple[int, tuple[tuple[str, Any], ...]]:
     """What a node is first, then parameters, then ports; keys in their own
     order (integers as numbers), never `anchors[10]` before `anchors[2]`."""
     rank = HEAD.index(p) if p in HEAD else len(HEAD) + (p[0] == "ports")

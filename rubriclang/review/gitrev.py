@@ -50,7 +50,7 @@ def read_side(arg: str) -> Side:
     return Side(arg, _decode(data, arg))
 
 
-def _git(command: str, *options: str, spec: str, paths: bool = True) -> subprocess.CompletedProcess:
+def _git(command: str, *options: str, spec: str, paths: bool = True) -> subprocess.CompletedProcess[bytes]:
     """`git COMMAND OPTIONS... --end-of-options SPEC [--]`: whatever SPEC
     holds, git takes it for a revision, never for an option (`paths`: the
     command also takes `--` before paths; `cat-file` does not)."""

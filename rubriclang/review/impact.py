@@ -63,7 +63,9 @@ class Impact:
 COMPILE_FAILURE = "compile failure"
 
 
-def verdict_impact(old, new, traces_path: str, items: ItemsNow | None = None) -> Impact:
+def verdict_impact(
+    old: CheckedGraph | GraphSet, new: CheckedGraph | GraphSet, traces_path: str, items: ItemsNow | None = None
+) -> Impact:
     """Replay `traces_path` under both sides, each a CheckedGraph or a
     folder of compiled graphs (rubriclang.interp.graphset.GraphSet; one
     graph is the one-graph case). Under a folder a record is composed by the
@@ -123,23 +125,25 @@ def _elements(rec: dict[str, Any]) -> dict[str, dict[str, list[dict[str, Any]]]]
     return out
 
 
-def _ids_by_hash(*sides) -> dict[str, str]:
+def _ids_by_hash(*sides: CheckedGraph | GraphSet) -> dict[str, str]:
     """The graph id (file name) of each graph hash of the folders among `sides`."""
     from rubriclang.interp.trace import graph_hash
 
     return {graph_hash(g): gid for side in sides if isinstance(side, GraphSet) for gid, g in side.graphs.items()}
 
 
-def _graph_id(rec: dict, ids: dict[str, str]) -> str:
+def _graph_id(rec: dict[str, Any], ids: dict[str, str]) -> str:
     """The id of the graph compiled for a record's item: the one its
     `compile` field names (no graph judged it), else the folder graph with
     its hash, else the item's id."""
     if rec.get("compile"):
-        return rec["compile"]["graph"]
-    return ids.get(rec["graph"]["hash"], rec["item"])
+        compiled: str = rec["compile"]["graph"]
+        return compiled
+    item: str = rec["item"]
+    return ids.get(rec["graph"]["hash"], item)
 
 
-def _judge(side, gid: str) -> CheckedGraph | str:
+def _judge(side: CheckedGraph | GraphSet, gid: str) -> CheckedGraph | str:
     """The graph that decides item graph `gid` on a side, or the decision
     (`compile failure`, `abstain`) of a folder without one."""
     if isinstance(side, CheckedGraph):
@@ -165,7 +169,9 @@ def _uncompiled_reasons(uncompiled: dict[str, list[str]]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _reasons(unjudged, redefined, no_readout) -> tuple[str, ...]:
+def _reasons(
+    unjudged: dict[str, set[str]], redefined: dict[str, set[str]], no_readout: dict[str, set[str]]
+) -> tuple[str, ...]:
     out = []
     added = unjudged["NEW"] - unjudged["OLD"]
     if added:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -31,6 +32,9 @@ from rubriclang.review.view import view
 from rubriclang.review.words import DELETE, EQUAL
 from rubriclang.safetext import one_line, printable
 from rubriclang.syntax.strings import quote
+
+# Styles text (`bold`, a diff sign) for a terminal, or leaves it plain.
+Paint = Callable[[str, str], str]
 
 SCHEMA = "rubriclang.diff/1"
 FORMATS = ("text", "json", "markdown")
@@ -133,7 +137,7 @@ def render_text(report: Report, *, color: bool = False, limit: int = 50) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _painter(color: bool):
+def _painter(color: bool) -> Paint:
     def paint(style: str, text: str) -> str:
         return f"{_STYLE[style]}{text}{_RESET}" if color and text else text
 
@@ -144,7 +148,7 @@ def _plain(style: str, text: str) -> str:
     return text
 
 
-def body_lines(diff: GraphDiff, paint=_plain) -> list[str]:
+def body_lines(diff: GraphDiff, paint: Paint = _plain) -> list[str]:
     """One block per changed subject: its headline, then its fields."""
     lines = []
     for c in diff.changes:
@@ -194,7 +198,7 @@ def _ports(fields: tuple[FieldChange, ...]) -> list[str]:
     return [f"{p}: {names[0]}" if p in single else f"{p}: [{', '.join(names)}]" for p, names in out.items()]
 
 
-def _field_lines(f: FieldChange, sign: str, paint) -> list[str]:
+def _field_lines(f: FieldChange, sign: str, paint: Paint) -> list[str]:
     name = _shown(f.path)
     if f.words is not None and "\n" in f.old + f.new:
         text = _words_text(f.words, paint)
@@ -202,7 +206,7 @@ def _field_lines(f: FieldChange, sign: str, paint) -> list[str]:
     return [paint(sign, f"{sign} {name}: ") + _change_text(f, paint)]
 
 
-def _change_text(f: FieldChange, paint) -> str:
+def _change_text(f: FieldChange, paint: Paint) -> str:
     if f.words is not None:
         return _words_text(f.words, paint)
     if f.old is MISSING:
@@ -212,7 +216,7 @@ def _change_text(f: FieldChange, paint) -> str:
     return f"{literal(f.old)} -> {literal(f.new)}"
 
 
-def _words_text(words, paint) -> str:
+def _words_text(words: tuple[tuple[str, str], ...], paint: Paint) -> str:
     """git's `--word-diff=plain` markers, `[-deleted-]{+inserted+}`, with the
     spaces around a changed word left outside them, where a reader expects."""
     out = []
@@ -258,7 +262,7 @@ def render_json(report: Report) -> str:
     return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def _side(label: str, graph: CheckedGraph | None) -> dict:
+def _side(label: str, graph: CheckedGraph | None) -> dict[str, Any]:
     return {
         "path": label,
         "rubric": graph.name if graph else None,
@@ -266,7 +270,7 @@ def _side(label: str, graph: CheckedGraph | None) -> dict:
     }
 
 
-def _change_json(c: Change) -> dict:
+def _change_json(c: Change) -> dict[str, Any]:
     return {
         "section": c.section,
         "name": c.name,
@@ -276,7 +280,7 @@ def _change_json(c: Change) -> dict:
     }
 
 
-def _field_json(f: FieldChange) -> dict:
+def _field_json(f: FieldChange) -> dict[str, Any]:
     out: dict[str, Any] = {"field": field_path(f.path), "action": f.action}
     if f.old is not MISSING:
         out["old"] = f.old
@@ -287,7 +291,7 @@ def _field_json(f: FieldChange) -> dict:
     return out
 
 
-def _impact_json(impact: Impact) -> dict:
+def _impact_json(impact: Impact) -> dict[str, Any]:
     return {
         "traces": impact.traces,
         "available": impact.available,
@@ -299,8 +303,8 @@ def _impact_json(impact: Impact) -> dict:
     }
 
 
-def _difference_json(d: ItemImpact) -> dict:
-    out: dict = {"item": d.item, "old": d.old, "new": d.new}
+def _difference_json(d: ItemImpact) -> dict[str, Any]:
+    out: dict[str, Any] = {"item": d.item, "old": d.old, "new": d.new}
     if d.elements:  # only items judged per element: other outputs are as they were
         out["elements"] = d.elements
     return out

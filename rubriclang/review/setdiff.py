@@ -5,13 +5,18 @@ verdict impact over the traces, each item under its own graph."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import attrs
 
+from rubriclang.checker.graph import CheckedGraph
 from rubriclang.review.diff import diff_graphs
 from rubriclang.review.impact import Impact
 from rubriclang.review.render import SCHEMA, _code, _fenced, _impact_json, _impact_markdown, impact_lines
 from rubriclang.safetext import one_line
+
+if TYPE_CHECKING:
+    from rubriclang.interp.graphset import GraphSet
 
 
 @attrs.frozen
@@ -29,13 +34,13 @@ class SetDiff:
         return bool(self.added or self.removed or self.changed)
 
 
-def graphs_of(side, label: str) -> dict:
+def graphs_of(side: CheckedGraph | GraphSet, label: str) -> dict[str, CheckedGraph]:
     from rubriclang.interp.graphset import GraphSet
 
     return dict(side.graphs) if isinstance(side, GraphSet) else {label: side}
 
 
-def set_diff(old: dict, new: dict) -> SetDiff:
+def set_diff(old: dict[str, CheckedGraph], new: dict[str, CheckedGraph]) -> SetDiff:
     both = sorted(old.keys() & new.keys())
     changed = tuple(k for k in both if diff_graphs(old[k], new[k]).changed)
     return SetDiff(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 
 # Words, runs of whitespace, and runs of punctuation are the tokens: a changed
 # comma shows as a changed comma, not as a changed word.
@@ -12,7 +13,7 @@ _TOKEN = re.compile(r"\w+|\s+|[^\w\s]+")
 EQUAL, DELETE, INSERT, CHANGE = "=", "-", "+", "~"
 
 
-def is_prose(old, new) -> bool:
+def is_prose(old: object, new: object) -> bool:
     """Whether a change of value is worth a word diff: both sides text, one of
     them with more than one word."""
     return type(old) is str and type(new) is str and any(c.isspace() for c in old + new)
@@ -29,7 +30,7 @@ def aligned(old: str, new: str) -> tuple[tuple[str, str, str], ...]:
     it is matched exactly."""
     a, b = _TOKEN.findall(old), _TOKEN.findall(new)
     loose = old.split() != new.split()
-    key = (lambda t: " " if t.isspace() else t) if loose else (lambda t: t)
+    key: Callable[[str], str] = (lambda t: " " if t.isspace() else t) if loose else (lambda t: t)
     matcher = difflib.SequenceMatcher(None, [key(t) for t in a], [key(t) for t in b], autojunk=False)
     return tuple(
         (EQUAL if tag == "equal" else CHANGE, "".join(a[i1:i2]), "".join(b[j1:j2]))
