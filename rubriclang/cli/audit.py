@@ -6,6 +6,7 @@ rbg audit plan GRAPH ITEMS            an LLM proposes operators (runs nothing)
 rbg audit catalog                     list the perturbation operators
 rbg audit compare DIR_A DIR_B         two audits of one sealed suite side by side
 rbg audit preview SUITE --out DIR     make and validate the variants, judge nothing
+rbg audit cheaper GRAPH ITEMS --traces T --profile NAME   which criteria can run on a cheaper model
 """
 
 from __future__ import annotations
@@ -16,14 +17,23 @@ import json
 import os
 import sys
 
+import attrs
 import click
 
+from rubriclang.cli.cheaper import cheaper
 from rubriclang.cli.errors import DataError
 from rubriclang.cli.estimate import phases_text, prices_for
 from rubriclang.cli.gates import FAIL_IF_HELP, GateParam, at_option, audit_gates, check_audit, report_failures
 from rubriclang.cli.gates import render_text as render_gates
-from rubriclang.cli.llmoptions import estimate_option
+from rubriclang.cli.llmoptions import (
+    api_key_env_option,
+    cache_option,
+    estimate_option,
+    model_file_option,
+    no_cache_option,
+)
 from rubriclang.cli.loading import load_graph, load_graph_set
+from rubriclang.cli.options import collect
 from rubriclang.items.shape import shape_of
 
 
@@ -42,6 +52,9 @@ def audit() -> None:
 
     `rbg audit SUITE.toml --out DIR` runs the audit the suite describes.
     """
+
+
+audit.add_command(cheaper)
 
 
 def _suite(path: str):
@@ -424,50 +437,61 @@ def init(graph, items, output, force, base_url) -> None:
     )
 
 
+@attrs.frozen
+class _Asking:
+    """The model `plan` and `suggest` ask, and their call cache."""
+
+    base_url: str | None
+    model: str | None
+    api_key_env: str
+    model_file: str | None
+    cache: str | None
+    no_cache: bool
+
+    def config(self, temperature: float):
+        """The model as a suite table would name it (`audit.suite.ModelConfig`)."""
+        from rubriclang.audit.suite import ModelConfig
+
+        return ModelConfig(
+            base_url=self.base_url,
+            model=self.model,
+            api_key_env=self.api_key_env,
+            model_file=self.model_file,
+            temperature=temperature,
+            max_tokens=1024,
+        )
+
+
 def _model_options(role: str):
-    """The options naming the model of `plan` and `suggest`."""
-
-    def wrap(f):
-        for opt in reversed(
-            (
-                click.option(
-                    "--base-url",
-                    metavar="URL",
-                    help=f"The {role}'s OpenAI-compatible server (default: the embedded local model).",
-                ),
-                click.option("--model", metavar="NAME", help=f"The {role}'s model (default: the server's only model)."),
-                click.option(
-                    "--api-key-env",
-                    metavar="NAME",
-                    default="OPENAI_API_KEY",
-                    show_default=True,
-                    help="The environment variable holding the API key.",
-                ),
-                click.option(
-                    "--model-file",
-                    type=click.Path(dir_okay=False),
-                    metavar="GGUF",
-                    help="The embedded model's GGUF file.",
-                ),
-                click.option("--cache", type=click.Path(dir_okay=False), help="The call cache."),
-                click.option("--no-cache", is_flag=True, help="Neither read nor write the call cache."),
-            )
-        ):
-            f = opt(f)
-        return f
-
-    return wrap
+    """The options naming the model of `plan` and `suggest`: one `asking` argument."""
+    return collect(
+        _Asking,
+        [
+            click.option(
+                "--base-url",
+                metavar="URL",
+                help=f"The {role}'s OpenAI-compatible server (default: the embedded local model).",
+            ),
+            click.option("--model", metavar="NAME", help=f"The {role}'s model (default: the server's only model)."),
+            api_key_env_option("The environment variable holding the API key."),
+            model_file_option("The embedded model's GGUF file."),
+            cache_option("The call cache."),
+            no_cache_option,
+        ],
+        "asking",
+    )
 
 
-def _ask(cfg, cache, no_cache, propose):
-    """propose(asker) run against the model `cfg`; a PlanError exits 1."""
+def _ask(asking: _Asking, temperature: float, propose):
+    """propose(asker) run against the model `asking` names, sampling at
+    `temperature`; a PlanError exits 1."""
     from rubriclang.audit.models import Models
     from rubriclang.audit.planner import PlanError
 
     async def go():
-        models = Models(cache, no_cache)
+        models = Models(asking.cache, asking.no_cache)
         try:
-            return await propose(models.asker(cfg))
+            return await propose(models.asker(asking.config(temperature)))
         finally:
             await models.aclose()
 
@@ -484,18 +508,14 @@ def _ask(cfg, cache, no_cache, propose):
 @_output
 @_force
 @_model_options("planner")
-def plan(graph, items, output, force, base_url, model, api_key_env, model_file, cache, no_cache) -> None:
+def plan(graph, items, output, force, asking: _Asking) -> None:
     """Ask a model to propose operators for auditing GRAPH on ITEMS, each
     with a one-line rationale, and write them into an editable suite. It
     runs nothing: review the suite, then `rbg audit SUITE --out DIR`."""
     from rubriclang.audit.planner import plan as propose
-    from rubriclang.audit.suite import ModelConfig
 
     judge, item_list = _judge_and_items(graph, items)
-    cfg = ModelConfig(
-        base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.0, max_tokens=1024
-    )
-    chosen, dropped, skipped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
+    chosen, dropped, skipped = _ask(asking, 0.0, lambda asker: propose(asker, judge, item_list))
     _write_suite(output, force, graph, items, judge, chosen, skipped, "rbg audit plan")
     click.echo(f"Wrote {output}: {len(chosen)} operators proposed for `{judge.graph.name}`; nothing was run.")
     for name, why in dropped:
@@ -515,20 +535,16 @@ def plan(graph, items, output, force, base_url, model, api_key_env, model_file, 
 )
 @_force
 @_model_options("generator")
-def suggest(graph, items, output, force, base_url, model, api_key_env, model_file, cache, no_cache) -> None:
+def suggest(graph, items, output, force, asking: _Asking) -> None:
     """Ask the generator model for custom operators that fit GRAPH's task
     (shown its criteria and a few ITEMS), each with a surface, relation,
     instruction and rationale, and write them as [[custom]] tables to
     review. It runs nothing."""
     from rubriclang.audit.suggest import suggest as propose
-    from rubriclang.audit.suite import ModelConfig
     from rubriclang.audit.suite_writer import render_custom
 
     judge, item_list = _judge_and_items(graph, items)
-    cfg = ModelConfig(
-        base_url=base_url, model=model, api_key_env=api_key_env, model_file=model_file, temperature=0.7, max_tokens=1024
-    )
-    kept, dropped = _ask(cfg, cache, no_cache, lambda asker: propose(asker, judge, item_list))
+    kept, dropped = _ask(asking, 0.7, lambda asker: propose(asker, judge, item_list))
     _write_toml(output, force, lambda: render_custom(kept, "rbg audit suggest"), graph, items, "--out")
     click.echo(
         f"Wrote {output}: {len(kept)} custom operator(s) proposed for `{judge.graph.name}`; review them, then paste "
