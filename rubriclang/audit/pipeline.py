@@ -17,7 +17,7 @@ import attrs
 
 from rubriclang.audit import seal as sealing
 from rubriclang.audit.applicability import why_skipped
-from rubriclang.audit.files import write_json, write_lines
+from rubriclang.audit.files import Lazy, write_json, write_lines
 from rubriclang.audit.judge import JudgeError, JudgeInfo, JudgeSource, judge_info
 from rubriclang.audit.models import Models, ModelUnavailable
 from rubriclang.audit.perturb import llm
@@ -384,7 +384,7 @@ class Audit:
             write_lines(self.paths["validation"], result.log)
         return sealing.seal(
             judge={"name": judge.graph.name, "hash": judge.hash, "graphs": judge.hashes},
-            items=[item_to_json(it) for it in items],
+            items=Lazy(items, item_to_json),
             variants=result.variants,
             patches=result.patches,
             operators=to_run,

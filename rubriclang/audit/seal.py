@@ -16,9 +16,13 @@ import collections
 import hashlib
 import json
 import os
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
+from rubriclang.audit import jsonscan
+from rubriclang.audit.files import Lazy
 from rubriclang.audit.perturbations import Perturbation
 from rubriclang.audit.suite import ModelConfig, Suite
 from rubriclang.audit.variants import Patch, Variant
@@ -26,7 +30,7 @@ from rubriclang.canonical import canonical_json
 from rubriclang.interp.items import POINTWISE_CANDIDATE, Item, ItemError, item_from_json
 from rubriclang.interp.trace import STALE_SHOWN, item_hash
 from rubriclang.items.shape import ItemShape
-from rubriclang.safeio import fsync_folder, open_regular
+from rubriclang.safeio import fsync_folder
 from rubriclang.urls import shown_url
 
 # /2 holds its items in the items-file format (`interp.items.item_to_json`);
@@ -42,10 +46,26 @@ class SealedError(Exception):
     """A sealed suite that cannot be read, or whose content does not match its hash."""
 
 
-def content_hash(doc: dict) -> str:
-    """The hash of a sealed document's content (the `_HASHED` fields)."""
-    body = {k: doc[k] for k in _HASHED}
-    return "sha256:" + hashlib.sha256(canonical_json(body).encode()).hexdigest()
+def content_hash(doc: dict, each: Callable[[str, int, Any], None] = lambda key, n, element: None) -> str:
+    """The hash of a sealed document's content (the `_HASHED` fields): of
+    their canonical JSON, taken an element of each list at a time, so that a
+    document whose lists are read or made as they go (`jsonscan.Elements`,
+    `files.Lazy`) is never encoded whole; `each(key, n, element)` is given
+    every element of them as it is hashed."""
+    digest = hashlib.sha256()
+    for i, key in enumerate(_HASHED):
+        digest.update(f"{',' if i else '{'}{canonical_json(key)}:".encode())
+        value = doc[key]
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            digest.update(b"[")
+            for n, element in enumerate(value):
+                digest.update((b"," if n else b"") + canonical_json(element).encode())
+                each(key, n, element)
+            digest.update(b"]")
+        else:
+            digest.update(canonical_json(value).encode())
+    digest.update(b"}")
+    return "sha256:" + digest.hexdigest()
 
 
 @attrs.frozen
@@ -71,7 +91,7 @@ class Sealed:
 
 def seal(
     judge: dict,
-    items: list[dict],
+    items: Sequence[dict],
     variants: list[Variant],
     patches: list[Patch],
     operators: list[Perturbation],
@@ -81,7 +101,9 @@ def seal(
     suite: dict | None = None,
     rejections: dict[str, list[dict]] | None = None,
 ) -> dict:
-    """The sealed document, with its hash; `suite` is `suite_settings` of
+    """The sealed document, with its hash, its items and variants made as
+    they are read (`files.Lazy`: written by `files.write_json`, never held
+    as dicts all at once); `suite` is `suite_settings` of
     the suite it was made for and `rejections` why operators made no
     variant (`rejections`), neither hashed: they say how the suite was
     made, not what it holds."""
@@ -90,7 +112,7 @@ def seal(
         "judge": judge,
         "prompts": dict(sorted(prompts.items())),
         "items": items,
-        "variants": [v.to_json() for v in sorted(variants, key=lambda v: v.id)],
+        "variants": Lazy(sorted(variants, key=lambda v: v.id), Variant.to_json),
         "patches": [p.to_json() for p in sorted(patches, key=lambda p: p.id)],
         "operators": {op.name: op.to_json() for op in sorted(operators, key=lambda o: o.name)},
         "counts": {name: {k: int(c.get(k, 0)) for k in sorted(c)} for name, c in sorted(counts.items())},
@@ -254,25 +276,40 @@ def _shown(value) -> str:
 
 def read_sealed(path: str, shape: ItemShape | None = None) -> tuple[Sealed, dict]:
     """A sealed suite and its raw document, its items read for the judge's
-    declared item shape (`shape`); raises SealedError."""
+    declared item shape (`shape`); raises SealedError. The file is read a
+    value at a time (`jsonscan`): the document's items and variants are
+    `jsonscan.Elements`, read again from the file when they are used."""
     try:
-        with open_regular(path, "r", encoding="utf-8") as fh:
-            doc = json.load(fh)
+        head, spans = jsonscan.scan(path, ("items", "variants"))
     except OSError as exc:
         raise SealedError(f"cannot read `{path}`: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (jsonscan.ScanError, UnicodeDecodeError) as exc:
         raise SealedError(f"`{path}` is not JSON: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA, _SCHEMA_1):
+    if head.get("schema") not in (SCHEMA, _SCHEMA_1):
         raise SealedError(f"`{path}` is not a sealed audit suite ({SCHEMA})")
+    for key in ("items", "variants"):
+        if key in head:
+            raise SealedError(f"`{path}` is a malformed sealed suite (its `{key}` is not a list)")
+    doc = {**head, **{key: jsonscan.Elements(path, found) for key, found in spans.items()}}
+    items: list[Item] = []
+    variants: list[Variant] = []
+
+    def made(key: str, n: int, d: Any) -> None:
+        if key == "items":
+            items.append(_item(d, doc["schema"], f"{path}: items[{n}]", shape))
+        elif key == "variants":
+            variants.append(Variant.from_json(d))
+
     try:
-        if content_hash(doc) != doc["hash"]:
+        # One pass over the file makes the items and variants as it hashes them.
+        if content_hash(doc, made) != doc["hash"]:
             raise SealedError(
                 f"`{path}` was changed after it was sealed: its content does not match its hash {doc['hash'][:19]}..."
             )
         sealed = Sealed(
             hash=doc["hash"],
-            items=tuple(_item(d, doc["schema"], f"{path}: items[{n}]", shape) for n, d in enumerate(doc["items"])),
-            variants=tuple(Variant.from_json(d) for d in doc["variants"]),
+            items=tuple(items),
+            variants=tuple(variants),
             patches={d["id"]: Patch.from_json(d) for d in doc["patches"]},
             operators={name: Perturbation.from_json(d) for name, d in doc["operators"].items()},
             counts=doc.get("counts", {}),
@@ -285,6 +322,8 @@ def read_sealed(path: str, shape: ItemShape | None = None) -> tuple[Sealed, dict
         raise SealedError(f"`{path}` is a malformed sealed suite ({type(exc).__name__}: {exc})") from None
     except ItemError as exc:
         raise SealedError(f"`{path}` is a malformed sealed suite ({exc})") from None
+    except OSError as exc:
+        raise SealedError(f"cannot read `{path}`: {exc.strerror}") from None
     return sealed, doc
 
 

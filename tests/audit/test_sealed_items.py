@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from rubriclang.audit.files import write_json
 from rubriclang.audit.seal import SCHEMA, SealedError, content_hash, read_sealed, seal
 from rubriclang.canonical import canonical_json
 from rubriclang.interp.items import Item, ItemError, item_from_json, item_to_json
@@ -71,7 +72,7 @@ def test_a_bad_responses_list_is_an_error_at_its_line(responses, message):
 def _write(tmp_path, doc):
     doc["hash"] = content_hash(doc)
     path = tmp_path / "sealed.json"
-    path.write_text(json.dumps(doc))
+    write_json(str(path), doc)  # a sealed document's lists are made as they are written
     return str(path)
 
 
