@@ -14,6 +14,15 @@ import click
 from rubriclang.cli.backends import interpreter, llm_session, local_backend, open_llm
 from rubriclang.cli.errors import DataError, data_error
 from rubriclang.cli.estimate import echo_estimate, no_calls, prices_for, usage_json, usage_text
+from rubriclang.cli.gates import (
+    EVAL_GATE_OPTIONS,
+    GateOptions,
+    at_option,
+    check_eval,
+    eval_gates,
+    report_failures,
+)
+from rubriclang.cli.gates import render_text as render_gates
 from rubriclang.cli.llmoptions import LLMOptions, llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
 from rubriclang.cli.options import JudgingOptions, collect, judging_options
@@ -76,7 +85,10 @@ _EVAL_OPTIONS = [
 @fallback_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @llm_options
-def evaluate(paths, opts: EvalOptions, judging: JudgingOptions, fallback, fmt, llm: LLMOptions) -> None:
+@collect(GateOptions, EVAL_GATE_OPTIONS, "gates")
+def evaluate(
+    paths, opts: EvalOptions, judging: JudgingOptions, fallback, fmt, llm: LLMOptions, gates: GateOptions
+) -> None:
     """Compare the decisions of each GRAPH on ITEMS with their `gold` labels.
 
     Pointwise numeric judges: exact, within-1, MAE, Pearson, Spearman,
@@ -87,7 +99,8 @@ def evaluate(paths, opts: EvalOptions, judging: JudgingOptions, fallback, fmt, l
     else bootstrap); every column after the first with the paired difference
     first column minus it. With --traces the recorded judgments are replayed
     under each graph, never trusted. LLM calls go through the call cache, so evaluating again
-    makes no calls. Exit status: 0, 1 below --min-coverage, 2 bad input.
+    makes no calls. Exit status: 0, 1 below --min-coverage, 2 bad input,
+    4 a gate (--fail-under, --fail-if) failed.
 
     A GRAPH may be a folder of graphs compiled per instance (`rbg compile
     --out-dir`): each item is judged by its own graph, and the items whose
@@ -108,7 +121,7 @@ def evaluate(paths, opts: EvalOptions, judging: JudgingOptions, fallback, fmt, l
     with contextlib.ExitStack() as stack:
         if llm.estimate:
             return _estimate(stack, paths[:-1], paths[-1], opts, judging, fallback, fmt, llm)
-        _evaluate(stack, paths[:-1], paths[-1], opts, judging, fallback, fmt, llm)
+        _evaluate(stack, paths[:-1], paths[-1], opts, judging, fallback, fmt, llm, gates)
 
 
 def _names(graphs, paths) -> list[str]:
@@ -192,10 +205,18 @@ class _Collect:
 
 
 def _evaluate(
-    stack, graph_paths, items, opts: EvalOptions, judging: JudgingOptions, fallback, fmt, llm: LLMOptions
+    stack,
+    graph_paths,
+    items,
+    opts: EvalOptions,
+    judging: JudgingOptions,
+    fallback,
+    fmt,
+    llm: LLMOptions,
+    gates: GateOptions,
 ) -> None:
     from rubriclang.errors import LocatedError
-    from rubriclang.evaluation.evaluate import Column, baseline_column, evaluate_table, no_baseline, render_text
+    from rubriclang.evaluation.evaluate import Column, baseline_column, evaluate_table, no_baseline
     from rubriclang.evaluation.gold import GoldValueError, parse_label_map
     from rubriclang.interp.graphset import GraphSet
 
@@ -213,6 +234,10 @@ def _evaluate(
     # The columns first, empty: decisions go straight into the table, which is all that is kept per item.
     columns = [Column(n, {}, "graph", g.name) for g, n in zip(graphs, names)]
     base = baseline_column(graphs[0], baseline)
+    families = _gate_families(graphs[0])
+    gated = [c.name for c in columns] + ([base.name] if base else [])
+    at_option("--fail-under", eval_gates, gates.fail_under, families, gated, True)
+    at_option("--fail-if", eval_gates, gates.fail_if, families, gated)
     try:
         source = _ItemsFile(items, _one_shape(judges, graph_paths))
         for i, j in enumerate(judges):
@@ -261,14 +286,44 @@ def _evaluate(
                 notes.append(f"{extra} records of `{t}` are for items not in `{items}`: not scored")
     report = evaluate_table(table, columns, notes)
     usage = usage_json(llm_backend, prices_for(graph_paths[0])) if llm_backend is not None else None
-    doc = {**report.to_json(), "llm": usage} if usage is not None else report.to_json()
-    click.echo(json.dumps(doc, sort_keys=True, indent=2) if fmt == "json" else render_text(report))
+    results = _print_report(report, check_eval(gates.all(), report.to_json(), families), fmt, usage)
     if usage is not None:
         # On stderr: stdout is the report, which scripts may read (with --format json, as `llm`).
         click.echo(usage_text(usage), err=True)
-    if opts.min_coverage is not None and (report.coverage or 0.0) < opts.min_coverage:
-        click.echo(f"coverage {report.coverage or 0.0:.3f} is below --min-coverage {opts.min_coverage:g}", err=True)
+    _exit(report, results, opts.min_coverage)
+
+
+def _exit(report, results, min_coverage) -> None:
+    """Exit 4 when a gate failed, else 1 below --min-coverage (each said on stderr)."""
+    below = min_coverage is not None and (report.coverage or 0.0) < min_coverage
+    if below:
+        click.echo(f"coverage {report.coverage or 0.0:.3f} is below --min-coverage {min_coverage:g}", err=True)
+    report_failures(results)
+    if below:
         raise SystemExit(1)
+
+
+def _print_report(report, results, fmt, usage=None):
+    """The report on stdout, each gate's result after it (JSON: `gates`, and
+    what the LLM criteria spent: `llm`)."""
+    from rubriclang.evaluation.evaluate import render_text
+
+    if fmt == "json":
+        doc = {**report.to_json(), "llm": usage} if usage is not None else report.to_json()
+        click.echo(
+            json.dumps({**doc, "gates": [r.to_json() for r in results]} if results else doc, sort_keys=True, indent=2)
+        )
+    else:
+        click.echo(render_text(report) + ("\n\n" + render_gates(results) if results else ""))
+    return results
+
+
+def _gate_families(graph) -> dict[str, list[str]]:
+    """Readout (mode) -> the metric names a gate may read for it."""
+    from rubriclang.evaluation.evaluate import MODES, judge_kind
+    from rubriclang.evaluation.metrics import METRICS
+
+    return {m: list(METRICS[judge_kind(graph, m)[0]]) for m in MODES if m in graph.readouts}
 
 
 def _judges(graph_paths, fallback):
