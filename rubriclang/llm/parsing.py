@@ -51,7 +51,7 @@ class ParseResult:
     distribution: dict[str, float] | None = None
 
 
-def parse(criterion: Criterion, text: str, logprobs: list | None = None) -> ParseResult:
+def parse(criterion: Criterion, text: str, logprobs: list[Any] | None = None) -> ParseResult:
     """The criterion's answer in `text` (and `logprobs`, when given and usable).
     For `llm.compare` the value is in presentation order: `first`, `second`
     or `tie` for a preference, a (first, second) pair of ratings."""
@@ -107,7 +107,7 @@ def parse_group(members: tuple[Criterion, ...], text: str) -> list[ParseResult]:
     return out
 
 
-def _last_match(text: str, spec: dict):
+def _last_match(text: str, spec: dict[str, Any]) -> re.Match[str] | None:
     """The last match of the declared pattern in `text`, or None."""
     from rubriclang.regex import compile_regex
 
@@ -117,7 +117,7 @@ def _last_match(text: str, spec: dict):
     return last
 
 
-def _from_pattern(text: str, spec: dict, t: JType) -> ParseResult:
+def _from_pattern(text: str, spec: dict[str, Any], t: JType) -> ParseResult:
     """`answer = pattern(...)`: the last match's group, through the map when
     one is declared, read as a value of `t` (never clamped)."""
     m = _last_match(text, spec)
@@ -129,7 +129,7 @@ def _from_pattern(text: str, spec: dict, t: JType) -> ParseResult:
     return ParseResult(value, None, "pattern")
 
 
-def _mapped(raw: str | None, spec: dict, t: JType) -> tuple[Any, str | None]:
+def _mapped(raw: str | None, spec: dict[str, Any], t: JType) -> tuple[Any, str | None]:
     raw = raw or ""
     mapping = spec.get("map")
     if mapping is not None:
@@ -145,7 +145,7 @@ def _mapped(raw: str | None, spec: dict, t: JType) -> tuple[Any, str | None]:
 _PREFERENCE = {"a": "first", "b": "second", "tie": "tie", "c": "tie"}
 
 
-def _compare(criterion: Criterion, text: str, answer) -> ParseResult:
+def _compare(criterion: Criterion, text: str, answer: str | None) -> ParseResult:
     """An `llm.compare` reply: a preference (`first`, `second`, `tie`), or
     the (first, second) ratings, in the order the responses were shown."""
     t = criterion.type.as_optional(False)
@@ -227,7 +227,7 @@ def _from_result(text: str, t: JType) -> ParseResult:
 _DECODER = json.JSONDecoder()
 
 
-def json_objects_from_end(text: str) -> Iterator[dict]:
+def json_objects_from_end(text: str) -> Iterator[dict[str, Any]]:
     """The JSON objects embedded in a model's reply, last first (a reply may
     wrap its answer in prose or a code fence; the answer comes last)."""
     decoder = _DECODER
@@ -316,7 +316,7 @@ def _label(raw: str, labels: tuple[str, ...]) -> str:
     return folded[0] if len(folded) == 1 else word
 
 
-def _distribution(logprobs: list, value: Any, points: range) -> dict[str, float] | None:
+def _distribution(logprobs: list[Any], value: Any, points: range) -> dict[str, float] | None:
     """The normalised probabilities of the scale's points at the token that
     carried the answer (the last token spelling it), or None."""
     if not (isinstance(value, (int, float)) and float(value).is_integer()):

@@ -12,9 +12,12 @@ audit reports inherit it; text is always redacted before it is shortened.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from rubriclang.llm.client import Completion
 
 MASK = "***"
 # The shortest run of the key's characters that is hidden: shorter runs
@@ -105,7 +108,7 @@ class Redactor:
             return {self._walk(k): self._walk(v) for k, v in value.items()}
         return value
 
-    def completion(self, completion):
+    def completion(self, completion: Completion) -> Completion:
         """A `Completion` with its text, model and logprobs redacted."""
         if self.secret is None:
             return completion

@@ -17,8 +17,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -35,6 +35,9 @@ from rubriclang.interp.compiled import (
 )
 from rubriclang.llm.compiler.log import CompileLog
 from rubriclang.llm.compiler.spec import Spec, SpecError, resolve_fallback, spec_from_dict
+
+if TYPE_CHECKING:
+    from rubriclang.llm.client import ChatClient
 
 # Ids become file names: no separators, no leading dot, nothing a shell or a
 # file system would read differently.
@@ -153,7 +156,7 @@ def specs_from_items(path: str, fields: ItemFields) -> list[SpecLine]:
     return out
 
 
-def _field(row: dict, path: str, where: str, option: str) -> Any:
+def _field(row: dict[str, Any], path: str, where: str, option: str) -> Any:
     value: Any = row
     for part in path.split("."):
         if not isinstance(value, dict) or part not in value:
@@ -181,13 +184,13 @@ def _name(sid: str) -> str:
 
 async def compile_many(
     specs: Iterable[SpecLine],
-    client,
+    client: ChatClient,
     out_dir: str,
     *,
     concurrency: int = 1,
     retry_failed: bool = False,
-    progress=None,
-    **options,
+    progress: Callable[[str, str], None] | None = None,
+    **options: Any,
 ) -> dict[str, str]:
     """Compile each spec that `out_dir` does not already hold (compiled, or
     failed within the budget unless `retry_failed`) with its hash; up to
@@ -252,7 +255,7 @@ def problem_code(problem: str) -> str:
     return next((code for start, code in _PROBLEMS if problem.startswith(start)), "contract")
 
 
-def summarize(specs: Iterable[SpecLine], out_dir: str, this_run: dict[str, str] | None = None) -> dict:
+def summarize(specs: Iterable[SpecLine], out_dir: str, this_run: dict[str, str] | None = None) -> dict[str, Any]:
     """The state of every spec in `out_dir`, read from the compile logs (so
     a resumed run counts what earlier runs did too): how many compiled,
     failed within the budget, stopped on an error or are still pending; the
@@ -289,7 +292,7 @@ def summarize(specs: Iterable[SpecLine], out_dir: str, this_run: dict[str, str] 
     return out
 
 
-def summary_text(s: dict) -> str:
+def summary_text(s: dict[str, Any]) -> str:
     rate = f" ({100 * s['compiled'] / s['specs']:.0f}%)" if s["specs"] else ""
     lines = [f"Compiled {s['compiled']} of {s['specs']} specs{rate} into {s['out_dir']}"]
     lines.append(

@@ -36,7 +36,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rubriclang.catalog import Catalog
 from rubriclang.catalog.model import ParamSpec
@@ -44,6 +45,9 @@ from rubriclang.catalog.types import fmt_num
 from rubriclang.items.elements import ELEMENTS
 from rubriclang.items.shape import KINDS, LIST_ELEMENTS
 from rubriclang.syntax import ast
+
+if TYPE_CHECKING:
+    import jsonschema
 
 NAME_PATTERN = "^[a-z][a-z0-9_]*$"
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\Z")
@@ -56,11 +60,11 @@ _BLOCK_ORDER = ("pointwise", "pairwise")
 # -- the schema ---------------------------------------------------------------
 
 
-def _obj(properties: dict, required=()) -> dict:
+def _obj(properties: dict[str, Any], required: Iterable[str] = ()) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
 
 
-def type_schema(kinds=("bool", "ordinal", "score", "label")) -> dict:
+def type_schema(kinds: Iterable[str] = ("bool", "ordinal", "score", "label")) -> dict[str, Any]:
     """A judgment type as JSON: `{"kind": "ordinal", "lo": 1, "hi": 5}`,
     `{"kind": "label", "labels": [...]}`, with `"optional": true` for `T?`."""
     optional = {"type": "boolean"}
@@ -87,7 +91,7 @@ def type_schema(kinds=("bool", "ordinal", "score", "label")) -> dict:
     return chosen[0] if len(chosen) == 1 else {"anyOf": chosen}
 
 
-def value_schema(param: ParamSpec) -> dict:
+def value_schema(param: ParamSpec) -> dict[str, Any]:
     """The JSON Schema of a parameter's value, from its catalog type. A type
     the schema cannot describe (a plugin's own) admits any JSON value, and is
     left to the checker."""
@@ -108,15 +112,15 @@ def value_schema(param: ParamSpec) -> dict:
     return {}
 
 
-def _params_schema(params: tuple[ParamSpec, ...]) -> dict:
+def _params_schema(params: tuple[ParamSpec, ...]) -> dict[str, Any]:
     return _obj({p.name: value_schema(p) for p in params}, [p.name for p in params if p.required])
 
 
-def _name() -> dict:
+def _name() -> dict[str, Any]:
     return {"type": "string", "pattern": NAME_PATTERN}
 
 
-def field_schema() -> dict:
+def field_schema() -> dict[str, Any]:
     """An item field as JSON: `{"name": "tags", "kind": "list", "element":
     "text"}`, with `"optional": true` for `T?`; a `json` field's optional
     `"schema"` is a file's path or an inline JSON Schema."""
@@ -134,12 +138,12 @@ def field_schema() -> dict:
     return {"anyOf": branches}
 
 
-def _each_schema() -> dict:
+def _each_schema() -> dict[str, Any]:
     elements = sorted({e for names in ELEMENTS.values() for e in names})
     return _obj({"element": {"enum": elements}, "field": _name()}, ["element", "field"])
 
 
-def ir_schema(catalog: Catalog, items: bool = False) -> dict:
+def ir_schema(catalog: Catalog, items: bool = False) -> dict[str, Any]:
     """The JSON Schema of the IR, generated from the catalog. With `items`,
     it admits an item shape (`"item"`) and per-element criteria (`"each"`),
     both optional; without, it is the schema the model is sent."""
@@ -203,11 +207,11 @@ def ir_schema(catalog: Catalog, items: bool = False) -> dict:
     }
 
 
-def _any_of(branches: list[dict]) -> dict:
+def _any_of(branches: list[dict[str, Any]]) -> dict[str, Any]:
     return branches[0] if len(branches) == 1 else {"anyOf": branches}
 
 
-def response_format(catalog: Catalog) -> dict:
+def response_format(catalog: Catalog) -> dict[str, Any]:
     """The OpenAI `response_format` asking for the IR. Not `strict`: strict
     mode would demand every optional parameter; servers that constrain
     decoding (vLLM, llama.cpp) enforce the schema either way."""
@@ -235,7 +239,7 @@ def validate_ir(ir: Any, catalog: Catalog) -> list[str]:
     return out or [*_nulls(ir, []), *_each_problems(ir)]
 
 
-def _nulls(value: Any, path: list) -> list[str]:
+def _nulls(value: Any, path: list[Any]) -> list[str]:
     """Where a `null` stands in a value that fits the schema (a `json`
     parameter's or an inline item schema's): `.rbg` has no spelling for it,
     so it could not be printed."""
@@ -248,7 +252,7 @@ def _nulls(value: Any, path: list) -> list[str]:
     return []
 
 
-def _each_problems(ir: dict) -> list[str]:
+def _each_problems(ir: dict[str, Any]) -> list[str]:
     """Each criterion's `each` against the item's fields (for a value that
     fits the schema): over a declared list field, on an element it has."""
     kinds = {f["name"]: f["kind"] for f in ir.get("item", ())}
@@ -273,7 +277,7 @@ def _each_problems(ir: dict) -> list[str]:
     return out
 
 
-def _explain(error, path: list) -> list[str]:
+def _explain(error: jsonschema.ValidationError, path: list[Any]) -> list[str]:
     if error.validator != "anyOf":
         return [f"{_path(path)}: {error.message}"]
     instance = error.instance
@@ -295,7 +299,7 @@ def _explain(error, path: list) -> list[str]:
     return [f"{_path(path)}: {error.message}"]
 
 
-def _path(parts: list) -> str:
+def _path(parts: list[Any]) -> str:
     out = "$"
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else f".{p}"
@@ -305,7 +309,7 @@ def _path(parts: list) -> str:
 # -- printing -----------------------------------------------------------------
 
 
-def print_ir(ir: dict, catalog: Catalog) -> str:
+def print_ir(ir: dict[str, Any], catalog: Catalog) -> str:
     """`.rbg` source for a valid IR value (see `validate_ir`), in the
     formatter's canonical layout: the IR becomes an AST (`ir_to_module`),
     which `format_module` prints, sections set apart by a blank line
@@ -324,7 +328,7 @@ def print_ir(ir: dict, catalog: Catalog) -> str:
     return "\n".join(format_module(ast.Module(tuple(s)), "") for s in sections)
 
 
-def ir_to_module(ir: dict, catalog: Catalog) -> ast.Module:
+def ir_to_module(ir: dict[str, Any], catalog: Catalog) -> ast.Module:
     """The AST of a valid IR value (the inverse of `module_to_ir`). Parameter
     values are built by their catalog type, so a choice is a bare name and a
     type is a type; parameters stand in catalog order, so the same IR always
@@ -372,7 +376,7 @@ def _dotted(text: str) -> ast.Dotted:
     return ast.Dotted(tuple(text.split(".")))
 
 
-def _type(t: dict) -> ast.TypeExpr:
+def _type(t: dict[str, Any]) -> ast.TypeExpr:
     optional = bool(t.get("optional"))
     if t["kind"] == "label":
         return ast.TypeExpr("label", labels=tuple(ast.Name(x) for x in t["labels"]), optional=optional)
@@ -381,7 +385,7 @@ def _type(t: dict) -> ast.TypeExpr:
     return ast.TypeExpr(t["kind"], _number(t["lo"]), _number(t["hi"]), optional=optional)
 
 
-def _field_type(f: dict) -> ast.FieldType:
+def _field_type(f: dict[str, Any]) -> ast.FieldType:
     element = ast.Name(f["element"]) if "element" in f else None
     params = None
     if "schema" in f:
@@ -389,7 +393,7 @@ def _field_type(f: dict) -> ast.FieldType:
     return ast.FieldType(ast.Name(f["kind"]), element, params, bool(f.get("optional")))
 
 
-def _block(values: dict, specs: tuple[ParamSpec, ...]) -> ast.Block:
+def _block(values: dict[str, Any], specs: tuple[ParamSpec, ...]) -> ast.Block:
     types = {p.name: p.type for p in specs}
     order = [p.name for p in specs if p.name in values] + [k for k in values if k not in types]
     return ast.Block(tuple(ast.Param(ast.Name(k), _value(values[k], types.get(k, ""))) for k in order))
@@ -451,7 +455,7 @@ def _key(k: str, quoted: bool) -> ast.String | ast.Number | ast.Bool | ast.Ident
 # -- from source --------------------------------------------------------------
 
 
-def module_to_ir(module: ast.Module) -> dict:
+def module_to_ir(module: ast.Module) -> dict[str, Any]:
     """The IR of a parsed module (its comments and layout are not kept).
     Shows the model what the IR of a program looks like."""
     ir: dict[str, Any] = {"criteria": [], "nodes": [], "readouts": {}}
@@ -485,7 +489,7 @@ def module_to_ir(module: ast.Module) -> dict:
     return {k: ir[k] for k in order if k in ir}
 
 
-def _field_type_ir(t: ast.FieldType) -> dict:
+def _field_type_ir(t: ast.FieldType) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": t.kind.value}
     if t.element is not None:
         out["element"] = t.element.value
@@ -496,11 +500,11 @@ def _field_type_ir(t: ast.FieldType) -> dict:
     return out
 
 
-def _block_ir(block: ast.Block) -> dict:
+def _block_ir(block: ast.Block) -> dict[str, Any]:
     return {p.name.value: _value_ir(p.value) for p in block.params}
 
 
-def _type_ir(t: ast.TypeExpr) -> dict:
+def _type_ir(t: ast.TypeExpr) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": t.kind}
     if t.kind == "label":
         out["labels"] = [n.value for n in t.labels]
@@ -525,7 +529,7 @@ def _value_ir(v: ast.Value) -> Any:
     return v.value
 
 
-def _key_ir(k) -> str:
+def _key_ir(k: ast.String | ast.Number | ast.Bool | ast.Ident) -> str:
     if isinstance(k, ast.Bool):
         return "true" if k.value else "false"
     if isinstance(k, ast.Number):
@@ -536,7 +540,7 @@ def _key_ir(k) -> str:
 def decode_json(text: str) -> Any:
     """Parse JSON as the IR allows it: no NaN or Infinity."""
 
-    def refuse(name: str):
+    def refuse(name: str) -> NoReturn:
         raise ValueError(f"`{name}` is not a JSON number")
 
     return json.loads(text, parse_constant=refuse)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from types import TracebackType
 from typing import Any
 
 from rubriclang.safeio import write_atomic
@@ -43,7 +44,7 @@ class CompileLog:
     def __enter__(self) -> CompileLog:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
 

@@ -24,7 +24,7 @@ from rubriclang.diagnostics.render import render
 from rubriclang.fmt import format_source
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
-from rubriclang.llm.client import ChatRequest, Completion, LLMError, Sampling
+from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError, Sampling
 from rubriclang.llm.compiler import ir as irmod
 from rubriclang.llm.compiler.log import CompileLog
 from rubriclang.llm.compiler.prompt import messages, repair_message, spec_message, system_message
@@ -70,7 +70,7 @@ class CompileResult:
 
 async def compile_rubric(
     spec: Spec,
-    client,
+    client: ChatClient,
     *,
     repairs: int = 3,
     constrained: bool = False,
@@ -258,7 +258,7 @@ def _findings(attempt: Attempt, path: str) -> str:
     return text + "".join(f"error: {p}\n" for p in attempt.problems)
 
 
-def _attempt_record(attempt: Attempt, key: str, repair: str | None) -> dict:
+def _attempt_record(attempt: Attempt, key: str, repair: str | None) -> dict[str, Any]:
     c = attempt.completion
     return {
         "attempt": attempt.number,
@@ -279,6 +279,6 @@ def _attempt_record(attempt: Attempt, key: str, repair: str | None) -> dict:
     }
 
 
-def _log(log: CompileLog | None, event: str, **fields) -> None:
+def _log(log: CompileLog | None, event: str, **fields: object) -> None:
     if log is not None:
         log.write(event, **fields)

@@ -9,6 +9,7 @@ however many repairs there are.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rubriclang.catalog import Catalog
 from rubriclang.llm.compiler.ir import module_to_ir
@@ -107,7 +108,7 @@ def repair_message(findings: str, printed: str | None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def messages(system: str, spec_text: str, previous: tuple[str, str] | None = None) -> tuple[dict, ...]:
+def messages(system: str, spec_text: str, previous: tuple[str, str] | None = None) -> tuple[dict[str, Any], ...]:
     """The conversation for one attempt; `previous` is (answer, repair
     request) of the attempt before, if any."""
     out = [{"role": "system", "content": system}, {"role": "user", "content": spec_text}]

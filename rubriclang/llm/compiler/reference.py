@@ -133,7 +133,7 @@ def _params(params: tuple[ParamSpec, ...]) -> list[str]:
     return lines
 
 
-def _literal(value) -> str:
+def _literal(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)

@@ -236,7 +236,7 @@ def parse_type(text: str, where: str, key: str) -> JType:
     decls = parsed.module.decls if parsed.module is not None else ()
     contract = decls[0] if len(decls) == 1 and isinstance(decls[0], ast.ContractDecl) else None
     value = contract.block.params[0].value if contract is not None and len(contract.block.params) == 1 else None
-    problems: list = []
+    problems: list[Any] = []
     jtype = type_from_ast(value, problems) if isinstance(value, ast.TypeExpr) else None
     if jtype is None:
         detail = f" ({problems[0].message})" if problems else ""
@@ -248,7 +248,7 @@ def parse_type(text: str, where: str, key: str) -> JType:
     return jtype
 
 
-def _no_responses(data: dict, lines: Lines) -> None:
+def _no_responses(data: dict[str, Any], lines: Lines) -> None:
     """Refuse a key that would bring candidate responses into compilation,
     with its own message (before the schema calls it merely unknown)."""
     for table, value in data.items():
