@@ -12,7 +12,13 @@ of the repeats for each side, and the spread.
   so the two sides should read alike); and `--embedded` items judged by the
   embedded llama.cpp server (SmolLM2-135M on the CPU), with no cache.
 - parser: `rbg check` of a 50-file repository in one cold process (what
-  pre-commit runs on a commit touching them), files from benchmarks/gen.py.
+  pre-commit runs on a commit touching them), files from benchmarks/gen.py;
+  then parsing alone, in a cold process, with the generated tables, with
+  Lark, and with the module Lark's standalone generator writes.
+
+JSON was measured the same way (a cached rerun of 20,000 items, `rbg eval
+--traces` over their traces) with the part this script had at commit
+33b9c7d (`--part json`), before the private JSON paths went (README).
 
     .venv/bin/python benchmarks/bench_stacks.py                   # every part
     .venv/bin/python benchmarks/bench_stacks.py --part parser --repeat 5
@@ -40,6 +46,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen  # noqa: E402
 from bench_llm import GRAPH, LoopbackServer  # noqa: E402
 
+from rubriclang import packaged  # noqa: E402
+
 RBG = shutil.which("rbg", path=os.path.dirname(sys.executable)) or "rbg"
 SIDES = ("home-made", "library")
 
@@ -64,30 +72,35 @@ def environment(side: str, part: str) -> dict[str, str]:
     return env
 
 
-def ab(name: str, repeat: int, run) -> dict:
-    """`run(side)` -> (wall, cpu), `repeat` times per side, taking turns."""
-    seen: dict[str, list[tuple[float, float]]] = {s: [] for s in SIDES}
+def ab(name: str, repeat: int, run, sides: tuple[str, ...] = SIDES) -> dict:
+    """`run(side)` -> (wall, cpu), `repeat` times per side, taking turns
+    (in turn order, then in reverse)."""
+    seen: dict[str, list[tuple[float, float]]] = {s: [] for s in sides}
     for i in range(repeat):
-        for side in SIDES if i % 2 == 0 else SIDES[::-1]:
+        for side in sides if i % 2 == 0 else sides[::-1]:
             seen[side].append(run(side))
-    return {"workload": name, **{side: seen[side] for side in SIDES}}
+    return {"workload": name, "sides": list(sides), **seen}
 
 
 def show(result: dict) -> None:
-    ours, lib = result["home-made"], result["library"]
+    """Each side's least time and spread, and its ratios to the first side's."""
+    first, *others = result["sides"]
 
     def spread(values: list[float]) -> str:
         return f"{min(values):.3f}-{max(values):.3f}"
 
     print(f"\n{result['workload']}")
     for what, k in (("wall s", 0), ("CPU s", 1)):
-        o, b = [r[k] for r in ours], [r[k] for r in lib]
-        ratios = [x / y for x, y in zip(b, o, strict=True)]
-        print(
-            f"  {what:6}  home-made {min(o):.3f} (runs {spread(o)})   library {min(b):.3f} (runs {spread(b)})"
-            f"   library/home-made: least {min(b) / min(o):.2f}x,"
-            f" median {statistics.median(b) / statistics.median(o):.2f}x, pairs {min(ratios):.2f}x-{max(ratios):.2f}x"
-        )
+        o = [r[k] for r in result[first]]
+        print(f"  {what:6}  {first} {min(o):.3f} (runs {spread(o)})")
+        for side in others:
+            b = [r[k] for r in result[side]]
+            ratios = [x / y for x, y in zip(b, o, strict=True)]
+            print(
+                f"  {'':6}  {side} {min(b):.3f} (runs {spread(b)}): {side}/{first} least {min(b) / min(o):.2f}x,"
+                f" median {statistics.median(b) / statistics.median(o):.2f}x,"
+                f" pairs {min(ratios):.2f}x-{max(ratios):.2f}x"
+            )
 
 
 def items_file(path: str, n: int) -> None:
@@ -162,32 +175,23 @@ def http(args, tmp: str) -> list[dict]:
     return [fresh, rerun, real]
 
 
-def json_part(args, tmp: str) -> list[dict]:
-    items = os.path.join(tmp, "items.jsonl")
-    items_file(items, args.items)
-    cache, traces = os.path.join(tmp, "calls.sqlite"), os.path.join(tmp, "traces.jsonl")
-    with served(0.001) as url:  # the cache filled fast: a server with no latency to speak of
-        timed(judge(tmp, items, traces, cache, url, 64), environment("home-made", "json"))
-    runs = 0
-
-    def rerun(side: str) -> tuple[float, float]:
-        nonlocal runs
-        runs += 1
-        with served(0.001) as url:  # asked for its model list only
-            return timed(
-                judge(tmp, items, os.path.join(tmp, f"r{runs}.jsonl"), cache, url, 64), environment(side, "json")
-            )
-
-    reruns = ab(
-        f"json: the cached rerun of {args.items:,} items ({2 * args.items:,} LLM judgments)", args.repeat, rerun
-    )
-    graph = os.path.join(tmp, "g.rbg")
-    evals = ab(
-        f"json: rbg eval --traces over those {args.items:,} items' traces ({os.path.getsize(traces) / 1e6:.0f} MB)",
-        args.repeat,
-        lambda side: timed([RBG, "eval", graph, items, "--traces", traces], environment(side, "json")),
-    )
-    return [reruns, evals]
+# Parsing alone in a cold process: the generated tables, Lark (its analysed
+# grammar read from its cache, as `rbg check` reads it), and the module Lark's
+# own standalone generator writes of the grammar (`lark.tools.standalone`).
+PARSE_ONLY = {
+    "tables": "from rubriclang.syntax.parser import tables_parser as p; parse = lambda t: p().parse(t)",
+    "Lark": "from rubriclang.syntax import larkparse as lp; parse = lp._contextual(_BUILDER).parse",
+    "Lark standalone": "import rubric_standalone as sa; parse = sa.Lark_StandAlone(transformer=_BUILDER).parse",
+}
+PARSE_LOOP = """
+import sys
+from rubriclang.syntax.parser import _BUILDER
+{setup}
+for path in sys.argv[1:]:
+    _BUILDER.begin(path)
+    with open(path, encoding="utf-8") as fh:
+        parse(fh.read())
+"""
 
 
 def parser(args, tmp: str) -> list[dict]:
@@ -201,16 +205,38 @@ def parser(args, tmp: str) -> list[dict]:
     for side in SIDES:  # warm-up: .pyc files and Lark's grammar cache written, as on a user's machine
         timed([RBG, "check", *files], environment(side, "parser"))
     lines = sum(t.count("\n") for t in gen.corpus(args.files, seed=3))
-    return [
-        ab(
-            f"parser: rbg check of {args.files} files ({lines:,} lines), one cold process",
-            args.repeat,
-            lambda side: timed([RBG, "check", *files], environment(side, "parser")),
-        )
-    ]
+    check = ab(
+        f"parser: rbg check of {args.files} files ({lines:,} lines), one cold process",
+        args.repeat,
+        lambda side: timed([RBG, "check", *files], environment(side, "parser")),
+    )
+    grammar, standalone = os.path.join(tmp, "rubric.lark"), os.path.join(tmp, "rubric_standalone.py")
+    with open(grammar, "w", encoding="utf-8") as fh:
+        fh.write(packaged.grammar())
+    subprocess.run(
+        [sys.executable, "-m", "lark.tools.standalone", "-l", "contextual", "--keep_all_tokens",
+         "--maybe_placeholders", "-o", standalone, grammar],
+        check=True,
+    )  # fmt: skip
+    paths = os.pathsep.join(filter(None, [tmp, os.environ.get("PYTHONPATH")]))
+    env = {**environment("home-made", "parser"), "PYTHONPATH": paths}
+
+    def parse_only(side: str) -> tuple[float, float]:
+        return timed([sys.executable, "-c", PARSE_LOOP.format(setup=PARSE_ONLY[side]), *files], env)
+
+    for side in PARSE_ONLY:  # warm-up
+        parse_only(side)
+    size = os.path.getsize(standalone) // 1000
+    only = ab(
+        f"parser: parsing alone, the same {args.files} files, one cold process (standalone module: {size} KB)",
+        args.repeat,
+        parse_only,
+        tuple(PARSE_ONLY),
+    )
+    return [check, only]
 
 
-PARTS = {"http": http, "json": json_part, "parser": parser}
+PARTS = {"http": http, "parser": parser}
 
 
 def main() -> None:
@@ -221,7 +247,6 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--delay", type=float, default=0.05)
     ap.add_argument("--embedded", type=int, default=8, help="items judged by the embedded model (0: none)")
-    ap.add_argument("--items", type=int, default=20000, help="items of the JSON part's cached rerun")
     ap.add_argument("--files", type=int, default=50)
     ap.add_argument("--json", action="store_true", help="print the raw figures as JSON too")
     args = ap.parse_args()
