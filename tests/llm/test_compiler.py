@@ -286,6 +286,7 @@ def test_compile_api_takes_no_responses():
         "catalog",
         "header",
         "within",
+        "usage",
     }
 
 
