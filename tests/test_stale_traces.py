@@ -10,9 +10,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from rubriclang.cli.main import cli
 from rubriclang.interp.items import item_from_json
@@ -54,7 +55,7 @@ def write(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def rbg(*args) -> object:
+def rbg(*args) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
@@ -263,7 +264,7 @@ readout pairwise { epsilon = 0.25, resolve = tie }
 def test_pairwise_traces_of_swapped_responses_are_refused_not_scored_inverted(tmp_path):
     graph = tmp_path / "longer.rbg"
     graph.write_text(PAIRWISE)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "id": f"p{i}",
             "input": "Explain.",
