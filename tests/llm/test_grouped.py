@@ -313,3 +313,13 @@ def test_a_member_given_a_prompt_of_its_own_is_refused_not_silently_asked_with_t
     members[1] = attrs.evolve(members[1], prompt=PromptSource("## user\n{{response}}", None, rewritten_from="check@v2"))
     with pytest.raises(PromptError, match="harmful has one"):
         prepare_group(tuple(members), Item("i", "Q?", {"response": "R"}), "response")
+
+
+def test_the_estimate_counts_one_call_per_candidate_for_a_group(files, unreachable_url):
+    grouped, ungrouped, items = files
+    calls = {}
+    for name, graph in (("grouped", grouped), ("ungrouped", ungrouped)):
+        r = rbg("run", graph, items, "--estimate", "--base-url", f"{unreachable_url}/v1", "--model", "judge")
+        assert r.exit_code == 0, r.output
+        calls[name] = re.search(r"expected (\d+) calls", r.output).group(1)
+    assert calls == {"grouped": "8", "ungrouped": "24"}
