@@ -50,7 +50,7 @@ def groupings(draw) -> list[list[str]]:
     return groups
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(groupings())
 def test_grouping_changes_the_hashes_of_its_members_only_and_formats_stably(groups):
     plain = check_source(source([]), "r.rbg")
@@ -64,7 +64,7 @@ def test_grouping_changes_the_hashes_of_its_members_only_and_formats_stably(grou
     assert parse(text, "r.rbg").module == parse(source(groups), "r.rbg").module
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(groupings().filter(bool))
 def test_a_groups_prompt_asks_for_its_members_in_its_order(groups):
     graph = check_source(source(groups), "r.rbg").graph
