@@ -21,6 +21,7 @@ from rubriclang.checker.declarations import Declarations
 from rubriclang.checker.graph import Criterion, GroupRef
 from rubriclang.diagnostics import Diagnostic
 from rubriclang.diagnostics.codes import make
+from rubriclang.diagnostics.span import Span
 from rubriclang.syntax import ast
 
 # What every member of a group must share with the group's first member, in words.
@@ -50,7 +51,7 @@ def check_groups(
         elif clash is not None:
             diags.append(_duplicate(g, f"a group `{name}` is already declared", clash.name.span))
         seen_groups.setdefault(name, g)
-        members = _members(g, decls, criteria, broken, placed, catalog, diags)
+        members_ok = _members_ok(g, decls, criteria, broken, placed, catalog, diags)
         distinct = len({m.value for m in g.members})
         if distinct < 2:
             diags.append(
@@ -63,7 +64,7 @@ def check_groups(
                 )
             )
             continue
-        if members is None:
+        if not members_ok:
             continue
         ref = GroupRef(name, tuple(m.value for m in g.members))
         for m in g.members:
@@ -71,11 +72,11 @@ def check_groups(
     return out
 
 
-def _duplicate(g: ast.GroupDecl, message: str, first: Any) -> Diagnostic:
+def _duplicate(g: ast.GroupDecl, message: str, first: Span) -> Diagnostic:
     return make("RB102", g.name.span, message, (f"first declared at {first}", "give the group a name of its own"))
 
 
-def _members(
+def _members_ok(
     g: ast.GroupDecl,
     decls: Declarations,
     criteria: dict[str, Criterion],
@@ -83,9 +84,9 @@ def _members(
     placed: dict[str, ast.GroupDecl],
     catalog: Catalog,
     diags: list[Diagnostic],
-) -> list[ast.Name] | None:
-    """The group's members, each checked; None when any of them cannot be
-    grouped (reported), or failed its own check (already reported)."""
+) -> bool:
+    """Whether every member of the group can be grouped, each checked: not
+    when one cannot (reported), or failed its own check (already reported)."""
     ok = True
     first: tuple[ast.Name, Criterion] | None = None
     listed: set[str] = set()
@@ -142,7 +143,7 @@ def _members(
                 )
             )
             ok = False
-    return list(g.members) if ok else None
+    return ok
 
 
 def _ungroupable(m: ast.Name, message: str, fix: str) -> Diagnostic:
