@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -26,6 +26,7 @@ from rubriclang.audit.report_json import AuditData, build_report, render_text
 from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
 from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import rule_summary, summarise
+from rubriclang.audit.variants import Variant
 from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
 from rubriclang.items.shape import shape_of
@@ -105,9 +106,9 @@ def _check_gold(judge: JudgeInfo, items, where: str):
     return items
 
 
-def _no_gold(items):
-    """The items without gold (`gold = false`: a sealed suite may carry it)."""
-    return type(items)(attrs.evolve(it, gold=None) for it in items)
+def _no_gold(item: Item) -> Item:
+    """An item without its gold (`gold = false`: a sealed suite may carry it)."""
+    return attrs.evolve(item, gold=None)
 
 
 def local_backend(suite: Suite):
@@ -137,6 +138,19 @@ def _compile_notes(judge: JudgeInfo) -> list[str]:
             f"{routes.count('fallback')} item(s) whose graph did not compile were judged by their fallback graph"
         )
     return notes
+
+
+def _judged(items: Sequence[Item], by_id: Mapping[str, Item], judged: Mapping[str, str]) -> Sequence[Item]:
+    """The items a graph judges, in order: `items` themselves when it judges every one."""
+    if all(i in judged for i in by_id):
+        return items
+    return Lazy([n for n, i in enumerate(by_id) if i in judged], items.__getitem__)
+
+
+def _light(v: Variant) -> Variant:
+    """A variant without its changes (its texts): what the report keeps of
+    it; the sealed suite has the whole one (`Sealed.variants_by_id`)."""
+    return attrs.evolve(v, changes={}) if v.changes else v
 
 
 class _NoStore:
@@ -223,9 +237,9 @@ class Audit:
         return doc
 
     async def _locked(self, sealed: sealing.Sealed, local) -> dict:
-        judge = self._judge(list(sealed.items))
+        judge = self._judge(sealed.items)
         gold_items = (
-            _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
+            _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else Lazy(sealed.items, _no_gold)
         )
         skipped, variants, graphs = self._plan(judge, sealed)
         self._manifest(judge, sealed.hash)
@@ -241,7 +255,7 @@ class Audit:
             skipped=skipped,
             # Items no graph judges are counted apart (`compile` in the
             # report's judge), not as judgments that failed or abstained.
-            items=tuple(it for it in gold_items if it.id in judged),
+            items=_judged(gold_items, sealed.items_by_id, judged),
             variants=tuple(v for v in variants if v.item in judged),
             records=records,
             repeats=self.suite.repeats,
@@ -273,7 +287,7 @@ class Audit:
         write_atomic(self.paths["report.html"], page)
         return report
 
-    def _judge(self, items: list[Item]) -> JudgeInfo:
+    def _judge(self, items: Sequence[Item]) -> JudgeInfo:
         try:
             return judge_info(self.source, items, self.suite.positive)
         except JudgeError as exc:
@@ -367,7 +381,8 @@ class Audit:
         except sealing.SealedError as exc:
             raise AuditError(str(exc)) from None
 
-    async def _generate(self, judge: JudgeInfo, items: list[Item], log: bool = True) -> dict:
+    async def _generate(self, judge: JudgeInfo, items: list[Item], log: bool = True, assume: bool = False) -> dict:
+        """The sealed suite's document; `assume`: an estimate's (`Generation`'s `assume`)."""
         ops = [self.suite.perturbation(name) for name in self.suite.requested()]
         skipped = {op.name: reason for op in ops if (reason := why_skipped(op, judge))}
         to_run = [op for op in ops if op.name not in skipped]
@@ -377,9 +392,9 @@ class Audit:
         if any(op.generator == "llm" for op in to_run):
             generator = self.models.asker(self.suite.generator, role="generate")
             validator = self.models.asker(self.suite.validator, role="validate")
-        result = await Generation(judge, self.suite.seed, generator, validator, self.suite.concurrency, self.tick).run(
-            to_run, items
-        )
+        result = await Generation(
+            judge, self.suite.seed, generator, validator, self.suite.concurrency, self.tick, assume=assume
+        ).run(to_run, items)
         if log:
             write_lines(self.paths["validation"], result.log)
         return sealing.seal(
@@ -443,8 +458,9 @@ class Audit:
                 else:
                     graphs[(gid, pid)] = patch.apply(graph)
         judged = judge.judged
+        # Without their changes (`_light`): an arm reads a variant's when it is judged.
         variants = [
-            v
+            _light(v)
             for v in sealed.variants
             if v.operator not in skipped and (v.patch is None or (judged.get(v.item), v.patch) in graphs)
         ]
@@ -518,12 +534,14 @@ class Audit:
         LLM-made variants cannot be, so their judging is counted as the
         original item's, and validation as one call per generated variant
         with the generator's prompt size: those two are approximations."""
+        import contextlib
         import tempfile
 
         from rubriclang.llm.estimate import Estimate
 
         est = Estimate()
         self.models = Models(None, True, estimate=est)
+        stack = contextlib.ExitStack()
         try:
             local = local_backend(self.suite)
             items = load_items(self.suite, local, shape_of(self.source))
@@ -533,26 +551,38 @@ class Audit:
                 sealed = self._read_sealed(self.req.sealed)[0]
             else:
                 est.phase = "generate"
-                doc = await self._generate(judge, items, log=False)
-                with tempfile.TemporaryDirectory() as tmp:
-                    write_json(os.path.join(tmp, "sealed.json"), doc)
-                    sealed = self._read_sealed(os.path.join(tmp, "sealed.json"))[0]
+                doc = await self._generate(judge, items, log=False, assume=True)
+                # Kept to the end: the sealed suite's items and variants are read from it as they are used.
+                tmp = stack.enter_context(tempfile.TemporaryDirectory())
+                write_json(os.path.join(tmp, "sealed.json"), doc)
+                sealed = self._read_sealed(os.path.join(tmp, "sealed.json"))[0]
             judge = self._judge(list(sealed.items))
             skipped, variants, graphs = self._plan(judge, sealed)
             est.phase = "judge"
             await self._judge_all(judge, local, sealed, variants, graphs, store=_NoStore())
             return self._estimate_doc(est, judge, sealed, skipped)
         finally:
+            stack.close()
             await self.models.aclose()
 
     def _estimate_doc(self, est, judge: JudgeInfo, sealed, skipped: dict) -> tuple[dict, list[str], list[str]]:
         """(estimate, phases, notes) for `cli/estimate.document`."""
         gen = est.get("generate")
-        llm_ops = [
+        ops = [
             self.suite.perturbation(n) for n in self.suite.requested() if n not in skipped and n not in sealed.skipped
         ]
-        llm_ops = [op for op in llm_ops if op.generator == "llm"] if not self.req.sealed else []
+        ops = [op for op in ops if op.generator == "llm"] if not self.req.sealed else []
+        # Judge-side ones were judged as `generate.assumed_patches`; item-side ones
+        # cannot be made without the generator.
+        assumed = [op.name for op in ops if op.judge_side]
+        llm_ops = [op for op in ops if not op.judge_side]
         notes = []
+        if assumed:
+            notes.append(
+                f"the judging of {', '.join(assumed)} assumes every criterion text they rewrite is accepted (the "
+                "texts marked, not rewritten: their prompt tokens are the originals'); a rejected rewrite leaves its "
+                "criterion's judgments reused, so the judge's calls are at most these"
+            )
         if gen.calls:
             v = self.suite.validator.max_tokens
             est.phases["validate"] = gen.with_completion(v)
@@ -565,14 +595,11 @@ class Audit:
             )
         if llm_ops:
             per_item = est.get("judge:items")
-            styles = sum(
-                len(op.options.get("styles") or ()) if op.judge_side and "styles" in op.options else 1 for op in llm_ops
-            )
-            extra = per_item.scaled(styles)
+            extra = per_item.scaled(len(llm_ops))
             judged = est.phases.setdefault("judge", extra.scaled(0))
             judged.merge(extra)
             notes.append(
-                f"the judging of {styles} LLM-made variant(s) per item is counted as the original item's (an "
+                f"the judging of {len(llm_ops)} LLM-made variant(s) per item is counted as the original item's (an "
                 "approximation)"
             )
         est.phases.pop("judge:items", None)
@@ -676,9 +703,8 @@ class Audit:
     async def _judge_all(self, judge: JudgeInfo, local, sealed, variants, graphs, store=None) -> dict:
         from rubriclang.interp.engine import BackendError
 
-        items = sealed.items_by_id
-        arms = [Arm(it.id, None, None, it) for it in sealed.items]
-        arms += [Arm(v.item, v.id, v.patch, items[v.item], v) for v in variants]
+        arms = [Arm(i, None, None, sealed) for i in sealed.items_by_id]
+        arms += [Arm(v.item, v.id, v.patch, sealed) for v in variants]
         runner = Runner(graphs, judge.routes, self._judge_backends(judge, local), judge.mode, self.suite.concurrency)
         try:
             for gid in judge.graphs:

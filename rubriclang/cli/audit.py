@@ -6,6 +6,7 @@ rbg audit plan GRAPH ITEMS            an LLM proposes operators (runs nothing)
 rbg audit catalog                     list the perturbation operators
 rbg audit compare DIR_A DIR_B         two audits of one sealed suite side by side
 rbg audit preview SUITE --out DIR     make and validate the variants, judge nothing
+rbg audit cheaper GRAPH ITEMS --traces T --profile NAME   which criteria can run on a cheaper model
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 import attrs
 import click
 
+from rubriclang.cli.cheaper import cheaper
 from rubriclang.cli.errors import DataError
 from rubriclang.cli.estimate import phases_text, prices_for
 from rubriclang.cli.gates import FAIL_IF_HELP, GateParam, at_option, audit_gates, check_audit, report_failures
@@ -50,6 +52,9 @@ def audit() -> None:
 
     `rbg audit SUITE.toml --out DIR` runs the audit the suite describes.
     """
+
+
+audit.add_command(cheaper)
 
 
 def _suite(path: str):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
-from .helpers import report
+from .helpers import report, user_text
 
 # One criterion with a scale (its template shows the anchors, so
 # `criterion_reorder` rewrites it) and two without (left as they were).
@@ -116,3 +117,31 @@ def test_an_estimate_without_reuse_is_refused(rbg, scripted, tmp_path, items_fil
     path = _suite(tmp_path, items_file, "http://127.0.0.1:9/v1")
     result = rbg("audit", path, "--estimate", "--no-reuse")
     assert result.exit_code == 2 and "drop --no-reuse" in result.output
+
+
+def _rewriting(role, body) -> str:
+    """The judge as `_deterministic`; a generator that rewords every anchor,
+    and a validator that accepts every rewrite."""
+    if role == "generator":
+        shown = user_text(body).split("<anchors>\n", 1)[1].split("\n</anchors>", 1)[0]
+        return json.dumps({"anchors": {k: f"{v} Indeed." for k, v in json.loads(shown).items()}})
+    if role == "validator":
+        return json.dumps({"verdict": "accept", "reason": "the same scale"})
+    return _deterministic(role, body)
+
+
+def test_the_estimate_of_an_llm_rubric_operator_counts_only_the_criteria_it_rewrites(
+    rbg, scripted, tmp_path, items_file
+):
+    server = scripted(_rewriting)
+    path = Path(_suite(tmp_path, items_file, server.url))
+    text = path.read_text().replace(OPERATORS, '["rubric_paraphrase", "criterion_reorder"]')
+    path.write_text(text + f'[generator]\nbase_url = "{server.url}"\n[validator]\nbase_url = "{server.url}"\n')
+    doc = json.loads(rbg("audit", path, "--estimate", "--format", "json").output)
+    assert any("assumes every criterion text they rewrite is accepted" in n for n in doc["notes"])
+    result = rbg("audit", path, "--out", tmp_path / "out", "--no-cache")
+    assert result.exit_code == 0, result.output
+    usage = report(tmp_path / "out")["usage"]["judge"]
+    # rubric_paraphrase rewrote `quality`'s scale alone: `correct` and `clear` were reused.
+    assert usage["reused"] == 2 * ITEMS * REPEATS * 2
+    assert doc["phases"]["judge"]["calls"] == usage["calls"] == len(server.calls("judge"))

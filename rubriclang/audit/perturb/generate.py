@@ -152,6 +152,57 @@ def deterministic_patch(op: Perturbation, judge: JudgeInfo) -> tuple[Patch | Non
     return Patch(op.name, op.name, criteria, order, Validation("structure", "accept", changed)), results
 
 
+def rewrites(
+    op: Perturbation, judge: JudgeInfo, style: str | None = None
+) -> tuple[list[tuple[Criterion, str, Any]], list[tuple[Criterion, str]]]:
+    """What a judge-side LLM perturbation asks the generator to rewrite in a
+    judge of one graph: (criterion, parameter, its current text or map) per
+    criterion, and the criteria it leaves as they are, with why (a reasoning
+    style keeps a reply format the criterion's model is trained on)."""
+    jobs: list[tuple[Criterion, str, Any]] = []
+    kept: list[tuple[Criterion, str]] = []
+    for c in judge.llm_criteria:
+        if op.target == "anchors":
+            param = "anchors" if c.params.get("anchors") else "descriptions"
+            if c.params.get(param):
+                jobs.append((c, param, dict(c.params[param])))
+        elif style and (why := judge_prompt.fixed_reply(c)):
+            kept.append((c, why))
+        else:
+            assert op.target is not None  # an llm operator names what it rewrites
+            jobs.append((c, op.target, judge_prompt.starting_text(c)))
+    return jobs, kept
+
+
+def styles(op: Perturbation) -> list[str | None]:
+    """The patches a judge-side LLM perturbation makes: one per reasoning style, else one."""
+    return op.options["styles"] if op.target == "template" and "styles" in op.options else [None]
+
+
+def assumed_patches(op: Perturbation, judge: JudgeInfo) -> list[Patch]:
+    """The patches of a judge-side LLM perturbation of a judge of one graph
+    with every rewrite accepted, each text marked as changed: what an
+    estimate judges, since it rewrites nothing (a patch per style, named as
+    a run names it). The marked texts are a little longer than the
+    originals, and a rewrite the validator rejects leaves its criterion's
+    prompt as it was (its judgments reused): a run's calls are at most these."""
+    out = []
+    for style in styles(op):
+        criteria: dict[str, dict[str, Any]] = {}
+        for c, param, text in rewrites(op, judge, style)[0]:
+            if param in ("anchors", "descriptions"):
+                criteria[c.name] = {param: {str(k): f"{v} (reworded)" for k, v in text.items()}}
+            elif param == "system":
+                marked = (judge_prompt.system_text(text) + " (reworded)").strip()
+                criteria[c.name] = {PROMPT: judge_prompt.with_system(text, marked)}
+            else:
+                criteria[c.name] = {PROMPT: text.rstrip() + " (reworded)\n"}
+        if criteria:
+            pid = f"{op.name}.{style}" if style else op.name
+            out.append(Patch(pid, op.name, criteria, None, Validation("llm", "accept", "assumed by the estimate")))
+    return out
+
+
 # --- the whole suite -----------------------------------------------------------
 
 
@@ -168,8 +219,12 @@ class Generation:
         validator: Asker | None,
         concurrency: int = 4,
         tick: Callable[[], None] = lambda: None,
+        assume: bool = False,
     ):
+        """`assume`: an estimate's generation, whose generator rewrites
+        nothing: judge-side LLM perturbations give `assumed_patches`."""
         self.judge = judge
+        self.assume = assume
         # What generators and validators are shown of the judge, so variants
         # fit what it judges: of an item, its own graph.
         self.described = {gid: describe_judge(judge.only(gid)) for gid in judge.graphs}
@@ -279,8 +334,11 @@ class Generation:
                 self.out.record(op.name, f"{op.name}{at}:{name}", v, criterion=name)
             patches = [patch] if patch is not None else []
         else:
-            styles = op.options["styles"] if op.target == "template" and "styles" in op.options else [None]
-            patches = [p for p in [await self._llm_patch(op, judge, at, style) for style in styles] if p is not None]
+            patches = [
+                p for p in [await self._llm_patch(op, judge, at, style) for style in styles(op)] if p is not None
+            ]
+            if self.assume:  # the calls above are tallied; what is judged is every rewrite accepted
+                patches = assumed_patches(op, judge)
         for p in patches:
             p = attrs.evolve(p, id=p.id + at, graph=gid)
             self.out.patches.append(p)
@@ -292,19 +350,9 @@ class Generation:
         validator accepted; a reasoning style names its own patch."""
         pid = f"{op.name}.{style}" if style else op.name
         described = describe_judge(judge)
-        jobs: list[tuple[Criterion, str, Any]] = []  # (criterion, parameter, its current text or map)
-        for c in judge.llm_criteria:
-            if op.target == "anchors":
-                param = "anchors" if c.params.get("anchors") else "descriptions"
-                if c.params.get(param):
-                    jobs.append((c, param, dict(c.params[param])))
-            elif style and (why := judge_prompt.fixed_reply(c)):
-                self.out.record(
-                    op.name, f"{pid}{at}:{c.name}", Validation("structure", "failed", why), criterion=c.name
-                )
-            else:
-                assert op.target is not None  # an llm operator names what it rewrites
-                jobs.append((c, op.target, judge_prompt.starting_text(c)))
+        jobs, kept = rewrites(op, judge, style)
+        for c, why in kept:
+            self.out.record(op.name, f"{pid}{at}:{c.name}", Validation("structure", "failed", why), criterion=c.name)
         results = await asyncio.gather(*(self._llm_text(op, described, judge.graph.name, *job, style) for job in jobs))
         criteria = {}
         for (c, param, _), (new, v) in zip(jobs, results):
