@@ -94,6 +94,7 @@ def test_eval_estimate_counts_the_judges_calls_and_calls_no_server(here, server)
     assert judge["calls"] == ITEMS and judge["completion_tokens"] == ITEMS * 50
     assert judge["at_most"]["calls"] > judge["calls"] and not judge["calls_exact"]  # unreadable replies are re-asked
     assert judge["usd"] is None and NO_PRICE in judge["price_note"]
+    assert doc["requests_at_most"] == judge["at_most"]["calls"] * (1 + 5)  # the default --max-retries, 5 a call
 
 
 def test_eval_estimate_of_replayed_traces_is_no_call_exactly(here, server):

@@ -352,7 +352,7 @@ def _estimate(specs, out_dir: str | None, opts: CompileOptions, llm: LLMOptions,
             await compile_rubric(s, client, repairs=opts.repairs, constrained=opts.constrained, sampling=sampling)
 
     asyncio.run(go())
-    echo_estimate(estimate, ["compile"], prices, notes, opts.fmt)
+    echo_estimate(estimate, ["compile"], prices, notes, opts.fmt, llm.max_retries)
 
 
 def _outputs(stack, out, log_path, out_dir, spec, from_items, cache_path, model_file) -> None:

@@ -61,26 +61,33 @@ def _tally(p: dict, exact: bool) -> str:
     return f"{calls}, {p['prompt_tokens']:,} prompt tokens, {completion} completion tokens{usd}"
 
 
-def document(estimate, phases: list[str], prices: dict, notes: list[str]) -> dict:
+def document(estimate, phases: list[str], prices: dict, notes: list[str], max_retries: int | None = None) -> dict:
     """The estimate's JSON: per phase calls, tokens and USD (null, with
-    `price_note` saying why, when it has no price)."""
+    `price_note` saying why, when it has no price); with `max_retries`
+    (the transport's retries of a call), `requests_at_most`: the requests
+    that could be sent, every call of the bound retried that often."""
     from rubriclang.llm.estimate import RULE
 
     out = {}
     for name in phases:
         models = tuple(sorted(estimate.models.get(name, set()), key=str))
         out[name] = estimate.get(name).to_json(models, prices)
-    notes = [
-        *notes,
+    retries = (
         "not counted: transport retries (`max_retries`), which send a request again after an error or a timeout "
-        "that gave no reply; a server may still bill a request that timed out",
-    ]
-    return {"rule": RULE, "phases": out, "notes": notes}
+        "that gave no reply; a server may still bill a request that timed out"
+    )
+    doc = {"rule": RULE, "phases": out}
+    if max_retries is not None:
+        doc["requests_at_most"] = sum(p["at_most"]["calls"] for p in out.values()) * (1 + max_retries)
+        retries += f"; with them ({max_retries} a call), at most {doc['requests_at_most']:,} requests could be sent"
+    return {**doc, "notes": [*notes, retries]}
 
 
-def echo_estimate(estimate, phases: list[str], prices: dict, notes: list[str], fmt: str) -> None:
+def echo_estimate(
+    estimate, phases: list[str], prices: dict, notes: list[str], fmt: str, max_retries: int | None = None
+) -> None:
     """Print the estimate's document, as JSON or text."""
-    click.echo(render(document(estimate, phases, prices, notes), fmt))
+    click.echo(render(document(estimate, phases, prices, notes, max_retries), fmt))
 
 
 def run_estimate(graph: str, items: str, judging, fmt: str, llm) -> None:
@@ -104,7 +111,7 @@ def run_estimate(graph: str, items: str, judging, fmt: str, llm) -> None:
             asyncio.run(go())
         except ItemError as exc:
             raise data_error(exc) from None
-    echo_estimate(estimate, ["judge"], prices_for(graph), [], fmt)
+    echo_estimate(estimate, ["judge"], prices_for(graph), [], fmt, llm.max_retries)
 
 
 def no_calls(command: str, why: str, fmt: str) -> None:

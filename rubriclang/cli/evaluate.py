@@ -363,7 +363,7 @@ def _estimate(stack, graph_paths, items, opts: EvalOptions, judging, fallback, f
         )
     except LocatedError as exc:
         raise data_error(exc) from None
-    echo_estimate(estimate, ["judge"], prices_for(graph_paths[0]), [], fmt)
+    echo_estimate(estimate, ["judge"], prices_for(graph_paths[0]), [], fmt, llm.max_retries)
 
 
 async def judge_graphs(judges, items, backend, llm_backend, concurrency, mode, progress=None, each=None):
