@@ -36,7 +36,7 @@ def former(value) -> str:
     return "".join(_FORMER(value, 0))
 
 
-text = st.text(st.characters(blacklist_categories=("Cs",)))
+text = st.text(st.characters(blacklist_categories=["Cs"]))
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | text
 values = st.recursive(
     scalars,

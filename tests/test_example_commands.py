@@ -64,7 +64,7 @@ def test_the_readmes_commands_work_as_written(name, tmp_path):
     (tmp_path / "examples").symlink_to(REPO_ROOT / "examples")
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    ran, not_made = 0, set()  # the outputs of the lines that would ask a model
+    ran, not_made = 0, set[str]()  # the outputs of the lines that would ask a model
     for line in commands(name):
         words = shlex.split(line.split(">", 1)[0])
         if asks_a_model(words) or not_made & set(words):

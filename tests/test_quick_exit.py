@@ -50,7 +50,7 @@ def test_quick_exit_reports_a_failed_flush_with_status_120(tmp_path, monkeypatch
         def flush(self):
             raise BrokenPipeError
 
-    statuses = []
+    statuses: list[int] = []
     monkeypatch.setattr(main_module.atexit, "_run_exitfuncs", lambda: None)  # pytest's own
     monkeypatch.setattr(main_module.os, "_exit", statuses.append)
     monkeypatch.setattr(main_module.sys, "stdout", Closed())

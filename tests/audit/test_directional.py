@@ -42,7 +42,9 @@ def _suite(tmp_path, items_file, graph: str, url: str, body: str) -> str:
 
 
 def _response(body: dict) -> str:
-    return re.search(r"<response>\n(.*?)\n</response>", user_text(body), re.DOTALL).group(1)
+    m = re.search(r"<response>\n(.*?)\n</response>", user_text(body), re.DOTALL)
+    assert m, body
+    return m.group(1)
 
 
 def _finished(text: str) -> bool:

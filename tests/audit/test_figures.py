@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from html import escape as html_escape
+from typing import Any
 
 from rubriclang.audit.figures import FIGURES, GOLD_FIGURES, markdown_table
 from rubriclang.audit.html.page import render_html
@@ -256,7 +257,7 @@ def test_a_summary_with_no_entry_says_so_in_the_text_and_on_the_page():
     from rubriclang.audit.html.overview import machine_summary
     from rubriclang.audit.summary import render_text as summary_text
 
-    empty = {"written_by": "rules", "model": None, "error": None, "dropped": []}
+    empty: dict[str, Any] = {"written_by": "rules", "model": None, "error": None, "dropped": []}
     empty.update({k: [] for k in ("findings", "actions", "limitations", "follow_ups")})
     assert "no entry" in "\n".join(summary_text(empty))
     assert "No entry" in str(machine_summary({"summary": empty}))

@@ -28,7 +28,9 @@ readout pointwise { output = bool }
 
 
 def _tag(text: str, tag: str) -> str:
-    return re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.DOTALL).group(1)
+    m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.DOTALL)
+    assert m, text
+    return m.group(1)
 
 
 def rewriter(validate=lambda rewrite: "accept", unchanged: bool = False):

@@ -43,7 +43,9 @@ def _first_position(role, body) -> str:
 
 def _shown(body: dict) -> tuple[str, str]:
     text = user_text(body)
-    return tuple(re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.S).group(1) for tag in ("response_a", "response_b"))
+    a, b = (re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.S) for tag in ("response_a", "response_b"))
+    assert a and b, text
+    return a.group(1), b.group(1)
 
 
 def _audit(rbg, tmp_path, scripted, judge: str, answer=_first_position):

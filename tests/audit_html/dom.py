@@ -5,6 +5,7 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import attrs
+from attrs import field
 
 
 @attrs.frozen
@@ -58,7 +59,7 @@ class Node:
 
     tag: str
     attrs: dict
-    children: list = attrs.field(factory=list)  # Node or str
+    children: list[Node | str] = field(factory=list)
 
     @property
     def text(self) -> str:

@@ -7,6 +7,7 @@ of text a report carries."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
@@ -250,7 +251,7 @@ def by_item_entry(base, gold, variants: dict) -> dict:
 
 def make_report() -> dict:
     """A fresh copy of the fixture report (tests may change it)."""
-    report = {
+    report: dict[str, Any] = {
         "schema": "rubriclang.audit.report/1",
         "suite": {
             "path": f"suites/{IMG}.toml",

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from rubriclang.cli.main import cli
 
@@ -60,7 +60,7 @@ def setup(tmp_path: Path, n: int = 6, failing=()) -> tuple[Path, Path]:
     return g, items
 
 
-def rbg(*args) -> CliRunner.Result:
+def rbg(*args) -> Result:
     """`rbg ARGS...` in-process; stdout and stderr together in `.output`."""
     return CliRunner().invoke(cli, [str(a) for a in args])
 

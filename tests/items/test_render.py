@@ -76,7 +76,7 @@ def test_the_field_itself_shows_its_default_rendering():
     assert _fill("{{documents}}", documents=template_value(DOCUMENTS, [{"id": "a", "text": "b"}])) == "[document a]\nb"
 
 
-texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+texts = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=12)
 messages = st.one_of(
     st.builds(lambda r, c: {"role": r, "content": c}, st.sampled_from(["system", "user", "assistant"]), texts),
     st.builds(lambda c: {"role": "user", "content": [{"type": "text", "text": c}]}, texts),

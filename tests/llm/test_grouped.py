@@ -38,7 +38,9 @@ GROUPED = (
 
 def _response(body: dict) -> str:
     user = body["messages"][1]["content"]
-    return re.search(r"<response>\n(.*?)\n</response>", user, re.S).group(1)
+    m = re.search(r"<response>\n(.*?)\n</response>", user, re.S)
+    assert m, user
+    return m.group(1)
 
 
 def _value(name: str, response: str):
