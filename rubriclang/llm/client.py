@@ -1,7 +1,7 @@
 """An async client for OpenAI-compatible `/v1/chat/completions` servers
 (vLLM, llama.cpp, hosted APIs), over the keep-alive pools of `transport`
-(http and https alike); a request an environment proxy may capture, and every
-request under `RBG_PLAIN_LIBS=http`, goes through httpx's client instead.
+(http and https alike, direct or through an environment's proxy); under
+`RBG_PLAIN_LIBS=http` every request goes through httpx's client instead.
 
 It spreads requests over several base URLs (least busy first), limits the
 requests in flight per endpoint, reuses connections, and retries transient
@@ -38,11 +38,12 @@ from rubriclang.llm.transport import (
     ACCEPTED_ENCODINGS,
     BodyDecoder,
     PoolTransport,
+    Proxy,
     ReplyTooLarge,
     UnreadableEncoding,
     decoded,
     header_lines,
-    proxied,
+    proxy_for,
     request_head,
     tls_context,
 )
@@ -293,8 +294,9 @@ class _Endpoint:
         self.origin = base.origin  # the URL without its path (`/v1`)
         self.query = f"?{base.query}" if base.query else ""  # sent with every request
         self.tls = base.scheme == "https"
-        # Set for a server called directly (no proxy, no RBG_PLAIN_LIBS=http):
-        # its calls go straight to the pool, with these headers.
+        self.proxy: Proxy | None = None  # the environment's proxy for this server, if any
+        self.unusable: str | None = None  # why the environment's proxy cannot be used, if so
+        # Set but under RBG_PLAIN_LIBS=http: calls go straight to the pool, with these headers.
         self.direct: PoolTransport | None = None
         self.headers: list[tuple[bytes, bytes]] = []
         self.lines: bytes | None = None  # `header_lines(headers)`, once they proved valid
@@ -358,15 +360,19 @@ class OpenAIClient:
         )
         # A user's HTTP(S)_PROXY must not capture calls to a server on this machine.
         local = all(_is_loopback(e.url) for e in self.endpoints)
-        # Every server goes through one lean keep-alive pool, http or https:
-        # httpx's own costs milliseconds of CPU per call at dozens in flight
-        # (benchmarks/README.md). Calls a proxy may capture keep httpx's
-        # client, which `limits` is for; RBG_PLAIN_LIBS=http sends them all there.
+        # Every server goes through one lean keep-alive pool, http or https,
+        # proxied or not: httpx's own costs milliseconds of CPU per call at
+        # dozens in flight (benchmarks/README.md). RBG_PLAIN_LIBS=http sends
+        # them all through httpx's client, which `limits` is for.
         self._pool = PoolTransport(per_endpoint, max_body=self.max_reply_bytes)
         library = plain("http")
         self._timeouts = httpx.Timeout(timeout).as_dict()
         for ep in self.endpoints:
-            if not library and (local or not proxied("https" if ep.tls else "http")):
+            if not library:
+                try:
+                    ep.proxy = None if local else proxy_for("https" if ep.tls else "http", ep.host)
+                except ValueError as exc:  # every call to this server fails, saying why
+                    ep.unusable = str(exc)
                 ep.direct = self._pool
                 ep.headers = [
                     (b"Host", httpx.URL(ep.url).netloc),
@@ -377,10 +383,10 @@ class OpenAIClient:
                 if ep.tls:  # a remote API: compressed answers asked for, as httpx's client asks
                     ep.headers.append((b"Accept-Encoding", ACCEPTED_ENCODINGS.encode("ascii")))
                 ep.headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-        # httpx's client only where a server is not called directly.
+        # httpx's client only under RBG_PLAIN_LIBS=http.
         self._http = (
             None
-            if all(ep.direct is not None for ep in self.endpoints)
+            if not library
             else _CookielessClient(
                 # Only the encodings read within the cap (`BodyDecoder`), whatever decoders httpx has.
                 headers={**headers, "Accept-Encoding": ACCEPTED_ENCODINGS},
@@ -467,7 +473,7 @@ class OpenAIClient:
         async with asyncio.timeout(self.deadline):
             cap = self.max_reply_bytes
             url = (ep.origin if root else ep.url) + path + ep.query
-            assert self._http is not None  # made for every server not called directly
+            assert self._http is not None  # made under RBG_PLAIN_LIBS=http, where no server is direct
             async with self._http.stream(method, url, json=body) as r:
                 # Read as sent and decoded here, within the cap on decoded
                 # bytes (httpx would inflate a whole chunk at once, and
@@ -480,6 +486,8 @@ class OpenAIClient:
     async def _fetch_direct(
         self, ep: _Endpoint, method: bytes, target: bytes, body: dict | None, messages: tuple[dict, ...] | None
     ) -> _Answer:
+        if ep.unusable is not None:
+            raise LLMError("unreachable", f"cannot reach {ep.url}: {ep.unusable}")
         # The body as httpx's `json=` would send it.
         data = b"" if body is None else body_json(body, messages)
         lines = ep.lines
@@ -489,7 +497,7 @@ class OpenAIClient:
         assert ep.direct is not None  # the caller's test
         deadline = asyncio.get_running_loop().time() + self.deadline
         answer, content = await ep.direct.exchange(
-            ep.host, ep.port, head, data, self._timeouts, deadline=deadline, tls=ep.tls
+            ep.host, ep.port, head, data, self._timeouts, deadline=deadline, tls=ep.tls, proxy=ep.proxy
         )
         found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in answer.headers}
         if "content-encoding" in found:  # not asked for, but read if it is one this client reads

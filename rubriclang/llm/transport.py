@@ -20,12 +20,13 @@ interim (1xx) answers skipped, bodies framed by `Transfer-Encoding: chunked`,
 204, 304), keep-alive unless either side says `close` or the server speaks
 HTTP/1.0; anything malformed is a `RemoteProtocolError`.
 
-It serves every origin the client calls directly, http and https alike
-(benchmarks/README.md, "Home-made parts and what they earn", has what it
-saves over httpx's pool); TLS is asyncio's, with httpx's context (its CA
-bundle, or `SSL_CERT_FILE` / `SSL_CERT_DIR`). A request an environment proxy
-may capture (`proxied`), and every request under `RBG_PLAIN_LIBS=http`, go
-through httpx's own client and transport instead.
+It serves every origin, http and https alike (benchmarks/README.md,
+"Home-made parts and what they earn", has what it saves over httpx's pool);
+TLS is asyncio's, with httpx's context (its CA bundle, or `SSL_CERT_FILE` /
+`SSL_CERT_DIR`). Through an http:// proxy from the environment
+(`proxy_for`), an https origin is reached through a `CONNECT` tunnel and an
+http one by absolute-form requests. Under `RBG_PLAIN_LIBS=http` the client
+sends every request through httpx's own client and transport instead.
 
 Failures are httpx's exceptions, so callers handle them as with any httpx
 transport: `ConnectError`/`ConnectTimeout`, `PoolTimeout`, `WriteError`/
@@ -37,11 +38,13 @@ transport: `ConnectError`/`ConnectTimeout`, `PoolTimeout`, `WriteError`/
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
 import functools
 import re
 import ssl
 import time
+import urllib.parse
 import urllib.request
 import zlib
 from collections.abc import Iterable
@@ -313,9 +316,19 @@ class _Pool:
     once; idle ones reused last-in first-out; a request that finds the limit
     reached waits, first come first served, for a connection or a free slot."""
 
-    def __init__(self, host: str, port: int, limit: int, keepalive_expiry: float, tls: ssl.SSLContext | None):
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        limit: int,
+        keepalive_expiry: float,
+        tls: ssl.SSLContext | None,
+        proxy: Proxy | None = None,
+    ):
         self.host, self.port, self.limit = host, port, limit
         self.tls = tls  # None: plain http
+        self.proxy = proxy
+        self.name = f"{host}:{port}" if proxy is None else f"{host}:{port} through the proxy {proxy.host}:{proxy.port}"
         self.keepalive_expiry = keepalive_expiry
         self.idle: list[_Connection] = []
         self.open: set[_Connection] = set()
@@ -352,18 +365,11 @@ class _Pool:
             async with asyncio.timeout_at(deadline):  # outside: its expiry is TimeoutError, not ConnectTimeout
                 try:
                     async with asyncio.timeout(timeouts.get("connect")):
-                        _, conn = await loop.create_connection(
-                            lambda: _Connection(loop),
-                            self.host,
-                            self.port,
-                            ssl=self.tls,
-                            server_hostname=self.host if self.tls is not None else None,
-                        )
+                        conn = await self._open(loop, timeouts.get("connect"))
                 except TimeoutError:  # before OSError: TimeoutError is one
-                    raise httpx.ConnectTimeout(f"connecting to {self.host}:{self.port} timed out") from None
+                    raise httpx.ConnectTimeout(f"connecting to {self.name} timed out") from None
                 except OSError as exc:
-                    message = f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}"
-                    raise httpx.ConnectError(message) from None
+                    raise httpx.ConnectError(f"cannot connect to {self.name}: {exc.strerror or exc}") from None
         except BaseException:
             self._free()
             raise
@@ -372,6 +378,31 @@ class _Pool:
             self._free()
             raise RuntimeError("the HTTP transport was closed")
         self.open.add(conn)
+        return conn
+
+    async def _open(self, loop: asyncio.AbstractEventLoop, timeout: float | None) -> _Connection:
+        """A connection to the origin: straight to it, or to the proxy, and
+        for https through a tunnel the proxy opens (`CONNECT`)."""
+        proxy = self.proxy
+        if proxy is None:
+            server = self.host if self.tls is not None else None
+            _, conn = await loop.create_connection(
+                lambda: _Connection(loop), self.host, self.port, ssl=self.tls, server_hostname=server
+            )
+            return conn
+        _, conn = await loop.create_connection(lambda: _Connection(loop), proxy.host, proxy.port)
+        if self.tls is None:
+            return conn
+        try:
+            await _tunnel(conn, self.host, self.port, proxy, timeout)
+            assert conn.transport is not None
+            tls = await loop.start_tls(conn.transport, conn, self.tls, server_hostname=self.host)
+        except BaseException:
+            conn.close()
+            raise
+        if tls is None:  # the connection closed during the handshake
+            raise ConnectionResetError("the proxy's tunnel closed during the TLS handshake")
+        conn.transport = tls
         return conn
 
     async def replace(self, conn: _Connection, timeouts: dict, deadline: float | None = None) -> _Connection:
@@ -460,7 +491,7 @@ class PoolTransport(httpx.AsyncBaseTransport):
         self.max_per_origin = max_per_origin
         self.max_body = max_body
         self.keepalive_expiry = keepalive_expiry
-        self._pools: dict[tuple[str, int, bool], _Pool] = {}
+        self._pools: dict[tuple[str, int, bool, Proxy | None], _Pool] = {}
         self._closed = False
         self._tls: ssl.SSLContext | None = None  # made for the first https origin (loading CAs takes milliseconds)
 
@@ -500,9 +531,10 @@ class PoolTransport(httpx.AsyncBaseTransport):
         stream=None,
         deadline: float | None = None,
         tls: bool = False,
+        proxy: Proxy | None = None,
     ) -> tuple[Answer, bytes]:
-        """One request to `host:port` (over TLS when `tls`) and its whole
-        answer: (the answer's head, its body). `body` None sends `stream` (an
+        """One request to `host:port` (over TLS when `tls`; through `proxy`
+        when given) and its whole answer: (the answer's head, its body). `body` None sends `stream` (an
         async iterable of bytes) instead. TimeoutError once the loop's time passes `deadline`,
         as inside `asyncio.timeout_at(deadline)`, but with no timer of its
         own. What `handle_async_request` does without httpx's request and
@@ -511,13 +543,15 @@ class PoolTransport(httpx.AsyncBaseTransport):
         transport."""
         if self._closed:
             raise RuntimeError("the HTTP transport was closed")
-        key = (host, port, tls)
+        key = (host, port, tls, proxy)
         pool = self._pools.get(key)
         if pool is None:
             if tls and self._tls is None:
                 self._tls = tls_context()
             context = self._tls if tls else None
-            pool = self._pools[key] = _Pool(host, port, self.max_per_origin, self.keepalive_expiry, context)
+            pool = self._pools[key] = _Pool(host, port, self.max_per_origin, self.keepalive_expiry, context, proxy)
+        if proxy is not None and not tls:
+            head = _absolute(head, host, port, proxy)
         conn: _Connection | None
         conn = await pool.acquire(timeouts, deadline)
         try:
@@ -797,11 +831,80 @@ def tls_context() -> ssl.SSLContext:
     return context
 
 
-def proxied(scheme: str) -> bool:
-    """Whether the environment names a proxy (`HTTP_PROXY`, `HTTPS_PROXY`,
-    `ALL_PROXY`) that may capture a request to a `scheme` URL: such requests
-    are httpx's job (its proxy support, `NO_PROXY` included)."""
-    return bool({scheme, "all"} & urllib.request.getproxies().keys())
+class Proxy(NamedTuple):
+    """An http:// proxy: where it listens, and the `Proxy-Authorization`
+    value its URL's credentials make (never shown in a message)."""
+
+    host: str
+    port: int
+    authorization: bytes | None = None
+
+
+def proxy_for(scheme: str, host: str) -> Proxy | None:
+    """The proxy the environment names for requests to `scheme://host`
+    (`HTTP_PROXY` or `HTTPS_PROXY` by the scheme, else `ALL_PROXY`, any
+    case), as httpx reads them; None when there is none or `NO_PROXY`
+    exempts the host. ValueError, in words that never quote the URL (it may
+    hold a password), for one that is not an http:// proxy."""
+    proxies = urllib.request.getproxies_environment()  # the environment only, as httpx reads it
+    url = proxies.get(scheme) or proxies.get("all")
+    if not url or _exempt(host, proxies.get("no", "")):
+        return None
+    parts = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
+    try:
+        port = parts.port or 80
+    except ValueError:
+        port = 0
+    if parts.scheme != "http" or not parts.hostname or not port:
+        variable = f"{scheme.upper()}_PROXY" if scheme in proxies else "ALL_PROXY"
+        raise ValueError(
+            f"the proxy in {variable} is not an http://host:port URL, the only kind rubriclang's client speaks; "
+            "fix or unset it, or set RBG_PLAIN_LIBS=http to send requests through httpx"
+        )
+    authorization = None
+    if parts.username is not None:
+        user = urllib.parse.unquote(parts.username) + ":" + urllib.parse.unquote(parts.password or "")
+        authorization = b"Basic " + base64.b64encode(user.encode("utf-8"))
+    return Proxy(parts.hostname, port, authorization)
+
+
+def _exempt(host: str, no_proxy: str) -> bool:
+    """Whether `NO_PROXY` (hosts or domains, comma-separated; `*`: every host) exempts `host`."""
+    host = host.lower()
+    entries = [e.strip() for e in no_proxy.lower().split(",")]
+    if "*" in entries:
+        return True
+    domains = [e.lstrip("*").lstrip(".") for e in entries]
+    return any(d and (host == d or host.endswith("." + d)) for d in domains)
+
+
+def _authority(host: str, port: int) -> bytes:
+    return (f"[{host}]:{port}" if ":" in host else f"{host}:{port}").encode("idna")
+
+
+async def _tunnel(conn: _Connection, host: str, port: int, proxy: Proxy, timeout: float | None) -> None:
+    """Ask `proxy` (connected on `conn`) for a tunnel to `host:port`."""
+    target = _authority(host, port)
+    auth = b"" if proxy.authorization is None else b"Proxy-Authorization: %s\r\n" % proxy.authorization
+    conn.busy = True
+    if not conn.write(b"CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (target, target, auth)):
+        raise ConnectionResetError("the proxy closed the connection")
+    status, _ = await _read_head(conn, timeout)
+    code = int(status.group(2))
+    if not 200 <= code < 300:
+        raise httpx.ProxyError(f"the proxy {proxy.host}:{proxy.port} refused a tunnel to {host}:{port} (HTTP {code})")
+    if conn.buffer:
+        raise _bad("the proxy sent bytes after opening the tunnel")
+    conn.busy = False
+
+
+def _absolute(head: RequestHead, host: str, port: int, proxy: Proxy) -> RequestHead:
+    """`head` for an http proxy: its target in absolute form, and the proxy's credentials."""
+    end = head.data.index(b"\r\n")
+    method, target, version = head.data[:end].split(b" ")
+    start = b"%s http://%s%s %s\r\n" % (method, _authority(host, port), target, version)
+    auth = b"" if proxy.authorization is None else b"Proxy-Authorization: %s\r\n" % proxy.authorization
+    return head._replace(data=start + auth + head.data[end + 2 :])
 
 
 __all__ = [
@@ -813,8 +916,9 @@ __all__ = [
     "RequestHead",
     "UnreadableEncoding",
     "decoded",
+    "Proxy",
     "header_lines",
-    "proxied",
+    "proxy_for",
     "request_head",
     "tls_context",
 ]

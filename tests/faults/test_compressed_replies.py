@@ -53,7 +53,7 @@ BOMB = 64 << 20  # 64 MiB of content in about 64 KB
 
 @pytest.fixture(params=["own-transport", "httpx"])
 def transport(request, monkeypatch):
-    if request.param == "httpx":  # proxied servers, and every server under RBG_PLAIN_LIBS=http
+    if request.param == "httpx":  # every server under RBG_PLAIN_LIBS=http
         monkeypatch.setenv("RBG_PLAIN_LIBS", "http")
     return request.param
 

@@ -98,7 +98,7 @@ def test_a_reply_under_the_cap_is_read_whole(fault_server):
 
 
 def test_the_cap_holds_on_httpx_own_transport_too(fault_server, monkeypatch):
-    # Proxied calls, and every call under RBG_PLAIN_LIBS=http, go through
+    # Every call under RBG_PLAIN_LIBS=http goes through
     # httpx's transport, which streams: the client stops reading at the cap itself.
     monkeypatch.setenv("RBG_PLAIN_LIBS", "http")
     server = fault_server()

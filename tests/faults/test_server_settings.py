@@ -105,7 +105,7 @@ def test_a_suite_or_spec_nested_too_deeply_is_a_clear_error_at_its_line(tmp_path
 
 @pytest.mark.parametrize("direct", [True, False], ids=["own-transport", "httpx"])
 def test_a_base_url_query_goes_with_every_request_as_its_query(fault_server, monkeypatch, direct):
-    if not direct:  # proxied servers, and every server under RBG_PLAIN_LIBS=http: httpx's transport
+    if not direct:  # every server under RBG_PLAIN_LIBS=http: httpx's transport
         monkeypatch.setenv("RBG_PLAIN_LIBS", "http")
     server = fault_server()
     c = OpenAIClient([server.url + "/v1?api-version=2024-06-01&x=1"], None, timeout=5.0, max_retries=0)

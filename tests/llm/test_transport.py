@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from rubriclang.llm.client import ChatRequest, LLMError, OpenAIClient
-from rubriclang.llm.transport import PoolTransport, proxied
+from rubriclang.llm.transport import PoolTransport, Proxy, proxy_for
 
 SECRET = "sk-SENTINEL-0123456789"
 STRAY = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"
@@ -564,18 +564,48 @@ def _no_proxies(monkeypatch) -> None:
         monkeypatch.delenv(name.lower(), raising=False)
 
 
-def test_every_server_goes_direct_but_those_a_proxy_may_capture(monkeypatch):
+def test_the_environments_proxy_is_read_by_scheme_with_its_credentials_and_no_proxy(monkeypatch):
     _no_proxies(monkeypatch)
-    urls = ["http://gpu-box:8080/v1", "https://api.example.com/v1"]
-    assert [ep.direct is not None for ep in OpenAIClient(urls, "m").endpoints] == [True, True]
-    # A proxy from the environment may capture a scheme's requests: httpx's client decides.
+    assert proxy_for("https", "api.example.com") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://ann:p%40ss@proxy.example:3128")
+    assert proxy_for("https", "api.example.com") == Proxy("proxy.example", 3128, b"Basic YW5uOnBAc3M=")  # ann:p@ss
+    assert proxy_for("http", "gpu-box") is None
+    monkeypatch.setenv("ALL_PROXY", "proxy.example")  # no scheme, no port: http, 80
+    assert proxy_for("http", "gpu-box") == Proxy("proxy.example", 80)
+    monkeypatch.setenv("NO_PROXY", "gpu-box, .example.com")
+    assert proxy_for("http", "gpu-box") is None and proxy_for("https", "api.example.com") is None
+    assert proxy_for("http", "gpu-box2") == Proxy("proxy.example", 80)  # a name, not a prefix
+    monkeypatch.setenv("NO_PROXY", "*")
+    assert proxy_for("http", "gpu-box2") is None
+
+
+def test_every_server_goes_through_the_pool_with_its_proxy_but_never_a_local_one(monkeypatch):
+    _no_proxies(monkeypatch)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
-    assert proxied("https") and not proxied("http")
-    assert [ep.direct is not None for ep in OpenAIClient(urls, "m").endpoints] == [True, False]
-    monkeypatch.setenv("ALL_PROXY", "http://proxy.example:3128")
-    assert [ep.direct is not None for ep in OpenAIClient(urls, "m").endpoints] == [False, False]
-    # ... but never a call to a server on this machine.
-    assert OpenAIClient(["https://127.0.0.1:8443/v1"], "m").endpoints[0].direct is not None
+    llm = OpenAIClient(["http://gpu-box:8080/v1", "https://api.example.com/v1"], "m")
+    assert [ep.direct is not None for ep in llm.endpoints] == [True, True] and llm._http is None
+    assert [ep.proxy for ep in llm.endpoints] == [None, Proxy("proxy.example", 3128)]
+    # A user's proxy never captures a call to a server on this machine.
+    assert OpenAIClient(["https://127.0.0.1:8443/v1"], "m").endpoints[0].proxy is None
+
+
+@pytest.mark.parametrize("url", ["socks5://ann:hunter2@proxy.example:1080", "http://ann:hunter2@proxy.example:99999"])
+def test_a_proxy_the_client_cannot_use_fails_each_call_in_words(monkeypatch, url):
+    _no_proxies(monkeypatch)
+    monkeypatch.setenv("ALL_PROXY", url)
+    llm = OpenAIClient(["https://api.example.com/v1"], "m", max_retries=0)
+
+    async def go():
+        try:
+            with pytest.raises(LLMError) as info:
+                await llm.chat(ChatRequest(({"role": "user", "content": "Hi"},)))
+        finally:
+            await llm.aclose()
+        return info.value
+
+    err = run(go())
+    assert err.kind == "unreachable" and "ALL_PROXY is not an http://host:port URL" in err.message
+    assert "RBG_PLAIN_LIBS=http" in err.message and "hunter2" not in err.message
 
 
 @pytest.mark.parametrize("value", ["1", "http", "parser,http"])
@@ -595,7 +625,7 @@ def certificate(tmp_path_factory):
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:judge.test", "-keyout", str(key), "-out", str(cert)],
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -739,3 +769,114 @@ def test_the_llm_client_keeps_no_cookies():
             return server.cookies
 
     assert run(go()) == [None, None]  # each call stands alone, whatever the server set
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except ConnectionError:
+        pass
+    finally:
+        writer.close()
+
+
+class ProxyServer:
+    """An http proxy on 127.0.0.1 that sends every connection to `origin`
+    (host, port), whatever host it names: a tunnel for `CONNECT`, else the
+    request as it came. Keeps each connection's first request line and its
+    `Proxy-Authorization`."""
+
+    def __init__(self, origin: str, refuse: bool = False):
+        self.refuse = refuse  # answer 407 to every request
+        host, port = origin.rsplit("//", 1)[1].rsplit(":", 1)
+        self.origin = (host, int(port))
+        self.lines: list[bytes] = []
+        self.auths: list[bytes | None] = []
+
+    async def __aenter__(self) -> ProxyServer:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self._server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            first, *fields = head.split(b"\r\n")
+            self.lines.append(first)
+            auth = [f.split(b":", 1)[1].strip() for f in fields if f.lower().startswith(b"proxy-authorization:")]
+            self.auths.append(auth[0] if auth else None)
+            if self.refuse:
+                writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+                writer.close()
+                return
+            up_reader, up_writer = await asyncio.open_connection(*self.origin)
+            if first.startswith(b"CONNECT "):
+                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                up_writer.write(head)
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+@pytest.mark.parametrize("library", [False, True], ids=["own-transport", "httpx"])
+def test_a_server_behind_the_environments_proxy_is_called_through_it(certificate, monkeypatch, scheme, library):
+    """http: absolute-form requests to the proxy; https: a CONNECT tunnel and
+    TLS inside it, the certificate checked for the server's name. Kept
+    connections either way, the proxy's credentials sent, on both paths."""
+    server_tls, cert = certificate
+    _no_proxies(monkeypatch)
+    monkeypatch.setenv("SSL_CERT_FILE", cert)
+    if library:
+        monkeypatch.setenv("RBG_PLAIN_LIBS", "http")
+
+    async def go():
+        tls = server_tls if scheme == "https" else None
+        async with Server(answer=COMPLETION, tls=tls) as server, ProxyServer(server.url) as proxy:
+            monkeypatch.setenv(f"{scheme.upper()}_PROXY", f"http://ann:p%40ss@127.0.0.1:{proxy.port}")
+            llm = OpenAIClient([f"{scheme}://judge.test:8443/v1"], "judge", max_retries=0, timeout=5.0)
+            try:
+                for i in range(3):
+                    assert (await llm.chat(ChatRequest(({"role": "user", "content": f"Q{i}"},)))).text == "4"
+            finally:
+                await llm.aclose()
+            return proxy.lines, proxy.auths, server.requests
+
+    lines, auths, requests = run(go())
+    assert auths == [b"Basic YW5uOnBAc3M="]  # one connection, kept, with the credentials
+    if scheme == "https":
+        assert lines == [b"CONNECT judge.test:8443 HTTP/1.1"]
+        assert requests == [b"/v1/chat/completions"] * 3
+    else:
+        assert lines == [b"POST http://judge.test:8443/v1/chat/completions HTTP/1.1"]
+        assert requests == [b"http://judge.test:8443/v1/chat/completions"] * 3
+
+
+def test_a_proxy_that_refuses_the_tunnel_fails_the_call_naming_it_not_its_credentials(certificate, monkeypatch):
+    _no_proxies(monkeypatch)
+    monkeypatch.setenv("SSL_CERT_FILE", certificate[1])
+
+    async def go():
+        async with (
+            Server(answer=COMPLETION, tls=certificate[0]) as server,
+            ProxyServer(server.url, refuse=True) as proxy,
+        ):
+            monkeypatch.setenv("HTTPS_PROXY", f"http://ann:p%40ss@127.0.0.1:{proxy.port}")
+            llm = OpenAIClient(["https://judge.test:8443/v1"], "judge", max_retries=0, timeout=5.0)
+            try:
+                with pytest.raises(LLMError) as info:
+                    await llm.chat(ChatRequest(({"role": "user", "content": "Hi"},)))
+            finally:
+                await llm.aclose()
+            return info.value, proxy.port
+
+    err, port = run(go())
+    assert err.kind == "unreachable"
+    assert f"the proxy 127.0.0.1:{port} refused a tunnel to judge.test:8443 (HTTP 407)" in err.message
+    assert "ann" not in err.message and "p@ss" not in err.message and "p%40ss" not in err.message
