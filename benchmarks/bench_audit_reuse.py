@@ -13,7 +13,7 @@ messages: a judge at temperature 0 whose server repeats itself) answers
   baseline's reuses the baseline's judgment of the same repeat;
 - with a fresh call cache (the default), which answers the same requests.
 
-Printed: the calls the server received in each, their ratio, the calls the
+Printed: the judge's calls the server received in each, their ratio, the calls the
 report counts as reused, whether the estimate equals the calls made, and
 whether every figure of report.json but `usage` is byte-identical. Targets:
 the reused audit's calls at most 0.5x the one without reuse (issue 28's
@@ -43,13 +43,31 @@ from rubriclang.cli.main import cli
 ROOT = Path(__file__).resolve().parent.parent
 GRAPH = ROOT / "examples/mt_bench/rubric.rbg"
 ITEMS = ROOT / "examples/mt_bench/items.jsonl"
-# The rule operators of the two judge-side surfaces: `rubric` and `judge_prompt`.
-OPERATORS = ("criterion_reorder", "instruction_ordering")
+# The judge-side operators of the two surfaces, `rubric` and `judge_prompt`:
+# by rule, and written by the (scripted) generator.
+OPERATORS = ("criterion_reorder", "instruction_ordering", "rubric_paraphrase", "prompt_paraphrase", "role_framing")
 TARGET = 0.5
 
 
+def shown(body: dict, tag: str) -> str:
+    """The text a generator request shows between `<tag>` and `</tag>`."""
+    user = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+    return user.split(f"<{tag}>\n", 1)[1].split(f"\n</{tag}>", 1)[0]
+
+
 def reply(body: dict) -> str:
-    """A readable answer that depends only on the request's messages."""
+    """A readable answer that depends only on the request's messages: the
+    judge's, a generator's rewrite (one sentence more), a validator's accept."""
+    system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+    if system.startswith("You rewrite texts"):
+        fields = body["response_format"]["json_schema"]["schema"]["properties"]
+        if "anchors" in fields:
+            return json.dumps({"anchors": {k: f"{v} Indeed." for k, v in json.loads(shown(body, "anchors")).items()}})
+        if "template" in fields:
+            return json.dumps({"template": shown(body, "template").rstrip() + " Be careful.\n"})
+        return json.dumps({"system": "You are a careful, impartial judge."})
+    if system.startswith("You check rewrites"):
+        return json.dumps({"verdict": "accept", "reason": "the same instructions"})
     h = int(hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest(), 16)
     fields = (body.get("response_format") or {}).get("json_schema", {}).get("schema", {}).get("properties", {})
     if "answer" in fields:
@@ -58,7 +76,7 @@ def reply(body: dict) -> str:
 
 
 class Server:
-    """The deterministic server on loopback; `received` counts the chat completions asked."""
+    """The deterministic server on loopback; `received` counts the judge's chat completions asked."""
 
     def __init__(self) -> None:
         self.received = 0
@@ -82,8 +100,9 @@ class Server:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
                 with lock:
-                    server.received += 1
+                    server.received += not system.startswith(("You rewrite texts", "You check rewrites"))
                 choice = {"message": {"content": reply(body)}, "finish_reason": "stop"}
                 self._send(
                     {"model": "scripted", "choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
@@ -130,7 +149,9 @@ def main() -> int:
         suite.write_text(
             f'items = "{ITEMS}"\nlimit = {args.items}\nrepeats = {args.repeats}\noperators = [{ops}]\n'
             f'[judge]\ngraph = "{GRAPH}"\nbase_url = "{server.url}"\nmodel = "scripted"\n'
-            "temperature = 0\nseed = 0\nmax_retries = 0\n",
+            "temperature = 0\nseed = 0\nmax_retries = 0\n"
+            f'[generator]\nbase_url = "{server.url}"\nmodel = "scripted"\n'
+            f'[validator]\nbase_url = "{server.url}"\nmodel = "scripted"\n',
             encoding="utf-8",
         )
         sent, est, _ = audit(server, suite, "--estimate", "--format", "json")
