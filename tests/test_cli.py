@@ -213,6 +213,7 @@ def formatting():
     from rubriclang.fmt import format_source
 
     canonical = format_source(GOOD, "good.rbg").output
+    assert canonical is not None
     ugly = canonical.replace("contract { ", "contract   {").replace("\n\n", "\n\n\n")
     assert format_source(canonical, "good.rbg").changed is False
     assert format_source(ugly, "ugly.rbg").changed is True

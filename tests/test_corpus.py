@@ -103,6 +103,7 @@ def _type_text(t: ast.TypeExpr) -> str:
         return "bool"
     if t.kind == "label":
         return "label{" + ", ".join(n.value for n in t.labels) + "}"
+    assert t.lo is not None and t.hi is not None
     return f"{t.kind}[{t.lo.text}, {t.hi.text}]"
 
 

@@ -42,7 +42,7 @@ def test_a_folder_others_can_write_is_not_used(cache_home):
 
 def test_a_folder_another_user_owns_is_not_used(monkeypatch):
     uid = os.getuid()
-    monkeypatch.setattr(larkcache.os, "getuid", lambda: uid + 1)
+    monkeypatch.setattr(os, "getuid", lambda: uid + 1)  # the os larkcache calls
     assert larkcache.cache_file("start: NAME", "basic") is False
 
 

@@ -23,6 +23,7 @@ RBG = Path(sys.executable).with_name("rbg")
 
 def _generator():
     spec = importlib.util.spec_from_file_location("gen_parse_tables", ROOT / "scripts" / "gen_parse_tables.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

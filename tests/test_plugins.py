@@ -124,7 +124,8 @@ def test_plugin_operator_is_typed_by_the_rule_its_entry_holds(plugin):
 
     plugin()
     typed = check_source(GRAPH.replace("score[0, 1] = human", "ordinal[0, 1] = human"), "g.rbg")
-    assert not typed.diagnostics and str(typed.graph.nodes["sq"].type) == "score[0, 1]"
+    assert not typed.diagnostics and typed.graph is not None
+    assert str(typed.graph.nodes["sq"].type) == "score[0, 1]"
     wide = check_source(GRAPH.replace("score[0, 1] = human", "score[0, 2] = human"), "g.rbg")
     assert [(d.code, d.message) for d in wide.diagnostics] == [
         ("RB203", "`transform.square` squares values in [0, 1] only")

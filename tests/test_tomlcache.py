@@ -51,6 +51,7 @@ def test_an_edited_file_is_a_new_key():
 )
 def test_a_damaged_or_foreign_cache_file_is_rebuilt(damage):
     path = tomlcache.cache_path(("a = 1",))
+    assert path is not None
     with open(path, "wb") as fh:
         fh.write(damage)
     parse, calls = counting([{"a": 1}])
@@ -64,7 +65,9 @@ def test_a_cache_file_of_other_texts_under_the_same_name_is_not_used():
     # As after a CRC collision: the file's name fits, the texts it was parsed from do not.
     parse, _ = counting([{"a": 1}])
     tomlcache.cached_parse(("a = 1",), parse)
-    os.replace(tomlcache.cache_path(("a = 1",)), tomlcache.cache_path(("a = 2",)))
+    one, two = tomlcache.cache_path(("a = 1",)), tomlcache.cache_path(("a = 2",))
+    assert one is not None and two is not None
+    os.replace(one, two)
     parse, calls = counting([{"a": 2}])
     assert tomlcache.cached_parse(("a = 2",), parse) == [{"a": 2}]
     assert calls == [1]

@@ -205,6 +205,9 @@ def test_the_estimates_text_labels_the_expected_figures_and_the_bound(rbg, scrip
     assert "at most:  every unreadable reply asked again" in text
     lines = text.splitlines()
     i = next(k for k, line in enumerate(lines) if line.strip().startswith("judge"))
-    expected = int(re.search(r"judge +expected ([\d,]+) calls", lines[i]).group(1).replace(",", ""))
-    most = int(re.search(r"^ +at most +([\d,]+) calls", lines[i + 1]).group(1).replace(",", ""))
+    judged = re.search(r"judge +expected ([\d,]+) calls", lines[i])
+    at_most = re.search(r"^ +at most +([\d,]+) calls", lines[i + 1])
+    assert judged and at_most, text
+    expected = int(judged.group(1).replace(",", ""))
+    most = int(at_most.group(1).replace(",", ""))
     assert most == 3 * expected > 0

@@ -143,6 +143,7 @@ def test_a_rate_of_30_of_30_has_an_interval_down_to_0_886():
 
 def test_a_difference_of_two_rates_at_zero_has_an_interval_of_nonzero_width():
     d = newcombe(proportion([0] * 30, [1] * 30), proportion([0] * 30, [1] * 30))
+    assert d.low is not None and d.high is not None
     assert d.value == 0.0 and round(d.low, 3) == -0.114 and round(d.high, 3) == 0.114
     e = excess(_tally(30, 30), _tally(30, 30))
     assert e["value"] == 0.0 and e["low"] < 0 < e["high"]

@@ -102,6 +102,7 @@ class Counting(LocalBackend):
 def _audit(suite_path, out, backend, retry_errors=False):
     s = load_suite(str(suite_path))
     graph = check_source(GSM8K_JUDGE.read_text(), str(GSM8K_JUDGE)).graph
+    assert graph is not None
     return asyncio.run(
         Audit(AuditRequest(s, str(out), retry_errors=retry_errors), graph, extra_backends=[backend]).run()
     )

@@ -28,6 +28,8 @@ def test_clustered_units_widen_the_interval():
     clustered = proportion([10, 0, 10], [10, 10, 10])
     independent = proportion([1] * 20 + [0] * 10, [1] * 30)
     assert clustered.value == independent.value
+    assert clustered.low is not None and clustered.high is not None
+    assert independent.low is not None and independent.high is not None
     assert clustered.high - clustered.low > independent.high - independent.low
 
 

@@ -53,7 +53,7 @@ def test_a_failed_rewrite_for_retry_errors_keeps_every_original_byte(tmp_path, m
     def boom(src, dst):
         raise OSError(errno.EIO, "simulated crash before the rename")
 
-    monkeypatch.setattr(safeio.os, "replace", boom)
+    monkeypatch.setattr(os, "replace", boom)  # the os safeio calls
     with pytest.raises(OSError):
         RunStore(str(path)).load(drop_failed=True)
     assert path.read_bytes() == data

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
-from rubriclang.diagnostics.render import EXCERPT_WIDTH
+from rubriclang.safetext import EXCERPT_WIDTH
 from rubriclang.syntax.strings import LONG_STRING_BODY, STRING_BODY
 
 from .peak_memory import peak_rss

@@ -60,7 +60,7 @@ def test_every_git_call_ends_its_options_before_the_revision(repo, monkeypatch):
         calls.append(list(argv))
         return real(argv, *args, **kw)
 
-    monkeypatch.setattr(gitrev.subprocess, "run", recording)
+    monkeypatch.setattr(subprocess, "run", recording)  # the subprocess gitrev calls
     assert gitrev.read_side("HEAD:a.rbg").text == RUBRIC
     assert calls and all(c[0] == "git" for c in calls)
     for argv in calls:

@@ -11,6 +11,7 @@ import json
 import os
 import stat
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -172,7 +173,7 @@ def _failing_writes(monkeypatch, after: int, code: int):
     first `after` records go through, the next is written in part, then
     every write fails with `code`."""
     real = os.write
-    state = {"records": 0, "fd": None}
+    state: dict[str, Any] = {"records": 0, "fd": None}
 
     def write(fd, data):
         if state["fd"] is None and bytes(data[: len(RECORD_START)]) == RECORD_START:

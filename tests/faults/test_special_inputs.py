@@ -137,6 +137,7 @@ def test_items_from_a_pipe_still_work(tmp_path):
         text=True,
         timeout=TIMEOUT,
     )
+    assert cat.stdout is not None
     cat.stdout.close()
     cat.wait()
     assert r.returncode == 0, r.stdout + r.stderr

@@ -34,6 +34,7 @@ HOSTILE = [
 
 def _judge(items_path):
     graph = check_source(GSM8K_JUDGE.read_text(), str(GSM8K_JUDGE)).graph
+    assert graph is not None
     return judge_info(graph, list(read_items(str(items_path))))
 
 

@@ -249,6 +249,7 @@ def test_the_audit_localizes_a_moved_per_element_criterion_over_repeats(tmp_path
         judged = {"value": values, "error": None, "elements": [{"key": i, "value": v} for i, v in enumerate(values)]}
         return {**rec, "criteria": {"args_ok": {"response": judged}}, "operators": {"all_ok": {"response": verdict}}}
 
+    assert graph is not None
     loc = Localizer(graph)
     base = loc.summaries([trace([True, True], True), trace([True, True], True), trace([True, False], False)])
     assert base["args_ok"]["response"] == [True, True]

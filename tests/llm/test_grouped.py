@@ -310,6 +310,7 @@ def test_a_member_given_a_prompt_of_its_own_is_refused_not_silently_asked_with_t
     from rubriclang.llm.prompting import PromptError, prepare_group
 
     graph = check_source(GROUPED, "g.rbg").graph
+    assert graph is not None
     members = list(graph.criteria)
     # What an audit's rewrite of one member's template makes of it.
     members[1] = attrs.evolve(members[1], prompt=PromptSource("## user\n{{response}}", None, rewritten_from="check@v2"))
@@ -323,5 +324,7 @@ def test_the_estimate_counts_one_call_per_candidate_for_a_group(files, unreachab
     for name, graph in (("grouped", grouped), ("ungrouped", ungrouped)):
         r = rbg("run", graph, items, "--estimate", "--base-url", f"{unreachable_url}/v1", "--model", "judge")
         assert r.exit_code == 0, r.output
-        calls[name] = re.search(r"expected (\d+) calls", r.output).group(1)
+        m = re.search(r"expected (\d+) calls", r.output)
+        assert m, r.output
+        calls[name] = m.group(1)
     assert calls == {"grouped": "8", "ungrouped": "24"}

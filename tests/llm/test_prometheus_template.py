@@ -146,7 +146,7 @@ def test_the_score_is_read_after_the_last_result_marker(text, value):
 )
 def test_a_missing_or_out_of_range_result_is_a_failure_never_clamped(text, error):
     result = parse(PROMETHEUS, text)
-    assert result.value is None and result.error.startswith(error)
+    assert result.value is None and result.error is not None and result.error.startswith(error)
 
 
 def replies(*texts):

@@ -31,7 +31,9 @@ ITEMS = [Item(f"i{n}", f"Task {n}?", {"response": f"Answer {n}."}) for n in rang
 def run(backend, items=ITEMS):
     async def go():
         try:
-            return [r async for r in Interpreter(check_source(GRAPH, "s.rbg").graph, [backend], 4).run(items)]
+            graph = check_source(GRAPH, "s.rbg").graph
+            assert graph is not None
+            return [r async for r in Interpreter(graph, [backend], 4).run(items)]
         finally:
             await backend.aclose()
 

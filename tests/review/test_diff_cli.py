@@ -244,7 +244,9 @@ def test_the_verdict_impact_moves_exactly_what_replaying_the_new_graph_changes(t
     from rubriclang.checker import check_source
     from rubriclang.interp.replay import replay
 
-    replayed = [r for r in replay(check_source(new.read_text()).graph, str(traces)) if r.changed]
+    graph = check_source(new.read_text()).graph
+    assert graph is not None
+    replayed = [r for r in replay(graph, str(traces)) if r.changed]
     assert [d["item"] for d in impact["differences"]] == [r.item for r in replayed]
     assert [f"{d['old']} -> {d['new']}" for d in impact["differences"]] == [r.transition() for r in replayed]
     assert replayed, "the fixture should move some decisions"
