@@ -85,6 +85,11 @@ class Models:
             self._private_cache = CallCache(os.path.join(self._private.name, "calls.sqlite"))
         return self._private_cache
 
+    @property
+    def judge_cache_private(self) -> bool:
+        """Whether the judge's cache is this audit's own: every hit in it is then a reuse."""
+        return self._private_cache is not None
+
     def client(self, cfg: ModelConfig) -> OpenAIClient:
         """A client for `cfg`; raises ModelUnavailable."""
         try:

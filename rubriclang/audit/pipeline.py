@@ -502,9 +502,11 @@ class Audit:
             phases[name] = {
                 k: int(old.get(k, 0)) + getattr(u, k) for k in ("calls", "prompt_tokens", "completion_tokens")
             }
-            # Requests answered by an identical request of the audit (`llm.calls.Usage.shared`):
+            # Requests answered by an identical request of the audit (`llm.calls.Usage.shared`;
+            # every hit of the judge's private cache, which holds this audit's answers alone):
             # calls saved, e.g. a variant's criterion whose prompt the perturbation left as it was.
-            phases[name]["reused"] = int(old.get("reused", 0)) + u.shared
+            private = name == "judge" and self.models.judge_cache_private
+            phases[name]["reused"] = int(old.get("reused", 0)) + u.shared + (u.cache_hits if private else 0)
         write_json(path, {"schema": "rubriclang.audit.usage/1", "phases": phases})
         from rubriclang.llm.estimate import cost
 
