@@ -21,7 +21,7 @@ from rubriclang.safeio import atomic_file, write_atomic
 from rubriclang.view.pages import Site, export_name
 from rubriclang.view.server import STATIC, static_file
 from rubriclang.view.sources import Sources, TraceSource
-from rubriclang.view.table import PAGE_SIZE, SORTS, Query
+from rubriclang.view.table import PAGE_SIZE, SORTS, Query, shown
 
 
 def export(sources: Sources, folder: str) -> int:
@@ -97,7 +97,7 @@ def items_data(site: Site, src: TraceSource) -> dict:
             "decision": r.decision,
             "decided": r.decided,
             "number": r.number,
-            "gold": None if r.gold is None else str(r.gold),
+            "gold": None if r.gold is None else shown(r.gold),
             "gold_label": r.gold_label,
             "disagrees": r.disagrees,
             "values": [r.values.get(c, "") for c in columns],

@@ -8,21 +8,26 @@ import collections
 import hashlib
 import json
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from rubriclang.audit.html import render_html, structure
+from rubriclang.audit.html.evidence import changes
 from rubriclang.audit.html.markup import Markup, el, join
+from rubriclang.audit.html.verdicts import Judge, severity
 from rubriclang.audit.notes import read_notes
 from rubriclang.catalog import load_catalog
 from rubriclang.interp.items import Item
 from rubriclang.items.shape import ItemShape, shape_of
+from rubriclang.review.impact import ItemImpact
 from rubriclang.review.view import view
-from rubriclang.view import graphsvg
-from rubriclang.view.sources import EvalSource, Sources, items_by_transition
+from rubriclang.view import graphsvg, plots
+from rubriclang.view.numbers import interval, readable
+from rubriclang.view.sources import EvalSource, Sources, TraceSource, items_by_transition
 from rubriclang.view.table import Query, TraceTable, shown
 
 # `connect-src 'self'`: a static export's items page reads its rows from a
@@ -33,6 +38,9 @@ CSP = (
 )
 CALIBRATION_BINS = 10
 MARGIN_BINS = 12
+LISTED_TRANSITIONS = 20  # numeric transitions listed beside the compare's plots; more are drawn only
+LARGEST_SHIFTS = 20
+_NUMBER = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 class NotFound(Exception):
@@ -56,6 +64,7 @@ class Site:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        self.env.filters.update(num=readable, interval=interval, text_block=text_block)
         self.env.globals.update(
             link=self.link,
             static=self.static,
@@ -64,6 +73,7 @@ class Site:
             csp=CSP,
             sources=sources,
             form_token=form_token,
+            shown=shown,
         )
         self.routes: dict[str, Callable[[dict[str, str]], str]] = {
             "index": self.index,
@@ -72,6 +82,7 @@ class Site:
             "eval": self.evaluation,
             "compare": self.compare,
             "audit": self.audit,
+            "evidence": self.evidence,
             "report": self.report,
         }
 
@@ -185,26 +196,70 @@ class Site:
             fields=_fields(item, shape_of(graph), _element_judgments(rec, judged_by)) if item is not None else None,
             svg=svg,
             criteria=criteria,
-            pretty=_pretty,
-            shown=shown,
         )
 
     def evaluation(self, params: dict[str, str]) -> str:
         evals = self.sources.evals
         src = self.sources.trace(params.get("src", "")) or (self.sources.traces[0] if self.sources.traces else None)
-        plots = _plots(src.table) if src else None
+        plots = self._plots(src) if src else None
+        shapes = [_eval_modes(e.data) for e in evals]
         return self._page(
             "eval.html",
             title="Evaluation",
             evals=evals,
             src=src,
             plots=plots,
-            fmt=_fmt,
-            ci=_ci,
-            shapes=[_eval_modes(e.data) for e in evals],
+            shapes=shapes,
+            charts=[_metric_charts(e, shape) for e, shape in zip(evals, shapes)],
             confusions=[self._confusions(n, e) for n, e in enumerate(evals)],
             items_of=lambda n, mode: self.link("items", src=src.label, scored=f"{n}:{mode}") if src else None,
         )
+
+    def _plots(self, src: TraceSource) -> dict:
+        """The trace's figures (`_plot_data`) and their plots: decision
+        against gold, the confusion as a heat map and the margins as a
+        histogram, each count linking to its items."""
+        data = _plot_data(src.table)
+
+        def items(**query: str) -> str:
+            return self.link("items", src=src.label, **query)
+
+        confusion = data["confusion"]
+        # Rows the gold labels given, columns the decisions made (an `error` is never gold).
+        golds = [x for x in data["labels"] if any(g == x for _, g in confusion)]
+        decided = [x for x in data["labels"] if any(d == x for d, _ in confusion)]
+        counts = [[confusion.get((d, g), 0) for d in decided] for g in golds]
+        return {
+            **data,
+            "scatter": plots.scatter(f"Decision against gold ({src.label})", data["points"], "gold", "decision")
+            if data["points"]
+            else None,
+            "heatmap": plots.heatmap(
+                f"Confusion of decision and gold ({src.label})",
+                golds,
+                decided,
+                counts,
+                "gold",
+                "decision",
+                [
+                    [items(decision=d, gold=g) if k else None for d, k in zip(decided, row)]
+                    for g, row in zip(golds, counts)
+                ],
+            )
+            if data["labels"]
+            else None,
+            "histogram": plots.histogram(
+                f"Margins of pairwise items ({src.label})",
+                [
+                    plots.Bin(b["low"], b["high"], b["n"], items(**b["query"]) if b["n"] else None)
+                    for b in data["margins"]
+                ],
+                "margin (first − second)",
+                zero=True,
+            )
+            if data["margins"]
+            else None,
+        }
 
     def _confusions(self, n: int, e: EvalSource) -> dict[str, list[dict]]:
         """Per mode, each column's confusion matrix as `rbg eval` wrote it
@@ -281,12 +336,32 @@ class Site:
             raise NotFound("no such comparison") from None
         by = items_by_transition(cmp.impact)
         new_trace = self.sources.trace(cmp.new)
+        shifts = _shifts(cmp.impact.differences)
+        numeric = {d.transition for d, _, _ in shifts}
+        transitions = cmp.impact.transitions()
+        # Many one-off numeric transitions (4.6 -> 4.495) read as the plots
+        # and the largest shifts; a few are listed as well.
+        drawn = sum(t in numeric for t, _ in transitions) > LISTED_TRANSITIONS
+        listed = [(t, n) for t, n in transitions if not (drawn and t in numeric)]
+        pairs = [(a, b) for _, a, b in shifts]
         return self._page(
             "compare.html",
             title=f"Compare {cmp.label}",
             cmp=cmp,
             by=by,
-            transitions=cmp.impact.transitions(),
+            transitions=listed,
+            unlisted=(len(transitions) - len(listed), sum(n for t, n in transitions if drawn and t in numeric)),
+            shifts=shifts,
+            largest=sorted(shifts, key=lambda s: (-abs(s[2] - s[1]), s[0].item))[:LARGEST_SHIFTS],
+            scatter=plots.scatter(f"New against old decision ({cmp.label})", pairs, "old", "new") if pairs else None,
+            histogram=plots.histogram(
+                f"Shifts of the decisions that differ, new − old ({cmp.label})",
+                plots.bins_of([b - a for a, b in pairs], zero=True),
+                "new − old",
+                zero=True,
+            )
+            if pairs
+            else None,
             item_src=new_trace.label if new_trace else None,
         )
 
@@ -299,21 +374,45 @@ class Site:
     def audit(self, params: dict[str, str]) -> str:
         a = self._audit(params)
         notes = read_notes(a.folder)
+        n = params.get("n", "0")
         found = collections.defaultdict(list)
         for kind in ("flips", "misses"):
             for f in a.report.get(kind, []):
                 # A failed variant measured nothing: it is listed as failed, never as a flip or a miss.
                 what = "failed" if f["outcome"] == "failed" else "flip" if kind == "flips" else "miss"
-                found[f["item"]].append(f"{what}: {f['operator']} ({f['outcome']})")
+                found[f["item"]].append(
+                    (f"{what}: {f['operator']} ({f['outcome']})", self.link("evidence", n=n, variant=f["variant"]))
+                )
         items = sorted(set(a.report.get("by_item", {})) | set(found) | set(notes))
         return self._page(
             "audit.html",
             title=f"Audit of {a.report['judge']['name']}",
             a=a,
-            n=params.get("n", "0"),
+            n=n,
             items=items,
             found=found,
             notes=notes,
+            plot=_noise_plot(a.report),
+        )
+
+    def evidence(self, params: dict[str, str]) -> str:
+        """One flagged variant's evidence, from the audit's report: the
+        original and perturbed fields side by side, both verdicts on every
+        repeat, and the criteria that moved."""
+        a = self._audit(params)
+        variant = params.get("variant", "")
+        finding = next((f for k in ("flips", "misses") for f in a.report.get(k, []) if f["variant"] == variant), None)
+        if finding is None:
+            raise NotFound(f"no flagged variant `{variant}` in {a.label}")
+        return self._page(
+            "evidence.html",
+            title=f"Evidence: {variant}",
+            a=a,
+            n=params.get("n", "0"),
+            f=finding,
+            gold=(a.report.get("by_item", {}).get(finding["item"]) or {}).get("gold"),
+            verdicts=_verdicts(finding, Judge.of(a.report)),
+            changes=changes(finding),
         )
 
     def report(self, params: dict[str, str]) -> str:
@@ -321,6 +420,24 @@ class Site:
         the notes as saved now (its own stricter CSP: no script at all)."""
         a = self._audit(params)
         return render_html(a.report, read_notes(a.folder))
+
+
+def _shifts(differences: Sequence[ItemImpact]) -> list[tuple[ItemImpact, float, float]]:
+    """The differing decisions that are numbers on both sides, as shown (4
+    significant digits): (difference, old, new)."""
+    out = []
+    for d in differences:
+        old, new = _number_text(d.old), _number_text(d.new)
+        if old is not None and new is not None:
+            out.append((d, old, new))
+    return out
+
+
+def _number_text(text: str) -> float | None:
+    """A decision as shown (`readout.describe`), as a number if it is one."""
+    if not _NUMBER.fullmatch(text):
+        return None
+    return float(text)
 
 
 def export_name(route: str, params: dict[str, str]) -> str:
@@ -353,6 +470,12 @@ def _fields(item: Item, shape: ItemShape | None, judged: dict) -> dict[str, list
         spec = shape.get(name) if shape is not None else None
         return spec.kind if spec is not None else "text"
 
+    def field(kind: str, value: Any, beside: structure.Beside | None = None) -> Markup:
+        # An empty text is marked by the viewer's own marker, as in its other texts.
+        if kind == "text" and isinstance(value, str) and not value.strip():
+            return el("p", None, empty_text(value))
+        return structure.field(kind, value, beside=beside)
+
     def beside(name: str, candidate: str | None = None) -> structure.Beside:
         """Beside each element of the field `name`: its judgments, for
         `candidate` alone when the field is that candidate's response."""
@@ -367,15 +490,15 @@ def _fields(item: Item, shape: ItemShape | None, judged: dict) -> dict[str, list
 
     # A structured input or response is kept as read in `fields` (its text is its rendering).
     given = item.fields.get("input") if kind("input") != "text" else item.input
-    sides = [("Input", structure.field(kind("input"), given, beside=beside("input")))]
+    sides = [("Input", field(kind("input"), given, beside("input")))]
     responses = item.fields.get("response")
     for cid, text in item.candidates.items():
         title = "Response" if item.mode == "pointwise" else f"Candidate {cid}"
         shown_value = responses[cid] if responses else text
-        sides.append((title, structure.field(kind("response"), shown_value, beside=beside("response", cid))))
-    more = [("Reference", structure.field("text", item.reference))] if item.reference is not None else []
+        sides.append((title, field(kind("response"), shown_value, beside("response", cid))))
+    more = [("Reference", field("text", item.reference))] if item.reference is not None else []
     for spec in shape.extra if shape else ():
-        more.append((spec.name, structure.field(spec.kind, item.fields.get(spec.name), beside=beside(spec.name))))
+        more.append((spec.name, field(spec.kind, item.fields.get(spec.name), beside(spec.name))))
     return {"sides": sides, "more": more}
 
 
@@ -404,6 +527,21 @@ def _judged(criterion: str, candidate: str | None, j: dict) -> Markup:
         ": ",
         f"error: {error}" if error else shown(j.get("value")),
     )
+
+
+def empty_text(text: str) -> Markup:
+    """An empty or all-whitespace text, marked as such: an element with its
+    own style and label (`span.empty`), never a blank box nor a text that
+    could be the data's own."""
+    what = "empty" if not text else f"blank: {len(text)} whitespace character{'s' * (len(text) != 1)}"
+    return el("span", {"class": "empty", "role": "note", "aria-label": f"{what} text", "title": f"{what} text"}, what)
+
+
+def text_block(value: Any) -> Markup:
+    """A text (or a value, as indented JSON) as a `<pre>` block; an empty
+    or all-whitespace text marked (`empty_text`)."""
+    text = _pretty(value)
+    return el("pre", None, text) if text.strip() else empty_text(text)
 
 
 def _pretty(value: Any) -> str:
@@ -455,21 +593,6 @@ def _prompts(crit, item, cid: str, calls) -> list[dict]:
     return out
 
 
-def _fmt(x: Any) -> str:
-    if isinstance(x, float):
-        return format(x, ".3f")
-    return "—" if x is None else str(x)
-
-
-def _ci(x: dict) -> str:
-    """An estimate's 95% interval; `[n/a]` where it has none (not certainty)."""
-    if x.get("value") is None:
-        return ""
-    if x.get("low") is None or x.get("high") is None:
-        return "[n/a]"
-    return f"[{_fmt(x['low'])}, {_fmt(x['high'])}]"
-
-
 def _eval_modes(data: dict) -> dict[str, dict]:
     """Per mode of an `rbg eval --format json` output, the order and names
     the command line prints: `columns` in the report's column order (the
@@ -499,10 +622,94 @@ def _eval_modes(data: dict) -> dict[str, dict]:
     return out
 
 
-def _plots(table: TraceTable) -> dict:
-    """Calibration (pointwise numeric decisions against gold, in bins of
-    the decision), the confusion of decisions and gold, and the margins of
-    pairwise items; every cell carries the query of its items."""
+def _verdicts(finding: dict, judge: Judge) -> dict:
+    """The original's and the variant's judgments, each repeat marked when
+    it went the wrong way (as the audit report marks it: differs from the
+    original's summary, or, for a degradation, did not fall below it)."""
+    base, result = finding["baseline"], finding["result"]
+    fell = finding["relation"] != "invariant"
+    rows = [
+        ("original", base, [(d, not judge.agrees(d, base)) for d in base["decisions"]]),
+        (
+            "variant",
+            result,
+            [(d, not (judge.fell(d, base) if fell else judge.agrees(d, base))) for d in result["decisions"]],
+        ),
+    ]
+    key = (
+        "marked in the variant's row: did not fall below the original's summary"
+        if fell
+        else "marked: differs from the original's summary"
+    )
+    return {"rows": rows, "repeats": max(len(c) for _, _, c in rows), "key": key, "severity": severity(finding, judge)}
+
+
+def _noise_plot(report: dict) -> Markup | None:
+    """Each operator's judgment flip rate (its variants' judgments that
+    differ from their item's baseline) with its 95% interval, over the
+    repeat flip rate's interval (the judge's own noise) as a band; read
+    from the report's figures (`metrics`, `by_operator`), not its items."""
+    rows = []
+    for name in sorted(report.get("by_operator", {})):
+        block = (report["by_operator"][name] or {}).get("invariant")
+        if not block:
+            continue
+        r = block.get("judgment_flip_rate") or {}
+        failed = f", {r['failed']} failed" if r.get("failed") else ""
+        note = f"{r.get('count', 0)}/{r.get('total', 0)} judgments{failed}" if r else ""
+        rows.append(plots.Estimate(name, r.get("value"), r.get("low"), r.get("high"), note))
+    if not rows:
+        return None
+    noise = report.get("metrics", {}).get("repeat_flip_rate") or {}
+    band = plots.Estimate("repeat noise", noise.get("value"), noise.get("low"), noise.get("high"))
+    return plots.rates(
+        "Judgment flip rate per operator (invariant variants), 95% intervals, over the repeat noise",
+        rows,
+        band if band.value is not None else None,
+        "repeat noise (repeat flip rate)",
+    )
+
+
+def _metric_charts(e: EvalSource, shapes: dict[str, dict]) -> dict[str, dict[str, Markup | None]]:
+    """Per mode of an eval output, its metrics as error bars (a group per
+    metric, a row per column, in the order of its tables) and its paired
+    differences likewise, each row named by its subtraction."""
+
+    def groups(block: dict, rows: list[tuple[str, str]], names: list[str]) -> list[tuple[str, list[plots.Estimate]]]:
+        out = []
+        for name in names:
+            found = [(label, (block.get(col) or {}).get(name)) for col, label in rows]
+            out.append((name, [_estimate(label, x) for label, x in found if x]))
+        return [(name, rows) for name, rows in out if rows]
+
+    charts = {}
+    for mode, m in e.data.get("modes", {}).items():
+        shape = shapes[mode]
+        names = [name for name, _ in shape["metrics"]]
+        metrics = groups(m.get("metrics") or {}, [(c, c) for c in shape["columns"]], names)
+        diffs = groups(m.get("differences") or {}, shape["differences"], names)
+        charts[mode] = {
+            "metrics": plots.estimates(f"{e.label}, {mode}: each metric with its 95% interval", metrics)
+            if metrics
+            else None,
+            "differences": plots.estimates(
+                f"{e.label}, {mode}: paired differences with their 95% intervals", diffs, kind="difference"
+            )
+            if diffs
+            else None,
+        }
+    return charts
+
+
+def _estimate(label: str, x: dict) -> plots.Estimate:
+    return plots.Estimate(label, x.get("value"), x.get("low"), x.get("high"), f"n {x['n']}" if "n" in x else "")
+
+
+def _plot_data(table: TraceTable) -> dict:
+    """The (decision, gold) numbers of the pointwise items with both,
+    calibration (those in bins of the decision), the confusion of decisions
+    and gold, and the margins of pairwise items; every bin carries the
+    query of its items."""
     # (decision, gold) of the pointwise items with numbers for both.
     point = [
         (r.number, g)
@@ -550,6 +757,7 @@ def _plots(table: TraceTable) -> dict:
         ]
     small = len(labels) <= 12
     return {
+        "points": point,
         "calibration": calibration,
         "labels": labels if small else [],
         "confusion": confusion if small else {},

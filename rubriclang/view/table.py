@@ -21,6 +21,7 @@ import attrs
 from rubriclang.interp.readout import describe
 from rubriclang.interp.trace import ItemsNow, decision_of, read_traces
 from rubriclang.safetext import printable
+from rubriclang.view.numbers import readable
 
 PAGE_SIZE = 50
 SHARED_VALUES = 4096  # distinct rows' values a table shares at most (beyond, each row keeps its own)
@@ -132,16 +133,17 @@ def _shown(x: float | None) -> str:
 
 
 def shown(value: Any) -> str:
-    """A value as the viewer shows it: `true`, `absent`, numbers to 4
-    significant digits, a pairwise node's values as `a: x / b: y`."""
+    """A value as the viewer shows it: `true`, `absent`, numbers by the
+    viewer's one rule (`numbers.readable`), a pairwise node's values as
+    `a: x / b: y`."""
     if isinstance(value, dict):
         return " / ".join(f"{k}: {shown(v)}" for k, v in value.items())
     if value is None:
         return "absent"
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, float):
-        return format(value, ".4g")
+    if isinstance(value, (int, float)):
+        return readable(value)
     return printable(json.dumps(value, ensure_ascii=False) if isinstance(value, list) else str(value))
 
 

@@ -120,16 +120,17 @@ def test_clicking_a_confusion_cell_shows_exactly_its_items(tmp_path, viewer, run
     rows = TraceTable(str(run["trace"])).rows
     with Browser(tmp_path / "profile") as browser:
         browser.load(viewer.url("/eval"))
+        # The heat map's cells: (decision, gold) from the link, the count drawn in the cell.
         cells = browser.js(
-            "Array.from(document.querySelectorAll('table.confusion td a')).map(a => "
-            "[a.closest('tr').firstElementChild.textContent, "
-            "a.closest('table').rows[0].cells[a.closest('td').cellIndex].textContent, a.textContent])"
+            "Array.from(document.querySelectorAll('svg.heatmap a')).map(a => {"
+            "const q = new URL(a.getAttribute('href'), location.href).searchParams; "
+            "return [q.get('decision'), q.get('gold'), a.querySelector('text.count').textContent]; })"
         )
         assert len(cells) > 1
         for n, (decision, gold, count) in enumerate(cells[:3]):
             if n:
                 browser.load(viewer.url("/eval"))
-            browser.click("table.confusion td a", index=n)
+            browser.click("svg.heatmap a", index=n)
             want = sorted(
                 r.item for r in rows if r.decision == decision and r.gold is not None and label(r.gold) == gold
             )
