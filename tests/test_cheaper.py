@@ -140,3 +140,27 @@ def test_an_unknown_criterion_and_traces_of_another_graph_are_refused(project):
     (tmp_path / "judge.rbg").write_text(JUDGE.replace("Is the response clear?", "Is it short?"))
     result = cheaper(tmp_path, "--no-cache")
     assert result.exit_code == 2 and "t.jsonl:1:" in result.output and "redefined" in result.output
+
+
+def test_items_whose_traced_judgment_failed_are_left_out_and_counted(project):
+    tmp_path, _, cheap = project
+    graph = JUDGE.replace(
+        "node both",
+        'criterion matches: bool? = llm.check {\n  question = "Does it match the reference?"\n'
+        '  with_reference = true\n  on_error = abstain\n  model = "strong"\n}\nnode both',
+    )
+    (tmp_path / "ref.rbg").write_text(graph)
+    items = [dict(it, reference=f"{2 * k}") if k % 2 else it for k, it in enumerate(ITEMS)]
+    (tmp_path / "ref.jsonl").write_text("".join(json.dumps(it) + "\n" for it in items))
+    run = rbg("run", tmp_path / "ref.rbg", tmp_path / "ref.jsonl", "--out", tmp_path / "ref.traces", "--no-cache")
+    assert run.exit_code == 0, run.output
+    before = len(cheap.requests)
+    result = rbg(
+        "audit", "cheaper", tmp_path / "ref.rbg", tmp_path / "ref.jsonl", "--traces", tmp_path / "ref.traces",
+        "--profile", "cheap", "--criterion", "matches", "--repeats", "1", "--no-cache", "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (matches,) = json.loads(result.output)["criteria"]
+    # The 3 items without a reference: nothing to compare with, and no call made for them.
+    assert matches["unjudged_items"] == 3 and matches["flip_rate"]["measured"] + matches["flip_rate"]["failed"] == 3
+    assert len(cheap.requests) - before == 3

@@ -83,6 +83,7 @@ class CriterionResult:
     flips: Rate
     noise: Rate
     usage: dict[str, dict[str, Any]]  # side -> calls, requests, tokens, usd
+    unjudged: int  # items whose traced judgment of it failed: nothing to compare with, left out
 
     @property
     def excess(self) -> Estimate:
@@ -109,6 +110,7 @@ class CriterionResult:
             "excess_over_noise": self.excess.to_json(),
             "usage": self.usage,
             "saved": self.saved,
+            "unjudged_items": self.unjudged,
         }
 
 
@@ -144,6 +146,8 @@ def candidates(graph: CheckedGraph, names: Iterable[str], profile: str) -> tuple
         c = llm[name]
         if c.group is not None:
             notes.append(f"`{name}` is answered with its group `{c.group.name}`: not re-judged alone")
+        elif c.each is not None:
+            notes.append(f"`{name}` is judged per element (`each`): not re-judged alone")
         elif c.params.get("model") == profile:
             notes.append(f"`{name}` already runs on the profile `{profile}`")
         else:
@@ -206,7 +210,7 @@ async def run(
     sides = _Sides(connections, exp, server, sampling, cache)
     sem = asyncio.Semaphore(max(1, exp.concurrency))
 
-    async def judged(c: Criterion, side: str, r: int, rec: dict[str, Any]) -> dict[str, Judgment]:
+    async def rejudge(c: Criterion, side: str, r: int, rec: dict[str, Any]) -> dict[str, Judgment]:
         crit = on(c, exp.profile) if side == "cheaper" else c
         item = exp.items[rec["item"]]
         backend = sides.backend(c.name, side, r)
@@ -216,14 +220,17 @@ async def run(
                 out[cid] = await backend.judge(JudgmentRequest(item, cid, crit))
         return out
 
+    # An item whose traced judgment of the criterion failed (e.g. no reference to compare
+    # with) has nothing to compare a re-judgment with: left out, and counted.
+    judged = {c.name: [(line, rec) for line, rec in exp.records if not _failed(rec, c.name)] for c in exp.criteria}
     jobs = [
         (c, side, r, line, rec)
         for c in exp.criteria
         for side in SIDES
         for r in range(1, exp.repeats + 1)
-        for line, rec in exp.records
+        for line, rec in judged[c.name]
     ]
-    answers = await asyncio.gather(*(judged(c, side, r, rec) for c, side, r, _, rec in jobs))
+    answers = await asyncio.gather(*(rejudge(c, side, r, rec) for c, side, r, _, rec in jobs))
     # (criterion, side) -> item -> [flipped, measured, failed]
     tally: dict[tuple[str, str], dict[str, list[int]]] = {}
     for (c, side, _, _, rec), judgments in zip(jobs, answers):
@@ -258,10 +265,21 @@ async def run(
             models[side] = model
         results.append(
             CriterionResult(
-                c.name, c.params.get("model"), models["own"], models["cheaper"], rates["cheaper"], rates["own"], usage
+                c.name,
+                c.params.get("model"),
+                models["own"],
+                models["cheaper"],
+                rates["cheaper"],
+                rates["own"],
+                usage,
+                len(exp.records) - len(judged[c.name]),
             )
         )
     return results
+
+
+def _failed(rec: dict[str, Any], name: str) -> bool:
+    return any(j.get("error") for j in rec["criteria"][name].values())
 
 
 def document(exp: Experiment, results: list[CriterionResult], notes: list[str]) -> dict[str, Any]:
@@ -315,6 +333,10 @@ def render_text(doc: dict[str, Any]) -> str:
             failed = c["flip_rate" if side == "cheaper" else "repeat_noise"]["failed"]
             if failed:
                 lines.append(f"  {failed} {label} judgment(s) failed: measured nothing (coverage above)")
+        if c["unjudged_items"]:
+            lines.append(
+                f"  {c['unjudged_items']} item(s) left out: the traces' judgment of `{c['criterion']}` failed there"
+            )
     lines.append("")
     lines.append(
         "flip rate: verdicts that moved when only this criterion was re-judged, over the units measured (item x "
