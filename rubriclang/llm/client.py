@@ -354,23 +354,17 @@ class OpenAIClient:
             raise ValueError(f"the API key cannot be sent: {problem}")
         self._redactor = Redactor(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        limits = httpx.Limits(
-            max_connections=per_endpoint * len(self.endpoints),
-            max_keepalive_connections=per_endpoint * len(self.endpoints),
-        )
-        # A user's HTTP(S)_PROXY must not capture calls to a server on this machine.
-        local = all(_is_loopback(e.url) for e in self.endpoints)
         # Every server goes through one lean keep-alive pool, http or https,
         # proxied or not: httpx's own costs milliseconds of CPU per call at
         # dozens in flight (benchmarks/README.md). RBG_PLAIN_LIBS=http sends
-        # them all through httpx's client, which `limits` is for.
+        # them all through httpx's client instead.
         self._pool = PoolTransport(per_endpoint, max_body=self.max_reply_bytes)
         library = plain("http")
         self._timeouts = httpx.Timeout(timeout).as_dict()
         for ep in self.endpoints:
             if not library:
-                try:
-                    ep.proxy = None if local else proxy_for("https" if ep.tls else "http", ep.host)
+                try:  # a user's HTTP(S)_PROXY must not capture calls to a server on this machine
+                    ep.proxy = None if _is_loopback(ep.url) else proxy_for("https" if ep.tls else "http", ep.host)
                 except ValueError as exc:  # every call to this server fails, saying why
                     ep.unusable = str(exc)
                 ep.direct = self._pool
@@ -383,19 +377,7 @@ class OpenAIClient:
                 if ep.tls:  # a remote API: compressed answers asked for, as httpx's client asks
                     ep.headers.append((b"Accept-Encoding", ACCEPTED_ENCODINGS.encode("ascii")))
                 ep.headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-        # httpx's client only under RBG_PLAIN_LIBS=http.
-        self._http = (
-            None
-            if not library
-            else _CookielessClient(
-                # Only the encodings read within the cap (`BodyDecoder`), whatever decoders httpx has.
-                headers={**headers, "Accept-Encoding": ACCEPTED_ENCODINGS},
-                timeout=httpx.Timeout(timeout),
-                limits=limits,
-                trust_env=not local,
-                verify=tls_context(),
-            )
-        )
+        self._http = None if not library else _httpx_client(self.endpoints, per_endpoint, headers, timeout)
         self._turn = 0
         # llama.cpp servers with this many slots each (None: not llama.cpp,
         # which would refuse or ignore the fields): calls of one affinity go
@@ -790,6 +772,20 @@ class _Answer:
     @property
     def text(self) -> str:
         return self.content.decode("utf-8", "replace")
+
+
+def _httpx_client(endpoints: list[_Endpoint], per_endpoint: int, headers: dict, timeout: float) -> httpx.AsyncClient:
+    """httpx's client for `endpoints` (RBG_PLAIN_LIBS=http): the same bound
+    per server, TLS context and proxies (none for a server on this machine)."""
+    limit = per_endpoint * len(endpoints)
+    return _CookielessClient(
+        # Only the encodings read within the cap (`BodyDecoder`), whatever decoders httpx has.
+        headers={**headers, "Accept-Encoding": ACCEPTED_ENCODINGS},
+        timeout=httpx.Timeout(timeout),
+        limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
+        trust_env=not all(_is_loopback(e.url) for e in endpoints),
+        verify=tls_context(),
+    )
 
 
 class _CookielessClient(httpx.AsyncClient):

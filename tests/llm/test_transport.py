@@ -593,8 +593,9 @@ def test_every_server_goes_through_the_pool_with_its_proxy_but_never_a_local_one
     llm = OpenAIClient(["http://gpu-box:8080/v1", "https://api.example.com/v1"], "m")
     assert [ep.direct is not None for ep in llm.endpoints] == [True, True] and llm._http is None
     assert [ep.proxy for ep in llm.endpoints] == [None, Proxy("proxy.example", 3128)]
-    # A user's proxy never captures a call to a server on this machine.
-    assert OpenAIClient(["https://127.0.0.1:8443/v1"], "m").endpoints[0].proxy is None
+    # A user's proxy never captures a call to a server on this machine, beside remote ones or not.
+    llm = OpenAIClient(["https://127.0.0.1:8443/v1", "https://localhost/v1", "https://api.example.com/v1"], "m")
+    assert [ep.proxy for ep in llm.endpoints] == [None, None, Proxy("proxy.example", 3128)]
 
 
 @pytest.mark.parametrize("url", ["socks5://ann:hunter2@proxy.example:1080", "http://ann:hunter2@proxy.example:99999"])
