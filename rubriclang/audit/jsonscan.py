@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import array
 import codecs
+import errno
 import json
+import os
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -131,6 +133,10 @@ def scan(path: str, arrays: tuple[str, ...]) -> tuple[dict, dict[str, array.arra
     return head, spans
 
 
+def _stamp(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def _array(r: _Reader) -> array.array:
     spans = array.array("q")
     r.expect("[")
@@ -146,11 +152,14 @@ def _array(r: _Reader) -> array.array:
 
 class Elements(Sequence):
     """The elements of an array of a JSON file (spans from `scan`), each
-    decoded from the file when it is read; iterating reads them in order."""
+    decoded from the file when it is read; iterating reads them in order.
+    A file changed since (another size, time or inode) is an OSError
+    (ESTALE), never an element read from the wrong place."""
 
     def __init__(self, path: str, spans: array.array):
         self.path = path
         self.spans = spans
+        self._stamp = _stamp(os.stat(path))
 
     def __len__(self) -> int:
         return len(self.spans) // 2
@@ -158,13 +167,20 @@ class Elements(Sequence):
     def __getitem__(self, n):  # type: ignore[override]  # no slices: an element at a time
         if not -len(self) <= n < len(self):
             raise IndexError(n)
-        with open_regular(self.path, "rb") as fh:
+        with self._open() as fh:
             return self._read(fh, n % len(self))
 
     def __iter__(self) -> Iterator[Any]:
-        with open_regular(self.path, "rb") as fh:
+        with self._open() as fh:
             for n in range(len(self)):
                 yield self._read(fh, n)
+
+    def _open(self):
+        fh = open_regular(self.path, "rb")
+        if _stamp(os.fstat(fh.fileno())) != self._stamp:
+            fh.close()
+            raise OSError(errno.ESTALE, "the file changed since it was read", self.path)
+        return fh
 
     def _read(self, fh, n: int) -> Any:
         fh.seek(self.spans[2 * n])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -26,6 +26,7 @@ from rubriclang.audit.report_json import AuditData, build_report, render_text
 from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
 from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import rule_summary, summarise
+from rubriclang.audit.variants import Variant
 from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
 from rubriclang.items.shape import shape_of
@@ -105,9 +106,9 @@ def _check_gold(judge: JudgeInfo, items, where: str):
     return items
 
 
-def _no_gold(items):
-    """The items without gold (`gold = false`: a sealed suite may carry it)."""
-    return type(items)(attrs.evolve(it, gold=None) for it in items)
+def _no_gold(item: Item) -> Item:
+    """An item without its gold (`gold = false`: a sealed suite may carry it)."""
+    return attrs.evolve(item, gold=None)
 
 
 def local_backend(suite: Suite):
@@ -137,6 +138,19 @@ def _compile_notes(judge: JudgeInfo) -> list[str]:
             f"{routes.count('fallback')} item(s) whose graph did not compile were judged by their fallback graph"
         )
     return notes
+
+
+def _judged(items: Sequence[Item], by_id: Mapping[str, Item], judged: Mapping[str, str]) -> Sequence[Item]:
+    """The items a graph judges, in order: `items` themselves when it judges every one."""
+    if all(i in judged for i in by_id):
+        return items
+    return Lazy([n for n, i in enumerate(by_id) if i in judged], items.__getitem__)
+
+
+def _light(v: Variant) -> Variant:
+    """A variant without its changes (its texts): what the report keeps of
+    it; the sealed suite has the whole one (`Sealed.variants_by_id`)."""
+    return attrs.evolve(v, changes={}) if v.changes else v
 
 
 class _NoStore:
@@ -223,9 +237,9 @@ class Audit:
         return doc
 
     async def _locked(self, sealed: sealing.Sealed, local) -> dict:
-        judge = self._judge(list(sealed.items))
+        judge = self._judge(sealed.items)
         gold_items = (
-            _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else _no_gold(sealed.items)
+            _check_gold(judge, sealed.items, self.paths["sealed"]) if self.suite.gold else Lazy(sealed.items, _no_gold)
         )
         skipped, variants, graphs = self._plan(judge, sealed)
         self._manifest(judge, sealed.hash)
@@ -241,7 +255,7 @@ class Audit:
             skipped=skipped,
             # Items no graph judges are counted apart (`compile` in the
             # report's judge), not as judgments that failed or abstained.
-            items=tuple(it for it in gold_items if it.id in judged),
+            items=_judged(gold_items, sealed.items_by_id, judged),
             variants=tuple(v for v in variants if v.item in judged),
             records=records,
             repeats=self.suite.repeats,
@@ -273,7 +287,7 @@ class Audit:
         write_atomic(self.paths["report.html"], page)
         return report
 
-    def _judge(self, items: list[Item]) -> JudgeInfo:
+    def _judge(self, items: Sequence[Item]) -> JudgeInfo:
         try:
             return judge_info(self.source, items, self.suite.positive)
         except JudgeError as exc:
@@ -444,8 +458,9 @@ class Audit:
                 else:
                     graphs[(gid, pid)] = patch.apply(graph)
         judged = judge.judged
+        # Without their changes (`_light`): an arm reads a variant's when it is judged.
         variants = [
-            v
+            _light(v)
             for v in sealed.variants
             if v.operator not in skipped and (v.patch is None or (judged.get(v.item), v.patch) in graphs)
         ]
@@ -564,6 +579,12 @@ class Audit:
         assumed = [op.name for op in ops if op.judge_side]
         llm_ops = [op for op in ops if not op.judge_side]
         notes = []
+        reused = est.reused.get("judge:items", 0) + est.reused.get("judge", 0)
+        if reused:
+            notes.append(
+                f"{reused} of the judge's calls are reused, not counted: a variant's criterion whose prompt the "
+                "perturbation left as it was is answered by the baseline's judgment of the same repeat"
+            )
         if assumed:
             notes.append(
                 f"the judging of {', '.join(assumed)} assumes every criterion text they rewrite is accepted (the "
@@ -690,9 +711,8 @@ class Audit:
     async def _judge_all(self, judge: JudgeInfo, local, sealed, variants, graphs, store=None) -> dict:
         from rubriclang.interp.engine import BackendError
 
-        items = sealed.items_by_id
-        arms = [Arm(it.id, None, None, it) for it in sealed.items]
-        arms += [Arm(v.item, v.id, v.patch, items[v.item], v) for v in variants]
+        arms = [Arm(i, None, None, sealed) for i in sealed.items_by_id]
+        arms += [Arm(v.item, v.id, v.patch, sealed) for v in variants]
         runner = Runner(graphs, judge.routes, self._judge_backends(judge, local), judge.mode, self.suite.concurrency)
         try:
             for gid in judge.graphs:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import collections
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -44,8 +44,8 @@ class AuditData:
     sealed: Sealed
     operators: dict[str, Perturbation]  # every requested operator
     skipped: dict[str, str]  # operator -> why it did not run
-    items: tuple[Item, ...]
-    variants: tuple[Variant, ...]  # the variants judged
+    items: Sequence[Item]  # the items judged, read as they are needed
+    variants: tuple[Variant, ...]  # the variants judged, without their changes (the sealed suite has them)
     records: dict  # (item, variant, repeat) -> compact trace (audit.runner.Records)
     repeats: int
     tolerance: float
@@ -84,7 +84,8 @@ class Reporter:
         # Each item's nodes are those of its own graph.
         self.locs = {gid: Localizer(g) for gid, g in data.judge.graphs.items()}
         self.judged = data.judge.judged
-        self.items = {it.id: it for it in data.items}
+        # What the report reads of each item but its texts (its gold), in order (`_gold_only`).
+        self.items: dict[str, Item] = {}
         self.base: dict[str, Summary] = {}
         self.base_nodes: dict[str, dict] = {}
         self.noise = Tally()
@@ -94,7 +95,9 @@ class Reporter:
         self.crit_noise: dict[str, Tally] = collections.defaultdict(Tally)
         # Most items' node values, and most variants' localizations, take a few forms: each held once.
         share = self._share = Shared()
+        blank: dict[tuple[str, ...], dict[str, str]] = {}
         for it in data.items:
+            self.items[it.id] = _gold_only(it, blank)
             traces = self._traces(it.id, None)
             self.base[it.id] = self.scorer.summary(traces)
             loc = self.loc(it.id)
@@ -293,7 +296,7 @@ class Reporter:
         and abstain rates, each value's count, and `collapsed`, the one
         decision every judgment measured gave when there is only one (on
         two items or more): then no rate here measures anything."""
-        ties, abstains = self.decisions([(it.id, s) for it, s in ((it, self.base[it.id]) for it in self.d.items)])
+        ties, abstains = self.decisions([(i, self.base[i]) for i in self.items])
         values = collections.Counter(
             _key(d.to_json()) for s in self.base.values() for d in s.verdicts if d.status != "failed"
         )
@@ -385,8 +388,9 @@ class Reporter:
         }
 
     def finding(self, r: VariantResult) -> dict:
-        v = r.variant
-        item = self.items[v.item]
+        # The item and the variant whole, texts and changes, read from the sealed suite.
+        v = self.d.sealed.variants_by_id.get(r.variant.id, r.variant)
+        item = self.d.sealed.items_by_id[v.item]
         if v.patch is not None:
             patch = self.d.sealed.patches[v.patch]
             original, perturbed = patch.texts(self.d.judge.graphs[self.judged[v.item]])
@@ -497,7 +501,7 @@ class Reporter:
                 "decisions": self.decisions_block(),
                 "invariant": self.invariant_block(results),
                 "directional": self.directional_block(results),
-                "gold": self.gold_block([(it, self.base[it.id]) for it in d.items]),
+                "gold": self.gold_block([(it, self.base[i]) for i, it in self.items.items()]),
             },
             "by_surface": surfaces,
             "by_operator": operators,
@@ -565,6 +569,14 @@ class ByItem(Mapping):
 
     def __len__(self) -> int:
         return len(self._reporter.items)
+
+
+def _gold_only(item: Item, blank: dict[tuple[str, ...], dict[str, str]]) -> Item:
+    """`item` without its texts: its id, gold and candidate ids are what its
+    gold is read with (`evaluation.gold.item_gold`); equal empty candidate
+    tables (`blank`) are held once."""
+    ids = tuple(item.candidates)
+    return Item(item.id, "", blank.setdefault(ids, dict.fromkeys(ids, "")), gold=item.gold, line=item.line)
 
 
 def _with_failed(hits: tuple[int, int], repeats: int) -> tuple[int, int, int]:

@@ -29,7 +29,7 @@ from typing import Any, TextIO
 
 import attrs
 
-from rubriclang.audit.variants import Variant
+from rubriclang.audit.seal import Sealed
 from rubriclang.canonical import canonical_json
 from rubriclang.checker.graph import CheckedGraph
 from rubriclang.interp.engine import Interpreter
@@ -48,14 +48,14 @@ class RunsError(Exception):
 @attrs.frozen
 class Arm:
     """What one set of repeats judges: an item as it is (`variant` None) or
-    a variant of it, with the judge patched by `patch` or not. The variant's
-    item is made when it is judged (`subject`), not held for the whole audit."""
+    a variant of it, with the judge patched by `patch` or not. The item, and
+    the variant's changes, are read from the sealed suite when it is judged
+    (`subject`), not held for the whole audit."""
 
     item: str
     variant: str | None
     patch: str | None
-    source: Item
-    changes: Variant | None = None
+    sealed: Sealed
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -63,7 +63,10 @@ class Arm:
 
     @property
     def subject(self) -> Item:
-        return self.source if self.changes is None else self.changes.apply(self.source)
+        item = self.sealed.items_by_id[self.item]
+        if self.variant is None or self.patch is not None:  # a patch changes the judge, never the item
+            return item
+        return self.sealed.variants_by_id[self.variant].apply(item)
 
 
 # (item, variant or None, repeat) -> a judgment's compact trace (`Compact`).

@@ -16,7 +16,7 @@ import collections
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -68,13 +68,64 @@ def content_hash(doc: dict, each: Callable[[str, int, Any], None] = lambda key, 
     return "sha256:" + digest.hexdigest()
 
 
+class Stored(Sequence):
+    """A sealed suite's items (or variants), read from its file when they
+    are needed (`jsonscan.Elements`): held are their ids and each one's byte
+    span, not their texts. `by_id` reads one by id."""
+
+    def __init__(self, elements: Sequence[dict], make: Callable[[dict, int], Any], ids: list[str]):
+        self._elements = elements
+        self._make = make
+        self.ids = ids
+        self._index = {i: n for n, i in enumerate(ids)}
+        self.by_id = _ById(self)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, n):  # type: ignore[override]  # no slices: an element at a time
+        if not -len(self) <= n < len(self):
+            raise IndexError(n)
+        n %= len(self)
+        return self._make(self._elements[n], n)
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self._make(d, n) for n, d in enumerate(self._elements))
+
+    def position(self, key: str) -> int | None:
+        return self._index.get(key)
+
+
+class _ById(Mapping):
+    """id -> element of a `Stored`, read when it is looked up."""
+
+    def __init__(self, stored: Stored):
+        self._stored = stored
+
+    def __getitem__(self, key: str) -> Any:
+        n = self._stored.position(key)
+        if n is None:
+            raise KeyError(key)
+        return self._stored[n]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._stored.position(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stored.ids)
+
+    def __len__(self) -> int:
+        return len(self._stored)
+
+
 @attrs.frozen
 class Sealed:
-    """A sealed suite, read back."""
+    """A sealed suite, read back: its items and variants are `Stored`, read
+    from the file as they are used."""
 
     hash: str
-    items: tuple[Item, ...]
-    variants: tuple[Variant, ...]
+    items: Sequence[Item]
+    variants: Sequence[Variant]
     patches: dict[str, Patch]
     operators: dict[str, Perturbation]
     counts: dict[str, dict[str, int]]
@@ -85,8 +136,12 @@ class Sealed:
     rejections: dict[str, list[dict]] = attrs.field(factory=dict)
 
     @property
-    def items_by_id(self) -> dict[str, Item]:
-        return {it.id: it for it in self.items}
+    def items_by_id(self) -> Mapping[str, Item]:
+        return self.items.by_id if isinstance(self.items, Stored) else {it.id: it for it in self.items}
+
+    @property
+    def variants_by_id(self) -> Mapping[str, Variant]:
+        return self.variants.by_id if isinstance(self.variants, Stored) else {v.id: v for v in self.variants}
 
 
 def seal(
@@ -291,14 +346,18 @@ def read_sealed(path: str, shape: ItemShape | None = None) -> tuple[Sealed, dict
         if key in head:
             raise SealedError(f"`{path}` is a malformed sealed suite (its `{key}` is not a list)")
     doc = {**head, **{key: jsonscan.Elements(path, found) for key, found in spans.items()}}
-    items: list[Item] = []
-    variants: list[Variant] = []
+    item_ids: list[str] = []
+    variant_ids: list[str] = []
+
+    def item(d: dict, n: int) -> Item:
+        return _item(d, doc["schema"], f"{path}: items[{n}]", shape)
 
     def made(key: str, n: int, d: Any) -> None:
+        # Each made once here, to be checked, and again whenever it is used.
         if key == "items":
-            items.append(_item(d, doc["schema"], f"{path}: items[{n}]", shape))
+            item_ids.append(item(d, n).id)
         elif key == "variants":
-            variants.append(Variant.from_json(d))
+            variant_ids.append(Variant.from_json(d).id)
 
     try:
         # One pass over the file makes the items and variants as it hashes them.
@@ -308,8 +367,8 @@ def read_sealed(path: str, shape: ItemShape | None = None) -> tuple[Sealed, dict
             )
         sealed = Sealed(
             hash=doc["hash"],
-            items=tuple(items),
-            variants=tuple(variants),
+            items=Stored(doc["items"], item, item_ids),
+            variants=Stored(doc["variants"], lambda d, n: Variant.from_json(d), variant_ids),
             patches={d["id"]: Patch.from_json(d) for d in doc["patches"]},
             operators={name: Perturbation.from_json(d) for name, d in doc["operators"].items()},
             counts=doc.get("counts", {}),
