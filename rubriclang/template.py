@@ -116,7 +116,7 @@ class Message:
         lists = {n: v for n in self.sections if type(v := values.get(n)) is ListValue}
         flat = None if lists else self.flats.get(truth)
         if flat is None:
-            flat = _flat(self.body, dict(zip(self.sections, truth)), lists)
+            flat = _flat(self.body, dict(zip(self.sections, truth, strict=True)), lists)
             # A list's elements are flattened in as text: that body is this fill's alone.
             if not lists and len(self.flats) < _FLATS_KEPT:  # past that, flattened each time
                 self.flats[truth] = flat

@@ -24,7 +24,7 @@ class Expected:
     """One expected call: its name, its arguments, and whether each
     argument holds a list of accepted values (BFCL) or the value itself."""
 
-    __slots__ = ("name", "arguments", "accepted")
+    __slots__ = ("accepted", "arguments", "name")
 
     def __init__(self, name: str, arguments: dict[str, Any], accepted: bool):
         self.name, self.arguments, self.accepted = name, arguments, accepted
@@ -69,7 +69,7 @@ def same(a: Any, b: Any, fold: bool = False) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y, fold) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y, fold) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k], fold) for k in a)
     if fold and isinstance(a, str) and isinstance(b, str):
@@ -95,7 +95,7 @@ def accepts(accepted: Any, value: Any, fold: bool = False) -> bool:
         return (
             isinstance(value, list)
             and len(accepted) == len(value)
-            and all(accepts(a, v, fold) for a, v in zip(accepted, value))
+            and all(accepts(a, v, fold) for a, v in zip(accepted, value, strict=True))
         )
     return same(accepted, value, fold)
 

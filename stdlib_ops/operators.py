@@ -180,7 +180,7 @@ def _fsum_source(s: PlanSite, weights: tuple[float, ...] | None = None) -> tuple
     whole: list[str] = []
     other: list[str] = []
     bound = 0.0
-    for i, (x, t) in enumerate(zip(s.x, s.types)):
+    for i, (x, t) in enumerate(zip(s.x, s.types, strict=True)):
         w = 1 if weights is None else weights[i]
         term = x
         if w != 1:
@@ -213,7 +213,7 @@ def _sum(xs: list[Any]) -> Any:
 
 
 def _weighted_mean(ports: Ports, params: Params, types: Types) -> float | None:
-    pairs = [(w, x) for w, x in zip(params["weights"], ports["inputs"]) if x is not None]
+    pairs = [(w, x) for w, x in zip(params["weights"], ports["inputs"], strict=True) if x is not None]
     total = math.fsum(w for w, _ in pairs)
     if total <= 0:
         return None

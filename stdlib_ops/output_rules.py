@@ -168,15 +168,15 @@ def weighted_mean(r: RuleInput) -> RuleResult:
             problems.append(("RB203", "`weights` must not all be zero", "weights"))
         return JType("score", min(t.lo for t in ins), max(t.hi for t in ins), optional=_all_optional(ins)), problems
     total = sum(weights)
-    lo = sum(w * t.lo for w, t in zip(weights, ins)) / total
-    hi = sum(w * t.hi for w, t in zip(weights, ins)) / total
+    lo = sum(w * t.lo for w, t in zip(weights, ins, strict=True)) / total
+    hi = sum(w * t.hi for w, t in zip(weights, ins, strict=True)) / total
     # Absent inputs renormalise the weights, so any input's bounds can be reached.
     if any(t.optional for t in ins):
-        lo = min(lo, min(t.lo for t, w in zip(ins, weights) if w > 0))
-        hi = max(hi, max(t.hi for t, w in zip(ins, weights) if w > 0))
+        lo = min(lo, min(t.lo for t, w in zip(ins, weights, strict=True) if w > 0))
+        hi = max(hi, max(t.hi for t, w in zip(ins, weights, strict=True) if w > 0))
     # Zero-weight inputs do not count: with every weighted input absent the
     # weights present sum to zero and the result is absent.
-    optional = all(t.optional for t, w in zip(ins, weights) if w > 0)
+    optional = all(t.optional for t, w in zip(ins, weights, strict=True) if w > 0)
     return interval(lo, hi, False, optional), []
 
 
@@ -229,7 +229,7 @@ def majority(r: RuleInput) -> RuleResult:
     present = sum(1 for t in ins if not t.optional)
     # A tie needs two or more present inputs: an even count splits two values,
     # an odd count from three on splits three or more values.
-    tie = any(p % 2 == 0 and values >= 2 or p >= 3 and values >= 3 for p in range(max(present, 2), len(ins) + 1))
+    tie = any((p % 2 == 0 and values >= 2) or (p >= 3 and values >= 3) for p in range(max(present, 2), len(ins) + 1))
     return JType(ins[0].kind, labels=labels, optional=present == 0 or tie), []
 
 
@@ -255,18 +255,13 @@ def default(r: RuleInput) -> RuleResult:
             )
         )
     elif (
-        v.kind == "bool"
-        and not isinstance(d, bool)
-        or v.kind == "label"
-        and not isinstance(d, str)
-        or v.numeric
-        and not number
+        (v.kind == "bool" and not isinstance(d, bool))
+        or (v.kind == "label" and not isinstance(d, str))
+        or (v.numeric and not number)
     ):
         problems.append(("RB202", f"`value = {_value_text(d)}` is not a value of `{plain}`: give {want}", "value"))
-    elif (
-        v.kind == "label"
-        and d not in v.labels
-        or isinstance(d, (int, float))
+    elif (v.kind == "label" and d not in v.labels) or (
+        isinstance(d, (int, float))
         and v.numeric
         and not (v.lo <= d <= v.hi and (v.kind == "score" or isinstance(d, int)))
     ):

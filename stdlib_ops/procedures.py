@@ -76,7 +76,7 @@ def _check_choose(c: CriterionCheck) -> None:
                 "RB203",
                 key.span,
                 f"`{key_text(key)}` is not one of the labels of `{c.type.as_optional(False)}`",
-                suggest(str(key.value), labels) + (f"the labels: {', '.join(labels)}",),
+                (*suggest(str(key.value), labels), f"the labels: {', '.join(labels)}"),
             )
 
 

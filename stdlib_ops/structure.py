@@ -157,7 +157,7 @@ class Call:
     as given (an object, or JSON text), where the call is in the item and
     where its arguments are."""
 
-    __slots__ = ("name", "arguments", "where", "arguments_at")
+    __slots__ = ("arguments", "arguments_at", "name", "where")
 
     def __init__(self, name: str, arguments: Any, where: str, arguments_at: str):
         self.name, self.arguments, self.where, self.arguments_at = name, arguments, where, arguments_at

@@ -108,7 +108,7 @@ def _standard_data() -> list[dict[str, Any]]:
         (importlib.import_module("rubriclang.catalog"), "blocks.toml"),
     )
     texts = tuple(_read_text(package, name) for package, name in files)
-    return cached_parse(texts, lambda: [_parse_toml(t, pkg, name) for t, (pkg, name) in zip(texts, files)])
+    return cached_parse(texts, lambda: [_parse_toml(t, pkg, name) for t, (pkg, name) in zip(texts, files, strict=True)])
 
 
 def _operators(data: dict[str, Any], source: str) -> dict[str, OperatorSpec]:

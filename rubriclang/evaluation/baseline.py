@@ -68,7 +68,7 @@ def _graph_weights(graph: CheckedGraph) -> dict[str, float]:
     inputs = node.ports["inputs"]
     weights = node.params.get("weights") or [1.0] * len(inputs)
     out: dict[str, float] = {}
-    for src, w in zip(inputs, weights):
+    for src, w in zip(inputs, weights, strict=True):
         under = _criteria_under(graph, src)
         for c in under:
             out[c] = out.get(c, 0.0) + float(w) / len(under)

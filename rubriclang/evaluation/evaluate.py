@@ -134,7 +134,7 @@ def graph_columns(graph: CheckedGraph, name: str, outcomes: Iterable[Outcome], b
     base = baseline_column(graph, baseline)
     cols = [Column(name, {}, "graph", graph.name), *([base] if base else [])]
     for outcome in outcomes:
-        for c, d in zip(cols, outcome_decisions(graph, base, outcome)):
+        for c, d in zip(cols, outcome_decisions(graph, base, outcome), strict=True):
             c.decisions[outcome[0]] = d
     return cols
 
@@ -353,7 +353,7 @@ def _score(table: Table, mode: str, columns: Sequence[Column]) -> ModeResult:
         if no_gold[k]:
             left.append(LeftOut(item, NO_GOLD, None))
             continue
-        left.extend(LeftOut(item, REASONS[r[k]], c.name) for c, r in zip(columns, reasons) if r[k])
+        left.extend(LeftOut(item, REASONS[r[k]], c.name) for c, r in zip(columns, reasons, strict=True) if r[k])
     scored = idx[~bad]
     codes = table.codes_of(mode)
     g = gold[~bad]
@@ -432,7 +432,10 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
     def fmt(r: list[str]) -> str:
         return (
-            "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+            "  "
+            + "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            ).rstrip()
         )
 
     return [fmt(header), *map(fmt, rows)]
@@ -476,7 +479,9 @@ def render_text(ev: Evaluation) -> str:
         if r.confusion:
             for col, m in r.confusion.items():
                 lines += ["", f"  confusion of `{col}` (rows: gold, columns: decision):"]
-                lines += _table(["", *m["predicted"]], [[g, *map(str, row)] for g, row in zip(m["gold"], m["counts"])])
+                lines += _table(
+                    ["", *m["predicted"]], [[g, *map(str, row)] for g, row in zip(m["gold"], m["counts"], strict=True)]
+                )
         lines += _left_out_text(r)
     lines += ["", *INTERVALS_TEXT, "Figures (docs/evaluation.md):"]
     lines += [f"  {m}: {DEFINITIONS[m].formula}" for m in ev.metric_names()]

@@ -118,18 +118,22 @@ def loss(metric: str, decisions: Sequence[Decision], gold: Sequence[Any], width:
     (as the scale's width for MAE), so no fit gains by abstaining or tying;
     agreement_without_ties leaves out gold ties, as its formula does."""
     if metric in ("exact", "accuracy", "agreement", "agreement_without_ties"):
-        pairs = [(d, g) for d, g in zip(decisions, gold) if not (metric == "agreement_without_ties" and g == "tie")]
+        pairs = [
+            (d, g)
+            for d, g in zip(decisions, gold, strict=True)
+            if not (metric == "agreement_without_ties" and g == "tie")
+        ]
         if not pairs:
             return 0.0
         return -sum(1 for d, g in pairs if d.status == "ok" and d.decision == g) / len(pairs)
     if metric == "mae":
         if not gold:
             return 0.0
-        return math.fsum(abs(d.decision - g) if d.status == "ok" else width for d, g in zip(decisions, gold)) / len(
-            gold
-        )
+        return math.fsum(
+            abs(d.decision - g) if d.status == "ok" else width for d, g in zip(decisions, gold, strict=True)
+        ) / len(gold)
     x = [float(d.decision) for d in decisions if d.status == "ok"]
-    y = [float(g) for d, g in zip(decisions, gold) if d.status == "ok"]
+    y = [float(g) for d, g in zip(decisions, gold, strict=True) if d.status == "ok"]
     if len(x) < 3:
         return 1.0
     from scipy.stats import spearmanr
@@ -340,7 +344,7 @@ class Judged:
         self.columns = [
             Column(written_name(paths[0]), {}, "graph", graph.name),
             *([self.base] if self.base else []),
-            *(Column(os.path.basename(p), {}, "graph", g.name) for g, p in zip(graphs[1:], paths[1:])),
+            *(Column(os.path.basename(p), {}, "graph", g.name) for g, p in zip(graphs[1:], paths[1:], strict=True)),
         ]
         self.cases: dict[str, Case] = {}
         self.judged: set[str] = set()
@@ -355,7 +359,8 @@ class Judged:
         self.judged.add(item)
         if (c := case(self.graph, outcome)) is not None:
             self.cases[item] = c
-        for col, d in zip(self.columns, outcome_decisions(self.graph, self.base, outcome)):
+        # The graph's and its baseline's columns; the compared graphs' (after them) get their own outcomes.
+        for col, d in zip(self.columns, outcome_decisions(self.graph, self.base, outcome), strict=False):
             col.decisions[item] = d
 
 
@@ -376,7 +381,7 @@ def held_out_report(
     own = [(i, d) for i, d in columns[0].decisions.items() if i in held]
     composer = Recomposer(fitted)
     ok = [all_cases[i] for i, _ in own if i in all_cases]
-    decided = dict(zip((c.id for c in ok), composer.decisions(fitted, ok)))
+    decided = dict(zip((c.id for c in ok), composer.decisions(fitted, ok), strict=True))
     fitted_col = Column(
         f"fitted ({os.path.basename(fitted.path)})", {i: decided.get(i, d) for i, d in own}, "graph", fitted.name
     )
@@ -400,7 +405,7 @@ class Summary:
     left_out: dict[str, list[str]]  # reason -> dev items the fit could not use
 
     def moves(self) -> list[tuple[str, Any, Any]]:
-        return [(p.label, p.value, v) for p, v in zip(self.params, self.result.values)]
+        return [(p.label, p.value, v) for p, v in zip(self.params, self.result.values, strict=True)]
 
     def dev_figures(self) -> tuple[float, float]:
         """(fitted, as written) on the dev items fitted on."""

@@ -129,7 +129,7 @@ def _params_of(op: Operator, block: dict[str, ast.Value], nodes: Mapping[str, An
                     _number(e.value),
                     "range",
                 )
-                for k, e in zip(op.params[spec.name], v.entries)
+                for k, e in zip(op.params[spec.name], v.entries, strict=True)
             )
         elif spec.fit == "interval" and isinstance(v, ast.Number) and t is not None and t.numeric:
             out.append(
@@ -162,15 +162,15 @@ def concrete(params: list[Param], x: Iterable[float], totals: dict[str, float]) 
     four significant digits otherwise, weights rescaled to their total."""
     values = []
     sums: dict[str, float] = {}
-    for p, v in zip(params, x):
+    for p, v in zip(params, x, strict=True):
         if p.weight:
             sums[p.node] = sums.get(p.node, 0.0) + float(v)
-    for p, v in zip(params, x):
+    for p, v in zip(params, x, strict=True):
         v = float(v)
         if p.weight:
             s = sums[p.node]
             v = v * totals[p.node] / s if s > 0 else 0.0
-        values.append(int(round(v)) if p.integer else float(fmt_short(v)))
+        values.append(round(v) if p.integer else float(fmt_short(v)))
     return values
 
 
@@ -178,7 +178,7 @@ def with_values(graph: CheckedGraph, params: list[Param], values: Sequence[float
     """The checked graph with `params` set to `values` (structure unchanged)."""
     by_node: dict[str, dict[str, Any]] = {}
     ops = {o.name: o for o in graph.operators}
-    for p, v in zip(params, values):
+    for p, v in zip(params, values, strict=True):
         block = by_node.setdefault(p.node, dict(ops[p.node].params))
         if p.index is None:
             block[p.param] = v
@@ -210,7 +210,7 @@ def rewrite(source: str, params: list[Param], values: Sequence[float]) -> str:
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     edits = []
-    for p, v in zip(params, values):
+    for p, v in zip(params, values, strict=True):
         s = p.number.span
         a = starts[s.line - 1] + s.column - 1
         b = starts[s.end_line - 1] + s.end_column - 1

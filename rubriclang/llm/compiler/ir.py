@@ -289,7 +289,7 @@ def _explain(error: jsonschema.ValidationError, path: list[Any]) -> list[str]:
         if not isinstance(instance, dict) or key not in instance:
             return [f"{_path(path)}: missing `{key}` (one of: {', '.join(consts)})"]
         if instance[key] not in consts:
-            return [f"{_path(path + [key])}: unknown {key} `{instance[key]}`; expected one of: {', '.join(consts)}"]
+            return [f"{_path([*path, key])}: unknown {key} `{instance[key]}`; expected one of: {', '.join(consts)}"]
         index = consts.index(instance[key])
         found = []
         for sub in error.context:
