@@ -137,16 +137,20 @@ class Estimate:
         self.models: dict[str, set] = {}
         self.phase = "judge"
         self._seen: set[str] = set()
+        # Phase -> first asks identical to an earlier request, not tallied:
+        # the calls an identical request answers (an audit's reused judgments).
+        self.reused: dict[str, int] = {}
 
     def record(self, request: ChatRequest, model: str | None, identity: str) -> str:
         """Tally `request` unless an identical one was (the call cache
         answers it); its key, either way."""
         key = hashlib.sha256(json.dumps([identity, request.body(model or "")], sort_keys=True).encode()).hexdigest()
-        if key in self._seen:
-            return key
-        self._seen.add(key)
         # A request that carries an unreadable reply of ours asks again.
         first = not any(str(m.get("content") or "").startswith(_UNREADABLE) for m in request.messages)
+        if key in self._seen:
+            self.reused[self.phase] = self.reused.get(self.phase, 0) + first
+            return key
+        self._seen.add(key)
         self.phases.setdefault(self.phase, Phase()).add(
             1, count_tokens(request.messages), request.sampling.max_tokens, first
         )

@@ -110,7 +110,11 @@ def test_the_estimate_of_a_deterministic_audit_is_its_usage_to_the_call(rbg, scr
     assert est.exit_code == 0, est.output
     judge = json.loads(est.output)["phases"]["judge"]
     assert rbg("audit", path, "--out", tmp_path / "out", "--no-cache").exit_code == 0
-    assert report(tmp_path / "out")["usage"]["judge"]["calls"] == judge["calls"] == len(server.calls("judge"))
+    usage = report(tmp_path / "out")["usage"]["judge"]
+    assert usage["calls"] == judge["calls"] == len(server.calls("judge"))
+    # The estimate says what reuse saves: the run's `reused`, to the call.
+    (said,) = [n for n in json.loads(est.output)["notes"] if "of the judge's calls are reused" in n]
+    assert said.startswith(f"{usage['reused']} of the judge's calls are reused") and usage["reused"] > 0
 
 
 def test_an_estimate_without_reuse_is_refused(rbg, scripted, tmp_path, items_file):
