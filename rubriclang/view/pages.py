@@ -64,7 +64,7 @@ class Site:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.filters.update(num=readable, interval=interval, text_block=text_block)
+        self.env.filters.update(num=readable, interval=interval, text_block=text_block, label=shown_label)
         self.env.globals.update(
             link=self.link,
             static=self.static,
@@ -236,8 +236,8 @@ class Site:
             else None,
             "heatmap": plots.heatmap(
                 f"Confusion of decision and gold ({src.label})",
-                golds,
-                decided,
+                [shown_label(g) for g in golds],
+                [shown_label(d) for d in decided],
                 counts,
                 "gold",
                 "decision",
@@ -431,6 +431,13 @@ def _shifts(differences: Sequence[ItemImpact]) -> list[tuple[ItemImpact, float, 
         if old is not None and new is not None:
             out.append((d, old, new))
     return out
+
+
+def shown_label(text: str) -> str:
+    """A label as shown: a gold or decision label that is a number
+    (`table.label`'s `4.6666666667`) by the viewer's number rule."""
+    x = _number_text(text)
+    return text if x is None else readable(x)
 
 
 def _number_text(text: str) -> float | None:

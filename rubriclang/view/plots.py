@@ -65,15 +65,42 @@ def _clip(text: str, n: int = MAX_LABEL) -> str:
     return text if len(text) <= n else text[: n - 1] + "\u2026"
 
 
-def _text(x: float, y: float, text: str, anchor: str = "start", size: int = 11, fill: str = INK, **more) -> Markup:
+def _text(
+    x: float,
+    y: float,
+    text: str,
+    anchor: str = "start",
+    size: int = 11,
+    fill: str = INK,
+    cls: str | None = None,
+    extra: dict[str, object] | None = None,
+) -> Markup:
     attrs_ = {"x": _c(x), "y": _c(y), "text-anchor": anchor, "font-size": size, "font-family": FONT, "fill": fill}
-    return el("text", {**attrs_, **more}, text)
+    return el("text", {**attrs_, "class": cls, **(extra or {})}, text)
 
 
-def _line(x1: float, y1: float, x2: float, y2: float, stroke: str = GRID, width: float = 1, **more) -> Markup:
+def _line(
+    x1: float,
+    y1: float,
+    x2: float,
+    y2: float,
+    stroke: str = GRID,
+    width: float = 1,
+    cls: str | None = None,
+    extra: dict[str, object] | None = None,
+) -> Markup:
     return el(
         "line",
-        {"x1": _c(x1), "y1": _c(y1), "x2": _c(x2), "y2": _c(y2), "stroke": stroke, "stroke-width": width, **more},
+        {
+            "x1": _c(x1),
+            "y1": _c(y1),
+            "x2": _c(x2),
+            "y2": _c(y2),
+            "stroke": stroke,
+            "stroke-width": width,
+            "class": cls,
+            **(extra or {}),
+        },
     )
 
 
@@ -90,7 +117,7 @@ def _svg(title: str, width: float, height: float, kind: str, body: list[Markup])
             "class": f"plot {kind}",
         },
         el("title", None, title),
-        _text(8, 16, title, size=13, **{"font-weight": "600", "class": "heading"}),
+        _text(8, 16, title, size=13, cls="heading", extra={"font-weight": "600"}),
         body,
     )
 
@@ -150,7 +177,8 @@ def scatter(title: str, points: Sequence[tuple[float, float]], x_label: str, y_l
             sy(hi),
             stroke=ACCENT,
             width=1.5,
-            **{"stroke-dasharray": "5 4", "class": "diagonal", "aria-label": f"{y_label} = {x_label}"},
+            cls="diagonal",
+            extra={"stroke-dasharray": "5 4", "aria-label": f"{y_label} = {x_label}"},
         )
     )
     bins: dict[tuple[int, int], list[tuple[float, float]]] = collections.defaultdict(list)
@@ -181,7 +209,7 @@ def scatter(title: str, points: Sequence[tuple[float, float]], x_label: str, y_l
             )
         )
         if n > 1:
-            body.append(_text(px + 6 + math.sqrt(n), py - 5, str(n), size=9, fill=INK, **{"class": "count"}))
+            body.append(_text(px + 6 + math.sqrt(n), py - 5, str(n), size=9, fill=INK, cls="count"))
     return _svg(title, width, height, "scatter", body)
 
 
@@ -192,13 +220,13 @@ def _axes(
     out = []
     for v in xt:
         out.append(_line(sx(v), sy.p1, sx(v), sy.p0))
-        out.append(_text(sx(v), sy.p0 + 14, readable(v), anchor="middle", fill=GREY, **{"class": "tick"}))
+        out.append(_text(sx(v), sy.p0 + 14, readable(v), anchor="middle", fill=GREY, cls="tick"))
     for v in yt:
         out.append(_line(sx.p0, sy(v), sx.p1, sy(v)))
-        out.append(_text(sx.p0 - 6, sy(v) + 4, readable(v), anchor="end", fill=GREY, **{"class": "tick"}))
-    out.append(_text((sx.p0 + sx.p1) / 2, sy.p0 + 34, x_label, anchor="middle", **{"class": "axis"}))
+        out.append(_text(sx.p0 - 6, sy(v) + 4, readable(v), anchor="end", fill=GREY, cls="tick"))
+    out.append(_text((sx.p0 + sx.p1) / 2, sy.p0 + 34, x_label, anchor="middle", cls="axis"))
     mid = top + size / 2
-    out.append(_text(14, mid, y_label, anchor="middle", transform=f"rotate(-90 14 {_c(mid)})", **{"class": "axis"}))
+    out.append(_text(14, mid, y_label, anchor="middle", cls="axis", extra={"transform": f"rotate(-90 14 {_c(mid)})"}))
     return out
 
 
@@ -222,15 +250,13 @@ def heatmap(
     width = left + cell * max(len(columns), 1) + 16
     height = top + cell * max(len(rows), 1) + 16
     top_count = max((k for row in counts for k in row), default=0) or 1
-    body = [_text(left + cell * len(columns) / 2, 34, f"{column_axis} \u2192", anchor="middle", **{"class": "axis"})]
-    body.append(_text(8, top - 8, f"{row_axis} \u2193", **{"class": "axis"}))
+    body = [_text(left + cell * len(columns) / 2, 34, f"{column_axis} \u2192", anchor="middle", cls="axis")]
+    body.append(_text(8, top - 8, f"{row_axis} \u2193", cls="axis"))
     for j, c in enumerate(columns):
-        body.append(
-            _text(left + cell * j + cell / 2, top - 8, _clip(c, 7), anchor="middle", fill=GREY, **{"class": "tick"})
-        )
+        body.append(_text(left + cell * j + cell / 2, top - 8, _clip(c, 7), anchor="middle", fill=GREY, cls="tick"))
     for i, r in enumerate(rows):
         y = top + cell * i
-        body.append(_text(left - 6, y + cell / 2 + 4, _clip(r), anchor="end", fill=GREY, **{"class": "tick"}))
+        body.append(_text(left - 6, y + cell / 2 + 4, _clip(r), anchor="end", fill=GREY, cls="tick"))
         for j, c in enumerate(columns):
             k = counts[i][j]
             share = k / top_count
@@ -260,7 +286,7 @@ def heatmap(
                     str(k),
                     anchor="middle",
                     fill="#ffffff" if share > 0.55 else INK,
-                    **{"class": "count"},
+                    cls="count",
                 ),
             ]
             href = hrefs[i][j] if hrefs is not None else None
@@ -304,14 +330,14 @@ def histogram(title: str, bins: Sequence[Bin], x_label: str, zero: bool = False)
     body = []
     for v in yt:
         body.append(_line(left, sy(v), left + plot_w, sy(v)))
-        body.append(_text(left - 6, sy(v) + 4, readable(v), anchor="end", fill=GREY, **{"class": "tick"}))
+        body.append(_text(left - 6, sy(v) + 4, readable(v), anchor="end", fill=GREY, cls="tick"))
     integers = all(b.high - b.low == 1 and float(b.low + 0.5).is_integer() for b in bins)
     # Bins of one integer each are labelled at their integers; others on round numbers.
     xt = [b.low + 0.5 for b in bins][:: max(1, len(bins) // 10)] if integers else ticks(lo, hi, 6)
     for v in xt:
         if lo - 1e-9 <= v <= hi + 1e-9:
             body.append(_line(sx(v), sy(0), sx(v), sy(0) + 4, stroke=GREY))
-            body.append(_text(sx(v), sy(0) + 16, readable(v), anchor="middle", fill=GREY, **{"class": "tick"}))
+            body.append(_text(sx(v), sy(0) + 16, readable(v), anchor="middle", fill=GREY, cls="tick"))
     for b in bins:
         x0, x1 = sx(b.low), sx(b.high)
         what = f"{x_label} {readable(b.low)} to {readable(b.high)}: {b.n} item{'s' * (b.n != 1)}"
@@ -332,12 +358,12 @@ def histogram(title: str, bins: Sequence[Bin], x_label: str, zero: bool = False)
             )
         ]
         if b.n:
-            mark.append(_text((x0 + x1) / 2, sy(b.n) - 4, str(b.n), anchor="middle", size=9, **{"class": "count"}))
+            mark.append(_text((x0 + x1) / 2, sy(b.n) - 4, str(b.n), anchor="middle", size=9, cls="count"))
         body.append(el("a", {"href": b.href, "aria-label": what}, mark) if b.href and b.n else join(mark))
     if zero and lo <= 0 <= hi:
-        body.append(_line(sx(0), top, sx(0), sy(0), stroke=ACCENT, width=1.5, **{"class": "zero"}))
+        body.append(_line(sx(0), top, sx(0), sy(0), stroke=ACCENT, width=1.5, cls="zero"))
     body.append(_line(left, sy(0), left + plot_w, sy(0), stroke=GREY))
-    body.append(_text(left + plot_w / 2, height - 10, x_label, anchor="middle", **{"class": "axis"}))
+    body.append(_text(left + plot_w / 2, height - 10, x_label, anchor="middle", cls="axis"))
     return _svg(title, width, height, "histogram", body)
 
 
@@ -356,7 +382,7 @@ def estimates(title: str, groups: Sequence[tuple[str, Sequence[Estimate]]], kind
     y = 28.0
     for name, rows in groups:
         measured = [v for e in rows for v in (e.value, e.low, e.high) if v is not None]
-        body.append(_text(8, y + 14, name, **{"font-weight": "600", "class": "group"}))
+        body.append(_text(8, y + 14, name, cls="group", extra={"font-weight": "600"}))
         if not measured:
             body.append(_text(left, y + 14, "not measured", fill=GREY))
             y += head
@@ -366,19 +392,19 @@ def estimates(title: str, groups: Sequence[tuple[str, Sequence[Estimate]]], kind
         bottom = y + head + row * len(rows) - 14
         for v in t:
             body.append(_line(sx(v), y + 22, sx(v), bottom))
-            body.append(_text(sx(v), y + 18, readable(v), anchor="middle", size=9, fill=GREY, **{"class": "tick"}))
+            body.append(_text(sx(v), y + 18, readable(v), anchor="middle", size=9, fill=GREY, cls="tick"))
         if lo < 0 < hi:
-            body.append(_line(sx(0), y + 22, sx(0), bottom, stroke=ACCENT, **{"class": "zero"}))
+            body.append(_line(sx(0), y + 22, sx(0), bottom, stroke=ACCENT, cls="zero"))
         for i, e in enumerate(rows):
             cy = y + head + row * i - 4
-            body.append(_text(left - 8, cy + 4, _clip(e.label, 32), anchor="end", **{"class": "label"}))
+            body.append(_text(left - 8, cy + 4, _clip(e.label, 32), anchor="end", cls="label"))
             if e.value is None:
                 body.append(_text(left + 4, cy + 4, "not measured", fill=GREY))
                 continue
             figures = readable(e.value, kind)
             if e.low is not None and e.high is not None:
                 figures += f" [{readable(e.low, kind)}, {readable(e.high, kind)}]"
-                body.append(_line(sx(e.low), cy, sx(e.high), cy, stroke=INK, width=1.5, **{"class": "whisker"}))
+                body.append(_line(sx(e.low), cy, sx(e.high), cy, stroke=INK, width=1.5, cls="whisker"))
                 body += [_line(sx(v), cy - 5, sx(v), cy + 5, stroke=INK, width=1.5) for v in (e.low, e.high)]
             else:
                 figures += " [n/a]"
@@ -398,7 +424,7 @@ def estimates(title: str, groups: Sequence[tuple[str, Sequence[Estimate]]], kind
                 )
             )
             note = f"  {e.note}" if e.note else ""
-            body.append(_text(left + plot_w + 12, cy + 4, figures + note, **{"class": "figures"}))
+            body.append(_text(left + plot_w + 12, cy + 4, figures + note, cls="figures"))
         y = bottom + 18
     return _svg(title, width, y + 4, "estimates", body)
 
@@ -437,22 +463,22 @@ def rates(title: str, rows: Sequence[Estimate], band: Estimate | None, band_labe
             )
         )
         body.append(
-            _line(sx(band.value), top - 6, sx(band.value), bottom, stroke=ACCENT, **{"stroke-dasharray": "4 3"})
+            _line(sx(band.value), top - 6, sx(band.value), bottom, stroke=ACCENT, extra={"stroke-dasharray": "4 3"})
         )
-        body.append(_text(left, height - 12, what, fill=ACCENT, **{"class": "legend"}))
+        body.append(_text(left, height - 12, what, fill=ACCENT, cls="legend"))
     for v in ticks(0.0, 1.0, 5):
         body.append(_line(sx(v), top - 6, sx(v), bottom, stroke=GRID))
-        body.append(_text(sx(v), top - 12, readable(v), anchor="middle", size=9, fill=GREY, **{"class": "tick"}))
+        body.append(_text(sx(v), top - 12, readable(v), anchor="middle", size=9, fill=GREY, cls="tick"))
     for i, e in enumerate(rows):
         cy = top + row * i + row / 2 - 2
-        body.append(_text(left - 8, cy + 4, _clip(e.label, 24), anchor="end", **{"class": "label"}))
+        body.append(_text(left - 8, cy + 4, _clip(e.label, 24), anchor="end", cls="label"))
         if e.value is None:
             body.append(_text(left + 4, cy + 4, "not measured" + (f" ({e.note})" if e.note else ""), fill=GREY))
             continue
         figures = readable(e.value, "figure")
         if e.low is not None and e.high is not None:
             figures += f" [{readable(e.low, 'figure')}, {readable(e.high, 'figure')}]"
-            body.append(_line(sx(e.low), cy, sx(e.high), cy, stroke=INK, width=1.5, **{"class": "whisker"}))
+            body.append(_line(sx(e.low), cy, sx(e.high), cy, stroke=INK, width=1.5, cls="whisker"))
             body += [_line(sx(v), cy - 5, sx(v), cy + 5, stroke=INK, width=1.5) for v in (e.low, e.high)]
         what = f"{e.label}: {figures}" + (f", {e.note}" if e.note else "")
         body.append(
@@ -462,7 +488,5 @@ def rates(title: str, rows: Sequence[Estimate], band: Estimate | None, band_labe
                 el("title", None, what),
             )
         )
-        body.append(
-            _text(left + plot_w + 12, cy + 4, figures + (f"  {e.note}" if e.note else ""), **{"class": "figures"})
-        )
+        body.append(_text(left + plot_w + 12, cy + 4, figures + (f"  {e.note}" if e.note else ""), cls="figures"))
     return _svg(title, width, height, "rates", body)
