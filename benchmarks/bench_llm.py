@@ -53,7 +53,11 @@ then meets the same conditions, and CPU times vary less from run to run.
     .venv/bin/python benchmarks/bench_llm.py --items 2000 --concurrency 64 --delay 0.05
     .venv/bin/python benchmarks/bench_llm.py --json      # the figures as JSON
 
-Exit status 0 when every target is met, 1 otherwise.
+Exit status 0 when every target is met, 1 otherwise. The client-CPU and
+cache-hit targets of issue 13 (1.5x the h11 client, 50 us a hit) are retired
+as goals (issue 27): their figures are printed for diagnosis only; what
+decides whether the home-made HTTP stack stays is `bench_stacks.py`
+(benchmarks/README.md, "Home-made parts and what they earn").
 """
 
 from __future__ import annotations
@@ -512,8 +516,8 @@ def report(m: dict) -> tuple[str, bool]:
             f"{rbg['cpu_ms_per_call']:.3f} ms",
             f"h11 client {lean['cpu_ms_per_call']:.3f} ms",
             f"{cpu_ratio:.2f}x",
-            "<= 1.5x",
-            cpu_ratio <= 1.5,
+            "(was <= 1.5x; retired)",
+            None,
         ),
         row(
             "  CPU per call, rbg path",
@@ -568,8 +572,8 @@ def report(m: dict) -> tuple[str, bool]:
             f"{hit_us:.0f} us",
             f"SQLite point read + JSON {point:.1f} us",
             f"{hit_us / point:.1f}x",
-            "<= 50 us",
-            hit_us <= 50,
+            "(was <= 50 us; retired)",
+            None,
         ),
     ]
     notes = [
@@ -607,14 +611,7 @@ def report(m: dict) -> tuple[str, bool]:
         + "; Python "
         f"{sys.version.split()[0]}.",
     ]
-    ok = (
-        fraction >= 0.9
-        and cpu_ratio <= 1.5
-        and hit_us <= 50
-        and rerun["speedup"] >= 50
-        and rerun["calls"] == 0
-        and rerun["same_traces"]
-    )
+    ok = fraction >= 0.9 and rerun["speedup"] >= 50 and rerun["calls"] == 0 and rerun["same_traces"]
     return table(rows) + "\n\n" + "\n".join(notes), ok
 
 
