@@ -197,3 +197,21 @@ def test_compile_many_puts_what_it_spent_in_its_json_summary(here, server):
     assert r.exit_code == 1, r.output  # the spec failed: no program in the answer
     spent = json.loads(r.stdout)["llm"]
     assert (spent["calls"], spent["usd"]) == (1, _usd(1, 1))
+
+
+def test_run_estimate_of_a_folder_of_compiled_graphs_asks_only_the_items_with_a_graph(tmp_path, server):
+    from llm.fault_server import FaultServer
+    from llm.test_compile_many import scripted, spec_line, write_specs
+
+    plan = {"alpha": "good", "beta": "good", "gamma": "bad"}
+    specs = write_specs(tmp_path / "specs.jsonl", [spec_line(s) for s in plan])
+    graphs = tmp_path / "graphs"
+    with FaultServer(scripted(plan)) as compiler:
+        assert rbg("compile", specs, "--out-dir", graphs, "--base-url", compiler.url, "--repairs", "0").exit_code == 1
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": i, "input": f"x {i}", "response": "y"}) + "\n" for i in plan))
+    r = rbg("run", graphs, items, "--out", tmp_path / "t.jsonl", "--estimate", "--format", "json", *_llm(server))
+    assert r.exit_code == 0, r.output
+    # alpha and beta are judged by their own graph's one LLM criterion; gamma has no graph, so no call.
+    assert json.loads(r.stdout)["phases"]["judge"]["calls"] == 2
+    assert server.requests == [] and not (tmp_path / "t.jsonl").exists()

@@ -6,16 +6,11 @@ calls, the server's token counts, cost). Prices are the project config's
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 
 import click
 
-from rubriclang.cli.backends import interpreter, local_backend, open_llm
-from rubriclang.cli.errors import DataError, data_error
-from rubriclang.cli.loading import ValidatedItems, load_graph
-from rubriclang.items.shape import shape_of
+from rubriclang.cli.errors import DataError
 
 
 def prices_for(path: str) -> dict:
@@ -88,30 +83,6 @@ def echo_estimate(
 ) -> None:
     """Print the estimate's document, as JSON or text."""
     click.echo(render(document(estimate, phases, prices, notes, max_retries), fmt))
-
-
-def run_estimate(graph: str, items: str, judging, fmt: str, llm) -> None:
-    """`rbg run --estimate`: every item through the judge with requests tallied, not sent."""
-    from rubriclang.interp.items import ItemError, read_items
-    from rubriclang.llm.estimate import Estimate
-
-    g = load_graph(graph)
-    backend = local_backend(judging.annotations, judging.recorded)
-    estimate = Estimate()
-    with contextlib.ExitStack() as stack:
-        llm_backend = open_llm(stack, g, llm, estimate=estimate)
-        interp = interpreter(g, [backend, llm_backend], judging.concurrency)
-        checked = ValidatedItems(read_items(items, shape_of(g)), backend)
-
-        async def go():
-            async for _ in interp.run(iter(checked), judging.mode):
-                pass
-
-        try:
-            asyncio.run(go())
-        except ItemError as exc:
-            raise data_error(exc) from None
-    echo_estimate(estimate, ["judge"], prices_for(graph), [], fmt, llm.max_retries)
 
 
 def no_calls(command: str, why: str, fmt: str) -> None:

@@ -19,7 +19,7 @@ import click
 
 from rubriclang.cli.backends import interpreter, llm_session, local_backend, open_llm
 from rubriclang.cli.errors import DataError, data_error
-from rubriclang.cli.estimate import prices_for, usage_json, usage_text
+from rubriclang.cli.estimate import echo_estimate, prices_for, usage_json, usage_text
 from rubriclang.cli.failures import FailureReasons, failures_text
 from rubriclang.cli.llmoptions import LLMOptions, llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
@@ -35,6 +35,7 @@ from rubriclang.items.shape import shape_of
 if TYPE_CHECKING:  # the CLI imports the engine lazily
     from rubriclang.checker import CheckedGraph
     from rubriclang.config import ProjectConfig
+    from rubriclang.interp.graphset import GraphSet
     from rubriclang.interp.trace import TraceWriter
 
 
@@ -107,9 +108,7 @@ def run(graph, items, out, resume: ResumeOptions, judging: JudgingOptions, fallb
     judging = attrs.evolve(judging, concurrency=project_concurrency(judging.concurrency, config))
     llm = with_cache(llm, config)
     if llm.estimate:
-        from rubriclang.cli.estimate import run_estimate
-
-        return run_estimate(graph, items, judging, fmt, llm)
+        return _estimate(graph, items, judging, fallback, fmt, llm)
     with contextlib.ExitStack() as stack:
         _run(stack, graph, items, out, resume, judging, fallback, fmt, llm, config)
 
@@ -126,16 +125,11 @@ def _run(
     llm: LLMOptions,
     config: ProjectConfig,
 ) -> None:
-    from rubriclang.interp.graphset import interpreters, run_set, union
+    from rubriclang.interp.graphset import union
     from rubriclang.interp.items import ItemError, read_items
     from rubriclang.interp.trace import OutputError, graph_hash, scan_trace, usable_out
 
-    if os.path.isdir(graph):
-        gs, g = load_graph_set(graph, fallback), None
-    elif fallback is not None:
-        raise click.UsageError("--fallback is for a folder of compiled graphs: GRAPH is one graph file")
-    else:
-        gs, g = None, load_graph(graph)
+    gs, g = _load(graph, fallback)
     backend = local_backend(judging.annotations, judging.recorded)
     if not os.path.exists(items):
         raise DataError(f"`{items}`: no such file")
@@ -165,10 +159,7 @@ def _run(
     warn_unverified(state.warnings(items))
     judge = union(gs) if gs is not None else g
     llm_backend = open_llm(stack, judge, llm)
-    if gs is not None:
-        interps = interpreters(gs, lambda one: interpreter(one, [backend, llm_backend], judging.concurrency))
-    else:
-        interp = interpreter(g, [backend, llm_backend], judging.concurrency)
+    judge_items = _judging(gs, g, [backend, llm_backend], judging)
     retry |= changed
     done = state.statuses.keys() - retry
     stats: collections.Counter[str] = collections.Counter()
@@ -192,12 +183,7 @@ def _run(
             stream = (it for it in checked if not _traced(it, done, state, items))
             writer.open()
             _write_meta(meta, graph, items, config.root)
-            results = (
-                run_set(gs, interps, stream, judging.concurrency, judging.mode)
-                if gs is not None
-                else interp.run(stream, judging.mode)
-            )
-            async for result in results:
+            async for result in judge_items(stream):
                 writer.write(result.record)
                 if gs is not None:
                     routes[result.route] += 1
@@ -254,6 +240,53 @@ def _run(
     _report(summary, fmt, error)
     if stats["error"] or earlier["error"]:
         sys.exit(1)
+
+
+def _load(graph: str, fallback: str | None) -> tuple[GraphSet | None, CheckedGraph | None]:
+    """(the folder of compiled graphs, None) or (None, the graph) that GRAPH is."""
+    if os.path.isdir(graph):
+        return load_graph_set(graph, fallback), None
+    if fallback is not None:
+        raise click.UsageError("--fallback is for a folder of compiled graphs: GRAPH is one graph file")
+    return None, load_graph(graph)
+
+
+def _judging(gs, g, backends: list, judging: JudgingOptions):
+    """stream -> the results of judging its items: each by its own graph of
+    the folder `gs`, or all by the graph `g`."""
+    from rubriclang.interp.graphset import interpreters, run_set
+
+    if gs is not None:
+        interps = interpreters(gs, lambda one: interpreter(one, backends, judging.concurrency))
+        return lambda stream: run_set(gs, interps, stream, judging.concurrency, judging.mode)
+    interp = interpreter(g, backends, judging.concurrency)
+    return lambda stream: interp.run(stream, judging.mode)
+
+
+def _estimate(graph: str, items: str, judging: JudgingOptions, fallback, fmt: str, llm: LLMOptions) -> None:
+    """`rbg run --estimate`: every item through the judge (for a folder of
+    compiled graphs, its own graph) with requests tallied, not sent."""
+    from rubriclang.interp.graphset import union
+    from rubriclang.interp.items import ItemError, read_items
+    from rubriclang.llm.estimate import Estimate
+
+    gs, g = _load(graph, fallback)
+    backend = local_backend(judging.annotations, judging.recorded)
+    estimate = Estimate()
+    with contextlib.ExitStack() as stack:
+        llm_backend = open_llm(stack, union(gs) if gs is not None else g, llm, estimate=estimate)
+        judge_items = _judging(gs, g, [backend, llm_backend], judging)
+        checked = ValidatedItems(read_items(items, shape_of(g)), backend)
+
+        async def go():
+            async for _ in judge_items(iter(checked)):
+                pass
+
+        try:
+            asyncio.run(go())
+        except ItemError as exc:
+            raise data_error(exc) from None
+    echo_estimate(estimate, ["judge"], prices_for(graph), [], fmt, llm.max_retries)
 
 
 def _report(summary: dict, fmt: str, error: DataError | None) -> None:
