@@ -534,13 +534,13 @@ class PoolTransport(httpx.AsyncBaseTransport):
         proxy: Proxy | None = None,
     ) -> tuple[Answer, bytes]:
         """One request to `host:port` (over TLS when `tls`; through `proxy`
-        when given) and its whole answer: (the answer's head, its body). `body` None sends `stream` (an
-        async iterable of bytes) instead. TimeoutError once the loop's time passes `deadline`,
-        as inside `asyncio.timeout_at(deadline)`, but with no timer of its
-        own. What `handle_async_request` does without httpx's request and
-        response objects: the LLM client's plain-http calls come straight
-        here, as httpx's client costs more CPU per call than this whole
-        transport."""
+        when given) and its whole answer: (the answer's head, its body).
+        `body` None sends `stream` (an async iterable of bytes) instead.
+        TimeoutError once the loop's time passes `deadline`, as inside
+        `asyncio.timeout_at(deadline)`, but with no timer of its own. What
+        `handle_async_request` does without httpx's request and response
+        objects: the LLM client's calls come straight here, as httpx's client
+        costs more CPU per call than this whole transport."""
         if self._closed:
             raise RuntimeError("the HTTP transport was closed")
         key = (host, port, tls, proxy)
