@@ -808,13 +808,8 @@ def render_text(report: dict, max_flips: int = 10) -> str:
 
 
 def _usage_lines(usage: dict) -> list[str]:
-    """The calls each phase sent, and those an identical request of the
-    audit answered instead (`reused`: a criterion whose prompt a
-    perturbation left as it was reuses the baseline's judgment)."""
-    if not usage:
-        return []
-    parts = []
-    for name, u in sorted(usage.items()):
-        reused = u.get("reused") or 0
-        parts.append(f"{name} {u['calls']}" + (f" (+{reused} reused, not sent)" if reused else ""))
-    return ["Calls: " + ", ".join(parts)]
+    """The calls an identical request of the audit answered instead of a
+    server, per phase (`reused`: a criterion whose prompt a perturbation left
+    as it was reuses the baseline's judgment); none when nothing was reused."""
+    parts = [f"{name} {u['reused']}" for name, u in sorted(usage.items()) if u.get("reused")]
+    return ["Reused, not sent (answered by an identical request of the audit): " + ", ".join(parts)] if parts else []
