@@ -107,10 +107,8 @@ def test_a_paired_difference_of_two_constant_columns_is_not_printed_as_certain(t
     assert "+0.000 [-0.114, +0.114]" in text and "[+0.000, +0.000]" not in text
 
 
-def test_rbg_fit_names_its_metric_and_the_held_out_figures_by_the_same_definitions(tmp_path):
-    from .test_fit import GRAPH, _fit, _items
-
-    r, _ = _fit(tmp_path, GRAPH, _items(), "--format", "json")
+def test_rbg_fit_names_its_metric_and_the_held_out_figures_by_the_same_definitions(default_fit):
+    r, _ = default_fit("--format", "json")
     doc = json.loads(r.stdout)
     assert doc["metric"] == "exact" and doc["metric_definition"] == DEFINITIONS["exact"].to_json()
     held = doc["held_out"]

@@ -71,8 +71,8 @@ def _numbers_blanked(text: str) -> str:
     return re.sub(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", "N", text)
 
 
-def test_fit_changes_only_numbers_and_keeps_every_comment(tmp_path):
-    r, out = _fit(tmp_path)
+def test_fit_changes_only_numbers_and_keeps_every_comment(default_fit):
+    r, out = default_fit()
     assert r.exit_code == 0, r.output
     fitted = out.read_text()
     assert fitted != GRAPH
@@ -83,8 +83,8 @@ def test_fit_changes_only_numbers_and_keeps_every_comment(tmp_path):
     assert strip(graph_json(before)) == strip(graph_json(after))
 
 
-def test_fit_recovers_the_heavier_weight_and_never_scores_worse_on_dev(tmp_path):
-    r, out = _fit(tmp_path, GRAPH, None, "--format", "json")
+def test_fit_recovers_the_heavier_weight_and_never_scores_worse_on_dev(default_fit):
+    r, _ = default_fit("--format", "json")
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     w = {p["param"]: p["fitted"] for p in report["params"]}
@@ -101,9 +101,9 @@ def test_the_same_seed_writes_the_same_file_and_report(tmp_path):
     assert r1.output.replace("a.rbg", "X") == r2.output.replace("b.rbg", "X")
 
 
-def test_held_out_labels_never_reach_the_fit(tmp_path):
+def test_held_out_labels_never_reach_the_fit(tmp_path, default_fit):
     dev = dev_ids([str(i) for i in range(80)], 0.7, 0)
-    r1, o1 = _fit(tmp_path, GRAPH, _items(), out="clean.rbg")
+    r1, o1 = default_fit()
     r2, o2 = _fit(tmp_path, GRAPH, _items(poison=dev), out="poisoned.rbg")
     assert r1.exit_code == r2.exit_code == 0, r2.output
     assert o1.read_bytes() == o2.read_bytes()
@@ -328,7 +328,7 @@ def test_an_unwritable_output_is_a_clear_error(tmp_path):
     assert r.exit_code == 2 and "cannot write" in r.output and "Traceback" not in r.output
 
 
-def test_a_bad_held_out_label_is_reported_after_the_fitted_file_is_written(tmp_path):
+def test_a_bad_held_out_label_is_reported_after_the_fitted_file_is_written(tmp_path, default_fit):
     rows = _items()
     dev = dev_ids([r["id"] for r in rows], 0.7, 0)
     held = next(int(r["id"]) for r in rows if r["id"] not in dev)
@@ -336,15 +336,17 @@ def test_a_bad_held_out_label_is_reported_after_the_fitted_file_is_written(tmp_p
     r, out = _fit(tmp_path, GRAPH, rows)
     assert r.exit_code == 2 and f"items.jsonl:{held + 1}" in r.output
     assert "was written before the held-out labels were read" in r.output
-    clean, clean_out = _fit(tmp_path, GRAPH, _items(), out="clean.rbg")
+    clean, clean_out = default_fit()
     assert out.read_bytes() == clean_out.read_bytes()
 
 
-def test_fitting_from_traces_writes_what_fitting_from_recorded_values_writes(tmp_path):
-    r, from_values = _fit(tmp_path, GRAPH, None, out="values.rbg")
+def test_fitting_from_traces_writes_what_fitting_from_recorded_values_writes(tmp_path, default_fit):
+    r, from_values = default_fit()
     assert r.exit_code == 0, r.output
+    g, items = tmp_path / "g.rbg", _write(tmp_path / "items.jsonl", _items())
+    g.write_text(GRAPH)
     traces = tmp_path / "t.jsonl"
-    run = CliRunner().invoke(cli, ["run", str(tmp_path / "g.rbg"), str(tmp_path / "items.jsonl"), "--out", str(traces)])
+    run = CliRunner().invoke(cli, ["run", str(g), str(items), "--out", str(traces)])
     assert run.exit_code == 0, run.output
     r, from_traces = _fit(tmp_path, GRAPH, None, "--traces", str(traces), out="traces.rbg")
     assert r.exit_code == 0, r.output

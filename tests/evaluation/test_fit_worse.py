@@ -67,8 +67,8 @@ def test_a_fit_that_helps_is_written_with_no_warning_even_with_refuse_worse(tmp_
     assert doc["dev"]["fitted_minus_written"] == round(doc["dev"]["fitted"] - doc["dev"]["written"], 6) > 0
 
 
-def test_paired_differences_read_fitted_minus_each_column(tmp_path):
-    r, _ = _fit(tmp_path, GRAPH, _items(), "--format", "json")
+def test_paired_differences_read_fitted_minus_each_column(default_fit):
+    r, _ = default_fit("--format", "json")
     held = json.loads(r.stdout)["held_out"]
     assert held["differences_of"] == "fitted (fitted.rbg)"
     mode = held["modes"]["pointwise"]
@@ -76,7 +76,7 @@ def test_paired_differences_read_fitted_minus_each_column(tmp_path):
         for name in ("mae", "spearman"):
             want = mode["metrics"]["fitted (fitted.rbg)"][name]["value"] - mode["metrics"][col][name]["value"]
             assert abs(figures[name]["value"] - want) < 1e-5
-    text = _fit(tmp_path, GRAPH, _items())[0].stdout
+    text = default_fit()[0].stdout
     assert "paired differences, `fitted (fitted.rbg)` minus each column:" in text
     assert "fitted - as written" in text
 
@@ -98,8 +98,8 @@ def test_repeats_report_each_figures_mean_sd_and_range_across_random_splits(tmp_
     assert "Across 3 random splits (seeds 0 to 2" in text and "mean, sd and [min, max]" in text
 
 
-def test_one_split_says_repeats_would_show_how_much_it_moves(tmp_path):
-    r, _ = _fit(tmp_path, GRAPH, _items())
+def test_one_split_says_repeats_would_show_how_much_it_moves(default_fit):
+    r, _ = default_fit()
     assert "--repeats N shows how much each figure moves with the split" in r.stdout
 
 

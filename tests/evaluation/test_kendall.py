@@ -36,7 +36,7 @@ def paired_rows(draw):
     return x, y
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(paired_rows())
 def test_each_rows_tau_b_is_scipys_to_the_bit(xy):
     x, y = xy
