@@ -125,14 +125,14 @@ def guard_standard_streams() -> None:
         sys.stderr = _Guarded(sys.stderr)
 
 
-def redraw_line(stream: TextIO, text: str) -> None:
+def redraw_line(stream: TextIO | _Guarded, text: str) -> None:
     """Draw `text` as a terminal's status line in place of the one before:
     `text` is escaped as data (on one line), the codes that redraw it are
     written as they are."""
     unguarded(stream).write(_LINE_START + one_line(text) + _CLEAR_TO_END)
 
 
-def unguarded(stream: TextIO) -> TextIO:
+def unguarded(stream: TextIO | _Guarded) -> TextIO:
     """The stream under a guard, for output that carries its own colour codes
     and has sanitized its data already."""
     return stream.raw_stream if isinstance(stream, _Guarded) else stream

@@ -331,7 +331,8 @@ def test_version():
 def test_every_registered_command_loads():
     ctx = cli.make_context("rbg", [], resilient_parsing=True)
     for name in COMMANDS:
-        assert cli.get_command(ctx, name).name == name
+        command = cli.get_command(ctx, name)
+    assert command is not None and command.name == name
 
 
 def test_script_exit_codes_and_no_traceback(write, tmp_path):

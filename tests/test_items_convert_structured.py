@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rubriclang.checker import check_source
+from rubriclang.checker import CheckedGraph, check_source
 from rubriclang.cli.main import cli
 from rubriclang.interp.items import read_items
 
@@ -38,7 +38,7 @@ def rows(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text("utf-8").splitlines()]
 
 
-def shape_of(tmp_path: Path, declaration: str, mode: str = "pointwise") -> tuple[Path, object]:
+def shape_of(tmp_path: Path, declaration: str, mode: str = "pointwise") -> tuple[Path, CheckedGraph]:
     kind, readout = ("bool", "output = bool") if mode == "pointwise" else ("ordinal[1, 5]", "resolve = tie")
     text = (
         f"rubric r {{ version = 1 }}\ncontract {{ scale = {'bool' if mode == 'pointwise' else 'score[1, 5]'} }}\n"

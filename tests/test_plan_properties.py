@@ -22,7 +22,8 @@ NUMERIC_TYPES = ["ordinal[1, 5]", "score[0, 1]", "score[1, 10]", "ordinal[0, 3]"
 @st.composite
 def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)):
     lines = ["rubric g { version = 1 }", "contract { scale = score[-1000, 1000] }"]
-    numeric, boolean = [], []
+    numeric: list[str] = []
+    boolean: list[str] = []
     for i in range(draw(st.integers(2, 5))):
         t = draw(st.sampled_from(NUMERIC_TYPES + ["bool"]))
         opt = draw(st.booleans())
@@ -296,5 +297,6 @@ sink s
 readout pointwise { output = score[0, 100000000000000000] }
 """
     graph = check_source(src, "g.rbg").graph
+    assert graph is not None
     row = [2**53, 1, 1]
     assert compile_plan(graph)(*row) == _reference(graph, row) == (math.fsum((2**53, 1, 1)) / 3,)

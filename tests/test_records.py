@@ -119,7 +119,8 @@ def test_records_are_frozen_attrs_classes_with_generated_equality_and_hash():
         b: str = attrs.field(eq=False, default="")
 
     p = P(1, "x")
-    assert attrs.has(P) and attrs.fields(P).a.name == "a"
+    is_attrs = attrs.has(P)  # a variable: as a condition it would narrow P to AttrsInstance
+    assert is_attrs and attrs.fields(P).a.name == "a"
     assert p == P(1, "y") and hash(p) == hash(P(1, "y")) and p != P(2)
     assert "__dict__" not in dir(p)  # slotted, as attrs.frozen makes it
     with pytest.raises(attrs.exceptions.FrozenInstanceError):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -199,9 +200,9 @@ def _tau_runs():
 
 def _as_trajectory(actions):
     """The gold actions as an agent's trajectory: one assistant call each, with its tool result."""
-    messages = [{"role": "user", "content": "Please help."}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Please help."}]
     for i, action in enumerate(actions):
-        call = {"id": f"call_{i}", "type": "function", "function": {"name": action["name"]}}
+        call: dict[str, Any] = {"id": f"call_{i}", "type": "function", "function": {"name": action["name"]}}
         call["function"]["arguments"] = json.dumps(action["kwargs"])
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": f"call_{i}", "content": "{}"})

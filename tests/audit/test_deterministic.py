@@ -19,7 +19,7 @@ PROBLEM = (
 
 def test_typos_keep_every_number_and_pass_their_check():
     noisy = deterministic.typo_noise(PROBLEM, Random(0), rate=0.3)
-    assert noisy != PROBLEM
+    assert noisy is not None and noisy != PROBLEM
     assert deterministic._NUMBER.findall(noisy) == ["16", "4,000", "2.5"]
     assert deterministic.check_typos(PROBLEM, noisy) is None
 
@@ -44,7 +44,7 @@ def test_typos_are_the_same_for_the_same_seed_item_and_operator():
 )
 def test_the_typo_check_accepts_only_inner_swaps(variant, why):
     problem = deterministic.check_typos(PROBLEM, variant)
-    assert (problem is None) if why is None else (why in problem)
+    assert (problem is None) if why is None else (problem is not None and why in problem)
 
 
 @settings(max_examples=60, deadline=None)

@@ -74,7 +74,9 @@ readout pointwise { output = bool }
         for op in load_perturbations().values()
         if "checks_format" in op.unless
     ]
-    assert reasons and all("criterion `valid` checks the response's format (rule.json_valid)" in r for r in reasons)
+    assert reasons and all(
+        "criterion `valid` checks the response's format (rule.json_valid)" in (r or "") for r in reasons
+    )
 
 
 PAIRWISE = """rubric {name} {{ version = 1 }}
@@ -102,7 +104,7 @@ def test_the_order_shown_reaches_a_set_verdict_when_any_graph_resolves_by_positi
         return attrs.evolve(judge_info(graphs[0], items), graphs={g.name: g for g in graphs})
 
     by_tie = judge(pairwise_graph("alpha", "tie"), pairwise_graph("beta", "tie"))
-    assert all("`resolve = tie`, not by position" in why_skipped(op, by_tie) for op in swaps)
+    assert all("`resolve = tie`, not by position" in (why_skipped(op, by_tie) or "") for op in swaps)
     mixed = judge(pairwise_graph("alpha", "tie"), pairwise_graph("beta", "first"))
     assert all(why_skipped(op, mixed) is None for op in swaps)
 

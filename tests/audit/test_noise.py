@@ -2,9 +2,11 @@
 nothing shows no excess over it."""
 
 import random
+from typing import cast
 
 import attrs
 
+from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.metrics import Scorer
 
 
@@ -18,17 +20,17 @@ def _trace(value):
 
 
 def test_identical_repeats_have_no_noise():
-    assert Scorer(_Judge(), 0).repeat_flips([_trace(True)] * 3) == (0, 3)
+    assert Scorer(cast(JudgeInfo, _Judge()), 0).repeat_flips([_trace(True)] * 3) == (0, 3)
 
 
 def test_one_repeat_measures_no_noise():
     # Nothing to compare it with: 0 flips of 0 measured, not 0 of 1.
-    assert Scorer(_Judge(), 0).repeat_flips([_trace(True)]) == (0, 0)
+    assert Scorer(cast(JudgeInfo, _Judge()), 0).repeat_flips([_trace(True)]) == (0, 0)
 
 
 def test_failed_repeats_are_neither_flips_nor_measured():
     failed = {"readout": {"status": "error", "decision": None}}
-    scorer = Scorer(_Judge(), 0)
+    scorer = Scorer(cast(JudgeInfo, _Judge()), 0)
     assert scorer.repeat_flips([_trace(True), failed, _trace(True)]) == (0, 2)
     assert scorer.loo_flips([failed, failed], [_trace(True), _trace(True)]) == (0, 0)
     assert scorer.repeat_flips([failed] * 3) == (0, 0)
@@ -37,7 +39,7 @@ def test_failed_repeats_are_neither_flips_nor_measured():
 def test_a_no_effect_perturbation_shows_no_excess_on_average():
     # A judge that says True with probability 0.7, independently each time:
     # a "variant" is just more draws of the same judge.
-    scorer = Scorer(_Judge(), 0)
+    scorer = Scorer(cast(JudgeInfo, _Judge()), 0)
     rng = random.Random(1)
     noise = excess = 0
     trials = 4000

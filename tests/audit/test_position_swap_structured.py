@@ -6,6 +6,7 @@ first position flips on every swap."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rubriclang.items.render import render
 from rubriclang.items.shape import FieldSpec
@@ -24,7 +25,7 @@ readout pairwise { epsilon = 0.1, resolve = tie }
 
 def _run(n: int, done: bool) -> list[dict]:
     call = {"id": f"c{n}", "type": "function", "function": {"name": "book", "arguments": json.dumps({"n": n})}}
-    turns = [{"role": "user", "content": f"Book flight {n}."}]
+    turns: list[dict[str, Any]] = [{"role": "user", "content": f"Book flight {n}."}]
     if done:
         turns += [
             {"role": "assistant", "content": None, "tool_calls": [call]},

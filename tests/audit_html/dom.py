@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from typing import Any
 
 import attrs
 from attrs import field
@@ -59,7 +60,7 @@ class Node:
 
     tag: str
     attrs: dict
-    children: list[Node | str] = field(factory=list)
+    children: list[Any] = field(factory=list)  # Node or str
 
     @property
     def text(self) -> str:

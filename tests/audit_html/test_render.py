@@ -7,6 +7,7 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -220,7 +221,7 @@ def test_an_audit_without_findings_says_there_is_nothing_to_review(report):
 def test_a_position_swap_matches_candidates_by_id():
     report = make_report()
     f = report["flips"][0]
-    texts = {
+    texts: dict[str, Any] = {
         "input": "Which is better?",
         "candidates": [["a", "First answer."], ["b", "Second answer."]],
         "reference": None,

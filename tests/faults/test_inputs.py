@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import threading
+from typing import Any
 
 import pytest
 
@@ -132,7 +133,7 @@ def test_a_surrogate_pair_is_a_character_and_is_accepted(tmp_path):
 
 def test_values_nested_a_little_are_still_read(tmp_path):
     g, _ = setup(tmp_path)
-    deep = {"a": 1}
+    deep: dict[str, Any] = {"a": 1}
     for _ in range(60):
         deep = {"b": [deep, "[[[{{{"]}
     items = write_jsonl(tmp_path / "items.jsonl", [{**item(0), "gold": 3, "extra": deep}])

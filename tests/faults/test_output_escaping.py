@@ -316,4 +316,4 @@ def test_everything_through_the_guard_is_data_and_only_redraw_line_draws():
         "\\u000d  12 judgments\\u001b[K" + "item ok\\u000dFORGED" + "\r  13 judgments \\u001b[2J\x1b[K"
     )
     with pytest.raises(TypeError):
-        guarded.write(b"bytes")
+        guarded.write(b"bytes")  # type: ignore[arg-type]  # the wrong type, on purpose

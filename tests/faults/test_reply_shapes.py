@@ -7,6 +7,7 @@ product's words, never a Python exception's."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -141,7 +142,7 @@ def test_a_batch_import_reads_content_parts_and_counts_a_refusal_as_missing(tmp_
     exported = CliRunner().invoke(cli, ["batch", "export", str(g), str(items), "-o", str(requests), "--model", "judge"])
     assert exported.exit_code == 0, exported.output
     ids = [json.loads(line)["custom_id"] for line in requests.read_text().splitlines()]
-    messages = [{"content": _parts(ANSWER)}, {"content": None, "refusal": "Not this one."}]
+    messages: list[dict[str, Any]] = [{"content": _parts(ANSWER)}, {"content": None, "refusal": "Not this one."}]
     results = tmp_path / "results.jsonl"
     results.write_text(
         "".join(

@@ -20,7 +20,7 @@ INTS = [("", k) for k in ("repeats", "seed", "limit", "concurrency")] + [
     (t, k) for t in BACKENDS for k in ("seed", "max_tokens", "max_retries")
 ]
 # A value of the right type for each top-level scalar field (others: tables, lists).
-RIGHT = {
+RIGHT: dict[str, type | tuple[type, ...]] = {
     "annotations": str,
     "recorded": str,
     "repeats": int,
@@ -71,8 +71,8 @@ def test_a_number_out_of_range_is_refused_at_its_line(tmp_path, table, key):
 @pytest.mark.parametrize("value", list(WRONG))
 @pytest.mark.parametrize("key", list(RIGHT))
 def test_a_top_level_value_of_the_wrong_type_is_refused_at_its_line(tmp_path, key, value):
-    kind = WRONG[value]
-    if kind is not None and (kind is RIGHT[key] or (isinstance(RIGHT[key], tuple) and kind in RIGHT[key])):
+    kind, right = WRONG[value], RIGHT[key]
+    if kind is not None and (kind is right or (isinstance(right, tuple) and kind in right)):
         return  # the right type: range and existence checks are tested elsewhere
     _refused(tmp_path, "", f"{key} = {value}")
 

@@ -21,6 +21,7 @@ def test_a_hit_returns_the_call_as_made_with_its_latency_and_attempts(tmp_path):
     assert cache.get(key) is None
     cache.put(key, "http://h/v1", Completion("Score: 4", "m", None, 10, 3, "stop", 812.5, 2))
     hit = cache.get(key)
+    assert hit is not None
     assert (hit.text, hit.latency_ms, hit.attempts, hit.cached) == ("Score: 4", 812.5, 2, True)
     assert (cache.hits, cache.misses) == (1, 1)
 

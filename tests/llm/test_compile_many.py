@@ -63,7 +63,7 @@ def scripted(plan: dict[str, str], delay: float = 0.0, held: tuple[set[str], thr
         name = named(body, plan)
         if held and name in held[0]:
             assert held[1].wait(20), f"{name} was held and never released"
-        kind = plan.get(name, "bad")
+        kind = plan.get(name or "", "bad")
         repaired = len(body["messages"]) > 2
         program = GOOD if kind == "good" or (kind == "repair" and repaired) else BAD
         return "```rbg\n" + program.format(name=name or "unknown") + "```\n"
@@ -306,6 +306,6 @@ def test_killed_compile_resumes_without_compiling_any_spec_twice(tmp_path):
         r = subprocess.run([*cmd, "--format", "json"], cwd=ROOT, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)["compiled"] == len(plan)
-        asked = [named(c.body, plan) for c in server.chats]
+        asked = [named(c.body or {}, plan) for c in server.chats]
     for sid in finished:
         assert sum(1 for n in asked if n == sid) == 1, sid

@@ -18,6 +18,7 @@ GRAMMAR = EXTENSION / "syntaxes" / "rbg.tmLanguage.json"
 @pytest.fixture(scope="module")
 def gen_names():
     spec = importlib.util.spec_from_file_location("gen_names", EXTENSION / "scripts" / "gen_names.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -34,7 +35,8 @@ def test_every_catalog_name_is_highlighted_as_a_whole_word(kind, entry):
     for name in getattr(load_catalog(plugins=False), kind):
         assert pattern.fullmatch(name), name
         assert not pattern.search(name + "x"), name
-        assert pattern.search(f"= {name}(value: a)").group() == name
+        found = pattern.search(f"= {name}(value: a)")
+        assert found and found.group() == name
 
 
 def test_the_names_pattern_groups_by_namespace(gen_names):

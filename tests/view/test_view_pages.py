@@ -133,7 +133,8 @@ def test_the_item_page_renders_the_prompt_from_the_template_with_the_reply(clien
 
 def _items_shown(client, href: str) -> list[str]:
     """Every item the items view lists for `href`, over all its pages."""
-    shown, page = [], href
+    shown: list[str] = []
+    page: str | None = href
     while page:
         dom = Dom(client.get(page).text)
         shown += [
