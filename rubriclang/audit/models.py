@@ -81,8 +81,14 @@ class Models:
         if not self._no_cache:
             return self.cache
         if self._private_cache is None:
-            self._private = tempfile.TemporaryDirectory(prefix="rbg-audit-")
-            self._private_cache = CallCache(os.path.join(self._private.name, "calls.sqlite"))
+            try:
+                self._private = tempfile.TemporaryDirectory(prefix="rbg-audit-")
+                self._private_cache = CallCache(os.path.join(self._private.name, "calls.sqlite"))
+            except (sqlite3.Error, OSError) as exc:
+                raise ModelUnavailable(
+                    f"cannot make the audit's private call cache in {tempfile.gettempdir()}: {exc} (free some space "
+                    "there or set TMPDIR, or give --no-reuse to ask the server for every judgment)"
+                ) from None
         return self._private_cache
 
     @property
@@ -125,9 +131,9 @@ class Models:
         self.connections.stop()
         if self._cache is not None:
             self._cache.close()
-        if self._private is not None:
-            assert self._private_cache is not None
+        if self._private_cache is not None:
             self._private_cache.close()
+        if self._private is not None:
             self._private.cleanup()
 
 

@@ -154,3 +154,16 @@ def test_the_estimate_of_an_llm_rubric_operator_counts_only_the_criteria_it_rewr
     # rubric_paraphrase rewrote `quality`'s scale alone: `correct` and `clear` were reused.
     assert usage["reused"] == 2 * ITEMS * REPEATS * 2
     assert doc["phases"]["judge"]["calls"] == usage["calls"] == len(server.calls("judge"))
+
+
+def test_a_private_cache_that_cannot_be_made_is_an_error_saying_what_to_do(
+    rbg, scripted, tmp_path, items_file, monkeypatch
+):
+    import tempfile
+
+    server = scripted(_deterministic)
+    path = _suite(tmp_path, items_file, server.url)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no such folder"))
+    result = rbg("audit", path, "--out", tmp_path / "out", "--no-cache")
+    assert result.exit_code == 2 and "private call cache" in result.output and "--no-reuse" in result.output
+    assert "Traceback" not in result.output and server.calls("judge") == []
