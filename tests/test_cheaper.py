@@ -164,3 +164,17 @@ def test_items_whose_traced_judgment_failed_are_left_out_and_counted(project):
     # The 3 items without a reference: nothing to compare with, and no call made for them.
     assert matches["unjudged_items"] == 3 and matches["flip_rate"]["measured"] + matches["flip_rate"]["failed"] == 3
     assert len(cheap.requests) - before == 3
+
+
+def test_a_graph_without_llm_criteria_is_refused(project):
+    tmp_path, _, _ = project
+    (tmp_path / "rules.rbg").write_text(
+        "rubric rules { version = 1 }\ncontract { scale = bool }\n"
+        "criterion short: bool = rule.length { over = 100 }\n"
+        "sink short\nreadout pointwise { output = bool }\n"
+    )
+    result = rbg(
+        "audit", "cheaper", tmp_path / "rules.rbg", tmp_path / "items.jsonl", "--traces", tmp_path / "t.jsonl",
+        "--profile", "cheap",
+    )  # fmt: skip
+    assert result.exit_code == 2 and "has no LLM criterion" in result.output and "Traceback" not in result.output

@@ -134,6 +134,8 @@ def candidates(graph: CheckedGraph, names: Iterable[str], profile: str) -> tuple
     left out (answered with a group, already on the profile). Raises
     CheaperError on a name the graph has no LLM criterion of."""
     llm = {c.name: c for c in graph.criteria if LLMBackend.handles(c.procedure)}
+    if not llm:
+        raise CheaperError(f"the graph `{graph.name}` has no LLM criterion: no model to make cheaper")
     wanted = list(names) or list(llm)
     unknown = [n for n in wanted if n not in llm]
     if unknown:
