@@ -117,7 +117,7 @@ class Server:
         self.http.server_close()
 
 
-def audit(server: Server, suite: Path, *args: str) -> tuple[int, dict | None, str]:
+def audit(server: Server, suite: Path, *args: str) -> tuple[int, dict, str]:
     """(calls the server received, report.json or the estimate, the command's output)."""
     before = server.received
     result = CliRunner().invoke(cli, ["audit", str(suite), *args], catch_exceptions=False)
