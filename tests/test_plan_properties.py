@@ -22,8 +22,8 @@ NUMERIC_TYPES = ["ordinal[1, 5]", "score[0, 1]", "score[1, 10]", "ordinal[0, 3]"
 @st.composite
 def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)):
     lines = ["rubric g { version = 1 }", "contract { scale = score[-1000, 1000] }"]
-    numeric: list[str] = []
-    boolean: list[str] = []
+    numeric: list[tuple[str, bool]] = []  # (name, optional)
+    boolean: list[tuple[str, bool]] = []
     for i in range(draw(st.integers(2, 5))):
         t = draw(st.sampled_from(NUMERIC_TYPES + ["bool"]))
         opt = draw(st.booleans())
@@ -141,10 +141,8 @@ def _reference(graph, row):
         from rubriclang.catalog import load_catalog
 
         spec = load_catalog().operators[op.operator]
-        ports = {
-            p: [values[s] for s in slots] if spec.port(p).variadic else values[slots[0]]
-            for p, slots in op.ports.items()
-        }
+        variadic = {p.name for p in spec.ports if p.variadic}
+        ports = {p: [values[s] for s in slots] if p in variadic else values[slots[0]] for p, slots in op.ports.items()}
         types = {p: nodes[s[0]].type for p, s in op.ports.items() if len(s) == 1}
         values[op.name] = spec.function(ports, op.params, types)
         out.append(values[op.name])

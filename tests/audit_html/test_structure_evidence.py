@@ -5,6 +5,7 @@ lacks marked; its texts are escaped."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rubriclang.audit.html.evidence import changes
 from rubriclang.audit.html.structure import kind_of
@@ -14,7 +15,7 @@ from .fixture import IMG, SCRIPT
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "lookup" + IMG, "arguments": json.dumps({"q": SCRIPT})}}
 KEPT = [{"role": "user", "content": "Find it"}, {"role": "assistant", "content": "Done."}]
-WITH_CALL = [
+WITH_CALL: list[dict[str, Any]] = [
     KEPT[0],
     {"role": "assistant", "content": None, "tool_calls": [CALL]},
     {"role": "tool", "tool_call_id": "c1", "content": "found " + SCRIPT},

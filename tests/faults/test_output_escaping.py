@@ -252,7 +252,9 @@ def test_markdown_impact_table_keeps_one_row_per_item_whatever_the_ids(traced, t
     md = rbg("diff", graph, new, "--traces", evil_traces, "--format", "markdown").output
     assert _html_outside_code(md) == []
     table = [line for line in md.splitlines() if line.startswith("| ") and "onerror" in line]
-    changed = int(re.search(r"\*\*(\d+) decisions? change\*\*", md).group(1))
+    count = re.search(r"\*\*(\d+) decisions? change\*\*", md)
+    assert count, md
+    changed = int(count.group(1))
     assert changed and len(table) == changed
     assert all(line.count("|") - line.count("\\|") == 4 for line in table)
 
@@ -285,7 +287,9 @@ def test_dot_labels_are_escaped_whatever_they_hold(tmp_path):
     result = rbg("graph", g, "--format", "dot")
     assert result.exit_code == 0, result.output
     dot = result.output
-    tooltip = re.search(r'tooltip=("(?:[^"\\]|\\.)*")', dot).group(1)
+    found = re.search(r'tooltip=("(?:[^"\\]|\\.)*")', dot)
+    assert found, dot
+    tooltip = found.group(1)
     assert tooltip == '"Is \\"it\\" \\\\ right?\\n<b>\\\\u001b"'
     assert controls(dot) == set()
 

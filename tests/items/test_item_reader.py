@@ -13,13 +13,15 @@ from hypothesis import strategies as st
 from rubriclang.checker import check_source
 from rubriclang.interp.items import ItemError, item_from_json, item_to_json
 
-SHAPE = check_source(
+_GRAPH = check_source(
     "rubric r { version = 1 }\ncontract { scale = score[0, 1] }\n"
     "item { input: text, response: conversation, documents: documents? }\n"
     'criterion c: score[0, 1] = llm.compare { prompt = """\n## user\n{{documents}} {{input}}\n'
     '{{response_a}} {{response_b}} Reply as {"preference": "A"}.\n""" }\n'
     "sink c\nreadout pairwise {}\n"
-).graph.item_shape
+).graph
+assert _GRAPH is not None
+SHAPE = _GRAPH.item_shape
 
 
 def _run(calls: int) -> list[dict]:

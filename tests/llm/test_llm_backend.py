@@ -252,7 +252,12 @@ def test_a_prompt_prepared_for_a_cache_miss_is_not_prepared_again_to_ask(
     backend = backend_for(server, make_client, CallCache(str(tmp_path / "c.sqlite")))
     prepared = []
     real = backend_module.prepare
-    monkeypatch.setattr(backend_module, "prepare", lambda *a: prepared.append(a) or real(*a))
+
+    def recording(*a):
+        prepared.append(a)
+        return real(*a)
+
+    monkeypatch.setattr(backend_module, "prepare", recording)
     request = JudgmentRequest(ITEM, "response", RATE)
     assert backend.judge_known([request]) == [None]
 

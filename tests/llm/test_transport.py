@@ -66,6 +66,7 @@ class Server:
     async def __aexit__(self, *exc) -> None:
         for event in self._holds.values():
             event.set()
+        assert self._server is not None
         self._server.close()
 
     def release(self, name: str) -> None:
