@@ -97,6 +97,13 @@ def test_eval_estimate_counts_the_judges_calls_and_calls_no_server(here, server)
     assert doc["requests_at_most"] == judge["at_most"]["calls"] * (1 + 5)  # the default --max-retries, 5 a call
 
 
+@pytest.mark.parametrize("gate", [["--fail-under", "accuracy=0.5"], ["--min-coverage", "0.5"]])
+def test_eval_estimate_with_a_gate_is_refused_since_it_evaluates_nothing(here, server, gate):
+    r = rbg("eval", here / "judge.rbg", here / "items.jsonl", "--estimate", *gate, *_llm(server))
+    assert r.exit_code == 2 and "--estimate evaluates nothing" in r.output
+    assert server.requests == []
+
+
 def test_eval_estimate_of_replayed_traces_is_no_call_exactly(here, server):
     traces = here / "t.jsonl"
     traces.write_text("")

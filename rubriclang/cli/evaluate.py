@@ -118,6 +118,11 @@ def evaluate(
         raise click.UsageError(
             f"give one --traces file for every graph, or one per graph ({len(paths) - 1}); got {len(opts.traces)}"
         )
+    if llm.estimate and (gates.all() or opts.min_coverage is not None):
+        raise click.UsageError(
+            "--estimate evaluates nothing, so there is nothing for --fail-under, --fail-if or --min-coverage to gate: "
+            "give one of them"
+        )
     with contextlib.ExitStack() as stack:
         if llm.estimate:
             return _estimate(stack, paths[:-1], paths[-1], opts, judging, fallback, fmt, llm)
