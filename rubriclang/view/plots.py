@@ -105,6 +105,8 @@ def _line(
 
 
 def _svg(title: str, width: float, height: float, kind: str, body: list[Markup]) -> Markup:
+    # Wide enough for the title (13px bold: about 7.5px a character).
+    width = max(width, 16 + 7.5 * len(title))
     return el(
         "svg",
         {
@@ -246,12 +248,12 @@ def heatmap(
     shaded by its share of the largest count and labelled with its count;
     the cells whose row and column name the same label (agreement) are
     outlined in the accent; `hrefs` link cells to their items."""
-    cell, left, top = 46, 20 + 7 * min(max((len(r) for r in rows), default=1), MAX_LABEL), 64
+    cell, left, top = 46, max(72, 20 + 7 * min(max((len(r) for r in rows), default=1), MAX_LABEL)), 64
     width = left + cell * max(len(columns), 1) + 16
     height = top + cell * max(len(rows), 1) + 16
     top_count = max((k for row in counts for k in row), default=0) or 1
     body = [_text(left + cell * len(columns) / 2, 34, f"{column_axis} \u2192", anchor="middle", cls="axis")]
-    body.append(_text(8, top - 8, f"{row_axis} \u2193", cls="axis"))
+    body.append(_text(8, top - 24, f"{row_axis} \u2193", cls="axis"))
     for j, c in enumerate(columns):
         body.append(_text(left + cell * j + cell / 2, top - 8, _clip(c, 7), anchor="middle", fill=GREY, cls="tick"))
     for i, r in enumerate(rows):
@@ -361,7 +363,9 @@ def histogram(title: str, bins: Sequence[Bin], x_label: str, zero: bool = False)
             mark.append(_text((x0 + x1) / 2, sy(b.n) - 4, str(b.n), anchor="middle", size=9, cls="count"))
         body.append(el("a", {"href": b.href, "aria-label": what}, mark) if b.href and b.n else join(mark))
     if zero and lo <= 0 <= hi:
-        body.append(_line(sx(0), top, sx(0), sy(0), stroke=ACCENT, width=1.5, cls="zero"))
+        body.append(
+            _line(sx(0), top, sx(0), sy(0), stroke=ACCENT, width=1.5, cls="zero", extra={"stroke-dasharray": "5 4"})
+        )
     body.append(_line(left, sy(0), left + plot_w, sy(0), stroke=GREY))
     body.append(_text(left + plot_w / 2, height - 10, x_label, anchor="middle", cls="axis"))
     return _svg(title, width, height, "histogram", body)

@@ -316,3 +316,26 @@ def test_an_empty_or_blank_response_is_marked_not_a_blank_box(thirds):
         page = Dom(site.render("item", {"src": "trace.jsonl", "id": item_id}))
         (marker,) = page.with_class("empty")
         assert marker.attrs["aria-label"] == f"{said} text"
+
+
+def test_many_one_off_numeric_transitions_are_drawn_not_listed_and_the_rest_still_are():
+    import re
+
+    from rubriclang.review.impact import Impact, ItemImpact
+    from rubriclang.view.pages import LARGEST_SHIFTS
+    from rubriclang.view.sources import CompareSource, Sources
+
+    # 300 one-off transitions of a real-valued readout (shifts of ±0.05, ±0.15, ±0.25), and two to no number.
+    differences = [
+        ItemImpact(f"i{n:03d}", readable(1 + n / 100), readable(1 + n / 100 + (n % 6 - 2.5) / 10)) for n in range(300)
+    ]
+    differences += [ItemImpact("e1", "4", "error"), ItemImpact("e2", "4", "error")]
+    sources = Sources(compares=[CompareSource("a → b", "a", "b", Impact("t.jsonl", 400, tuple(differences)))])
+    page = Site(sources).render("compare", {"n": "0"})
+    (hist,) = _svgs(page, "histogram")
+    assert sum(int(b.get("data-n")) for b in _marks(hist, "rect", "bar")) == 300
+    dom = Dom(page)
+    assert "4 -> error" in dom.text and f"{differences[0].old} -> {differences[0].new}" not in dom.text
+    shifts = page.split('<table class="shifts">')[1].split("</table>")[0]
+    cells = re.findall(r"<td>([^<]*)</td></tr>", shifts)
+    assert len(cells) == LARGEST_SHIFTS and {abs(float(c)) for c in cells} == {0.25}  # the largest first
