@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Iterator
 from random import Random
 from typing import Any
 
@@ -206,6 +206,30 @@ def assumed_patches(op: Perturbation, judge: JudgeInfo) -> list[Patch]:
 # --- the whole suite -----------------------------------------------------------
 
 
+# Units started and not finished at most: their tasks are made as they
+# start, not one per item at once (a task and its frame cost about 1 KB).
+# Far above any `concurrency`, which bounds the LLM calls among them.
+_WINDOW = 1024
+
+
+async def _bounded(units: Iterator[Coroutine[Any, Any, None]], most: int) -> None:
+    """Run `units`, at most `most` at a time, each made as it starts; the
+    first to raise ends it (the others are cancelled)."""
+    pending: set[asyncio.Future] = set()
+    try:
+        for unit in units:
+            pending.add(asyncio.ensure_future(unit))
+            if len(pending) >= most:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()
+        for task in asyncio.as_completed(pending):
+            await task
+    finally:
+        for task in pending:
+            task.cancel()
+
+
 class Generation:
     """Runs every operator over the items, at most `concurrency` LLM units at
     once, calling `tick` as each item's variant is decided (`item_units`
@@ -248,13 +272,14 @@ class Generation:
         self.on_fields = fields.RuleVariants(items)
         for op in ops:
             self.out.counts.setdefault(op.name, collections.Counter())
-        units = []
-        for op in ops:
-            if op.judge_side:
-                units.append(self._judge_side(op, items))
-            else:
-                units += [self._item_side(op, item) for item in items]
-        await asyncio.gather(*units)
+        units = (
+            unit
+            for op in ops
+            for unit in (
+                [self._judge_side(op, items)] if op.judge_side else (self._item_side(op, item) for item in items)
+            )
+        )
+        await _bounded(units, _WINDOW)
         self.out.variants.sort(key=lambda v: v.id)
         self.out.patches.sort(key=lambda p: p.id)
         self.out.log.sort(key=lambda e: (e["operator"], e["variant"], e["criterion"] or ""))
