@@ -41,6 +41,11 @@ def _marks(root: ET.Element, tag: str, cls: str) -> list[ET.Element]:
     return [e for e in root.iter(f"{SVG}{tag}") if cls in (e.get("class") or "").split()]
 
 
+def _n(mark: ET.Element) -> int:
+    """How many items a mark (a point, a cell, a bar) stands for."""
+    return int(mark.get("data-n", "0"))
+
+
 def _svgs(page: str, kind: str) -> list[ET.Element]:
     """The plots of `kind` (`scatter`, `heatmap`, ...) on an HTML page, parsed."""
     out = []
@@ -58,7 +63,7 @@ def _svgs(page: str, kind: str) -> list[ET.Element]:
 def test_a_scatter_counts_overlapping_points_as_one_mark_and_draws_the_diagonal():
     root = _svg(plots.scatter("Decision against gold", [(1, 1)] * 3 + [(2, 3), (4.5, 4)], "gold", "decision"))
     points = _marks(root, "circle", "point")
-    assert sorted(int(p.get("data-n")) for p in points) == [1, 1, 3]
+    assert sorted(_n(p) for p in points) == [1, 1, 3]
     assert len(_marks(root, "line", "diagonal")) == 1
     assert "3" in [t.text for t in _marks(root, "text", "count")]
     assert {t.text for t in _marks(root, "text", "tick")} >= {"1", "2", "3", "4", "5"}
@@ -77,7 +82,7 @@ def test_a_heat_map_has_a_cell_per_pair_with_its_count_and_links_only_counted_ce
         )
     )
     cells = _marks(root, "rect", "cell")
-    assert [int(c.get("data-n")) for c in cells] == [3, 0, 1, 0, 5, 0]
+    assert [_n(c) for c in cells] == [3, 0, 1, 0, 5, 0]
     assert [t.text for t in _marks(root, "text", "count")] == ["3", "0", "1", "0", "5", "0"]
     assert [a.get("href") for a in root.iter(f"{SVG}a")] == [
         "/items?gold=a&decision=a",
@@ -90,7 +95,7 @@ def test_a_histogram_has_a_bar_per_bin_and_marks_no_change():
     bins = plots.bins_of([-1.0, -1.0, 2.0], zero=True)
     assert [(b.low, b.n) for b in bins] == [(-1.5, 2), (-0.5, 0), (0.5, 0), (1.5, 1)]
     root = _svg(plots.histogram("Shifts", bins, "new − old", zero=True))
-    assert [int(b.get("data-n")) for b in _marks(root, "rect", "bar")] == [2, 0, 0, 1]
+    assert [_n(b) for b in _marks(root, "rect", "bar")] == [2, 0, 0, 1]
     assert len(_marks(root, "line", "zero")) == 1
     real = plots.bins_of([0.1 * i for i in range(100)])
     assert len(real) == 10 and sum(b.n for b in real) == 100
@@ -121,7 +126,7 @@ def test_rates_are_drawn_over_the_noise_band():
         )
     )
     band = _marks(root, "rect", "band")
-    assert len(band) == 1 and float(band[0].get("width")) > 0
+    assert len(band) == 1 and float(band[0].get("width", "0")) > 0
     assert len(_marks(root, "circle", "estimate")) == 1
     assert "repeat noise: 0.100 [0.050, 0.200]" in [t.text for t in root.iter(f"{SVG}text")]
 
@@ -130,7 +135,7 @@ def test_every_text_of_a_plot_is_escaped():
     markup = plots.scatter(SCRIPT, [(1, 2)], SCRIPT, f"x {SCRIPT}")
     root = _svg(markup)
     assert not any(e.tag.endswith("script") for e in root.iter())
-    assert root.find(f"{SVG}title").text == SCRIPT and "<script>" not in markup
+    assert [t.text for t in root.iter(f"{SVG}title")][0] == SCRIPT and "<script>" not in markup
     heat = _svg(plots.heatmap(SCRIPT, [SCRIPT], [SCRIPT], [[1]], SCRIPT, SCRIPT, [["/i?a=<b>"]]))
     assert not any(e.tag.endswith("script") for e in heat.iter())
 
@@ -140,7 +145,7 @@ def test_every_text_of_a_plot_is_escaped():
 def test_a_scatter_is_the_same_bytes_whatever_the_order_and_counts_every_point(points):
     markup = plots.scatter("s", points, "gold", "decision")
     assert markup == plots.scatter("s", list(reversed(points)), "gold", "decision")
-    assert sum(int(p.get("data-n")) for p in _marks(_svg(markup), "circle", "point")) == len(points)
+    assert sum(_n(p) for p in _marks(_svg(markup), "circle", "point")) == len(points)
 
 
 def test_numbers_follow_one_rule():
@@ -175,12 +180,12 @@ def test_the_eval_page_draws_decision_against_gold_the_confusion_and_each_metric
     page = site.render("eval", {})
     data = json.loads(run["eval"].read_text(encoding="utf-8"))["modes"]["pointwise"]
     (scatter,) = _svgs(page, "scatter")
-    shown = sum(int(p.get("data-n")) for p in _marks(scatter, "circle", "point"))
+    shown = sum(_n(p) for p in _marks(scatter, "circle", "point"))
     rows = site.sources.trace("trace.jsonl").table.rows
     assert shown == sum(r.number is not None and r.gold is not None for r in rows)
     assert _marks(scatter, "line", "diagonal")
     (heat,) = _svgs(page, "heatmap")
-    assert sum(int(c.get("data-n")) for c in _marks(heat, "rect", "cell")) == sum(r.gold is not None for r in rows)
+    assert sum(_n(c) for c in _marks(heat, "rect", "cell")) == sum(r.gold is not None for r in rows)
     metrics, differences = _svgs(page, "estimates")
     assert len(_marks(metrics, "circle", "estimate")) == sum(len(m) for m in data["metrics"].values())
     assert len(_marks(differences, "circle", "estimate")) == sum(len(m) for m in data["differences"].values())
@@ -192,8 +197,8 @@ def test_the_compare_page_draws_old_against_new_and_the_shifts_with_the_largest_
     (scatter,) = _svgs(page, "scatter")
     (hist,) = _svgs(page, "histogram")
     differing = len(cmp.impact.differences)
-    assert sum(int(p.get("data-n")) for p in _marks(scatter, "circle", "point")) == differing
-    assert sum(int(b.get("data-n")) for b in _marks(hist, "rect", "bar")) == differing
+    assert sum(_n(p) for p in _marks(scatter, "circle", "point")) == differing
+    assert sum(_n(b) for b in _marks(hist, "rect", "bar")) == differing
     assert _marks(hist, "line", "zero")
     links = [h for h in Dom(page).hrefs() if h.startswith("/item?")]
     assert sorted(parse_qs(urlsplit(h).query)["id"][0] for h in links) == sorted(
@@ -213,7 +218,7 @@ def test_the_audit_page_draws_each_operators_flip_rate_over_the_repeat_noise(sit
     assert len(_marks(chart, "circle", "estimate")) == len(measured)
     (band,) = _marks(chart, "rect", "band")
     noise = report["metrics"]["repeat_flip_rate"]
-    assert readable(noise["high"], "figure") in band.get("aria-label")
+    assert readable(noise["high"], "figure") in band.get("aria-label", "")
 
 
 def test_every_finding_in_the_review_queue_links_to_its_evidence(site):
@@ -275,9 +280,9 @@ THIRDS = 4.6666666667
 
 
 @pytest.fixture(scope="module")
-def thirds(tmp_path_factory) -> dict[str, Path]:
+def thirds(tmp_path_factory) -> dict:
     """The fixture's items with gold 4.6666666667 and two with an empty and
-    an all-blank response, and their trace."""
+    an all-blank response, their trace, and (`ids`) the items' ids in order."""
     folder = tmp_path_factory.mktemp("thirds")
     rows = [dict(i, gold=THIRDS) for i in items()[:30]]
     rows[1]["response"] = ""
@@ -286,7 +291,7 @@ def thirds(tmp_path_factory) -> dict[str, Path]:
     paths["graph"].write_text(GRAPH, encoding="utf-8")
     paths["items"].write_text("".join(json.dumps(i) + "\n" for i in rows), encoding="utf-8")
     _trace(paths["graph"], paths["items"], paths["trace"])
-    paths["ids"] = [r["id"] for r in rows]  # type: ignore[assignment]
+    paths["ids"] = [r["id"] for r in rows]
     return paths
 
 
@@ -333,7 +338,7 @@ def test_many_one_off_numeric_transitions_are_drawn_not_listed_and_the_rest_stil
     sources = Sources(compares=[CompareSource("a → b", "a", "b", Impact("t.jsonl", 400, tuple(differences)))])
     page = Site(sources).render("compare", {"n": "0"})
     (hist,) = _svgs(page, "histogram")
-    assert sum(int(b.get("data-n")) for b in _marks(hist, "rect", "bar")) == 300
+    assert sum(_n(b) for b in _marks(hist, "rect", "bar")) == 300
     dom = Dom(page)
     assert "4 -> error" in dom.text and f"{differences[0].old} -> {differences[0].new}" not in dom.text
     shifts = page.split('<table class="shifts">')[1].split("</table>")[0]
