@@ -179,7 +179,8 @@ def fill_digest(template: Template) -> str:
     role and parsed body) and of FILL_VERSION: two templates with one digest
     fill any values to the same messages."""
     import hashlib  # here: the checker imports this module, and never needs them
-    import json
+
+    from rubriclang.canonical import canonical_json
 
     def plain(body: Body) -> list[Any]:
         out: list[Any] = []
@@ -193,9 +194,7 @@ def fill_digest(template: Template) -> str:
         return out
 
     shape = {"fill": FILL_VERSION, "messages": [[m.role, plain(m.body)] for m in template.messages]}
-    return hashlib.sha256(
-        json.dumps(shape, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
-    ).hexdigest()
+    return hashlib.sha256(canonical_json(shape).encode()).hexdigest()
 
 
 _FLATS_KEPT = 64  # flattened bodies kept per message

@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.checker.graph import CheckedGraph, Criterion
 from rubriclang.errors import LocatedError
 from rubriclang.interp.backend import JudgmentRequest
@@ -81,8 +82,7 @@ class BatchCall:
 
 
 def body_hash(body: dict) -> str:
-    blob = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
 
 
 def custom_id(item: str, candidate: str, criterion: str, body: dict) -> str:

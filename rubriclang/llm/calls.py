@@ -82,6 +82,10 @@ class Caller:
         known = self._fingerprints.get(memo)
         if known is not None:
             return known
+        # Not canonical_json: this text escapes non-ASCII (\uXXXX) where
+        # canonical_json keeps it, and traces store the hash, which a resume
+        # compares, so switching would refuse every resumed run on a server,
+        # model or profile named with a non-ASCII character.
         blob = json.dumps(
             {
                 "server": self.client.identity,

@@ -26,11 +26,11 @@ cache answers it.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.llm.client import ChatRequest, Completion
 
 CHARS_PER_TOKEN = 4
@@ -144,7 +144,7 @@ class Estimate:
     def record(self, request: ChatRequest, model: str | None, identity: str) -> str:
         """Tally `request` unless an identical one was (the call cache
         answers it); its key, either way."""
-        key = hashlib.sha256(json.dumps([identity, request.body(model or "")], sort_keys=True).encode()).hexdigest()
+        key = hashlib.sha256(canonical_json([identity, request.body(model or "")]).encode()).hexdigest()
         # A request that carries an unreadable reply of ours asks again.
         first = not any(str(m.get("content") or "").startswith(_UNREADABLE) for m in request.messages)
         if key in self._seen:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.interp.compiled import (
     COMPILED,
     ERROR,
@@ -59,8 +59,7 @@ class SpecLine:
 
 def spec_hash(fields: dict[str, Any]) -> str:
     """The hash of a spec's tables, canonical JSON: key order and layout do not count."""
-    text = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_json(fields).encode()).hexdigest()
 
 
 def check_id(value: Any, where: str) -> str:
