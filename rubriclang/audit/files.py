@@ -56,7 +56,7 @@ class Lazy(Sequence):
     def __len__(self) -> int:
         return len(self.source)
 
-    def __getitem__(self, n):  # type: ignore[override]  # no slices: an element at a time
+    def __getitem__(self, n):  # no slices: an element at a time
         return self.make(self.source[n])
 
     def __iter__(self) -> Iterator[Any]:

@@ -164,7 +164,7 @@ class Elements(Sequence):
     def __len__(self) -> int:
         return len(self.spans) // 2
 
-    def __getitem__(self, n):  # type: ignore[override]  # no slices: an element at a time
+    def __getitem__(self, n):  # no slices: an element at a time
         if not -len(self) <= n < len(self):
             raise IndexError(n)
         with self._open() as fh:

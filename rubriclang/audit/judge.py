@@ -10,6 +10,7 @@ policy), or one graph, the set of one that judges every item.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -134,7 +135,7 @@ def judge_graphs(source: JudgeSource) -> dict[str, CheckedGraph]:
     return source.by_id() if isinstance(source, GraphSet) else {source.name: source}
 
 
-def routes(source: JudgeSource, items: list[Item]) -> dict[str, Resolved]:
+def routes(source: JudgeSource, items: Iterable[Item]) -> dict[str, Resolved]:
     """Item id -> how the judge judges it."""
     if isinstance(source, GraphSet):
         return {it.id: source.resolve(it) for it in items}
@@ -142,7 +143,7 @@ def routes(source: JudgeSource, items: list[Item]) -> dict[str, Resolved]:
     return {it.id: one for it in items}
 
 
-def judge_info(source: JudgeSource, items: list[Item], positive: bool = True) -> JudgeInfo:
+def judge_info(source: JudgeSource, items: Sequence[Item], positive: bool = True) -> JudgeInfo:
     """The judge's type and reads; raises JudgeError when the items and the
     graphs' readouts do not fit together, or the graphs of a set do not
     answer in one type (naming the first that differs)."""

@@ -83,7 +83,7 @@ class Stored(Sequence):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __getitem__(self, n):  # type: ignore[override]  # no slices: an element at a time
+    def __getitem__(self, n):  # no slices: an element at a time
         if not -len(self) <= n < len(self):
             raise IndexError(n)
         n %= len(self)
