@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -344,3 +345,31 @@ def test_many_one_off_numeric_transitions_are_drawn_not_listed_and_the_rest_stil
     shifts = page.split('<table class="shifts">')[1].split("</table>")[0]
     cells = re.findall(r"<td>([^<]*)</td></tr>", shifts)
     assert len(cells) == LARGEST_SHIFTS and {abs(float(c)) for c in cells} == {0.25}  # the largest first
+
+
+def test_pairwise_margins_are_a_histogram_whose_bars_link_to_their_items():
+    import types
+
+    from rubriclang.view.sources import Sources
+    from rubriclang.view.table import row_of
+
+    def rec(n: int, margin: float) -> dict:
+        readout = {"status": "ok", "decision": "x" if margin > 0 else "y", "raw": None, "margin": margin, "error": None}
+        return {
+            "item": f"p{n}",
+            "mode": "pairwise",
+            "candidates": ["x", "y"],
+            "criteria": {},
+            "gold": "x",
+            "readout": readout,
+        }
+
+    rows = [row_of(n + 1, rec(n, (n % 9 - 4) / 2)) for n in range(50)]
+    # A trace source of these rows alone: all the plots read of a trace.
+    trace: Any = types.SimpleNamespace(label="t.jsonl", table=types.SimpleNamespace(rows=rows))
+    drawn = Site(Sources())._plots(trace)
+    root = _svg(drawn["histogram"])
+    bars = _marks(root, "rect", "bar")
+    assert sum(_n(b) for b in bars) == 50 and _marks(root, "line", "zero")
+    links = [a.get("href") or "" for a in root.iter(f"{SVG}a")]
+    assert len(links) == sum(_n(b) > 0 for b in bars) and all("low=" in h and "high=" in h for h in links)
