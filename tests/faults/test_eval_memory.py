@@ -12,7 +12,9 @@ import pytest
 from .peak_memory import GRAPH, RBG, peak_rss, write_items
 
 
-@pytest.mark.parametrize("traced", [False, True], ids=["judging", "traces"])
+# The judging case is `make test`'s one memory-growth test (each runs the command over 22,000 items);
+# CI runs the others, marked slow.
+@pytest.mark.parametrize("traced", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["judging", "traces"])
 def test_evals_memory_grows_by_well_under_a_kilobyte_an_item(tmp_path, traced):
     graph = tmp_path / "g.rbg"
     graph.write_text(GRAPH)

@@ -13,12 +13,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from .peak_memory import RBG, peak_rss
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from bench_structured import GRAPH, make_items  # noqa: E402  (benchmarks/ is not a package)
 
 
+# Runs the command over 11,000+ items: CI runs it; `make test` keeps test_eval_memory's judging case.
+@pytest.mark.slow
 def test_run_over_conversation_items_grows_by_well_under_a_kilobyte_an_item(tmp_path):
     graph = tmp_path / "g.rbg"
     graph.write_text(GRAPH)
