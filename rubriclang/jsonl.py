@@ -11,6 +11,21 @@ value tables, specs, batch results), an object with one key twice (JSON
 readers differ in which value they keep, so one of them would be lost
 unseen). A UTF-8 byte order mark at the start is skipped, as it is for
 `.rbg` files.
+
+A last line with no newline is "torn" when a killed writer left it. Each
+kind of file reads it by one of three policies, chosen where it is read:
+
+- What users write (`read_jsonl`: items, value tables, specs, batch
+  results; also the audit's `validation.jsonl`, written whole): it is a line
+  like any other, since editors often leave the newline off; one that is
+  not JSON is an error at `path:line`.
+- What rubriclang appends to (`JsonLines(keep_torn=True)`: traces, the
+  audit's `runs.jsonl`): it is not decoded but kept in `torn`, for the
+  caller to report or cut; every complete line must read.
+- What rubriclang records only to save work later (`readable_prefix`: the
+  compiler's logs): the records before the first line that is torn or
+  cannot be read, or none for a file that cannot be opened; the rest reads
+  as not done, so it is done again.
 """
 
 from __future__ import annotations
@@ -92,6 +107,27 @@ def read_jsonl(path: str, error: ErrorType, what: str = "JSON") -> Iterator[tupl
     read raises `error(path, ...)`. A key given twice in one object is an
     error."""
     return iter(JsonLines(path, error, what, unique_keys=True))
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _unreadable(*_: Any) -> Exception:
+    return _Unreadable()
+
+
+def readable_prefix(path: str) -> list[Any]:
+    """The decoded lines of `path` before the first one that is torn or
+    cannot be read (the third policy above); [] for a file that cannot be
+    opened."""
+    out: list[Any] = []
+    try:
+        for _, value in JsonLines(path, _unreadable, keep_torn=True):
+            out.append(value)
+    except _Unreadable:
+        pass
+    return out
 
 
 class JsonLines:

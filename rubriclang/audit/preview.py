@@ -5,14 +5,20 @@ them: they are the folder's sealed suite."""
 
 from __future__ import annotations
 
-import json
 import os
 
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.seal import Sealed
 from rubriclang.audit.variants import texts
+from rubriclang.jsonl import read_jsonl
 
 SCHEMA = "rubriclang.audit.preview/1"
+
+
+def _damaged(where: str, message: str, hint: str = "") -> Exception:
+    from rubriclang.audit.pipeline import AuditError  # the pipeline imports this module
+
+    return AuditError(f"{where}: {message}", hint or "generate the suite again into a new --out")
 
 
 def preview_doc(sealed: Sealed, judge: JudgeInfo, validation_path: str) -> dict:
@@ -37,10 +43,12 @@ def preview_doc(sealed: Sealed, judge: JudgeInfo, validation_path: str) -> dict:
                 "perturbed": perturbed,
             }
         )
-    log = []
-    if os.path.exists(validation_path):
-        with open(validation_path, encoding="utf-8") as fh:
-            log = [json.loads(line) for line in fh if line.strip()]
+    # Written whole (atomically), so a line that does not read is damage: an error naming it.
+    log = (
+        [v for _, v in read_jsonl(validation_path, _damaged, what="validation record")]
+        if os.path.exists(validation_path)
+        else []
+    )
     return {
         "schema": SCHEMA,
         "sealed": sealed.hash,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
@@ -36,6 +35,7 @@ from rubriclang.interp.engine import Interpreter
 from rubriclang.interp.graphset import Resolved
 from rubriclang.interp.items import Item
 from rubriclang.interp.trace import STALE_SHOWN, item_hash
+from rubriclang.jsonl import JsonLines
 from rubriclang.safeio import cut_torn_line, write_atomic
 
 SCHEMA = "rubriclang.audit.run/1"
@@ -137,30 +137,35 @@ class RunStore:
         if not os.path.exists(self.path):
             return {}
         cut_torn_line(self.path)
-        with open(self.path, "rb") as fh:
-            data = fh.read()
         out: Records = {}
         lines: dict[tuple[str, str | None, int], tuple[int, int]] = {}
-        kept_lines, dropped = [], False
-        # Split on \n only: after the cut every line ends with one.
-        for n, raw in enumerate(data.split(b"\n")[:-1], 1):
-            if not raw.strip():
-                continue
-            rec = self._record(raw, n)
+        kept: list[int] = []
+        dropped = False
+        # After the cut no line is torn: every one must be a record.
+        records = JsonLines(self.path, self._error, what="run record", keep_torn=True)
+        for where, rec in records:
+            self._check(rec, where)
             if drop_failed and rec["trace"]["readout"].get("status") == "error":
                 dropped = True
                 continue
+            key = (rec["item"], rec["variant"], rec["repeat"])
             trace = rec["trace"]
-            out[(rec["item"], rec["variant"], rec["repeat"])] = self.compact(trace)
+            out[key] = self.compact(trace)
             if "item_hash" in trace:
-                self.hashes[(rec["item"], rec["variant"], rec["repeat"])] = trace["item_hash"]
-            kept_lines.append(raw)
-            lines[(rec["item"], rec["variant"], rec["repeat"])] = (n, len(kept_lines))
+                self.hashes[key] = trace["item_hash"]
+            kept.append(records.count)
+            lines[key] = (records.count, len(kept))
         if dropped:
-            write_atomic(self.path, b"".join(line + b"\n" for line in kept_lines))
+            self._keep(set(kept))
         # Lines as the file now has them: renumbered when it was rewritten.
-        self.lines = {k: kept if dropped else n for k, (n, kept) in lines.items()}
+        self.lines = {k: kept_at if dropped else n for k, (n, kept_at) in lines.items()}
         return out
+
+    def _keep(self, kept: set[int]) -> None:
+        """Rewrite the file (atomically) with only the lines numbered in `kept`, byte for byte."""
+        with open(self.path, "rb") as fh:
+            data = b"".join(line for n, line in enumerate(fh, 1) if n in kept)
+        write_atomic(self.path, data)
 
     def check_subjects(self, arms: Iterable[Arm]) -> None:
         """RunsError when a loaded judgment is of other content than its
@@ -187,14 +192,13 @@ class RunStore:
                 + (f" and {len(stale) - STALE_SHOWN} more" if len(stale) > STALE_SHOWN else "")
             )
 
-    def _record(self, raw: bytes, n: int) -> dict:
-        where = f"{self.path}:{n}"
-        try:
-            rec = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise RunsError(f"{where}: not UTF-8 text") from None
-        except json.JSONDecodeError as exc:
-            raise RunsError(f"{where}: malformed line: {exc.msg}") from None
+    @staticmethod
+    def _error(where: str, message: str, hint: str = "") -> RunsError:
+        return RunsError(f"{where}: {message}")
+
+    @staticmethod
+    def _check(rec: Any, where: str) -> None:
+        """RunsError at `where` unless `rec` is an audit run record."""
         if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
             raise RunsError(f"{where}: not a {SCHEMA} record")
         trace = rec.get("trace")
@@ -209,7 +213,6 @@ class RunStore:
             raise RunsError(
                 f"{where}: a {SCHEMA} record needs `item`, `variant`, `repeat` and a `trace` with a `readout`"
             )
-        return rec
 
     def write(self, item: str, variant: str | None, repeat: int, trace: dict) -> None:
         if self._fh is None:

@@ -7,11 +7,12 @@ it, so it lives below both (docs/compiler.md).
 
 from __future__ import annotations
 
-import json
+import itertools
 import os
 import re
 from typing import Any
 
+from rubriclang.jsonl import readable_prefix
 from rubriclang.safeio import open_regular
 
 _HEADER = re.compile(r"# rbg compile: spec (\S+) (sha256:[0-9a-f]{64})\n")
@@ -43,18 +44,10 @@ def graph_spec_hash(path: str) -> str | None:
 
 
 def read_log(path: str) -> list[dict[str, Any]]:
-    """The records of a compile log; a torn last line (a kill) is dropped."""
-    out = []
-    try:
-        with open_regular(path, "r", encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
-                    break
-    except OSError:
-        return []
-    return out
+    """The records of a compile log up to its first torn or damaged line (a
+    kill, or an edit): the compilation then reads as unfinished, and `rbg
+    compile` does it again (rubriclang.jsonl's `readable_prefix`)."""
+    return list(itertools.takewhile(lambda r: isinstance(r, dict), readable_prefix(path)))
 
 
 def status(out_dir: str, sid: str, shash: str | None = None) -> tuple[str, list[dict[str, Any]]]:
