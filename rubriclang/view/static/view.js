@@ -55,6 +55,12 @@ function keeps(q, needle, r) {
   return !needle || r.text.indexOf(needle) >= 0;
 }
 
+// A label that is a number, to 4 significant digits, as the server shows
+// it (`pages.shown_label`, docs/view.md "Numbers"): 4.6666666667 is 4.667.
+function shownLabel(text) {
+  return /^-?\d+(\.\d+)?(e[-+]?\d+)?$/.test(text) ? String(parseFloat(Number(text).toPrecision(4))) : text;
+}
+
 function cell(tr, text) {
   var td = document.createElement("td");
   td.textContent = text;
@@ -87,8 +93,8 @@ function showRows(data, q) {
     body.appendChild(tr);
   });
   var count = rows.length + " of " + data.rows.length + " items";
-  if (q.decision) { count += "; decision " + q.decision; }
-  if (q.gold) { count += "; gold " + q.gold; }
+  if (q.decision) { count += "; decision " + shownLabel(q.decision); }
+  if (q.gold) { count += "; gold " + shownLabel(q.gold); }
   if (q.scored && data.scored_names[q.scored]) { count += "; " + data.scored_names[q.scored]; }
   document.getElementById("count").textContent = count + "; page " + page + " of " + pages;
   document.querySelectorAll("#items th a[data-sort]").forEach(function (a) {
