@@ -18,6 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from rubriclang.audit.html import render_html, structure
 from rubriclang.audit.html.evidence import changes
 from rubriclang.audit.html.markup import Markup, el, join
+from rubriclang.audit.html.review_queue import ranked
 from rubriclang.audit.html.verdicts import Judge, severity
 from rubriclang.audit.notes import read_notes
 from rubriclang.catalog import load_catalog
@@ -375,15 +376,17 @@ class Site:
         a = self._audit(params)
         notes = read_notes(a.folder)
         n = params.get("n", "0")
-        found = collections.defaultdict(list)
-        for kind in ("flips", "misses"):
-            for f in a.report.get(kind, []):
+        flips = {id(f) for f in a.report.get("flips", [])}
+        found: dict[str, list[tuple[str, str]]] = {}
+        # Worst first, as the report's own queue ranks them (`review_queue.ranked`).
+        for item, findings in ranked(a.report):
+            for f, sev in findings:
                 # A failed variant measured nothing: it is listed as failed, never as a flip or a miss.
-                what = "failed" if f["outcome"] == "failed" else "flip" if kind == "flips" else "miss"
-                found[f["item"]].append(
-                    (f"{what}: {f['operator']} ({f['outcome']})", self.link("evidence", n=n, variant=f["variant"]))
-                )
-        items = sorted(set(a.report.get("by_item", {})) | set(found) | set(notes))
+                what = "failed" if f["outcome"] == "failed" else "flip" if id(f) in flips else "miss"
+                text = f"{what}: {f['operator']} ({f['outcome']}); {sev.describe(f['relation'])}"
+                found.setdefault(item, []).append((text, self.link("evidence", n=n, variant=f["variant"])))
+        rest = sorted((set(a.report.get("by_item", {})) | set(notes)) - set(found))
+        items = [*found, *rest]
         return self._page(
             "audit.html",
             title=f"Audit of {a.report['judge']['name']}",

@@ -373,3 +373,17 @@ def test_pairwise_margins_are_a_histogram_whose_bars_link_to_their_items():
     assert sum(_n(b) for b in bars) == 50 and _marks(root, "line", "zero")
     links = [a.get("href") or "" for a in root.iter(f"{SVG}a")]
     assert len(links) == sum(_n(b) > 0 for b in bars) and all("low=" in h and "high=" in h for h in links)
+
+
+def test_the_review_queue_lists_flagged_items_worst_first_then_the_others(site):
+    import re
+
+    from rubriclang.audit.html.review_queue import ranked
+
+    report = site.sources.audits[0].report
+    page = site.render("audit", {"n": "0"})
+    body = page.split('<table class="notes" id="notes">')[1]
+    listed = [Dom(cell).text for cell in re.findall(r"<tr><td>(.*?)</td>", body)]
+    flagged = [item for item, _ in ranked(report)]
+    assert listed == flagged + sorted(set(report["by_item"]) - set(flagged))
+    assert "repeats differ from the baseline" in Dom(page).text  # each finding says how badly it went
