@@ -18,7 +18,7 @@ from rubriclang.lsp.catalog_info import (
     param_markdown,
     procedure_markdown,
 )
-from rubriclang.lsp.scanner import KEYWORDS
+from rubriclang.lsp.words import words
 
 # A field's kind as written in `item { }`: `list` only as `list[text]`.
 _KIND_TEXT = {"list": f"list[{LIST_ELEMENTS[0]}]"}
@@ -54,7 +54,9 @@ def complete(text: str, offset: int, catalog: Catalog, details: Mapping[str, str
 def _items(c: ctx.Context, text: str, catalog: Catalog, details: Mapping[str, str]) -> list[Item]:
     if c.kind in (ctx.KEYWORD, ctx.AFTER_PROCEDURE):
         each = [Item("each", "keyword", "judge per element: each ELEMENT in FIELD", insert="each ")]
-        return (each if c.kind == ctx.AFTER_PROCEDURE else []) + [Item(k, "keyword", insert=k + " ") for k in KEYWORDS]
+        return (each if c.kind == ctx.AFTER_PROCEDURE else []) + [
+            Item(k, "keyword", insert=k + " ") for k in words().declarations
+        ]
     if c.kind == ctx.ELEMENT:
         return [
             Item(element, "element", f"an element of a `{_KIND_TEXT.get(kind, kind)}` field", insert=element + " ")

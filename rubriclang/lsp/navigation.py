@@ -8,13 +8,10 @@ import re
 from collections.abc import Iterator
 
 from rubriclang.lsp.analysis import Analysis, Range
-from rubriclang.lsp.scanner import KEYWORDS
+from rubriclang.lsp.words import words
 from rubriclang.syntax import ast
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# Words the language gives a meaning: the parser would take most of them as
-# names, but a reader (and a syntax highlighter) would not.
-RESERVED = frozenset((*KEYWORDS, "bool", "ordinal", "score", "label", "true", "false"))
 
 
 class RenameError(Exception):
@@ -82,7 +79,9 @@ def rename(a: Analysis, offset: int, new_name: str) -> list[Range]:
         raise RenameError("there is no node name here to rename")
     if not _NAME.match(new_name):
         raise RenameError(f"`{new_name}` is not a valid name: a name is a letter or `_`, then letters, digits or `_`")
-    if new_name in RESERVED:
+    # A word the grammar spells out: the parser would take most of them as
+    # names, but a reader (and a syntax highlighter) would not.
+    if new_name in words().reserved:
         raise RenameError(f"`{new_name}` is a word of the language; choose another name")
     if new_name == occ.name:
         return []

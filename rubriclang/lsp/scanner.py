@@ -7,31 +7,40 @@ token of its own. Anything that needs meaning uses the AST instead.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import attrs
 
+from rubriclang.lsp.words import words
 from rubriclang.syntax.strings import LONG_STRING_BODY, STRING_BODY
 
-KEYWORDS = ("rubric", "contract", "criterion", "node", "sink", "readout", "item", "group")
 
-_TOKEN = re.compile(
-    "|".join(
-        [
-            r"(?P<comment>#[^\n]*)",
-            f'(?P<long>"""{LONG_STRING_BODY}""")',
-            r'(?P<open_long>""".*)',
-            f'(?P<string>"{STRING_BODY}")',
-            f'(?P<open_string>"{STRING_BODY}\\\\?)',
-            r"(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\.?)",
-            r"(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)",
-            r"(?P<punct>[{}\[\]():=,?])",
-            r"(?P<space>\s+)",
-            r"(?P<other>.)",
-        ]
-    ),
-    re.DOTALL,
-)
+@functools.cache
+def _token() -> re.Pattern[str]:
+    """The scanner's tokens: the grammar's names, numbers and punctuation
+    (`words`), strings as they are being typed, and anything else."""
+    w = words()
+    return re.compile(
+        "|".join(
+            [
+                r"(?P<comment>#[^\n]*)",
+                f'(?P<long>"""{LONG_STRING_BODY}""")',
+                r'(?P<open_long>""".*)',
+                f'(?P<string>"{STRING_BODY}")',
+                f'(?P<open_string>"{STRING_BODY}\\\\?)',
+                # Dotted names are one token, which may end in a dot while being typed.
+                f"(?P<name>{w.name}(?:\\.{w.name})*\\.?)",
+                f"(?P<number>{w.number})",
+                f"(?P<punct>[{re.escape(w.punct.replace('.', ''))}])",
+                r"(?P<space>\s+)",
+                r"(?P<other>.)",
+            ]
+        ),
+        re.DOTALL,
+    )
+
+
 # Triple-quoted strings are strings like any other, once scanned.
 _KIND = {"long": "string", "open_long": "open_string"}
 
@@ -60,9 +69,9 @@ def scan(text: str) -> list[Token]:
     """Every token of `text`, comments included, spaces left out."""
     out: list[Token] = []
     at_line_start = True
-    for m in _TOKEN.finditer(text):
+    for m in _token().finditer(text):
         group = m.lastgroup
-        assert group is not None  # every alternative of _TOKEN is a named group
+        assert group is not None  # every alternative of _token() is a named group
         kind = _KIND.get(group, group)
         if kind == "space":
             if "\n" in m.group():
@@ -93,7 +102,7 @@ def is_declaration_start(tokens: list[Token], i: int) -> bool:
     bracket above never swallows the rest of the file), or right after the
     `}` or `)` that ends a declaration on the same line."""
     tok = tokens[i]
-    if tok.kind != "name" or tok.text not in KEYWORDS:
+    if tok.kind != "name" or tok.text not in words().declarations:
         return False
     # A comment runs to the end of its line, so the token before one that is
     # not first on its line is never a comment.
