@@ -48,11 +48,15 @@ def render_suite(
     made_by: str,
     base_url: str | None = None,
     embedded: bool = False,
+    *,
+    repeats: int | None = None,
+    tolerance: float | None = None,
 ) -> str:
     """The suite's text: `chosen` (operator, comment) are listed in
     `operators`; `skipped` (name, reason) are listed as comments. `base_url`
     is written into the backend tables; `embedded` says the suite is sized
-    for the embedded model (2 repeats, and its comments say why). Raises
+    for the embedded model (2 repeats, and its comments say why);
+    `repeats`/`tolerance`, when given, replace the sized defaults. Raises
     SuiteTextError for a path TOML cannot hold."""
     uses_llm = bool(judge.llm_criteria)
     server = (
@@ -70,14 +74,17 @@ def render_suite(
     if not uses_llm:
         lines.append(f"judge = {_q(_rel(graph_path, suite_path))}")
     lines.append(f"items = {_q(_rel(items_path, suite_path))}")
-    if uses_llm and embedded:
+    if repeats is not None:
+        lines.append(f"repeats = {repeats}")
+    elif uses_llm and embedded:
         lines.append("repeats = 2   # sized for the embedded 135M model; with a server, 5 measure the noise better")
     elif uses_llm:
         lines.append("repeats = 5")
     else:
         lines.append("repeats = 1   # no llm.* criteria: the judge is deterministic, one repeat is enough")
     if judge.type == "ordinal":
-        lines.append("tolerance = 0   # a change of at most this much is not a flip")
+        shown = "0" if tolerance is None else repr(float(tolerance))
+        lines.append(f"tolerance = {shown}   # a change of at most this much is not a flip")
     lines += ["seed = 0", "", "operators = ["]
     width = max((len(_q(op.name)) for op, _ in chosen), default=0) + 1
     for op, comment in chosen:

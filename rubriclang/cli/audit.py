@@ -393,43 +393,21 @@ def init(graph, items, output, force, base_url) -> None:
     the project config) every applicable operator and 5 repeats; on the
     embedded model the rule operators only (the 135M model writes poor
     variants) and 2 repeats, and the suite's comments say so."""
-    from rubriclang.audit.planner import candidates
-    from rubriclang.audit.suite_writer import describe
+    from rubriclang.audit.starting import starting_suite
+    from rubriclang.audit.suite_writer import SuiteTextError
     from rubriclang.config import ConfigError, load_config
 
     judge, _ = _judge_and_items(graph, items)
-    ok, skipped = candidates(judge)
     try:
         profiled = "default" in load_config(graph).models
     except ConfigError as exc:
         raise DataError(f"{exc.where}: {exc.message}") from None
-    embedded = not base_url and not profiled
-    if embedded:
-        skipped = [
-            *skipped,
-            *(
-                (
-                    name,
-                    "written by a generator model: the embedded 135M model writes poor variants; give `--base-url` "
-                    "for the full set",
-                )
-                for name, op in ok.items()
-                if op.generator == "llm"
-            ),
-        ]
-        ok = {name: op for name, op in ok.items() if op.generator != "llm"}
-    _write_suite(
-        output,
-        force,
-        graph,
-        items,
-        judge,
-        [(op, describe(op)) for op in ok.values()],
-        skipped,
-        "rbg audit init",
-        base_url,
-        embedded,
-    )
+    try:
+        start = starting_suite(output, graph, items, judge, base_url, profiled)
+    except SuiteTextError as exc:
+        raise DataError(str(exc)) from None
+    _write_toml(output, force, lambda: start.text, graph, items)
+    ok, skipped, embedded = start.chosen, start.skipped, start.embedded
     sized = " (sized for the embedded model: rule operators and 2 repeats)" if embedded and judge.llm_criteria else ""
     click.echo(
         f"Wrote {output}: {len(ok)} operators for `{judge.graph.name}` ({judge.type} judge){sized}; {len(skipped)} do "

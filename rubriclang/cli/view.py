@@ -155,6 +155,22 @@ def project_landing():
     return find(config, shown)
 
 
+def project_workbench():
+    """The audit workbench of the current folder's project (`view.workbench`),
+    saving suites with `rbg audit init`'s own writer."""
+    from rubriclang.cli.audit import _write_toml
+    from rubriclang.cli.project import project_config
+    from rubriclang.view.workbench import SaveRefused, Workbench
+
+    def save(path: str, text: str, graph: str, items: str, overwrite: bool) -> None:
+        try:
+            _write_toml(path, overwrite, lambda: text, graph, items, "the suite file")
+        except DataError as exc:
+            raise SaveRefused(str(exc)) from None
+
+    return Workbench(project_config(os.curdir), save)
+
+
 @click.command()
 @click.argument("paths", nargs=-1, metavar="[PATHS...]")
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in the browser.")
@@ -235,5 +251,6 @@ def view(paths, open_browser, export_dir, port) -> None:
 
             webbrowser.open(url)
 
+    workbench = project_workbench() if landing is not None else None
     with contextlib.suppress(KeyboardInterrupt):
-        serve(sources, port, token, ready, render_landing)
+        serve(sources, port, token, ready, render_landing, workbench)

@@ -4,9 +4,11 @@ Every request needs the one-time token printed in the URL (`?token=`),
 as notebook servers do; the first one sets it as a cookie (HttpOnly,
 SameSite=Strict), so the pages' own links need not carry it. A request
 without either is refused (403), and so is one whose Host is not the
-loopback address (a page elsewhere cannot rebind a name to it). Saving a
-note (POST) also needs the token in the form. Every response carries the
-Content-Security-Policy of `pages.CSP`.
+loopback address and port (a page elsewhere cannot rebind a name to it);
+a POST must come from the viewer's own origin (`guard.Guard`). Saving a
+note also needs the token in the form; the workbench's forms need the
+session's CSRF token. Every response carries the Content-Security-Policy
+of `pages.CSP`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from importlib import resources
 from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -26,10 +29,12 @@ from starlette.types import ASGIApp
 
 from rubriclang.audit.html.page import CSP as REPORT_CSP
 from rubriclang.audit.notes import MAX_NOTE, NotesError, save_note
+from rubriclang.view.guard import CSRF_COOKIE, Guard, Refused, session_csrf
+from rubriclang.view.guard import TOKEN_COOKIE as COOKIE
 from rubriclang.view.pages import CSP, NotFound, Site
 from rubriclang.view.sources import Sources
+from rubriclang.view.workbench import Workbench
 
-COOKIE = "rbg_view_token"
 HOST = "127.0.0.1"
 STATIC = {"view.css": "text/css; charset=utf-8", "view.js": "text/javascript; charset=utf-8"}
 
@@ -42,20 +47,57 @@ def _headers(csp: str = CSP) -> dict[str, str]:
     return {
         "Content-Security-Policy": csp,
         "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "no-referrer",
+        # Same-origin: a form's POST then carries the viewer's own Origin
+        # (under no-referrer it is `null`), and no other site sees a URL.
+        "Referrer-Policy": "same-origin",
         "X-Frame-Options": "DENY",
         "Cache-Control": "no-store",
     }
 
 
-def make_app(sources: Sources, token: str, landing: Callable[[Site], str] | None = None) -> ASGIApp:
-    """The viewer over `sources`, answering only requests with `token`;
-    `landing` renders its index instead (a project's, `view.landing`)."""
-    site = Site(sources, form_token=token)
+def _bench(site: Site, checks: Guard, workbench: Workbench | None):
+    """The /workbench route: the page (GET), an action of its form (POST,
+    with the session's CSRF token), the CSRF cookie set when it is new."""
 
-    def allowed(request: Request) -> bool:
-        given = request.query_params.get("token") or request.cookies.get(COOKIE) or ""
-        return hmac.compare_digest(given.encode(), token.encode())
+    async def bench(request: Request) -> Response:
+        if workbench is None:
+            return PlainTextResponse("the workbench needs a project: run `rbg view` with no path", 404, _headers())
+        if "token" in request.query_params:  # as every page: the token into a cookie, out of the address
+            response: Response = RedirectResponse(site.link("workbench"), status_code=303, headers=_headers())
+            response.set_cookie(COOKIE, request.query_params["token"], httponly=True, samesite="strict", path="/")
+            return response
+        csrf, new = session_csrf(request)
+        form = None
+        if request.method == "POST":
+            body = await request.body()
+            if len(body) > 64 * 1024:
+                return PlainTextResponse("the form is too large", status_code=413, headers=_headers())
+            form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+            try:
+                checks.check_form(request, {k: v[0] for k, v in form.items()})
+            except Refused as exc:
+                return PlainTextResponse(exc.message, status_code=exc.status, headers=_headers())
+        # Loading a judge and its items takes a while: off the event loop.
+        response = HTMLResponse(await run_in_threadpool(workbench.page, site, csrf, form), headers=_headers())
+        if new:
+            response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/")
+        return response
+
+    return bench
+
+
+def make_app(
+    sources: Sources,
+    token: str,
+    landing: Callable[[Site], str] | None = None,
+    port: int | None = None,
+    workbench: Workbench | None = None,
+) -> ASGIApp:
+    """The viewer over `sources`, answering only requests with `token` on
+    `port` (None: any); `landing` renders its index instead (a project's,
+    `view.landing`); `workbench` serves /workbench (a project's)."""
+    site = Site(sources, form_token=token)
+    checks = Guard(token, port)
 
     async def page(request: Request) -> Response:
         route = request.path_params.get("route") or "index"
@@ -73,6 +115,8 @@ def make_app(sources: Sources, token: str, landing: Callable[[Site], str] | None
             response = RedirectResponse(site.link(route, **params), status_code=303, headers=_headers())
             response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
         return response
+
+    bench = _bench(site, checks, workbench)
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
@@ -103,6 +147,7 @@ def make_app(sources: Sources, token: str, landing: Callable[[Site], str] | None
         routes=[
             Route("/static/{name}", static),
             Route("/notes", notes, methods=["POST"]),
+            Route("/workbench", bench, methods=["GET", "POST"]),
             Route("/", page),
             Route("/{route}", page),
         ]
@@ -110,15 +155,10 @@ def make_app(sources: Sources, token: str, landing: Callable[[Site], str] | None
 
     async def guard(scope, receive, send):
         if scope["type"] == "http":
-            request = Request(scope)
-            host = request.headers.get("host", "").rsplit(":", 1)[0]
-            if host not in (HOST, "localhost") or not allowed(request):
-                why = (
-                    "this viewer answers only its own address"
-                    if host not in (HOST, "localhost")
-                    else "open the URL printed by `rbg view` (it holds the token)"
-                )
-                await PlainTextResponse(why, status_code=403, headers=_headers())(scope, receive, send)
+            try:
+                checks.check(Request(scope))
+            except Refused as exc:
+                await PlainTextResponse(exc.message, status_code=exc.status, headers=_headers())(scope, receive, send)
                 return
         await app(scope, receive, send)
 
@@ -135,12 +175,12 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-def serve(sources: Sources, port: int, token: str, on_ready=None, landing=None) -> None:
-    """Serve until interrupted (`landing`: as `make_app`'s)."""
+def serve(sources: Sources, port: int, token: str, on_ready=None, landing=None, workbench=None) -> None:
+    """Serve until interrupted (`landing`, `workbench`: as `make_app`'s)."""
     import uvicorn
 
     config = uvicorn.Config(
-        make_app(sources, token, landing),
+        make_app(sources, token, landing, port, workbench),
         host=HOST,
         port=port,
         log_level="warning",

@@ -1,0 +1,342 @@
+"""The audit workbench of `rbg view` (no path: a project): configure a
+starting suite in the browser and save it.
+
+Pick a judge (a .rbg file or a folder of compiled graphs) and an items file
+under the project, a server (as `rbg audit init --base-url`), switch
+operators of the catalog off, set repeats and tolerance; "Plan" shows, per
+operator, whether it goes into the suite and why (the same rules as `rbg
+audit init`), and the TOML text; "Save" writes that text, byte for byte
+what `rbg audit init` writes for the same choices (`audit.starting`),
+through the command line's own writer (`save`, given by `cli/view.py`:
+atomic, under the output lock, never over an input), then loads it with
+`rbg audit`'s own checks and shows any error at its line.
+
+Every path a request names is confined to the project folder
+(`guard.confine`); the page's texts are escaped by the templates.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping
+
+import attrs
+
+from rubriclang.audit.applicability import conditions
+from rubriclang.audit.perturbations import load_perturbations
+from rubriclang.audit.starting import starting_suite
+from rubriclang.config import ConfigError, ProjectConfig, load_config
+from rubriclang.urls import shown_url
+from rubriclang.view.guard import CSRF_FIELD, OutsideProject, confine
+from rubriclang.view.pages import Site
+
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
+_LISTED = 500  # files offered per kind: a project folder may hold a data lake
+DEFAULT_SUITE = "audit.toml"
+
+
+class SaveRefused(Exception):
+    """The writer refused the suite (it exists, it would replace an input,
+    another process holds its lock, the disk refused it)."""
+
+
+# save(path, text, graph, items, overwrite): write the suite as `rbg audit init` does.
+Save = Callable[[str, str, str, str, bool], None]
+
+
+@attrs.frozen
+class Choices:
+    """What the form asks for; paths are relative to the project folder."""
+
+    judge: str = ""
+    items: str = ""
+    server: str = ""  # "": as init without --base-url; else a profile's name
+    suite: str = DEFAULT_SUITE
+    off: frozenset[str] = frozenset()
+    repeats: str = ""
+    tolerance: str = ""
+    overwrite: bool = False
+
+
+def choices_from(form: Mapping[str, list[str]]) -> Choices:
+    """The form's fields (each a list, as `parse_qs` gives them); a posted
+    form lists the operators left on, so every other one is off."""
+    one = {k: (v[0] if v else "") for k, v in form.items()}
+    on = set(form.get("op", []))
+    return Choices(
+        judge=one.get("judge", ""),
+        items=one.get("items", ""),
+        server=one.get("server", ""),
+        suite=one.get("suite", "") or DEFAULT_SUITE,
+        off=frozenset(name for name in load_perturbations() if name not in on),
+        repeats=one.get("repeats", "").strip(),
+        tolerance=one.get("tolerance", "").strip(),
+        overwrite=one.get("overwrite") == "1",
+    )
+
+
+@attrs.frozen
+class Row:
+    """One operator of the catalog as the page shows it."""
+
+    name: str
+    surface: str
+    relation: str
+    generator: str
+    validation: str
+    applies_when: str
+    summary: str
+    on: bool
+    status: str  # "", "in the suite", "left out"
+    why: str
+
+
+class Workbench:
+    """The workbench over the project at `config.root`."""
+
+    def __init__(self, config: ProjectConfig, save: Save):
+        assert config.root is not None
+        self.root = os.path.realpath(config.root)
+        self.config = config
+        self.save = save
+
+    # Listing ---------------------------------------------------------------
+
+    def files(self) -> tuple[list[str], list[str]]:
+        """(judges: .rbg files and folders holding them, items files), as
+        paths relative to the project folder, sorted; links out are left out."""
+        judges: set[str] = set()
+        items: list[str] = []
+        for folder, dirs, names in os.walk(self.root):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+            rel = os.path.relpath(folder, self.root)
+            for name in sorted(names):
+                path = name if rel == "." else f"{rel}/{name}"
+                if not self._inside(path):
+                    continue
+                if name.endswith(".rbg"):
+                    judges.add(path)
+                    if rel != ".":
+                        judges.add(rel + "/")
+                elif name.endswith(".jsonl") and len(items) < _LISTED:
+                    items.append(path)
+        return sorted(judges)[:_LISTED], items
+
+    def _inside(self, path: str) -> bool:
+        try:
+            confine(self.root, path)
+        except OutsideProject:
+            return False
+        return True
+
+    def servers(self) -> list[tuple[str, str]]:
+        """(value, label) of the server choices: as init without
+        --base-url, then each one-server profile as `--base-url` its URL."""
+        plain = (
+            "the project's `default` profile (init without --base-url)"
+            if "default" in self.config.models
+            else "the embedded local model (init without --base-url)"
+        )
+        out = [("", plain)]
+        for name, p in sorted(self.config.models.items()):
+            if len(p.base_urls) == 1:
+                out.append((name, f"profile `{name}`: --base-url {shown_url(p.base_urls[0])}"))
+        return out
+
+    # Pages -----------------------------------------------------------------
+
+    def page(self, site: Site, csrf: str, form: Mapping[str, list[str]] | None = None) -> str:
+        """The workbench page; with a posted `form`, its `action` (plan or
+        save) done first."""
+        chosen = choices_from(form) if form is not None else Choices()
+        action = form.get("action", [""])[0] if form is not None else ""
+        result = self._act(chosen, action) if action in ("plan", "save") else Result()
+        judges, items = self.files()
+        return site.env.get_template("workbench.html").render(
+            title="rbg view: new audit",
+            c=chosen,
+            judges=judges,
+            items_files=items,
+            servers=self.servers(),
+            rows=result.rows or self._catalog(chosen),
+            r=result,
+            csrf=csrf,
+            csrf_field=CSRF_FIELD,
+            root=self.root,
+        )
+
+    def _catalog(self, c: Choices, status: Mapping[str, tuple[str, str]] | None = None) -> list[Row]:
+        return [
+            Row(
+                name,
+                op.surface,
+                op.relation,
+                op.generator,
+                op.validation,
+                "; ".join(conditions(op)) or "always",
+                op.summary,
+                name not in c.off,
+                *(status or {}).get(name, ("", "")),
+            )
+            for name, op in load_perturbations().items()
+        ]
+
+    def _act(self, c: Choices, action: str) -> Result:
+        try:
+            start, paths = self._start(c)
+        except _Problem as p:
+            return Result(errors=p.lines)
+        status = {op.name: ("in the suite", op.summary) for op in start.chosen}
+        status.update({name: ("left out", why) for name, why in start.skipped})
+        rows = self._catalog(c, status)
+        lines = start.text.splitlines()
+        if action == "plan":
+            return Result(rows=rows, text=lines, planned=True)
+        suite, graph, items = paths
+        if os.path.exists(suite) and not c.overwrite:
+            return Result(
+                rows=rows,
+                text=lines,
+                planned=True,
+                errors=[f"`{c.suite}` exists: tick “replace the existing” and save again, or name another file"],
+                exists=True,
+            )
+        try:
+            self.save(suite, start.text, graph, items, c.overwrite)
+        except SaveRefused as exc:
+            return Result(rows=rows, text=lines, planned=True, errors=[str(exc)], exists=os.path.exists(suite))
+        return Result(rows=rows, text=lines, planned=True, saved=os.path.relpath(suite, self.root), **_checked(suite))
+
+    def _start(self, c: Choices):
+        from rubriclang.audit.judge import JudgeError, judge_info
+        from rubriclang.audit.suite_writer import SuiteTextError
+        from rubriclang.interp.items import ItemError, read_items
+        from rubriclang.items.shape import shape_of
+
+        problems = []
+        paths = {}
+        for key, given, what in (("judge", c.judge, "a judge"), ("items", c.items, "an items file")):
+            if not given:
+                problems.append(f"pick {what}")
+                continue
+            try:
+                paths[key] = confine(self.root, given.rstrip("/") or given)
+            except OutsideProject as exc:
+                problems.append(f"{key}: {exc}")
+        try:
+            suite = confine(self.root, c.suite)
+            if not suite.endswith(".toml"):
+                problems.append(f"suite: `{c.suite}` should end in .toml")
+        except OutsideProject as exc:
+            problems.append(f"suite: {exc}")
+        repeats, tolerance = _number(c.repeats, int, problems, "repeats"), _number(c.tolerance, float, problems)
+        if repeats is not None and not 1 <= repeats <= 100:
+            problems.append("repeats: give a whole number from 1 to 100")
+        if problems:
+            raise _Problem(problems)
+        graph = _load_judge(paths["judge"])
+        try:
+            items = list(read_items(paths["items"], shape_of(graph)))
+            judge = judge_info(graph, items)
+        except ItemError as exc:
+            raise _Problem([f"{self._shown(exc.where)}: {exc.message}"]) from None
+        except JudgeError as exc:
+            raise _Problem([str(exc)]) from None
+        try:
+            profiled = "default" in load_config(paths["judge"]).models
+        except ConfigError as exc:
+            raise _Problem([f"{exc.where}: {exc.message}"]) from None
+        profile = self.config.models.get(c.server) if c.server else None
+        if c.server and (profile is None or len(profile.base_urls) != 1):
+            raise _Problem([f"server: no one-server profile `{c.server}` in the project config"])
+        base_url = profile.base_urls[0] if profile is not None else None
+        try:
+            start = starting_suite(
+                suite, paths["judge"], paths["items"], judge, base_url, profiled, c.off, repeats, tolerance
+            )
+        except SuiteTextError as exc:
+            raise _Problem([str(exc)]) from None
+        return start, (suite, paths["judge"], paths["items"])
+
+    def _shown(self, where: str) -> str:
+        return where.replace(self.root + os.sep, "")
+
+
+@attrs.frozen
+class Result:
+    """What an action gives the page."""
+
+    rows: list[Row] = attrs.field(factory=list)
+    text: list[str] = attrs.field(factory=list)  # the suite's lines
+    planned: bool = False
+    errors: list[str] = attrs.field(factory=list)
+    exists: bool = False  # the suite file exists: saving needs the overwrite box
+    saved: str = ""
+    check: str = ""  # `rbg audit`'s verdict on the saved suite
+    check_line: int = 0  # the line it names, 0: none
+
+
+class _Problem(Exception):
+    def __init__(self, lines: list[str]):
+        super().__init__("; ".join(lines))
+        self.lines = lines
+
+
+def _number(text: str, kind, problems: list[str], name: str = "tolerance"):
+    """`text` as `kind`, None when blank (the sized default); a bad one is a problem."""
+    if not text:
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        problems.append(f"{name}: `{text[:40]}` is not a {'whole ' if kind is int else ''}number")
+        return None
+    if kind is float and (not math.isfinite(value) or value < 0):
+        problems.append(f"{name}: give a number of at least 0")
+        return None
+    return value
+
+
+def _load_judge(path: str):
+    """The checked judge at `path` (a graph, or a folder of compiled
+    graphs); a graph with errors is a _Problem listing its diagnostics."""
+    from rubriclang.checker import check_source
+    from rubriclang.diagnostics.render import render_text
+    from rubriclang.errors import LocatedError, decode_utf8
+    from rubriclang.interp.graphset import GraphSetError, load_graph_set
+    from rubriclang.safeio import open_regular
+
+    def load(p: str):
+        try:
+            with open_regular(p) as fh:
+                text = decode_utf8(fh.read(), p)
+        except OSError as exc:
+            raise _Problem([f"cannot read `{p}`: {exc.strerror or exc}"]) from None
+        except LocatedError as exc:
+            raise _Problem([f"{exc.where}: {exc.message}"]) from None
+        result = check_source(text, p)
+        if result.graph is None:
+            errors = [d for d in result.diagnostics if d.is_error]
+            raise _Problem(render_text(errors, {**result.sources, p: text}).splitlines())
+        return result.graph
+
+    if not os.path.isdir(path):
+        return load(path)
+    try:
+        return load_graph_set(path, None, load)
+    except GraphSetError as exc:
+        raise _Problem([str(exc)]) from None
+
+
+def _checked(path: str) -> dict:
+    """`rbg audit`'s own check of the saved suite (`audit.suite.load_suite`)."""
+    from rubriclang.audit.suite import SuiteError, load_suite
+
+    try:
+        load_suite(path)
+    except SuiteError as exc:
+        line = exc.where.rpartition(":")[2]
+        hint = f" (hint: {exc.hint})" if exc.hint else ""
+        return {"check": f"{exc.where}: {exc.message}{hint}", "check_line": int(line) if line.isdigit() else 0}
+    return {"check": "`rbg audit` loads it: no error"}
