@@ -2,6 +2,10 @@
 bad input that keeps finished work, and resuming after a kill."""
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -151,11 +155,50 @@ def test_graph_with_errors_is_refused_with_its_diagnostics(tmp_path):
     assert "RB101" in r.output and "unknown name `okk`" in r.output
 
 
+def test_a_run_killed_while_its_items_are_still_coming_resumes_to_the_same_traces(tmp_path):
+    # The run reads its items from a named pipe that gets half of them and
+    # stays open: it cannot finish, so the kill lands mid-run once it has
+    # written a line, however fast or slow the machine.
+    g, _ = _setup(tmp_path)
+    rows = [_item(i) for i in range(200)]
+    items = _write(tmp_path / "items.jsonl", rows)
+    fifo = tmp_path / "items.fifo"
+    os.mkfifo(fifo)
+    part = tmp_path / "part.jsonl"
+    rbg = str(Path(sys.executable).with_name("rbg"))
+    proc = subprocess.Popen([rbg, "run", g, fifo, "--out", part], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60  # a bound on a hang, not a timing the test depends on
+
+    def wait(what: str) -> None:
+        assert proc.poll() is None and time.monotonic() < deadline, f"the run {what}"
+        time.sleep(0.01)
+
+    try:
+        while True:
+            try:  # not blocking: a run that never opens the pipe fails the test instead of hanging it
+                feed = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                wait("never opened its items")
+        os.write(feed, "".join(json.dumps(r) + "\n" for r in rows[:100]).encode())  # less than a pipe holds
+        while b"\n" not in (part.read_bytes() if part.exists() else b""):
+            wait("wrote no trace line")
+        proc.kill()
+        proc.wait()
+        os.close(feed)
+    finally:
+        proc.kill()
+    assert 0 < part.read_bytes().count(b"\n") <= 100
+    full = tmp_path / "full.jsonl"
+    assert CliRunner().invoke(cli, ["run", str(g), str(items), "--out", str(full)]).exit_code == 0
+    r = CliRunner().invoke(cli, ["run", str(g), str(items), "--out", str(part)])
+    assert r.exit_code == 0, r.output
+    assert part.read_bytes() == full.read_bytes()
+
+
 def test_a_run_cut_off_at_any_byte_resumes_to_the_same_traces(tmp_path):
     # A kill leaves the trace file cut at some byte: before the first line,
-    # between lines or inside one. Each cut is made here rather than waiting
-    # for a kill to land somewhere; a real `kill -9` of a run that a stalled
-    # server holds half-way is tests/llm/test_cli_llm.py's.
+    # between lines or inside one; each cut is made here.
     g, _ = _setup(tmp_path)
     items = _write(tmp_path / "many.jsonl", [_item(i) for i in range(200)])
     full = tmp_path / "full.jsonl"
