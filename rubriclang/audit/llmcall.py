@@ -5,7 +5,8 @@ template engine (`rubriclang.template`), and calls go through the one
 call path (`rubriclang.llm.calls.Caller`: the call cache, calls in flight
 shared, structured output dropped, and remembered, where a server refuses
 it), so a rerun asks nothing twice. An unreadable reply is asked again, with
-a note, at most `retries` times. A server that cannot be used makes the
+a note, at most `retries` times (`rubriclang.llm.reask`); a reply is read
+by jsonschema. A server that cannot be used makes the
 answer `unavailable`, never an exception.
 """
 
@@ -14,14 +15,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller
 from rubriclang.llm.client import ChatRequest, LLMError, OpenAIClient, Sampling
 from rubriclang.llm.parsing import json_objects_from_end
+from rubriclang.llm.reask import ask_until_read
 from rubriclang.template import Template, load_packaged
 
 
@@ -61,24 +64,32 @@ def last_object(text: str, fields: dict[str, dict]) -> tuple[dict | None, str | 
     for obj in json_objects_from_end(text):
         if not all(k in obj for k in fields):
             continue
-        bad = [k for k, schema in fields.items() if not _fits(obj[k], schema)]
+        bad = [k for k, schema in fields.items() if not _validator(canonical_json(schema)).is_valid(obj[k])]
         if not bad:
             return obj, None
         problem = f"`{bad[0]}` is not {_describe(fields[bad[0]])}"
     return None, problem
 
 
-def _fits(value, schema: dict) -> bool:
-    kind = schema.get("type")
-    if "enum" in schema:
-        return value in schema["enum"]
-    if kind == "string":
-        return isinstance(value, str) and bool(value.strip())
-    if kind == "object":
-        return isinstance(value, dict) and all(isinstance(v, str) and v.strip() for v in value.values())
-    if kind == "array":
-        return isinstance(value, list)
-    return True
+# A text the model gives must say something: its strings are not blank.
+_SAID = {"type": "string", "pattern": r"\S"}
+
+
+@functools.cache
+def _validator(schema_json: str) -> Any:
+    """A jsonschema validator of a field's schema (as canonical JSON, so it
+    can be cached), read as the answer must be: each string, and each value
+    of an object, a string that is not blank. The schema sent with the
+    request is the field's own (a server's structured output knows fewer
+    keywords)."""
+    import jsonschema  # only where a model is asked
+
+    schema = json.loads(schema_json)
+    if schema.get("type") == "string" and "enum" not in schema:
+        schema = {**schema, **_SAID}
+    elif schema.get("type") == "object":
+        schema = {**schema, "additionalProperties": _SAID}
+    return jsonschema.Draft202012Validator(schema)
 
 
 def _describe(schema: dict) -> str:
@@ -128,22 +139,29 @@ class JsonAsker:
             return Answer("unavailable", error=problem)
         schema = {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
         fmt = {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
-        request = ChatRequest(msgs, self.sampling, fmt)
-        reply, error = "", None
-        for _ in range(self.retries + 1):
-            try:
-                completion = await self.caller.complete(request)
-            except LLMError as err:
-                return Answer("unavailable", error=f"{err.kind}: {err.message}")
-            reply = completion.text
-            obj, error = last_object(reply, fields)
-            if obj is not None:
-                return Answer("ok", obj, model=completion.model)
-            note = {
-                "role": "user",
-                "content": f"Your reply could not be read: {error}. Reply again with the JSON object only.",
-            }
-            request = attrs.evolve(request, messages=request.messages + ({"role": "assistant", "content": reply}, note))
+        try:
+            outcome = await ask_until_read(
+                self.caller,
+                ChatRequest(msgs, self.sampling, fmt),
+                lambda _, completion: last_object(completion.text, fields),
+                _again,
+                self.retries + 1,
+            )
+        except LLMError as err:
+            return Answer("unavailable", error=f"{err.kind}: {err.message}")
+        if outcome.value is not None:
+            return Answer("ok", outcome.value, model=outcome.completion.model)
         return Answer(
-            "unavailable", error=f"unreadable reply after {self.retries + 1} tries: {error}", model=self.client.model
+            "unavailable",
+            error=f"unreadable reply after {outcome.tries} tries: {outcome.problem}",
+            model=self.client.model,
         )
+
+
+def _again(request: ChatRequest, reply: str, problem: str) -> ChatRequest:
+    """The request after the unreadable `reply` and a note of what was wrong."""
+    note = {
+        "role": "user",
+        "content": f"Your reply could not be read: {problem}. Reply again with the JSON object only.",
+    }
+    return attrs.evolve(request, messages=request.messages + ({"role": "assistant", "content": reply}, note))

@@ -62,7 +62,7 @@ def hashing_dumps(tree: ast.AST) -> list[tuple[str, int]]:
             continue
         inner = list(ast.walk(fn))
         if any(isinstance(n, ast.Name) and n.id in hashlib_names for n in inner):
-            found += [(fn.name, n.lineno) for n in inner if _sorted_dumps(n)]
+            found += [(fn.name, n.lineno) for n in inner if isinstance(n, ast.Call) and _sorted_dumps(n)]
     return sorted(set(found), key=lambda x: x[1])
 
 

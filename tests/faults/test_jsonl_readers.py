@@ -55,6 +55,8 @@ def line_decoders(tree: ast.AST) -> list[int]:
         if not names:
             continue
         for node in ast.walk(loop):
+            if not isinstance(node, ast.Call):
+                continue
             arg = _decodes(node)
             if arg is not None and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(arg)):
                 found.add(node.lineno)

@@ -1,4 +1,5 @@
-"""The compile loop: ask, check, feed the findings back, up to a budget.
+"""The compile loop: ask, check, feed the findings back, up to a budget
+(the one ask-read-re-ask loop, `rubriclang.llm.reask`).
 
 Each attempt's answer becomes a program (extracted from a fenced block, or
 printed from JSON IR in constrained mode), which must pass the checker and
@@ -29,6 +30,7 @@ from rubriclang.llm.compiler import ir as irmod
 from rubriclang.llm.compiler.log import CompileLog
 from rubriclang.llm.compiler.prompt import messages, repair_message, spec_message, system_message
 from rubriclang.llm.compiler.spec import Spec
+from rubriclang.llm.reask import ask_until_read
 from rubriclang.safeio import write_atomic
 
 # Deterministic by default; room for a decomposed rubric's program.
@@ -114,59 +116,65 @@ async def compile_rubric(
         spec=spec_text,
     )
     attempts: list[Attempt] = []
-    previous: tuple[str, str] | None = None
     caller = Caller(client, cache)
     if usage is not None:
         caller.usage = usage  # the command's tally, shared by the specs it compiles
-    for number in range(1, repairs + 2):
-        request = ChatRequest(messages(system, spec_text, previous), sampling, fmt)
-        key = caller.key(request)
-        try:
-            completion = await caller.complete(request)
-        except LLMError as exc:
-            _log(log, "end", outcome="error", attempts=len(attempts), output=None, message=exc.message)
-            raise
-        attempt = _attempt(number, completion, spec, catalog, constrained, path)
+    request = ChatRequest(messages(system, spec_text), sampling, fmt)
+    # Each request's call key as it is before the call (which may learn the model).
+    keys = [caller.key(request)]
+
+    def read(_: ChatRequest, completion: Completion) -> tuple[Attempt, str | None]:
+        attempt = _attempt(len(attempts) + 1, completion, spec, catalog, constrained, path)
         attempts.append(attempt)
         repair = (
             None
             if attempt.accepted
             else repair_message(_findings(attempt, path), attempt.program if constrained else None)
         )
-        _log(log, "attempt", **_attempt_record(attempt, key, repair))
-        if attempt.accepted:
-            assert attempt.program is not None  # an accepted attempt has a program
-            formatted = format_source(attempt.program, path).output
-            assert formatted is not None  # an accepted program parses
-            source = header + formatted
-            graph = check_source(source, path).graph
-            if out is not None:
-                try:
-                    os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
-                    write_atomic(out, source, within=within)
-                except OSError as exc:
-                    _log(
-                        log,
-                        "end",
-                        outcome="error",
-                        attempts=number,
-                        output=None,
-                        message=f"cannot write {out}: {exc.strerror}",
-                    )
-                    raise
-            _log(log, "end", outcome="compiled", attempts=number, output=out, message=None)
-            return CompileResult(source, graph, tuple(attempts))
-        assert repair is not None  # an attempt not accepted has a repair request
-        previous = (completion.text, repair)
-    _log(
-        log,
-        "end",
-        outcome="failed",
-        attempts=len(attempts),
-        output=None,
-        message=f"no program passed the checker in {len(attempts)} attempt(s)",
-    )
-    return CompileResult(None, None, tuple(attempts))
+        _log(log, "attempt", **_attempt_record(attempt, keys[-1], repair))
+        return attempt, repair
+
+    def again(_: ChatRequest, answer: str, repair: str) -> ChatRequest:
+        following = ChatRequest(messages(system, spec_text, (answer, repair)), sampling, fmt)
+        keys.append(caller.key(following))
+        return following
+
+    try:
+        outcome = await ask_until_read(caller, request, read, again, repairs + 1)
+    except LLMError as exc:
+        _log(log, "end", outcome="error", attempts=len(attempts), output=None, message=exc.message)
+        raise
+    if outcome.value is None:
+        _log(
+            log,
+            "end",
+            outcome="failed",
+            attempts=len(attempts),
+            output=None,
+            message=f"no program passed the checker in {len(attempts)} attempt(s)",
+        )
+        return CompileResult(None, None, tuple(attempts))
+    assert outcome.value.program is not None  # an accepted attempt has a program
+    formatted = format_source(outcome.value.program, path).output
+    assert formatted is not None  # an accepted program parses
+    source = header + formatted
+    graph = check_source(source, path).graph
+    if out is not None:
+        try:
+            os.makedirs(os.path.dirname(os.path.realpath(out)), exist_ok=True)
+            write_atomic(out, source, within=within)
+        except OSError as exc:
+            _log(
+                log,
+                "end",
+                outcome="error",
+                attempts=outcome.tries,
+                output=None,
+                message=f"cannot write {out}: {exc.strerror}",
+            )
+            raise
+    _log(log, "end", outcome="compiled", attempts=outcome.tries, output=out, message=None)
+    return CompileResult(source, graph, tuple(attempts))
 
 
 def _attempt(
