@@ -131,7 +131,7 @@ def bench_replay(n: int, repeat: int) -> None:
         path = os.path.join(tmp, "traces.jsonl")
         writer = TraceWriter(path)
         tracer = Tracer(graph)
-        for i, (_v, j) in enumerate(zip(values, recorded)):
+        for i, (_v, j) in enumerate(zip(values, recorded, strict=True)):
             item = item_from_json({"id": i, "input": "q", "response": "a"}, "bench")
             writer.write(tracer.record(item, "pointwise", j, composer.compose("pointwise", cids, j)))
         writer.close()

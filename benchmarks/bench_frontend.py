@@ -173,9 +173,9 @@ def startup_phases(runs: int, env: dict[str, str]) -> tuple[dict[str, float], st
     for _ in range(runs):
         argv = [sys.executable, "-c", _PHASES, str(RUBRIC)]
         *times, imported = subprocess.run(argv, capture_output=True, text=True, env=env, check=True).stdout.split()
-        for xs, x in zip(samples, times):
+        for xs, x in zip(samples, times, strict=True):
             xs.append(float(x))
-    return {n: statistics.median(xs) for n, xs in zip(names, samples)}, imported
+    return {n: statistics.median(xs) for n, xs in zip(names, samples, strict=True)}, imported
 
 
 # -- throughput --------------------------------------------------------------------

@@ -123,7 +123,7 @@ def agreement(a: list, b: list) -> dict:
     (over the items both judged with a value), and the verdicts that flip."""
     per: dict[str, list[int]] = {}
     flips = both = 0
-    for ra, rb in zip(a, b):
+    for ra, rb in zip(a, b, strict=True):
         for name, judged in ra.judgments.items():
             ja, jb = judged["response"], rb.judgments[name]["response"]
             if ja.error or jb.error:

@@ -348,7 +348,7 @@ def row(measure: str, value: str, reference: str, ratio: str, target: str, ok: b
 def table(rows: list[list[str]]) -> str:
     head = ["measure", "value", "reference", "ratio", "target", ""]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     return "\n".join([fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)])
 
 

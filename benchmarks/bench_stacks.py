@@ -43,10 +43,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import gen  # noqa: E402
-from bench_llm import GRAPH, LoopbackServer  # noqa: E402
+import gen
+from bench_llm import GRAPH, LoopbackServer
 
-from rubriclang import packaged  # noqa: E402
+from rubriclang import packaged
 
 RBG = shutil.which("rbg", path=os.path.dirname(sys.executable)) or "rbg"
 SIDES = ("home-made", "library")

@@ -41,7 +41,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_memory  # noqa: E402  (benchmarks/ is not a package)
+import bench_memory
 
 RBG = bench_memory.RBG
 RATIO_TARGET = bench_memory.RATIO_TARGET

@@ -129,9 +129,13 @@ class _Rubric:
         points = [1, top] if top < 4 or rng.random() < 0.4 else [1, (1 + top) // 2, top]
         text = [_ANCHOR_WORDS[round((p - 1) * 4 / (top - 1))] for p in points]
         if rng.random() < 0.5:
-            inner = ", ".join(f'{p}: "{t}"' for p, t in zip(points, text))
+            inner = ", ".join(f'{p}: "{t}"' for p, t in zip(points, text, strict=True))
             return [f"{indent}anchors = {{ {inner} }}"]
-        return [f"{indent}anchors = {{", *(f'{indent}  {p}: "{t}",' for p, t in zip(points, text)), f"{indent}}}"]
+        return [
+            f"{indent}anchors = {{",
+            *(f'{indent}  {p}: "{t}",' for p, t in zip(points, text, strict=True)),
+            f"{indent}}}",
+        ]
 
     def rate(self, inverted: bool = False) -> str:
         rng = self.rng
@@ -185,7 +189,7 @@ class _Rubric:
             self.emit(f'  descriptions = {{ {labels[0]}: "The weakest kind.", {labels[-1]}: "The strongest kind." }}')
         self.emit("}")
         points = (1, (1 + top) // 2, top)
-        values = ", ".join(f"{lab}: {p}" for lab, p in zip(labels, points))
+        values = ", ".join(f"{lab}: {p}" for lab, p in zip(labels, points, strict=True))
         mapped = self.name(f"{name}_score")
         self.emit(f"node {mapped} = transform.map(value: {name}) {{ values = {{ {values} }} }}", "")
         return mapped

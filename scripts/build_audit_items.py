@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_mt_bench import mt_bench_pointwise, mt_bench_sources, write_jsonl  # noqa: E402
+from build_mt_bench import mt_bench_pointwise, mt_bench_sources, write_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data"

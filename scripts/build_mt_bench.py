@@ -147,8 +147,8 @@ def mt_bench_conversations(data: Path) -> dict[str, dict[int, list[dict]]]:
             turns = questions[a["question_id"]]
             out.setdefault(a["model_id"], {})[a["question_id"]] = [
                 {"role": role, "content": text}
-                for pair in zip(turns, answers)
-                for role, text in zip(("user", "assistant"), pair)
+                for pair in zip(turns, answers, strict=True)
+                for role, text in zip(("user", "assistant"), pair, strict=True)
             ]
     assert len(out) == 6 and all(set(by_q) == set(questions) for by_q in out.values()), "a model lacks answers"
     return out
@@ -186,8 +186,12 @@ def prometheus_sections(prompt: str) -> tuple[str, str, str, str]:
     asserts the prompt is rebuilt exactly from its parts."""
     starts = [prompt.index(h) for h in PROMETHEUS_HEADINGS]
     assert starts[0] == 0 and starts == sorted(starts) and prompt.endswith(PROMETHEUS_HEADINGS[-1])
-    bodies = [prompt[s + len(h) : e] for s, h, e in zip(starts, PROMETHEUS_HEADINGS, starts[1:])]
-    assert "".join(h + b for h, b in zip(PROMETHEUS_HEADINGS, bodies)) + PROMETHEUS_HEADINGS[-1] == prompt
+    bodies = [
+        prompt[s + len(h) : e] for s, h, e in zip(starts, PROMETHEUS_HEADINGS, starts[1:], strict=False)
+    ]  # each heading's body ends where the next starts
+    assert (
+        "".join(h + b for h, b in zip(PROMETHEUS_HEADINGS, bodies, strict=False)) + PROMETHEUS_HEADINGS[-1] == prompt
+    )  # the last heading, with no body, is added after
     _task, instruction, response, reference, rubric = bodies
     return instruction, response, reference, rubric
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_mt_bench import (  # noqa: E402
+from build_mt_bench import (
     mt_bench_conversations,
     mt_bench_multi_turn,
     mt_bench_pairwise,

@@ -257,7 +257,7 @@ def test_fmt_check_lists_files_that_would_change_and_writes_nothing(write, forma
 
 
 def test_fmt_diff_prints_a_unified_diff_and_writes_nothing(write, formatting):
-    canonical, ugly = formatting
+    _canonical, ugly = formatting
     path = write("ugly.rbg", ugly)
     result = rbg("fmt", "--diff", path)
     assert result.exit_code == 1  # a change to make, as with --check

@@ -114,7 +114,7 @@ def blocks(draw) -> list[str]:
         tokens += [name, "=", *value]
         if draw(st.booleans()):
             tokens.append(",")
-    return tokens + ["}"]
+    return [*tokens, "}"]
 
 
 @st.composite
@@ -155,7 +155,7 @@ def item_declarations(draw) -> list[str]:
         tokens += [name, ":", *draw(field_types())]
         if draw(st.booleans()):
             tokens.append(",")
-    return tokens + ["}"]
+    return [*tokens, "}"]
 
 
 @st.composite
@@ -202,7 +202,8 @@ def sources(draw) -> str:
     tokens = [tok for decl in draw(st.lists(declarations(), max_size=5)) for tok in decl]
     rng = random.Random(draw(st.integers(0, 2**32)))
     out = [_separator(rng)]
-    for left, right in zip(tokens, tokens[1:] + [None]):
+    # Each token with the next (None after the last); no tokens, no pairs.
+    for left, right in zip(tokens, [*tokens[1:], None], strict=False):
         out.append(left)
         sep = _separator(rng)
         if not sep and right is not None and left not in PUNCTUATION and right not in PUNCTUATION:

@@ -206,7 +206,7 @@ def test_a_graph_without_the_items_mode_is_refused(tmp_path):
 
 
 def test_pairwise_gold_must_name_a_candidate_or_tie(tmp_path):
-    r, rows, _ = _convert(tmp_path, "p.json", json.dumps(PANDALM), *PAIR_ARGS, "--gold", "annotator1")
+    r, _rows, _ = _convert(tmp_path, "p.json", json.dumps(PANDALM), *PAIR_ARGS, "--gold", "annotator1")
     assert r.exit_code == 2
     assert "gold `1` is neither a candidate (r1, r2) nor `tie`" in r.output and "--label" in r.output
 
@@ -224,7 +224,7 @@ def test_bad_mappings_are_usage_errors(tmp_path):
 
 def test_duplicate_ids_are_an_error_naming_both_records(tmp_path):
     text = '{"id": 1, "input": "", "response": "a"}\n{"id": 1, "input": "", "response": "b"}\n'
-    r, rows, _ = _convert(tmp_path, "d.jsonl", text)
+    r, _rows, _ = _convert(tmp_path, "d.jsonl", text)
     assert r.exit_code == 2 and "d.jsonl:2" in r.output and "first at" in r.output and "d.jsonl:1" in r.output
 
 

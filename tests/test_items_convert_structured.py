@@ -188,7 +188,7 @@ def test_two_fields_join_into_one_leaving_out_empty_ones_or_fill_two_declared_fi
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert [(x["instruction"], x["context"]) for x in rows(out)] == [("Sort these.", "3, 1, 2"), ("Say hi.", "")]
-    assert [it.fields for it in read_items(str(out), graph.item_shape)][0] == {
+    assert next(it.fields for it in read_items(str(out), graph.item_shape)) == {
         "instruction": "Sort these.",
         "context": "3, 1, 2",
     }

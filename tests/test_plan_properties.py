@@ -25,7 +25,7 @@ def graphs(draw, readouts=("readout pointwise { output = score[-1000, 1000] }",)
     numeric: list[tuple[str, bool]] = []  # (name, optional)
     boolean: list[tuple[str, bool]] = []
     for i in range(draw(st.integers(2, 5))):
-        t = draw(st.sampled_from(NUMERIC_TYPES + ["bool"]))
+        t = draw(st.sampled_from([*NUMERIC_TYPES, "bool"]))
         opt = draw(st.booleans())
         suffix = "?" if opt else ""
         extra = ", on_error = abstain" if opt else ""
@@ -135,7 +135,7 @@ def _values(draw_values, graph):
 
 def _reference(graph, row):
     nodes = graph.nodes
-    values = {c.name: v for c, v in zip(graph.criteria, row)}
+    values = {c.name: v for c, v in zip(graph.criteria, row, strict=True)}
     out = []
     for op in graph.operators:
         from rubriclang.catalog import load_catalog
@@ -168,7 +168,7 @@ def test_compiled_plan_matches_reference_semantics(src, data):
         got = plan(*row)
         want = _reference(graph, row)
         assert len(got) == len(want)
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=True):
             assert _same(g, w), (plan.source, row, got, want)
 
 
@@ -234,7 +234,7 @@ def test_compiled_pointwise_readout_decides_as_pointwise(scale, output, how, tie
     source = pointwise_source(readout, scale, "x", "r_")
     if source is not None:  # where its condition holds, the inline case decides as `pointwise`
         condition, decision, constants = source
-        got = eval(f"lambda x: ({decision}) if {condition} else None", constants)(sink)  # noqa: S307 — the test's own source
+        got = eval(f"lambda x: ({decision}) if {condition} else None", constants)(sink)
         assert got is None or repr(got) == repr(want)
 
 

@@ -171,7 +171,7 @@ def test_a_plugin_procedure_check_reports_at_its_parameter(installed):
 
 def test_a_local_plugin_procedure_without_a_judge_is_refused(installed):
     installed(PLUGIN_PY.replace("judge=_starts_with, ", ""), name="acme_broken")
-    with pytest.raises(loader.CatalogError, match="`rule.starts_with` is `local` but its PROCEDURES entry has no"):
+    with pytest.raises(loader.CatalogError, match=r"`rule\.starts_with` is `local` but its PROCEDURES entry has no"):
         loader.load_catalog()
 
 

@@ -142,13 +142,13 @@ def test_plugin_operator_without_a_template_calls_its_function(plugin):
 def test_plugin_operator_entry_must_hold_its_rule(plugin):
     # A bare function has no output rule: the entry is refused, never given a default.
     plugin(py=PLUGIN_PY.replace("OperatorImpl(_square, _rule, _plan)", "_square"), name="bad_plugin")
-    with pytest.raises(loader.CatalogError, match="OPERATORS entries for transform.square must be `OperatorImpl`s"):
+    with pytest.raises(loader.CatalogError, match=r"OPERATORS entries for transform\.square must be `OperatorImpl`s"):
         loader.load_catalog()
 
 
 def test_plugin_operator_needs_a_function(plugin):
     plugin(py=PLUGIN_PY.replace('OPERATORS = {"transform.square"', 'OPERATORS = {"transform.other"'), name="bad_plugin")
-    with pytest.raises(loader.CatalogError, match="without an entry.*transform.square"):
+    with pytest.raises(loader.CatalogError, match=r"without an entry.*transform\.square"):
         loader.load_catalog()
 
 

@@ -118,7 +118,7 @@ def test_renaming_or_reordering_a_well_typed_graph_changes_nothing(graph: Graph,
 
 _PARSED = {
     path.relative_to(CORPUS).as_posix(): module
-    for path, text in zip(SEED_FILES, SEEDS)
+    for path, text in zip(SEED_FILES, SEEDS, strict=True)
     if (module := parse(text, "seed.rbg").module) is not None
 }
 

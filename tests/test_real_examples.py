@@ -156,7 +156,7 @@ def test_llm_rubric_figures_on_the_held_out_half(llm_graph, llm_direct):
 
 def test_llm_rubric_masks_citation_questions_without_citations(llm_graph):
     uncited = 0
-    for rec, item in zip(llm_graph.records, llm_graph.items):
+    for rec, item in zip(llm_graph.records, llm_graph.items, strict=True):
         cites = rec["criteria"]["cites"]["response"]["value"]
         assert cites == bool(re.search(r"\[\d+\]", item.candidates["response"]))
         masked = [rec["operators"][f"q{k}_applies"]["response"] for k in (1, 3, 4, 5)]
@@ -174,7 +174,7 @@ def test_llm_rubric_masks_citation_questions_without_citations(llm_graph):
 
 def test_gsm8k_verifier_separates_constructed_right_and_wrong_answers(gsm8k):
     by_variant: dict[str, list[bool]] = {}
-    for rec, item in zip(gsm8k.records, gsm8k.items):
+    for rec, item in zip(gsm8k.records, gsm8k.items, strict=True):
         by_variant.setdefault(item.id.rsplit("-", 1)[1], []).append(rec["readout"]["decision"] == item.gold)
     assert {k: len(v) for k, v in by_variant.items()} == {"full": 150, "bare": 150, "early": 150}
     assert all(by_variant["full"]) and all(by_variant["early"])

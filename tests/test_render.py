@@ -308,7 +308,7 @@ def test_sarif_has_the_structure_the_2_1_0_schema_requires():
         assert rule["defaultConfiguration"]["level"] in ("error", "warning")
         assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
     assert len(run["results"]) == len(DIAGNOSTICS)
-    for result, d in zip(run["results"], DIAGNOSTICS):
+    for result, d in zip(run["results"], DIAGNOSTICS, strict=True):
         assert result["ruleId"] == d.code
         assert rule_ids[result["ruleIndex"]] == d.code
         assert result["level"] == str(d.severity)

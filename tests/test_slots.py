@@ -207,7 +207,7 @@ def test_shared_slots_bound_the_calls_of_several_interpreters_together():
 
     async def go():
         items = _items(4)
-        tasks = [asyncio.ensure_future(i.evaluate_async(it)) for i, it in zip([one, two, one, two], items)]
+        tasks = [asyncio.ensure_future(i.evaluate_async(it)) for i, it in zip([one, two, one, two], items, strict=True)]
         await _settle()
         assert backend.running == 3
         _open_all(backend)

@@ -185,7 +185,7 @@ def test_a_resumed_run_refuses_changed_items_before_touching_the_file(judged):
 
 
 def test_a_resumed_run_judges_changed_items_again_with_rejudge_changed(judged, tmp_path):
-    items, traces, _ = judged
+    _items, traces, _ = judged
     half = write(tmp_path / "half.jsonl", with_responses(gsm8k(), WRONG, lambda i: i < 10))
     r = rbg("run", VERIFIER, half, "--out", traces, "--rejudge-changed", "--format", "json")
     assert r.exit_code == 0, r.output

@@ -117,7 +117,7 @@ def _other_type(value):
 def corruptions(ground_truth):
     """(kind, candidate calls) for each corruption that applies to the gold answer."""
     gold = gold_calls(ground_truth)
-    ((name, accepted),) = ground_truth[0].items()
+    ((_name, accepted),) = ground_truth[0].items()
     args = gold[0]["arguments"]
     out = []
 

@@ -70,7 +70,7 @@ def test_bfcl_names_the_mismatch_each_corruption_makes(bfcl):
     # Each corruption kind of scripts/build_bfcl.py against the kind of the
     # first mismatch the rule reports (its `raw`).
     seen: Counter[tuple[str, str]] = Counter()
-    for rec, item in zip(bfcl.records, bfcl.items):
+    for rec, item in zip(bfcl.records, bfcl.items, strict=True):
         judged = rec["criteria"]["accepted"]["response"]
         corruption = item.id.split("-", 1)[1]
         seen[(corruption, judged["raw"]["kind"] if not judged["value"] else "match")] += 1
@@ -173,8 +173,15 @@ def test_a_recorded_llm_judge_replays_to_its_figure_over_the_judged_slice(folder
     d = EXAMPLES / folder
     r = CliRunner().invoke(
         cli,
-        ["eval", str(d / "rubric.rbg"), str(d / "items.jsonl"), "--traces", str(d / "traces_smollm2.jsonl")]
-        + ["--format", "json"],
+        [
+            "eval",
+            str(d / "rubric.rbg"),
+            str(d / "items.jsonl"),
+            "--traces",
+            str(d / "traces_smollm2.jsonl"),
+            "--format",
+            "json",
+        ],
     )
     assert r.exit_code == 0, r.output
     report = json.loads(r.output)

@@ -174,7 +174,7 @@ def test_instruction_ordering_on_a_users_template_keeps_its_few_shot_turns_or_sa
 
 def test_criterion_reorder_lists_the_scale_from_the_top_in_the_prompt_without_a_hidden_parameter():
     judge = _judge()
-    patch, results = deterministic_patch(load_perturbations()["criterion_reorder"], judge)
+    patch, _results = deterministic_patch(load_perturbations()["criterion_reorder"], judge)
     assert patch.criterion_order == ("short", "correct")
     patched = patch.apply(judge.graph)
     assert [c.name for c in patched.criteria] == ["short", "correct"]

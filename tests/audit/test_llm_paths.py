@@ -189,7 +189,7 @@ def test_an_llm_judge_samples_each_repeat_with_its_own_seed_and_reuses_the_cache
 
     # The judge's key went to the server with the judge's calls, and nowhere
     # else (the generator and validator name no key variable that is set).
-    sent = {h for b, h in zip(server.requests, server.headers) if role_of(b) == "judge"}
+    sent = {h for b, h in zip(server.requests, server.headers, strict=True) if role_of(b) == "judge"}
     assert sent == {f"Bearer {SENTINEL}"}
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert written and not [p for p in written if SENTINEL.encode() in p.read_bytes()]

@@ -90,7 +90,7 @@ def test_order_both_removes_the_position_bias_that_position_swap_finds(rbg, tmp_
 
 
 def test_position_swap_is_skipped_with_its_reason_where_each_criterion_sees_one_candidate(rbg, tmp_path, scripted):
-    server, r, output = _audit(
+    _server, r, output = _audit(
         rbg, tmp_path, scripted, ONE_AT_A_TIME, answer=lambda role, body: json.dumps({"reason": "ok", "score": 3})
     )
     (op,) = r["operators"]

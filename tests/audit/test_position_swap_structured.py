@@ -31,7 +31,7 @@ def _run(n: int, done: bool) -> list[dict]:
             {"role": "assistant", "content": None, "tool_calls": [call]},
             {"role": "tool", "tool_call_id": f"c{n}", "content": "booked"},
         ]
-    return turns + [{"role": "assistant", "content": "Booked." if done else "I cannot."}]
+    return [*turns, {"role": "assistant", "content": "Booked." if done else "I cannot."}]
 
 
 PAIRS = [

@@ -146,7 +146,7 @@ def test_an_inserted_document_gets_a_unique_id_and_the_originals_keep_their_orde
     new, new_id = st.insert_document(docs, {"id": "1", "text": "elsewhere"}, Random(3))
     assert new_id == "1~2" and [d["id"] for d in new if d["id"] != new_id] == ["1", "2"]
     assert st.check_insert(docs, new, new_id) is None
-    assert st.check_insert(docs, docs + [{"id": "9", "text": "one"}], "9") is not None
+    assert st.check_insert(docs, [*docs, {"id": "9", "text": "one"}], "9") is not None
 
 
 def test_a_shuffle_changes_the_order_and_nothing_else():
@@ -187,7 +187,7 @@ def _as_trajectory(actions: list[dict]) -> list[dict]:
             {"role": "assistant", "content": None, "tool_calls": [call]},
             {"role": "tool", "tool_call_id": f"call_{i}", "content": "ok"},
         ]
-    return out + [{"role": "assistant", "content": "Done."}]
+    return [*out, {"role": "assistant", "content": "Done."}]
 
 
 def test_an_audit_of_a_rules_only_tool_call_judge_detects_dropped_and_corrupted_calls(rbg, tmp_path):

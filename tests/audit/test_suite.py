@@ -71,7 +71,7 @@ def test_missing_files_and_keys_are_errors(tmp_path):
     with pytest.raises(SuiteError, match="the suite needs `judge`"):
         load_suite(str(path))
     path.write_text(f'judge = "{GSM8K_JUDGE}"\nitems = "nope.jsonl"\n')
-    with pytest.raises(SuiteError, match="no such file `nope.jsonl`") as err:
+    with pytest.raises(SuiteError, match=r"no such file `nope\.jsonl`") as err:
         load_suite(str(path))
     assert err.value.where.endswith(":2")
 

@@ -254,7 +254,9 @@ def test_a_label_judge_gets_accuracy_macro_f1_kappa_and_its_confusion_matrix(tmp
     g = write(tmp_path / "g.rbg", LABEL)
     said = ["good", "good", "bad", "bad", "ugly", "ugly"]
     gold = ["good", "bad", "bad", "bad", "ugly", "good"]
-    items = write_items(tmp_path / "items.jsonl", [pointwise(i, gv, c=s) for i, (s, gv) in enumerate(zip(said, gold))])
+    items = write_items(
+        tmp_path / "items.jsonl", [pointwise(i, gv, c=s) for i, (s, gv) in enumerate(zip(said, gold, strict=True))]
+    )
     report = _json(rbg("eval", g, items, "--format", "json"))
     mode = report["modes"]["pointwise"]
     assert report["notes"] == ["no equal baseline: the contract's scale `label{good, bad, ugly}` has no mean"]

@@ -293,7 +293,7 @@ def test_a_pairwise_judge_is_fitted_on_agreement_without_ties_by_default(tmp_pat
         sx, sy = (ra[c]["a"] * 9 + ra[c]["b"] for c in "xy")
         gold = "x" if sx > sy else "y" if sy > sx else "tie"
         rows.append({"id": f"p{i}", "input": "", "responses": {"x": "1", "y": "2"}, "gold": gold, "recorded": ra})
-    r, out = _fit(tmp_path, PAIRWISE, rows, "--format", "json")
+    r, _out = _fit(tmp_path, PAIRWISE, rows, "--format", "json")
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["metric"] == "agreement_without_ties"
@@ -336,7 +336,7 @@ def test_a_bad_held_out_label_is_reported_after_the_fitted_file_is_written(tmp_p
     r, out = _fit(tmp_path, GRAPH, rows)
     assert r.exit_code == 2 and f"items.jsonl:{held + 1}" in r.output
     assert "was written before the held-out labels were read" in r.output
-    clean, clean_out = default_fit()
+    _clean, clean_out = default_fit()
     assert out.read_bytes() == clean_out.read_bytes()
 
 
@@ -384,7 +384,7 @@ readout pointwise { output = ordinal[1, 4] }
         }
         for i in range(100)
     ]
-    r, out = _fit(tmp_path, graph, rows, "--format", "json")
+    r, _out = _fit(tmp_path, graph, rows, "--format", "json")
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["metric"] == "exact"

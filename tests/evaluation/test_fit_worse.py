@@ -82,7 +82,7 @@ def test_paired_differences_read_fitted_minus_each_column(default_fit):
 
 
 def test_repeats_report_each_figures_mean_sd_and_range_across_random_splits(tmp_path):
-    r, out = _fit(tmp_path, GRAPH, _items(), "--repeats", "3", "--format", "json")
+    r, _out = _fit(tmp_path, GRAPH, _items(), "--repeats", "3", "--format", "json")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     reps = doc["repeats"]

@@ -22,7 +22,7 @@ def _eval_error(tmp_path, judge: str, rows, *extra):
     items = write_items(tmp_path / "items.jsonl", rows)
     r = rbg("eval", g, items, *extra)
     assert r.exit_code == 2, r.output
-    assert "Traceback" not in r.output and r.exception is None or isinstance(r.exception, SystemExit)
+    assert ("Traceback" not in r.output and r.exception is None) or isinstance(r.exception, SystemExit)
     return items, r.output
 
 

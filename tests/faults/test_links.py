@@ -89,7 +89,7 @@ def test_an_audit_folder_holding_a_link_out_is_refused_before_anything_is_writte
 
 
 def test_an_output_the_user_names_as_a_link_is_written_through_it(tmp_path):
-    g, items = setup(tmp_path)
+    _g, items = setup(tmp_path)
     target = tmp_path / "versions" / "items-v2.jsonl"
     target.parent.mkdir()
     target.write_text("older\n", encoding="utf-8")

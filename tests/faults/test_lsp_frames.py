@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("pygls")
 
-from rubriclang.lsp.frames import FrameReader, Frames  # noqa: E402
+from rubriclang.lsp.frames import FrameReader, Frames
 
 TIMEOUT = 30
 

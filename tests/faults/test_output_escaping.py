@@ -86,7 +86,7 @@ def test_traces_keep_the_exact_text_of_ids_and_responses(traced):
 
 
 def test_replay_lists_item_ids_with_no_control_character(traced, tmp_path):
-    graph, traces, _ = traced
+    _graph, traces, _ = traced
     new = tmp_path / "new.rbg"
     new.write_text(ANNOTATED.replace("weights = [1, 1]", "weights = [3, 1]"))
     result = rbg("replay", new, traces)
@@ -241,7 +241,7 @@ def test_markdown_diff_turns_a_label_with_a_newline_and_html_into_text(tmp_path)
 
 
 def test_markdown_impact_table_keeps_one_row_per_item_whatever_the_ids(traced, tmp_path):
-    graph, traces, rows = traced
+    graph, traces, _rows = traced
     records = [json.loads(line) for line in traces.read_text().splitlines()]
     for r in records:
         r["item"] = r["item"].replace("item", EVIL + "|cell")

@@ -45,8 +45,22 @@ def test_while_a_run_writes_its_out_no_other_command_replaces_it(tmp_path, fault
     items = write_items(tmp_path, 50)
     out = tmp_path / "t.jsonl"
     run = subprocess.Popen(
-        [RBG, "run", g, items, "--out", out, "--base-url", server.url, "--model", "judge"]
-        + ["--cache", tmp_path / "c.sqlite", "--concurrency", "1"],
+        [
+            RBG,
+            "run",
+            g,
+            items,
+            "--out",
+            out,
+            "--base-url",
+            server.url,
+            "--model",
+            "judge",
+            "--cache",
+            tmp_path / "c.sqlite",
+            "--concurrency",
+            "1",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -151,7 +165,7 @@ def test_a_folder_another_process_writes_is_refused(tmp_path, holder, command):
     folder.mkdir()
     if command == "view --export":
         pytest.importorskip("starlette")
-        g, items = setup(tmp_path)
+        g, _items = setup(tmp_path)
         args = ("view", g, "--export", folder)
     else:
         import tomllib
@@ -196,7 +210,7 @@ def test_fmt_leaves_a_file_changed_while_it_was_formatted_as_it_is_now(tmp_path,
 
 
 def test_the_next_writer_removes_what_a_killed_one_left_before_its_rename(tmp_path):
-    g, items = setup(tmp_path)
+    _g, items = setup(tmp_path)
     out = tmp_path / "converted.jsonl"
     stale = tmp_path / ".converted.jsonl.0123456789ab.tmp"  # atomic_file's name for a temporary of `out`
     stale.write_text("half of an items file", encoding="utf-8")

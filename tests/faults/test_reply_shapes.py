@@ -121,8 +121,20 @@ def test_a_run_reads_content_parts_and_fails_odd_shapes_with_plain_messages(faul
     out = tmp_path / "t.jsonl"
     r = CliRunner().invoke(
         cli,
-        ["run", str(g), str(items), "--out", str(out), "--base-url", server.url, "--no-cache"]
-        + ["--concurrency", "1", "--max-retries", "1"],
+        [
+            "run",
+            str(g),
+            str(items),
+            "--out",
+            str(out),
+            "--base-url",
+            server.url,
+            "--no-cache",
+            "--concurrency",
+            "1",
+            "--max-retries",
+            "1",
+        ],
     )
     assert r.exit_code == 1, r.output
     records = {rec["item"]: rec for rec in map(json.loads, out.read_text().splitlines())}
@@ -147,7 +159,7 @@ def test_a_batch_import_reads_content_parts_and_counts_a_refusal_as_missing(tmp_
     results.write_text(
         "".join(
             json.dumps({"custom_id": i, "response": {"status_code": 200, "body": json.loads(_body(m))}}) + "\n"
-            for i, m in zip(ids, messages)
+            for i, m in zip(ids, messages, strict=True)
         )
     )
     args = ["batch", "import", str(g), str(items), str(results), "--out", str(tmp_path / "t.jsonl")]

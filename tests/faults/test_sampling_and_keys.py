@@ -60,7 +60,7 @@ def test_a_profile_seed_within_bounds_is_accepted(tmp_path, value):
 )
 @pytest.mark.parametrize("command", ["run", "batch export", "compile"])
 def test_a_seed_or_max_tokens_option_out_of_bounds_is_a_usage_error(tmp_path, command, option, value):
-    g, items = setup(tmp_path)
+    _g, items = setup(tmp_path)
     llm = tmp_path / "llm.rbg"
     llm.write_text(GOOD, encoding="utf-8")
     args = {

@@ -48,13 +48,13 @@ def items(tmp_path):
 def test_a_rationale_with_control_characters_and_line_breaks_stays_one_comment(tmp_path, items):
     judge = _judge(items)
     ok, skipped = candidates(judge)
-    chosen = list(zip(ok.values(), HOSTILE * 3))
+    chosen = list(zip(ok.values(), HOSTILE * 3, strict=False))  # a hostile text for each candidate, from the pool
     suite = tmp_path / "audit.toml"
     text = render_suite(str(suite), str(GSM8K_JUDGE), str(items), judge, chosen, skipped, "rbg audit plan")
     data = tomllib.loads(text)
     assert data["operators"] == [op.name for op, _ in chosen]
     assert "options" not in data and data["judge"] == os.path.relpath(GSM8K_JUDGE, tmp_path)
-    assert not any(ord(ch) < 32 and ch != "\n" or ord(ch) == 0x7F or ch in "\u2028\u2029\x85" for ch in text)
+    assert not any((ord(ch) < 32 and ch != "\n") or ord(ch) == 0x7F or ch in "\u2028\u2029\x85" for ch in text)
     assert "# reads the final number" in text and "# [31mred [0m and bell\n" in text
     suite.write_text(text, encoding="utf-8")
     assert load_suite(str(suite)).operators == tuple(op.name for op, _ in chosen)
@@ -76,7 +76,7 @@ def test_paths_of_any_characters_round_trip_through_the_suite(tmp_path, items, n
 
 def test_a_path_toml_cannot_hold_is_a_clear_error(tmp_path, items):
     judge = _judge(items)
-    ok, skipped = candidates(judge)
+    _ok, skipped = candidates(judge)
     with pytest.raises(ValueError, match="TOML cannot hold it"):
         render_suite(
             str(tmp_path / "a.toml"), str(GSM8K_JUDGE), "bad\udcff.jsonl", judge, [], skipped, "rbg audit init"

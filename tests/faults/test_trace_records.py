@@ -95,7 +95,7 @@ def test_the_message_names_the_bad_field(tmp_path, name, message):
 def test_an_item_traced_twice_is_refused_by_every_reader(tmp_path):
     g, items, out = traces(tmp_path)
     lines = out.read_bytes().splitlines(keepends=True)
-    out.write_bytes(b"".join(lines + [lines[1]]))
+    out.write_bytes(b"".join([*lines, lines[1]]))
     where = f"{out}:7: item `i1` is traced twice (first at {out}:2)"
     assert_every_trace_reader_refuses(g, items, out, where)
 

@@ -29,7 +29,7 @@ def _everything(folder: Path, *results) -> bytes:
 
 
 @pytest.fixture
-def project(tmp_path: Path, fault_server):  # noqa: F811 (the fixture of llm_fixtures)
+def project(tmp_path: Path, fault_server):
     server = fault_server()
     url = server.url.replace("http://", f"http://judge:{PASSWORD}@") + "/v1"
     g = tmp_path / "g.rbg"
@@ -76,7 +76,7 @@ def test_a_profile_with_credentials_in_rubriclang_toml_is_refused_at_its_line(pr
 
 
 def test_an_audit_suite_with_credentials_in_a_base_url_is_refused_at_its_line(project, tmp_path):
-    server, url, g, items = project
+    server, url, _g, _items = project
     suite = tmp_path / "suite.toml"
     suite.write_text(
         f'items = "items.jsonl"\noperators = ["typo_noise"]\n\n[judge]\ngraph = "g.rbg"\nbase_url = "{url}"\n'

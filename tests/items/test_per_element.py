@@ -66,7 +66,7 @@ def test_every_tool_call_of_tau_bench_is_judged_and_traced_under_its_call_id(tmp
     records = _records(out)
     assert len(records) == len(items) == 32
     empty = 0
-    for item, rec in zip(items, records):
+    for item, rec in zip(items, records, strict=True):
         judged = rec["criteria"]["args_ok"]["response"]
         ids = _call_ids(item["response"])
         assert [e["key"] for e in judged["elements"]] == ids

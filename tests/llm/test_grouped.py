@@ -246,7 +246,7 @@ def test_agreement_measures_per_criterion_agreement_and_flips_of_grouped_against
     assert report["items"] == 8
     lowered = sum(
         1
-        for a, b in zip(alone, together)
+        for a, b in zip(alone, together, strict=True)
         if a["criteria"]["correct"]["response"]["value"] != b["criteria"]["correct"]["response"]["value"]
     )
     assert lowered > 0
@@ -255,7 +255,9 @@ def test_agreement_measures_per_criterion_agreement_and_flips_of_grouped_against
     for name in ("harmful", "tone"):
         assert report["criteria"][name]["equal"] == report["criteria"][name]["pairs"] == 8
         assert report["criteria"][name]["rate"]["value"] == 1.0 and report["criteria"][name]["rate"]["low"] < 1.0
-    flipped = sum(1 for a, b in zip(alone, together) if a["readout"]["decision"] != b["readout"]["decision"])
+    flipped = sum(
+        1 for a, b in zip(alone, together, strict=True) if a["readout"]["decision"] != b["readout"]["decision"]
+    )
     assert flipped > 0
     assert report["verdicts"] == {
         "flipped": flipped,

@@ -1,5 +1,7 @@
 """Word diffs of prompt text: exact for NEW, blind to reflowed whitespace."""
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,7 +23,7 @@ def test_unchanged_and_inserted_text_spell_new(old, new):
 def test_segments_alternate_and_are_never_empty(old, new):
     words = word_diff(old, new)
     assert all(text for _, text in words)
-    assert all(a[0] != b[0] for a, b in zip(words, words[1:]))
+    assert all(a[0] != b[0] for a, b in itertools.pairwise(words))
 
 
 def test_a_reflowed_prompt_marks_only_the_changed_word():

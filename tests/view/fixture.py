@@ -158,14 +158,14 @@ def make_judged(folder: Path, graph: str, gold) -> dict[str, Path]:
 
 
 __all__ = [
-    "BOOL_GRAPH",
-    "LABEL_GRAPH",
-    "TONES",
-    "make_judged",
     "BAD_ID",
+    "BOOL_GRAPH",
     "FAILED",
+    "LABEL_GRAPH",
     "MARK",
     "PAYLOADS",
+    "TONES",
     "VETOED",
+    "make_judged",
     "make_run",
 ]

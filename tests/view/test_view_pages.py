@@ -224,8 +224,8 @@ def test_each_cell_of_an_evaluations_confusion_matrix_links_to_exactly_its_items
         "counts"
     ]  # rows gold, columns decision, as rbg eval writes them
     seen = []
-    for g, row in zip(conf["gold"], rows):
-        for p, (k, href) in zip(conf["predicted"], row):
+    for g, row in zip(conf["gold"], rows, strict=True):
+        for p, (k, href) in zip(conf["predicted"], row, strict=True):
             want = sorted(i for i, d in decided.items() if d == p and str(gold[i]).lower() == g)
             assert href is not None and _items_shown(client, href) == want and len(want) == int(k)
             seen += want
@@ -384,7 +384,7 @@ def test_the_eval_page_keeps_the_command_lines_order_and_names_each_subtraction(
     page = _get(client, "/eval").text
     headers = [html.unescape(h) for h in re.findall(r"<th>([^<]*)</th>", page)]
     assert headers[:3] == ["metric", *columns]
-    assert f"{columns[0]} − equal baseline" in headers  # the first column minus the baseline, named
+    assert f"{columns[0]} − equal baseline" in headers  # noqa: RUF001  (the page's minus sign, U+2212)
     kind = data["modes"]["pointwise"]["kind"]
     rows = [(html.unescape(f), m) for f, m in re.findall(r'<td title="([^"]*)">(\w+)</td>', page)]
     assert rows[: len(METRICS[kind])] == [(DEFINITIONS[m].formula, m) for m in METRICS[kind]]
