@@ -26,7 +26,7 @@ from rubriclang.audit.report_json import AuditData, build_report, render_text
 from rubriclang.audit.runner import Arm, Runner, RunsError, RunStore
 from rubriclang.audit.suite import Suite
 from rubriclang.audit.summary import rule_summary, summarise
-from rubriclang.audit.variants import Variant
+from rubriclang.audit.variants import Validation, Variant
 from rubriclang.evaluation.gold import GoldError, read_gold
 from rubriclang.interp.items import Item, ItemError, item_to_json, read_items
 from rubriclang.items.shape import shape_of
@@ -147,10 +147,31 @@ def _judged(items: Sequence[Item], by_id: Mapping[str, Item], judged: Mapping[st
     return Lazy([n for n, i in enumerate(by_id) if i in judged], items.__getitem__)
 
 
-def _light(v: Variant) -> Variant:
-    """A variant without its changes (its texts): what the report keeps of
-    it; the sealed suite has the whole one (`Sealed.variants_by_id`)."""
-    return attrs.evolve(v, changes={}) if v.changes else v
+_NO_CHANGES: dict = {}  # every light variant's changes (and empty detail): never changed
+_VALIDATIONS_MAX = 4096  # distinct validations `_Light` shares at most
+
+
+class _Light:
+    """Variants without their changes (their texts): what the report keeps
+    of each; the sealed suite has the whole one (`Sealed.variants_by_id`).
+    Their item ids are the sealed suite's own strings, and equal operator
+    names and validations are held once."""
+
+    def __init__(self, sealed: sealing.Sealed):
+        self._items = sealed.items
+        self._names: dict[str, str] = {}
+        self._validations: dict[tuple, Validation] = {}
+
+    def __call__(self, v: Variant) -> Variant:
+        items = self._items
+        at = items.position(v.item) if isinstance(items, sealing.Stored) else None
+        item = items.ids[at] if isinstance(items, sealing.Stored) and at is not None else v.item
+        key = attrs.astuple(v.validation)
+        validation = self._validations.get(key, v.validation)
+        if key not in self._validations and len(self._validations) < _VALIDATIONS_MAX:
+            self._validations[key] = v.validation
+        operator = self._names.setdefault(v.operator, v.operator)
+        return Variant(v.id, item, operator, _NO_CHANGES, v.patch, validation, v.detail or _NO_CHANGES)
 
 
 class _NoStore:
@@ -458,9 +479,10 @@ class Audit:
                 else:
                     graphs[(gid, pid)] = patch.apply(graph)
         judged = judge.judged
-        # Without their changes (`_light`): an arm reads a variant's when it is judged.
+        # Without their changes (`_Light`): an arm reads a variant's when it is judged.
+        light = _Light(sealed)
         variants = [
-            _light(v)
+            light(v)
             for v in sealed.variants
             if v.operator not in skipped and (v.patch is None or (judged.get(v.item), v.patch) in graphs)
         ]

@@ -95,6 +95,7 @@ class Reporter:
         self.crit_noise: dict[str, Tally] = collections.defaultdict(Tally)
         # Most items' node values, and most variants' localizations, take a few forms: each held once.
         share = self._share = Shared()
+        self._tuples = Shared()  # a variant's (hits, measured) counts take a few forms
         blank: dict[tuple[str, ...], dict[str, str]] = {}
         for it in data.items:
             self.items[it.id] = _gold_only(it, blank)
@@ -142,8 +143,19 @@ class Reporter:
         loo = self.scorer.loo_flips(traces, base_traces)
         falls = self.scorer.loo_falls(traces, base_traces)
         under = _one(nodes.get(self.threshold.ports["value"][0])) if self.threshold else None
+        keep = self._tuples
         return VariantResult(
-            v, op, s, outcome, self.scorer.judgment_flips(s, base), localization, gold, loo, falls, contradiction, under
+            v,
+            op,
+            s,
+            outcome,
+            keep(self.scorer.judgment_flips(s, base)),
+            localization,
+            keep(gold),
+            keep(loo),
+            keep(falls),
+            contradiction,
+            under,
         )
 
     def threshold_block(self, dirs: list[VariantResult]) -> dict | None:
@@ -571,12 +583,24 @@ class ByItem(Mapping):
         return len(self._reporter.items)
 
 
+_NONE: dict = {}  # the empty tables of every item `_gold_only` makes: never changed
+
+
 def _gold_only(item: Item, blank: dict[tuple[str, ...], dict[str, str]]) -> Item:
     """`item` without its texts: its id, gold and candidate ids are what its
     gold is read with (`evaluation.gold.item_gold`); equal empty candidate
     tables (`blank`) are held once."""
     ids = tuple(item.candidates)
-    return Item(item.id, "", blank.setdefault(ids, dict.fromkeys(ids, "")), gold=item.gold, line=item.line)
+    return Item(
+        item.id,
+        "",
+        blank.setdefault(ids, dict.fromkeys(ids, "")),
+        gold=item.gold,
+        annotations=_NONE,
+        recorded=_NONE,
+        fields=_NONE,
+        line=item.line,
+    )
 
 
 def _with_failed(hits: tuple[int, int], repeats: int) -> tuple[int, int, int]:
