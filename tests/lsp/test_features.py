@@ -38,45 +38,52 @@ def hover_text(text: str, offset: int, previous=None) -> str | None:
     return found.markdown if found else None
 
 
+def markdown_at(text: str, offset: int, previous=None) -> str:
+    """The hover at `offset`, which must show something."""
+    found = hover_text(text, offset, previous)
+    assert found is not None, offset
+    return found
+
+
 def test_hover_on_a_node_shows_its_inferred_type():
-    assert "node capped: score[0, 1]" in hover_text(TEXT, at(TEXT, "capped, when"))
+    assert "node capped: score[0, 1]" in markdown_at(TEXT, at(TEXT, "capped, when"))
 
 
 def test_hover_at_the_end_of_a_name_still_finds_it():
-    assert "criterion harmful: bool" in hover_text(TEXT, at(TEXT, "harmful)") + len("harmful"))
+    assert "criterion harmful: bool" in markdown_at(TEXT, at(TEXT, "harmful)") + len("harmful"))
 
 
 def test_hover_on_a_criterion_in_a_file_with_errors_uses_its_declared_type():
     text = TEXT.replace("sink safe", "sink nowhere")
-    assert "criterion correct: ordinal[1, 5]" in hover_text(text, at(text, "correct:"))
+    assert "criterion correct: ordinal[1, 5]" in markdown_at(text, at(text, "correct:"))
 
 
 def test_hover_on_an_operator_node_in_a_file_with_errors_and_no_earlier_graph_says_unknown():
     text = TEXT.replace("sink safe", "sink nowhere")
-    shown = hover_text(text, at(text, "capped ="))
+    shown = markdown_at(text, at(text, "capped ="))
     assert "node capped: ?" in shown and "Type unknown" in shown
 
 
 def test_hover_uses_the_last_good_graph_only_for_the_same_operator():
     previous = analyse(TEXT, "demo.rbg").graph
     text = TEXT.replace("sink safe", "sink nowhere")
-    assert "node capped: score[0, 1]" in hover_text(text, at(text, "capped ="), previous)
+    assert "node capped: score[0, 1]" in markdown_at(text, at(text, "capped ="), previous)
     changed = text.replace("transform.rescale(value: correct) { to = score[0, 1] }", "transform.invert(value: correct)")
-    assert "node capped: ?" in hover_text(changed, at(changed, "capped ="), previous)
+    assert "node capped: ?" in markdown_at(changed, at(changed, "capped ="), previous)
 
 
 def test_hover_on_an_undeclared_name_says_so():
     text = TEXT.replace("sink safe", "sink nowhere")
-    assert "no node of this name" in hover_text(text, at(text, "nowhere"))
+    assert "no node of this name" in markdown_at(text, at(text, "nowhere"))
 
 
 def test_hover_on_catalog_names_works_even_when_the_file_does_not_parse():
     text = TEXT.replace("sink safe", "sink = safe")
-    assert "gate.veto(value: numeric?, when: bool)" in hover_text(text, at(text, "gate.veto", 2))
+    assert "gate.veto(value: numeric?, when: bool)" in markdown_at(text, at(text, "gate.veto", 2))
 
 
 def test_hover_on_a_readout_parameter():
-    assert "output = type" in hover_text(TEXT, at(TEXT, "output ="))
+    assert "output = type" in markdown_at(TEXT, at(TEXT, "output ="))
 
 
 def test_no_hover_on_punctuation_or_keywords():
@@ -86,7 +93,9 @@ def test_no_hover_on_punctuation_or_keywords():
 
 def test_definition_and_references():
     a = analyse(TEXT, "demo.rbg")
-    start, end = navigation.definition(a, at(TEXT, "harmful) { to"))
+    found = navigation.definition(a, at(TEXT, "harmful) { to"))
+    assert found is not None
+    start, end = found
     assert (start, TEXT[start:end]) == (at(TEXT, "harmful: bool"), "harmful")
     assert words(TEXT, navigation.references(a, at(TEXT, "capped"))) == ["capped", "capped"]
     assert navigation.references(a, at(TEXT, "capped"), include_declaration=False) == [
@@ -107,7 +116,8 @@ def test_rename_covers_declaration_ports_and_sink():
     renamed = TEXT
     for start, end in sorted(ranges, reverse=True):
         renamed = renamed[:start] + "verdict" + renamed[end:]
-    assert analyse(renamed, "demo.rbg").graph.sink == "verdict"
+    graph = analyse(renamed, "demo.rbg").graph
+    assert graph is not None and graph.sink == "verdict"
 
 
 def test_rename_to_the_same_name_changes_nothing():
@@ -138,7 +148,9 @@ def test_rename_refuses_a_file_that_does_not_parse():
 
 def test_prepare_rename_only_on_node_names():
     a = analyse(TEXT, "demo.rbg")
-    (start, end), name = navigation.prepare_rename(a, at(TEXT, "correct) {", 2))
+    found = navigation.prepare_rename(a, at(TEXT, "correct) {", 2))
+    assert found is not None
+    (start, end), name = found
     assert (TEXT[start:end], name) == ("correct", "correct")
     assert navigation.prepare_rename(a, at(TEXT, "gate.veto")) is None
 
@@ -176,7 +188,8 @@ def test_a_problem_in_a_template_file_is_shown_on_the_path_that_names_it(tmp_pat
     shown = [_diagnostic(a, d) for d in a.diagnostics if d.code == "RB209"]
     assert shown and all(x.range.start.line == 2 for x in shown)
     assert any(x.message.startswith("mine.md:2:6:") for x in shown)
-    assert shown[0].related_information[0].location.uri.endswith("/mine.md")
+    related = shown[0].related_information
+    assert related and related[0].location.uri.endswith("/mine.md")
 
 
 def test_a_document_is_parsed_once_per_analysis(monkeypatch):

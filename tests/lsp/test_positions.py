@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rubriclang.lsp.positions import UTF8, UTF16, UTF32, LineIndex, Position
-from rubriclang.syntax import parse
+from rubriclang.syntax import ast, parse
 
 EMOJI = "😀"  # outside the BMP: 2 UTF-16 units, 4 UTF-8 bytes
 CJK = "漢字"  # 1 UTF-16 unit, 3 UTF-8 bytes each
@@ -88,7 +88,9 @@ def test_spans_of_a_parsed_file_land_on_their_names():
         "sink n\n"
     )
     module = parse(text).module
+    assert module is not None
     node = module.decls[1]
+    assert isinstance(node, ast.NodeDecl)
     for encoding in (UTF8, UTF16, UTF32):
         index = LineIndex(text, encoding)
         start = index.offset_of(node.name.span.line, node.name.span.column)

@@ -166,33 +166,40 @@ def hover(session, position: lsp.Position, uri: str = URI) -> lsp.Hover | None:
     )
 
 
+def shown(session, position: lsp.Position, uri: str = URI) -> tuple[lsp.MarkupContent, lsp.Range | None]:
+    """A hover that shows something: its markup and its range."""
+    h = hover(session, position, uri)
+    assert h is not None and isinstance(h.contents, lsp.MarkupContent), h
+    return h.contents, h.range
+
+
 def test_hover_on_a_node_reference_shows_its_inferred_type_and_kind(session):
-    h = hover(session, at(DOC, "correct, when", 3))
-    assert "criterion correct: ordinal[1, 5]" in h.contents.value
-    assert h.range == span(DOC, "correct, when", 0, len("correct"))
+    contents, where = shown(session, at(DOC, "correct, when", 3))
+    assert "criterion correct: ordinal[1, 5]" in contents.value
+    assert where == span(DOC, "correct, when", 0, len("correct"))
 
 
 def test_hover_on_an_operator_node_shows_its_kind(session):
-    h = hover(session, at(DOC, "safe = gate", 1))
-    assert "node safe: ordinal[1, 5]" in h.contents.value
-    assert "A gate node: `gate.veto`" in h.contents.value and "The sink." in h.contents.value
+    contents, _ = shown(session, at(DOC, "safe = gate", 1))
+    assert "node safe: ordinal[1, 5]" in contents.value
+    assert "A gate node: `gate.veto`" in contents.value and "The sink." in contents.value
 
 
 def test_hover_on_an_operator_name_shows_its_signature_and_docs(session):
-    h = hover(session, at(DOC, "gate.veto", 6))
-    assert "gate.veto(value: numeric?, when: bool)" in h.contents.value
-    assert h.contents.kind == lsp.MarkupKind.Markdown
-    assert h.range == span(DOC, "gate.veto")
+    contents, where = shown(session, at(DOC, "gate.veto", 6))
+    assert "gate.veto(value: numeric?, when: bool)" in contents.value
+    assert contents.kind == lsp.MarkupKind.Markdown
+    assert where == span(DOC, "gate.veto")
 
 
 def test_hover_on_a_procedure_name_shows_its_docs(session):
-    h = hover(session, at(DOC, "llm.check", 2))
-    assert "yes/no question" in h.contents.value
+    contents, _ = shown(session, at(DOC, "llm.check", 2))
+    assert "yes/no question" in contents.value
 
 
 def test_hover_on_a_parameter_name_shows_its_spec(session):
-    h = hover(session, at(DOC, "to = 1"))
-    assert "to = number" in h.contents.value
+    contents, _ = shown(session, at(DOC, "to = 1"))
+    assert "to = number" in contents.value
 
 
 def test_hover_inside_a_prompt_shows_nothing(session):
@@ -204,9 +211,9 @@ def test_hover_keeps_an_operator_type_from_the_last_good_check_while_the_file_ha
     session.open(uri, DOC)
     text = DOC.replace("sink safe", "sink nowhere")
     session.change(uri, 2, text)
-    h = hover(session, at(text, "safe = gate"), uri)
-    assert "node safe: ordinal[1, 5]" in h.contents.value
-    assert "last check without errors" in h.contents.value
+    contents, _ = shown(session, at(text, "safe = gate"), uri)
+    assert "node safe: ordinal[1, 5]" in contents.value
+    assert "last check without errors" in contents.value
 
 
 def test_definition_of_a_port_reference_is_its_declaration(session):
@@ -264,6 +271,7 @@ def test_completion_of_operators_after_a_namespace(session):
     labels = [i.label for i in result.items]
     assert "transform.rescale" in labels and all(label.startswith("transform.") for label in labels)
     edit = next(i for i in result.items if i.label == "transform.rescale").text_edit
+    assert isinstance(edit, lsp.TextEdit)
     clean = text.replace("|", "", 1)
     assert edit.range == span(clean, "transform.r\n", 0, len("transform.r"))
 
@@ -272,7 +280,8 @@ def test_completion_of_port_names_inside_an_operator_call(session):
     text = DOC.replace("sink safe", "node extra = gate.cap(value: correct, |)\nsink safe")
     result = complete(session, text, "|", "file:///tmp/lsp-test/complete-port.rbg")
     assert [i.label for i in result.items] == ["when"]
-    assert result.items[0].text_edit.new_text == "when: "
+    edit = result.items[0].text_edit
+    assert isinstance(edit, lsp.TextEdit) and edit.new_text == "when: "
 
 
 def test_completion_of_node_names_in_a_port_shows_their_types(session):
@@ -341,9 +350,9 @@ def test_a_client_that_prefers_utf32_gets_code_point_columns():
         s.open(URI, DOC)
         index = DOC.index("correct, when")
         line_start = DOC.rfind("\n", 0, index) + 1
-        h = hover(s, lsp.Position(line=DOC.count("\n", 0, index), character=index - line_start + 1))
-        assert h.range.start.character == index - line_start  # code points, not UTF-16 units
-        assert "criterion correct" in h.contents.value
+        contents, where = shown(s, lsp.Position(line=DOC.count("\n", 0, index), character=index - line_start + 1))
+        assert where is not None and where.start.character == index - line_start  # code points, not UTF-16 units
+        assert "criterion correct" in contents.value
     finally:
         s.close()
 
