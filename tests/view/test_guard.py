@@ -47,13 +47,20 @@ def client_of(project: Path, base: str = BASE) -> TestClient:
     return TestClient(app_of(project), base_url=base, follow_redirects=False)
 
 
+def found(pattern: str, text: str) -> str:
+    """The first group of `pattern`'s match in `text`, which must match."""
+    match = re.search(pattern, text, re.S)
+    assert match is not None, pattern
+    return match.group(1)
+
+
 def signed_in(project: Path) -> tuple[TestClient, str]:
     """A client holding the token cookie, and its session's CSRF token."""
     c = client_of(project)
     assert c.get(f"/?token={TOKEN}").status_code == 303
     page = c.get("/workbench")
     assert page.status_code == 200
-    return c, re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    return c, found(r'name="csrf" value="([^"]+)"', page.text)
 
 
 def form(csrf: str, **fields) -> dict:
@@ -174,7 +181,7 @@ def test_script_in_file_names_and_in_a_judges_errors_is_shown_as_text(project):
     c, csrf = signed_in(project)
     page = c.post("/workbench", data=form(csrf, items=f"{name}.jsonl", judge="bad.rbg"))
     assert name not in page.text and "&lt;img src=x onerror=alert(1)&gt;" in page.text
-    errors = re.search(r'id="errors">(.*?)</div>', page.text, re.S).group(1)
+    errors = found(r'id="errors">(.*?)</div>', page.text)
     assert "bad.rbg:2:" in errors and "<script" not in errors and "&lt;script" in errors
 
 
@@ -185,6 +192,6 @@ def test_script_in_an_items_id_is_escaped_on_the_projects_pages(project):
     items.write_text(json.dumps({"id": SCRIPT, "input": "q", "response": "42", "reference": "42"}) + "\n")
     assert rbg("run", "rubric.rbg", items).exit_code == 0
     c, _ = signed_in(project)
-    link = re.search(r'href="(/items\?[^"]+)"', c.get("/").text).group(1).replace("&amp;", "&")
+    link = found(r'href="(/items\?[^"]+)"', c.get("/").text).replace("&amp;", "&")
     listing = c.get(link).text
     assert SCRIPT not in listing and "&lt;script&gt;alert(1)&lt;/script&gt;" in listing

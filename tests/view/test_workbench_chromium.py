@@ -51,11 +51,12 @@ def served(tmp_path):
     subprocess.run([*rbg, "init", str(project)], check=True, capture_output=True)
     _with_llm_criterion(project)  # a judge with more than one operator to switch
     proc = subprocess.Popen([*rbg, "view"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
     try:
         line = proc.stdout.readline()
-        found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
-        assert found, line + proc.stderr.read()
-        yield project, *found.groups()
+        url = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
+        assert url, line + proc.stderr.read()
+        yield project, *url.groups()
     finally:
         proc.send_signal(signal.SIGINT)
         try:
