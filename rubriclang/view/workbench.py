@@ -33,6 +33,7 @@ from rubriclang.view.pages import Site
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
 _LISTED = 500  # files offered per kind: a project folder may hold a data lake
+_WALKED = 20_000  # names looked at, at most, to find them
 DEFAULT_SUITE = "audit.toml"
 
 
@@ -105,11 +106,21 @@ class Workbench:
 
     def files(self) -> tuple[list[str], list[str]]:
         """(judges: .rbg files and folders holding them, items files), as
-        paths relative to the project folder, sorted; links out are left out."""
+        paths relative to the project folder, sorted; links out are left
+        out, and so are the output folders (their .jsonl files are traces)."""
         judges: set[str] = set()
         items: list[str] = []
+        outputs = {os.path.realpath(self.config.folder(kind)) for kind in ("runs", "evals", "audits")}
+        seen = 0
         for folder, dirs, names in os.walk(self.root):
-            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+            dirs[:] = sorted(
+                d
+                for d in dirs
+                if d not in _SKIP_DIRS and not d.startswith(".") and os.path.join(folder, d) not in outputs
+            )
+            seen += len(names) + len(dirs)
+            if seen > _WALKED:
+                break
             rel = os.path.relpath(folder, self.root)
             for name in sorted(names):
                 path = name if rel == "." else f"{rel}/{name}"
@@ -228,6 +239,8 @@ class Workbench:
             suite = confine(self.root, c.suite)
             if not suite.endswith(".toml"):
                 problems.append(f"suite: `{c.suite}` should end in .toml")
+            elif self.config.path is not None and suite == os.path.realpath(self.config.path):
+                problems.append(f"suite: `{c.suite}` is the project's config; name another file")
         except OutsideProject as exc:
             problems.append(f"suite: {exc}")
         repeats, tolerance = _number(c.repeats, int, problems, "repeats"), _number(c.tolerance, float, problems)

@@ -145,3 +145,19 @@ def test_the_workbench_needs_a_project(project):
 
     c = TestClient(make_app(Sources(), TOKEN), base_url=BASE)
     assert c.get(f"/workbench?token={TOKEN}").status_code == 404
+
+
+def test_traces_in_the_runs_folder_are_not_offered_as_items(project):
+    assert rbg("run", "rubric.rbg", "items.jsonl").exit_code == 0
+    assert any((project / "runs").glob("*.jsonl"))
+    c, _ = signed_in(project)
+    offered = re.findall(r'<option value="([^"]+)"', c.get("/workbench").text)
+    assert "items.jsonl" in offered and "rubric.rbg" in offered
+    assert not [o for o in offered if o.startswith("runs/")]
+
+
+def test_the_projects_config_is_never_a_suite_even_when_confirmed(project):
+    before = (project / "rubriclang.toml").read_bytes()
+    c, csrf = signed_in(project)
+    page = _saved(c, csrf, op=_all_on(c), suite="rubriclang.toml", overwrite="1")
+    assert "is the project&#39;s config" in page and (project / "rubriclang.toml").read_bytes() == before
