@@ -209,7 +209,7 @@ def test_a_compare_judges_prompt_on_the_item_page_shows_both_runs_in_the_order_a
     with FaultServer(answer=lambda body: json.dumps({"reason": "first", "preference": "A"})) as server:
         r = CliRunner().invoke(cli, ["run", str(graph), str(items), "--out", str(trace), "--base-url", server.url])
         assert r.exit_code == 0, r.output
-        asked = sorted(c.body["messages"][-1]["content"] for c in server.chats)
+        asked = sorted((c.body or {})["messages"][-1]["content"] for c in server.chats)
     judgment = tree(_page(load_sources((str(graph), str(items), str(trace))), "p")).all("judgment")[0]
     prompts = [d for d in judgment.elements() if d.tag == "details" and d.children[0].text.startswith("prompt")]
     assert [p.children[0].text.split(" (")[0] for p in prompts] == [
