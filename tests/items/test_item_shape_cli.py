@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rubriclang.checker import check_source
+from rubriclang.checker import Criterion, check_source
 from rubriclang.cli.main import cli
 from rubriclang.interp.items import read_items
 from rubriclang.interp.trace import criterion_hashes, graph_hash
@@ -177,12 +177,13 @@ def test_the_audit_skips_text_operators_on_a_structured_input_and_runs_those_on_
     from rubriclang.audit.perturbations import load_perturbations
 
     graph = check_source(RULES).graph
+    assert graph is not None
     items = list(read_items(str(_lines(tmp_path / "items.jsonl", ITEMS)), graph.item_shape))
     info = judge_info(graph, items)
     typos = load_perturbations()["typo_noise"].with_options({"fields": ["input", "response"]})
-    assert "declares `input: conversation`" in why_skipped(typos, info)
-    assert "no criterion of this judge reads a declared `documents`" in why_skipped(
-        load_perturbations()["documents.shuffle"], info
+    assert "declares `input: conversation`" in (why_skipped(typos, info) or "")
+    assert "no criterion of this judge reads a declared `documents`" in (
+        why_skipped(load_perturbations()["documents.shuffle"], info) or ""
     )
 
 
@@ -197,8 +198,10 @@ def test_a_missing_declared_field_is_refused_and_an_undeclared_one_ignored(judge
 
 def test_the_prompt_shows_each_document_and_turn(tmp_path):
     graph = check_source(PROMPTED).graph
+    assert graph is not None
     item = next(read_items(str(_lines(tmp_path / "items.jsonl", ITEMS)), graph.item_shape))
     criterion = graph.nodes["sources"]
+    assert isinstance(criterion, Criterion)
     messages = prepare(criterion, item, "response").render().request.messages
     assert messages[-1]["content"] == (
         "[d1] Paris is in France.\n"
@@ -216,6 +219,7 @@ def test_a_shape_or_rendering_change_changes_the_hashes_of_the_criteria_showing_
     as_list = check_source(
         PROMPTED.replace("documents: documents", "documents: list[text]").replace("[{{id}}] {{text}}", "{{value}}")
     ).graph
+    assert before is not None and as_list is not None
     assert graph_hash(before) != graph_hash(as_list)
     assert criterion_hashes(before)["supported"] == criterion_hashes(as_list)["supported"]  # reads no field
     assert criterion_hashes(before)["sources"] != criterion_hashes(as_list)["sources"]
