@@ -16,7 +16,7 @@ from rubriclang.audit.perturb.generate import deterministic_patch
 from rubriclang.audit.perturbations import load_perturbations
 from rubriclang.audit.variants import Patch, Validation
 from rubriclang.checker import check_source
-from rubriclang.checker.graph import PromptSource
+from rubriclang.checker.graph import CheckedGraph, Criterion, PromptSource
 from rubriclang.interp.items import item_from_json
 from rubriclang.interp.trace import graph_hash
 from rubriclang.llm import parsing, prompting
@@ -90,7 +90,9 @@ def _graph(text: str, path: str = "j.rbg"):
 
 
 def _criterion(decl: str):
-    t = re.match(r"criterion c: (.*?) = ", decl).group(1)
+    m = re.match(r"criterion c: (.*?) = ", decl)
+    assert m, decl
+    t = m.group(1)
     readout = (
         "readout pairwise { epsilon = 0.1, resolve = tie }"
         if "llm.compare" in decl
@@ -140,9 +142,11 @@ def test_instruction_ordering_moves_the_reply_format_paragraph_of_the_last_user_
     judge = _judge()
     patch, results = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
     assert [(name, v.verdict) for name, v in results] == [("correct", "accept")]
+    assert patch is not None
     patched = patch.apply(judge.graph).nodes["correct"]
+    assert isinstance(patched, Criterion)
     assert set(patched.params) == set(judge.graph.nodes["correct"].params)  # no hidden parameter
-    before = prompting.render(judge.graph.nodes["correct"], _item(False), "response").request
+    before = prompting.render(_criterion_of(judge.graph, "correct"), _item(False), "response").request
     after = prompting.render(patched, _item(False), "response").request
     assert after.response_format == before.response_format
     assert after.messages[0] == before.messages[0]
@@ -162,8 +166,10 @@ def test_instruction_ordering_on_a_users_template_keeps_its_few_shot_turns_or_sa
     )
     judge = _judge(moved)
     patch, [(_, v)] = deterministic_patch(load_perturbations()["instruction_ordering"], judge)
-    assert v.verdict == "accept"
-    messages = prompting.render(patch.apply(judge.graph).nodes["quality"], _item(False), "response").request.messages
+    assert v.verdict == "accept" and patch is not None
+    messages = prompting.render(
+        _criterion_of(patch.apply(judge.graph), "quality"), _item(False), "response"
+    ).request.messages
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[1]["content"] == "Question: What temperature kills salmonella?\nAnswer: 74 C."
     assert (
@@ -175,12 +181,13 @@ def test_instruction_ordering_on_a_users_template_keeps_its_few_shot_turns_or_sa
 def test_criterion_reorder_lists_the_scale_from_the_top_in_the_prompt_without_a_hidden_parameter():
     judge = _judge()
     patch, _results = deterministic_patch(load_perturbations()["criterion_reorder"], judge)
+    assert patch is not None
     assert patch.criterion_order == ("short", "correct")
     patched = patch.apply(judge.graph)
     assert [c.name for c in patched.criteria] == ["short", "correct"]
     assert patched.nodes["correct"].params == judge.graph.nodes["correct"].params
     assert patched.nodes["short"] == judge.graph.nodes["short"]
-    text = prompting.render(patched.nodes["correct"], _item(False), "response").request.messages[1]["content"]
+    text = prompting.render(_criterion_of(patched, "correct"), _item(False), "response").request.messages[1]["content"]
     assert text.index("5: Right.") < text.index("3: Partly right.") < text.index("1: Wrong.")
     assert graph_hash(patched) != graph_hash(judge.graph)
 
@@ -189,24 +196,31 @@ def test_the_structural_checks_refuse_what_a_rule_should_never_make():
     c = _judge().graph.nodes["correct"]
     text = prompting.criterion_template_text(c)
     moved, _ = judge_prompt.format_first(c, text)
+    assert moved is not None
     assert judge_prompt.check_format_first(text, moved) is None
     assert judge_prompt.check_format_first(text, moved.replace("Rate the response", "Judge the response")) is not None
     assert judge_prompt.check_format_first(text, judge_prompt.with_system(moved, "Other.")) is not None
     reversed_, _ = judge_prompt.reverse_points(c, text)
+    assert reversed_ is not None
     assert judge_prompt.check_reversed(c, text, reversed_) is None
-    assert "reverse order" in judge_prompt.check_reversed(
+    reordered = judge_prompt.check_reversed(
         c, text, text.replace("{{anchors}}", "1: Wrong.\n3: Partly right.\n5: Right.")
     )
-    assert "lines changed" in judge_prompt.check_reversed(c, text, reversed_.replace("Partly right.", "Half right."))
+    assert reordered is not None and "reverse order" in reordered
+    reworded = judge_prompt.check_reversed(c, text, reversed_.replace("Partly right.", "Half right."))
+    assert reworded is not None and "lines changed" in reworded
 
 
 def test_a_rewrite_must_parse_and_keep_every_placeholder_of_the_original():
     text = judge_prompt.starting_text(_judge().graph.nodes["correct"])
     assert judge_prompt.check_rewrite(text, text.replace("Rate the response", "Grade the response")) is None
-    assert "drops `{{response}}`" in judge_prompt.check_rewrite(text, text.replace("{{response}}", "the response"))
-    assert "adds `{{rubric}}`" in judge_prompt.check_rewrite(text, text.replace("Criterion:", "{{rubric}} Criterion:"))
-    assert "not a valid template" in judge_prompt.check_rewrite(text, text.replace("{{/input}}", ""))
-    assert "the sections user, not system, user" in judge_prompt.check_rewrite(text, text[text.index("## user") :])
+    for rewrite, problem in (
+        (text.replace("{{response}}", "the response"), "drops `{{response}}`"),
+        (text.replace("Criterion:", "{{rubric}} Criterion:"), "adds `{{rubric}}`"),
+        (text.replace("{{/input}}", ""), "not a valid template"),
+        (text[text.index("## user") :], "the sections user, not system, user"),
+    ):
+        assert problem in (judge_prompt.check_rewrite(text, rewrite) or ""), problem
 
 
 def test_a_sealed_anchor_patch_gets_the_graphs_numeric_keys_back():
@@ -224,7 +238,15 @@ def test_a_sealed_anchor_patch_gets_the_graphs_numeric_keys_back():
 
 
 def _tag(text: str, tag: str) -> str:
-    return re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.S).group(1)
+    m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.S)
+    assert m, text
+    return m.group(1)
+
+
+def _criterion_of(graph: CheckedGraph, name: str) -> Criterion:
+    node = graph.nodes[name]
+    assert isinstance(node, Criterion), name
+    return node
 
 
 def _generator(role, body):
