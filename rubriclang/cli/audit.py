@@ -211,6 +211,12 @@ def _phase_models(s) -> dict:
 
 
 def _estimate(s, graph, sealed, fmt) -> None:
+    click.echo(estimate_text(s, graph, sealed, fmt))
+
+
+def estimate_text(s, graph, sealed, fmt: str) -> str:
+    """`rbg audit SUITE --estimate`'s output for the loaded suite `s` and its
+    judge `graph` (`rbg view`'s workbench shows the same); nothing is called."""
     from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
     from rubriclang.cli.estimate import document, render
 
@@ -219,7 +225,7 @@ def _estimate(s, graph, sealed, fmt) -> None:
         est, phases, notes = asyncio.run(Audit(AuditRequest(s, "", sealed), graph).estimate())
     except AuditError as exc:
         raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
-    click.echo(render(document(est, phases, prices, notes), fmt))
+    return render(document(est, phases, prices, notes), fmt)
 
 
 @audit.command("preview")

@@ -157,18 +157,26 @@ def project_landing():
 
 def project_workbench():
     """The audit workbench of the current folder's project (`view.workbench`),
-    saving suites with `rbg audit init`'s own writer."""
-    from rubriclang.cli.audit import _write_toml
+    saving suites with `rbg audit init`'s own writer and estimating them with
+    `rbg audit --estimate`'s own code."""
+    from rubriclang.cli.audit import _load_judge, _suite, _write_toml, estimate_text
     from rubriclang.cli.project import project_config
-    from rubriclang.view.workbench import SaveRefused, Workbench
+    from rubriclang.view.workbench import CommandRefused, Workbench
 
     def save(path: str, text: str, graph: str, items: str, overwrite: bool) -> None:
         try:
             _write_toml(path, overwrite, lambda: text, graph, items, "the suite file")
         except DataError as exc:
-            raise SaveRefused(str(exc)) from None
+            raise CommandRefused(str(exc)) from None
 
-    return Workbench(project_config(os.curdir), save)
+    def estimate(path: str) -> str:
+        try:
+            s = _suite(path)
+            return estimate_text(s, _load_judge(s.judge), None, "text")
+        except DataError as exc:
+            raise CommandRefused(str(exc)) from None
+
+    return Workbench(project_config(os.curdir), save, estimate)
 
 
 @click.command()

@@ -9,7 +9,9 @@ audit init`), and the TOML text; "Save" writes that text, byte for byte
 what `rbg audit init` writes for the same choices (`audit.starting`),
 through the command line's own writer (`save`, given by `cli/view.py`:
 atomic, under the output lock, never over an input), then loads it with
-`rbg audit`'s own checks and shows any error at its line.
+`rbg audit`'s own checks and shows any error at its line. "Estimate" shows
+what `rbg audit SUITE --estimate` prints for the saved file (`estimate`):
+calls, tokens and money per phase, no model called.
 
 Every path a request names is confined to the project folder
 (`guard.confine`); the page's texts are escaped by the templates.
@@ -37,13 +39,16 @@ _WALKED = 20_000  # names looked at, at most, to find them
 DEFAULT_SUITE = "audit.toml"
 
 
-class SaveRefused(Exception):
-    """The writer refused the suite (it exists, it would replace an input,
-    another process holds its lock, the disk refused it)."""
+class CommandRefused(Exception):
+    """The command line's code refused: the writer (the suite exists, it
+    would replace an input, another process holds its lock, the disk
+    refused it) or the estimate (the saved suite or its judge is wrong)."""
 
 
 # save(path, text, graph, items, overwrite): write the suite as `rbg audit init` does.
 Save = Callable[[str, str, str, str, bool], None]
+# estimate(path): `rbg audit PATH --estimate`'s text.
+Estimate = Callable[[str], str]
 
 
 @attrs.frozen
@@ -96,11 +101,12 @@ class Row:
 class Workbench:
     """The workbench over the project at `config.root`."""
 
-    def __init__(self, config: ProjectConfig, save: Save):
+    def __init__(self, config: ProjectConfig, save: Save, estimate: Estimate):
         assert config.root is not None
         self.root = os.path.realpath(config.root)
         self.config = config
         self.save = save
+        self.estimate = estimate
 
     # Listing ---------------------------------------------------------------
 
@@ -162,7 +168,7 @@ class Workbench:
         save) done first."""
         chosen = choices_from(form) if form is not None else Choices()
         action = form.get("action", [""])[0] if form is not None else ""
-        result = self._act(chosen, action) if action in ("plan", "save") else Result()
+        result = self._act(chosen, action) if action in ("plan", "save", "estimate") else Result()
         judges, items = self.files()
         return site.env.get_template("workbench.html").render(
             title="rbg view: new audit",
@@ -205,6 +211,8 @@ class Workbench:
         if action == "plan":
             return Result(rows=rows, text=lines, planned=True)
         suite, graph, items = paths
+        if action == "estimate":
+            return self._estimate(suite, c.suite, Result(rows=rows, text=lines, planned=True))
         if os.path.exists(suite) and not c.overwrite:
             return Result(
                 rows=rows,
@@ -215,9 +223,18 @@ class Workbench:
             )
         try:
             self.save(suite, start.text, graph, items, c.overwrite)
-        except SaveRefused as exc:
+        except CommandRefused as exc:
             return Result(rows=rows, text=lines, planned=True, errors=[str(exc)], exists=os.path.exists(suite))
         return Result(rows=rows, text=lines, planned=True, saved=os.path.relpath(suite, self.root), **_checked(suite))
+
+    def _estimate(self, suite: str, named: str, planned: Result) -> Result:
+        """The estimate of the suite file as saved (what `rbg audit` would run)."""
+        if not os.path.isfile(suite):
+            return attrs.evolve(planned, errors=[f"`{named}` is not saved yet: Save it, then Estimate"])
+        try:
+            return attrs.evolve(planned, estimate=self.estimate(suite), saved=os.path.relpath(suite, self.root))
+        except CommandRefused as exc:
+            return attrs.evolve(planned, errors=[str(exc)])
 
     def _start(self, c: Choices):
         from rubriclang.audit.judge import JudgeError, judge_info
@@ -288,6 +305,7 @@ class Result:
     saved: str = ""
     check: str = ""  # `rbg audit`'s verdict on the saved suite
     check_line: int = 0  # the line it names, 0: none
+    estimate: str = ""  # `rbg audit --estimate`'s text for the saved suite
 
 
 class _Problem(Exception):

@@ -14,13 +14,13 @@ from starlette.testclient import TestClient
 from rubriclang.audit.perturbations import load_perturbations
 from rubriclang.audit.suite import load_suite
 
-from .test_guard import BASE, TOKEN, form, project, rbg, signed_in  # noqa: F401  (project: a fixture)
+from .test_guard import BASE, TOKEN, form, found, project, rbg, signed_in  # noqa: F401  (project: a fixture)
 
 URL = "http://127.0.0.1:8000/v1"
 
 
 def _saved(c: TestClient, csrf: str, **fields) -> str:
-    page = c.post("/workbench", data=form(csrf, action="save", **fields))
+    page = c.post("/workbench", data=form(csrf, **{"action": "save", **fields}))
     assert page.status_code == 200
     return page.text
 
@@ -161,3 +161,18 @@ def test_the_projects_config_is_never_a_suite_even_when_confirmed(project):
     c, csrf = signed_in(project)
     page = _saved(c, csrf, op=_all_on(c), suite="rubriclang.toml", overwrite="1")
     assert "is the project&#39;s config" in page and (project / "rubriclang.toml").read_bytes() == before
+
+
+def test_the_estimate_is_rbg_audit_estimates_text_for_the_saved_suite(project):
+    import html
+
+    _with_llm_criterion(project)
+    c, csrf = signed_in(project)
+    early = _saved(c, csrf, op=_all_on(c), action="estimate")
+    assert "is not saved yet" in early
+    _saved(c, csrf, op=_all_on(c))
+    page = _saved(c, csrf, op=_all_on(c), action="estimate")
+    shown = html.unescape(found(r'<pre id="estimate">(.*?)</pre>', page))
+    cli = rbg("audit", "wb.toml", "--estimate")
+    assert cli.exit_code == 0, cli.output
+    assert shown.strip() == cli.output.strip() and "judge" in shown and "calls" in shown
