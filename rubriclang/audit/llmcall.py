@@ -139,17 +139,17 @@ class JsonAsker:
             return Answer("unavailable", error=problem)
         schema = {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
         fmt = {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
-        try:
-            outcome = await ask_until_read(
-                self.caller,
-                ChatRequest(msgs, self.sampling, fmt),
-                lambda _, completion: last_object(completion.text, fields),
-                _again,
-                self.retries + 1,
-            )
-        except LLMError as err:
-            return Answer("unavailable", error=f"{err.kind}: {err.message}")
-        if outcome.value is not None:
+        outcome = await ask_until_read(
+            self.caller,
+            ChatRequest(msgs, self.sampling, fmt),
+            lambda _, completion: last_object(completion.text, fields),
+            _again,
+            self.retries + 1,
+        )
+        if outcome.failure is not None:
+            return Answer("unavailable", error=f"{outcome.failure.kind}: {outcome.failure.message}")
+        if outcome.problem is None:
+            assert outcome.completion is not None  # a readable reply came
             return Answer("ok", outcome.value, model=outcome.completion.model)
         return Answer(
             "unavailable",

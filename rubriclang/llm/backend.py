@@ -34,7 +34,7 @@ from rubriclang.checker.graph import Criterion, GroupRef
 from rubriclang.interp.backend import Judgment, JudgmentRequest
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
-from rubriclang.llm.client import ChatClient, LLMError, Sampling
+from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError, Sampling
 from rubriclang.llm.parsing import ParseResult, parse, parse_group, weighted_points
 from rubriclang.llm.prompting import (
     Prompt,
@@ -47,6 +47,7 @@ from rubriclang.llm.prompting import (
     side_by_side,
     template_choice,
 )
+from rubriclang.llm.reask import ask_until_read
 from rubriclang.memo import IdentityMemo
 
 _TOP_LOGPROBS = 20  # the most OpenAI allows; enough to see every one-digit point
@@ -368,27 +369,25 @@ class LLMBackend:
     async def _ask(self, crit: Criterion, rendered: Rendered, caller: Caller) -> _Asked:
         """Ask `rendered` (rendered with the run's sampling and its affinity),
         and again after a note while the reply is unreadable."""
-        call = rendered.request
-        attempts, latency = 0, 0.0
-        reply, model = "", None
-        result: ParseResult | None = None
-        for _ in range(self.parse_retries + 1):
-            try:
-                completion = await caller.complete(call)
-            except LLMError as err:
-                return _Asked(None, reply, attempts + err.attempts, None, model, f"{err.kind}: {err.message}")
-            attempts += completion.attempts
-            latency += completion.latency_ms or 0.0
-            model = completion.model or caller.client.model
-            reply = completion.text
-            result = parse(crit, reply, completion.logprobs if call.sampling.logprobs else None)
-            if result.error is None:
-                return _Asked(result, reply, attempts, round(latency, 1), model)
-            call = nudge(call, reply, result.error, rendered.nudge)
-        assert result is not None and result.error is not None
+
+        def read(call: ChatRequest, completion: Completion) -> tuple[ParseResult, str | None]:
+            result = parse(crit, completion.text, completion.logprobs if call.sampling.logprobs else None)
+            return result, result.error
+
+        def again(call: ChatRequest, reply: str, problem: str) -> ChatRequest:
+            return nudge(call, reply, problem, rendered.nudge)
+
+        out = await ask_until_read(caller, rendered.request, read, again, self.parse_retries + 1)
+        last = out.completion
+        reply, model = (last.text, last.model or caller.client.model) if last is not None else ("", None)
+        if out.failure is not None:
+            err = out.failure
+            return _Asked(None, reply, out.attempts + err.attempts, None, model, f"{err.kind}: {err.message}")
+        if out.problem is None:
+            return _Asked(out.value, reply, out.attempts, round(out.latency_ms, 1), model)
         n = self.parse_retries + 1
-        error = f"unreadable answer after {n} {'reply' if n == 1 else 'replies'}: {result.error}"
-        return _Asked(result, reply, attempts, round(latency, 1), model, error)
+        error = f"unreadable answer after {n} {'reply' if n == 1 else 'replies'}: {out.problem}"
+        return _Asked(out.value, reply, out.attempts, round(out.latency_ms, 1), model, error)
 
     async def _compare(self, request: JudgmentRequest, caller: Caller, sampling: Sampling, meta: dict) -> Judgment:
         """`llm.compare`: ask in each presentation order the criterion asks

@@ -7,7 +7,8 @@ usage tallied in `Caller.usage`), so a rerun asks nothing twice. `read`
 turns a reply into its value, or says what was wrong with it; `again` makes
 the next request from the last one, the reply and that problem. After
 `tries` unreadable replies the outcome holds the last problem. A call that
-fails (`LLMError`) is raised, for the caller to report in its own way.
+fails (`LLMError`) ends the loop with it in `failure`, beside what the
+calls before it cost, for the caller to report in its own way.
 """
 
 from __future__ import annotations
@@ -18,24 +19,27 @@ from typing import Generic, TypeVar
 import attrs
 
 from rubriclang.llm.calls import Caller
-from rubriclang.llm.client import ChatRequest, Completion
+from rubriclang.llm.client import ChatRequest, Completion, LLMError
 
 T = TypeVar("T")
 
 
 @attrs.frozen
 class Outcome(Generic[T]):
-    """`value`: what the first readable reply read as, None when no reply
-    could be read; `problem`: then what was wrong with the last one.
-    `completion`: the last reply; `tries`: the calls made; `attempts` and
-    `latency_ms`: the HTTP attempts and time of them all."""
+    """`value` and `problem`: what the last reply read as, and what was
+    wrong with it (None when it could be read: then `value` is the answer).
+    `completion`: the last reply (None when no call answered); `failure`:
+    the error of a call that failed, which ended the loop. `tries`: the
+    calls made; `attempts` and `latency_ms`: the HTTP attempts and time of
+    those that answered."""
 
     value: T | None
     problem: str | None
-    completion: Completion
+    completion: Completion | None
     tries: int
     attempts: int
     latency_ms: float
+    failure: LLMError | None = None
 
 
 async def ask_until_read(
@@ -50,8 +54,14 @@ async def ask_until_read(
     if tries < 1:
         raise ValueError("at least one try")
     attempts, latency = 0, 0.0
+    value: T | None = None
+    problem: str | None = None
+    completion: Completion | None = None
     for n in range(1, tries + 1):
-        completion = await caller.complete(request)
+        try:
+            completion = await caller.complete(request)
+        except LLMError as err:
+            return Outcome(value, problem, completion, n, attempts, latency, err)
         attempts += completion.attempts
         latency += completion.latency_ms or 0.0
         value, problem = read(request, completion)
@@ -59,4 +69,4 @@ async def ask_until_read(
             return Outcome(value, None, completion, n, attempts, latency)
         if n < tries:
             request = again(request, completion.text, problem)
-    return Outcome(None, problem, completion, tries, attempts, latency)
+    return Outcome(value, problem, completion, tries, attempts, latency)

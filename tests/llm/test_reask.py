@@ -54,16 +54,21 @@ def test_the_first_readable_reply_is_the_value_and_each_unreadable_one_is_asked_
     assert [r.messages[-1]["content"] for r in client.requests] == ["a number?", "no: `no`", "still no: `still no`"]
 
 
-def test_no_more_calls_than_tries_and_the_last_problem_is_kept():
+def test_no_more_calls_than_tries_and_the_last_reply_and_problem_are_kept():
     client = Scripted("no", "nope", "42")
     outcome = _ask(client, 2)
-    assert (outcome.value, outcome.problem, outcome.tries) == (None, "`nope`", 2)
+    assert (outcome.value, outcome.problem, outcome.tries, outcome.failure) == (None, "`nope`", 2, None)
+    assert outcome.completion is not None and outcome.completion.text == "nope"
     assert len(client.requests) == 2
 
 
-def test_a_failed_call_is_raised_for_the_caller_to_report():
-    with pytest.raises(LLMError):
-        _ask(Scripted("no", LLMError("http", "down")), 3)
+def test_a_failed_call_ends_the_loop_with_its_error_and_what_the_calls_before_it_cost():
+    down = LLMError("http", "down")
+    outcome = _ask(Scripted("no", down), 3)
+    assert (outcome.failure, outcome.tries, outcome.attempts, outcome.problem) == (down, 2, 2, "`no`")
+    assert outcome.completion is not None and outcome.completion.text == "no"
+    first = _ask(Scripted(down), 3)
+    assert (first.failure, first.completion, first.attempts) == (down, None, 0)
 
 
 def test_at_least_one_try():

@@ -25,7 +25,7 @@ from rubriclang.diagnostics.render import render
 from rubriclang.fmt import format_source
 from rubriclang.llm.cache import CallCache
 from rubriclang.llm.calls import Caller, Usage
-from rubriclang.llm.client import ChatClient, ChatRequest, Completion, LLMError, Sampling
+from rubriclang.llm.client import ChatClient, ChatRequest, Completion, Sampling
 from rubriclang.llm.compiler import ir as irmod
 from rubriclang.llm.compiler.log import CompileLog
 from rubriclang.llm.compiler.prompt import messages, repair_message, spec_message, system_message
@@ -139,12 +139,11 @@ async def compile_rubric(
         keys.append(caller.key(following))
         return following
 
-    try:
-        outcome = await ask_until_read(caller, request, read, again, repairs + 1)
-    except LLMError as exc:
-        _log(log, "end", outcome="error", attempts=len(attempts), output=None, message=exc.message)
-        raise
-    if outcome.value is None:
+    outcome = await ask_until_read(caller, request, read, again, repairs + 1)
+    if outcome.failure is not None:
+        _log(log, "end", outcome="error", attempts=len(attempts), output=None, message=outcome.failure.message)
+        raise outcome.failure
+    if outcome.problem is not None:
         _log(
             log,
             "end",
@@ -154,7 +153,7 @@ async def compile_rubric(
             message=f"no program passed the checker in {len(attempts)} attempt(s)",
         )
         return CompileResult(None, None, tuple(attempts))
-    assert outcome.value.program is not None  # an accepted attempt has a program
+    assert outcome.value is not None and outcome.value.program is not None  # an accepted attempt has a program
     formatted = format_source(outcome.value.program, path).output
     assert formatted is not None  # an accepted program parses
     source = header + formatted
