@@ -1,6 +1,6 @@
-"""The starting suite of `rbg audit init`, as one function that the command
-and `rbg view`'s workbench both call, so the two write the same bytes for
-the same choices."""
+"""The suites of `rbg audit init` and `rbg audit plan`, as functions that
+the commands and `rbg view`'s workbench both call, so the two write the same
+bytes for the same choices (and, for plan, the same model answer)."""
 
 from __future__ import annotations
 
@@ -65,3 +65,16 @@ def starting_suite(
         tolerance=tolerance,
     )
     return Start(text, tuple(chosen), tuple(skipped), embedded)
+
+
+def planned_suite(
+    suite_path: str,
+    graph_path: str,
+    items_path: str,
+    judge: JudgeInfo,
+    chosen: list[tuple[Perturbation, str]],
+    skipped: list[tuple[str, str]],
+) -> str:
+    """`rbg audit plan`'s suite: the operators the planner `chosen`, each
+    under its rationale, and the inapplicable ones (`skipped`) with why."""
+    return render_suite(suite_path, graph_path, items_path, judge, chosen, skipped, "rbg audit plan")

@@ -342,13 +342,6 @@ def _judge_and_items(graph_path: str, items_path: str):
         raise DataError(str(exc)) from None
 
 
-def _write_suite(path: str, force: bool, graph: str, items: str, *render_args) -> None:
-    """Write the suite `render_suite(path, graph, items, *render_args)` makes to `path`."""
-    from rubriclang.audit.suite_writer import render_suite
-
-    _write_toml(path, force, lambda: render_suite(path, graph, items, *render_args), graph, items)
-
-
 def _write_toml(path: str, force: bool, render, graph: str, items: str, option: str = "-o/--output") -> None:
     """Write the TOML text `render()` makes to `path`, never over a file
     unless `force`, and never over the GRAPH or ITEMS it was made from, even
@@ -466,11 +459,11 @@ def _model_options(role: str):
     )
 
 
-def _ask(asking: _Asking, temperature: float, propose):
+def ask_model(asking: _Asking, temperature: float, propose):
     """propose(asker) run against the model `asking` names, sampling at
-    `temperature`; a PlanError exits 1."""
+    `temperature` (`rbg view`'s workbench asks the planner through it);
+    raises PlanError."""
     from rubriclang.audit.models import Models
-    from rubriclang.audit.planner import PlanError
 
     async def go():
         models = Models(asking.cache, asking.no_cache)
@@ -479,8 +472,15 @@ def _ask(asking: _Asking, temperature: float, propose):
         finally:
             await models.aclose()
 
+    return asyncio.run(go())
+
+
+def _ask(asking: _Asking, temperature: float, propose):
+    """`ask_model`, a PlanError exiting 1."""
+    from rubriclang.audit.planner import PlanError
+
     try:
-        return asyncio.run(go())
+        return ask_model(asking, temperature, propose)
     except PlanError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)
@@ -497,10 +497,11 @@ def plan(graph, items, output, force, asking: _Asking) -> None:
     with a one-line rationale, and write them into an editable suite. It
     runs nothing: review the suite, then `rbg audit SUITE --out DIR`."""
     from rubriclang.audit.planner import plan as propose
+    from rubriclang.audit.starting import planned_suite
 
     judge, item_list = _judge_and_items(graph, items)
     chosen, dropped, skipped = _ask(asking, 0.0, lambda asker: propose(asker, judge, item_list))
-    _write_suite(output, force, graph, items, judge, chosen, skipped, "rbg audit plan")
+    _write_toml(output, force, lambda: planned_suite(output, graph, items, judge, chosen, skipped), graph, items)
     click.echo(f"Wrote {output}: {len(chosen)} operators proposed for `{judge.graph.name}`; nothing was run.")
     for name, why in dropped:
         click.echo(f"  dropped `{name}`: {why}", err=True)

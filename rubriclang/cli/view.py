@@ -157,9 +157,12 @@ def project_landing():
 
 def project_workbench():
     """The audit workbench of the current folder's project (`view.workbench`),
-    saving suites with `rbg audit init`'s own writer and estimating them with
-    `rbg audit --estimate`'s own code."""
-    from rubriclang.cli.audit import _load_judge, _suite, _write_toml, estimate_text
+    saving suites with `rbg audit init`'s own writer, estimating them with
+    `rbg audit --estimate`'s own code and asking `rbg audit plan`'s planner
+    as that command does (a profile's server, model and key variable)."""
+    from rubriclang.audit.planner import PlanError
+    from rubriclang.audit.planner import plan as propose
+    from rubriclang.cli.audit import _Asking, _load_judge, _suite, _write_toml, ask_model, estimate_text
     from rubriclang.cli.project import project_config
     from rubriclang.view.workbench import CommandRefused, Workbench
 
@@ -176,7 +179,15 @@ def project_workbench():
         except DataError as exc:
             raise CommandRefused(str(exc)) from None
 
-    return Workbench(project_config(os.curdir), save, estimate)
+    def ask(judge, items, profile):
+        key = profile.api_key_env or "OPENAI_API_KEY"
+        asking = _Asking(profile.base_urls[0], profile.model, key, None, None, False)
+        try:
+            return ask_model(asking, 0.0, lambda asker: propose(asker, judge, items))
+        except PlanError as exc:
+            raise CommandRefused(f"the planner: {exc}") from None
+
+    return Workbench(project_config(os.curdir), save, estimate, ask)
 
 
 @click.command()

@@ -22,18 +22,20 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 
 from rubriclang.audit.applicability import conditions
 from rubriclang.audit.perturbations import load_perturbations
-from rubriclang.audit.starting import starting_suite
-from rubriclang.config import ConfigError, ProjectConfig, load_config
+from rubriclang.audit.starting import planned_suite, starting_suite
+from rubriclang.config import ConfigError, ModelProfile, ProjectConfig, load_config
 from rubriclang.urls import shown_url
 from rubriclang.view.guard import CSRF_FIELD, OutsideProject, confine
 from rubriclang.view.pages import Site
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
+_ACTIONS = ("plan", "save", "estimate", "ask", "save-plan")
 _LISTED = 500  # files offered per kind: a project folder may hold a data lake
 _WALKED = 20_000  # names looked at, at most, to find them
 DEFAULT_SUITE = "audit.toml"
@@ -49,6 +51,8 @@ class CommandRefused(Exception):
 Save = Callable[[str, str, str, str, bool], None]
 # estimate(path): `rbg audit PATH --estimate`'s text.
 Estimate = Callable[[str], str]
+# ask(judge, items, profile): `rbg audit plan`'s proposal (chosen, dropped, skipped) from the model of `profile`.
+Ask = Callable[[Any, list, ModelProfile], tuple[list, list, list]]
 
 
 @attrs.frozen
@@ -63,6 +67,7 @@ class Choices:
     repeats: str = ""
     tolerance: str = ""
     overwrite: bool = False
+    proposal: tuple[tuple[str, str], ...] = ()  # the planner's (operator, rationale), carried by the page
 
 
 def choices_from(form: Mapping[str, list[str]]) -> Choices:
@@ -79,6 +84,7 @@ def choices_from(form: Mapping[str, list[str]]) -> Choices:
         repeats=one.get("repeats", "").strip(),
         tolerance=one.get("tolerance", "").strip(),
         overwrite=one.get("overwrite") == "1",
+        proposal=tuple(zip(form.get("proposed", []), form.get("rationale", []), strict=False)),
     )
 
 
@@ -101,12 +107,13 @@ class Row:
 class Workbench:
     """The workbench over the project at `config.root`."""
 
-    def __init__(self, config: ProjectConfig, save: Save, estimate: Estimate):
+    def __init__(self, config: ProjectConfig, save: Save, estimate: Estimate, ask: Ask):
         assert config.root is not None
         self.root = os.path.realpath(config.root)
         self.config = config
         self.save = save
         self.estimate = estimate
+        self.ask = ask
 
     # Listing ---------------------------------------------------------------
 
@@ -168,7 +175,7 @@ class Workbench:
         save) done first."""
         chosen = choices_from(form) if form is not None else Choices()
         action = form.get("action", [""])[0] if form is not None else ""
-        result = self._act(chosen, action) if action in ("plan", "save", "estimate") else Result()
+        result = self._act(chosen, action) if action in _ACTIONS else Result()
         judges, items = self.files()
         return site.env.get_template("workbench.html").render(
             title="rbg view: new audit",
@@ -201,31 +208,79 @@ class Workbench:
 
     def _act(self, c: Choices, action: str) -> Result:
         try:
-            start, paths = self._start(c)
+            setup = self._setup(c)
+            if action in ("ask", "save-plan"):
+                text, status, proposal = self._proposed(c, setup, ask=action == "ask")
+            else:
+                text, status, proposal = self._started(c, setup)
         except _Problem as p:
             return Result(errors=p.lines)
+        planned = Result(rows=self._catalog(c, status), text=text.splitlines(), planned=True, proposal=proposal)
+        if action in ("plan", "ask"):
+            return planned
+        if action == "estimate":
+            return self._estimate(setup.suite, c.suite, planned)
+        if os.path.exists(setup.suite) and not c.overwrite:
+            why = f"`{c.suite}` exists: tick “replace the existing” and save again, or name another file"
+            return attrs.evolve(planned, errors=[why], exists=True)
+        try:
+            self.save(setup.suite, text, setup.graph_path, setup.items_path, c.overwrite)
+        except CommandRefused as exc:
+            return attrs.evolve(planned, errors=[str(exc)], exists=os.path.exists(setup.suite))
+        return attrs.evolve(planned, saved=os.path.relpath(setup.suite, self.root), **_checked(setup.suite))
+
+    def _started(self, c: Choices, setup: _Setup) -> tuple[str, dict[str, tuple[str, str]], tuple]:
+        """`rbg audit init`'s suite for the choices, and each operator's status."""
+        from rubriclang.audit.suite_writer import SuiteTextError
+
+        try:
+            start = starting_suite(
+                setup.suite,
+                setup.graph_path,
+                setup.items_path,
+                setup.judge,
+                setup.base_url,
+                setup.profiled,
+                c.off,
+                setup.repeats,
+                setup.tolerance,
+            )
+        except SuiteTextError as exc:
+            raise _Problem([str(exc)]) from None
         status = {op.name: ("in the suite", op.summary) for op in start.chosen}
         status.update({name: ("left out", why) for name, why in start.skipped})
-        rows = self._catalog(c, status)
-        lines = start.text.splitlines()
-        if action == "plan":
-            return Result(rows=rows, text=lines, planned=True)
-        suite, graph, items = paths
-        if action == "estimate":
-            return self._estimate(suite, c.suite, Result(rows=rows, text=lines, planned=True))
-        if os.path.exists(suite) and not c.overwrite:
-            return Result(
-                rows=rows,
-                text=lines,
-                planned=True,
-                errors=[f"`{c.suite}` exists: tick “replace the existing” and save again, or name another file"],
-                exists=True,
-            )
+        return start.text, status, ()
+
+    def _proposed(self, c: Choices, setup: _Setup, ask: bool) -> tuple[str, dict[str, tuple[str, str]], tuple]:
+        """`rbg audit plan`'s suite: the planner model of the chosen profile
+        asked (`ask`), or its proposal as the page carried it back (to save
+        what was shown, not a new answer); each operator's status."""
+        from rubriclang.audit.planner import candidates
+        from rubriclang.audit.suite_writer import SuiteTextError
+
+        ok, skipped = candidates(setup.judge)
+        dropped: list[tuple[str, str]] = []
+        if ask:
+            profile = self.config.models.get(c.server) if c.server else None
+            if profile is None:
+                raise _Problem(["the planner is a model: pick one of the project's profiles as the server"])
+            try:
+                chosen, dropped, skipped = self.ask(setup.judge, setup.items, profile)
+            except CommandRefused as exc:
+                raise _Problem([str(exc)]) from None
+        else:
+            chosen = [(ok[name], why) for name, why in c.proposal if name in ok]
+            if not chosen:
+                raise _Problem(["no proposal to save: ask the planner first"])
         try:
-            self.save(suite, start.text, graph, items, c.overwrite)
-        except CommandRefused as exc:
-            return Result(rows=rows, text=lines, planned=True, errors=[str(exc)], exists=os.path.exists(suite))
-        return Result(rows=rows, text=lines, planned=True, saved=os.path.relpath(suite, self.root), **_checked(suite))
+            text = planned_suite(setup.suite, setup.graph_path, setup.items_path, setup.judge, chosen, skipped)
+        except SuiteTextError as exc:
+            raise _Problem([str(exc)]) from None
+        status = {name: ("not proposed", "") for name in ok}
+        status.update({op.name: ("proposed", why) for op, why in chosen})
+        status.update({name: ("left out", why) for name, why in skipped})
+        status.update({name: ("dropped", why) for name, why in dropped if name in status})
+        return text, status, tuple((op.name, why) for op, why in chosen)
 
     def _estimate(self, suite: str, named: str, planned: Result) -> Result:
         """The estimate of the suite file as saved (what `rbg audit` would run)."""
@@ -236,9 +291,10 @@ class Workbench:
         except CommandRefused as exc:
             return attrs.evolve(planned, errors=[str(exc)])
 
-    def _start(self, c: Choices):
+    def _setup(self, c: Choices) -> _Setup:
+        """The choices checked, and the judge and items loaded; a _Problem
+        lists what is wrong."""
         from rubriclang.audit.judge import JudgeError, judge_info
-        from rubriclang.audit.suite_writer import SuiteTextError
         from rubriclang.interp.items import ItemError, read_items
         from rubriclang.items.shape import shape_of
 
@@ -281,16 +337,25 @@ class Workbench:
         if c.server and (profile is None or len(profile.base_urls) != 1):
             raise _Problem([f"server: no one-server profile `{c.server}` in the project config"])
         base_url = profile.base_urls[0] if profile is not None else None
-        try:
-            start = starting_suite(
-                suite, paths["judge"], paths["items"], judge, base_url, profiled, c.off, repeats, tolerance
-            )
-        except SuiteTextError as exc:
-            raise _Problem([str(exc)]) from None
-        return start, (suite, paths["judge"], paths["items"])
+        return _Setup(suite, paths["judge"], paths["items"], judge, items, base_url, profiled, repeats, tolerance)
 
     def _shown(self, where: str) -> str:
         return where.replace(self.root + os.sep, "")
+
+
+@attrs.frozen
+class _Setup:
+    """The checked choices: real paths, the loaded judge and items."""
+
+    suite: str
+    graph_path: str
+    items_path: str
+    judge: Any  # audit.judge.JudgeInfo
+    items: list
+    base_url: str | None
+    profiled: bool
+    repeats: int | None
+    tolerance: float | None
 
 
 @attrs.frozen
@@ -306,6 +371,7 @@ class Result:
     check: str = ""  # `rbg audit`'s verdict on the saved suite
     check_line: int = 0  # the line it names, 0: none
     estimate: str = ""  # `rbg audit --estimate`'s text for the saved suite
+    proposal: tuple[tuple[str, str], ...] = ()  # the planner's, carried to "save the planner's suite"
 
 
 class _Problem(Exception):
