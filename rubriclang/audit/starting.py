@@ -4,6 +4,8 @@ bytes for the same choices (and, for plan, the same model answer)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
 from rubriclang.audit.judge import JudgeInfo
@@ -38,15 +40,20 @@ def starting_suite(
     off: frozenset[str] = frozenset(),
     repeats: int | None = None,
     tolerance: float | None = None,
+    roles: Mapping[str, str | None] | None = None,
 ) -> Start:
     """Every operator that applies to `judge`, less those switched `off`;
-    sized for the embedded model (rule operators only) unless a `base_url`
-    is given or the project has a `default` profile (`profiled`).
-    `repeats`/`tolerance` replace the sized defaults when given. Raises
-    `suite_writer.SuiteTextError` for a path TOML cannot hold."""
+    sized for the embedded model (rule operators only, 2 repeats of an LLM
+    judge) unless a `base_url` is given or the project has a `default`
+    profile (`profiled`). `repeats`/`tolerance` replace the sized defaults
+    when given; `roles` (judge, generator, validator -> URL or None) give a
+    role a server of its own, the generator's deciding the operators and the
+    judge's the repeats. Raises `suite_writer.SuiteTextError` for a path
+    TOML cannot hold."""
     ok, skipped = candidates(judge)
-    embedded = not base_url and not profiled
-    if embedded:
+    url = {role: (roles or {}).get(role, base_url) for role in ("judge", "generator")}
+    embedded = not url["judge"] and not profiled
+    if not url["generator"] and not profiled:
         skipped = [*skipped, *((name, EMBEDDED_WHY) for name, op in ok.items() if op.generator == "llm")]
         ok = {name: op for name, op in ok.items() if op.generator != "llm"}
     skipped += [(name, SWITCHED_OFF) for name in ok if name in off]
@@ -63,6 +70,7 @@ def starting_suite(
         embedded,
         repeats=repeats,
         tolerance=tolerance,
+        roles=roles,
     )
     return Start(text, tuple(chosen), tuple(skipped), embedded)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Mapping
 
 from rubriclang.audit.judge import JudgeInfo
 from rubriclang.audit.perturbations import Perturbation
@@ -51,19 +52,25 @@ def render_suite(
     *,
     repeats: int | None = None,
     tolerance: float | None = None,
+    roles: Mapping[str, str | None] | None = None,
 ) -> str:
     """The suite's text: `chosen` (operator, comment) are listed in
     `operators`; `skipped` (name, reason) are listed as comments. `base_url`
     is written into the backend tables; `embedded` says the suite is sized
     for the embedded model (2 repeats, and its comments say why);
-    `repeats`/`tolerance`, when given, replace the sized defaults. Raises
-    SuiteTextError for a path TOML cannot hold."""
+    `repeats`/`tolerance`, when given, replace the sized defaults; `roles`
+    (judge, generator, validator -> a URL or None) overrides `base_url` for
+    a role's table. Raises SuiteTextError for a path TOML cannot hold."""
     uses_llm = bool(judge.llm_criteria)
-    server = (
-        f"base_url = {_q(base_url)}"
-        if base_url
-        else '# base_url = "http://localhost:8000/v1"   # absent: the embedded local model'
-    )
+
+    def server(role: str) -> str:
+        url = (roles or {}).get(role, base_url)
+        return (
+            f"base_url = {_q(url)}"
+            if url
+            else '# base_url = "http://localhost:8000/v1"   # absent: the embedded local model'
+        )
+
     lines = [
         f"# An audit suite for `{_comment(judge.graph.name)}` ({judge.type} judge), written by `{made_by}`.",
         "# Edit it, then run:  rbg audit THIS_FILE --out DIR",
@@ -98,7 +105,7 @@ def render_suite(
             "",
             "[judge]",
             f"graph = {_q(_rel(graph_path, suite_path))}",
-            server,
+            server("judge"),
             '# model = "..."',
             '# api_key_env = "OPENAI_API_KEY"',
             "temperature = 0.7   # as the judge is used; repeat r samples with seed + r",
@@ -108,11 +115,11 @@ def render_suite(
         lines += [
             "",
             "[generator]   # writes the LLM-made variants; independent of the judge",
-            server,
+            server("generator"),
             "temperature = 0.7",
             "",
             "[validator]   # accepts or rejects each LLM-made variant",
-            server,
+            server("validator"),
             "temperature = 0.0",
         ]
     return "\n".join(lines) + "\n"

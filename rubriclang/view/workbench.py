@@ -35,6 +35,8 @@ from rubriclang.view.guard import CSRF_FIELD, OutsideProject, confine
 from rubriclang.view.pages import Site
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
+ROLES = ("judge", "generator", "validator")
+SAME = "="  # a role's choice: the server above
 _ACTIONS = ("plan", "save", "estimate", "ask", "save-plan")
 _LISTED = 500  # files offered per kind: a project folder may hold a data lake
 _WALKED = 20_000  # names looked at, at most, to find them
@@ -62,6 +64,7 @@ class Choices:
     judge: str = ""
     items: str = ""
     server: str = ""  # "": as init without --base-url; else a profile's name
+    roles: tuple[tuple[str, str], ...] = ()  # (role, server) for a role with a server of its own
     suite: str = DEFAULT_SUITE
     off: frozenset[str] = frozenset()
     repeats: str = ""
@@ -79,6 +82,7 @@ def choices_from(form: Mapping[str, list[str]]) -> Choices:
         judge=one.get("judge", ""),
         items=one.get("items", ""),
         server=one.get("server", ""),
+        roles=tuple((role, one[f"role_{role}"]) for role in ROLES if one.get(f"role_{role}", SAME) != SAME),
         suite=one.get("suite", "") or DEFAULT_SUITE,
         off=frozenset(name for name in load_perturbations() if name not in on),
         repeats=one.get("repeats", "").strip(),
@@ -183,6 +187,7 @@ class Workbench:
             judges=judges,
             items_files=items,
             servers=self.servers(),
+            roles=ROLES,
             rows=result.rows or self._catalog(chosen),
             r=result,
             csrf=csrf,
@@ -244,6 +249,7 @@ class Workbench:
                 c.off,
                 setup.repeats,
                 setup.tolerance,
+                setup.roles,
             )
         except SuiteTextError as exc:
             raise _Problem([str(exc)]) from None
@@ -333,11 +339,20 @@ class Workbench:
             profiled = "default" in load_config(paths["judge"]).models
         except ConfigError as exc:
             raise _Problem([f"{exc.where}: {exc.message}"]) from None
-        profile = self.config.models.get(c.server) if c.server else None
-        if c.server and (profile is None or len(profile.base_urls) != 1):
-            raise _Problem([f"server: no one-server profile `{c.server}` in the project config"])
-        base_url = profile.base_urls[0] if profile is not None else None
-        return _Setup(suite, paths["judge"], paths["items"], judge, items, base_url, profiled, repeats, tolerance)
+        base_url = self._url(c.server, "server")
+        roles = {role: self._url(value, role) for role, value in c.roles} or None
+        return _Setup(
+            suite, paths["judge"], paths["items"], judge, items, base_url, roles, profiled, repeats, tolerance
+        )
+
+    def _url(self, server: str, what: str) -> str | None:
+        """The URL of the one-server profile `server` ("": None, as init without --base-url)."""
+        if not server:
+            return None
+        profile = self.config.models.get(server)
+        if profile is None or len(profile.base_urls) != 1:
+            raise _Problem([f"{what}: no one-server profile `{server}` in the project config"])
+        return profile.base_urls[0]
 
     def _shown(self, where: str) -> str:
         return where.replace(self.root + os.sep, "")
@@ -353,6 +368,7 @@ class _Setup:
     judge: Any  # audit.judge.JudgeInfo
     items: list
     base_url: str | None
+    roles: dict[str, str | None] | None  # a role's own server, where it has one
     profiled: bool
     repeats: int | None
     tolerance: float | None

@@ -176,3 +176,25 @@ def test_the_estimate_is_rbg_audit_estimates_text_for_the_saved_suite(project):
     cli = rbg("audit", "wb.toml", "--estimate")
     assert cli.exit_code == 0, cli.output
     assert shown.strip() == cli.output.strip() and "judge" in shown and "calls" in shown
+
+
+def test_each_role_can_have_a_server_of_its_own(project):
+    _with_llm_criterion(project)
+    _with_profile(project)
+    c, csrf = signed_in(project)
+    page = _saved(c, csrf, op=_all_on(c), server="strong", role_validator="")
+    assert "loads it: no error" in page
+    suite = load_suite(str(project / "wb.toml"))
+    assert suite.judge_model.base_url == URL and suite.generator.base_url == URL and suite.validator.base_url is None
+    assert suite.operators and any(load_perturbations()[o].generator == "llm" for o in suite.operators)
+    # A judge on the server, variants from the embedded model: the rule operators only, 5 repeats.
+    page = _saved(c, csrf, op=_all_on(c), role_judge="strong", suite="judge-only.toml")
+    suite = load_suite(str(project / "judge-only.toml"))
+    assert suite.judge_model.base_url == URL and suite.generator.base_url is None and suite.repeats == 5
+    assert suite.operators and all(load_perturbations()[o].generator == "rule" for o in suite.operators)
+
+
+def test_a_role_naming_no_profile_is_refused(project):
+    c, csrf = signed_in(project)
+    page = _saved(c, csrf, role_generator="nosuch")
+    assert "generator: no one-server profile `nosuch`" in page and not (project / "wb.toml").exists()
