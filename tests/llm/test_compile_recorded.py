@@ -25,10 +25,11 @@ SUMMARY = json.loads((FIXTURES / "biggen_smollm2_summary.json").read_text("utf-8
 ITEMS = ROOT / "examples" / "biggen" / "items.jsonl"
 
 
-# The recording predates the `item` declaration (issue 26): a syntax error's
-# notes listing the declaration keywords then lacked `item`. Repair requests
-# are keyed as they read then; nothing else in them changed.
+# The recording predates the `item` and `group` declarations (issues 26 and
+# 28): a syntax error's notes listing the declaration keywords then lacked
+# them. Repair requests are keyed as they read then; nothing else in them changed.
 _BEFORE_ITEM = (
+    ("`criterion`, `group`, `item`, `node`", "`criterion`, `node`"),
     ("`criterion`, `item`, `node`", "`criterion`, `node`"),
     ("`node`, `sink`, `readout` or `item`", "`node`, `sink` or `readout`"),
 )

@@ -143,10 +143,15 @@ def _each_schema() -> dict[str, Any]:
     return _obj({"element": {"enum": elements}, "field": _name()}, ["element", "field"])
 
 
+def _group_schema() -> dict[str, Any]:
+    return _obj({"name": _name(), "members": {"type": "array", "items": _name(), "minItems": 1}}, ["name", "members"])
+
+
 def ir_schema(catalog: Catalog, items: bool = False) -> dict[str, Any]:
     """The JSON Schema of the IR, generated from the catalog. With `items`,
-    it admits an item shape (`"item"`) and per-element criteria (`"each"`),
-    both optional; without, it is the schema the model is sent."""
+    it admits an item shape (`"item"`), per-element criteria (`"each"`) and
+    criteria asked together (`"groups"`), all optional; without, it is the
+    schema the model is sent."""
     extra = {"each": _each_schema()} if items else {}
     criteria = [
         _obj(
@@ -189,6 +194,7 @@ def ir_schema(catalog: Catalog, items: bool = False) -> dict[str, Any]:
     readouts = _obj({mode: _params_schema(blocks[mode].params) for mode in _BLOCK_ORDER})
     readouts["minProperties"] = 1
     item = {"item": {"type": "array", "items": field_schema(), "minItems": 1}} if items else {}
+    groups = {"groups": {"type": "array", "items": _group_schema()}} if items else {}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "rubric graph",
@@ -199,6 +205,7 @@ def ir_schema(catalog: Catalog, items: bool = False) -> dict[str, Any]:
                 **item,
                 "criteria": {"type": "array", "items": _any_of(criteria), "minItems": 1},
                 "nodes": {"type": "array", "items": _any_of(nodes)},
+                **groups,
                 "sink": _name(),
                 "readouts": readouts,
             },
@@ -363,6 +370,9 @@ def ir_to_module(ir: dict[str, Any], catalog: Catalog) -> ast.Module:
         decls.append(
             ast.NodeDecl(ast.Name(n["name"]), _dotted(n["operator"]), tuple(ports), _block(n["params"], op.params))
         )
+    decls += [
+        ast.GroupDecl(ast.Name(g["name"]), tuple(ast.Name(m) for m in g["members"])) for g in ir.get("groups", ())
+    ]
     decls.append(ast.SinkDecl(ast.Name(ir["sink"])))
     decls += [
         ast.ReadoutDecl(ast.Name(mode), _block(ir["readouts"][mode], blocks[mode].params))
@@ -481,11 +491,13 @@ def module_to_ir(module: ast.Module) -> dict[str, Any]:
             ir["nodes"].append(
                 {"name": d.name.value, "operator": d.operator.text, "ports": ports, "params": _block_ir(d.block)}
             )
+        elif isinstance(d, ast.GroupDecl):
+            ir.setdefault("groups", []).append({"name": d.name.value, "members": [m.value for m in d.members]})
         elif isinstance(d, ast.SinkDecl):
             ir["sink"] = d.target.value
         elif isinstance(d, ast.ReadoutDecl):
             ir["readouts"][d.mode.value] = _block_ir(d.block)
-    order = ("rubric", "contract", "item", "criteria", "nodes", "sink", "readouts")
+    order = ("rubric", "contract", "item", "criteria", "nodes", "groups", "sink", "readouts")
     return {k: ir[k] for k in order if k in ir}
 
 
