@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import attrs
 from hypothesis import strategies as st
@@ -133,7 +134,7 @@ token_soup = st.lists(st.sampled_from(_TOKENS), max_size=40).map(" ".join)
 
 CATALOG = load_catalog()
 _REGEXES = ("^[A-Z]", "\\d+", "(?i)sorry", "[a-z]{3,}$", "foo|bar", "\\[\\d+\\]")
-_STRINGS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=12)
+_STRINGS = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=12)
 
 
 @attrs.frozen
@@ -146,8 +147,10 @@ class Graph:
     names: tuple[str, ...]
 
 
-def _points(t: JType) -> list:
-    return list(t.point_values())
+def _points(t: JType) -> list[Any]:
+    points = t.point_values()
+    assert points is not None, t  # a type with a finite set of values
+    return list(points)
 
 
 def _key(p) -> str:
@@ -262,7 +265,7 @@ def _criterion(draw, name: str) -> tuple[str, JType]:
 
 def _operator_params(draw, op: str, ins: dict[str, tuple[JType, ...]]) -> dict[str, tuple[str, object]]:
     """Parameter name -> (its text, its Python value), valid for the inputs."""
-    v = ins.get("value", (None,))[0]
+    v: Any = ins.get("value", (None,))[0]  # the value port's type, for the operators that have one
     if op == "transform.rescale":
         to = draw(judgment_types(kinds=("ordinal", "score")))
         return {"to": (str(to), to)}
@@ -425,6 +428,7 @@ def applications(draw) -> tuple[dict[str, JType], Application]:
 
 def values_of(t: JType) -> st.SearchStrategy:
     """Values a judgment of type `t` can take (None for an absent one)."""
+    present: st.SearchStrategy[Any]
     if t.kind == "bool":
         present = st.booleans()
     elif t.kind == "label":
