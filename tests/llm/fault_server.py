@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import attrs
 
@@ -82,6 +83,12 @@ class Received:
     path: str
     body: dict | None
     authorization: str | None
+
+    @property
+    def json(self) -> dict[str, Any]:
+        """The JSON body of a request that has one (every chat request a test reads)."""
+        assert self.body is not None, f"{self.path} came with no JSON body"
+        return self.body
 
 
 def rate_answer(score=4) -> Callable[[dict], str]:

@@ -102,9 +102,10 @@ def first_position_judge(body: dict) -> str:
 
 def _shown(body: dict) -> tuple[str, str]:
     user = body["messages"][-1]["content"]
-    a = re.search(r"Assistant A's Answer\]\n(.*?)\n\[The End", user, re.S).group(1)
-    b = re.search(r"Assistant B's Answer\]\n(.*?)\n\[The End", user, re.S).group(1)
-    return a, b
+    a = re.search(r"Assistant A's Answer\]\n(.*?)\n\[The End", user, re.S)
+    b = re.search(r"Assistant B's Answer\]\n(.*?)\n\[The End", user, re.S)
+    assert a and b, user
+    return a.group(1), b.group(1)
 
 
 # -- templates ---------------------------------------------------------------------
@@ -117,8 +118,8 @@ def test_template_system_text_and_few_shot_turns_arrive_as_separate_messages(tmp
     with FaultServer(answer=lambda body: "Good. Rating: [[9]]") as server:
         r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
         assert r.exit_code == 0, r.output
-        messages = server.chats[0].body["messages"]
-        assert "response_format" not in server.chats[0].body  # a pattern reads the reply
+        messages = server.chats[0].json["messages"]
+        assert "response_format" not in server.chats[0].json  # a pattern reads the reply
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[0]["content"] == "You are Judge Judy. Be strict."
     assert messages[2]["content"] == "Rating: [[1]]"
@@ -135,7 +136,7 @@ def test_a_response_that_looks_like_a_tag_or_a_heading_is_shown_as_written(tmp_p
     it = items(tmp_path, [{"id": "1", "input": "Q", "response": sneaky}])
     with FaultServer(answer=lambda body: "[[2]]") as server:
         assert rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache").exit_code == 0
-        messages = server.chats[0].body["messages"]
+        messages = server.chats[0].json["messages"]
     assert len(messages) == 4
     assert messages[3]["content"].endswith("Rate this answer: " + sneaky)
 
@@ -224,6 +225,7 @@ def test_the_formatter_never_changes_a_template(tmp_path):
     g2 = write(tmp_path, "g2.rbg", RATED.format(extra=""))
     assert rbg("fmt", g, g2).exit_code == 0
     after = check_source(g.read_text(), str(g)).graph
+    assert before is not None and after is not None and after.criteria[0].prompt is not None
     assert after.criteria[0].prompt.text == body.rstrip("\n") and graph_hash(after) == graph_hash(before)
     assert (tmp_path / "judge.md").read_text() == TEMPLATE
 
@@ -303,7 +305,7 @@ def test_compare_shows_both_responses_in_the_stated_order(tmp_path):
             assert r.exit_code == 0, r.output
             # One call per order, shared by both candidates; the two calls of `both` run concurrently and may
             # reach the server in either order, while the trace below keeps them in the stated order.
-            assert sorted(_shown(c.body) for c in server.chats) == sorted(expect)
+            assert sorted(_shown(c.json) for c in server.chats) == sorted(expect)
         rec = json.loads((tmp_path / f"{order}.jsonl").read_text())
         calls = rec["criteria"]["better"]["x"]["raw"]["calls"]
         assert [c["order"] for c in calls] == [["x", "y"] if a == "answer x0" else ["y", "x"] for a, _ in expect]
@@ -348,7 +350,7 @@ readout pairwise { epsilon = 0.5, resolve = tie }
     with FaultServer(answer=rater) as server:
         assert rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache").exit_code == 0
         assert len(server.chats) == 2
-        schema = server.chats[0].body["response_format"]["json_schema"]["schema"]
+        schema = server.chats[0].json["response_format"]["json_schema"]["schema"]
         assert schema["required"] == ["score_a", "score_b", "reason"]
     rec = json.loads((tmp_path / "t.jsonl").read_text())
     assert rec["criteria"]["rated"]["x"]["value"] == 6 and rec["criteria"]["rated"]["y"]["value"] == 6
@@ -404,7 +406,7 @@ def test_criteria_on_two_profiles_reach_two_servers(tmp_path):
         r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--no-cache", "--format", "json")
         assert r.exit_code == 0, r.output
         assert len(big.chats) == 1 and len(small.chats) == 1
-        assert small.chats[0].body["temperature"] == 0.7 and big.chats[0].body["temperature"] == 0.0
+        assert small.chats[0].json["temperature"] == 0.7 and big.chats[0].json["temperature"] == 0.0
     rec = json.loads((tmp_path / "t.jsonl").read_text())
     strong, cheap = rec["criteria"]["strong"]["response"], rec["criteria"]["cheap"]["response"]
     assert (strong["profile"], strong["model"], cheap["profile"], cheap["model"]) == ("strong", "big", "cheap", "small")
@@ -561,7 +563,7 @@ def test_a_config_default_profile_serves_unnamed_criteria_and_is_named_in_the_tr
         r = rbg("run", g, it, "--out", tmp_path / "t.jsonl", "--no-cache", "--format", "json")
         assert r.exit_code == 0, r.output
         # Both criteria ask the same question of the same judge: one call serves both.
-        assert len(server.chats) == 1 and server.chats[0].body["temperature"] == 0.2
+        assert len(server.chats) == 1 and server.chats[0].json["temperature"] == 0.2
     rec = json.loads((tmp_path / "t.jsonl").read_text())
     judged = [rec["criteria"][c]["response"] for c in ("strong", "cheap")]
     assert {j["profile"] for j in judged} == {"default"} and len({j["fingerprint"] for j in judged}) == 1
