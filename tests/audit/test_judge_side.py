@@ -349,3 +349,26 @@ def test_a_patch_sealed_by_an_older_version_names_what_no_procedure_reads():
         Validation("llm", "accept"),
     )
     assert current.unknown(graph) == []
+
+
+def test_prompt_operators_leave_a_groups_members_to_their_groups_prompt_and_say_so():
+    # A grouped member is asked with its group's prompt: a prompt of its own would
+    # fail its judgment, so the operators rewrite the ungrouped criteria alone.
+    from pathlib import Path
+
+    from rubriclang.audit.perturb.generate import rewrites
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "mt_bench" / "rubric_grouped.rbg"
+    graph = _graph(path.read_text("utf-8"), str(path))
+    item = item_from_json({"id": "1", "input": "q", "response": "r", "reference": "x"}, "x")
+    judge = judge_info(graph, [item])
+    grouped = {c.name for c in graph.criteria if c.group is not None}
+    assert grouped and len(grouped) < len(judge.llm_criteria)
+    for name in ("instruction_ordering", "criterion_reorder"):
+        patch, results = deterministic_patch(load_perturbations()[name], judge)
+        assert {c for c, _ in results} == {c.name for c in judge.llm_criteria} - grouped
+        assert patch is None or not set(patch.criteria) & grouped
+    jobs, kept = rewrites(load_perturbations()["prompt_paraphrase"], judge)
+    assert {c.name for c, *_ in jobs} == {c.name for c in judge.llm_criteria} - grouped
+    assert {c.name for c, _ in kept} == grouped
+    assert all("group answer_quality" in why for _, why in kept)

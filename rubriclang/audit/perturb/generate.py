@@ -129,6 +129,8 @@ def deterministic_patch(op: Perturbation, judge: JudgeInfo) -> tuple[Patch | Non
     was checked."""
     results, criteria = [], {}
     for c in judge.llm_criteria:
+        if c.group is not None:  # asked with its group's prompt: it has no prompt of its own to reorder
+            continue
         original = prompting.criterion_template_text(c)
         if op.name == "instruction_ordering":
             new, why = judge_prompt.format_first(c, original)
@@ -167,6 +169,9 @@ def rewrites(
             if c.params.get(param):
                 jobs.append((c, param, dict(c.params[param])))
         elif style and (why := judge_prompt.fixed_reply(c)):
+            kept.append((c, why))
+        elif c.group is not None:
+            why = f"asked with its group's prompt (`group {c.group.name}`), which this operator does not rewrite"
             kept.append((c, why))
         else:
             assert op.target is not None  # an llm operator names what it rewrites
