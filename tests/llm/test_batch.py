@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -31,7 +32,7 @@ readout pairwise { epsilon = 0.25, resolve = tie }
 """
 
 # Ids that a naive `item:candidate:criterion` custom_id would confuse.
-ITEMS = [
+ITEMS: list[dict[str, Any]] = [
     {"id": 'q"1', "input": "What is 2 + 2?", "response": "It is 4."},
     {"id": "a:b,c", "input": "Say hello.", "response": "Hello there, how can I help you today with anything at all?"},
     {"id": "ünï", "input": "Name a colour.", "response": "Blue."},
@@ -57,7 +58,7 @@ def files(tmp_path):
     return graph, items
 
 
-def invoke(*args: str):
+def invoke(*args: str | Path):
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 

@@ -81,7 +81,7 @@ def test_the_request_carries_fastchats_prompt_filled_as_fastchat_fills_it(name, 
             "--no-cache",
         )
         assert r.exit_code == 0, r.output
-        messages = server.chats[0].body["messages"]
+        messages = server.chats[0].json["messages"]
     assert messages == [{"role": "system", "content": prompt["system_prompt"]}, {"role": "user", "content": user}]
 
 
@@ -105,10 +105,12 @@ def test_the_pairwise_judge_follows_a_position_biased_server_and_order_both_make
                 "--no-cache",
             )
             assert r.exit_code == 0, r.output
-            shown = [
-                re.search(r"Assistant A's Answer\]\n(.*?)\n\[The End", c.body["messages"][-1]["content"], re.S).group(1)
+            found = [
+                re.search(r"Assistant A's Answer\]\n(.*?)\n\[The End", c.json["messages"][-1]["content"], re.S)
                 for c in server.chats
             ]
+            shown = [m.group(1) for m in found if m]
+            assert len(shown) == len(found)
         recs = _records(tmp_path / f"{graph}.jsonl")
         decisions[graph] = [r["readout"]["decision"] for r in recs]
         expected = sorted(firsts) if graph == "mt_bench_pair" else sorted(firsts + seconds)
@@ -139,9 +141,13 @@ def test_the_decomposed_judges_veto_overrides_the_side_by_side_preference(tmp_pa
     def judge(body: dict) -> str:
         user = body["messages"][-1]["content"]
         if "<response_a>" in user:  # prefers `a` in either order
-            first = re.search(r"<response_a>\n(.*?)\n</response_a>", user, re.S).group(1)
+            m = re.search(r"<response_a>\n(.*?)\n</response_a>", user, re.S)
+            assert m, user
+            first = m.group(1)
             return json.dumps({"reason": "r", "preference": "A" if first == harmful else "B"})
-        response = re.search(r"<response>\n(.*?)\n</response>", user, re.S).group(1)
+        m = re.search(r"<response>\n(.*?)\n</response>", user, re.S)
+        assert m, user
+        response = m.group(1)
         if '"answer"' in user:  # the harm check: `a` is harmful
             return json.dumps({"reason": "r", "answer": response == harmful})
         return json.dumps({"reason": "r", "score": 4})
@@ -181,7 +187,12 @@ def test_every_judge_suite_loads_and_its_judge_fits_its_items(suite_path):
 
 AUDIT_SUITES = sorted((ROOT / "examples" / "audit").glob("*.toml"))
 # The structured judges ported with the item shape (issue 26, item 9), beside examples/judges/.
-STRUCTURED_JUDGES = ("bfcl/rubric.rbg", "tau_bench/rules.rbg", "tau_bench/rubric.rbg", "begin/rubric.rbg")
+STRUCTURED_JUDGES: tuple[str, ...] = (
+    "bfcl/rubric.rbg",
+    "tau_bench/rules.rbg",
+    "tau_bench/rubric.rbg",
+    "begin/rubric.rbg",
+)
 STRUCTURED_JUDGES += ("faithdial/rubric.rbg", "ragchecker/rubric.rbg")
 PORTED = {(ROOT / "examples" / g).resolve() for g in STRUCTURED_JUDGES} | {p.resolve() for p in JUDGES.glob("*.rbg")}
 # The suites of the ported judges (the LLMBar ones run a swap their per-candidate judge skips, on purpose).
@@ -219,7 +230,7 @@ def test_a_reply_the_pattern_cannot_read_is_asked_again_for_the_templates_format
             "--no-cache",
         )
         assert r.exit_code == 0, r.output
-        retry = server.chats[1].body["messages"]
+        retry = server.chats[1].json["messages"]
     assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
     assert retry[2]["content"] == "Both answers are fine."
     note = retry[3]["content"]

@@ -139,7 +139,7 @@ def test_compare_shows_both_runs_rendered_as_conversations_in_each_order(tmp_pat
     with FaultServer(answer=prefers_first) as server:
         r = rbg("run", graph, items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
         assert r.exit_code == 0, r.output
-        prompts = sorted(c.body["messages"][-1]["content"] for c in server.chats)
+        prompts = sorted(c.json["messages"][-1]["content"] for c in server.chats)
     a, b = render(CONVERSATION, RUN_A), render(CONVERSATION, RUN_B)
     assert "[tool call c1] search_flights(" in a and "[tool result c2]\nbooked" in a
     # Each order shows both renderings, byte for byte, the one shown first first.
@@ -159,7 +159,7 @@ def test_a_template_walks_each_runs_turns_and_tool_calls(tmp_path):
     with FaultServer(answer=lambda body: "[[A]]") as server:
         r = rbg("run", graph, items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
         assert r.exit_code == 0, r.output
-        shown = {c.body["messages"][-1]["content"] for c in server.chats}
+        shown = {c.json["messages"][-1]["content"] for c in server.chats}
     walked_a = (
         "1. user: Book me a flight to Paris on May 1.\n"
         "2. assistant: \n"
@@ -184,7 +184,7 @@ def test_json_candidates_reach_the_prompt_as_indented_json(tmp_path):
     with FaultServer(answer=prefers_first) as server:
         r = rbg("run", graph, items, "--out", tmp_path / "t.jsonl", "--base-url", server.url, "--no-cache")
         assert r.exit_code == 0, r.output
-        (prompt,) = [c.body["messages"][-1]["content"] for c in server.chats]
+        (prompt,) = [c.json["messages"][-1]["content"] for c in server.chats]
     assert prompt.index(json_text(x)) < prompt.index(json_text(y))
     assert _records(tmp_path / "t.jsonl")[0]["readout"]["decision"] == "x"
 
@@ -197,7 +197,7 @@ def test_the_same_items_render_byte_identical_prompts_and_replay_decides_the_sam
         out = tmp_path / f"t{n}.jsonl"
         with FaultServer(answer=prefers_first) as server:
             assert rbg("run", graph, items, "--out", out, "--base-url", server.url, "--no-cache").exit_code == 0
-            bodies.append(sorted(json.dumps(c.body["messages"]) for c in server.chats))
+            bodies.append(sorted(json.dumps(c.json["messages"]) for c in server.chats))
         hashes.append([r["criteria"]["better"][c]["prompt_hash"] for r in _records(out) for c in r["candidates"]])
     assert bodies[0] == bodies[1] and hashes[0] == hashes[1]
     replayed = rbg("replay", graph, tmp_path / "t0.jsonl", "--items", items)
@@ -222,6 +222,7 @@ def test_the_position_swap_shows_the_runs_swapped_with_their_structure_kept(tmp_
     _write(tmp_path, "walk.md", WALK)
     path = _write(tmp_path, "judge.rbg", WALKING.format(kind="conversation", order="as_given"))
     graph = check_source(path.read_text(encoding="utf-8"), str(path)).graph
+    assert graph is not None
     criterion = graph.criteria[0]
     item = item_from_json(PAIRS[0], "items.jsonl:1", 1, graph.item_shape)
     # As the audit's position_swap does: the candidates' texts in the other order, ids kept.
