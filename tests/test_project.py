@@ -58,6 +58,8 @@ def test_init_run_and_view_export_from_an_empty_folder_lists_the_run(project):
     row = index[index.index(trace.name) - 400 : index.index(trace.name) + 1200]
     assert 'href="items-' in row and "rubric.rbg" in row and "items.jsonl" in row and "finished" in row
     assert "agrees with gold" in row and "(5/5 items" in row
+    # Figures by the viewer's one number rule (docs/view.md "Numbers"): 3 decimals, not a percentage.
+    assert "1.000 [0.566, 1.000]" in row and "%" not in row
 
 
 def test_the_served_landing_page_lists_the_run_and_needs_the_token(project):

@@ -22,12 +22,13 @@ from collections.abc import Iterable
 
 import attrs
 
-from rubriclang.audit.html.fmt import DASH, interval, measured, number, percent
+from rubriclang.audit.html.fmt import measured
 from rubriclang.audit.html.write import ReportError, load_report
 from rubriclang.config import ProjectConfig
 from rubriclang.evaluation.metrics import wilson
 from rubriclang.interp.items import ItemError
 from rubriclang.safeio import open_regular
+from rubriclang.view.numbers import DASH, interval, readable
 from rubriclang.view.pages import Site
 from rubriclang.view.sources import AuditSource, EvalSource, Sources, TraceSource
 from rubriclang.view.table import TraceTable
@@ -167,7 +168,7 @@ def _trace_figures(table: TraceTable) -> tuple[tuple[str, str], ...]:
     decisions = collections.Counter(r.decision for r in table.rows if r.status == "ok")
     numbers = [r.number for r in table.rows if r.status == "ok" and r.number is not None]
     if numbers and len(decisions) > 5:
-        figures.append(("mean decision", number(sum(numbers) / len(numbers))))
+        figures.append(("mean decision", readable(sum(numbers) / len(numbers))))
     elif decisions:
         figures.append(("decisions", ", ".join(f"{d}: {n}" for d, n in decisions.most_common(5))))
     with_gold = [r for r in table.rows if r.gold is not None]
@@ -178,8 +179,8 @@ def _trace_figures(table: TraceTable) -> tuple[tuple[str, str], ...]:
         figures.append(
             (
                 "agrees with gold",
-                f"{percent(agree / len(scored))} [{percent(low)}, {percent(high)}] ({agree}/{len(scored)} items, "
-                f"coverage {percent(len(scored) / len(with_gold))})",
+                f"{readable(agree / len(scored), 'figure')} [{readable(low, 'figure')}, {readable(high, 'figure')}] "
+                f"({agree}/{len(scored)} items, coverage {readable(len(scored) / len(with_gold), 'figure')})",
             )
         )
     return tuple(figures)
@@ -237,8 +238,8 @@ def _eval_figures(data: dict) -> tuple[tuple[str, str], ...]:
         metrics = block.get("metrics", {}).get(first, {})
         for name, est in list(metrics.items())[:2]:  # the kind's first figures (accuracy, MAE, agreement...)
             if isinstance(est, dict):
-                value = DASH if est.get("value") is None else number(est["value"])
-                bounds = f" {interval(est, number)}" if est.get("low") is not None else ""
+                value = readable(est.get("value"), "figure")
+                bounds = f" {interval(est)}" if est.get("low") is not None else ""
                 figures.append((f"{name} ({mode})", value + bounds))
     return tuple(figures)
 
@@ -303,7 +304,7 @@ def _rate(rate: dict | None) -> str:
     """A report's Rate: its value, interval and count/total, or `not measured`."""
     if not rate or rate.get("value") is None:
         return measured(rate)
-    return f"{measured(rate)} {interval(rate)} ({rate.get('count')}/{rate.get('total')})"
+    return f"{readable(rate['value'], 'figure')} {interval(rate)} ({rate.get('count')}/{rate.get('total')})"
 
 
 # -- files -----------------------------------------------------------------------
