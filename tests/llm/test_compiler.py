@@ -31,7 +31,7 @@ from rubriclang.llm.compiler import (
 from rubriclang.llm.compiler.ir import module_to_ir
 from rubriclang.llm.compiler.loop import extract_program
 from rubriclang.llm.compiler.reference import example_program
-from rubriclang.syntax import parse
+from rubriclang.syntax import ast, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "examples" / "compile"
@@ -493,6 +493,7 @@ def test_constrained_mode_prints_and_checks_the_ir(tmp_path):
     # The findings on printed source come with that source, which the model never wrote.
     assert "sink refused" in server.bodies[3]["messages"][3]["content"]
     graph = check_source(out.read_text("utf-8")).graph
+    assert graph is not None
     assert graph.criteria[0].params["anchors"] == {int(k): v for k, v in _safety_levels().items()}
 
 
@@ -518,9 +519,10 @@ EXAMPLES = sorted((ROOT / "examples").rglob("*.rbg"))
 def test_ir_of_every_example_prints_back_to_the_same_graph(path):
     catalog = load_catalog()
     text = path.read_text("utf-8")
-    ir = module_to_ir(parse(text, str(path)).module)
+    ir = module_to_ir(_module(text, str(path)))
     assert validate_ir(ir, catalog) == []
     printed = format_source(print_ir(json.loads(json.dumps(ir)), catalog)).output
+    assert printed is not None
     assert check_source(printed, str(path)).graph == check_source(text, str(path)).graph
 
 
@@ -530,7 +532,7 @@ def test_the_printed_ir_is_the_formatters_canonical_text_of_the_irs_ast(path):
     from rubriclang.llm.compiler.ir import ir_to_module
 
     catalog = load_catalog()
-    ir = json.loads(json.dumps(module_to_ir(parse(path.read_text("utf-8"), str(path)).module)))
+    ir = json.loads(json.dumps(module_to_ir(_module(path.read_text("utf-8"), str(path)))))
     printed = print_ir(ir, catalog)
     assert format_source(printed).output == printed
     assert parse(printed).module == ir_to_module(ir, catalog)
@@ -606,7 +608,7 @@ def test_ir_carries_every_field_kind_and_the_each_clause_and_prints_them_back(tm
     (tmp_path / "s.json").write_text('{"type": "object"}')
     where = str(tmp_path / "shaped.rbg")
     catalog = load_catalog()
-    ir = json.loads(json.dumps(module_to_ir(parse(SHAPED, where).module)))
+    ir = json.loads(json.dumps(module_to_ir(_module(SHAPED, where))))
     assert list(ir) == ["rubric", "contract", "item", "criteria", "nodes", "sink", "readouts"]
     assert ir["item"] == [
         {"name": "input", "kind": "conversation"},
@@ -627,12 +629,13 @@ def test_ir_carries_every_field_kind_and_the_each_clause_and_prints_them_back(tm
     shaped = check_source(printed, where).graph
     assert shaped is not None and shaped == check_source(SHAPED, where).graph
     assert shaped.item_shape is not None
-    assert shaped.item_shape.get("extra").schema == {"type": "object"}  # the file was read, relative to the rubric
+    extra = shaped.item_shape.get("extra")
+    assert extra is not None and extra.schema == {"type": "object"}  # the file was read, relative to the rubric
 
 
 def test_a_rubric_without_a_shape_has_the_ir_and_model_schema_it_always_had():
     catalog = load_catalog()
-    ir = module_to_ir(parse(example_program(), "example.rbg").module)
+    ir = module_to_ir(_module(example_program(), "example.rbg"))
     assert "item" not in ir and all("each" not in c for c in ir["criteria"])
     sent, admitted = ir_schema(catalog), ir_schema(catalog, items=True)
     assert "item" not in sent["properties"]
@@ -646,7 +649,7 @@ def test_a_rubric_without_a_shape_has_the_ir_and_model_schema_it_always_had():
 
 
 def _shaped_ir(item, each):
-    ir = json.loads(json.dumps(module_to_ir(parse(SHAPED).module)))
+    ir = json.loads(json.dumps(module_to_ir(_module(SHAPED))))
     ir["item"] = item
     ir["criteria"][0]["each"] = each
     return ir
@@ -742,3 +745,10 @@ def test_validate_ir_refuses_a_null_it_could_not_print(where):
         ir["item"].append({"name": "meta", "kind": "json", "schema": {"const": None}})
         path = "$.item[1].schema.const"
     assert validate_ir(ir, load_catalog()) == [f"{path}: null cannot be written in `.rbg`; remove it"]
+
+
+def _module(text: str, path: str = "<input>") -> ast.Module:
+    """The parsed module of a text that parses."""
+    module = parse(text, path).module
+    assert module is not None, path
+    return module
