@@ -4,6 +4,7 @@ import asyncio
 import hashlib
 import json
 import random
+from typing import Any
 
 import pytest
 from conftest import REPO_ROOT
@@ -104,7 +105,7 @@ def test_a_judgment_made_with_an_error_keeps_no_value():
         composer.compose("pointwise", ("r",), judgments).decision,
         composer.decide("pointwise", ("r",), judgments),
     ):
-        assert d.status == "error" and "criterion `a` failed for candidate `r`: down" in d.error
+        assert d.status == "error" and "criterion `a` failed for candidate `r`: down" in (d.error or "")
 
 
 def test_failing_criterion_fails_the_item_with_the_reason():
@@ -112,7 +113,7 @@ def test_failing_criterion_fails_the_item_with_the_reason():
     res = rubric.evaluate({"id": "x", "input": "", "response": "short", "annotations": {"a": 5}})
     d = res.composition.decision
     assert d.status == "error"
-    assert "criterion `b` failed" in d.error and "no annotation `b`" in d.error
+    assert d.error is not None and "criterion `b` failed" in d.error and "no annotation `b`" in d.error
     assert res.record["readout"]["status"] == "error"
 
 
@@ -120,12 +121,12 @@ def test_out_of_domain_value_is_an_error_not_a_clamp():
     rubric = rubriclang.loads(GRAPH)
     res = rubric.evaluate({"id": "x", "input": "", "response": "s", "annotations": {"a": 7, "b": 2}})
     assert res.composition.decision.status == "error"
-    assert "7 lies outside `ordinal[1, 5]`" in res.composition.decision.error
+    assert "7 lies outside `ordinal[1, 5]`" in (res.composition.decision.error or "")
 
 
 def test_pairwise_prefers_by_more_than_epsilon_else_resolves():
     rubric = rubriclang.loads(GRAPH)
-    item = {
+    item: dict[str, Any] = {
         "id": "p",
         "input": "",
         "responses": {"x": "s", "y": "s"},
