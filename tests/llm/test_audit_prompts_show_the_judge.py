@@ -62,7 +62,9 @@ def answer(body: dict) -> str:
     if role == "generator":
         form = json.loads(text.rsplit("of this form:\n", 1)[1])
         if "template" in form:
-            template = re.search(r"<template>\n(.*?)\n</template>", text, re.DOTALL).group(1)
+            found = re.search(r"<template>\n(.*?)\n</template>", text, re.DOTALL)
+            assert found, text
+            template = found.group(1)
             form["template"] = template.replace("## user\n", "## user\nPlease judge carefully.\n", 1)
         return json.dumps(form)
     if role == "validator":
@@ -85,7 +87,7 @@ def _audit(tmp_path, server: FaultServer):
 def test_every_generator_and_validator_prompt_shows_the_judges_criteria_and_rubric(tmp_path):
     with FaultServer(answer=answer, models=("judge",)) as server:
         result = _audit(tmp_path, server)
-        bodies = [r.body for r in server.chats]
+        bodies = [r.json for r in server.chats]
     assert result.exit_code == 0, result.output
     generated = [b for b in bodies if role_of(b) == "generator"]
     validated = [b for b in bodies if role_of(b) == "validator"]

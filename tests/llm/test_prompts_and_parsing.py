@@ -82,7 +82,7 @@ def test_an_empty_input_leaves_out_the_task_block():
 )
 def test_the_response_schema_follows_the_criterion_type(crit, key, schema):
     fmt = render(crit, ITEM, "response").request.response_format
-    assert fmt["type"] == "json_schema"
+    assert fmt is not None and fmt["type"] == "json_schema"
     body = fmt["json_schema"]["schema"]
     assert body["properties"][key] == schema and body["required"] == [key, "reason"]
     # The answer comes before a bounded reason: a constrained reply reaches it whatever its token limit.
@@ -104,9 +104,8 @@ def test_each_built_in_prompt_asks_in_words_for_the_json_its_schema_asks_for(pro
         )
         keys = re.findall(r'"(\w+)": ', example)
         if crit is not None:
-            assert keys == list(
-                render(crit, ITEM, "response").request.response_format["json_schema"]["schema"]["properties"]
-            )
+            fmt = render(crit, ITEM, "response").request.response_format
+            assert fmt is not None and keys == list(fmt["json_schema"]["schema"]["properties"])
         assert keys[-1] == "reason" and len(keys) >= 2
 
 
@@ -117,7 +116,9 @@ def test_a_criterion_with_its_own_template_keeps_the_reason_first_schema():
             '## user\nRate {{response}} on {{question}} as {{scale}}. JSON: {"reason": "...", "score": n}', None
         ),
     )
-    body = render(own, ITEM, "response").request.response_format["json_schema"]["schema"]
+    fmt = render(own, ITEM, "response").request.response_format
+    assert fmt is not None
+    body = fmt["json_schema"]["schema"]
     assert list(body["properties"]) == ["reason", "score"] and body["properties"]["reason"] == {"type": "string"}
 
 
@@ -172,7 +173,7 @@ def test_answers_are_read(crit, text, value, method):
 )
 def test_unreadable_or_out_of_type_answers_are_failures_never_clamped(crit, text, error):
     result = parse(crit, text)
-    assert result.value is None and result.error.startswith(error)
+    assert result.value is None and result.error is not None and result.error.startswith(error)
 
 
 @pytest.mark.parametrize("item", [ITEM, Item("2", "", {"response": "Four."})])
