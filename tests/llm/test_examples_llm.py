@@ -15,7 +15,7 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from rubriclang.checker import check_source
+from rubriclang.checker import Criterion, check_source
 from rubriclang.cli.main import cli
 from rubriclang.fmt import format_source
 from rubriclang.interp.items import read_items
@@ -44,9 +44,13 @@ def judge(body: dict) -> str:
     prompt is answered in Prometheus's format."""
     user = body["messages"][1]["content"]
     if user.startswith("###Task Description:"):
-        response = re.search(r"###Response to evaluate:\n(.*?)\n\n###", user, re.S).group(1)
+        found = re.search(r"###Response to evaluate:\n(.*?)\n\n###", user, re.S)
+        assert found, user
+        response = found.group(1)
         return f"The response meets the rubric in part. [RESULT] {len(response) % 5 + 1}"
-    response = re.search(r"<response>\n(.*?)\n</response>", user, re.S).group(1)
+    found = re.search(r"<response>\n(.*?)\n</response>", user, re.S)
+    assert found, user
+    response = found.group(1)
     if '"answer"' in user:
         return json.dumps({"reason": "checked", "answer": "I cannot" in response})
     return json.dumps({"reason": "rated", "score": len(response) % 5 + 1})
@@ -87,6 +91,7 @@ def test_prometheus_items_carry_the_instruction_their_own_rubric_and_a_rounded_g
     assert len(items) == 320 and {it.gold for it in items} == {1, 2, 3, 4, 5}
     for it in items:
         assert it.input.startswith("Here is a previous dialogue") and it.input.endswith("Assistant: ")
+        assert it.rubric is not None
         rubric = it.rubric.splitlines()
         assert rubric[0].startswith("[") and [line[:8] for line in rubric[1:]] == [f"Score {k}:" for k in range(1, 6)]
         assert it.reference
@@ -111,7 +116,7 @@ def test_the_builder_reproduces_the_item_files_byte_for_byte(tmp_path):
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
 def test_the_direct_judges_prompts_are_the_prometheus_datas_prompts():
-    crit = check_source((PROMETHEUS / "direct.rbg").read_text("utf-8"), "direct.rbg").graph.criteria[0]
+    crit = _direct_criterion()
     records = json.loads((DATA / "prometheus" / "mt_bench_eval.json").read_text("utf-8"))
     shown = {f"pm-{r['idx']}-{r['response_source']}": r["instruction"] for r in records}
     for item in read_items(str(PROMETHEUS / "items.jsonl")):
@@ -123,7 +128,7 @@ def test_the_direct_judges_prompts_are_the_prometheus_datas_prompts():
 
 
 def test_the_direct_judges_own_rubric_is_question_81s():
-    crit = check_source((PROMETHEUS / "direct.rbg").read_text("utf-8"), "direct.rbg").graph.criteria[0]
+    crit = _direct_criterion()
     item = next(it for it in read_items(str(PROMETHEUS / "items.jsonl")) if it.id.startswith("pm-81-"))
     assert prometheus_rubric(crit, attrs.evolve(item, rubric=None)) == item.rubric
 
@@ -252,3 +257,9 @@ def test_the_prometheus_template_reads_the_final_result_and_rejects_one_out_of_r
     assert parse(crit, "Feedback: good, not Score 5 material. [RESULT] 4\n").value == 4
     assert parse(crit, "An excellent answer. [RESULT] 7").error is not None
     assert parse(crit, "An excellent answer, score 5.").error is not None  # no [RESULT]
+
+
+def _direct_criterion() -> Criterion:
+    graph = check_source((PROMETHEUS / "direct.rbg").read_text("utf-8"), "direct.rbg").graph
+    assert graph is not None
+    return graph.criteria[0]
