@@ -52,7 +52,9 @@ def test_inferred_type_holds_every_value_the_operator_computes(application, data
     ports = {}
     for port, refs in app.slots.items():
         values = [data.draw(values_of(pool[r]), label=r) for r in refs]
-        ports[port] = values if CATALOG.operators[app.operator].port(port).variadic else values[0]
+        spec = CATALOG.operators[app.operator].port(port)
+        assert spec is not None
+        ports[port] = values if spec.variadic else values[0]
     types = {port: pool[refs[0]] for port, refs in app.slots.items()}
     params = {spec.name: spec.default for spec in CATALOG.operators[app.operator].params} | app.params
     out = CATALOG.operators[app.operator].function(ports, params, types)
@@ -86,7 +88,7 @@ def _summary(module: ast.Module):
 
 def _repeats_a_declaration(module: ast.Module) -> bool:
     """Whether a name, the header, the contract or a readout mode is declared twice."""
-    keys = []
+    keys: list[object] = []
     for d in module.decls:
         if isinstance(d, (ast.CriterionDecl, ast.NodeDecl)):
             keys.append(d.name.value)
@@ -111,6 +113,7 @@ def _metamorphic(module: ast.Module, order: list[int], suffix: str) -> None:
 @given(well_typed_graphs(), st.randoms(use_true_random=False), st.sampled_from(("_x", "_2", "_b_c")))
 def test_renaming_or_reordering_a_well_typed_graph_changes_nothing(graph: Graph, rnd, suffix: str):
     module = parse(graph.text, "g.rbg").module
+    assert module is not None
     order = list(range(len(module.decls)))
     rnd.shuffle(order)
     _metamorphic(module, order, suffix)

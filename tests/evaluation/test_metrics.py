@@ -54,6 +54,7 @@ def test_a_paired_difference_of_a_column_with_itself_is_zero_with_no_interval_ra
 
 def test_intervals_are_the_same_on_every_call():
     a = bootstrap(lambda c: c.mean(), [0, 1, 1, 0, 1])
+    assert a.low is not None and a.value is not None and a.high is not None
     assert a == bootstrap(lambda c: c.mean(), [0, 1, 1, 0, 1]) and a.low < a.value < a.high
 
 
@@ -63,8 +64,11 @@ def test_a_proportions_difference_no_resample_moves_is_bounded_by_the_items_one_
     acc = METRICS["bool"]["accuracy"]
     right, wrong = sample(acc, [1] * 30, [1] * 30), sample(acc, [0] * 30, [1] * 30)
     same = right.minus(sample(acc, [1] * 30, [1] * 30))
+    assert same.low is not None and same.high is not None
     assert (same.value, round(same.low, 3), round(same.high, 3)) == (0.0, -0.114, 0.114)  # no disagreement seen of 30
     apart = right.minus(wrong)
+    assert apart.low is not None
     assert (apart.value, round(apart.low, 3), apart.high) == (1.0, 0.773, 1.0)
     flipped = wrong.minus(right)
+    assert flipped.high is not None
     assert (flipped.low, round(flipped.high, 3)) == (-1.0, -0.773)
