@@ -80,7 +80,9 @@ readout pointwise { output = ordinal[1, 5] }
 
 
 def _judge(text: str, item: dict):
-    return judge_info(check_source(text, "j.rbg").graph, [item_from_json(item, "x")])
+    graph = check_source(text, "j.rbg").graph
+    assert graph is not None
+    return judge_info(graph, [item_from_json(item, "x")])
 
 
 def test_which_operators_apply_follows_the_judge():
@@ -88,9 +90,9 @@ def test_which_operators_apply_follows_the_judge():
     ops = load_perturbations()
     for name in ("prompt_paraphrase", "instruction_ordering", "role_framing", "reasoning_style", "criterion_reorder"):
         assert why_skipped(ops[name], judge) is None, name
-    assert "measures the response's length" in why_skipped(ops["verbosity_shift"], judge)
+    assert "measures the response's length" in (why_skipped(ops["verbosity_shift"], judge) or "")
     assert why_skipped(ops["over_refusal"], judge) is None
-    assert "pairwise" in why_skipped(ops["position_swap"], judge)
+    assert "pairwise" in (why_skipped(ops["position_swap"], judge) or "")
     labels = LLM_JUDGE.replace("contract { scale = score[1, 5] }", "contract { scale = label{good, bad} }")
     labels = labels.replace(
         "node capped = gate.cap(value: correct, when: long) { max = 3 }\nsink capped",
@@ -99,7 +101,7 @@ def test_which_operators_apply_follows_the_judge():
     labels = labels.replace("output = ordinal[1, 5]", "output = label{good, bad}")
     categorical = _judge(labels, {"id": "1", "input": "q", "response": "r"})
     assert categorical.type == "categorical"
-    assert "has no order" in why_skipped(ops["over_refusal"], categorical)
+    assert "has no order" in (why_skipped(ops["over_refusal"], categorical) or "")
 
 
 def test_init_writes_a_suite_that_loads_and_lists_what_applies(rbg, tmp_path, items_file):
@@ -113,6 +115,7 @@ def test_init_writes_a_suite_that_loads_and_lists_what_applies(rbg, tmp_path, it
     suite = load_suite(str(out))
     assert suite.repeats == 5 and suite.judge_model.base_url == "http://localhost:8000/v1"
     assert suite.judge == str(tmp_path / "judge.rbg")
+    assert suite.operators is not None
     assert "prompt_paraphrase" in suite.operators and "verbosity_shift" not in suite.operators
     assert "#   verbosity_shift: criterion `long` measures" in out.read_text()
     assert "(ordinal judge)" in out.read_text() and "[judge]" in out.read_text()
@@ -142,5 +145,5 @@ def test_init_for_a_deterministic_judge_asks_for_one_repeat(rbg, tmp_path, items
     )
     suite = load_suite(str(out))
     assert suite.repeats == 1
-    assert suite.operators[:2] == ("format_conversion", "tone_shift")
+    assert suite.operators is not None and suite.operators[:2] == ("format_conversion", "tone_shift")
     assert "partial_completion" in suite.operators and "typo_noise" not in suite.operators

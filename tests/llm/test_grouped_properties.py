@@ -55,11 +55,12 @@ def groupings(draw) -> list[list[str]]:
 def test_grouping_changes_the_hashes_of_its_members_only_and_formats_stably(groups):
     plain = check_source(source([]), "r.rbg")
     grouped = check_source(source(groups), "r.rbg")
-    assert grouped.graph is not None, grouped.diagnostics
+    assert plain.graph is not None and grouped.graph is not None, grouped.diagnostics
     before, after = criterion_hashes(plain.graph), criterion_hashes(grouped.graph)
     members = {m for g in groups for m in g}
     assert {n for n in before if before[n] != after[n]} == members
     text = format_source(source(groups)).output
+    assert text is not None
     assert format_source(text).output == text
     assert parse(text, "r.rbg").module == parse(source(groups), "r.rbg").module
 
@@ -68,11 +69,13 @@ def test_grouping_changes_the_hashes_of_its_members_only_and_formats_stably(grou
 @given(groupings().filter(bool))
 def test_a_groups_prompt_asks_for_its_members_in_its_order(groups):
     graph = check_source(source(groups), "r.rbg").graph
+    assert graph is not None
     by_name = {c.name: c for c in graph.criteria}
     item = Item("i", "Task?", {"response": "An answer."})
     for g in groups:
         members = tuple(by_name[m] for m in g)
         prompt = prepare_group(members, item, "response")
+        assert prompt.response_format is not None
         schema = prompt.response_format["json_schema"]["schema"]
         assert schema["required"] == [*g, "reason"]
         text = prompt.render().request.messages[1]["content"]
