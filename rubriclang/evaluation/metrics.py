@@ -296,8 +296,8 @@ def _kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if pairs > _KENDALL_PAIRS:
         from scipy.stats import kendalltau
 
-        for r in rows:
-            out[r] = kendalltau(x[r], y[r]).statistic
+        for row in rows:
+            out[row] = kendalltau(x[row], y[row]).statistic
         return out
     step = (1 << 21) // pairs  # rows a time: a few MB of pair signs
     for start in range(0, len(rows), step):
