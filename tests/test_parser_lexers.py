@@ -11,6 +11,7 @@ import functools
 from collections import Counter
 from copy import copy
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -20,6 +21,7 @@ from lark.exceptions import UnexpectedInput
 from lark.lexer import BasicLexer
 from strategies import grammatical_programs, mutated_programs
 
+from rubriclang import packaged
 from rubriclang.syntax import ast, lalr, larkparse, parse
 from rubriclang.syntax.parser import _BUILDER, tables_parser
 
@@ -42,7 +44,7 @@ def _with_lark(lexer: str, text: str):
     build = _BUILDER.begin("<input>")
     larkparse._comment_sink.items = []
     try:
-        decls = _lark(lexer).parse(text)
+        decls: Any = _lark(lexer).parse(text)  # the builder's declarations, not the Tree Lark's types say
         comments = larkparse._comment_sink.items
     finally:
         larkparse._comment_sink.items = None
@@ -119,6 +121,7 @@ def test_keywords_used_as_names_parse_through_the_contextual_parser():
     assert not _tables_agree_or_both_fail(text)  # `node` as a criterion name: a keyword to one regex
     result = parse(text)
     assert result.diagnostics == () and attrs.asdict(result) == attrs.asdict(_contextual_only(text))
+    assert result.module is not None
     assert {"node", "class", "graph"} <= {d.name.value for d in result.module.decls if hasattr(d, "name")}
 
 
@@ -151,7 +154,7 @@ _LITERAL_TOKENS = {"STRING": "String", "LONG_STRING": "String", "NUMBER": "Numbe
 
 
 def _tree_spans(text: str) -> Counter:
-    tree = Lark(larkparse.grammar(), parser="lalr", propagate_positions=True, maybe_placeholders=True).parse(text)
+    tree = Lark(packaged.grammar(), parser="lalr", propagate_positions=True, maybe_placeholders=True).parse(text)
     spans: Counter = Counter()
     for sub in tree.iter_subtrees():
         if sub.data in _TREE_RULES:
@@ -193,7 +196,7 @@ def _ast_spans(module: ast.Module) -> Counter:
 def test_every_span_is_the_one_lark_gives_its_own_tree(path):
     text = path.read_text("utf-8")
     result = parse(text)
-    assert result.diagnostics == ()
+    assert result.diagnostics == () and result.module is not None
     assert _ast_spans(result.module) == _tree_spans(text)
 
 
@@ -213,7 +216,12 @@ def _lark_tokens(text: str):
 
     conf = copy(_lark("basic").lexer_conf)
     seen: list = []
-    conf.callbacks = {"COMMENT": lambda t: seen.append(t) or t}
+
+    def collect(t: Token) -> Token:
+        seen.append(t)
+        return t
+
+    conf.callbacks = {"COMMENT": collect}
     try:
         for t in BasicLexer(conf).lex(LexerState(TextSlice.cast_from(text)), None):
             seen.append(t)
