@@ -30,7 +30,8 @@ from lark.lexer import BasicLexer, TerminalDef
 from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
-from rubriclang.syntax.larkparse import grammar, lark_parser
+from rubriclang.packaged import grammar
+from rubriclang.syntax.larkparse import lark_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "rubriclang" / "syntax" / "lalr_tables.py"
