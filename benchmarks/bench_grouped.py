@@ -18,7 +18,11 @@ can be asked: `matches_reference` on items with a reference); prompt tokens
 evaluated per verdict at most 0.4x; no unreadable judgment; verdicts per
 minute at least 3x. Exit status 1 when a target is missed.
 
-Run: .venv/bin/python benchmarks/bench_grouped.py [--items 10] [--parallel 2] [--threads N] [--json]
+`--breakdown` also prints where each graph's time went per verdict, from
+llama.cpp's `timings` (prompt evaluation, generation) and the client's time
+for each call (waiting: the rest, mostly queued for a slot).
+
+Run: .venv/bin/python benchmarks/bench_grouped.py [--items 10] [--parallel 2] [--threads N] [--breakdown] [--json]
 Needs `pip install -e '.[local]'` and `rbg model pull`. About a minute an
 item on 2 busy cores.
 """
@@ -56,20 +60,56 @@ TARGET_TOKENS = 0.4
 TARGET_SPEED = 3.0
 
 
+# llama.cpp's `timings` fields summed per graph, and the client's own time.
+TIMINGS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
+
+
 class Evaluated:
-    """The prompt tokens the server evaluated, from each reply's `timings`
-    (llama.cpp's; a server without them counts none), for the graph judging now."""
+    """Where the server's time went, from each reply's `timings` (llama.cpp's;
+    a server without them counts none), for the graph judging now: prompt
+    tokens evaluated (`prompt_n`, what its prompt cache did not hold) and
+    their time, tokens generated and their time, and the client's time for
+    the call (`latency_ms`), whose excess over the server's two is waiting
+    (queued for a slot, HTTP and JSON)."""
 
     def __init__(self) -> None:
         self.now = ""
-        self.tokens: dict[str, int] = {}
+        self.sums: dict[str, dict[str, float]] = {}
         self._read = client_module.read_completion
+
+    @property
+    def tokens(self) -> dict[str, int]:
+        return {name: int(s.get("prompt_n", 0)) for name, s in self.sums.items()}
 
     def read_completion(self, data, model, **extra):
         timings = data.get("timings") if isinstance(data, dict) else None
         if isinstance(timings, dict) and isinstance(timings.get("prompt_n"), int):
-            self.tokens[self.now] = self.tokens.get(self.now, 0) + timings["prompt_n"]
+            sums = self.sums.setdefault(self.now, {})
+            for key in TIMINGS:
+                sums[key] = sums.get(key, 0) + float(timings.get(key) or 0)
+            sums["client_ms"] = sums.get("client_ms", 0) + float(extra.get("latency_ms") or 0)
+            sums["calls"] = sums.get("calls", 0) + 1
         return self._read(data, model, **extra)
+
+
+def breakdown(sums: dict[str, float], verdicts: int, wall_s: float) -> dict:
+    """Per verdict: prompt evaluation, generation and waiting, in tokens and
+    milliseconds of call time (calls overlap on the slots, so the three add
+    up to more than the wall-clock time a verdict took when slots > 1)."""
+    prompt_ms, predicted_ms, client_ms = (sums.get(k, 0.0) for k in ("prompt_ms", "predicted_ms", "client_ms"))
+    per = max(verdicts, 1)
+    return {
+        "calls": int(sums.get("calls", 0)),
+        "prompt_tokens": round(sums.get("prompt_n", 0) / per, 1),
+        "prompt_ms": round(prompt_ms / per),
+        "prompt_tok_s": round(sums.get("prompt_n", 0) / prompt_ms * 1000, 1) if prompt_ms else None,
+        "generated_tokens": round(sums.get("predicted_n", 0) / per, 1),
+        "generation_ms": round(predicted_ms / per),
+        "generation_tok_s": round(sums.get("predicted_n", 0) / predicted_ms * 1000, 1) if predicted_ms else None,
+        "waiting_ms": round(max(client_ms - prompt_ms - predicted_ms, 0) / per),
+        "call_ms": round(client_ms / per),
+        "wall_ms": round(wall_s * 1000 / per),
+    }
 
 
 def load(path: Path):
@@ -113,6 +153,7 @@ async def judge(srv, graphs: dict, items: list, parallel: int, max_tokens: int, 
             "completion_tokens_per_verdict": round(usage.completion_tokens / verdicts, 1),
             "wall_s": round(t["wall"], 2),
             "verdicts_per_min": round(verdicts / t["wall"] * 60, 2),
+            "breakdown": breakdown(evaluated.sums.get(name, {}), verdicts, t["wall"]),
         }
     out["agreement"] = agreement(tally["ungrouped"]["results"], tally["grouped"]["results"])
     return out
@@ -174,6 +215,11 @@ def main() -> int:
     ap.add_argument("--parallel", type=int, default=2, help="server slots = calls in flight (rbg run's default: 2)")
     ap.add_argument("--items", type=int, default=10, help="MT-Bench items judged by each graph")
     ap.add_argument("--max-tokens", type=int, default=512, help="max tokens per reply (rbg run's default: 512)")
+    ap.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also print where each graph's time went per verdict: prompt evaluation, generation, waiting",
+    )
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
 
@@ -187,7 +233,9 @@ def main() -> int:
     }
     evaluated = Evaluated()
     try:
+        started = time.perf_counter()
         with start_embedded(args.model_file, threads=args.threads, parallel=args.parallel) as srv:
+            report["startup_s"] = round(time.perf_counter() - started, 2)
             report["model"] = srv.model
             with mock.patch.object(client_module, "read_completion", evaluated.read_completion):
                 report["judging"] = asyncio.run(judge(srv, graphs, items, args.parallel, args.max_tokens, evaluated))
@@ -232,6 +280,16 @@ def main() -> int:
         f"(target <= {TARGET_TOKENS}x), verdicts/min {ratio['verdicts_per_min']}x (target >= {TARGET_SPEED}x), "
         f"unreadable {new['unreadable']} (target 0)"
     )
+    if args.breakdown:
+        print(f"where the time went, per verdict (model start {report['startup_s']} s, once):")
+        for name in ("ungrouped", "grouped"):
+            b = report["judging"][name]["breakdown"]
+            print(
+                f"  {name:9}: prompt evaluation {b['prompt_ms']} ms ({b['prompt_tokens']:.0f} tokens, "
+                f"{b['prompt_tok_s']} tok/s), generation {b['generation_ms']} ms ({b['generated_tokens']:.0f} tokens, "
+                f"{b['generation_tok_s']} tok/s), waiting {b['waiting_ms']} ms; call time {b['call_ms']} ms "
+                f"in {b['calls']} calls, wall {b['wall_ms']} ms"
+            )
     agree = report["judging"]["agreement"]
     for name, a in agree["criteria"].items():
         rate = a["rate"]
