@@ -72,11 +72,13 @@ def holder():
             [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
         procs.append(proc)
+        assert proc.stdout is not None and proc.stdin is not None
         assert proc.stdout.readline().strip() == "locked"
         return proc.pid
 
     yield start
     for proc in procs:
+        assert proc.stdin is not None
         proc.stdin.close()
         proc.wait()
 
@@ -148,8 +150,10 @@ def test_two_real_runs_at_once_write_each_item_once(tmp_path):
     ]
     # Whichever order they end up in, a refused one says why and none writes an item twice.
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    results = [(p.wait(), p.stderr.read()) for p in procs]
+    results = []
     for p in procs:
+        assert p.stdout is not None and p.stderr is not None
+        results.append((p.wait(), p.stderr.read()))
         p.stdout.close()
         p.stderr.close()
     assert all(rc in (0, 2) for rc, _ in results), results

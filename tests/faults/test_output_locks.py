@@ -106,13 +106,16 @@ def holder():
             [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
         procs.append(proc)
+        assert proc.stdout is not None and proc.stdin is not None
         assert proc.stdout.readline().strip() == "locked"
         return proc.pid
 
     yield start
     for proc in procs:
+        assert proc.stdin is not None
         proc.stdin.close()
         proc.wait()
+        assert proc.stdout is not None
         proc.stdout.close()
 
 
@@ -166,7 +169,7 @@ def test_a_folder_another_process_writes_is_refused(tmp_path, holder, command):
     if command == "view --export":
         pytest.importorskip("starlette")
         g, _items = setup(tmp_path)
-        args = ("view", g, "--export", folder)
+        args: tuple[object, ...] = ("view", g, "--export", folder)
     else:
         import tomllib
 
