@@ -20,7 +20,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import IO
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class FrameReader:
     or raises `BadFrame`, after which the next call skips to the next
     frame's header. Memory is bounded by `max_body` plus a line."""
 
-    def __init__(self, stream: BinaryIO, max_body: int = MAX_BODY):
+    def __init__(self, stream: IO[bytes], max_body: int = MAX_BODY):
         self._stream = stream
         self._max_body = max_body
         self._buf = b""
@@ -143,7 +143,7 @@ class LockedStream:
     """A binary output stream whose writes are atomic: pygls writes answers
     from the event loop, `Frames` its parse errors from a reader thread."""
 
-    def __init__(self, stream: BinaryIO):
+    def __init__(self, stream: IO[bytes]):
         self._stream = stream
         self._lock = threading.Lock()
 
@@ -172,7 +172,7 @@ class Frames:
     """A stand-in for stdin with the two calls pygls's loop makes:
     `readline()` gives a good frame's header lines, `read(n)` its body."""
 
-    def __init__(self, stream: BinaryIO, reply: Callable[[bytes], object], max_body: int = MAX_BODY):
+    def __init__(self, stream: IO[bytes], reply: Callable[[bytes], object], max_body: int = MAX_BODY):
         self._frames = FrameReader(stream, max_body)
         self._reply = reply
         self._lines: list[bytes] = []

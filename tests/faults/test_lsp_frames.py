@@ -50,17 +50,19 @@ class Server:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+        assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
+        self.stdin, self.stdout, self.stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         self.answers: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
-        frames = FrameReader(self.proc.stdout)
+        frames = FrameReader(self.stdout)
         while (body := frames.next()) is not None:
             self.answers.put(json.loads(body))
 
     def send(self, data: bytes) -> None:
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        self.stdin.write(data)
+        self.stdin.flush()
 
     def answer(self, want) -> dict:
         """The next answer that `want` accepts (skipping notifications)."""
@@ -78,7 +80,7 @@ class Server:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
-        return self.proc.stderr.read().decode("utf-8", "replace")
+        return self.stderr.read().decode("utf-8", "replace")
 
 
 @pytest.fixture
