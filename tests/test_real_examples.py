@@ -113,11 +113,13 @@ def test_topical_chat_graph_tracks_the_human_overall(topical):
     columns = graph_columns(g, "graph", [(r.item.id, r.mode, r.composition) for r in topical.results])
     report = evaluate(g, topical.items, read_gold(topical.items, g, "items.jsonl"), columns).modes["pointwise"]
     graph, base = report.metrics["graph"], report.metrics["equal baseline"]
+    diff = report.differences["equal baseline"]["spearman"]  # graph minus baseline
+    assert graph["spearman"].value is not None and graph["spearman"].low is not None
+    assert base["spearman"].value is not None and diff.value is not None and diff.high is not None
     assert len(report.scored) == 360 and report.left_out == ()
     assert_pinned("topical_chat.spearman.graph", graph["spearman"].value, 3)
     assert_pinned("topical_chat.spearman.equal_baseline", base["spearman"].value, 3)
     assert graph["spearman"].low > 0.9
-    diff = report.differences["equal baseline"]["spearman"]  # graph minus baseline
     assert_pinned("topical_chat.spearman.graph_minus_baseline", diff.value, 3)
     assert diff.high < 0
     assert columns[1].weights == dict.fromkeys(
@@ -215,6 +217,7 @@ def test_replaying_the_traces_changes_no_decision(name, request, tmp_path):
 def _build(script: str, out: Path) -> list[Path]:
     """Run a build script of scripts/ into `out`; the files it wrote, relative to `out`."""
     spec = importlib.util.spec_from_file_location(script, ROOT / "scripts" / f"{script}.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.main(["--data", str(DATA), "--out", str(out)])
