@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -79,6 +80,7 @@ def test_fit_changes_only_numbers_and_keeps_every_comment(default_fit):
     assert _numbers_blanked(fitted) == _numbers_blanked(GRAPH)
     assert "# Both ratings count." in fitted and "# Quality from two recorded ratings." in fitted
     before, after = (check_source(t, "g.rbg").graph for t in (GRAPH, fitted))
+    assert before is not None and after is not None
     strip = lambda gj: {**gj, "operators": [{k: v for k, v in o.items() if k != "params"} for o in gj["operators"]]}  # noqa: E731
     assert strip(graph_json(before)) == strip(graph_json(after))
 
@@ -139,6 +141,7 @@ def test_numbers_on_an_ordinal_stay_whole(tmp_path):
     ).replace("sink capped", "sink unused")
     parsed = parse(graph, "g.rbg")
     g = check_source(graph, "g.rbg").graph
+    assert g is not None and parsed.module is not None
     cap = next(p for p in free_params(g, parsed.module, set()) if p.node == "capped")
     assert cap.integer and (cap.lo, cap.hi) == (1, 5)
     r, out = _fit(tmp_path, graph)
@@ -160,6 +163,7 @@ readout pointwise { output = score[0, 10] }
 """
     parsed = parse(graph, "g.rbg")
     g = check_source(graph, "g.rbg").graph
+    assert g is not None and parsed.module is not None
     ranges = {p.label: (p.lo, p.hi, p.integer) for p in free_params(g, parsed.module, set())}
     assert ranges == {
         "m.values[True]": (2, 8, True),
@@ -175,6 +179,7 @@ readout pointwise { output = score[0, 10] }
 def test_fixed_markers_cover_the_node_they_sit_in_after_or_above(tmp_path):
     graph = GRAPH.replace("node m =", "# rbg: fixed\nnode m =").replace("{ max = 2 }", "{ max = 2 } # rbg:fixed")
     parsed = parse(graph, "g.rbg")
+    assert parsed.module is not None
     assert fixed_nodes(parsed.module, parsed.source) == ({"m", "capped"}, [])
 
 
@@ -270,7 +275,8 @@ readout pointwise { output = ordinal[1, 5] }
     r, out = _fit(tmp_path, graph, rows, "--metric", "exact")
     assert r.exit_code == 0, r.output
     fitted = check_source(out.read_text(), "f.rbg").graph
-    assert fitted is not None and fitted.nodes["c"].type == check_source(graph, "g.rbg").graph.nodes["c"].type
+    written = check_source(graph, "g.rbg").graph
+    assert fitted is not None and written is not None and fitted.nodes["c"].type == written.nodes["c"].type
 
 
 PAIRWISE = """rubric pref { version = 1 }
@@ -426,7 +432,7 @@ def test_weights_are_known_by_their_catalog_mark_not_by_their_name():
     from rubriclang.evaluation.fit import _search_point
     from rubriclang.evaluation.params import Param, concrete, weights_total
 
-    number = None  # where the number is written: not read by these
+    number: Any = None  # where the number is written: not read by these
     params = [Param("q", "coefficients", i, w, 0.0, 1.0, False, number, "weights") for i, w in enumerate((3.0, 1.0))]
     params.append(Param("q", "cap", None, 4.0, 1.0, 5.0, False, number, "interval"))
     assert weights_total(params) == {"q": 4.0}
