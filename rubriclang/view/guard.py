@@ -9,8 +9,10 @@ page elsewhere on the web must not be able to drive it:
   HttpOnly, SameSite=Strict cookie the first request sets.
 - POST: the Origin (else the Referer) must be this server's own origin,
   and the form must carry the session's CSRF token, which the server
-  keeps in a second cookie (double submit: a cross-site page can read
-  neither cookie, so it cannot fill the field).
+  keeps in a second cookie, set on the first response (double submit: a
+  cross-site page can read neither cookie, so it cannot fill the field).
+  While a request is answered, `CSRF` holds its session's token for the
+  forms the page renders.
 - Paths: `confine` refuses any path given in a request that leaves the
   project folder (absolute, `..`, or a link that points out).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+from contextvars import ContextVar
 
 import attrs
 from starlette.requests import Request
@@ -28,6 +31,8 @@ TOKEN_COOKIE = "rbg_view_token"
 CSRF_COOKIE = "rbg_view_csrf"
 CSRF_FIELD = "csrf"
 HOSTS = ("127.0.0.1", "localhost")
+# The CSRF token of the session whose request is being answered.
+CSRF: ContextVar[str] = ContextVar("rbg_view_csrf", default="")
 
 
 class Refused(Exception):
@@ -100,6 +105,11 @@ def session_csrf(request: Request) -> tuple[str, bool]:
     be set as a cookie)."""
     have = request.cookies.get(CSRF_COOKIE, "")
     return (have, False) if len(have) >= 32 else (secrets.token_urlsafe(32), True)
+
+
+def csrf_cookie(csrf: str) -> str:
+    """The Set-Cookie value that gives a session its CSRF token."""
+    return f"{CSRF_COOKIE}={csrf}; HttpOnly; Path=/; SameSite=strict"
 
 
 def confine(root: str, given: str) -> str:

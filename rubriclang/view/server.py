@@ -5,9 +5,9 @@ as notebook servers do; the first one sets it as a cookie (HttpOnly,
 SameSite=Strict), so the pages' own links need not carry it. A request
 without either is refused (403), and so is one whose Host is not the
 loopback address and port (a page elsewhere cannot rebind a name to it);
-a POST must come from the viewer's own origin (`guard.Guard`). Saving a
-note also needs the token in the form; the workbench's forms need the
-session's CSRF token. Every response carries the Content-Security-Policy
+a POST must come from the viewer's own origin and carry the session's
+CSRF token, which the first answer sets as a cookie (`guard`). Saving a
+note also needs the token in the form. Every response carries the Content-Security-Policy
 of `pages.CSP`.
 """
 
@@ -22,6 +22,7 @@ from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -29,7 +30,7 @@ from starlette.types import ASGIApp
 
 from rubriclang.audit.html.page import CSP as REPORT_CSP
 from rubriclang.audit.notes import MAX_NOTE, NotesError, save_note
-from rubriclang.view.guard import CSRF_COOKIE, Guard, Refused, session_csrf
+from rubriclang.view.guard import CSRF, Guard, Refused, csrf_cookie, session_csrf
 from rubriclang.view.guard import TOKEN_COOKIE as COOKIE
 from rubriclang.view.pages import CSP, NotFound, Site
 from rubriclang.view.sources import Sources
@@ -57,7 +58,7 @@ def _headers(csp: str = CSP) -> dict[str, str]:
 
 def _bench(site: Site, checks: Guard, workbench: Workbench | None):
     """The /workbench route: the page (GET), an action of its form (POST,
-    with the session's CSRF token), the CSRF cookie set when it is new."""
+    with the session's CSRF token)."""
 
     async def bench(request: Request) -> Response:
         if workbench is None:
@@ -66,7 +67,6 @@ def _bench(site: Site, checks: Guard, workbench: Workbench | None):
             response: Response = RedirectResponse(site.link("workbench"), status_code=303, headers=_headers())
             response.set_cookie(COOKIE, request.query_params["token"], httponly=True, samesite="strict", path="/")
             return response
-        csrf, new = session_csrf(request)
         form = None
         if request.method == "POST":
             body = await request.body()
@@ -78,10 +78,8 @@ def _bench(site: Site, checks: Guard, workbench: Workbench | None):
             except Refused as exc:
                 return PlainTextResponse(exc.message, status_code=exc.status, headers=_headers())
         # Loading a judge and its items takes a while: off the event loop.
-        response = HTMLResponse(await run_in_threadpool(workbench.page, site, csrf, form), headers=_headers())
-        if new:
-            response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/")
-        return response
+        page = await run_in_threadpool(workbench.page, site, CSRF.get(), form)
+        return HTMLResponse(page, headers=_headers())
 
     return bench
 
@@ -97,6 +95,7 @@ def make_app(
     `port` (None: any); `landing` renders its index instead (a project's,
     `view.landing`); `workbench` serves /workbench (a project's)."""
     site = Site(sources, form_token=token)
+    site.env.globals["csrf"] = CSRF.get  # a form's hidden field: the session's token
     checks = Guard(token, port)
 
     async def page(request: Request) -> Response:
@@ -132,6 +131,10 @@ def make_app(
         form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
         if not hmac.compare_digest(str(form.get("token", "")).encode(), token.encode()):
             return PlainTextResponse("a note needs the form's token", status_code=403, headers=_headers())
+        try:
+            checks.check_form(request, form)
+        except Refused as exc:
+            return PlainTextResponse(exc.message, status_code=exc.status, headers=_headers())
         n = request.query_params.get("n", "0")
         try:
             audit = sources.audits[int(n)]
@@ -154,13 +157,25 @@ def make_app(
     )
 
     async def guard(scope, receive, send):
-        if scope["type"] == "http":
-            try:
-                checks.check(Request(scope))
-            except Refused as exc:
-                await PlainTextResponse(exc.message, status_code=exc.status, headers=_headers())(scope, receive, send)
-                return
-        await app(scope, receive, send)
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        request = Request(scope)
+        try:
+            checks.check(request)
+        except Refused as exc:
+            await PlainTextResponse(exc.message, status_code=exc.status, headers=_headers())(scope, receive, send)
+            return
+        csrf, new = session_csrf(request)
+        CSRF.set(csrf)
+
+        async def send_with_session(message):
+            # A session's first answer gives it its CSRF token (the cookie).
+            if new and message["type"] == "http.response.start":
+                MutableHeaders(scope=message).append("set-cookie", csrf_cookie(csrf))
+            await send(message)
+
+        await app(scope, receive, send_with_session)
 
     return guard
 

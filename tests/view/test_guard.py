@@ -86,6 +86,14 @@ def test_a_post_without_the_sessions_csrf_token_is_refused(project):
     assert c.post("/workbench", data=form(csrf)).status_code == 200
 
 
+def test_the_first_answer_gives_the_session_its_csrf_cookie_once(project):
+    c = client_of(project)
+    first = c.get(f"/?token={TOKEN}")
+    cookies = first.headers.get_list("set-cookie")
+    assert any(v.startswith("rbg_view_csrf=") and "HttpOnly" in v and "SameSite=strict" in v for v in cookies)
+    assert not [v for v in c.get("/").headers.get_list("set-cookie") if v.startswith("rbg_view_csrf=")]
+
+
 def test_the_csrf_token_belongs_to_its_session(project):
     """Another session's token (a second browser) does not fit this one's cookie."""
     one, csrf_one = signed_in(project)

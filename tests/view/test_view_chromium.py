@@ -202,9 +202,12 @@ def test_script_payloads_in_items_stay_inert(tmp_path, viewer):
 def test_a_note_survives_a_restart(tmp_path, run):
     first = Viewer(run["audit"])
     try:
-        saved = httpx.post(
-            first.url("/notes?n=0"), data={"token": first.token, "item": "q1", "text": "Looked at it: <i>fine</i>"}
-        )
+        with httpx.Client() as session:  # the audit page gives the session its CSRF token
+            page = session.get(first.url("/audit?n=0"), follow_redirects=True).text
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+            assert csrf is not None
+            note = {"token": first.token, "csrf": csrf.group(1), "item": "q1", "text": "Looked at it: <i>fine</i>"}
+            saved = session.post(first.url("/notes?n=0"), data=note)
         assert saved.status_code == 303
     finally:
         first.stop()

@@ -3,6 +3,7 @@ escaping, filters, paging, the graph's decided path, compare, notes, export."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -256,10 +257,16 @@ def test_compare_lists_the_transitions_of_the_changed_cap(client, sources):
 
 
 def test_a_note_is_saved_atomically_in_the_audit_folder_and_shown(client, run):
-    _get(client, "/audit?n=0")  # sets the cookie
-    refused = client.post("/notes?n=0", data={"item": "q1", "text": "no token"})
+    page = _get(client, "/audit?n=0").text  # sets the cookies
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert csrf is not None
+    refused = client.post("/notes?n=0", data={"item": "q1", "text": "no token", "csrf": csrf.group(1)})
     assert refused.status_code == 403
-    saved = client.post("/notes?n=0", data={"token": TOKEN, "item": "q1", "text": "Check <b>this</b>"})
+    refused = client.post("/notes?n=0", data={"token": TOKEN, "item": "q1", "text": "no session token"})
+    assert refused.status_code == 403
+    saved = client.post(
+        "/notes?n=0", data={"token": TOKEN, "csrf": csrf.group(1), "item": "q1", "text": "Check <b>this</b>"}
+    )
     assert saved.status_code == 303
     assert read_notes(str(run["audit"])) == {"q1": "Check <b>this</b>"}
     page = Dom(client.get("/audit?n=0").text)
