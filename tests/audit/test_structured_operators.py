@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from random import Random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -113,7 +114,7 @@ def test_a_dropped_tool_call_takes_its_tool_result_with_it_and_the_rendering_fol
 
 
 def test_a_corrupted_argument_keeps_its_json_type_and_the_arguments_stay_a_json_object():
-    conversation = [
+    conversation: list[dict[str, Any]] = [
         {"role": "user", "content": "book it"},
         {
             "role": "assistant",
@@ -125,7 +126,9 @@ def test_a_corrupted_argument_keeps_its_json_type_and_the_arguments_stay_a_json_
         {"role": "tool", "tool_call_id": "a", "content": "done"},
     ]
     for seed in range(20):
-        new, name = st.corrupt_argument("conversation", conversation, (1, 0), Random(seed))
+        corrupted = st.corrupt_argument("conversation", conversation, (1, 0), Random(seed))
+        assert corrupted is not None
+        new, name = corrupted
         args = json.loads(new[1]["tool_calls"][0]["function"]["arguments"])
         assert type(args[name]) is type(json.loads(conversation[1]["tool_calls"][0]["function"]["arguments"])[name])
         assert args[name] != {"n": 3, "ok": True}[name]
@@ -152,7 +155,7 @@ def test_an_inserted_document_gets_a_unique_id_and_the_originals_keep_their_orde
 def test_a_shuffle_changes_the_order_and_nothing_else():
     docs = [{"id": i, "text": str(i)} for i in range(4)]
     new = st.shuffle_documents(docs, Random(1))
-    assert new != docs and st.check_shuffle(docs, new) is None
+    assert new is not None and new != docs and st.check_shuffle(docs, new) is None
     assert st.shuffle_documents(docs, Random(1)) == new
     assert st.shuffle_documents(docs[:1], Random(1)) is None
     assert st.check_shuffle(docs, docs) is not None
@@ -163,9 +166,9 @@ def test_operators_apply_by_the_declared_kinds_a_criterion_reads_and_text_operat
     judge = judge_info(g, items)
     ops = load_perturbations()
     assert why_skipped(ops["tool_calls.drop"], judge) is None
-    assert "documents" in why_skipped(ops["documents.shuffle"], judge)
+    assert "documents" in (why_skipped(ops["documents.shuffle"], judge) or "")
     typo = ops["typo_noise"].with_options({"fields": ["response"]})
-    assert "response: conversation" in why_skipped(typo, judge)
+    assert "response: conversation" in (why_skipped(typo, judge) or "")
     g, items = items_of("begin", 2)
     judge = judge_info(g, items)
     assert why_skipped(ops["documents.shuffle"], judge) is None
@@ -340,6 +343,6 @@ def test_the_figures_docs_audit_md_gives_for_the_examples_rules_only_judges(rbg,
 def test_a_rewritten_json_tool_result_must_return_the_same_values():
     original = '{"flight": "HAT136", "seats": 3}'
     assert st.check_same_values(original, '{ "seats": 3,  "flight": "HAT136" }') is None
-    assert "values changed" in st.check_same_values(original, '{"flight": "HAT137", "seats": 3}')
-    assert "is not" in st.check_same_values(original, "Flight HAT136 has 3 seats.")
+    assert "values changed" in (st.check_same_values(original, '{"flight": "HAT137", "seats": 3}') or "")
+    assert "is not" in (st.check_same_values(original, "Flight HAT136 has 3 seats.") or "")
     assert st.check_same_values("Booked.", "The booking is done.") is None
