@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 EX = ROOT / "examples"
 SFRES_SOURCE = ROOT.parent.parent / "shared" / "data" / "sfres" / "sfres.json"
 
-CASES = {
+# name -> (rbg fit's arguments, the parameters it fits, the report's columns)
+CASES: dict[str, tuple[list[str | Path], list[str], list[str]]] = {
     "topical_chat": (
         [
             "topical_chat/weighted.rbg",
