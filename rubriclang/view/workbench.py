@@ -2,8 +2,9 @@
 starting suite in the browser and save it.
 
 Pick a judge (a .rbg file or a folder of compiled graphs) and an items file
-under the project, a server (as `rbg audit init --base-url`), switch
-operators of the catalog off, set repeats and tolerance; "Plan" shows, per
+under the project, a server (as `rbg audit init --base-url`) and, if need
+be, one per role from the profiles, switch operators of the catalog off,
+set repeats and tolerance; "Plan" shows, per
 operator, whether it goes into the suite and why (the same rules as `rbg
 audit init`), and the TOML text; "Save" writes that text, byte for byte
 what `rbg audit init` writes for the same choices (`audit.starting`),
@@ -11,7 +12,9 @@ through the command line's own writer (`save`, given by `cli/view.py`:
 atomic, under the output lock, never over an input), then loads it with
 `rbg audit`'s own checks and shows any error at its line. "Estimate" shows
 what `rbg audit SUITE --estimate` prints for the saved file (`estimate`):
-calls, tokens and money per phase, no model called.
+calls, tokens and money per phase, no model called. With a profile, "Ask
+the planner" shows `rbg audit plan`'s proposal and reasons, and saves its
+suite as that command does (`ask`).
 
 Every path a request names is confined to the project folder
 (`guard.confine`); the page's texts are escaped by the templates.
@@ -220,7 +223,8 @@ class Workbench:
                 text, status, proposal = self._started(c, setup)
         except _Problem as p:
             return Result(errors=p.lines)
-        planned = Result(rows=self._catalog(c, status), text=text.splitlines(), planned=True, proposal=proposal)
+        lines = self._masked(text).splitlines()
+        planned = Result(rows=self._catalog(c, status), text=lines, planned=True, proposal=proposal)
         if action in ("plan", "ask"):
             return planned
         if action == "estimate":
@@ -344,6 +348,14 @@ class Workbench:
         return _Setup(
             suite, paths["judge"], paths["items"], judge, items, base_url, roles, profiled, repeats, tolerance
         )
+
+    def _masked(self, text: str) -> str:
+        """`text` as the page shows it: a profile's URL without its
+        credentials (the file keeps them, as `rbg audit init` writes them)."""
+        for profile in self.config.models.values():
+            for url in profile.base_urls:
+                text = text.replace(url, shown_url(url))
+        return text
 
     def _url(self, server: str, what: str) -> str | None:
         """The URL of the one-server profile `server` ("": None, as init without --base-url)."""

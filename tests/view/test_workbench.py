@@ -198,3 +198,17 @@ def test_a_role_naming_no_profile_is_refused(project):
     c, csrf = signed_in(project)
     page = _saved(c, csrf, role_generator="nosuch")
     assert "generator: no one-server profile `nosuch`" in page and not (project / "wb.toml").exists()
+
+
+def test_a_profiles_credentials_never_reach_the_page(project):
+    _with_llm_criterion(project)
+    secret = "s3cret-in-url"
+    with (project / "rubriclang.toml").open("a") as fh:
+        fh.write(f'\n[models.keyed]\nbase_url = "http://127.0.0.1:9/v1?key={secret}"\n')
+    c, csrf = signed_in(project)
+    pages = [c.get("/workbench").text]
+    pages.append(_saved(c, csrf, op=_all_on(c), server="keyed"))
+    pages.append(_saved(c, csrf, op=_all_on(c), server="keyed", action="estimate"))
+    assert 'id="saved"' in pages[1] and 'id="estimate"' in pages[2]
+    assert secret in (project / "wb.toml").read_text()  # the file is the command's, credentials and all
+    assert not [p for p in pages if secret in p]
