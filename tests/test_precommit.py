@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from conftest import ERROR, GOOD, REPO_ROOT, needs
 
@@ -50,7 +51,7 @@ def _snapshot(dest: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def hooks(tmp_path_factory):
-    """run(hook_id, *files) -> CompletedProcess, in a user's repository."""
+    """hooks(hook_id, *files) -> CompletedProcess, in a user's repository."""
     from rubriclang.fmt import format_source
 
     project = _snapshot(tmp_path_factory.mktemp("project"))
@@ -71,18 +72,26 @@ def hooks(tmp_path_factory):
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
 
-    def run(hook: str, *files: str) -> subprocess.CompletedProcess:
+    return _Hooks(work, env)
+
+
+@attrs.frozen
+class _Hooks:
+    """`hooks(hook_id, *files)` runs a hook in the user's repository `work`."""
+
+    work: Path
+    env: dict[str, str]
+
+    def __call__(self, hook: str, *files: str) -> subprocess.CompletedProcess[str]:
+        assert PRE_COMMIT is not None  # the module's mark skips it otherwise
         return subprocess.run(
             [PRE_COMMIT, "run", hook, "--files", *files],
-            cwd=work,
-            env=env,
+            cwd=self.work,
+            env=self.env,
             capture_output=True,
             text=True,
             timeout=600,
         )
-
-    run.work = work
-    return run
 
 
 def test_rbg_check_hook_passes_a_good_file(hooks):
