@@ -97,7 +97,7 @@ def test_the_first_answer_gives_the_session_its_csrf_cookie_once(project):
 def test_the_csrf_token_belongs_to_its_session(project):
     """Another session's token (a second browser) does not fit this one's cookie."""
     one, csrf_one = signed_in(project)
-    two, csrf_two = signed_in(project)
+    _two, csrf_two = signed_in(project)
     assert csrf_one != csrf_two
     assert one.post("/workbench", data=form(csrf_two)).status_code == 403
 

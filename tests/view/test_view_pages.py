@@ -391,7 +391,7 @@ def test_the_eval_page_keeps_the_command_lines_order_and_names_each_subtraction(
     page = _get(client, "/eval").text
     headers = [html.unescape(h) for h in re.findall(r"<th>([^<]*)</th>", page)]
     assert headers[:3] == ["metric", *columns]
-    assert f"{columns[0]} − equal baseline" in headers  # noqa: RUF001  (the page's minus sign, U+2212)
+    assert f"{columns[0]} − equal baseline" in headers  # the first column minus the baseline, named
     kind = data["modes"]["pointwise"]["kind"]
     rows = [(html.unescape(f), m) for f, m in re.findall(r'<td title="([^"]*)">(\w+)</td>', page)]
     assert rows[: len(METRICS[kind])] == [(DEFINITIONS[m].formula, m) for m in METRICS[kind]]

@@ -136,7 +136,7 @@ def test_every_text_of_a_plot_is_escaped():
     markup = plots.scatter(SCRIPT, [(1, 2)], SCRIPT, f"x {SCRIPT}")
     root = _svg(markup)
     assert not any(e.tag.endswith("script") for e in root.iter())
-    assert [t.text for t in root.iter(f"{SVG}title")][0] == SCRIPT and "<script>" not in markup
+    assert next(t.text for t in root.iter(f"{SVG}title")) == SCRIPT and "<script>" not in markup
     heat = _svg(plots.heatmap(SCRIPT, [SCRIPT], [SCRIPT], [[1]], SCRIPT, SCRIPT, [["/i?a=<b>"]]))
     assert not any(e.tag.endswith("script") for e in heat.iter())
 
