@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rubriclang.catalog import Catalog, load_catalog
-from rubriclang.catalog.model import ParamSpec, ProcedureSpec
+from rubriclang.catalog.model import BlockSpec, OperatorSpec, ParamSpec, ProcedureSpec
 from rubriclang.catalog.types import fmt_num, fmt_value
 from rubriclang.diagnostics.codes import GROUPS, CodeInfo, registry
 from rubriclang.safeio import write_atomic
@@ -77,7 +77,7 @@ def _constraints(p: ParamSpec) -> str:
     return ", ".join(out)
 
 
-def _params_table(params, common: frozenset[str] = frozenset()) -> str:
+def _params_table(params: Sequence[ParamSpec], common: frozenset[str] = frozenset()) -> str:
     if not params:
         return "No parameters.\n"
     rows: list[tuple[str, ...]] = [
@@ -134,7 +134,7 @@ def operators_md(catalog: Catalog) -> str:
     return "\n".join(parts)
 
 
-def _operator(op, catalog: Catalog) -> str:
+def _operator(op: OperatorSpec, catalog: Catalog) -> str:
     ports = _table(
         ("port", "accepts", "arity", "absent ok"),
         [
@@ -177,7 +177,7 @@ def _procedure(proc: ProcedureSpec, catalog: Catalog, common: frozenset[str]) ->
     return "\n".join(parts)
 
 
-def _block(block) -> str:
+def _block(block: BlockSpec) -> str:
     syntax = _BLOCK_SYNTAX.get(block.name, f"{block.name} {{ ... }}")
     return "\n".join(
         [
