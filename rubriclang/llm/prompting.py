@@ -54,8 +54,10 @@ NUDGE = "nudge.v1"
 PATTERN_NUDGE = "nudge_pattern.v1"  # after a reply an answer pattern cannot read
 
 # A group's prompt (`group NAME = [...]`, one call answers every member) and
-# the note sent after a reply that left some members unanswered.
-GROUP = ("group.v1", "group_nudge.v1")
+# the note sent after a reply that left some members unanswered. Version 2
+# puts the criteria before the candidate, so a server's prompt cache holds
+# them from item to item.
+GROUP = ("group.v2", "group_nudge.v1")
 GROUP_SCHEMA_NAME = "llm_group"
 
 # `llm.rate { template = prometheus }`: Prometheus's own prompt, whose reply

@@ -127,6 +127,24 @@ def test_a_group_makes_one_call_per_candidate_and_agrees_with_its_criteria_asked
     assert all(j["response"]["attempts"] == 1 for j in judgments.values())
 
 
+def test_a_groups_prompt_starts_with_its_criteria_so_every_item_shares_that_prefix(fault_server, files, tmp_path):
+    # A server's prompt cache then holds the criteria from item to item and
+    # evaluates only each candidate's task and response.
+    grouped, _, items = files
+    server = fault_server(answer=judge)
+    records = run(grouped, items, tmp_path / "g.jsonl", server, "--no-cache")
+    users = [c.body["messages"][1]["content"] for c in server.chats]
+    assert len(users) == len(records) == 8
+    shared = users[0][: next(i for i, chars in enumerate(zip(*users)) if len(set(chars)) > 1)]
+    for question in ("How correct is the response?", "Is the response harmful?", "What is the tone?"):
+        assert question in shared
+    assert '"reason": "<one short sentence>"}' in shared
+    assert "<response>" not in shared
+    assert all(u.index('"reason"') < u.index("<task>") < u.index("<response>") for u in users)
+    assert {c.body["messages"][0]["content"] for c in server.chats} == {server.chats[0].body["messages"][0]["content"]}
+    assert {j["response"]["raw"]["template"] for r in records for j in r["criteria"].values()} == {"group@v2"}
+
+
 def test_a_reply_missing_a_criterion_is_followed_by_a_request_for_that_criterion_only(fault_server, files, tmp_path):
     grouped, _, items = files
     rows = [{"id": "shy", "input": "Q?", "response": "shy poison"}]
