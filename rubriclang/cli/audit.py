@@ -228,6 +228,20 @@ def estimate_text(s, graph, sealed, fmt: str) -> str:
     return render(document(est, phases, prices, notes), fmt)
 
 
+def run_preview(suite: str, out: str, cache: str | None, no_cache: bool) -> dict:
+    """`rbg audit preview`'s work (`rbg view`'s workbench does the same):
+    the variants of the suite at `suite` made, validated and sealed into
+    `out`, with DIR/preview.json and DIR/preview.html; the preview's document."""
+    from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
+
+    s = _suite(suite)
+    graph = _load_judge(s.judge)
+    try:
+        return asyncio.run(Audit(AuditRequest(s, out, cache=cache, no_cache=no_cache), graph).run(preview=True))
+    except AuditError as exc:
+        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+
+
 @audit.command("preview")
 @click.argument("suite", type=click.Path(dir_okay=False))
 @click.option(
@@ -243,14 +257,7 @@ def preview(suite, out, cache, no_cache) -> None:
     """Make and validate the variants SUITE asks for, without judging, and
     write DIR/preview.html and DIR/preview.json to review them. `rbg audit
     SUITE --out DIR` then judges exactly these (the folder's sealed suite)."""
-    from rubriclang.audit.pipeline import Audit, AuditError, AuditRequest
-
-    s = _suite(suite)
-    graph = _load_judge(s.judge)
-    try:
-        doc = asyncio.run(Audit(AuditRequest(s, out, cache=cache, no_cache=no_cache), graph).run(preview=True))
-    except AuditError as exc:
-        raise DataError(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else "")) from None
+    doc = run_preview(suite, out, cache, no_cache)
     verdicts = collections.Counter(r["verdict"] for r in doc["validation"])
     click.echo(
         f"Sealed {doc['sealed'][:19]}...: {len(doc['variants'])} variant(s) accepted"

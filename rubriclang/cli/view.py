@@ -162,8 +162,8 @@ def project_workbench():
     as that command does (a profile's server, model and key variable)."""
     from rubriclang.audit.planner import PlanError
     from rubriclang.audit.planner import plan as propose
-    from rubriclang.cli.audit import _Asking, _load_judge, _suite, _write_toml, ask_model, estimate_text
-    from rubriclang.cli.project import project_config
+    from rubriclang.cli.audit import _Asking, _load_judge, _suite, _write_toml, ask_model, estimate_text, run_preview
+    from rubriclang.cli.project import default_output, project_config
     from rubriclang.view.workbench import CommandRefused, Workbench
 
     def save(path: str, text: str, graph: str, items: str, overwrite: bool) -> None:
@@ -187,7 +187,17 @@ def project_workbench():
         except PlanError as exc:
             raise CommandRefused(f"the planner: {exc}") from None
 
-    return Workbench(project_config(os.curdir), save, estimate, ask)
+    def preview(path: str) -> tuple[str, dict]:
+        # A new folder in the project's audits, as `rbg audit SUITE` names one;
+        # `rbg audit SUITE --out FOLDER` then judges exactly these variants.
+        try:
+            stem = os.path.basename(path).removesuffix(".toml")
+            out = default_output(project_config(path), "audits", stem, "", "--out", "rbg view")
+            return out, run_preview(path, out, None, False)
+        except DataError as exc:
+            raise CommandRefused(str(exc)) from None
+
+    return Workbench(project_config(os.curdir), save, estimate, ask, preview)
 
 
 @click.command()

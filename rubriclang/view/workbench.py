@@ -40,7 +40,8 @@ from rubriclang.view.pages import Site
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
 ROLES = ("judge", "generator", "validator")
 SAME = "="  # a role's choice: the server above
-_ACTIONS = ("plan", "save", "estimate", "ask", "save-plan")
+_ACTIONS = ("plan", "save", "estimate", "preview", "ask", "save-plan")
+_PREVIEWED = 50  # variants shown on the page; preview.html in the folder has them all
 _LISTED = 500  # files offered per kind: a project folder may hold a data lake
 _WALKED = 20_000  # names looked at, at most, to find them
 DEFAULT_SUITE = "audit.toml"
@@ -56,6 +57,8 @@ class CommandRefused(Exception):
 Save = Callable[[str, str, str, str, bool], None]
 # estimate(path): `rbg audit PATH --estimate`'s text.
 Estimate = Callable[[str], str]
+# preview(path): `rbg audit preview`'s (folder, document) for the suite at `path`, in a new audit folder.
+Preview = Callable[[str], tuple[str, dict]]
 # ask(judge, items, profile): `rbg audit plan`'s proposal (chosen, dropped, skipped) from the model of `profile`.
 Ask = Callable[[Any, list, ModelProfile], tuple[list, list, list]]
 
@@ -114,13 +117,14 @@ class Row:
 class Workbench:
     """The workbench over the project at `config.root`."""
 
-    def __init__(self, config: ProjectConfig, save: Save, estimate: Estimate, ask: Ask):
+    def __init__(self, config: ProjectConfig, save: Save, estimate: Estimate, ask: Ask, preview: Preview):
         assert config.root is not None
         self.root = os.path.realpath(config.root)
         self.config = config
         self.save = save
         self.estimate = estimate
         self.ask = ask
+        self.preview = preview
 
     # Listing ---------------------------------------------------------------
 
@@ -229,6 +233,8 @@ class Workbench:
             return planned
         if action == "estimate":
             return self._estimate(setup.suite, c.suite, planned)
+        if action == "preview":
+            return self._preview(setup.suite, c.suite, planned)
         if os.path.exists(setup.suite) and not c.overwrite:
             why = f"`{c.suite}` exists: tick “replace the existing” and save again, or name another file"
             return attrs.evolve(planned, errors=[why], exists=True)
@@ -237,6 +243,28 @@ class Workbench:
         except CommandRefused as exc:
             return attrs.evolve(planned, errors=[str(exc)], exists=os.path.exists(setup.suite))
         return attrs.evolve(planned, saved=os.path.relpath(setup.suite, self.root), **_checked(setup.suite))
+
+    def _preview(self, suite: str, named: str, planned: Result) -> Result:
+        """The variants of the suite file as saved, made and validated into a
+        new audit folder (what `rbg audit preview` does), judged by nothing."""
+        if not os.path.isfile(suite):
+            return attrs.evolve(planned, errors=[f"`{named}` is not saved yet: Save it, then Preview"])
+        try:
+            out, doc = self.preview(suite)
+        except CommandRefused as exc:
+            return attrs.evolve(planned, errors=[str(exc)])
+        variants = [
+            (v["operator"], v["item"], [(k, t, v["perturbed"].get(k, "")) for k, t in v["original"].items()])
+            for v in doc["variants"][:_PREVIEWED]
+        ]
+        folder = os.path.relpath(os.path.realpath(out), self.root)
+        return attrs.evolve(
+            planned,
+            saved=os.path.relpath(suite, self.root),
+            previewed=folder,
+            variants=variants,
+            variant_count=len(doc["variants"]),
+        )
 
     def _started(self, c: Choices, setup: _Setup) -> tuple[str, dict[str, tuple[str, str]], tuple]:
         """`rbg audit init`'s suite for the choices, and each operator's status."""
@@ -400,6 +428,9 @@ class Result:
     check_line: int = 0  # the line it names, 0: none
     estimate: str = ""  # `rbg audit --estimate`'s text for the saved suite
     proposal: tuple[tuple[str, str], ...] = ()  # the planner's, carried to "save the planner's suite"
+    previewed: str = ""  # the audit folder the preview made
+    variants: list = attrs.field(factory=list)  # (operator, item, [(field, original, perturbed)])
+    variant_count: int = 0
 
 
 class _Problem(Exception):

@@ -212,3 +212,17 @@ def test_a_profiles_credentials_never_reach_the_page(project):
     assert 'id="saved"' in pages[1] and 'id="estimate"' in pages[2]
     assert secret in (project / "wb.toml").read_text()  # the file is the command's, credentials and all
     assert not [p for p in pages if secret in p]
+
+
+def test_preview_makes_the_variants_rbg_audit_preview_makes_and_shows_them_side_by_side(project):
+    c, csrf = signed_in(project)
+    early = _saved(c, csrf, op=_all_on(c), action="preview")
+    assert "is not saved yet" in early
+    _saved(c, csrf, op=_all_on(c))
+    page = _saved(c, csrf, op=_all_on(c), action="preview")
+    folder = found(r'id="previewed">.*?sealed in <code>([^<]+)</code>', page)
+    assert folder.startswith("audits/") and "original<pre>" in page and "perturbed<pre>" in page
+    assert not (project / folder / "report.json").exists()  # nothing judged
+    cli = rbg("audit", "preview", "wb.toml", "--out", "cli-preview")
+    assert cli.exit_code == 0, cli.output
+    assert (project / folder / "preview.json").read_bytes() == (project / "cli-preview" / "preview.json").read_bytes()

@@ -2,7 +2,7 @@
 in a fresh project, the landing page's "New audit" link, a judge and items
 picked, Plan, Save (the suite on disk is `rbg audit init`'s bytes for the
 same choices), an operator switched off and saved over it once confirmed,
-Estimate. Each page is saved as a screenshot under
+Estimate, Preview. Each page is saved as a screenshot under
 tests/artifacts/screenshots/ (git-ignored; CI keeps it)."""
 
 from __future__ import annotations
@@ -130,6 +130,9 @@ def test_configure_plan_and_save_a_suite_in_chromium(tmp_path, served):
         browser.click("#estimate-button")
         assert "no model was called" in browser.js("document.querySelector('#estimate').textContent")
         _shot(browser, "6-estimate")
+        browser.click("#preview-button")
+        assert "variant(s) accepted" in browser.js("document.querySelector('#previewed').textContent")
+        _shot(browser, "7-preview")
     text = (project / "browser.toml").read_text()
     assert f"#   {chosen[0]}: switched off" in text and f'"{chosen[0]}",' not in text
     assert all(f'"{op}",' in text for op in chosen[1:])
