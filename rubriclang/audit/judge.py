@@ -10,7 +10,7 @@ policy), or one graph, the set of one that judges every item.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -112,9 +112,10 @@ class JudgeInfo:
         return "sha256:" + hashlib.sha256(canonical_json(hashes).encode()).hexdigest()
 
     @property
-    def judged(self) -> dict[str, str]:
-        """Item id -> the id of the graph that judges it, for the items some graph judges."""
-        return {iid: r.gid for iid, r in self.routes.items() if r.gid is not None}
+    def judged(self) -> Mapping[str, str]:
+        """Item id -> the id of the graph that judges it, for the items some
+        graph judges: a view of `routes`, not a copy (one per item)."""
+        return _Judged(self.routes)
 
     @property
     def graph_id(self) -> str:
@@ -127,6 +128,25 @@ class JudgeInfo:
         return attrs.evolve(
             self, graph=g, graphs={gid: g}, routes={i: r for i, r in self.routes.items() if r.gid == gid}
         )
+
+
+class _Judged(Mapping):
+    """`JudgeInfo.judged`: the routes' graph ids, where an item has one."""
+
+    def __init__(self, routes: dict[str, Resolved]):
+        self._routes = routes
+
+    def __getitem__(self, item: str) -> str:
+        gid = self._routes[item].gid
+        if gid is None:
+            raise KeyError(item)
+        return gid
+
+    def __iter__(self) -> Iterator[str]:
+        return (item for item, r in self._routes.items() if r.gid is not None)
+
+    def __len__(self) -> int:
+        return sum(r.gid is not None for r in self._routes.values())
 
 
 def judge_graphs(source: JudgeSource) -> dict[str, CheckedGraph]:
