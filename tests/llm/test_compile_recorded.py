@@ -75,7 +75,7 @@ def test_recorded_embedded_answers_reproduce_the_runs_summary(tmp_path):
             "json",
         ]
         r = CliRunner().invoke(cli, args)
-        answers = [server.answer(c.body)["text"] for c in server.chats]
+        answers = [recorded(c.json)["text"] for c in server.chats]
     assert "NO RECORDED ANSWER FOR THIS REQUEST" not in answers
     summary = json.loads(r.stdout)
     for key in ("specs", "compiled", "failed", "attempts", "repaired_findings", "by_id"):
