@@ -14,13 +14,13 @@ import subprocess
 import sys
 import threading
 import time
-import types
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from rubriclang.cli.main import cli
+from rubriclang.llm import embedded
 
 from .fault_server import status
 
@@ -42,7 +42,9 @@ def judge_by_content(body: dict) -> str:
     """A deterministic judge: the score follows the response's length, and
     responses that mention "poison" are harmful."""
     user = body["messages"][1]["content"]
-    response = re.search(r"<response>\n(.*?)\n</response>", user, re.S).group(1)
+    found = re.search(r"<response>\n(.*?)\n</response>", user, re.S)
+    assert found, user
+    response = found.group(1)
     if '"answer"' in user:
         return json.dumps({"reason": "checked", "answer": "poison" in response})
     return json.dumps({"reason": "rated", "score": len(response) % 5 + 1})
@@ -150,6 +152,7 @@ def test_a_run_killed_half_way_resumes_to_the_same_traces_repeating_no_cached_ca
     stalled.set()
     assert _lines(part) == 5, "the run should be killed at q5"
     cached = _cached_keys(cache, wanted=14)
+    assert cached is not None
     seen = len(server.chats)
 
     r = rbg(*args, "--format", "json")
@@ -314,10 +317,11 @@ def test_without_a_base_url_the_embedded_model_is_used(fault_server, files, tmp_
         def __exit__(self, *exc):
             started.append("stopped")
 
-    fake = types.ModuleType("rubriclang.llm.embedded")
-    fake.EmbeddedError = type("EmbeddedError", (Exception,), {})
-    fake.start_embedded = lambda model_file=None: started.append(model_file) or Embedded()
-    monkeypatch.setitem(sys.modules, "rubriclang.llm.embedded", fake)
+    def start_embedded(model_file=None):
+        started.append(model_file)
+        return Embedded()
+
+    monkeypatch.setattr(embedded, "start_embedded", start_embedded)
     g, items = files
     r = rbg(
         "run", g, items, "--out", tmp_path / "t.jsonl", "--model-file", "smol.gguf", "--cache", tmp_path / "c.sqlite"
@@ -327,14 +331,10 @@ def test_without_a_base_url_the_embedded_model_is_used(fault_server, files, tmp_
 
 
 def test_an_embedded_model_that_cannot_start_is_a_clear_error(files, tmp_path, monkeypatch):
-    fake = types.ModuleType("rubriclang.llm.embedded")
-    fake.EmbeddedError = type("EmbeddedError", (Exception,), {})
-
     def start_embedded(model_file=None):
-        raise fake.EmbeddedError("no model file at /nowhere/smol.gguf (run `rbg model pull`)")
+        raise embedded.EmbeddedError("no model file at /nowhere/smol.gguf (run `rbg model pull`)")
 
-    fake.start_embedded = start_embedded
-    monkeypatch.setitem(sys.modules, "rubriclang.llm.embedded", fake)
+    monkeypatch.setattr(embedded, "start_embedded", start_embedded)
     g, items = files
     r = rbg("run", g, items, "--out", tmp_path / "t.jsonl")
     assert r.exit_code == 2 and "Traceback" not in r.output
