@@ -42,9 +42,11 @@ class Viewer:
             stderr=subprocess.PIPE,
             text=True,
         )
-        line = self.proc.stdout.readline()
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self.stdout, self.stderr = self.proc.stdout, self.proc.stderr
+        line = self.stdout.readline()
         found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
-        assert found, line + self.proc.stderr.read()
+        assert found, line + self.stderr.read()
         self.base, self.token = found.groups()
 
     def url(self, path: str) -> str:
@@ -56,8 +58,8 @@ class Viewer:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-        self.proc.stdout.close()
-        self.proc.stderr.close()
+        self.stdout.close()
+        self.stderr.close()
 
 
 @pytest.fixture(scope="module")
