@@ -59,6 +59,10 @@ PATTERN_NUDGE = "nudge_pattern.v1"  # after a reply an answer pattern cannot rea
 # them from item to item.
 GROUP = ("group.v2", "group_nudge.v1")
 GROUP_SCHEMA_NAME = "llm_group"
+# A group's one reason is bounded tighter than a criterion's: its answers
+# already cost a field each, and a small model fills whatever bound it is
+# given (SmolLM2-135M wrote 200 of 200 characters, ~45 of its ~100 tokens).
+GROUP_REASON_MAX_CHARS = 100
 
 # `llm.rate { template = prometheus }`: Prometheus's own prompt, whose reply
 # is in Prometheus's format (read by `parsing`), so it asks for no structured
@@ -458,10 +462,10 @@ def _criteria_text(members: tuple[Criterion, ...]) -> str:
 
 def group_response_format(members: tuple[Criterion, ...]) -> dict:
     """The structured-output request of a group's call: one property per
-    member (named after it, typed as its answer), then a bounded reason,
-    all required, in that order."""
+    member (named after it, typed as its answer), then a reason of at most
+    GROUP_REASON_MAX_CHARS, all required, in that order."""
     properties: dict = {m.name: answer_schema(m) for m in members}
-    properties["reason"] = {"type": "string", "maxLength": REASON_MAX_CHARS}
+    properties["reason"] = {"type": "string", "maxLength": GROUP_REASON_MAX_CHARS}
     schema = {
         "type": "object",
         "properties": properties,

@@ -145,6 +145,19 @@ def test_a_groups_prompt_starts_with_its_criteria_so_every_item_shares_that_pref
     assert {j["response"]["raw"]["template"] for r in records for j in r["criteria"].values()} == {"group@v2"}
 
 
+def test_a_groups_one_reason_is_bounded_tighter_than_a_single_criterions(fault_server, files, tmp_path):
+    # A small model fills the bound it is given: the group's reason is half
+    # a criterion's, and is still asked for after the answers.
+    grouped, ungrouped, items = files
+    server = fault_server(answer=judge)
+    run(grouped, items, tmp_path / "g.jsonl", server, "--no-cache")
+    run(ungrouped, items, tmp_path / "u.jsonl", server, "--no-cache")
+    schemas = [c.body["response_format"]["json_schema"] for c in server.chats]
+    bounds = {(s["name"] == "llm_group", s["schema"]["properties"]["reason"]["maxLength"]) for s in schemas}
+    assert bounds == {(True, 100), (False, 200)}
+    assert all(list(s["schema"]["properties"])[-1] == "reason" for s in schemas)
+
+
 def test_a_reply_missing_a_criterion_is_followed_by_a_request_for_that_criterion_only(fault_server, files, tmp_path):
     grouped, _, items = files
     rows = [{"id": "shy", "input": "Q?", "response": "shy poison"}]
