@@ -62,14 +62,16 @@ def test_inferred_type_holds_every_value_the_operator_computes(application, data
 
 
 def _renamed(module: ast.Module, suffix: str) -> ast.Module:
-    """Every criterion and node renamed, consistently, by appending `suffix`."""
+    """Every criterion, node and group renamed, consistently, by appending `suffix`."""
 
     def name(n: ast.Name) -> ast.Name:
         return attrs.evolve(n, value=n.value + suffix)
 
     def decl(d):
-        if isinstance(d, (ast.CriterionDecl, ast.NodeDecl)):
+        if isinstance(d, (ast.CriterionDecl, ast.NodeDecl, ast.GroupDecl)):
             d = attrs.evolve(d, name=name(d.name))
+        if isinstance(d, ast.GroupDecl):
+            d = attrs.evolve(d, members=tuple(name(m) for m in d.members))
         if isinstance(d, ast.NodeDecl):
             ports = tuple(attrs.evolve(p, refs=tuple(name(r) for r in p.refs)) for p in d.ports)
             d = attrs.evolve(d, ports=ports)
@@ -90,7 +92,7 @@ def _repeats_a_declaration(module: ast.Module) -> bool:
     """Whether a name, the header, the contract or a readout mode is declared twice."""
     keys: list[object] = []
     for d in module.decls:
-        if isinstance(d, (ast.CriterionDecl, ast.NodeDecl)):
+        if isinstance(d, (ast.CriterionDecl, ast.NodeDecl, ast.GroupDecl)):
             keys.append(d.name.value)
         elif isinstance(d, ast.ReadoutDecl):
             keys.append(("readout", d.mode.value))
