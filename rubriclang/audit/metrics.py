@@ -301,18 +301,15 @@ class Tally:
     that failed (measured nothing); pooled into a Rate."""
 
     def __init__(self):
-        self.per_item: dict[str, list[float]] = {}
+        self.per_item: dict[str, tuple[float, float]] = {}  # item -> (hits, units measured)
         self.failed = 0
 
     def add(self, item: str, count: float, measured: float = 1, failed: int = 0) -> None:
         """`count` hits among `measured` units of `item`; `failed` units of
         it measured nothing (a failed judgment, or a variant or an item
         with one): they are in neither, and lower the coverage."""
-        # Ints until a fractional count comes: small ones are not allocated
-        # per cell, and every reader takes them as floats.
-        cell = self.per_item.setdefault(item, [0, 0])
-        cell[0] += count
-        cell[1] += measured
+        hits, units = self.per_item.get(item, (0, 0))
+        self.per_item[item] = _cell(hits + count, units + measured)
         self.failed += int(failed)
 
     def unit(self, item: str, hit: bool, failed: bool = False) -> None:
@@ -348,6 +345,23 @@ class Tally:
             "failed": failed,
             "coverage": round(total / (total + failed), 6) if total + failed else None,
         }
+
+
+# Most cells are a few small whole pairs, (0, 1) or (1, 1): each held once,
+# so a rate costs a table entry an item, not a pair. Ints only: every reader
+# takes them as floats, and an equal float (-0.0 for 0) must keep its sign.
+_CELLS: dict[tuple[int, int], tuple[int, int]] = {}
+_CELLS_MAX = 4096
+
+
+def _cell(hits: float, units: float) -> tuple[float, float]:
+    cell = (hits, units)
+    if type(hits) is not int or type(units) is not int:
+        return cell
+    got = _CELLS.get(cell)
+    if got is None and len(_CELLS) < _CELLS_MAX:
+        got = _CELLS[cell] = cell
+    return got if got is not None else cell
 
 
 def _num(x: float) -> int | float:
