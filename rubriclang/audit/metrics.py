@@ -308,8 +308,9 @@ class Tally:
         """`count` hits among `measured` units of `item`; `failed` units of
         it measured nothing (a failed judgment, or a variant or an item
         with one): they are in neither, and lower the coverage."""
-        hits, units = self.per_item.get(item, (0, 0))
-        self.per_item[item] = _cell(hits + count, units + measured)
+        if count or measured:  # an item with nothing measured holds no cell (one repeat: none of the noise's)
+            hits, units = self.per_item.get(item, (0, 0))
+            self.per_item[item] = _cell(hits + count, units + measured)
         self.failed += int(failed)
 
     def unit(self, item: str, hit: bool, failed: bool = False) -> None:

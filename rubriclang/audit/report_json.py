@@ -106,7 +106,7 @@ class Reporter:
             self.stability[it.id] = self.scorer.stability(self.base[it.id])
             # One repeat has no other to be compared with: it measures no noise, and did not fail.
             compared = data.repeats if data.repeats > 1 else 0
-            self.noise_of[it.id] = self.scorer.repeat_flips(traces)
+            self.noise_of[it.id] = self._tuples(self.scorer.repeat_flips(traces))
             self.noise.add(it.id, *_with_failed(self.noise_of[it.id], compared))
             self.fall_noise.add(it.id, *_with_failed(self.scorer.repeat_falls(traces), compared))
             for crit, (k, n, failed) in loc.repeat_moves([t for t in traces if t], self.base_nodes[it.id]).items():
