@@ -208,6 +208,8 @@ class Reporter:
         inv = [r for r in results if r.op.relation == "invariant"]
         if not inv:
             return None
+        # The score shift's bootstrap block is the report's peak: made before the rates' per-item tables, not beside them.
+        shift = self._shift(inv)
         flips, judgments, loo, steady = Tally(), Tally(), Tally(), Tally()
         for r in inv:
             failed = r.outcome == "failed"
@@ -227,7 +229,7 @@ class Reporter:
             "unstable_baseline": self._unstable(inv, "flipped"),
             "judgment_flip_rate": judgments.rate(),
             "excess_over_noise": excess(loo, self.noise),
-            "score_shift": self._shift(inv),
+            "score_shift": shift,
             "gold": self.gold_block([(self.items[r.variant.item], r.summary) for r in inv]),
             **(self.decision_shift(inv) if self.d.judge.type == "pairwise" else {}),
         }
@@ -236,6 +238,7 @@ class Reporter:
         dirs = [r for r in results if r.op.relation == "directional"]
         if not dirs:
             return None
+        shift, threshold = self._shift(dirs), self.threshold_block(dirs)  # as in `invariant_block`
         detected, steady, falls, contra = Tally(), Tally(), Tally(), Tally()
         for r in dirs:
             item = r.variant.item
@@ -261,8 +264,8 @@ class Reporter:
             "unstable_baseline": self._unstable([r for r in dirs if r.outcome != "ineligible"], "detected"),
             "detection_over_noise": excess(falls, self.fall_noise),
             "contradiction_rate": contra.rate(),
-            "score_shift": self._shift(dirs),
-            "threshold": self.threshold_block(dirs),
+            "score_shift": shift,
+            "threshold": threshold,
         }
 
     def gold_block(self, scored: list[tuple[Item, Summary]]) -> dict | None:
