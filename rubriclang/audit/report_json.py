@@ -208,7 +208,7 @@ class Reporter:
         inv = [r for r in results if r.op.relation == "invariant"]
         if not inv:
             return None
-        # The score shift's bootstrap block is the report's peak: made before the rates' per-item tables, not beside them.
+        # The score shift's bootstrap block is the report's peak: made before the rates' tables, not beside them.
         shift = self._shift(inv)
         flips, judgments, loo, steady = Tally(), Tally(), Tally(), Tally()
         for r in inv:
