@@ -235,7 +235,7 @@ async def run(
     answers = await asyncio.gather(*(rejudge(c, side, r, rec) for c, side, r, _, rec in jobs))
     # (criterion, side) -> item -> [flipped, measured, failed]
     tally: dict[tuple[str, str], dict[str, list[int]]] = {}
-    for (c, side, _, _, rec), judgments in zip(jobs, answers):
+    for (c, side, _, _, rec), judgments in zip(jobs, answers, strict=True):
         counts = tally.setdefault((c.name, side), {}).setdefault(rec["item"], [0, 0, 0])
         if any(j.error is not None for j in judgments.values()):
             counts[2] += 1
