@@ -78,7 +78,7 @@ def paired(figure: str, rows: Iterable[tuple[str, int, int, int, int]]) -> dict:
 
 
 def _int(x: float) -> int:
-    return int(round(x))
+    return round(x)
 
 
 def _shared_units(rows: Iterable[tuple[str, int, int]]) -> list[tuple[str, int, int, int, int]]:
