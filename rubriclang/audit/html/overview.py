@@ -140,7 +140,7 @@ def confusion(report: dict) -> Markup | None:
     head = ["gold \\ verdict", *[fmt.decision(p) for p in table["predicted"]]]
     rows = [
         el("tr", None, el("th", {"scope": "row"}, fmt.value(g)), [el("td", {"class": "num"}, n) for n in row])
-        for g, row in zip(table["gold"], table["counts"])
+        for g, row in zip(table["gold"], table["counts"], strict=True)
     ]
     return _table(head, rows, "confusion")
 
