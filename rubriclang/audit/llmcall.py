@@ -164,4 +164,4 @@ def _again(request: ChatRequest, reply: str, problem: str) -> ChatRequest:
         "role": "user",
         "content": f"Your reply could not be read: {problem}. Reply again with the JSON object only.",
     }
-    return attrs.evolve(request, messages=request.messages + ({"role": "assistant", "content": reply}, note))
+    return attrs.evolve(request, messages=(*request.messages, {"role": "assistant", "content": reply}, note))
