@@ -438,7 +438,7 @@ def gold_extras(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
     counts = confusion([pk.index(_key(p)) for p in preds], [gk.index(_key(g)) for g in golds], len(pk), len(gk))
     rank = None
     if scorer.ordinal:
-        pairs = [(float(s.value), float(g)) for (_, s), g in zip(scored, golds) if s.status == "ok"]
+        pairs = [(float(s.value), float(g)) for (_, s), g in zip(scored, golds, strict=True) if s.status == "ok"]
         rank = sample(METRICS["numeric"]["spearman"], [p for p, _ in pairs], [g for _, g in pairs]).estimate().to_json()
     return {"confusion": {"gold": gold_values, "predicted": pred_values, "counts": counts}, "rank_correlation": rank}
 
@@ -471,7 +471,7 @@ def pairwise_gold(scorer: Scorer, scored: list[tuple[Item, Summary]]) -> dict:
         with np.errstate(all="ignore"):
             each = np.asarray(stat(np.asarray(pred, float)[:, None], np.asarray(gold, float)[:, None]), dtype=float)
         tally = Tally()
-        for item_id, v in zip(ids, each.reshape(-1)):
+        for item_id, v in zip(ids, each.reshape(-1), strict=True):
             if np.isfinite(v):
                 tally.add(item_id, float(v))
         tally.add("", 0, 0, failed)  # the items whose verdict failed: measured nothing
