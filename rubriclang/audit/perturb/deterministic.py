@@ -56,7 +56,7 @@ def check_typos(original: str, variant: str) -> str | None:
     if len(a) != len(b) or a[0::2] != b[0::2]:
         return "the words, spacing or punctuation changed, not only letters inside words"
     changed = 0
-    for x, y in zip(a[1::2], b[1::2]):
+    for x, y in zip(a[1::2], b[1::2], strict=True):
         if x == y:
             continue
         diff = [j for j in range(len(x)) if j >= len(y) or x[j] != y[j]]
