@@ -74,7 +74,7 @@ def _typo_variant(op: Perturbation, item: Item, seed: int) -> tuple[dict, Valida
         for cid, text in item.candidates.items():
             new = deterministic.typo_noise(text, rng_for(seed, item.id, op.name, cid), rate)
             cands.append([cid, new if new is not None else text])
-        if any(new != text for (_, new), text in zip(cands, item.candidates.values())):
+        if any(new != text for (_, new), text in zip(cands, item.candidates.values(), strict=True)):
             changes["candidates"] = cands
     if not changes:
         return {}, Validation("structure", "failed", "no word is long enough for a typo")
@@ -385,7 +385,7 @@ class Generation:
             self.out.record(op.name, f"{pid}{at}:{c.name}", Validation("structure", "failed", why), criterion=c.name)
         results = await asyncio.gather(*(self._llm_text(op, described, judge.graph.name, *job, style) for job in jobs))
         criteria = {}
-        for (c, param, _), (new, v) in zip(jobs, results):
+        for (c, param, _), (new, v) in zip(jobs, results, strict=True):
             self.out.record(op.name, f"{pid}{at}:{c.name}", v, criterion=c.name)
             if v.verdict == "accept":
                 criteria[c.name] = {param: new} if param in ("anchors", "descriptions") else {PROMPT: new}
