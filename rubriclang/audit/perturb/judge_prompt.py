@@ -50,7 +50,7 @@ def _last_user(template: Template) -> int:
 def paragraphs(text: str) -> list[str]:
     """A message's source text cut at the blank lines outside its sections."""
     cuts = [0, *[x for br in paragraph_breaks(text) for x in br], len(text)]
-    return [text[a:b].strip("\n") for a, b in zip(cuts[::2], cuts[1::2])]
+    return [text[a:b].strip("\n") for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
 
 
 # --- instruction ordering ----------------------------------------------------------
