@@ -147,7 +147,7 @@ def check_one_content(original: list[dict], variant: list[dict], index: int) -> 
     """None when only message `index`'s content changed (and did)."""
     if len(original) != len(variant):
         return "the number of messages changed"
-    for i, (a, b) in enumerate(zip(original, variant)):
+    for i, (a, b) in enumerate(zip(original, variant, strict=False)):  # the variant has one call fewer
         same_rest = {k: v for k, v in a.items() if k != "content"} == {k: v for k, v in b.items() if k != "content"}
         if not same_rest:
             return f"message {i}'s role, name or tool calls changed"
@@ -268,7 +268,10 @@ def check_dropped_json(original: list[Any], variant: list[Any], index: int) -> s
     """None when `variant` is `original` with only its element `index` gone."""
     if len(variant) != len(original) - 1:
         return "the variant does not have exactly one call fewer"
-    first = next((i for i, (a, b) in enumerate(zip(original, variant)) if _canonical(a) != _canonical(b)), len(variant))
+    first = next(
+        (i for i, (a, b) in enumerate(zip(original, variant, strict=False)) if _canonical(a) != _canonical(b)),
+        len(variant),
+    )  # the variant has one call fewer
     if first != index or [_canonical(c) for c in original[first + 1 :]] != [_canonical(c) for c in variant[first:]]:
         return f"the variant is not the original without call {index}"
     return None
