@@ -64,7 +64,7 @@ def _node_type(
         return None  # an upstream error was already reported
     ok = True
     by_port: dict[str, tuple[JType, ...]] = {}
-    for port, spec in zip(d.ports, shape.ports):
+    for port, spec in zip(d.ports, shape.ports, strict=True):
         assert spec is not None  # the shape pass reported an unknown port and marked the node broken
         slot_types = []
         for ref in port.refs:
