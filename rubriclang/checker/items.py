@@ -78,7 +78,7 @@ def _field(
     if name in RESERVED:
         bad(f.name.span, f"`{name}` cannot be declared: the item reader gives it its meaning", "docs/items.md")
         return None
-    if name in _OWN or name in _CANDIDATES and name != "response":
+    if name in _OWN or (name in _CANDIDATES and name != "response"):
         bad(f.name.span, f"`{name}` is a value prompts show already", f"name the field otherwise, e.g. `item_{name}`")
         return None
     if kind not in KINDS:
@@ -194,7 +194,7 @@ def template_reads(
             problem = (
                 "RB602",
                 f"`{{{{{name}}}}}` is neither a declared item field nor a value the procedure shows",
-                suggest(name, declared) + (f"declare it in `item {{ ... }}`, e.g. `{name}: text`",),
+                (*suggest(name, declared), f"declare it in `item {{ ... }}`, e.g. `{name}: text`"),
             )
         reported.add(name)
         code, message, notes = problem
