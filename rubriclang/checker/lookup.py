@@ -50,5 +50,5 @@ def unknown_spec(
         code,
         name.span,
         f"unknown {what} `{name.text}`",
-        suggest_qualified(name.text, spellings) + (f"see `docs/operators.md` for the {what}s",),
+        (*suggest_qualified(name.text, spellings), f"see `docs/operators.md` for the {what}s"),
     )
