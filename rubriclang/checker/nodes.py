@@ -115,7 +115,7 @@ def node_shape(d: ast.NodeDecl, decls: Declarations, lookup: Lookup, diags: list
                     "RB106",
                     port.name.span,
                     f"{where} has no port `{port.name.value}`",
-                    suggest(port.name.value, missing or [p.name for p in op.ports]) + (signature,),
+                    (*suggest(port.name.value, missing or [p.name for p in op.ports]), signature),
                 )
             )
     for port_name in missing:
