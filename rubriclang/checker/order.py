@@ -121,5 +121,5 @@ def report_cycle(comp: Sequence[str], edges: Edges, decls: Mapping[str, Decl], d
         path.append(nxt)
     # Edges point from a node to what it reads; show the data flow instead.
     flow = list(reversed(path))
-    text = " -> ".join(flow + [flow[0]])
+    text = " -> ".join([*flow, flow[0]])
     diags.append(make("RB301", decls[comp[0]].name.span, f"cycle: {text}", ("a node cannot depend on its own value",)))
