@@ -114,7 +114,7 @@ class PromptChecker:
                 "RB209",
                 _at(file, text_line, text_col, line, col, length),
                 f"`{{{{{name}}}}}` is not a value `{proc.name}` can show",
-                suggest(name, known) + ("it can show: " + ", ".join(f"`{{{{{k}}}}}`" for k in known),),
+                (*suggest(name, known), "it can show: " + ", ".join(f"`{{{{{k}}}}}`" for k in known)),
             )
         if "reference" in template.names:
             line, col, length = tpl.locate(source.text, "reference")
@@ -271,7 +271,7 @@ class PromptChecker:
                     "RB210",
                     span,
                     f"the answer map sends `{k}` to `{v}`, which is not {what}",
-                    suggest(str(v), allowed) + ("allowed: " + ", ".join(allowed),),
+                    (*suggest(str(v), allowed), "allowed: " + ", ".join(allowed)),
                 )
                 return
         uncovered = [r for r in required if r not in mapping.values()]
