@@ -139,7 +139,7 @@ def check_readouts(
                     "RB406",
                     r.mode.span,
                     f"unknown readout mode `{mode}`",
-                    suggest(mode, ("pointwise", "pairwise")) + ("the modes are `pointwise` and `pairwise`",),
+                    (*suggest(mode, ("pointwise", "pairwise")), "the modes are `pointwise` and `pairwise`"),
                 )
             )
             continue
