@@ -478,7 +478,7 @@ def check_block(
                     "RB109",
                     p.name.span,
                     f"{where} has no parameter `{name}`",
-                    suggest(name, by_name) + (f"its parameters: {known}",),
+                    (*suggest(name, by_name), f"its parameters: {known}"),
                 )
             )
             continue
