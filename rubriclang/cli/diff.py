@@ -190,7 +190,7 @@ def _git_driver(args, fmt, color, limit) -> None:
     labels = (old_label, new_label)
     texts = [None if f == NULL else _read(f) for f in (old_file, new_file)]
     graphs = []
-    for label, text in zip(labels, texts):
+    for label, text in zip(labels, texts, strict=True):
         graph, errors = checked(label, text) if text is not None else (None, [])
         if errors:
             # A broken version is still a version: show its lines rather than nothing.
