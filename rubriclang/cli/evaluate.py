@@ -132,7 +132,7 @@ def evaluate(
 def _names(graphs, paths) -> list[str]:
     """Column names: each rubric's name, or its path where names repeat."""
     names = [g.name for g in graphs]
-    out = [n if names.count(n) == 1 and not n.endswith(" baseline") else p for n, p in zip(names, paths)]
+    out = [n if names.count(n) == 1 and not n.endswith(" baseline") else p for n, p in zip(names, paths, strict=True)]
     # The same file given twice: numbered, so no column hides another.
     return [n if out.count(n) == 1 else f"{n} #{out[:i].count(n) + 1}" for i, n in enumerate(out)]
 
@@ -140,7 +140,7 @@ def _names(graphs, paths) -> list[str]:
 def _same_task(graphs, paths) -> None:
     """Every graph must answer in the first one's terms: one gold fits all."""
     want = graphs[0].readouts.get("pointwise")
-    for g, p in zip(graphs[1:], paths[1:]):
+    for g, p in zip(graphs[1:], paths[1:], strict=True):
         have = g.readouts.get("pointwise")
         if want and have and have.output != want.output:
             raise DataError(
@@ -205,7 +205,9 @@ class _Collect:
                 f"judged in (--mode {m})"
             )
         base = self.base if i == 0 else None
-        for c, d in zip((self.columns[i], base), outcome_decisions(self.graphs[i], base, outcome)):
+        for c, d in zip(
+            (self.columns[i], base), outcome_decisions(self.graphs[i], base, outcome), strict=False
+        ):  # no baseline: one decision
             self.table.decide(c.name, item, d)
 
 
@@ -229,7 +231,10 @@ def _evaluate(
     traces, baseline, labels, mode = opts.traces, opts.baseline, opts.labels, judging.mode
     if isinstance(judges[0], GraphSet) and baseline != "none":
         baseline = "none"  # each item has its own graph: no one flat baseline
-    names = [p if isinstance(j, GraphSet) else n for j, p, n in zip(judges, graph_paths, _names(graphs, graph_paths))]
+    names = [
+        p if isinstance(j, GraphSet) else n
+        for j, p, n in zip(judges, graph_paths, _names(graphs, graph_paths), strict=True)
+    ]
     try:
         label_map = parse_label_map(labels) if labels else None
     except GoldValueError as exc:
@@ -237,7 +242,7 @@ def _evaluate(
     llm_backend = None
     notes: list[str] = []
     # The columns first, empty: decisions go straight into the table, which is all that is kept per item.
-    columns = [Column(n, {}, "graph", g.name) for g, n in zip(graphs, names)]
+    columns = [Column(n, {}, "graph", g.name) for g, n in zip(graphs, names, strict=True)]
     base = baseline_column(graphs[0], baseline)
     families = _gate_families(graphs[0])
     gated = [c.name for c in columns] + ([base.name] if base else [])
@@ -258,7 +263,7 @@ def _evaluate(
             from rubriclang.interp.trace import ItemsNow
 
             now = ItemsNow(source, items)  # a record of a changed item is refused, never scored
-            for i, (j, t) in enumerate(zip(judges, per_graph)):
+            for i, (j, t) in enumerate(zip(judges, per_graph, strict=True)):
                 for outcome in _replayed(j, t, now):
                     collect(i, outcome)
             warn_unverified(now.warnings())
@@ -338,7 +343,7 @@ def _judges(graph_paths, fallback):
 
     # A folder of compiled graphs answers in the type of its graphs, which must all agree.
     judges = [load_graph_set(p, fallback) if os.path.isdir(p) else load_graph(p) for p in graph_paths]
-    graphs = [_representative(j, p) if isinstance(j, GraphSet) else j for j, p in zip(judges, graph_paths)]
+    graphs = [_representative(j, p) if isinstance(j, GraphSet) else j for j, p in zip(judges, graph_paths, strict=True)]
     for j in judges:
         if isinstance(j, GraphSet):
             _same_task(graphs[:1] + j.all_graphs(), [graph_paths[0]] + [g.path for g in j.all_graphs()])
@@ -423,7 +428,7 @@ def _one_shape(judges, paths):
     from rubriclang.items.shape import shape_of
 
     shapes = [shape_of(j) for j in judges]
-    for shape, path in zip(shapes[1:], paths[1:]):
+    for shape, path in zip(shapes[1:], paths[1:], strict=True):
         if shape != shapes[0]:
             raise DataError(
                 f"`{path}` declares another item shape than `{paths[0]}`: graphs compared on the same items must read "
