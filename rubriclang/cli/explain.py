@@ -71,5 +71,5 @@ def code_list(codes) -> str:
         if info.group != group:
             group = info.group
             lines.append(("\n" if lines else "") + f"{group}:")
-        lines.append(f"  {info.code}  {str(info.severity):<7}  {info.name:<{width}}  {info.summary}")
+        lines.append(f"  {info.code}  {info.severity!s:<7}  {info.name:<{width}}  {info.summary}")
     return "\n".join(lines) + "\n"
