@@ -213,7 +213,7 @@ def _fit(graph_path, items_path, opts: FitOptions, judging: JudgingOptions, fmt,
     g = load_graph(graph_path)
     graphs = [g] + [load_graph(p) for p in compare]
     if not traces:
-        for p, x in zip((graph_path, *compare), graphs):
+        for p, x in zip((graph_path, *compare), graphs, strict=True):
             if uses_llm(x):
                 raise DataError(
                     f"`{p}` has LLM criteria, and rbg fit calls no LLM: record their judgments with `rbg run` and "
@@ -437,7 +437,7 @@ def _echo(fmt, summary, report, repeated, warnings, refused) -> None:
 def _check_modes(graphs, paths, items, mode) -> None:
     """Every graph has a readout for every item's mode (checked before judging)."""
     modes = sorted({mode or it.mode for it in items})
-    for g, p in zip(graphs, paths):
+    for g, p in zip(graphs, paths, strict=True):
         missing = [m for m in modes if m not in g.readouts]
         if missing:
             raise DataError(
