@@ -335,7 +335,7 @@ def _validate(graph, rows: list[dict], wheres: list[str]) -> None:
     from rubriclang.interp.items import ItemError, item_from_json
 
     composer = Composer(graph)
-    for row, where in zip(rows, wheres):
+    for row, where in zip(rows, wheres, strict=True):
         item = item_from_json(row, where, shape=graph.item_shape)
         try:
             composer.check_mode(item.mode)
