@@ -5,6 +5,7 @@ path, over a project's runs, evaluations and audits (docs/project.md)."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 
@@ -102,7 +103,7 @@ def load_sources(paths: tuple[str, ...]):
         texts = ItemTexts(items)
         # A trace is shown beside the items' texts only if it judged them as they are now.
         now = ItemsNow(items, ", ".join(by["items"])) if items else None
-        for label, p in zip(_labels(by["trace"]), by["trace"]):
+        for label, p in zip(_labels(by["trace"]), by["trace"], strict=True):
             s.traces.append(TraceSource(label, TraceTable(p, texts, now)))
         if len(graphs) == 2:
             if not s.traces:
@@ -116,7 +117,7 @@ def load_sources(paths: tuple[str, ...]):
                     verdict_impact(graphs[0], graphs[1], t.table.path),
                 )
             )
-        for a, b in zip(s.traces, s.traces[1:]):
+        for a, b in itertools.pairwise(s.traces):
             s.compares.append(
                 CompareSource(f"{a.label} → {b.label}", a.label, b.label, compare_traces(a.table.path, b.table.path))
             )
@@ -126,10 +127,10 @@ def load_sources(paths: tuple[str, ...]):
         from rubriclang.cli.replay import warn_unverified
 
         warn_unverified(now.warnings())
-    for label, p in zip(_labels(by["eval"]), by["eval"]):
+    for label, p in zip(_labels(by["eval"]), by["eval"], strict=True):
         with open(p, encoding="utf-8") as fh:
             s.evals.append(EvalSource(label, json.load(fh)))
-    for label, p in zip(_labels(by["audit"]), by["audit"]):
+    for label, p in zip(_labels(by["audit"]), by["audit"], strict=True):
         try:
             s.audits.append(AuditSource(label, p, load_report(os.path.join(p, "report.json"))))
         except ReportError as exc:
