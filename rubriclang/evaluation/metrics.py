@@ -435,7 +435,7 @@ METRICS: dict[str, dict[str, Metric]] = {
 def confusion(pred: Sequence[float], gold: Sequence[float], n_pred: int, n_gold: int) -> list[list[int]]:
     """counts[gold class][predicted class], from class codes (whole numbers)."""
     counts = [[0] * n_pred for _ in range(n_gold)]
-    for p, g in zip(pred, gold):
+    for p, g in zip(pred, gold, strict=True):
         counts[int(g)][int(p)] += 1
     return counts
 
