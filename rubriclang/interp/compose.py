@@ -41,7 +41,7 @@ class Composition(NamedTuple):
         """node -> candidate -> value (operators are missing when a criterion failed)."""
         out: dict[str, dict[str, Any]] = {}
         for cid, row in self.rows.items():
-            for name, v in zip(self.names, row):
+            for name, v in zip(self.names, row, strict=False):  # a failed criterion's row stops before the operators
                 out.setdefault(name, {})[cid] = v
         return out
 
