@@ -183,7 +183,7 @@ class Interpreter:
         criteria = self.graph.criteria
         judgments: dict[str, dict[str, Judgment]] = {c.name: {} for c in criteria}
         parts: dict[tuple[int, str], list[tuple[Any, Judgment]]] = {}
-        for r, j, (ci, key) in zip(requests, results, owners):
+        for r, j, (ci, key) in zip(requests, results, owners, strict=True):
             assert j is not None
             if key is _WHOLE:
                 judgments[r.criterion.name][r.candidate] = j
@@ -211,7 +211,7 @@ class Interpreter:
                 answers = known([requests[i] for i in indexes])
             except Exception:  # `judge` records what goes wrong with these
                 continue
-            for i, j in zip(indexes, answers):
+            for i, j in zip(indexes, answers, strict=True):
                 results[i] = j
         return results
 
@@ -249,7 +249,7 @@ class _Pending:
     resolves `future`. Cancelling `future` cancels the item's calls, as
     cancelling a gather of them would."""
 
-    __slots__ = ("interp", "slots", "item", "mode", "requests", "results", "owners", "left", "future", "units")
+    __slots__ = ("future", "interp", "item", "left", "mode", "owners", "requests", "results", "slots", "units")
 
     def __init__(
         self,
@@ -310,7 +310,7 @@ class _Pending:
             landed = [(index, task.result() if failure is None else None)]
         else:  # a group's call: each member still waiting gets its judgment
             judged = task.result() if failure is None else [None] * len(unit)
-            landed = [(i, j) for i, j in zip(unit, judged) if self.results[i] is None]
+            landed = [(i, j) for i, j in zip(unit, judged, strict=True) if self.results[i] is None]
         for i, j in landed:
             # A backend bug must not unwind the run: record it.
             self.results[i] = (
