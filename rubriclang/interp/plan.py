@@ -172,7 +172,7 @@ def _define(graph: CheckedGraph, name: str, args: str, body: list[str], ns: dict
     constants are read by name) as `.source`."""
     source = f"def {name}({args}):\n" + "\n".join(body) + "\n"
     literals = tuple((k, type(v), repr(v), v) for k, v in ns.items() if type(v) in _LITERAL)
-    exec(_compiled(f"<plan of {graph.name}>", source, literals), ns)  # noqa: S102 — catalog templates only
+    exec(_compiled(f"<plan of {graph.name}>", source, literals), ns)  # catalog templates only
     fn = ns[name]
     fn.source = source
     return fn
