@@ -36,7 +36,7 @@ class Slots:
     waiters are). Shared by several interpreters, it bounds their calls in
     flight together."""
 
-    __slots__ = ("limit", "_running", "_waiting")
+    __slots__ = ("_running", "_waiting", "limit")
 
     def __init__(self, limit: int):
         self.limit = max(1, limit)
