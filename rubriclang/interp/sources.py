@@ -152,4 +152,4 @@ def _table(path: str, fh: Iterable[str], delimiter: str) -> Iterator[tuple[str, 
             continue
         if len(row) != len(header):
             raise ItemError(where, f"the row has {len(row)} cells, the header {len(header)}")
-        yield where, dict(zip(header, row))
+        yield where, dict(zip(header, row, strict=True))
