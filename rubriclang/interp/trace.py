@@ -209,7 +209,7 @@ class Tracer:
     graph shares (its hashes, each criterion's procedure, the contract's
     scale, the operators' names) is worked out once, not per item."""
 
-    __slots__ = ("graph", "hash", "criterion_hashes", "_procedures", "_scale", "_operators", "_names", "_at")
+    __slots__ = ("_at", "_names", "_operators", "_procedures", "_scale", "criterion_hashes", "graph", "hash")
 
     def __init__(self, graph: CheckedGraph):
         self.graph = graph
