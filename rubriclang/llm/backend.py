@@ -272,7 +272,7 @@ class LLMBackend:
             by_caller.setdefault(id(caller), (caller, []))[1].append(_Known(tuple(indexes), members, prompt, sampling))
         for caller, asks in by_caller.values():
             found = caller.cached([(k.sampling, k.prompt.response_format, k.prompt.digest) for k in asks])
-            for k, completion in zip(asks, found):
+            for k, completion in zip(asks, found, strict=True):
                 if completion is None or completion.prompt_hash is None:
                     self._keep_prepared(requests, k)
                     continue
@@ -288,7 +288,7 @@ class LLMBackend:
                 caller.reused(sampling, k.prompt.response_format, k.prompt.digest)
                 model = completion.model or caller.client.model
                 latency = round(completion.latency_ms or 0.0, 1)
-                for i, crit, result in zip(k.indexes, k.members, results):
+                for i, crit, result in zip(k.indexes, k.members, results, strict=True):
                     meta = self._meta(crit, caller, sampling)
                     meta["prompt_hash"] = completion.prompt_hash
                     asked = _Asked(result, completion.text, completion.attempts, latency, model)
@@ -325,7 +325,7 @@ class LLMBackend:
         rendered = prompt.render(sampling, _affinity(first.item, (first.candidate,)))
         meta["prompt_hash"] = rendered.prompt_hash
         asked = await self._ask_group(members, rendered, caller)
-        return [_judged(m, rendered.template, a, dict(meta)) for m, a in zip(members, asked)]
+        return [_judged(m, rendered.template, a, dict(meta)) for m, a in zip(members, asked, strict=True)]
 
     async def _ask_group(self, members: tuple[Criterion, ...], rendered: Rendered, caller: Caller) -> list[_Asked]:
         """Ask a group's prompt, then, while some members' answers are
@@ -350,7 +350,7 @@ class LLMBackend:
             model = completion.model or caller.client.model
             reply = completion.text
             failed = []
-            for i, result in zip(open_, parse_group(tuple(members[i] for i in open_), reply)):
+            for i, result in zip(open_, parse_group(tuple(members[i] for i in open_), reply), strict=True):
                 if result.error is None:
                     out[i] = _Asked(result, reply, attempts, round(latency, 1), model)
                 else:
@@ -401,12 +401,12 @@ class LLMBackend:
             prompts = [prepare(crit, item, shown) for shown in orders]
         except PromptError as exc:
             return Judgment.failed(str(exc), attempts=0, **meta)
-        rendered = [p.render(sampling, _affinity(item, shown)) for p, shown in zip(prompts, orders)]
+        rendered = [p.render(sampling, _affinity(item, shown)) for p, shown in zip(prompts, orders, strict=True)]
         # The orders are asked at once; each answer is read independently of the other.
         asked = await asyncio.gather(*(self._ask(crit, r, caller) for r in rendered))
         meta["prompt_hash"] = ",".join(r.prompt_hash for r in rendered)
         calls, answers, error = [], [], None
-        for shown, r, a in zip(orders, rendered, asked):
+        for shown, r, a in zip(orders, rendered, asked, strict=True):
             entry = {"order": list(shown), "template": r.template, "text": a.reply}
             if a.error is None:
                 value = a.parsed.value
