@@ -248,7 +248,7 @@ def _declared_values(criterion: Criterion, item: Item, shown: tuple[str, ...], c
             raise PromptError(f"the item's `{spec.name}` was not read as the rubric declares it (`{spec.type_text}`)")
         if spec.name == "response":
             names = ("response_a", "response_b") if compare else ("response",)
-            for name, cid in zip(names, shown):
+            for name, cid in zip(names, shown, strict=True):
                 values[name] = template_value(spec, item.fields["response"][cid])
         else:
             values[spec.name] = template_value(spec, item.fields.get(spec.name))
@@ -491,7 +491,7 @@ _GROUP_FIXED: dict[tuple[int, ...], tuple[tuple[Criterion, ...], _GroupFixed]] =
 def _group_fixed(members: tuple[Criterion, ...]) -> _GroupFixed:
     key = tuple(map(id, members))
     hit = _GROUP_FIXED.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], members)):
+    if hit is not None and all(a is b for a, b in zip(hit[0], members, strict=True)):
         return hit[1]
     template = load_template(GROUP[0])
     fixed = _GroupFixed(
