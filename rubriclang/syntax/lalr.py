@@ -34,7 +34,7 @@ class Token(str):
     """A token: its text, with the attributes Lark's tokens have (the AST
     builder reads them from either kind)."""
 
-    __slots__ = ("type", "start_pos", "line", "column", "end_line", "end_column", "end_pos")
+    __slots__ = ("column", "end_column", "end_line", "end_pos", "line", "start_pos", "type")
     type: str
     start_pos: int
     line: int
