@@ -211,7 +211,7 @@ class Site:
             src=src,
             plots=plots,
             shapes=shapes,
-            charts=[_metric_charts(e, shape) for e, shape in zip(evals, shapes)],
+            charts=[_metric_charts(e, shape) for e, shape in zip(evals, shapes, strict=True)],
             confusions=[self._confusions(n, e) for n, e in enumerate(evals)],
             items_of=lambda n, mode: self.link("items", src=src.label, scored=f"{n}:{mode}") if src else None,
         )
@@ -243,8 +243,8 @@ class Site:
                 "gold",
                 "decision",
                 [
-                    [items(decision=d, gold=g) if k else None for d, k in zip(decided, row)]
-                    for g, row in zip(golds, counts)
+                    [items(decision=d, gold=g) if k else None for d, k in zip(decided, row, strict=True)]
+                    for g, row in zip(golds, counts, strict=True)
                 ],
             )
             if data["labels"]
@@ -284,7 +284,12 @@ class Site:
             }
             for name, c in m["confusion"].items():
                 want = collections.Counter(
-                    {(g, p): k for g, row in zip(c["gold"], c["counts"]) for p, k in zip(c["predicted"], row) if k}
+                    {
+                        (g, p): k
+                        for g, row in zip(c["gold"], c["counts"], strict=True)
+                        for p, k in zip(c["predicted"], row, strict=True)
+                        if k
+                    }
                 )
                 col = columns.get(name, {})
                 src, why = None, None
@@ -314,10 +319,10 @@ class Site:
                                 if src and k
                                 else None,
                             )
-                            for p, k in zip(c["predicted"], counts)
+                            for p, k in zip(c["predicted"], counts, strict=True)
                         ],
                     )
-                    for g, counts in zip(c["gold"], c["counts"])
+                    for g, counts in zip(c["gold"], c["counts"], strict=True)
                 ]
                 out.setdefault(mode, []).append(
                     {
