@@ -135,7 +135,9 @@ def test_a_groups_prompt_starts_with_its_criteria_so_every_item_shares_that_pref
     records = run(grouped, items, tmp_path / "g.jsonl", server, "--no-cache")
     users = [c.body["messages"][1]["content"] for c in server.chats]
     assert len(users) == len(records) == 8
-    shared = users[0][: next(i for i, chars in enumerate(zip(*users)) if len(set(chars)) > 1)]
+    shared = users[0][
+        : next(i for i, chars in enumerate(zip(*users, strict=False)) if len(set(chars)) > 1)
+    ]  # up to the shortest prompt: their common start
     for question in ("How correct is the response?", "Is the response harmful?", "What is the tone?"):
         assert question in shared
     assert '"reason": "<one short sentence>"}' in shared
