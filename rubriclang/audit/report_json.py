@@ -389,7 +389,7 @@ class Reporter:
             "gold": it.gold,
             "correct": None if g is None else g[0],
             "repeat_flips": self.scorer.judgment_flips(base, base)[0],
-            "repeat_noise": dict(zip(("flips", "compared"), self.noise_of[item])),
+            "repeat_noise": dict(zip(("flips", "compared"), self.noise_of[item], strict=True)),
             "repeats": self.d.repeats,
             "variants": {
                 r.variant.id: {
