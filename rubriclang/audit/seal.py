@@ -87,10 +87,18 @@ class Stored(Sequence):
         if not -len(self) <= n < len(self):
             raise IndexError(n)
         n %= len(self)
-        return self._make(self._elements[n], n)
+        return self._element(self._elements[n], n)
 
     def __iter__(self) -> Iterator[Any]:
-        return (self._make(d, n) for n, d in enumerate(self._elements))
+        return (self._element(d, n) for n, d in enumerate(self._elements))
+
+    def _element(self, d: dict, n: int) -> Any:
+        # Made with the id held here, not a new copy of it: what keeps an
+        # element's id (a route, a judgment's key, the report's tables)
+        # then holds no string of its own.
+        if isinstance(d, dict) and d.get("id") == self.ids[n]:
+            d["id"] = self.ids[n]
+        return self._make(d, n)
 
     def position(self, key: str) -> int | None:
         return self._index.get(key)
