@@ -351,7 +351,7 @@ class Tally:
 # Most cells are a few small whole pairs, (0, 1) or (1, 1): each held once,
 # so a rate costs a table entry an item, not a pair. Ints only: every reader
 # takes them as floats, and an equal float (-0.0 for 0) must keep its sign.
-_CELLS: dict[tuple[int, int], tuple[int, int]] = {}
+_CELLS: dict[tuple[float, float], tuple[float, float]] = {}  # whole pairs only (`_cell`)
 _CELLS_MAX = 4096
 
 
