@@ -11,6 +11,7 @@ import json
 import pytest
 from audit.helpers import Scripted, gsm8k_items
 from click.testing import CliRunner
+from faults.run_fixtures import SPEC
 
 from rubriclang.cli.main import cli
 
@@ -22,19 +23,6 @@ criterion correct: bool = llm.check {
 }
 sink correct
 readout pointwise { output = bool }
-"""
-SPEC = """\
-[rubric]
-name = "helpful"
-text = "Is the answer helpful?"
-version = 1
-
-[task]
-description = "Answer a question."
-
-[contract]
-scale = "ordinal[1, 5]"
-readouts = ["pointwise"]
 """
 PRICES = '[prices."scripted"]\nprompt = 2.0\ncompletion = 10.0\n'
 NO_PRICE = "no price for model `scripted` in rubriclang.toml"
