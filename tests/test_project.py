@@ -173,6 +173,23 @@ def test_concurrency_comes_from_the_project_unless_given(project, monkeypatch):
     assert seen == [3, 5]
 
 
+def test_eval_takes_concurrency_from_the_project_unless_given(project, monkeypatch):
+    import rubriclang.cli.evaluate as eval_module
+
+    seen = []
+    original = eval_module.interpreter
+
+    def spy(graph, backends, concurrency):
+        seen.append(concurrency)
+        return original(graph, backends, concurrency)
+
+    monkeypatch.setattr(eval_module, "interpreter", spy)
+    _setting(project, "concurrency = 8", "concurrency = 3")
+    assert rbg("eval", "rubric.rbg", "items.jsonl").exit_code == 0
+    assert rbg("eval", "rubric.rbg", "items.jsonl", "--concurrency", "5").exit_code == 0
+    assert set(seen) == {3, 5} and seen[0] == 3 and seen[-1] == 5
+
+
 def test_two_runs_in_one_second_get_two_files(project, monkeypatch):
     import time
 

@@ -27,6 +27,8 @@ from rubriclang.cli.llmoptions import LLMOptions, llm_options
 from rubriclang.cli.loading import ValidatedItems, load_graph, load_graph_set
 from rubriclang.cli.options import JudgingOptions, collect, judging_options
 from rubriclang.cli.params import FiniteFloat, fallback_option
+from rubriclang.cli.project import concurrency as project_concurrency
+from rubriclang.cli.project import project_config, with_cache
 
 
 @attrs.frozen
@@ -123,6 +125,10 @@ def evaluate(
             "--estimate evaluates nothing, so there is nothing for --fail-under, --fail-if or --min-coverage to gate: "
             "give one of them"
         )
+    # In a project (docs/project.md), --concurrency and the call cache default to its settings, as for rbg run.
+    config = project_config(paths[0])
+    judging = attrs.evolve(judging, concurrency=project_concurrency(judging.concurrency, config))
+    llm = with_cache(llm, config)
     with contextlib.ExitStack() as stack:
         if llm.estimate:
             return _estimate(stack, paths[:-1], paths[-1], opts, judging, fallback, fmt, llm)
