@@ -488,7 +488,7 @@ def _fields(item: Item, shape: ItemShape | None, judged: dict) -> dict[str, list
     def field(kind: str, value: Any, beside: structure.Beside | None = None) -> Markup:
         # An empty text is marked by the viewer's own marker, as in its other texts.
         if kind == "text" and isinstance(value, str) and not value.strip():
-            return el("p", None, empty_text(value))
+            return el("p", None, structure.empty_text(value))
         return structure.field(kind, value, beside=beside)
 
     def beside(name: str, candidate: str | None = None) -> structure.Beside:
@@ -544,19 +544,11 @@ def _judged(criterion: str, candidate: str | None, j: dict) -> Markup:
     )
 
 
-def empty_text(text: str) -> Markup:
-    """An empty or all-whitespace text, marked as such: an element with its
-    own style and label (`span.empty`), never a blank box nor a text that
-    could be the data's own."""
-    what = "empty" if not text else f"blank: {len(text)} whitespace character{'s' * (len(text) != 1)}"
-    return el("span", {"class": "empty", "role": "note", "aria-label": f"{what} text", "title": f"{what} text"}, what)
-
-
 def text_block(value: Any) -> Markup:
     """A text (or a value, as indented JSON) as a `<pre>` block; an empty
     or all-whitespace text marked (`empty_text`)."""
     text = _pretty(value)
-    return el("pre", None, text) if text.strip() else empty_text(text)
+    return el("pre", None, text) if text.strip() else structure.empty_text(text)
 
 
 def _pretty(value: Any) -> str:

@@ -86,7 +86,7 @@ def test_documents_json_and_lists_show_by_their_declared_kind(sources):
         ["7"],
     ]
     assert docs[0].all("text")[0].text == "Sun all week."
-    assert docs[1].all("absent")[0].text == "(empty)"
+    assert docs[1].all("empty")[0].text == "empty"
     assert [e.text for e in fields["tags"].kids("entry")] == ["[0] travel", "[1] " + IMG]
     assert json.loads(fields["meta"].text) == {"source": SCRIPT, "turns": [1, 2]}
 
@@ -103,7 +103,7 @@ def test_payloads_in_every_structured_place_are_text(sources):
 def test_empty_values_say_so_instead_of_a_blank_box(sources):
     page = _page(sources, "empty")
     sides, fields = _sides(page), _fields(page)
-    assert sides["Input"].kids("turn")[0].all("absent")[0].text == "(empty)"
+    assert sides["Input"].kids("turn")[0].all("empty")[0].text == "empty"
     assert sides["Response"].text == "(no turns)"
     assert {k: v.text for k, v in fields.items()} == {
         "documents": "(no documents)",
@@ -177,7 +177,7 @@ def test_a_pairwise_items_two_runs_show_side_by_side_as_conversations(tmp_path):
     assert sides["Input"].text == "Weather in Paris?"
     assert _turns(sides["Candidate long"]) == [("assistant", "[0]"), ("assistant", "[2]")]
     assert _turns(sides["Candidate short"]) == [("user", "[0]"), ("assistant", "[1]")]
-    assert sides["Candidate short"].kids("turn")[1].all("absent")[0].text == "(empty)"
+    assert sides["Candidate short"].kids("turn")[1].all("empty")[0].text == "empty"
 
 
 def test_a_compare_judges_prompt_on_the_item_page_shows_both_runs_in_the_order_asked(tmp_path, monkeypatch):
@@ -283,3 +283,23 @@ def test_another_graphs_per_element_criteria_are_not_put_beside_this_traces_elem
     page = _page(load_sources((str(other), str(run["items"]), str(run["trace"]))), "full")
     assert not tree(page).all("judged") and "<svg" not in page
     assert _turns(_sides(page)["Response"]) == [("assistant", "[0]"), ("assistant", "[2]")]
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "label"),
+    [
+        ("text", "", "empty"),
+        ("text", "  \n", "blank: 3 whitespace characters"),
+        ("documents", [{"id": "d1", "text": "\t"}], "blank: 1 whitespace character"),
+        ("conversation", [{"role": "user", "content": ""}], "empty"),
+        ("list", ["a", " "], "blank: 1 whitespace character"),
+    ],
+)
+def test_an_empty_or_blank_text_of_any_kind_is_marked_not_left_blank(kind, value, label):
+    # The viewer and the audit report's evidence share this renderer: a
+    # literal "(empty)" could be the data's own text, a marked element cannot.
+    from rubriclang.audit.html.structure import field
+
+    html = str(field(kind, value))
+    assert f'<span class="empty" role="note" aria-label="{label} text"' in html
+    assert "(empty)" not in html

@@ -30,6 +30,14 @@ from rubriclang.items.shape import FieldSpec
 from rubriclang.items.validate import ShapeError, check_value
 
 
+def empty_text(text: str) -> Markup:
+    """An empty or all-whitespace text, marked as such: an element with its
+    own style and label (`span.empty`), never a blank box nor a text that
+    could be the data's own (a literal "(empty)" could be)."""
+    what = "empty" if not text else f"blank: {len(text)} whitespace character{'s' * (len(text) != 1)}"
+    return el("span", {"class": "empty", "role": "note", "aria-label": f"{what} text", "title": f"{what} text"}, what)
+
+
 def kind_of(value: Any) -> str:
     """The kind (`items.shape.KINDS`) a value of unknown kind is shown as:
     text, a valid conversation or documents, a list of texts, else JSON."""
@@ -62,7 +70,7 @@ def field(kind: str | None, value: Any, other: Any = None, beside: Beside | None
         return el("p", {"class": "absent"}, "(absent)")
     kind = kind or kind_of(value)
     if kind == "text":
-        return el("pre", {"class": "text"}, value) if value else el("p", {"class": "absent"}, "(empty)")
+        return el("pre", {"class": "text"}, value) if value.strip() else el("p", None, empty_text(value))
     if kind in ("number", "bool", "json"):
         return el("pre", {"class": "json"}, json_text(value))
     if not value:
@@ -127,7 +135,7 @@ def _entry(i: int, text: str, show: _Show) -> Markup:
         "li",
         {"class": show.cls(text, "entry")},
         el("span", {"class": "turn-no"}, f"[{i}] "),
-        text or el("span", {"class": "absent"}, "(empty)"),
+        text if text.strip() else empty_text(text),
         show.at(("text", i)),
     )
 
@@ -145,7 +153,7 @@ def _document(d: dict, show: _Show) -> Markup:
             [" ", el("strong", None, title)] if title else None,
             show.at(("document", d["id"])),
         ),
-        el("pre", {"class": "text"}, d["text"]) if d["text"] else el("p", {"class": "absent"}, "(empty)"),
+        el("pre", {"class": "text"}, d["text"]) if d["text"].strip() else el("p", None, empty_text(d["text"])),
     )
 
 
@@ -174,7 +182,7 @@ def _turn(i: int, m: dict, results: dict, show: _Show) -> Markup:
         "li",
         {"class": show.cls(m, f"turn role-{m['role']}")},
         _head(i, m, show),
-        el("pre", {"class": "text"}, text) if text else None if calls else el("p", {"class": "absent"}, "(empty)"),
+        el("pre", {"class": "text"}, text) if text.strip() else None if calls else el("p", None, empty_text(text)),
         [_call(c, results.get(c["id"], ()), show) for c in calls],
     )
 

@@ -91,6 +91,8 @@ table.moved tr.criterion td:first-child { border-left: 3px solid var(--bad); }
 del { background: var(--del); color: var(--del-ink); text-decoration: line-through; text-decoration-thickness: 1px; }
 ins { background: var(--ins); color: var(--ins-ink); text-decoration: none; }
 .absent { color: var(--muted); font-style: italic; }
+.empty { display: inline-block; border: 1px dashed var(--muted); border-radius: 3px; padding: 0 6px;
+  color: var(--muted); font-style: italic; }
 ol.conversation, ol.documents, ol.entries { list-style: none; padding: 0; margin: 4px 0; }
 .call .head { overflow-wrap: anywhere; }
 .call code.id { color: var(--muted); }
