@@ -4,6 +4,7 @@ wins), and `rbg view`'s landing page over a project's outputs."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -156,38 +157,21 @@ def test_out_on_the_command_line_wins_over_the_runs_folder(project):
     assert not (project / "runs").exists() and "writing to" not in result.stderr
 
 
-def test_concurrency_comes_from_the_project_unless_given(project, monkeypatch):
-    import rubriclang.cli.run as run_module
-
+@pytest.mark.parametrize(("command", "module"), [("run", "run"), ("eval", "evaluate")])
+def test_concurrency_comes_from_the_project_unless_given(project, monkeypatch, command, module):
+    cli_module = importlib.import_module(f"rubriclang.cli.{module}")
     seen = []
-    original = run_module.interpreter
+    original = cli_module.interpreter
 
     def spy(graph, backends, concurrency):
         seen.append(concurrency)
         return original(graph, backends, concurrency)
 
-    monkeypatch.setattr(run_module, "interpreter", spy)
+    monkeypatch.setattr(cli_module, "interpreter", spy)
     _setting(project, "concurrency = 8", "concurrency = 3")
-    assert rbg("run", "rubric.rbg", "items.jsonl").exit_code == 0
-    assert rbg("run", "rubric.rbg", "items.jsonl", "--concurrency", "5").exit_code == 0
+    assert rbg(command, "rubric.rbg", "items.jsonl").exit_code == 0
+    assert rbg(command, "rubric.rbg", "items.jsonl", "--concurrency", "5").exit_code == 0
     assert seen == [3, 5]
-
-
-def test_eval_takes_concurrency_from_the_project_unless_given(project, monkeypatch):
-    import rubriclang.cli.evaluate as eval_module
-
-    seen = []
-    original = eval_module.interpreter
-
-    def spy(graph, backends, concurrency):
-        seen.append(concurrency)
-        return original(graph, backends, concurrency)
-
-    monkeypatch.setattr(eval_module, "interpreter", spy)
-    _setting(project, "concurrency = 8", "concurrency = 3")
-    assert rbg("eval", "rubric.rbg", "items.jsonl").exit_code == 0
-    assert rbg("eval", "rubric.rbg", "items.jsonl", "--concurrency", "5").exit_code == 0
-    assert set(seen) == {3, 5} and seen[0] == 3 and seen[-1] == 5
 
 
 def test_two_runs_in_one_second_get_two_files(project, monkeypatch):
