@@ -14,11 +14,11 @@ Intervals are `metrics.proportion`'s: Wilson, on the items as clusters
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import attrs
 
+from rubriclang.canonical import canonical_json
 from rubriclang.evaluation.metrics import Estimate, proportion
 from rubriclang.interp.trace import read_traces
 
@@ -77,7 +77,7 @@ def _compact(rec: dict[str, Any]) -> tuple[dict[str, dict[str, str | None]], tup
 
 def _key(value: Any) -> str:
     # Values compare as their JSON: a label, a number, a list of element values alike.
-    return json.dumps(value, sort_keys=True)
+    return canonical_json(value)
 
 
 def compare_traces(a: str, b: str) -> Agreement:
