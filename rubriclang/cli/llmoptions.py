@@ -232,7 +232,7 @@ def api_key_from_env(name: str) -> str | None:
     from rubriclang.urls import api_key_problem
 
     key = os.environ.get(name)
-    if _given("api_key_env") and not key:
+    if user_set("api_key_env") and not key:
         raise DataError(f"the environment variable `{name}` (--api-key-env) is not set")
     problem = api_key_problem(key) if key else None
     if problem is not None:
@@ -240,7 +240,7 @@ def api_key_from_env(name: str) -> str | None:
     return key or None
 
 
-def _given(param: str) -> bool:
+def user_set(param: str) -> bool:
     """Whether the user set the option, rather than leaving its default."""
     ctx = click.get_current_context(silent=True)
     source = ctx.get_parameter_source(param) if ctx is not None else None

@@ -13,7 +13,7 @@ import attrs
 import click
 
 from rubriclang.cli.errors import DataError
-from rubriclang.cli.llmoptions import _given
+from rubriclang.cli.llmoptions import user_set
 from rubriclang.config import ConfigError, ProjectConfig, load_config
 
 # What an output's name keeps of a graph's or suite's name: no separator,
@@ -77,7 +77,7 @@ def default_output(config: ProjectConfig, kind: str, stem: str, suffix: str, opt
 
 def concurrency(given: int, config: ProjectConfig) -> int:
     """--concurrency as given, else the project's `concurrency`, else its default."""
-    if _given("concurrency") or "concurrency" not in config.project:
+    if user_set("concurrency") or "concurrency" not in config.project:
         return given
     return int(config.project["concurrency"])
 
